@@ -1,0 +1,42 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// The folder tree is the architecture: C libraries at the bottom, the HTTP layer and the
+// SQLite layer beside each other (neither knows of tours), the sync service above them,
+// and thin executables on top. The client library never imports the server.
+let package = Package(
+    name: "NoughtyTours",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "toursd", targets: ["toursd"]),
+        .executable(name: "tours", targets: ["tours"]),
+        .library(name: "NoughtyTours", targets: ["NoughtyTours"]),
+    ],
+    targets: [
+        // System libraries, found through pkg-config; typed static-inline shims only.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+
+        // Shared building blocks.
+        .target(name: "Logging"),
+        .target(name: "Hashing", dependencies: ["CCrypto"]),
+        .target(name: "SQLiteDB", dependencies: ["CSQLite"]),
+        .target(name: "HTTPCore", dependencies: ["Logging"]),
+
+        // The server: the sync service and its thin executable.
+        .target(name: "TourService", dependencies: ["HTTPCore", "Logging", "Hashing", "SQLiteDB"]),
+        .executableTarget(name: "toursd", dependencies: ["TourService"]),
+
+        // The client: library and thin command line.
+        .target(name: "NoughtyTours", dependencies: ["CCurl", "SQLiteDB", "Hashing"]),
+        .executableTarget(name: "tours", dependencies: ["NoughtyTours"]),
+
+        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
+        .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
+        .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB"]),
+        .testTarget(name: "TourServiceTests", dependencies: ["TourService", "HTTPCore"]),
+        .testTarget(name: "NoughtyToursTests", dependencies: ["NoughtyTours"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,135 @@
+/// One route: a method and a path pattern (`/v1/floors/{floorId}/plan`), with the body size
+/// limit that applies to it and the label its requests are counted under.
+public final class Route: Sendable {
+    enum Segment: Sendable, Equatable {
+        case literal(String)
+        case parameter
+    }
+
+    public let method: HTTPMethod
+    public let pattern: String
+    public let bodyLimit: Int64
+    let handler: any RequestHandler
+    let segments: [Segment]
+    let parameterNames: [String]
+    /// Index in the router's table, used as the metrics label.
+    let index: Int
+
+    init(method: HTTPMethod, pattern: String, bodyLimit: Int64, handler: any RequestHandler, index: Int) {
+        self.method = method
+        self.pattern = pattern
+        self.bodyLimit = bodyLimit
+        self.handler = handler
+        self.index = index
+        var segments: [Segment] = []
+        var names: [String] = []
+        for part in pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
+            if part.hasPrefix("{") && part.hasSuffix("}") {
+                segments.append(.parameter)
+                names.append(String(part.dropFirst().dropLast()))
+            } else {
+                segments.append(.literal(String(part)))
+            }
+        }
+        precondition(pattern.hasPrefix("/"), "route pattern \(pattern) must start with /")
+        precondition(Set(names).count == names.count, "route pattern \(pattern) repeats a parameter")
+        self.segments = segments
+        self.parameterNames = names
+    }
+
+    /// The parameter values when `path` matches the pattern, else nil.
+    func match(_ path: String) -> [String]? {
+        if parameterNames.isEmpty {
+            return path == pattern ? [] : nil
+        }
+        var values: [String] = []
+        var segmentIndex = 0
+        for part in path.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
+            guard segmentIndex < segments.count else { return nil }
+            switch segments[segmentIndex] {
+            case .literal(let literal):
+                guard part == literal else { return nil }
+            case .parameter:
+                guard !part.isEmpty else { return nil }
+                values.append(String(part))
+            }
+            segmentIndex += 1
+        }
+        return segmentIndex == segments.count ? values : nil
+    }
+}
+
+/// Finds the route for a method and path. Routes without parameters are found by a hash
+/// lookup (no allocation on the hot path); the others by matching each pattern in turn.
+/// A path that matches with another method answers 405 with `Allow` (RFC 9110 §15.5.6);
+/// `HEAD` is served by the `GET` route when there is no `HEAD` route of its own.
+public final class Router: Sendable {
+    public let routes: [Route]
+    private let staticRoutes: [String: [Route]]
+    private let parameterRoutes: [Route]
+
+    public enum Match {
+        case found(Route, parameters: [String])
+        case notFound
+        case methodNotAllowed([HTTPMethod])
+    }
+
+    public init(_ build: (inout RouteTable) -> Void) {
+        var table = RouteTable()
+        build(&table)
+        routes = table.routes
+        staticRoutes = Dictionary(grouping: table.routes.filter { $0.parameterNames.isEmpty }, by: \.pattern)
+        parameterRoutes = table.routes.filter { !$0.parameterNames.isEmpty }
+    }
+
+    public func match(_ method: HTTPMethod, _ path: String) -> Match {
+        if let candidates = staticRoutes[path] {
+            if let route = pick(method, candidates) { return .found(route, parameters: []) }
+            return .methodNotAllowed(allowedMethods(candidates))
+        }
+        var candidates: [Route] = []
+        var values: [[String]] = []
+        for route in parameterRoutes {
+            if let found = route.match(path) {
+                candidates.append(route)
+                values.append(found)
+            }
+        }
+        if candidates.isEmpty { return .notFound }
+        if let route = pick(method, candidates), let index = candidates.firstIndex(where: { $0 === route }) {
+            return .found(route, parameters: values[index])
+        }
+        return .methodNotAllowed(allowedMethods(candidates))
+    }
+
+    private func pick(_ method: HTTPMethod, _ candidates: [Route]) -> Route? {
+        if let route = candidates.first(where: { $0.method == method }) { return route }
+        if method == .head { return candidates.first { $0.method == .get } }
+        return nil
+    }
+
+    private func allowedMethods(_ candidates: [Route]) -> [HTTPMethod] {
+        var allowed: [HTTPMethod] = []
+        for route in candidates where !allowed.contains(route.method) {
+            allowed.append(route.method)
+            if route.method == .get && !candidates.contains(where: { $0.method == .head }) { allowed.append(.head) }
+        }
+        return allowed
+    }
+}
+
+/// Collects routes while a router is built.
+public struct RouteTable {
+    fileprivate(set) var routes: [Route] = []
+
+    /// Adds a route. `bodyLimit` is the most its request body may carry (0: no body).
+    public mutating func add(_ method: HTTPMethod, _ pattern: String, bodyLimit: Int64 = 0, _ handler: any RequestHandler) {
+        precondition(!routes.contains { $0.method == method && $0.pattern == pattern }, "route \(method.name) \(pattern) added twice")
+        routes.append(Route(method: method, pattern: pattern, bodyLimit: bodyLimit, handler: handler, index: routes.count))
+    }
+
+    public mutating func add(_ method: HTTPMethod, _ pattern: String, bodyLimit: Int64 = 0,
+                             _ body: @escaping @Sendable (Request, Responder) -> HandlerResult) {
+        add(method, pattern, bodyLimit: bodyLimit, ClosureHandler(body))
+    }
+}

@@ -1,0 +1,142 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import Synchronization
+import Logging
+
+/// The HTTP/1.1 server: listens, accepts within the connection limit, serves each
+/// connection with an `HTTPConnection`, sweeps deadlines, and shuts down gracefully.
+public final class HTTPServer: Sendable {
+    private let context: ServerContext
+    private let backend: any EventBackend
+    private let logger: Logger
+    private let state = Mutex<State>(State())
+
+    private struct State {
+        var listener: (any ListenerWatch)?
+        var sweep: SweepTimer?
+    }
+
+    /// The deadline sweep's timer; only created, cancelled and released under the state lock.
+    private struct SweepTimer: @unchecked Sendable {
+        let source: DispatchSourceTimer
+    }
+
+    public var metrics: ServerMetrics { context.metrics }
+    public var router: Router { context.router }
+    public var configuration: ServerConfiguration { context.configuration }
+
+    public init(configuration: ServerConfiguration, router: Router, metrics: ServerMetrics = ServerMetrics(),
+                logger: Logger, backend: any EventBackend = DispatchEventBackend()) {
+        context = ServerContext(configuration: configuration, router: router, metrics: metrics, logger: logger)
+        self.backend = backend
+        self.logger = logger
+    }
+
+    /// Binds, starts accepting and returns the address it listens on.
+    public func start() throws -> SocketAddress {
+        let address = try SocketAddress(host: context.configuration.host, port: context.configuration.port)
+        let (fd, bound) = try Socket.listen(address, backlog: context.configuration.backlog)
+        let watch = backend.watchListener(fd: fd) { [self] in acceptConnections(fd) }
+        let sweep = DispatchSource.makeTimerSource(queue: .global())
+        let milliseconds = context.configuration.sweepIntervalMilliseconds
+        sweep.schedule(deadline: .now() + .milliseconds(milliseconds), repeating: .milliseconds(milliseconds),
+                       leeway: .milliseconds(max(1, milliseconds / 4)))
+        sweep.setEventHandler { [self] in sweepDeadlines() }
+        sweep.resume()
+        let timer = SweepTimer(source: sweep)
+        state.withLock {
+            $0.listener = watch
+            $0.sweep = timer
+        }
+        return bound
+    }
+
+    /// Stops accepting, lets requests in flight finish within the configured grace period,
+    /// closes idle connections, then calls `completion` (also when the grace ran out).
+    public func shutdown(_ completion: @escaping @Sendable () -> Void) {
+        context.registry.isShuttingDown = true
+        state.withLock { state in
+            state.listener?.cancel()
+            state.listener = nil
+        }
+        for connection in context.registry.all() {
+            connection.channel.execute { connection.beginShutdown() }
+        }
+        let deadline = monotonicNanoseconds() + UInt64(context.configuration.shutdownGraceMilliseconds) * 1_000_000
+        waitForConnections(until: deadline, completion)
+    }
+
+    private func waitForConnections(until deadline: UInt64, _ completion: @escaping @Sendable () -> Void) {
+        let remaining = context.registry.all()
+        if remaining.isEmpty {
+            finishShutdown(completion)
+            return
+        }
+        if monotonicNanoseconds() >= deadline {
+            logger.warn("shutdown grace period over; closing connections", ["open": String(remaining.count)])
+            for connection in remaining {
+                connection.channel.execute { connection.channel.close() }
+            }
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(10)) { [self] in
+            waitForConnections(until: deadline, completion)
+        }
+    }
+
+    private func finishShutdown(_ completion: @escaping @Sendable () -> Void) {
+        state.withLock { state in
+            state.sweep?.source.cancel()
+            state.sweep = nil
+        }
+        logger.sink.flush()
+        completion()
+    }
+
+    private func acceptConnections(_ listener: Int32) {
+        let configuration = context.configuration
+        // Past the limit, a few more are accepted only to be told 503; past those, refused at once.
+        let hardLimit = configuration.maxConnections + configuration.maxConnections / 8 + 16
+        for _ in 0..<64 {
+            switch Socket.accept(listener) {
+            case .accepted(let fd):
+                let active = context.metrics.activeConnections
+                if active >= hardLimit || context.registry.isShuttingDown {
+                    close(fd)
+                    continue
+                }
+                let channel = backend.makeChannel(fd: fd)
+                let connection = HTTPConnection(channel: channel, context: context, rejecting: active >= configuration.maxConnections)
+                context.metrics.connectionOpened()
+                context.registry.insert(connection)
+                channel.start(connection)
+            case .wouldBlock:
+                return
+            case .exhausted(let error):
+                // Out of descriptors: the readiness would fire again at once, so pause accepting.
+                logger.error("cannot accept connections", ["error": error.description])
+                pauseAccepting()
+                return
+            case .failed(let error):
+                logger.error("accept failed", ["error": error.description])
+                return
+            }
+        }
+    }
+
+    private func pauseAccepting() {
+        state.withLock { $0.listener }?.pause(milliseconds: 100)
+    }
+
+    private func sweepDeadlines() {
+        let now = monotonicNanoseconds()
+        for connection in context.registry.all() {
+            let due = connection.deadline.load(ordering: .relaxed)
+            if due != 0 && due <= now {
+                connection.channel.execute { connection.checkDeadline() }
+            }
+        }
+        logger.sink.flush()
+    }
+}

@@ -1,0 +1,39 @@
+/// Every limit and timeout of the HTTP layer. The daemon fills it from its config file.
+public struct ServerConfiguration: Sendable {
+    public var host: String = "127.0.0.1"
+    public var port: UInt16 = 8080
+    public var backlog: Int32 = 1024
+    /// Open connections served at once; past it, new ones get 503 with `Retry-After`.
+    public var maxConnections: Int = 1024
+    /// Seconds in the `Retry-After` of 503 answers.
+    public var retryAfterSeconds: Int = 1
+    /// Request line plus header section (431 past it).
+    public var maxHeadBytes: Int = 16 * 1024
+    /// The read buffer of each connection; at least `maxHeadBytes`.
+    public var readBufferBytes: Int = 64 * 1024
+    /// From the first byte of a request to the end of its head (408).
+    public var headerTimeoutMilliseconds: Int = 10_000
+    /// A keep-alive connection with no request in progress is closed after this.
+    public var idleTimeoutMilliseconds: Int = 60_000
+    /// A request body that makes no progress for this long ends with 408.
+    public var bodyTimeoutMilliseconds: Int = 30_000
+    /// A client that reads nothing of a response for this long is disconnected.
+    public var sendTimeoutMilliseconds: Int = 30_000
+    /// After a response that closes the connection while the client may still be sending,
+    /// input is read and dropped this long, so the client sees the response and not a reset.
+    public var lingerTimeoutMilliseconds: Int = 2_000
+    /// A body the handler did not read, up to this size, is read and dropped so the
+    /// connection stays open; a larger one closes the connection.
+    public var maxDiscardBytes: Int64 = 64 * 1024
+    /// On SIGTERM, requests in flight get this long to finish.
+    public var shutdownGraceMilliseconds: Int = 10_000
+
+    public init() {}
+
+    /// The shortest timeout, which sets how often deadlines are checked.
+    var sweepIntervalMilliseconds: Int {
+        let shortest = [headerTimeoutMilliseconds, idleTimeoutMilliseconds, bodyTimeoutMilliseconds,
+                        sendTimeoutMilliseconds, lingerTimeoutMilliseconds].min() ?? 1000
+        return max(5, min(1000, shortest / 4))
+    }
+}

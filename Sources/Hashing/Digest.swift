@@ -1,0 +1,83 @@
+import CCrypto
+
+/// The digest algorithms the service uses: SHA-256 for panorama digests (RFC 9530
+/// `Repr-Digest`) and SHA-1 / SHA-256 for tus `Upload-Checksum`.
+public enum DigestAlgorithm: String, Sendable, CaseIterable {
+    case sha1
+    case sha256
+
+    /// The length of a finished digest in bytes.
+    public var byteCount: Int {
+        switch self {
+        case .sha1: return 20
+        case .sha256: return 32
+        }
+    }
+
+    fileprivate var evp: OpaquePointer {
+        switch self {
+        case .sha1: return EVP_sha1()
+        case .sha256: return EVP_sha256()
+        }
+    }
+}
+
+/// A running digest, fed in pieces as bytes stream in, so that a body is never read twice.
+/// Not thread-safe: one owner feeds it.
+public final class StreamingDigest {
+    public let algorithm: DigestAlgorithm
+    private let context: OpaquePointer
+
+    public init(_ algorithm: DigestAlgorithm) {
+        self.algorithm = algorithm
+        // EVP_MD_CTX_new fails only when malloc does; there is no way to go on then.
+        guard let context = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new: out of memory") }
+        self.context = context
+        precondition(EVP_DigestInit_ex(context, algorithm.evp, nil) == 1, "EVP_DigestInit_ex failed")
+    }
+
+    deinit { EVP_MD_CTX_free(context) }
+
+    /// Adds bytes to the digest.
+    public func update(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        precondition(EVP_DigestUpdate(context, base, bytes.count) == 1, "EVP_DigestUpdate failed")
+    }
+
+    /// Adds bytes to the digest.
+    public func update(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { update($0) }
+    }
+
+    /// A digest of the bytes so far that leaves this one running, for a checkpoint.
+    public func copy() -> StreamingDigest {
+        let other = StreamingDigest(algorithm)
+        precondition(EVP_MD_CTX_copy_ex(other.context, context) == 1, "EVP_MD_CTX_copy_ex failed")
+        return other
+    }
+
+    /// The digest of everything fed so far. The digest cannot be fed afterwards.
+    public func finish() -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        precondition(EVP_DigestFinal_ex(context, &out, &length) == 1, "EVP_DigestFinal_ex failed")
+        return Array(out.prefix(Int(length)))
+    }
+
+    /// The digest of a whole byte sequence at once.
+    public static func hash(_ algorithm: DigestAlgorithm, _ bytes: [UInt8]) -> [UInt8] {
+        let digest = StreamingDigest(algorithm)
+        digest.update(bytes)
+        return digest.finish()
+    }
+}
+
+/// Compares two byte sequences in time that depends only on their length, for tokens and
+/// secrets (a timing difference must not tell how many leading bytes were right).
+public func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    guard a.count == b.count else { return false }
+    if a.isEmpty { return true }
+    return a.withUnsafeBytes { pa in
+        b.withUnsafeBytes { pb in CRYPTO_memcmp(pa.baseAddress, pb.baseAddress, a.count) == 0 }
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import HTTPCore
+import Logging
+
+/// Everything toursd can be told: where it listens, where it keeps data, how it logs, and
+/// every limit and timeout. Defaults are the embedded configuration; a JSON file and then
+/// command-line flags override them, key by key (keys as in `config/toursd.json`).
+public struct ToursdConfig: Sendable, Equatable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    public var dataDir = "./data"
+    public var logLevel = "info"
+    public var logFormat = "logfmt"
+    public var backlog = 1024
+    public var maxConnections = 1024
+    public var retryAfterSeconds = 1
+    public var maxHeadBytes = 16 * 1024
+    public var readBufferBytes = 64 * 1024
+    public var headerTimeoutMs = 10_000
+    public var idleTimeoutMs = 60_000
+    public var bodyTimeoutMs = 30_000
+    public var sendTimeoutMs = 30_000
+    public var lingerTimeoutMs = 2_000
+    public var maxDiscardBytes = 64 * 1024
+    public var shutdownGraceMs = 10_000
+
+    public init() {}
+
+    /// The keys, each with how to set it from text.
+    private static let setters: [String: @Sendable (inout ToursdConfig, String) -> Bool] = [
+        "host": { $0.host = $1; return !$1.isEmpty },
+        "port": { config, text in setInt(&config.port, text, 0...65_535) },
+        "dataDir": { $0.dataDir = $1; return !$1.isEmpty },
+        "logLevel": { $0.logLevel = $1; return LogLevel(name: $1) != nil },
+        "logFormat": { $0.logFormat = $1; return LogFormat(rawValue: $1) != nil },
+        "backlog": { config, text in setInt(&config.backlog, text, 1...65_535) },
+        "maxConnections": { config, text in setInt(&config.maxConnections, text, 1...1_000_000) },
+        "retryAfterSeconds": { config, text in setInt(&config.retryAfterSeconds, text, 0...3600) },
+        "maxHeadBytes": { config, text in setInt(&config.maxHeadBytes, text, 1024...1_048_576) },
+        "readBufferBytes": { config, text in setInt(&config.readBufferBytes, text, 4096...16_777_216) },
+        "headerTimeoutMs": { config, text in setInt(&config.headerTimeoutMs, text, 1...3_600_000) },
+        "idleTimeoutMs": { config, text in setInt(&config.idleTimeoutMs, text, 1...3_600_000) },
+        "bodyTimeoutMs": { config, text in setInt(&config.bodyTimeoutMs, text, 1...3_600_000) },
+        "sendTimeoutMs": { config, text in setInt(&config.sendTimeoutMs, text, 1...3_600_000) },
+        "lingerTimeoutMs": { config, text in setInt(&config.lingerTimeoutMs, text, 0...60_000) },
+        "maxDiscardBytes": { config, text in setInt(&config.maxDiscardBytes, text, 0...1_073_741_824) },
+        "shutdownGraceMs": { config, text in setInt(&config.shutdownGraceMs, text, 0...3_600_000) },
+    ]
+
+    public static var keys: [String] { setters.keys.sorted() }
+
+    private static func setInt(_ field: inout Int, _ text: String, _ range: ClosedRange<Int>) -> Bool {
+        guard let value = Int(text), range.contains(value) else { return false }
+        field = value
+        return true
+    }
+
+    /// Sets one key from its text form; the error names the key and the bad value.
+    public mutating func set(_ key: String, _ text: String) throws(ConfigError) {
+        guard let setter = Self.setters[key] else { throw ConfigError("unknown configuration key \"\(key)\"") }
+        var copy = self
+        guard setter(&copy, text) else { throw ConfigError("invalid value \"\(text)\" for \(key)") }
+        self = copy
+    }
+
+    /// Applies a JSON object of keys and values (strings or numbers).
+    public mutating func apply(json data: Data, source: String) throws(ConfigError) {
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            throw ConfigError("\(source) is not valid JSON")
+        }
+        guard let values = object as? [String: Any] else { throw ConfigError("\(source) must hold a JSON object") }
+        for key in values.keys.sorted() {
+            let text: String
+            switch values[key] {
+            case let string as String: text = string
+            case let number as NSNumber where String(cString: number.objCType) != "c": // "c": a JSON boolean
+                text = number.stringValue
+            default: throw ConfigError("\(source): \(key) must be a string or a number")
+            }
+            do throws(ConfigError) {
+                try set(key, text)
+            } catch {
+                throw ConfigError("\(source): \(error.message)")
+            }
+        }
+    }
+
+    /// Reads and applies a configuration file.
+    public mutating func apply(file path: String) throws(ConfigError) {
+        guard let data = FileManager.default.contents(atPath: path) else { throw ConfigError("cannot read \(path)") }
+        try apply(json: data, source: path)
+    }
+
+    /// The HTTP layer's part.
+    public var server: ServerConfiguration {
+        var server = ServerConfiguration()
+        server.host = host
+        server.port = UInt16(port)
+        server.backlog = Int32(backlog)
+        server.maxConnections = maxConnections
+        server.retryAfterSeconds = retryAfterSeconds
+        server.maxHeadBytes = maxHeadBytes
+        server.readBufferBytes = readBufferBytes
+        server.headerTimeoutMilliseconds = headerTimeoutMs
+        server.idleTimeoutMilliseconds = idleTimeoutMs
+        server.bodyTimeoutMilliseconds = bodyTimeoutMs
+        server.sendTimeoutMilliseconds = sendTimeoutMs
+        server.lingerTimeoutMilliseconds = lingerTimeoutMs
+        server.maxDiscardBytes = Int64(maxDiscardBytes)
+        server.shutdownGraceMilliseconds = shutdownGraceMs
+        return server
+    }
+
+    public var level: LogLevel { LogLevel(name: logLevel) ?? .info }
+    public var format: LogFormat { LogFormat(rawValue: logFormat) ?? .logfmt }
+}
+
+/// A configuration or command-line mistake, said in words an operator can act on.
+public struct ConfigError: Error, Sendable, Equatable {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+}
