@@ -58,10 +58,14 @@ public struct RequestDecoder {
         self.maxHeadBytes = maxHeadBytes
     }
 
-    /// Whether the decoder is between requests (no byte of a next request seen yet).
+    /// Whether the decoder is between requests: the last one read whole, no byte of a next
+    /// one seen yet.
     public var isAtRequestBoundary: Bool {
-        if case .head(let scan) = state { return scan.scanned == 0 }
-        return false
+        switch state {
+        case .head(let scan): return scan.scanned == 0
+        case .endOfMessage, .lengthBody(remaining: 0): return true
+        default: return false
+        }
     }
 
     /// Whether the decoder is inside a request body.

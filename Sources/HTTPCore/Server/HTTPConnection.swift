@@ -76,6 +76,8 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
     private var headStarted: UInt64 = 0
     private var lastProgress: UInt64 = 0
     private var writeBlocked = false
+    /// Set when an exchange ended while writing, so `process` decodes again.
+    private var resumeDecoding = false
     /// Monotonic nanoseconds after which `checkDeadline` acts; 0 for none.
     let deadline = Atomic<UInt64>(0)
 
@@ -101,7 +103,7 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
         if readStart == readEnd {
             readStart = 0
             readEnd = 0
-        } else if readEnd == buffer.count && readStart > 0 {
+        } else if readStart > 0 && readEnd == buffer.count {
             // Move the unparsed tail to the front to make room.
             buffer.baseAddress!.copyMemory(from: buffer.baseAddress! + readStart, byteCount: readEnd - readStart)
             readEnd -= readStart
@@ -133,8 +135,7 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
 
     func channelWritable() {
         guard !closed else { return }
-        flush()
-        if !closed { process() }
+        process()
     }
 
     func channelClosed() {
@@ -151,6 +152,15 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
 
     /// Decodes and serves whatever the buffer holds, then writes and sets interest.
     private func process() {
+        repeat {
+            resumeDecoding = false
+            decodeAvailable()
+            flush()
+        } while resumeDecoding && !closed
+        updateInterest()
+    }
+
+    private func decodeAvailable() {
         decoding: while !closed {
             switch phase {
             case .head:
@@ -220,8 +230,6 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
                 break decoding
             }
         }
-        flush()
-        updateInterest()
     }
 
     private func decodeStep() -> (event: RequestDecoder.Event, consumed: Int)? {
@@ -393,7 +401,7 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
                 case .bytes(let count):
                     lastProgress = monotonicNanoseconds()
                     streaming = remaining - Int64(count) > 0 ? .file(region, offset: offset, remaining: remaining - Int64(count)) : nil
-                    if streaming == nil { finishIfDone() }
+                    if streaming == nil { streamingEnded() }
                 case .wouldBlock:
                     blockOnWrite()
                     return
@@ -414,7 +422,7 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
                     } else {
                         if terminate { output.append(ascii: "0\r\n\r\n") } else { closeAfterResponse = true }
                         streaming = nil
-                        finishIfDone()
+                        streamingEnded()
                     }
                 } catch {
                     closeNow() // the head is sent: the only honest signal left is an unfinished body
@@ -428,6 +436,13 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
             channel.setWriteInterest(false)
         }
         if closeAfterResponse && exchange == nil { closeGracefully() }
+    }
+
+    /// A streamed body is out: the exchange may end, and requests that arrived meanwhile
+    /// are already in the buffer, where no read event will announce them.
+    private func streamingEnded() {
+        finishIfDone()
+        resumeDecoding = exchange == nil
     }
 
     private func blockOnWrite() {
@@ -459,7 +474,9 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
         }
         // Stop reading while a large answer is still going out (pipelining back-pressure).
         let backlogged = output.count - outputSent > 256 * 1024
-        channel.setReadInterest((wantsInput && !backlogged && readEnd < buffer.count) || lingering)
+        // channelReadable makes room by moving unparsed bytes to the front.
+        let hasRoom = readEnd - readStart < buffer.count
+        channel.setReadInterest((wantsInput && !backlogged && hasRoom) || lingering)
         updateDeadline(now: monotonicNanoseconds())
     }
 
@@ -518,7 +535,7 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
     func beginShutdown() {
         guard !closed else { return }
         closeAfterResponse = true
-        if exchange == nil, case .head = phase, readStart == readEnd, decoder.isAtRequestBoundary {
+        if lingering || (exchange == nil && readStart == readEnd && decoder.isAtRequestBoundary) {
             closeNow()
         } else {
             updateInterest()
@@ -547,11 +564,7 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
     /// pipelined bytes), half-close and read for a while first, so the client reads our answer
     /// instead of a reset (RFC 9112 §9.6).
     private func closeGracefully() {
-        let inputPending: Bool
-        switch phase {
-        case .abandoned: inputPending = true
-        default: inputPending = readStart < readEnd || !decoder.isAtRequestBoundary
-        }
+        let inputPending = readStart < readEnd || !decoder.isAtRequestBoundary
         guard inputPending, !lingering else {
             if !lingering { closeNow() }
             return

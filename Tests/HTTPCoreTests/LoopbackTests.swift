@@ -1,0 +1,380 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+import Testing
+@testable import HTTPCore
+
+/// The server over real sockets on 127.0.0.1, driven by a raw client.
+@Suite struct LoopbackTests {
+    @Test func keepAliveServesSeveralRequestsOnOneConnection() async throws {
+        let server = try TestServer(routes: TestRoutes.standard)
+        let client = try server.client()
+        for _ in 0..<3 {
+            try client.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+            let response = try client.readResponse()
+            #expect(response.status == 200)
+            #expect(response.text == "{\"hello\":true}")
+            #expect(response.header("Connection") == nil)
+            #expect(response.header("X-Request-Id")?.isEmpty == false)
+            #expect(response.header("Date")?.hasSuffix("GMT") == true)
+        }
+        await server.shutdown()
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
+        let server = try TestServer(routes: TestRoutes.standard)
+        let client = try server.client()
+        try client.send("GET /items/1 HTTP/1.1\r\nHost: t\r\n\r\n"
+            + "PUT /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello"
+            + "GET /items/2 HTTP/1.1\r\nHost: t\r\n\r\n"
+            + "GET /items/3 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        #expect(try client.readResponse().text == "{\"id\":\"1\"}")
+        #expect(try client.readResponse().text == "hello")
+        #expect(try client.readResponse().text == "{\"id\":\"2\"}")
+        let last = try client.readResponse()
+        #expect(last.text == "{\"id\":\"3\"}")
+        #expect(last.header("Connection") == "close")
+        #expect(client.isClosedByServer())
+        await server.shutdown()
+    }
+
+    @Test func chunkedUploadReachesTheHandlerWhole() async throws {
+        let server = try TestServer(routes: TestRoutes.standard)
+        let client = try server.client()
+        try client.send("PUT /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+        try client.send("4\r\nabcd\r\n")
+        try client.send("3;x=y\r\nefg\r\n0\r\nTrailer: 1\r\n\r\n")
+        let response = try client.readResponse()
+        #expect(response.status == 200)
+        #expect(response.text == "abcdefg")
+        // The connection stays usable.
+        try client.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try client.readResponse().status == 200)
+        await server.shutdown()
+    }
+
+    /// Regression: a body that fills the read buffer exactly used to stop reading for good.
+    @Test(arguments: [4096, 4096 * 3, 100_000])
+    func bodiesLargerThanTheReadBufferStreamThrough(size: Int) async throws {
+        let server = try TestServer(configure: { $0.readBufferBytes = 4096; $0.maxHeadBytes = 2048 }, routes: TestRoutes.standard)
+        let client = try server.client()
+        let body = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+        try client.send(Array("PUT /echo HTTP/1.1\r\nHost: t\r\nContent-Length: \(size)\r\n\r\n".utf8) + body)
+        #expect(try client.readResponse().body == body)
+        await server.shutdown()
+    }
+
+    @Test func continueIsSentWhenTheBodyWillBeRead() async throws {
+        let server = try TestServer(routes: TestRoutes.standard)
+        let client = try server.client()
+        try client.send("PUT /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
+        let interim = try client.readResponse()
+        #expect(interim.status == 100)
+        try client.send("data")
+        let final = try client.readResponse()
+        #expect(final.status == 200)
+        #expect(final.text == "data")
+        await server.shutdown()
+    }
+
+    @Test func continueIsNotSentWhenTheAnswerComesFirst() async throws {
+        let server = try TestServer(routes: TestRoutes.standard)
+        // Over the route's limit: 413 at once, without reading (and without 100).
+        let client = try server.client()
+        try client.send("PUT /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 99999999\r\nExpect: 100-continue\r\n\r\n")
+        let response = try client.readResponse()
+        #expect(response.status == 413)
+        #expect(response.header("Connection") == "close")
+        #expect(client.isClosedByServer())
+        // A route that does not want the body: its answer, not 100.
+        let other = try server.client()
+        try other.send("PUT /nobody HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\nExpect: 100-continue\r\n\r\n")
+        #expect(try other.readResponse().status == 202)
+        #expect(other.isClosedByServer())
+        await server.shutdown()
+    }
+
+    @Test func smallUnreadBodyIsDiscardedAndTheConnectionKept() async throws {
+        let server = try TestServer(routes: TestRoutes.standard)
+        let client = try server.client()
+        try client.send("PUT /nobody HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\n0123456789GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try client.readResponse().status == 202)
+        #expect(try client.readResponse().status == 200)
+        await server.shutdown()
+    }
+
+    @Test func headerOverTheLimitIs431() async throws {
+        let server = try TestServer(configure: { $0.maxHeadBytes = 1024; $0.readBufferBytes = 4096 }, routes: TestRoutes.standard)
+        let client = try server.client()
+        try client.send("GET /hello HTTP/1.1\r\nHost: t\r\nX-Big: \(String(repeating: "b", count: 2000))\r\n\r\n")
+        let response = try client.readResponse()
+        #expect(response.status == 431)
+        #expect(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: [String: Any]] != nil)
+        #expect(response.text.contains("\"code\":\"header_too_large\""))
+        await server.shutdown()
+    }
+
+    @Test func chunkedBodyOverTheLimitIs413() async throws {
+        let server = try TestServer(routes: { table in
+            table.add(.put, "/small", bodyLimit: 8) { request, _ in
+                .readBody(CollectingSink { _ in Response(status: .ok) }, limit: request.bodyLimit)
+            }
+        })
+        let client = try server.client()
+        try client.send("PUT /small HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n0123456789abcdef\r\n0\r\n\r\n")
+        let response = try client.readResponse()
+        #expect(response.status == 413)
+        #expect(response.text.contains("payload_too_large"))
+        await server.shutdown()
+    }
+
+    @Test func halfAHeaderTimesOutWith408WhileOthersAreServed() async throws {
+        let server = try TestServer(configure: { $0.headerTimeoutMilliseconds = 300 }, routes: TestRoutes.standard)
+        let slow = try server.client()
+        try slow.send("GET /hello HTTP/1.1\r\nHost: t\r\nX-Par")
+        // Meanwhile another client is served, again and again.
+        let other = try server.client()
+        for _ in 0..<5 {
+            try other.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try other.readResponse().status == 200)
+        }
+        let response = try slow.readResponse() // blocks until the 408 (bounded by the client timeout)
+        #expect(response.status == 408)
+        #expect(response.text.contains("\"retryable\":true"))
+        #expect(slow.isClosedByServer())
+        await server.shutdown()
+    }
+
+    @Test func stalledBodyTimesOutWith408() async throws {
+        let server = try TestServer(configure: { $0.bodyTimeoutMilliseconds = 300 }, routes: TestRoutes.standard)
+        let client = try server.client()
+        try client.send("PUT /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nonly a part")
+        #expect(try client.readResponse().status == 408)
+        await server.shutdown()
+    }
+
+    @Test func connectionsPastTheLimitGet503WithRetryAfter() async throws {
+        let server = try TestServer(configure: { $0.maxConnections = 2; $0.retryAfterSeconds = 7 }, routes: TestRoutes.standard)
+        let first = try server.client()
+        let second = try server.client()
+        // Both are served, so the server counts them as open.
+        for client in [first, second] {
+            try client.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try client.readResponse().status == 200)
+        }
+        let third = try server.client()
+        try third.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+        let refused = try third.readResponse()
+        #expect(refused.status == 503)
+        #expect(refused.header("Retry-After") == "7")
+        #expect(refused.text.contains("\"code\":\"unavailable\""))
+        // The first two are still served.
+        try first.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try first.readResponse().status == 200)
+        await server.shutdown()
+    }
+
+    @Test func gracefulShutdownLetsARequestInFlightFinish() async throws {
+        let release = ReleaseSignal()
+        let server = try TestServer(routes: { table in
+            table.add(.get, "/slow") { _, responder in
+                release.onRelease { responder.send(.json(.ok, Array("{\"done\":true}".utf8))) }
+                return .deferred
+            }
+            TestRoutes.standard(&table)
+        })
+        let inFlight = try server.client()
+        try inFlight.send("GET /slow HTTP/1.1\r\nHost: t\r\n\r\n")
+        let idle = try server.client()
+        try idle.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try idle.readResponse().status == 200)
+        try await release.waitUntilRegistered()
+
+        let stopped = Flag()
+        let shutdown = Task { await server.shutdown(); stopped.set() }
+        #expect(idle.isClosedByServer()) // idle connections are closed at once
+        #expect(!stopped.isSet) // still waiting for the request in flight
+        #expect(throws: (any Error).self) { _ = try RawClient(port: server.port).readResponse() } // no longer accepting
+        release.release()
+        let response = try inFlight.readResponse()
+        #expect(response.status == 200)
+        #expect(response.header("Connection") == "close")
+        await shutdown.value
+        #expect(stopped.isSet)
+    }
+
+    @Test func http10IsAnsweredAndClosed() async throws {
+        let server = try TestServer(routes: TestRoutes.standard)
+        let client = try server.client()
+        try client.send("GET /hello HTTP/1.0\r\n\r\n")
+        let response = try client.readResponse()
+        #expect(response.status == 200)
+        #expect(client.isClosedByServer())
+        let keepAlive = try server.client()
+        try keepAlive.send("GET /hello HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        #expect(try keepAlive.readResponse().header("Connection") == "keep-alive")
+        try keepAlive.send("GET /hello HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        #expect(try keepAlive.readResponse().status == 200)
+        await server.shutdown()
+    }
+
+    @Test func headHasTheHeadersOfGetButNoBody() async throws {
+        let server = try TestServer(routes: TestRoutes.standard)
+        let client = try server.client()
+        try client.send("HEAD /hello HTTP/1.1\r\nHost: t\r\n\r\nGET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+        let head = try client.readResponse(bodyExpected: false)
+        #expect(head.status == 200)
+        #expect(head.header("Content-Length") == "14")
+        #expect(head.body.isEmpty)
+        #expect(try client.readResponse().text == "{\"hello\":true}") // the next response starts right after the head
+        await server.shutdown()
+    }
+
+    @Test func unknownRouteIs404AndWrongMethodIs405WithAllow() async throws {
+        let server = try TestServer(routes: TestRoutes.standard)
+        let client = try server.client()
+        try client.send("GET /nowhere HTTP/1.1\r\nHost: t\r\n\r\n")
+        let missing = try client.readResponse()
+        #expect(missing.status == 404)
+        #expect(missing.text.contains("\"code\":\"not_found\""))
+        try client.send("DELETE /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+        let wrong = try client.readResponse()
+        #expect(wrong.status == 405)
+        #expect(wrong.header("Allow") == "GET, HEAD")
+        await server.shutdown()
+    }
+
+    @Test func clientRequestIdIsEchoedAndABadOneReplaced() async throws {
+        let server = try TestServer(routes: TestRoutes.standard)
+        let client = try server.client()
+        try client.send("GET /hello HTTP/1.1\r\nHost: t\r\nX-Request-Id: abc-123\r\n\r\n")
+        #expect(try client.readResponse().header("X-Request-Id") == "abc-123")
+        try client.send("GET /hello HTTP/1.1\r\nHost: t\r\nX-Request-Id: bad id!\r\n\r\n")
+        let replaced = try client.readResponse().header("X-Request-Id")
+        #expect(replaced != nil && replaced != "bad id!")
+        await server.shutdown()
+    }
+
+    @Test func malformedRequestGets400AndClose() async throws {
+        let server = try TestServer(routes: TestRoutes.standard)
+        let client = try server.client()
+        try client.send("PUT /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n")
+        let response = try client.readResponse()
+        #expect(response.status == 400)
+        #expect(response.header("Connection") == "close")
+        #expect(client.isClosedByServer())
+        await server.shutdown()
+    }
+
+    @Test func fileAndChunkedResponses() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("http-file-\(UUID().uuidString)").path
+        let content = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(content)))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let server = try TestServer(routes: { table in
+            table.add(.get, "/file") { _, _ in
+                .response(Response(status: .ok, contentType: "application/octet-stream",
+                                   body: .file(FileRegion(fd: open(path, O_RDONLY), offset: 1000, length: 150_000))))
+            }
+            table.add(.get, "/chunks") { _, _ in
+                .response(Response(status: .ok, contentType: "text/plain", body: .chunked(CountingChunks(count: 5))))
+            }
+        })
+        let client = try server.client()
+        try client.send("GET /file HTTP/1.1\r\nHost: t\r\n\r\nGET /chunks HTTP/1.1\r\nHost: t\r\n\r\n")
+        let file = try client.readResponse()
+        #expect(file.body == Array(content[1000..<151_000]))
+        let chunked = try client.readResponse()
+        #expect(chunked.header("Transfer-Encoding") == "chunked")
+        #expect(chunked.text == "chunk 0\nchunk 1\nchunk 2\nchunk 3\nchunk 4\n")
+        await server.shutdown()
+    }
+
+    @Test func clientThatVanishesMidBodyAbortsTheSink() async throws {
+        let aborted = AbortProbe()
+        let server = try TestServer(routes: { table in
+            table.add(.put, "/upload", bodyLimit: 1 << 20) { request, _ in .readBody(aborted.sink(), limit: request.bodyLimit) }
+        })
+        do {
+            let client = try server.client()
+            try client.send("PUT /upload HTTP/1.1\r\nHost: t\r\nContent-Length: 1000\r\n\r\npartial")
+        } // closed here
+        try await aborted.waitForAbort()
+        await server.shutdown()
+    }
+}
+
+/// Lets a test hold a deferred handler's answer until it says so.
+final class ReleaseSignal: Sendable {
+    private let state = Mutex<(action: (@Sendable () -> Void)?, released: Bool)>((nil, false))
+
+    func onRelease(_ action: @escaping @Sendable () -> Void) {
+        state.withLock { $0.action = action }
+    }
+
+    func release() {
+        let action = state.withLock { state -> (@Sendable () -> Void)? in
+            state.released = true
+            return state.action
+        }
+        action?()
+    }
+
+    /// Waits (bounded) until a handler registered its answer.
+    func waitUntilRegistered() async throws {
+        try await waitFor("the handler to start") { state.withLock { $0.action != nil } }
+    }
+}
+
+/// A flag set on one thread and read on another.
+final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .sequentiallyConsistent) }
+    var isSet: Bool { value.load(ordering: .sequentiallyConsistent) }
+}
+
+/// Knows whether the sink of an upload was aborted.
+final class AbortProbe: Sendable {
+    private let aborted = Atomic<Bool>(false)
+
+    final class Sink: BodySink {
+        let probe: AbortProbe
+        init(_ probe: AbortProbe) { self.probe = probe }
+        func receive(_ bytes: UnsafeRawBufferPointer) throws(HTTPError) {}
+        func finish(responder: Responder) -> Response? { Response(status: .ok) }
+        func abort() { probe.aborted.store(true, ordering: .sequentiallyConsistent) }
+    }
+
+    func sink() -> Sink { Sink(self) }
+
+    func waitForAbort() async throws {
+        try await waitFor("the sink to be aborted") { aborted.load(ordering: .sequentiallyConsistent) }
+    }
+}
+
+final class CountingChunks: ChunkedBodySource, @unchecked Sendable {
+    private var next = 0
+    private let count: Int
+    init(count: Int) { self.count = count }
+
+    func nextChunk() throws -> [UInt8]? {
+        guard next < count else { return nil }
+        defer { next += 1 }
+        return Array("chunk \(next)\n".utf8)
+    }
+}
+
+struct TimedOut: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// Polls a condition that another thread makes true, bounded to 5 s (200 polls).
+func waitFor(_ what: String, _ condition: () -> Bool) async throws {
+    for _ in 0..<200 {
+        if condition() { return }
+        try await Task.sleep(for: .milliseconds(25))
+    }
+    throw TimedOut(description: "timed out waiting for \(what)")
+}
