@@ -17,4 +17,6 @@ static inline CURLcode nt_curl_easy_setopt_xferinfo_callback(CURL *h, curl_xferi
 static inline CURLcode nt_curl_easy_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode nt_curl_easy_getinfo_pointer(CURL *h, CURLINFO i, void **v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLMcode nt_curl_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
+/* CURLVERSION_NOW is a macro Swift cannot see. */
+static inline const curl_version_info_data *nt_curl_version_info(void) { return curl_version_info(CURLVERSION_NOW); }
 #endif

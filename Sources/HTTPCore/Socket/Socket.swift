@@ -28,16 +28,25 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
         if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
             v4.sin_family = sa_family_t(AF_INET)
             v4.sin_port = port.bigEndian
-            withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: withUnsafeBytes(of: v4) { $0 }) }
+            storage = Self.storage(holding: v4)
             length = socklen_t(MemoryLayout<sockaddr_in>.size)
         } else if inet_pton(AF_INET6, host.trimmingBrackets, &v6.sin6_addr) == 1 {
             v6.sin6_family = sa_family_t(AF_INET6)
             v6.sin6_port = port.bigEndian
-            withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: withUnsafeBytes(of: v6) { $0 }) }
+            storage = Self.storage(holding: v6)
             length = socklen_t(MemoryLayout<sockaddr_in6>.size)
         } else {
             throw SocketError("inet_pton(\(host))", errno: EINVAL)
         }
+    }
+
+    /// A sockaddr_storage whose first bytes are `address`.
+    private static func storage<Address>(holding address: Address) -> sockaddr_storage {
+        var storage = sockaddr_storage()
+        withUnsafeMutableBytes(of: &storage) { destination in
+            withUnsafeBytes(of: address) { destination.copyMemory(from: $0) }
+        }
+        return storage
     }
 
     init(storage: sockaddr_storage, length: socklen_t) {

@@ -1,0 +1,35 @@
+# The two commands: `make run` (the daemon on the embedded default) and `make test`.
+SWIFT ?= swift
+# Build and runtime libraries, plus the tools the tests and benchmarks drive.
+APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev pkg-config curl python3 wrk nginx
+
+.PHONY: deps build run test bench clean
+
+deps:
+	@missing=""; \
+	for package in $(APT_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$package"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build -c release
+
+# The daemon in the foreground on config/toursd.json (data under ./data). The descriptor
+# limit is raised to the hard limit so maxConnections can be reached.
+run: build
+	ulimit -n $$(ulimit -Hn); .build/release/toursd serve --config config/toursd.json
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+bench: build
+	bash bench/run.sh
+
+clean:
+	$(SWIFT) package clean
+	rm -rf .build data

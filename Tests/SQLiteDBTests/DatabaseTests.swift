@@ -1,0 +1,32 @@
+import Foundation
+import Testing
+@testable import SQLiteDB
+
+@Suite struct DatabaseTests {
+    private func temporaryPath() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("db-\(UUID().uuidString).sqlite").path
+    }
+
+    @Test func opensInWALWithFullSyncAndForeignKeys() throws {
+        let path = temporaryPath()
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let database = try Database(path: path)
+        #expect(try database.scalarText("PRAGMA journal_mode") == "wal")
+        #expect(try database.scalarText("PRAGMA synchronous") == "2") // FULL
+        #expect(try database.scalarText("PRAGMA foreign_keys") == "1")
+        try database.execute("CREATE TABLE t (x TEXT); INSERT INTO t VALUES ('a')")
+        #expect(try database.scalarText("SELECT x FROM t") == "a")
+    }
+
+    @Test func badSQLThrowsWithTheMessage() throws {
+        let path = temporaryPath()
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let database = try Database(path: path)
+        let error = #expect(throws: SQLiteError.self) { try database.execute("CREATE TABLE") }
+        #expect(error?.message.contains("incomplete input") == true, "\(error?.message ?? "")")
+    }
+
+    @Test func unopenablePathThrows() {
+        #expect(throws: SQLiteError.self) { _ = try Database(path: "/nonexistent-dir/sub/db.sqlite") }
+    }
+}

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Requests per second and p99 latency of a /healthz-sized answer: toursd beside nginx
+# (own config, 127.0.0.1, a static file as big as toursd's /healthz body), with wrk
+# -t2 -c64 in the same run, and toursd's peak RSS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+work=$(mktemp -d)
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+
+# nginx serving the same bytes from a file.
+mkdir -p "$work/nginx/html" "$work/nginx/logs"
+curl_body='{"status":"ok"}'
+printf '%s' "$curl_body" > "$work/nginx/html/healthz"
+nginx_port=$(free_port)
+cat > "$work/nginx/nginx.conf" <<CONF
+worker_processes auto;
+user root root;
+daemon off;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/logs/error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log $work/nginx/logs/access.log;
+    default_type application/json;
+    server {
+        listen 127.0.0.1:$nginx_port;
+        root $work/nginx/html;
+    }
+}
+CONF
+nginx -c "$work/nginx/nginx.conf" &
+pids+=($!)
+wait_for_url "http://127.0.0.1:$nginx_port/healthz"
+
+# toursd on its shipped configuration, access log to a file like nginx's.
+.build/release/toursd serve --config config/toursd.json --port 0 --data-dir "$work/data" 2> "$work/toursd.log" &
+toursd_pid=$!
+pids+=($toursd_pid)
+toursd=$(toursd_port "$work/toursd.log")
+wait_for_url "http://127.0.0.1:$toursd/healthz"
+
+read -r nginx_rps nginx_p99 <<< "$(wrk_figures "http://127.0.0.1:$nginx_port/healthz" "$work/wrk-nginx.txt")"
+read -r toursd_rps toursd_p99 <<< "$(wrk_figures "http://127.0.0.1:$toursd/healthz" "$work/wrk-toursd.txt")"
+rss=$(peak_rss_mb "$toursd_pid")
+
+python3 - "$nginx_rps" "$nginx_p99" "$toursd_rps" "$toursd_p99" "$rss" "$(nginx -v 2>&1 | sed 's/.*\///')" <<'PY'
+import sys
+nginx_rps, nginx_p99, toursd_rps, toursd_p99, rss = map(float, sys.argv[1:6])
+version = sys.argv[6]
+print("GET /healthz (15-byte body), wrk -t2 -c64, same run")
+print(f"  {'server':<16}{'req/s':>10}{'p99 ms':>10}")
+print(f"  {'nginx ' + version:<16}{nginx_rps:>10.0f}{nginx_p99:>10.2f}")
+print(f"  {'toursd':<16}{toursd_rps:>10.0f}{toursd_p99:>10.2f}")
+print(f"  ratio toursd/nginx: req/s {toursd_rps / nginx_rps:.2f}x (target >= 1.30x), "
+      f"p99 {toursd_p99 / nginx_p99:.2f}x (target <= 1.00x)")
+print(f"  toursd peak RSS: {rss:.1f} MB (target < 32 MB)")
+PY

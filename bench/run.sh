@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# make bench: every benchmark, each figure printed beside its reference from the same run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash bench/http.sh
