@@ -17,12 +17,14 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // <sys/epoll.h>, which Glibc's Swift module does not export.
+        .systemLibrary(name: "CEpoll"),
 
         // Shared building blocks.
         .target(name: "Logging"),
         .target(name: "Hashing", dependencies: ["CCrypto"]),
         .target(name: "SQLiteDB", dependencies: ["CSQLite"]),
-        .target(name: "HTTPCore", dependencies: ["Logging"]),
+        .target(name: "HTTPCore", dependencies: ["Logging", "CEpoll"]),
 
         // The server: the sync service and its thin executable.
         .target(name: "TourService", dependencies: ["HTTPCore", "Logging", "Hashing", "SQLiteDB"]),

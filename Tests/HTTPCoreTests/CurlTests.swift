@@ -23,8 +23,8 @@ import Testing
         return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
     }
 
-    private func uploadServer(into directory: String) throws -> TestServer {
-        try TestServer(routes: { table in
+    private func uploadServer(into directory: String, backend: EventBackendKind) throws -> TestServer {
+        try TestServer(backend: backend, routes: { table in
             TestRoutes.standard(&table)
             table.add(.put, "/files/{name}", bodyLimit: 200 << 20) { request, _ in
                 .readBody(FileSink(path: directory + "/" + (request.parameter("name") ?? "x")), limit: request.bodyLimit)
@@ -35,10 +35,8 @@ import Testing
     private func makeFile(_ path: String, megabytes: Int) throws {
         var block = [UInt8](repeating: 0, count: 1 << 20)
         for index in block.indices { block[index] = UInt8(truncatingIfNeeded: index &* 31 &+ index >> 8) }
-        let handle = try #require(FileHandle(forWritingAtPath: path) ?? {
-            FileManager.default.createFile(atPath: path, contents: nil)
-            return FileHandle(forWritingAtPath: path)
-        }())
+        #expect(FileManager.default.createFile(atPath: path, contents: nil))
+        let handle = try #require(FileHandle(forWritingAtPath: path))
         for round in 0..<megabytes {
             block[0] = UInt8(truncatingIfNeeded: round) // no two megabytes alike
             handle.write(Data(block))
@@ -61,8 +59,9 @@ import Testing
         return path
     }
 
-    @Test func getAndKeepAliveReuse() async throws {
-        let server = try TestServer(routes: TestRoutes.standard)
+    @Test(arguments: EventBackendKind.allCases)
+    func getAndKeepAliveReuse(backend: EventBackendKind) async throws {
+        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
         let url = "http://127.0.0.1:\(server.port)/hello"
         let result = try curl(["-sv", url, url])
         #expect(result.status == 0)
@@ -71,12 +70,13 @@ import Testing
         await server.shutdown()
     }
 
-    @Test func hundredMegabytePutWithContinueStreamsToDisk() async throws {
+    @Test(arguments: EventBackendKind.allCases)
+    func hundredMegabytePutWithContinueStreamsToDisk(backend: EventBackendKind) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let source = directory + "/source"
         try makeFile(source, megabytes: 100)
-        let server = try uploadServer(into: directory)
+        let server = try uploadServer(into: directory, backend: backend)
         let result = try curl(["-sv", "-T", source, "http://127.0.0.1:\(server.port)/files/big"])
         #expect(result.status == 0)
         #expect(result.err.contains("Expect: 100-continue"))
@@ -86,12 +86,13 @@ import Testing
         await server.shutdown()
     }
 
-    @Test func chunkedPutFromStandardInput() async throws {
+    @Test(arguments: EventBackendKind.allCases)
+    func chunkedPutFromStandardInput(backend: EventBackendKind) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let source = directory + "/source"
         try makeFile(source, megabytes: 3)
-        let server = try uploadServer(into: directory)
+        let server = try uploadServer(into: directory, backend: backend)
         let result = try curl(["-sv", "-T", "-", "http://127.0.0.1:\(server.port)/files/piped"], stdin: source)
         #expect(result.status == 0)
         #expect(result.err.contains("Transfer-Encoding: chunked"))

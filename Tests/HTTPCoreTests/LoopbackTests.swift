@@ -8,8 +8,9 @@ import Testing
 
 /// The server over real sockets on 127.0.0.1, driven by a raw client.
 @Suite struct LoopbackTests {
-    @Test func keepAliveServesSeveralRequestsOnOneConnection() async throws {
-        let server = try TestServer(routes: TestRoutes.standard)
+    @Test(arguments: EventBackendKind.allCases)
+    func keepAliveServesSeveralRequestsOnOneConnection(backend: EventBackendKind) async throws {
+        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
         let client = try server.client()
         for _ in 0..<3 {
             try client.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
@@ -23,8 +24,9 @@ import Testing
         await server.shutdown()
     }
 
-    @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
-        let server = try TestServer(routes: TestRoutes.standard)
+    @Test(arguments: EventBackendKind.allCases)
+    func pipelinedRequestsAreAnsweredInOrder(backend: EventBackendKind) async throws {
+        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
         let client = try server.client()
         try client.send("GET /items/1 HTTP/1.1\r\nHost: t\r\n\r\n"
             + "PUT /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello"
@@ -40,8 +42,9 @@ import Testing
         await server.shutdown()
     }
 
-    @Test func chunkedUploadReachesTheHandlerWhole() async throws {
-        let server = try TestServer(routes: TestRoutes.standard)
+    @Test(arguments: EventBackendKind.allCases)
+    func chunkedUploadReachesTheHandlerWhole(backend: EventBackendKind) async throws {
+        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
         let client = try server.client()
         try client.send("PUT /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
         try client.send("4\r\nabcd\r\n")
@@ -56,9 +59,9 @@ import Testing
     }
 
     /// Regression: a body that fills the read buffer exactly used to stop reading for good.
-    @Test(arguments: [4096, 4096 * 3, 100_000])
-    func bodiesLargerThanTheReadBufferStreamThrough(size: Int) async throws {
-        let server = try TestServer(configure: { $0.readBufferBytes = 4096; $0.maxHeadBytes = 2048 }, routes: TestRoutes.standard)
+    @Test(arguments: EventBackendKind.allCases, [4096, 4096 * 3, 100_000])
+    func bodiesLargerThanTheReadBufferStreamThrough(backend: EventBackendKind, size: Int) async throws {
+        let server = try TestServer(backend: backend, configure: { $0.readBufferBytes = 4096; $0.maxHeadBytes = 2048 }, routes: TestRoutes.standard)
         let client = try server.client()
         let body = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 13) }
         try client.send(Array("PUT /echo HTTP/1.1\r\nHost: t\r\nContent-Length: \(size)\r\n\r\n".utf8) + body)
@@ -66,8 +69,9 @@ import Testing
         await server.shutdown()
     }
 
-    @Test func continueIsSentWhenTheBodyWillBeRead() async throws {
-        let server = try TestServer(routes: TestRoutes.standard)
+    @Test(arguments: EventBackendKind.allCases)
+    func continueIsSentWhenTheBodyWillBeRead(backend: EventBackendKind) async throws {
+        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
         let client = try server.client()
         try client.send("PUT /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
         let interim = try client.readResponse()
@@ -79,8 +83,9 @@ import Testing
         await server.shutdown()
     }
 
-    @Test func continueIsNotSentWhenTheAnswerComesFirst() async throws {
-        let server = try TestServer(routes: TestRoutes.standard)
+    @Test(arguments: EventBackendKind.allCases)
+    func continueIsNotSentWhenTheAnswerComesFirst(backend: EventBackendKind) async throws {
+        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
         // Over the route's limit: 413 at once, without reading (and without 100).
         let client = try server.client()
         try client.send("PUT /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 99999999\r\nExpect: 100-continue\r\n\r\n")
@@ -96,8 +101,9 @@ import Testing
         await server.shutdown()
     }
 
-    @Test func smallUnreadBodyIsDiscardedAndTheConnectionKept() async throws {
-        let server = try TestServer(routes: TestRoutes.standard)
+    @Test(arguments: EventBackendKind.allCases)
+    func smallUnreadBodyIsDiscardedAndTheConnectionKept(backend: EventBackendKind) async throws {
+        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
         let client = try server.client()
         try client.send("PUT /nobody HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\n0123456789GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(try client.readResponse().status == 202)
@@ -105,8 +111,9 @@ import Testing
         await server.shutdown()
     }
 
-    @Test func headerOverTheLimitIs431() async throws {
-        let server = try TestServer(configure: { $0.maxHeadBytes = 1024; $0.readBufferBytes = 4096 }, routes: TestRoutes.standard)
+    @Test(arguments: EventBackendKind.allCases)
+    func headerOverTheLimitIs431(backend: EventBackendKind) async throws {
+        let server = try TestServer(backend: backend, configure: { $0.maxHeadBytes = 1024; $0.readBufferBytes = 4096 }, routes: TestRoutes.standard)
         let client = try server.client()
         try client.send("GET /hello HTTP/1.1\r\nHost: t\r\nX-Big: \(String(repeating: "b", count: 2000))\r\n\r\n")
         let response = try client.readResponse()
@@ -116,8 +123,9 @@ import Testing
         await server.shutdown()
     }
 
-    @Test func chunkedBodyOverTheLimitIs413() async throws {
-        let server = try TestServer(routes: { table in
+    @Test(arguments: EventBackendKind.allCases)
+    func chunkedBodyOverTheLimitIs413(backend: EventBackendKind) async throws {
+        let server = try TestServer(backend: backend, routes: { table in
             table.add(.put, "/small", bodyLimit: 8) { request, _ in
                 .readBody(CollectingSink { _ in Response(status: .ok) }, limit: request.bodyLimit)
             }
@@ -130,8 +138,9 @@ import Testing
         await server.shutdown()
     }
 
-    @Test func halfAHeaderTimesOutWith408WhileOthersAreServed() async throws {
-        let server = try TestServer(configure: { $0.headerTimeoutMilliseconds = 300 }, routes: TestRoutes.standard)
+    @Test(arguments: EventBackendKind.allCases)
+    func halfAHeaderTimesOutWith408WhileOthersAreServed(backend: EventBackendKind) async throws {
+        let server = try TestServer(backend: backend, configure: { $0.headerTimeoutMilliseconds = 300 }, routes: TestRoutes.standard)
         let slow = try server.client()
         try slow.send("GET /hello HTTP/1.1\r\nHost: t\r\nX-Par")
         // Meanwhile another client is served, again and again.
@@ -147,16 +156,18 @@ import Testing
         await server.shutdown()
     }
 
-    @Test func stalledBodyTimesOutWith408() async throws {
-        let server = try TestServer(configure: { $0.bodyTimeoutMilliseconds = 300 }, routes: TestRoutes.standard)
+    @Test(arguments: EventBackendKind.allCases)
+    func stalledBodyTimesOutWith408(backend: EventBackendKind) async throws {
+        let server = try TestServer(backend: backend, configure: { $0.bodyTimeoutMilliseconds = 300 }, routes: TestRoutes.standard)
         let client = try server.client()
         try client.send("PUT /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nonly a part")
         #expect(try client.readResponse().status == 408)
         await server.shutdown()
     }
 
-    @Test func connectionsPastTheLimitGet503WithRetryAfter() async throws {
-        let server = try TestServer(configure: { $0.maxConnections = 2; $0.retryAfterSeconds = 7 }, routes: TestRoutes.standard)
+    @Test(arguments: EventBackendKind.allCases)
+    func connectionsPastTheLimitGet503WithRetryAfter(backend: EventBackendKind) async throws {
+        let server = try TestServer(backend: backend, configure: { $0.maxConnections = 2; $0.retryAfterSeconds = 7 }, routes: TestRoutes.standard)
         let first = try server.client()
         let second = try server.client()
         // Both are served, so the server counts them as open.
@@ -176,9 +187,10 @@ import Testing
         await server.shutdown()
     }
 
-    @Test func gracefulShutdownLetsARequestInFlightFinish() async throws {
+    @Test(arguments: EventBackendKind.allCases)
+    func gracefulShutdownLetsARequestInFlightFinish(backend: EventBackendKind) async throws {
         let release = ReleaseSignal()
-        let server = try TestServer(routes: { table in
+        let server = try TestServer(backend: backend, routes: { table in
             table.add(.get, "/slow") { _, responder in
                 release.onRelease { responder.send(.json(.ok, Array("{\"done\":true}".utf8))) }
                 return .deferred
@@ -192,8 +204,14 @@ import Testing
         #expect(try idle.readResponse().status == 200)
         try await release.waitUntilRegistered()
 
+        // Started directly, not from a Task: blocking test reads may hold every pool thread.
         let stopped = Flag()
-        let shutdown = Task { await server.shutdown(); stopped.set() }
+        let completion = AsyncStream<Void> { continuation in
+            server.server.shutdown {
+                stopped.set()
+                continuation.finish()
+            }
+        }
         #expect(idle.isClosedByServer()) // idle connections are closed at once
         #expect(!stopped.isSet) // still waiting for the request in flight
         #expect(throws: (any Error).self) { _ = try RawClient(port: server.port).readResponse() } // no longer accepting
@@ -201,12 +219,13 @@ import Testing
         let response = try inFlight.readResponse()
         #expect(response.status == 200)
         #expect(response.header("Connection") == "close")
-        await shutdown.value
+        for await _ in completion {}
         #expect(stopped.isSet)
     }
 
-    @Test func http10IsAnsweredAndClosed() async throws {
-        let server = try TestServer(routes: TestRoutes.standard)
+    @Test(arguments: EventBackendKind.allCases)
+    func http10IsAnsweredAndClosed(backend: EventBackendKind) async throws {
+        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
         let client = try server.client()
         try client.send("GET /hello HTTP/1.0\r\n\r\n")
         let response = try client.readResponse()
@@ -220,8 +239,9 @@ import Testing
         await server.shutdown()
     }
 
-    @Test func headHasTheHeadersOfGetButNoBody() async throws {
-        let server = try TestServer(routes: TestRoutes.standard)
+    @Test(arguments: EventBackendKind.allCases)
+    func headHasTheHeadersOfGetButNoBody(backend: EventBackendKind) async throws {
+        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
         let client = try server.client()
         try client.send("HEAD /hello HTTP/1.1\r\nHost: t\r\n\r\nGET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
         let head = try client.readResponse(bodyExpected: false)
@@ -232,8 +252,9 @@ import Testing
         await server.shutdown()
     }
 
-    @Test func unknownRouteIs404AndWrongMethodIs405WithAllow() async throws {
-        let server = try TestServer(routes: TestRoutes.standard)
+    @Test(arguments: EventBackendKind.allCases)
+    func unknownRouteIs404AndWrongMethodIs405WithAllow(backend: EventBackendKind) async throws {
+        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
         let client = try server.client()
         try client.send("GET /nowhere HTTP/1.1\r\nHost: t\r\n\r\n")
         let missing = try client.readResponse()
@@ -246,8 +267,9 @@ import Testing
         await server.shutdown()
     }
 
-    @Test func clientRequestIdIsEchoedAndABadOneReplaced() async throws {
-        let server = try TestServer(routes: TestRoutes.standard)
+    @Test(arguments: EventBackendKind.allCases)
+    func clientRequestIdIsEchoedAndABadOneReplaced(backend: EventBackendKind) async throws {
+        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
         let client = try server.client()
         try client.send("GET /hello HTTP/1.1\r\nHost: t\r\nX-Request-Id: abc-123\r\n\r\n")
         #expect(try client.readResponse().header("X-Request-Id") == "abc-123")
@@ -257,8 +279,9 @@ import Testing
         await server.shutdown()
     }
 
-    @Test func malformedRequestGets400AndClose() async throws {
-        let server = try TestServer(routes: TestRoutes.standard)
+    @Test(arguments: EventBackendKind.allCases)
+    func malformedRequestGets400AndClose(backend: EventBackendKind) async throws {
+        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
         let client = try server.client()
         try client.send("PUT /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n")
         let response = try client.readResponse()
@@ -268,12 +291,13 @@ import Testing
         await server.shutdown()
     }
 
-    @Test func fileAndChunkedResponses() async throws {
+    @Test(arguments: EventBackendKind.allCases)
+    func fileAndChunkedResponses(backend: EventBackendKind) async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("http-file-\(UUID().uuidString)").path
         let content = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
         #expect(FileManager.default.createFile(atPath: path, contents: Data(content)))
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let server = try TestServer(routes: { table in
+        let server = try TestServer(backend: backend, routes: { table in
             table.add(.get, "/file") { _, _ in
                 .response(Response(status: .ok, contentType: "application/octet-stream",
                                    body: .file(FileRegion(fd: open(path, O_RDONLY), offset: 1000, length: 150_000))))
@@ -292,9 +316,10 @@ import Testing
         await server.shutdown()
     }
 
-    @Test func clientThatVanishesMidBodyAbortsTheSink() async throws {
+    @Test(arguments: EventBackendKind.allCases)
+    func clientThatVanishesMidBodyAbortsTheSink(backend: EventBackendKind) async throws {
         let aborted = AbortProbe()
-        let server = try TestServer(routes: { table in
+        let server = try TestServer(backend: backend, routes: { table in
             table.add(.put, "/upload", bodyLimit: 1 << 20) { request, _ in .readBody(aborted.sink(), limit: request.bodyLimit) }
         })
         do {

@@ -76,6 +76,8 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
     private var headStarted: UInt64 = 0
     private var lastProgress: UInt64 = 0
     private var writeBlocked = false
+    /// What was last asked of the channel.
+    private var readInterest = false
     /// Set when an exchange ended while writing, so `process` decodes again.
     private var resumeDecoding = false
     /// Monotonic nanoseconds after which `checkDeadline` acts; 0 for none.
@@ -99,7 +101,18 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
     // MARK: Channel callbacks
 
     func channelReadable() {
-        guard !closed else { return }
+        // An edge-triggered backend announces input once: read until a short read shows the
+        // socket drained. Bounded, so one fast sender cannot starve the loop's other sockets.
+        for _ in 0..<16 {
+            guard !closed, readOnce() else { return }
+        }
+        // More is waiting: ask to be called again after the others had their turn.
+        channel.setReadInterest(false)
+        updateInterest()
+    }
+
+    /// One read and what follows from it; true when the socket may hold more to read now.
+    private func readOnce() -> Bool {
         if readStart == readEnd {
             readStart = 0
             readEnd = 0
@@ -111,25 +124,29 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
         }
         guard readEnd < buffer.count else {
             updateInterest()
-            return
+            return false
         }
+        let space = buffer.count - readEnd
         switch Socket.read(channel.fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[readEnd...])) {
         case .bytes(let count):
             lastProgress = monotonicNanoseconds()
             if lingering {
                 readStart = 0
                 readEnd = 0
-                return
+            } else {
+                if decoder.isAtRequestBoundary && readStart == readEnd { headStarted = lastProgress }
+                readEnd += count
+                process()
             }
-            if decoder.isAtRequestBoundary && readStart == readEnd { headStarted = lastProgress }
-            readEnd += count
-            process()
+            return count == space && (readInterest || lingering)
         case .wouldBlock:
-            return
+            return false
         case .endOfStream:
             peerClosedInput()
+            return false
         case .failed:
             closeNow()
+            return false
         }
     }
 
@@ -476,7 +493,8 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
         let backlogged = output.count - outputSent > 256 * 1024
         // channelReadable makes room by moving unparsed bytes to the front.
         let hasRoom = readEnd - readStart < buffer.count
-        channel.setReadInterest((wantsInput && !backlogged && hasRoom) || lingering)
+        readInterest = (wantsInput && !backlogged && hasRoom) || lingering
+        channel.setReadInterest(readInterest)
         updateDeadline(now: monotonicNanoseconds())
     }
 
@@ -556,6 +574,7 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
             // The answer may still be wanted (a half-closed client): send it, then close.
             closeAfterResponse = true
             phase = .abandoned
+            readInterest = false
             channel.setReadInterest(false)
         }
     }
@@ -574,11 +593,14 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
         readStart = 0
         readEnd = 0
         deadline.store(monotonicNanoseconds() + UInt64(context.configuration.lingerTimeoutMilliseconds) * 1_000_000, ordering: .relaxed)
+        readInterest = true
         channel.setReadInterest(true)
     }
 
     private func closeNow() {
         guard !closed else { return }
+        // Nothing touches the descriptor from here on, even before channelClosed arrives.
+        closed = true
         channel.close()
     }
 }

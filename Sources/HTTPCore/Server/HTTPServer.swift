@@ -9,11 +9,11 @@ import Logging
 /// connection with an `HTTPConnection`, sweeps deadlines, and shuts down gracefully.
 public final class HTTPServer: Sendable {
     private let context: ServerContext
-    private let backend: any EventBackend
     private let logger: Logger
     private let state = Mutex<State>(State())
 
     private struct State {
+        var backend: (any EventBackend)?
         var listener: (any ListenerWatch)?
         var sweep: SweepTimer?
     }
@@ -27,10 +27,8 @@ public final class HTTPServer: Sendable {
     public var router: Router { context.router }
     public var configuration: ServerConfiguration { context.configuration }
 
-    public init(configuration: ServerConfiguration, router: Router, metrics: ServerMetrics = ServerMetrics(),
-                logger: Logger, backend: any EventBackend = DispatchEventBackend()) {
+    public init(configuration: ServerConfiguration, router: Router, metrics: ServerMetrics = ServerMetrics(), logger: Logger) {
         context = ServerContext(configuration: configuration, router: router, metrics: metrics, logger: logger)
-        self.backend = backend
         self.logger = logger
     }
 
@@ -38,7 +36,14 @@ public final class HTTPServer: Sendable {
     public func start() throws -> SocketAddress {
         let address = try SocketAddress(host: context.configuration.host, port: context.configuration.port)
         let (fd, bound) = try Socket.listen(address, backlog: context.configuration.backlog)
-        let watch = backend.watchListener(fd: fd) { [self] in acceptConnections(fd) }
+        let backend: any EventBackend
+        do {
+            backend = try context.configuration.makeBackend()
+        } catch {
+            close(fd)
+            throw error
+        }
+        let watch = backend.watchListener(fd: fd) { [self] in acceptConnections(fd, backend) }
         let sweep = DispatchSource.makeTimerSource(queue: .global())
         let milliseconds = context.configuration.sweepIntervalMilliseconds
         sweep.schedule(deadline: .now() + .milliseconds(milliseconds), repeating: .milliseconds(milliseconds),
@@ -47,6 +52,7 @@ public final class HTTPServer: Sendable {
         sweep.resume()
         let timer = SweepTimer(source: sweep)
         state.withLock {
+            $0.backend = backend
             $0.listener = watch
             $0.sweep = timer
         }
@@ -89,12 +95,14 @@ public final class HTTPServer: Sendable {
         state.withLock { state in
             state.sweep?.source.cancel()
             state.sweep = nil
+            state.backend?.stop()
+            state.backend = nil
         }
         logger.sink.flush()
         completion()
     }
 
-    private func acceptConnections(_ listener: Int32) {
+    private func acceptConnections(_ listener: Int32, _ backend: any EventBackend) {
         let configuration = context.configuration
         // Past the limit, a few more are accepted only to be told 503; past those, refused at once.
         let hardLimit = configuration.maxConnections + configuration.maxConnections / 8 + 16

@@ -1,5 +1,9 @@
 /// Every limit and timeout of the HTTP layer. The daemon fills it from its config file.
 public struct ServerConfiguration: Sendable {
+    /// How sockets are watched: an epoll loop per core, or Dispatch sources.
+    public var eventBackend: EventBackendKind = .epoll
+    /// Event loops for the epoll backend; 0 for one per online CPU.
+    public var eventLoopCount: Int = 0
     public var host: String = "127.0.0.1"
     public var port: UInt16 = 8080
     public var backlog: Int32 = 1024
@@ -30,10 +34,23 @@ public struct ServerConfiguration: Sendable {
 
     public init() {}
 
+    func makeBackend() throws(SocketError) -> any EventBackend {
+        switch eventBackend {
+        case .epoll: return try EpollEventBackend(loopCount: eventLoopCount)
+        case .dispatch: return DispatchEventBackend()
+        }
+    }
+
     /// The shortest timeout, which sets how often deadlines are checked.
     var sweepIntervalMilliseconds: Int {
         let shortest = [headerTimeoutMilliseconds, idleTimeoutMilliseconds, bodyTimeoutMilliseconds,
                         sendTimeoutMilliseconds, lingerTimeoutMilliseconds].min() ?? 1000
         return max(5, min(1000, shortest / 4))
     }
+}
+
+/// The event backends a server can run on.
+public enum EventBackendKind: String, Sendable, CaseIterable {
+    case epoll
+    case dispatch
 }

@@ -26,13 +26,15 @@ public protocol ChannelHandler: AnyObject, Sendable {
     func channelClosed()
 }
 
-/// Makes channels and watches listening sockets. `DispatchEventBackend` is the one there is.
+/// Makes channels and watches listening sockets: `EpollEventBackend` or `DispatchEventBackend`.
 public protocol EventBackend: Sendable {
     /// A channel for a connected, non-blocking socket. Callbacks start once `start` is called.
     func makeChannel(fd: Int32) -> any StartableChannel
     /// Calls `acceptable` whenever the listening socket has connections to accept, until the
     /// returned watch is cancelled (which closes the listening socket).
     func watchListener(fd: Int32, _ acceptable: @escaping @Sendable () -> Void) -> ListenerWatch
+    /// Releases the backend's threads once the server is done with it.
+    func stop()
 }
 
 /// A channel before its callbacks begin.

@@ -22,6 +22,9 @@ public struct DispatchEventBackend: EventBackend {
         source.resume()
         return DispatchListenerWatch(source: source)
     }
+
+    /// Dispatch's threads are the system's: nothing to release.
+    public func stop() {}
 }
 
 private final class DispatchListenerWatch: ListenerWatch, @unchecked Sendable {

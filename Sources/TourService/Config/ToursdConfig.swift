@@ -11,6 +11,8 @@ public struct ToursdConfig: Sendable, Equatable {
     public var dataDir = "./data"
     public var logLevel = "info"
     public var logFormat = "logfmt"
+    public var eventLoop = "epoll"
+    public var eventLoopThreads = 0
     public var backlog = 1024
     public var maxConnections = 1024
     public var retryAfterSeconds = 1
@@ -33,6 +35,8 @@ public struct ToursdConfig: Sendable, Equatable {
         "dataDir": { $0.dataDir = $1; return !$1.isEmpty },
         "logLevel": { $0.logLevel = $1; return LogLevel(name: $1) != nil },
         "logFormat": { $0.logFormat = $1; return LogFormat(rawValue: $1) != nil },
+        "eventLoop": { $0.eventLoop = $1; return EventBackendKind(rawValue: $1) != nil },
+        "eventLoopThreads": { config, text in setInt(&config.eventLoopThreads, text, 0...256) },
         "backlog": { config, text in setInt(&config.backlog, text, 1...65_535) },
         "maxConnections": { config, text in setInt(&config.maxConnections, text, 1...1_000_000) },
         "retryAfterSeconds": { config, text in setInt(&config.retryAfterSeconds, text, 0...3600) },
@@ -97,6 +101,8 @@ public struct ToursdConfig: Sendable, Equatable {
     /// The HTTP layer's part.
     public var server: ServerConfiguration {
         var server = ServerConfiguration()
+        server.eventBackend = EventBackendKind(rawValue: eventLoop) ?? .epoll
+        server.eventLoopCount = eventLoopThreads
         server.host = host
         server.port = UInt16(port)
         server.backlog = Int32(backlog)

@@ -1,0 +1,37 @@
+#ifndef NOUGHTYTOURS_CEPOLL_SHIM_H
+#define NOUGHTYTOURS_CEPOLL_SHIM_H
+/* Glibc's Swift module does not export <sys/epoll.h> or <sys/eventfd.h>. struct epoll_event
+   is packed on x86-64, so Swift never touches it: these wrappers take and give plain values. */
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <stdint.h>
+
+static inline int nt_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+static inline int nt_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data) {
+    struct epoll_event event = { .events = events, .data = { .u64 = data } };
+    return epoll_ctl(epfd, op, fd, &event);
+}
+
+/* Waits for up to `capacity` events; writes each one's flags and data to the two arrays. */
+static inline int nt_epoll_wait(int epfd, uint32_t *flags, uint64_t *data, int capacity, int timeout) {
+    struct epoll_event events[256];
+    if (capacity > 256) capacity = 256;
+    int count = epoll_wait(epfd, events, capacity, timeout);
+    for (int i = 0; i < count; i++) {
+        flags[i] = events[i].events;
+        data[i] = events[i].data.u64;
+    }
+    return count;
+}
+
+static inline int nt_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+
+static const uint32_t NT_EPOLLIN = EPOLLIN;
+static const uint32_t NT_EPOLLOUT = EPOLLOUT;
+static const uint32_t NT_EPOLLERR = EPOLLERR;
+static const uint32_t NT_EPOLLHUP = EPOLLHUP;
+static const uint32_t NT_EPOLLRDHUP = EPOLLRDHUP;
+static const uint32_t NT_EPOLLET = EPOLLET;
+static const uint32_t NT_EPOLLEXCLUSIVE = EPOLLEXCLUSIVE;
+#endif
