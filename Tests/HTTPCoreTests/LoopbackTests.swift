@@ -223,6 +223,67 @@ import Testing
         #expect(stopped.isSet)
     }
 
+    /// sendfile(2) cannot be told MSG_NOSIGNAL, so starting a server ignores SIGPIPE
+    /// process-wide, whatever the host had set.
+    @Test func startingAServerIgnoresSIGPIPE() async throws {
+        signal(SIGPIPE, SIG_DFL)
+        let server = try TestServer(backend: .epoll, routes: TestRoutes.standard)
+        var current = sigaction()
+        sigaction(SIGPIPE, nil, &current)
+        #expect(unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self))
+        await server.shutdown()
+    }
+
+    @Test(arguments: EventBackendKind.allCases)
+    func clientGoneMidFileDoesNotKillTheServer(backend: EventBackendKind) async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("big-\(UUID().uuidString)").path
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(count: 32 << 20)))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let server = try TestServer(backend: backend, routes: { table in
+            table.add(.get, "/big") { _, _ in
+                .response(Response(status: .ok, body: .file(FileRegion(fd: open(path, O_RDONLY), offset: 0, length: 32 << 20))))
+            }
+            TestRoutes.standard(&table)
+        })
+        for _ in 0..<3 {
+            let client = try server.client()
+            try client.send("GET /big HTTP/1.1\r\nHost: t\r\n\r\n")
+            var linger = linger(l_onoff: 1, l_linger: 0) // close with a reset, mid-transfer
+            setsockopt(client.fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
+        }
+        let after = try server.client()
+        try after.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try after.readResponse().status == 200)
+        await server.shutdown()
+    }
+
+    @Test(arguments: EventBackendKind.allCases)
+    func uploadsInProgressAreCounted(backend: EventBackendKind) async throws {
+        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
+        let client = try server.client()
+        try client.send("PUT /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nabc")
+        try await waitFor("the upload to be counted") { server.server.metrics.bodiesInProgress == 1 }
+        try client.send("defghij")
+        #expect(try client.readResponse().text == "abcdefghij")
+        #expect(server.server.metrics.bodiesInProgress == 0)
+        await server.shutdown()
+    }
+
+    @Test(arguments: EventBackendKind.allCases)
+    func servesIPv6(backend: EventBackendKind) async throws {
+        let server = try TestServer(backend: backend, configure: { $0.host = "::1" }, routes: TestRoutes.standard)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = ["-s", "--max-time", "10", "-g", "http://[::1]:\(server.port)/hello"]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let body = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(String(decoding: body, as: UTF8.self) == "{\"hello\":true}")
+        await server.shutdown()
+    }
+
     @Test(arguments: EventBackendKind.allCases)
     func http10IsAnsweredAndClosed(backend: EventBackendKind) async throws {
         let server = try TestServer(backend: backend, routes: TestRoutes.standard)

@@ -65,7 +65,17 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
     private var output: [UInt8] = []
     private var outputSent = 0
     private var encoder = ResponseEncoder()
-    private var phase: Phase = .head
+    private var phase: Phase = .head {
+        didSet {
+            // Keeps the uploads-in-progress gauge true on every way out of a body.
+            switch (oldValue, phase) {
+            case (.body, .body): break
+            case (.body, _): context.metrics.bodyEnded()
+            case (_, .body): context.metrics.bodyStarted()
+            default: break
+            }
+        }
+    }
     private var exchange: Exchange?
     private var streaming: Streaming?
     private var serial: UInt64 = 0

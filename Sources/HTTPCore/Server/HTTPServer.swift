@@ -34,6 +34,9 @@ public final class HTTPServer: Sendable {
 
     /// Binds, starts accepting and returns the address it listens on.
     public func start() throws -> SocketAddress {
+        // sendfile(2) has no MSG_NOSIGNAL: a client gone mid-file must give EPIPE, not kill
+        // the process. Ignored process-wide, whatever host embeds the server.
+        signal(SIGPIPE, SIG_IGN)
         let address = try SocketAddress(host: context.configuration.host, port: context.configuration.port)
         let (fd, bound) = try Socket.listen(address, backlog: context.configuration.backlog)
         let backend: any EventBackend

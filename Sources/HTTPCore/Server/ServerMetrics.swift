@@ -22,11 +22,18 @@ public final class ServerMetrics: Sendable {
 
     private let counts = Mutex(Counts())
     private let active = Atomic<Int>(0)
+    private let bodies = Atomic<Int>(0)
     private let gauges = Mutex<[(name: String, help: String, read: @Sendable () -> Int)]>([])
 
     public init() {}
 
     public var activeConnections: Int { active.load(ordering: .relaxed) }
+
+    /// Request bodies being received right now: uploads in progress.
+    public var bodiesInProgress: Int { bodies.load(ordering: .relaxed) }
+
+    func bodyStarted() { bodies.wrappingAdd(1, ordering: .relaxed) }
+    func bodyEnded() { bodies.wrappingSubtract(1, ordering: .relaxed) }
 
     func connectionOpened() { active.wrappingAdd(1, ordering: .relaxed) }
     func connectionClosed() { active.wrappingSubtract(1, ordering: .relaxed) }
@@ -66,6 +73,9 @@ public final class ServerMetrics: Sendable {
         out += "# HELP http_active_connections Open client connections.\n"
         out += "# TYPE http_active_connections gauge\n"
         out += "http_active_connections \(activeConnections)\n"
+        out += "# HELP http_uploads_in_progress Request bodies being received.\n"
+        out += "# TYPE http_uploads_in_progress gauge\n"
+        out += "http_uploads_in_progress \(bodiesInProgress)\n"
         for gauge in gauges.withLock({ $0 }) {
             out += "# HELP \(gauge.name) \(gauge.help)\n# TYPE \(gauge.name) gauge\n\(gauge.name) \(gauge.read())\n"
         }
