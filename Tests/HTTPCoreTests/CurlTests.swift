@@ -9,18 +9,7 @@ import Testing
 @Suite struct CurlTests {
     /// Runs curl with a bounded time; returns exit status, stdout and stderr.
     private func curl(_ arguments: [String], stdin: String? = nil) throws -> (status: Int32, out: String, err: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["--max-time", "60"] + arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        if let stdin { process.standardInput = FileHandle(forReadingAtPath: stdin) }
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+        try runCommand("/usr/bin/curl", ["--max-time", "60"] + arguments, stdin: stdin)
     }
 
     private func uploadServer(into directory: String, backend: EventBackendKind) throws -> TestServer {
@@ -45,12 +34,7 @@ import Testing
     }
 
     private func sameContent(_ a: String, _ b: String) throws -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/cmp")
-        process.arguments = ["-s", a, b]
-        try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+        try runCommand("/usr/bin/cmp", ["-s", a, b]).status == 0
     }
 
     private func temporaryDirectory() throws -> String {

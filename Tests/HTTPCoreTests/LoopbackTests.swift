@@ -272,15 +272,8 @@ import Testing
     @Test(arguments: EventBackendKind.allCases)
     func servesIPv6(backend: EventBackendKind) async throws {
         let server = try TestServer(backend: backend, configure: { $0.host = "::1" }, routes: TestRoutes.standard)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["-s", "--max-time", "10", "-g", "http://[::1]:\(server.port)/hello"]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let body = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(String(decoding: body, as: UTF8.self) == "{\"hello\":true}")
+        let result = try runCommand("/usr/bin/curl", ["-s", "--max-time", "10", "-g", "http://[::1]:\(server.port)/hello"])
+        #expect(result.out == "{\"hello\":true}")
         await server.shutdown()
     }
 

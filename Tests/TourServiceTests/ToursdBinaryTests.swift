@@ -54,29 +54,31 @@ import Testing
         #expect(process.terminationStatus == 0)
     }
 
-    @Test func badArgumentsExitTwoWithAMessage() throws {
+    /// Runs toursd to completion; returns its exit status, stdout and stderr.
+    private func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
         let process = Process()
         process.executableURL = executable
-        process.arguments = ["--port", "nope"]
-        let err = Pipe()
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
         process.standardError = err
         try process.run()
-        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        // Both are a few lines at most: reading one after the other cannot block.
+        let outText = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let errText = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        #expect(process.terminationStatus == 2)
-        #expect(message.contains("invalid value \"nope\" for port"))
+        return (process.terminationStatus, outText, errText)
+    }
+
+    @Test func badArgumentsExitTwoWithAMessage() throws {
+        let result = try run(["--port", "nope"])
+        #expect(result.status == 2)
+        #expect(result.err.contains("invalid value \"nope\" for port"))
     }
 
     @Test func helpExitsZero() throws {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["serve", "--help"]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        #expect(text.contains("usage: toursd"))
+        let result = try run(["serve", "--help"])
+        #expect(result.status == 0)
+        #expect(result.out.contains("usage: toursd"))
     }
 }
