@@ -34,7 +34,8 @@ let package = Package(
         .target(name: "NoughtyTours", dependencies: ["CCurl", "SQLiteDB", "Hashing"]),
         .executableTarget(name: "tours", dependencies: ["NoughtyTours"]),
 
-        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
+        .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
+        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "Logging"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB"]),
         .testTarget(name: "TourServiceTests", dependencies: ["TourService", "HTTPCore"]),

@@ -157,6 +157,16 @@ import Testing
     }
 
     @Test(arguments: EventBackendKind.allCases)
+    func idleKeepAliveConnectionsAreClosed(backend: EventBackendKind) async throws {
+        let server = try TestServer(backend: backend, configure: { $0.idleTimeoutMilliseconds = 200 }, routes: TestRoutes.standard)
+        let client = try server.client()
+        try client.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try client.readResponse().status == 200)
+        #expect(client.isClosedByServer()) // silently, no 408 for a connection with no request
+        await server.shutdown()
+    }
+
+    @Test(arguments: EventBackendKind.allCases)
     func stalledBodyTimesOutWith408(backend: EventBackendKind) async throws {
         let server = try TestServer(backend: backend, configure: { $0.bodyTimeoutMilliseconds = 300 }, routes: TestRoutes.standard)
         let client = try server.client()

@@ -1,0 +1,57 @@
+import Testing
+@testable import HTTPCore
+
+@Suite struct RouterTests {
+    private let router = Router { table in
+        table.add(.get, "/healthz") { _, _ in .response(Response(status: .ok)) }
+        table.add(.get, "/v1/properties/{propertyId}") { _, _ in .response(Response(status: .ok)) }
+        table.add(.put, "/v1/properties/{propertyId}", bodyLimit: 100) { _, _ in .response(Response(status: .ok)) }
+        table.add(.put, "/v1/properties/{propertyId}/floors/{floorId}") { _, _ in .response(Response(status: .ok)) }
+        table.add(.options, "/v1/uploads") { _, _ in .response(Response(status: .noContent)) }
+        table.add(.head, "/v1/uploads/{uploadId}") { _, _ in .response(Response(status: .ok)) }
+        table.add(.get, "/v1/uploads/{uploadId}") { _, _ in .response(Response(status: .ok)) }
+    }
+
+    @Test func staticAndParameterRoutesMatch() {
+        guard case .found(let route, let values) = router.match(.get, "/healthz") else { Issue.record("no match"); return }
+        #expect(route.pattern == "/healthz")
+        #expect(values.isEmpty)
+        guard case .found(let floor, let ids) = router.match(.put, "/v1/properties/p1/floors/f2") else { Issue.record("no match"); return }
+        #expect(floor.pattern == "/v1/properties/{propertyId}/floors/{floorId}")
+        #expect(ids == ["p1", "f2"])
+        #expect(floor.parameterNames == ["propertyId", "floorId"])
+    }
+
+    @Test func routesKeepTheirBodyLimit() {
+        guard case .found(let route, _) = router.match(.put, "/v1/properties/x") else { Issue.record("no match"); return }
+        #expect(route.bodyLimit == 100)
+    }
+
+    @Test(arguments: ["/nowhere", "/v1/properties", "/v1/properties/", "/v1/properties/x/y", "/healthz/", "//healthz"])
+    func unknownPathsAreNotFound(path: String) {
+        guard case .notFound = router.match(.get, path) else { Issue.record("\(path) matched"); return }
+    }
+
+    @Test func otherMethodsOnAKnownPathAre405WithEveryAllowedMethod() {
+        guard case .methodNotAllowed(let allowed) = router.match(.delete, "/v1/properties/x") else { Issue.record("no 405"); return }
+        #expect(allowed == [.get, .head, .put])
+        guard case .methodNotAllowed(let healthz) = router.match(.post, "/healthz") else { Issue.record("no 405"); return }
+        #expect(healthz == [.get, .head])
+    }
+
+    @Test func headUsesTheGetRouteUnlessItHasItsOwn() {
+        guard case .found(let viaGet, _) = router.match(.head, "/v1/properties/x") else { Issue.record("no match"); return }
+        #expect(viaGet.method == .get)
+        guard case .found(let own, _) = router.match(.head, "/v1/uploads/u") else { Issue.record("no match"); return }
+        #expect(own.method == .head)
+        guard case .methodNotAllowed(let allowed) = router.match(.post, "/v1/uploads/u") else { Issue.record("no 405"); return }
+        #expect(allowed == [.head, .get])
+    }
+
+    @Test func queryParametersArePercentDecoded() {
+        #expect(percentDecode("a%20b+c") == "a b c")
+        #expect(percentDecode("%zz") == nil)
+        #expect(percentDecode("%e2%82%ac") == "€")
+        #expect(percentDecode("%ff") == nil) // not UTF-8
+    }
+}
