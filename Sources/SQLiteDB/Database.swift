@@ -5,15 +5,29 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     public let code: Int32
     public let message: String
 
+    public init(code: Int32, message: String) {
+        self.code = code
+        self.message = message
+    }
+
     public var description: String { "SQLite error \(code): \(message)" }
+
+    /// SQLITE_FULL: the disk (or the database's limit) is full.
+    public var isDiskFull: Bool { code & 0xff == SQLITE_FULL }
+    /// SQLITE_CONSTRAINT and its extended codes.
+    public var isConstraint: Bool { code & 0xff == SQLITE_CONSTRAINT }
 }
+
+/// SQLITE_TRANSIENT is a macro Swift cannot import: SQLite copies the bound bytes at once.
+private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
 /// One SQLite connection, opened the way both the server and the client need it: WAL
 /// journal (readers never wait behind the writer), `synchronous=FULL` (a commit is on disk
 /// when it returns), foreign keys on, and a busy timeout instead of instant SQLITE_BUSY.
-/// Not thread-safe: one owner uses it at a time.
+/// Prepared statements are cached by their SQL. Not thread-safe: one owner at a time.
 public final class Database {
     let handle: OpaquePointer
+    private var statements: [String: OpaquePointer] = [:]
 
     public struct Options: Sendable {
         public var busyTimeoutMilliseconds: Int32 = 5_000
@@ -39,9 +53,12 @@ public final class Database {
         try execute("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON")
     }
 
-    deinit { sqlite3_close_v2(handle) }
+    deinit {
+        for statement in statements.values { sqlite3_finalize(statement) }
+        sqlite3_close_v2(handle)
+    }
 
-    /// Runs one or more statements that return no rows of interest.
+    /// Runs one or more statements without parameters (schema, pragmas, migrations).
     public func execute(_ sql: String) throws(SQLiteError) {
         var errorMessage: UnsafeMutablePointer<CChar>?
         let result = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
@@ -52,23 +69,109 @@ public final class Database {
         }
     }
 
+    /// Runs one statement with bound parameters; returns the number of rows it changed.
+    @discardableResult
+    public func run(_ sql: String, _ arguments: any SQLiteBindable...) throws(SQLiteError) -> Int {
+        let statement = try prepared(sql, arguments)
+        defer { sqlite3_reset(statement) }
+        let result = sqlite3_step(statement)
+        guard result == SQLITE_DONE || result == SQLITE_ROW else { throw error(result) }
+        return Int(sqlite3_changes(handle))
+    }
+
+    /// Every row of a query with bound parameters.
+    public func query(_ sql: String, _ arguments: any SQLiteBindable...) throws(SQLiteError) -> [Row] {
+        try query(sql, arguments: arguments)
+    }
+
+    public func query(_ sql: String, arguments: [any SQLiteBindable]) throws(SQLiteError) -> [Row] {
+        let statement = try prepared(sql, arguments)
+        defer { sqlite3_reset(statement) }
+        let count = sqlite3_column_count(statement)
+        let columns = (0..<count).map { String(cString: sqlite3_column_name(statement, $0)) }
+        var rows: [Row] = []
+        while true {
+            let result = sqlite3_step(statement)
+            if result == SQLITE_DONE { return rows }
+            guard result == SQLITE_ROW else { throw error(result) }
+            rows.append(Row(columns: columns, values: (0..<count).map { column(statement, $0) }))
+        }
+    }
+
+    /// The first row of a query, or nil.
+    public func first(_ sql: String, _ arguments: any SQLiteBindable...) throws(SQLiteError) -> Row? {
+        try query(sql, arguments: arguments).first
+    }
+
     /// The first column of the first row of a query, as text (nil for no row or NULL).
     public func scalarText(_ sql: String) throws(SQLiteError) -> String? {
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
-            throw SQLiteError(code: sqlite3_errcode(handle), message: String(cString: sqlite3_errmsg(handle)))
+        switch try query(sql, arguments: []).first?[0] {
+        case .text(let text): return text
+        case .integer(let value): return String(value)
+        default: return nil
         }
-        defer { sqlite3_finalize(statement) }
-        switch sqlite3_step(statement) {
-        case SQLITE_ROW:
-            return sqlite3_column_text(statement, 0).map { String(cString: $0) }
-        case SQLITE_DONE:
-            return nil
-        case let code:
-            throw SQLiteError(code: code, message: String(cString: sqlite3_errmsg(handle)))
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    /// IMMEDIATE takes the write lock at once, so two writers never deadlock upgrading.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let value = try body()
+            try execute("COMMIT")
+            return value
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
         }
     }
 
     /// The SQLite library's version, e.g. "3.40.1".
     public static var libraryVersion: String { String(cString: sqlite3_libversion()) }
+
+    private func prepared(_ sql: String, _ arguments: [any SQLiteBindable]) throws(SQLiteError) -> OpaquePointer {
+        let statement: OpaquePointer
+        if let cached = statements[sql] {
+            statement = cached
+        } else {
+            var made: OpaquePointer?
+            let result = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &made, nil)
+            guard result == SQLITE_OK, let made else { throw error(result) }
+            statements[sql] = made
+            statement = made
+        }
+        sqlite3_clear_bindings(statement)
+        precondition(Int(sqlite3_bind_parameter_count(statement)) == arguments.count,
+                     "\(arguments.count) arguments for \(sqlite3_bind_parameter_count(statement)) parameters in \(sql)")
+        for (offset, argument) in arguments.enumerated() {
+            let index = Int32(offset + 1)
+            let result: Int32
+            switch argument.sqliteValue {
+            case .null: result = sqlite3_bind_null(statement, index)
+            case .integer(let value): result = sqlite3_bind_int64(statement, index, value)
+            case .real(let value): result = sqlite3_bind_double(statement, index, value)
+            case .text(let value): result = sqlite3_bind_text(statement, index, value, -1, transient)
+            case .blob(let value): result = value.withUnsafeBytes { sqlite3_bind_blob(statement, index, $0.baseAddress, Int32($0.count), transient) }
+            }
+            guard result == SQLITE_OK else { throw error(result) }
+        }
+        return statement
+    }
+
+    private func column(_ statement: OpaquePointer, _ index: Int32) -> SQLiteValue {
+        switch sqlite3_column_type(statement, index) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(statement, index))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(statement, index))
+        case SQLITE_TEXT: return .text(String(cString: sqlite3_column_text(statement, index)))
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_column_bytes(statement, index))
+            guard count > 0, let base = sqlite3_column_blob(statement, index) else { return .blob([]) }
+            return .blob(Array(UnsafeRawBufferPointer(start: base, count: count)))
+        default: return .null
+        }
+    }
+
+    private func error(_ code: Int32) -> SQLiteError {
+        SQLiteError(code: code, message: String(cString: sqlite3_errmsg(handle)))
+    }
 }

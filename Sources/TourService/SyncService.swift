@@ -1,15 +1,128 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
 import HTTPCore
 import Logging
+import SQLiteDB
 import Synchronization
 
-/// The sync service: its routes, assembled into the router the HTTP server serves.
-public enum SyncService {
+/// A reason toursd cannot start or a command cannot run, in words an operator can act on.
+public struct StartupError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// The sync service: its storage opened and brought up to date, and its routes.
+public final class SyncService: Sendable {
+    let context: ServiceContext
+
+    /// Opens the data directory: the database migrated to the newest schema, files left by a
+    /// crash removed, and on a first start a tenant "default" with its token in
+    /// `<dataDir>/admin.token`.
+    public static func open(config: ToursdConfig, logger: Logger) throws(StartupError) -> SyncService {
+        let blobs: BlobStore
+        let pool: DatabasePool
+        do {
+            blobs = try BlobStore(root: config.dataDir)
+            pool = try DatabasePool(path: config.dataDir + "/toursd.sqlite", readerCount: config.sqliteReaders)
+        } catch let error as ServiceError {
+            throw StartupError("cannot open the data directory \(config.dataDir): \(error.message)")
+        } catch {
+            throw StartupError("cannot open the database in \(config.dataDir): \(error)")
+        }
+        try migrate(pool, config: config, logger: logger)
+        let service = SyncService(context: ServiceContext(pool: pool, blobs: blobs, config: config, logger: logger))
+        try service.recover()
+        try service.bootstrapToken()
+        return service
+    }
+
+    private init(context: ServiceContext) {
+        self.context = context
+    }
+
+    /// Applies pending migrations; a failure names the file and leaves the database as it was.
+    static func migrate(_ pool: DatabasePool, config: ToursdConfig, logger: Logger) throws(StartupError) {
+        let migrations: [Migration]
+        do {
+            migrations = try Migrator.load(from: config.migrationsDir)
+        } catch {
+            throw StartupError("cannot read migrations in \(config.migrationsDir): \(error)")
+        }
+        do {
+            let applied = try pool.writeNow { db throws(MigrationError) in try Migrator.migrate(db, migrations) }
+            for migration in applied { logger.info("migration applied", ["file": migration.fileName]) }
+        } catch let error as MigrationError {
+            throw StartupError(error.description)
+        } catch {
+            throw StartupError("migration failed: \(error)")
+        }
+    }
+
+    /// After a crash: no temporary file, and no file without its row.
+    private func recover() throws(StartupError) {
+        let temporary = context.blobs.removeTemporaryFiles()
+        var orphans = 0
+        do {
+            for key in context.blobs.allKeys() {
+                let known = try context.read { db -> Bool in
+                    switch key.kind {
+                    case .panorama:
+                        return try db.first("SELECT 1 FROM panoramas WHERE tenant_id = ? AND id = ?", key.tenant, key.id) != nil
+                    case .worldMap:
+                        return try db.first("SELECT 1 FROM floors WHERE tenant_id = ? AND id = ? AND world_map_sha256 IS NOT NULL",
+                                            key.tenant, key.id) != nil
+                    }
+                }
+                if !known {
+                    context.blobs.remove(key)
+                    orphans += 1
+                }
+            }
+        } catch {
+            throw StartupError("cannot check stored files against the database: \(error)")
+        }
+        if temporary + orphans > 0 {
+            context.logger.info("removed files left by an interrupted write", ["temporary": String(temporary), "orphans": String(orphans)])
+        }
+    }
+
+    /// On a first start, a tenant and a token so that a newcomer can call the API at once.
+    private func bootstrapToken() throws(StartupError) {
+        let path = context.config.dataDir + "/admin.token"
+        do {
+            let made = try context.write { db -> String? in
+                guard try !TenantStore.hasTokens(db) else { return nil }
+                return try TenantStore.createToken(db, tenant: "default").token
+            }
+            guard let token = made else { return }
+            let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw StartupError("cannot write \(path): \(String(cString: strerror(errno)))") }
+            defer { close(fd) }
+            let line = Array((token + "\n").utf8)
+            guard write(fd, line, line.count) == line.count, fsync(fd) == 0 else {
+                throw StartupError("cannot write \(path): \(String(cString: strerror(errno)))")
+            }
+            context.logger.info("created tenant default; its bearer token is in the file", ["file": path])
+        } catch let error as StartupError {
+            throw error
+        } catch {
+            throw StartupError("cannot create the first token: \(error)")
+        }
+    }
+
     /// The router of every route toursd serves.
-    public static func makeRouter(config: ToursdConfig, metrics: ServerMetrics) -> Router {
+    public func makeRouter(metrics: ServerMetrics) -> Router {
         // /metrics labels requests by route, so it needs the router it belongs to.
         let routerBox = RouterReference()
+        let api = Endpoints(context: context)
         let router = Router { table in
             OpsRoutes.add(to: &table, metrics: metrics, routes: { routerBox.routes })
+            PropertyRoutes.add(to: &table, api)
+            FloorRoutes.add(to: &table, api)
+            PanoramaRoutes.add(to: &table, api)
         }
         routerBox.set(router)
         return router

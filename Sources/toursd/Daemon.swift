@@ -7,14 +7,11 @@ import HTTPCore
 import Logging
 import TourService
 
-/// Starts toursd: configuration, signals, the server. A plain (not main-actor) type, since
-/// Dispatch handlers made in top-level code would be main-actor isolated and trap when they
-/// run elsewhere.
+/// Runs toursd's subcommands: configuration, signals, the server. A plain (not main-actor)
+/// type, since Dispatch handlers made in top-level code would be main-actor isolated and trap
+/// when they run elsewhere.
 enum Daemon {
     static func main(_ arguments: [String]) -> Never {
-        // A peer that closes while we write gives EPIPE on send (MSG_NOSIGNAL), and any other
-        // write path must not kill the process either.
-        signal(SIGPIPE, SIG_IGN)
         let command: ToursdCommand
         do throws(ConfigError) {
             command = try ToursdCommand.parse(arguments)
@@ -22,32 +19,48 @@ enum Daemon {
             writeToStandardError("toursd: \(error.message)\n")
             exit(2)
         }
-        switch command {
-        case .help(let text):
-            print(text)
-            exit(0)
-        case .serve(let config):
-            serve(config)
-        }
-    }
-
-    private static func serve(_ config: ToursdConfig) -> Never {
-        let logger = Logger(level: config.level, format: config.format)
-        do {
-            try FileManager.default.createDirectory(atPath: config.dataDir, withIntermediateDirectories: true)
+        do throws(StartupError) {
+            switch command {
+            case .help(let text):
+                print(text)
+            case .serve(let config):
+                try serve(config)
+            case .migrate(let config):
+                try Admin.migrate(config, logger: logger(config))
+            case .createToken(let config, let tenant):
+                let made = try Admin.createToken(config, tenant: tenant, logger: logger(config))
+                print("token \(made.id) for tenant \(tenant); it is shown only this once:")
+                print(made.token)
+            case .listTokens(let config):
+                print("id\ttenant\tcreated\tstate")
+                for token in try Admin.tokens(config, logger: logger(config)) {
+                    print("\(token.id)\t\(token.tenant)\t\(token.createdAt)\t\(token.revoked ? "revoked" : "active")")
+                }
+            case .revokeToken(let config, let id):
+                try Admin.revokeToken(config, id: id, logger: logger(config))
+                print("token \(id) revoked")
+            }
         } catch {
-            logger.error("cannot create the data directory", ["dataDir": config.dataDir, "error": "\(error)"])
+            writeToStandardError("toursd: \(error.message)\n")
             exit(1)
         }
+        exit(0)
+    }
+
+    private static func logger(_ config: ToursdConfig) -> Logger {
+        Logger(level: config.level, format: config.format)
+    }
+
+    private static func serve(_ config: ToursdConfig) throws(StartupError) -> Never {
+        let logger = logger(config)
+        let service = try SyncService.open(config: config, logger: logger)
         let metrics = ServerMetrics()
-        let server = HTTPServer(configuration: config.server, router: SyncService.makeRouter(config: config, metrics: metrics),
-                                metrics: metrics, logger: logger)
+        let server = HTTPServer(configuration: config.server, router: service.makeRouter(metrics: metrics), metrics: metrics, logger: logger)
         let address: SocketAddress
         do {
             address = try server.start()
         } catch {
-            logger.error("cannot listen", ["host": config.host, "port": String(config.port), "error": "\(error)"])
-            exit(1)
+            throw StartupError("cannot listen on \(config.host):\(config.port): \(error)")
         }
         logger.info("started", ["dataDir": config.dataDir, "maxConnections": String(config.maxConnections)])
         // The line scripts and tests wait for; written whole, at once.

@@ -1,25 +1,68 @@
 /// What `toursd`'s command line asks for. Parsing is pure, so tests call it directly.
 public enum ToursdCommand: Equatable, Sendable {
     case serve(ToursdConfig)
+    case migrate(ToursdConfig)
+    case createToken(ToursdConfig, tenant: String)
+    case listTokens(ToursdConfig)
+    case revokeToken(ToursdConfig, id: Int64)
     case help(String)
+
+    static let commonOptions = """
+      --config PATH    JSON configuration file (keys as in config/toursd.json)
+      --data-dir DIR   where data is kept (overrides the file)
+      --help           this text
+    """
 
     public static let usage = """
     usage: toursd [serve] [--config PATH] [--host ADDR] [--port N] [--data-dir DIR]
+           toursd migrate [--config PATH] [--data-dir DIR]
+           toursd tokens create --tenant NAME | list | revoke ID [--config PATH] [--data-dir DIR]
 
-    Runs the NoughtyTours sync backend in the foreground.
+    The NoughtyTours sync backend.
 
     subcommands:
-      serve    run the HTTP server (the default)
+      serve    run the HTTP server in the foreground (the default)
+      migrate  bring the database to the newest schema (serve does this too)
+      tokens   create, list or revoke the bearer tokens of tenants
+
+    Each subcommand explains itself with --help.
+    """
+
+    static let serveUsage = """
+    usage: toursd [serve] [--config PATH] [--host ADDR] [--port N] [--data-dir DIR]
+
+    Runs the HTTP server in the foreground. On start it migrates the database, removes files
+    left by an interrupted write, creates tenant "default" with its token in
+    <data-dir>/admin.token if there is no token yet, and prints
+    "listening on http://ADDR:PORT" on stderr. SIGTERM or SIGINT stop it gracefully.
 
     options:
-      --config PATH    JSON configuration file (keys as in config/toursd.json)
       --host ADDR      address to listen on, IPv4 or IPv6 (overrides the file)
       --port N         port to listen on; 0 lets the OS pick (overrides the file)
-      --data-dir DIR   where data is kept (overrides the file)
-      --help           this text
+    \(commonOptions)
+    """
 
-    On start it prints "listening on http://ADDR:PORT" on stderr. SIGTERM or SIGINT stop it
-    gracefully: no new connections, requests in flight finish within shutdownGraceMs.
+    static let migrateUsage = """
+    usage: toursd migrate [--config PATH] [--data-dir DIR]
+
+    Applies the pending migrations of migrationsDir, each in its own transaction. A failing
+    migration leaves the database as it was and names its file.
+
+    options:
+    \(commonOptions)
+    """
+
+    static let tokensUsage = """
+    usage: toursd tokens create --tenant NAME [--config PATH] [--data-dir DIR]
+           toursd tokens list [--config PATH] [--data-dir DIR]
+           toursd tokens revoke ID [--config PATH] [--data-dir DIR]
+
+    create prints a new token as the last line of stdout, once: only its hash is kept.
+    list shows id, tenant, creation time and state. revoke ID stops a token at once.
+
+    options:
+      --tenant NAME    the tenant of a new token (created when missing)
+    \(commonOptions)
     """
 
     /// Parses the arguments after the program name. `loadFile` reads a config file into a
@@ -28,28 +71,56 @@ public enum ToursdCommand: Equatable, Sendable {
                              loadFile: (String, inout ToursdConfig) throws(ConfigError) -> Void = { path, config throws(ConfigError) in try config.apply(file: path) })
         throws(ConfigError) -> ToursdCommand {
         var rest = arguments[...]
-        if let first = rest.first, !first.hasPrefix("-") {
-            guard first == "serve" else { throw ConfigError("unknown subcommand \"\(first)\"; see toursd --help") }
+        var words: [String] = []
+        while let first = rest.first, !first.hasPrefix("-") {
+            words.append(first)
             rest = rest.dropFirst()
+        }
+        let subcommand = words.first ?? "serve"
+        let help: String
+        let allowed: Set<String>
+        switch subcommand {
+        case "serve": (help, allowed) = (serveUsage, ["--config", "--data-dir", "--host", "--port"])
+        case "migrate": (help, allowed) = (migrateUsage, ["--config", "--data-dir"])
+        case "tokens": (help, allowed) = (tokensUsage, ["--config", "--data-dir", "--tenant"])
+        default: throw ConfigError("unknown subcommand \"\(subcommand)\"; see toursd --help")
         }
         var configPath: String?
         var overrides: [(key: String, value: String)] = []
+        var tenant: String?
         while let flag = rest.popFirst() {
-            if flag == "--help" || flag == "-h" { return .help(usage) }
-            let key: String
-            switch flag {
-            case "--config": key = "config"
-            case "--host": key = "host"
-            case "--port": key = "port"
-            case "--data-dir": key = "dataDir"
-            default: throw ConfigError("unknown option \(flag); see toursd --help")
-            }
+            if flag == "--help" || flag == "-h" { return .help(words.isEmpty ? usage : help) }
+            guard allowed.contains(flag) else { throw ConfigError("unknown option \(flag) for \(subcommand); see toursd \(subcommand) --help") }
             guard let value = rest.popFirst() else { throw ConfigError("\(flag) needs a value") }
-            if key == "config" { configPath = value } else { overrides.append((key, value)) }
+            switch flag {
+            case "--config": configPath = value
+            case "--tenant": tenant = value
+            case "--host": overrides.append(("host", value))
+            case "--port": overrides.append(("port", value))
+            default: overrides.append(("dataDir", value))
+            }
         }
         var config = ToursdConfig()
         if let configPath { try loadFile(configPath, &config) }
         for (key, value) in overrides { try config.set(key, value) }
-        return .serve(config)
+        let arguments = Array(words.dropFirst())
+        switch (subcommand, arguments.first) {
+        case ("serve", nil): return .serve(config)
+        case ("migrate", nil): return .migrate(config)
+        case ("tokens", "create"):
+            guard arguments.count == 1 else { throw ConfigError("tokens create takes no argument; the tenant goes in --tenant") }
+            guard let tenant else { throw ConfigError("tokens create needs --tenant NAME") }
+            return .createToken(config, tenant: tenant)
+        case ("tokens", "list"):
+            guard arguments.count == 1 else { throw ConfigError("tokens list takes no argument") }
+            return .listTokens(config)
+        case ("tokens", "revoke"):
+            guard arguments.count == 2, let id = Int64(arguments[1]) else { throw ConfigError("tokens revoke needs the id of a token") }
+            return .revokeToken(config, id: id)
+        case ("tokens", let other):
+            throw ConfigError(other.map { "unknown tokens command \"\($0)\"" } ?? "tokens needs create, list or revoke")
+        default:
+            throw ConfigError("\(subcommand) takes no argument \"\(arguments.first ?? "")\"")
+        }
     }
 }

@@ -9,6 +9,12 @@ public struct ToursdConfig: Sendable, Equatable {
     public var host = "127.0.0.1"
     public var port = 8080
     public var dataDir = "./data"
+    public var migrationsDir = "./migrations"
+    public var sqliteReaders = 4
+    public var maxJsonBodyBytes = 1024 * 1024
+    public var maxPlanBodyBytes = 16 * 1024 * 1024
+    public var maxPanoramaBytes = 512 * 1024 * 1024
+    public var maxWorldMapBytes = 256 * 1024 * 1024
     public var logLevel = "info"
     public var logFormat = "logfmt"
     public var eventLoop = "epoll"
@@ -33,6 +39,12 @@ public struct ToursdConfig: Sendable, Equatable {
         "host": { $0.host = $1; return !$1.isEmpty },
         "port": { config, text in setInt(&config.port, text, 0...65_535) },
         "dataDir": { $0.dataDir = $1; return !$1.isEmpty },
+        "migrationsDir": { $0.migrationsDir = $1; return !$1.isEmpty },
+        "sqliteReaders": { config, text in setInt(&config.sqliteReaders, text, 1...64) },
+        "maxJsonBodyBytes": { config, text in setInt(&config.maxJsonBodyBytes, text, 1024...1_073_741_824) },
+        "maxPlanBodyBytes": { config, text in setInt(&config.maxPlanBodyBytes, text, 1024...1_073_741_824) },
+        "maxPanoramaBytes": { config, text in setInt(&config.maxPanoramaBytes, text, 1...1 << 40) },
+        "maxWorldMapBytes": { config, text in setInt(&config.maxWorldMapBytes, text, 1...1 << 40) },
         "logLevel": { $0.logLevel = $1; return LogLevel(name: $1) != nil },
         "logFormat": { $0.logFormat = $1; return LogFormat(rawValue: $1) != nil },
         "eventLoop": { $0.eventLoop = $1; return EventBackendKind(rawValue: $1) != nil },

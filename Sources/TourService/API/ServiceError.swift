@@ -1,0 +1,48 @@
+import HTTPCore
+
+/// Why a request to the sync service failed, as a value: a code of API.md's error table and a
+/// message for the person reading it. `httpError` is the one place these become HTTP.
+public struct ServiceError: Error, Sendable, Equatable {
+    public enum Code: String, Sendable {
+        case badRequest = "bad_request"
+        case digestMismatch = "digest_mismatch"
+        case unauthorized
+        case notFound = "not_found"
+        case conflict
+        case notContinuable = "not_continuable"
+        case payloadTooLarge = "payload_too_large"
+        case unsupportedMediaType = "unsupported_media_type"
+        case rangeNotSatisfiable = "range_not_satisfiable"
+        case insufficientStorage = "insufficient_storage"
+        case `internal`
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public static func badRequest(_ message: String) -> ServiceError { ServiceError(.badRequest, message) }
+    public static func notFound(_ what: String, _ id: String) -> ServiceError { ServiceError(.notFound, "no \(what) \(id)") }
+    public static func conflict(_ message: String) -> ServiceError { ServiceError(.conflict, message) }
+
+    /// The status and headers of each code (API.md "Errors").
+    public var httpError: HTTPError {
+        switch code {
+        case .badRequest, .digestMismatch: return HTTPError(.badRequest, code: code.rawValue, message)
+        case .unauthorized:
+            return HTTPError(.unauthorized, code: code.rawValue, message,
+                             headers: [HTTPField(name: "WWW-Authenticate", value: "Bearer realm=\"toursd\"")])
+        case .notFound: return HTTPError(.notFound, code: code.rawValue, message)
+        case .conflict, .notContinuable: return HTTPError(.conflict, code: code.rawValue, message)
+        case .payloadTooLarge: return HTTPError(.contentTooLarge, code: code.rawValue, message)
+        case .unsupportedMediaType: return HTTPError(.unsupportedMediaType, code: code.rawValue, message)
+        case .rangeNotSatisfiable: return HTTPError(.rangeNotSatisfiable, code: code.rawValue, message)
+        case .insufficientStorage: return HTTPError(.insufficientStorage, code: code.rawValue, message)
+        case .internal: return HTTPError(.internalServerError, code: code.rawValue, message)
+        }
+    }
+}

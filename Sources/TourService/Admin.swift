@@ -1,0 +1,69 @@
+import Foundation
+import Logging
+import SQLiteDB
+
+/// The operator's commands on a data directory: migrate, and manage tokens. Each opens the
+/// database, brings it to the newest schema, and does its one thing.
+public enum Admin {
+    public struct Token: Sendable, Equatable {
+        public let id: Int64
+        public let tenant: String
+        public let createdAt: String
+        public let revoked: Bool
+    }
+
+    private static func open(_ config: ToursdConfig, logger: Logger) throws(StartupError) -> DatabasePool {
+        do {
+            try FileManager.default.createDirectory(atPath: config.dataDir, withIntermediateDirectories: true)
+        } catch {
+            throw StartupError("cannot create \(config.dataDir): \(error.localizedDescription)")
+        }
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: config.dataDir + "/toursd.sqlite", readerCount: 1)
+        } catch {
+            throw StartupError("cannot open the database in \(config.dataDir): \(error)")
+        }
+        try SyncService.migrate(pool, config: config, logger: logger)
+        return pool
+    }
+
+    /// Applies pending migrations.
+    public static func migrate(_ config: ToursdConfig, logger: Logger) throws(StartupError) {
+        _ = try open(config, logger: logger)
+    }
+
+    /// A new token for the tenant (made when missing): shown here once, stored only hashed.
+    public static func createToken(_ config: ToursdConfig, tenant: String, logger: Logger) throws(StartupError) -> (id: Int64, token: String) {
+        let name = tenant.trimmingCharacters(in: .whitespaces)
+        guard (1...100).contains(name.count) else { throw StartupError("a tenant name is 1 to 100 characters") }
+        let pool = try open(config, logger: logger)
+        do {
+            return try pool.writeNow { db in try db.transaction { try TenantStore.createToken(db, tenant: name) } }
+        } catch {
+            throw StartupError("cannot create the token: \(error)")
+        }
+    }
+
+    public static func tokens(_ config: ToursdConfig, logger: Logger) throws(StartupError) -> [Token] {
+        let pool = try open(config, logger: logger)
+        do {
+            return try pool.read { try TenantStore.tokens($0) }
+                .map { Token(id: $0.id, tenant: $0.tenant, createdAt: $0.createdAt, revoked: $0.revokedAt != nil) }
+        } catch {
+            throw StartupError("cannot list tokens: \(error)")
+        }
+    }
+
+    /// Revokes a token at once: the running daemon reads tokens on every request.
+    public static func revokeToken(_ config: ToursdConfig, id: Int64, logger: Logger) throws(StartupError) {
+        let pool = try open(config, logger: logger)
+        let revoked: Bool
+        do {
+            revoked = try pool.writeNow { db in try TenantStore.revoke(db, id: id) }
+        } catch {
+            throw StartupError("cannot revoke the token: \(error)")
+        }
+        guard revoked else { throw StartupError("no unrevoked token with id \(id)") }
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import SQLiteDB
+
+/// A stored property, and its JSON (API.md "Property").
+struct PropertyRecord: Equatable {
+    var id: String
+    var tourId: String
+    var name: String
+    var floorCount: Int
+    var metadata: [String: String]
+    var createdAt: String
+    var updatedAt: String
+
+    init(_ row: Row) {
+        id = row["id"].string ?? ""
+        tourId = row["tour_id"].string ?? ""
+        name = row["name"].string ?? ""
+        floorCount = row["floor_count"].int ?? 0
+        metadata = (decodeStoredJSON(row["metadata"].string) as? [String: String]) ?? [:]
+        createdAt = row["created_at"].string ?? ""
+        updatedAt = row["updated_at"].string ?? ""
+    }
+
+    var json: [String: Any] {
+        ["id": id, "tourId": tourId, "name": name, "floorCount": floorCount, "metadata": metadata,
+         "createdAt": createdAt, "updatedAt": updatedAt]
+    }
+}
+
+/// A stored room (API.md "Room").
+struct RoomRecord: Equatable {
+    var id: String
+    var floorId: String
+    var name: String?
+    var outline: String
+    var height: Double?
+
+    init(_ row: Row) {
+        id = row["id"].string ?? ""
+        floorId = row["floor_id"].string ?? ""
+        name = row["name"].string
+        outline = row["outline"].string ?? "[]"
+        height = row["height"].double
+    }
+
+    var json: [String: Any] {
+        ["id": id, "floorId": floorId, "name": name ?? NSNull(), "outline": decodeStoredJSON(outline), "height": height ?? NSNull()]
+    }
+}
+
+/// A stored floor with its rooms (API.md "Floor").
+struct FloorRecord: Equatable {
+    var id: String
+    var propertyId: String
+    var number: Int
+    var name: String?
+    var planRevision: Int
+    var structure: String?
+    var worldMapSHA256: String?
+    var rooms: [RoomRecord]
+
+    init(_ row: Row, rooms: [RoomRecord]) {
+        id = row["id"].string ?? ""
+        propertyId = row["property_id"].string ?? ""
+        number = row["number"].int ?? 0
+        name = row["name"].string
+        planRevision = row["plan_revision"].int ?? 0
+        structure = row["structure"].string
+        worldMapSHA256 = row["world_map_sha256"].string
+        self.rooms = rooms
+    }
+
+    /// A plan can be continued only with the saved world map to relocalise into (seeds).
+    var continuable: Bool { planRevision > 0 && worldMapSHA256 != nil }
+
+    var json: [String: Any] {
+        ["id": id, "propertyId": propertyId, "number": number, "name": name ?? NSNull(), "planRevision": planRevision,
+         "continuable": continuable, "rooms": rooms.map(\.json)]
+    }
+}
+
+/// A stored panorama (API.md "Panorama").
+struct PanoramaRecord: Equatable {
+    var id: String
+    var propertyId: String
+    var floorId: String
+    var roomId: String?
+    var contentType: String
+    var size: Int64
+    var sha256: String
+    var createdAt: String
+
+    init(_ row: Row) {
+        id = row["id"].string ?? ""
+        propertyId = row["property_id"].string ?? ""
+        floorId = row["floor_id"].string ?? ""
+        roomId = row["room_id"].string
+        contentType = row["content_type"].string ?? ""
+        size = row["size"].int64 ?? 0
+        sha256 = row["sha256"].string ?? ""
+        createdAt = row["created_at"].string ?? ""
+    }
+
+    var json: [String: Any] {
+        ["id": id, "propertyId": propertyId, "floorId": floorId, "roomId": roomId ?? NSNull(), "contentType": contentType,
+         "size": size, "sha256": sha256, "createdAt": createdAt]
+    }
+}

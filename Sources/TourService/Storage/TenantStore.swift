@@ -1,0 +1,66 @@
+import Foundation
+import Hashing
+import SQLiteDB
+
+/// Tenants and their bearer tokens. A token is shown once, when made; only its SHA-256 is
+/// stored, and a lookup compares digests, never the token itself.
+enum TenantStore {
+    struct TokenInfo: Equatable {
+        var id: Int64
+        var tenant: String
+        var createdAt: String
+        var revokedAt: String?
+    }
+
+    static func tenantID(_ db: Database, named name: String) throws -> Int64? {
+        try db.first("SELECT id FROM tenants WHERE name = ?", name)?["id"].int64
+    }
+
+    static func createTenantIfMissing(_ db: Database, named name: String) throws -> Int64 {
+        if let id = try tenantID(db, named: name) { return id }
+        try db.run("INSERT INTO tenants (name, created_at) VALUES (?, ?)", name, Timestamp.now())
+        guard let id = try tenantID(db, named: name) else { throw ServiceError(.internal, "tenant vanished after insert") }
+        return id
+    }
+
+    /// Makes a token for the tenant (created when missing); returns its id and the token.
+    static func createToken(_ db: Database, tenant name: String) throws -> (id: Int64, token: String) {
+        let tenant = try createTenantIfMissing(db, named: name)
+        var random = SystemRandomNumberGenerator()
+        let secret = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &random) }
+        // base64url without padding (RFC 4648 §5): safe in headers and shells.
+        let token = "nt_" + ByteEncoding.base64(secret).replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        try db.run("INSERT INTO tokens (tenant_id, token_hash, created_at) VALUES (?, ?, ?)", tenant, Blob(hash(token)), Timestamp.now())
+        guard let id = try db.first("SELECT id FROM tokens WHERE token_hash = ?", Blob(hash(token)))?["id"].int64 else {
+            throw ServiceError(.internal, "token vanished after insert")
+        }
+        return (id, token)
+    }
+
+    /// The tenant a valid, unrevoked token belongs to.
+    static func tenant(forToken token: String, _ db: Database) throws -> Int64? {
+        let digest = hash(token)
+        guard let row = try db.first("SELECT tenant_id, token_hash FROM tokens WHERE token_hash = ? AND revoked_at IS NULL", Blob(digest)),
+              let stored = row["token_hash"].bytes, constantTimeEquals(stored, digest) else { return nil }
+        return row["tenant_id"].int64
+    }
+
+    static func tokens(_ db: Database) throws -> [TokenInfo] {
+        try db.query("SELECT tokens.id, tenants.name, tokens.created_at, tokens.revoked_at FROM tokens JOIN tenants ON tenants.id = tokens.tenant_id ORDER BY tokens.id")
+            .map { TokenInfo(id: $0[0].int64 ?? 0, tenant: $0[1].string ?? "", createdAt: $0[2].string ?? "", revokedAt: $0[3].string) }
+    }
+
+    /// Revokes a token; false when there is no such unrevoked token.
+    static func revoke(_ db: Database, id: Int64) throws -> Bool {
+        try db.run("UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", Timestamp.now(), id) == 1
+    }
+
+    static func hasTokens(_ db: Database) throws -> Bool {
+        try db.first("SELECT 1 FROM tokens LIMIT 1") != nil
+    }
+
+    private static func hash(_ token: String) -> [UInt8] {
+        StreamingDigest.hash(.sha256, Array(token.utf8))
+    }
+}

@@ -1,0 +1,245 @@
+import Foundation
+import SQLiteDB
+
+/// The SQL of properties, floors, plans, world maps and panoramas. Every function takes the
+/// tenant, so no query can reach another tenant's rows; every value is a bound parameter.
+/// Writers call these inside a transaction of the caller's.
+enum TourStore {
+    // MARK: Properties
+
+    static func property(_ db: Database, _ tenant: Int64, _ id: String) throws -> PropertyRecord? {
+        try db.first("SELECT * FROM properties WHERE tenant_id = ? AND id = ?", tenant, id).map(PropertyRecord.init)
+    }
+
+    /// Creates (assigning the tour id, once) or updates a property. Returns it and whether it
+    /// was created.
+    static func putProperty(_ db: Database, _ tenant: Int64, _ id: String, _ input: PropertyInput) throws -> (PropertyRecord, created: Bool) {
+        let metadata = try JSONObject.encode(input.metadata, "metadata")
+        if let existing = try property(db, tenant, id) {
+            if existing.name != input.name || existing.floorCount != input.floorCount || existing.metadata != input.metadata {
+                try db.run("UPDATE properties SET name = ?, floor_count = ?, metadata = ?, updated_at = ? WHERE tenant_id = ? AND id = ?",
+                           input.name, input.floorCount, metadata, Timestamp.now(), tenant, id)
+            }
+            return (try property(db, tenant, id) ?? existing, false)
+        }
+        let now = Timestamp.now()
+        try db.run("INSERT INTO properties (tenant_id, id, tour_id, name, floor_count, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                   tenant, id, Identifier.make(), input.name, input.floorCount, metadata, now, now)
+        guard let created = try property(db, tenant, id) else { throw ServiceError(.internal, "property vanished after insert") }
+        return (created, true)
+    }
+
+    /// A page of properties in id order, after the cursor; the cursor of the next page.
+    static func properties(_ db: Database, _ tenant: Int64, limit: Int, after: String?) throws -> ([PropertyRecord], next: String?) {
+        let rows = try db.query("SELECT * FROM properties WHERE tenant_id = ? AND id > ? ORDER BY id LIMIT ?",
+                                tenant, after ?? "", limit + 1)
+        let page = rows.prefix(limit).map(PropertyRecord.init)
+        return (page, rows.count > limit ? page.last?.id : nil)
+    }
+
+    /// Deletes a property and everything under it; returns the files to remove afterwards, or
+    /// nil when there is no such property.
+    static func deleteProperty(_ db: Database, _ tenant: Int64, _ id: String) throws -> [BlobKey]? {
+        guard try property(db, tenant, id) != nil else { return nil }
+        var blobs = try db.query("SELECT id FROM panoramas WHERE tenant_id = ? AND property_id = ?", tenant, id)
+            .compactMap { $0["id"].string }.map { BlobKey(tenant: tenant, kind: .panorama, id: $0) }
+        blobs += try db.query("SELECT id FROM floors WHERE tenant_id = ? AND property_id = ? AND world_map_sha256 IS NOT NULL", tenant, id)
+            .compactMap { $0["id"].string }.map { BlobKey(tenant: tenant, kind: .worldMap, id: $0) }
+        // Panoramas go with their floors (ON DELETE CASCADE), floors with the property.
+        try db.run("DELETE FROM properties WHERE tenant_id = ? AND id = ?", tenant, id)
+        return blobs
+    }
+
+    /// What the server holds for a property (API.md "ServerStatus").
+    static func status(_ db: Database, _ tenant: Int64, _ id: String) throws -> [String: Any]? {
+        guard let property = try property(db, tenant, id) else { return nil }
+        let floors = try db.first("SELECT count(*) FROM floors WHERE tenant_id = ? AND property_id = ?", tenant, id)?[0].int ?? 0
+        let rooms = try db.first("""
+            SELECT count(*) FROM rooms JOIN floors ON floors.tenant_id = rooms.tenant_id AND floors.id = rooms.floor_id
+            WHERE rooms.tenant_id = ? AND floors.property_id = ?
+            """, tenant, id)?[0].int ?? 0
+        let panoramas = try db.first("SELECT count(*), coalesce(sum(size), 0) FROM panoramas WHERE tenant_id = ? AND property_id = ?", tenant, id)
+        return ["propertyId": id, "tourId": property.tourId, "floorCount": floors, "roomCount": rooms,
+                "panoramaCount": panoramas?[0].int ?? 0, "panoramaBytes": panoramas?[1].int64 ?? 0, "updatedAt": property.updatedAt]
+    }
+
+    static func touch(_ db: Database, _ tenant: Int64, property id: String) throws {
+        try db.run("UPDATE properties SET updated_at = ? WHERE tenant_id = ? AND id = ?", Timestamp.now(), tenant, id)
+    }
+
+    // MARK: Floors
+
+    static func floor(_ db: Database, _ tenant: Int64, _ id: String) throws -> FloorRecord? {
+        guard let row = try db.first("SELECT * FROM floors WHERE tenant_id = ? AND id = ?", tenant, id) else { return nil }
+        let rooms = try db.query("SELECT * FROM rooms WHERE tenant_id = ? AND floor_id = ? ORDER BY position", tenant, id).map(RoomRecord.init)
+        return FloorRecord(row, rooms: rooms)
+    }
+
+    static func putFloor(_ db: Database, _ tenant: Int64, propertyId: String, floorId: String, _ input: FloorInput) throws -> (FloorRecord, created: Bool) {
+        guard try property(db, tenant, propertyId) != nil else { throw ServiceError.notFound("property", propertyId) }
+        if let existing = try floor(db, tenant, floorId) {
+            guard existing.propertyId == propertyId else { throw ServiceError.conflict("floor \(floorId) belongs to another property") }
+            if existing.number != input.number || existing.name != input.name {
+                try db.run("UPDATE floors SET number = ?, name = ? WHERE tenant_id = ? AND id = ?", input.number, input.name, tenant, floorId)
+                try touch(db, tenant, property: propertyId)
+            }
+            return (try floor(db, tenant, floorId) ?? existing, false)
+        }
+        try db.run("INSERT INTO floors (tenant_id, id, property_id, number, name) VALUES (?, ?, ?, ?, ?)",
+                   tenant, floorId, propertyId, input.number, input.name)
+        try touch(db, tenant, property: propertyId)
+        guard let created = try floor(db, tenant, floorId) else { throw ServiceError(.internal, "floor vanished after insert") }
+        return (created, true)
+    }
+
+    // MARK: Plans
+
+    /// What applying a plan did: the answer, and the world map file to remove once committed.
+    struct PlanOutcome {
+        var answer: [UInt8]
+        var clearedWorldMap: BlobKey?
+    }
+
+    /// Applies a plan (API.md "Plan upload"), or answers what it answered before for a planId
+    /// already applied.
+    static func applyPlan(_ db: Database, _ tenant: Int64, floorId: String, _ plan: PlanInput) throws -> PlanOutcome {
+        if let applied = try db.first("SELECT floor_id, request_sha256, result FROM plans WHERE tenant_id = ? AND id = ?", tenant, plan.planId) {
+            guard applied["floor_id"].string == floorId, applied["request_sha256"].string == plan.digest else {
+                throw ServiceError.conflict("plan \(plan.planId) was already applied with other content")
+            }
+            return PlanOutcome(answer: Array((applied["result"].string ?? "").utf8), clearedWorldMap: nil)
+        }
+        guard let floor = try floor(db, tenant, floorId) else { throw ServiceError.notFound("floor", floorId) }
+        // A room id belongs to one floor for good: moving it would orphan its panoramas' meaning.
+        for room in plan.rooms {
+            if let other = try db.first("SELECT floor_id FROM rooms WHERE tenant_id = ? AND id = ?", tenant, room.id),
+               other["floor_id"].string != floorId {
+                throw ServiceError.conflict("room \(room.id) belongs to another floor")
+            }
+        }
+        var clearedWorldMap: BlobKey?
+        switch plan.mode {
+        case .continueScan:
+            guard floor.continuable else {
+                throw ServiceError(.notContinuable, "floor \(floorId) has no plan and saved world map to continue")
+            }
+            var position = (floor.rooms.count)
+            let existing = Set(floor.rooms.map(\.id))
+            for room in plan.rooms {
+                if existing.contains(room.id) {
+                    // Kept: id, name, panoramas. Updated: geometry.
+                    try db.run("UPDATE rooms SET outline = ?, height = ?, capture = coalesce(?, capture) WHERE tenant_id = ? AND id = ?",
+                               room.outline, room.height, room.capture, tenant, room.id)
+                } else {
+                    try db.run("INSERT INTO rooms (tenant_id, id, floor_id, name, outline, height, capture, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                               tenant, room.id, floorId, room.name, room.outline, room.height, room.capture, position)
+                    position += 1
+                }
+            }
+        case .newScan:
+            let kept = Set(plan.rooms.map(\.id))
+            for room in floor.rooms where !kept.contains(room.id) {
+                // Nothing is lost: the panoramas of a removed room stay on the floor.
+                try db.run("UPDATE panoramas SET room_id = NULL WHERE tenant_id = ? AND room_id = ?", tenant, room.id)
+                try db.run("DELETE FROM rooms WHERE tenant_id = ? AND id = ?", tenant, room.id)
+            }
+            for (position, room) in plan.rooms.enumerated() {
+                try db.run("""
+                    INSERT INTO rooms (tenant_id, id, floor_id, name, outline, height, capture, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (tenant_id, id) DO UPDATE SET name = excluded.name, outline = excluded.outline,
+                        height = excluded.height, capture = excluded.capture, position = excluded.position
+                    """, tenant, room.id, floorId, room.name, room.outline, room.height, room.capture, position)
+            }
+            // The old world map belongs to the old plan: a new one follows the new plan.
+            if floor.worldMapSHA256 != nil {
+                clearedWorldMap = BlobKey(tenant: tenant, kind: .worldMap, id: floorId)
+                try db.run("UPDATE floors SET world_map_sha256 = NULL, world_map_size = NULL WHERE tenant_id = ? AND id = ?", tenant, floorId)
+            }
+        }
+        try db.run("UPDATE floors SET plan_revision = plan_revision + 1, structure = coalesce(?, structure) WHERE tenant_id = ? AND id = ?",
+                   plan.structure, tenant, floorId)
+        try touch(db, tenant, property: floor.propertyId)
+        guard let applied = try self.floor(db, tenant, floorId) else { throw ServiceError(.internal, "floor vanished") }
+        let answer = encodeJSON(applied.json)
+        try db.run("INSERT INTO plans (tenant_id, id, floor_id, mode, request_sha256, result, applied_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                   tenant, plan.planId, floorId, plan.mode.rawValue, plan.digest, String(decoding: answer, as: UTF8.self), Timestamp.now())
+        return PlanOutcome(answer: answer, clearedWorldMap: clearedWorldMap)
+    }
+
+    // MARK: World maps
+
+    enum WorldMapChange { case created, replaced, unchanged }
+
+    /// Records a floor's world map whose file is already in place.
+    static func setWorldMap(_ db: Database, _ tenant: Int64, floorId: String, sha256: String, size: Int64) throws -> WorldMapChange {
+        guard let floor = try floor(db, tenant, floorId) else { throw ServiceError.notFound("floor", floorId) }
+        if floor.worldMapSHA256 == sha256 { return .unchanged }
+        try db.run("UPDATE floors SET world_map_sha256 = ?, world_map_size = ? WHERE tenant_id = ? AND id = ?", sha256, size, tenant, floorId)
+        try touch(db, tenant, property: floor.propertyId)
+        return floor.worldMapSHA256 == nil ? .created : .replaced
+    }
+
+    // MARK: Panoramas
+
+    static func panorama(_ db: Database, _ tenant: Int64, _ id: String) throws -> PanoramaRecord? {
+        try db.first("SELECT * FROM panoramas WHERE tenant_id = ? AND id = ?", tenant, id).map(PanoramaRecord.init)
+    }
+
+    /// Where a new panorama goes: its floor's property, after checking the room is on that floor.
+    static func panoramaPlace(_ db: Database, _ tenant: Int64, floorId: String, roomId: String?) throws -> String {
+        guard let floor = try db.first("SELECT property_id FROM floors WHERE tenant_id = ? AND id = ?", tenant, floorId),
+              let propertyId = floor["property_id"].string else { throw ServiceError.notFound("floor", floorId) }
+        if let roomId {
+            guard try db.first("SELECT 1 FROM rooms WHERE tenant_id = ? AND id = ? AND floor_id = ?", tenant, roomId, floorId) != nil else {
+                throw ServiceError.notFound("room \(roomId) on floor", floorId)
+            }
+        }
+        return propertyId
+    }
+
+    static func insertPanorama(_ db: Database, _ tenant: Int64, id: String, floorId: String, roomId: String?,
+                               contentType: String, size: Int64, sha256: String) throws -> PanoramaRecord {
+        let propertyId = try panoramaPlace(db, tenant, floorId: floorId, roomId: roomId)
+        try db.run("""
+            INSERT INTO panoramas (tenant_id, id, property_id, floor_id, room_id, content_type, size, sha256, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, tenant, id, propertyId, floorId, roomId, contentType, size, sha256, Timestamp.now())
+        try touch(db, tenant, property: propertyId)
+        guard let stored = try panorama(db, tenant, id) else { throw ServiceError(.internal, "panorama vanished after insert") }
+        return stored
+    }
+
+    static func deletePanorama(_ db: Database, _ tenant: Int64, _ id: String) throws -> Bool {
+        guard let existing = try panorama(db, tenant, id) else { return false }
+        try db.run("DELETE FROM panoramas WHERE tenant_id = ? AND id = ?", tenant, id)
+        try touch(db, tenant, property: existing.propertyId)
+        return true
+    }
+
+    // MARK: Tours
+
+    /// The tour document: the property, its floors with plan and rooms, their panoramas with
+    /// content URLs.
+    static func tour(_ db: Database, _ tenant: Int64, tourId: String) throws -> [String: Any]? {
+        guard let row = try db.first("SELECT * FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId) else { return nil }
+        let property = PropertyRecord(row)
+        let floorIds = try db.query("SELECT id FROM floors WHERE tenant_id = ? AND property_id = ? ORDER BY number, id", tenant, property.id)
+            .compactMap { $0["id"].string }
+        var floors: [[String: Any]] = []
+        for floorId in floorIds {
+            guard let floor = try floor(db, tenant, floorId) else { continue }
+            var json = floor.json
+            json["plan"] = floor.planRevision > 0
+                ? ["revision": floor.planRevision, "structure": decodeStoredJSON(floor.structure)] as [String: Any]
+                : NSNull()
+            json["panoramas"] = try db.query("SELECT * FROM panoramas WHERE tenant_id = ? AND floor_id = ? ORDER BY created_at, id", tenant, floorId)
+                .map { row -> [String: Any] in
+                    var panorama = PanoramaRecord(row).json
+                    panorama["contentUrl"] = "/v1/panoramas/\(panorama["id"] as? String ?? "")/content"
+                    return panorama
+                }
+            floors.append(json)
+        }
+        return ["tourId": property.tourId, "property": property.json, "floors": floors]
+    }
+}
