@@ -34,11 +34,13 @@ let package = Package(
         .target(name: "NoughtyTours", dependencies: ["CCurl", "SQLiteDB", "Hashing"]),
         .executableTarget(name: "tours", dependencies: ["NoughtyTours"]),
 
+        // What the loopback tests of several modules share: a raw HTTP client, a command runner.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
-        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "Logging"]),
+        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "Logging", "TestSupport"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB"]),
-        .testTarget(name: "TourServiceTests", dependencies: ["TourService", "HTTPCore"]),
+        .testTarget(name: "TourServiceTests", dependencies: ["TourService", "HTTPCore", "Hashing", "TestSupport"]),
         .testTarget(name: "NoughtyToursTests", dependencies: ["NoughtyTours"]),
     ],
     swiftLanguageModes: [.v6]

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 @testable import HTTPCore
 
 /// The server against the real curl, as users and libcurl-based clients will talk to it.

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 @testable import HTTPCore
 
 /// The server over real sockets on 127.0.0.1, driven by a raw client.

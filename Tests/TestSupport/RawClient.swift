@@ -5,27 +5,30 @@ import Foundation
 
 /// A blocking TCP client that writes raw bytes and reads raw HTTP/1.1 responses, with a
 /// receive timeout so that no test can hang.
-final class RawClient {
-    struct Response {
-        var status: Int
-        var headers: [(name: String, value: String)]
-        var body: [UInt8]
+public final class RawClient {
+    public struct Response {
+        public var status: Int
+        public var headers: [(name: String, value: String)]
+        public var body: [UInt8]
 
-        func header(_ name: String) -> String? {
+        public func header(_ name: String) -> String? {
             headers.first { $0.name.lowercased() == name.lowercased() }?.value
         }
 
-        var text: String { String(decoding: body, as: UTF8.self) }
+        public var text: String { String(decoding: body, as: UTF8.self) }
+
+        /// The body as a JSON object (nil when it is not one).
+        public var json: [String: Any]? { try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] }
     }
 
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
     }
 
-    let fd: Int32
+    public let fd: Int32
     private var pending: [UInt8] = []
 
-    init(port: UInt16, timeoutSeconds: Int = 5) throws {
+    public init(port: UInt16, timeoutSeconds: Int = 5) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -45,9 +48,9 @@ final class RawClient {
 
     deinit { close(fd) }
 
-    func send(_ text: String) throws { try send(Array(text.utf8)) }
+    public func send(_ text: String) throws { try send(Array(text.utf8)) }
 
-    func send(_ bytes: [UInt8]) throws {
+    public func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
@@ -69,7 +72,7 @@ final class RawClient {
     }
 
     /// Whether the server closed the connection (reads until end of stream or timeout).
-    func isClosedByServer() -> Bool {
+    public func isClosedByServer() -> Bool {
         while true {
             guard let more = try? fill() else { return errno == ECONNRESET }
             if !more { return true }
@@ -77,7 +80,7 @@ final class RawClient {
     }
 
     /// Reads one response. `bodyExpected` is false for answers to HEAD.
-    func readResponse(bodyExpected: Bool = true) throws -> Response {
+    public func readResponse(bodyExpected: Bool = true) throws -> Response {
         var headEnd: Int?
         while headEnd == nil {
             if let range = pending.firstRange(of: Array("\r\n\r\n".utf8)) { headEnd = range.upperBound; break }
@@ -136,5 +139,16 @@ final class RawClient {
             }
             guard try fill() else { throw Failure(description: "closed inside a line") }
         }
+    }
+}
+
+extension RawClient {
+    /// Sends one request and reads its answer (HEAD answers have no body).
+    public func request(_ method: String, _ target: String, headers: [String: String] = [:], body: [UInt8] = []) throws -> Response {
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: test\r\n"
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\r\n" }
+        if !body.isEmpty || ["PUT", "POST", "PATCH"].contains(method) { head += "Content-Length: \(body.count)\r\n" }
+        try send(Array((head + "\r\n").utf8) + body)
+        return try readResponse(bodyExpected: method != "HEAD")
     }
 }

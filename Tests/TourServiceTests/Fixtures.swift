@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Building blocks of the API tests: a property, a floor, a plan, a panorama.
+extension APIClient {
+    @discardableResult
+    func putProperty(_ id: String, name: String = "Villa", floorCount: Int = 2, metadata: [String: String] = [:]) throws -> RawClient.Response {
+        try send("PUT", "/v1/properties/\(id)", json: ["name": name, "floorCount": floorCount, "metadata": metadata])
+    }
+
+    @discardableResult
+    func putFloor(_ propertyId: String, _ floorId: String, number: Int = 0, name: String? = nil) throws -> RawClient.Response {
+        try send("PUT", "/v1/properties/\(propertyId)/floors/\(floorId)", json: ["number": number, "name": name.map { $0 as Any } ?? NSNull()])
+    }
+
+    /// A property with one floor; returns the floor id.
+    func makeFloor(property propertyId: String = newID()) throws -> (propertyId: String, floorId: String) {
+        let floorId = newID()
+        #expect(try putProperty(propertyId).status < 300)
+        #expect(try putFloor(propertyId, floorId).status == 201)
+        return (propertyId, floorId)
+    }
+
+    @discardableResult
+    func putPlan(_ floorId: String, planId: String = newID(), mode: String, rooms: [(id: String, name: String?)],
+                 outline: [[Double]] = [[0, 0], [4, 0], [4, 3]]) throws -> RawClient.Response {
+        let roomValues: [[String: Any]] = rooms.map { ["id": $0.id, "name": $0.name.map { $0 as Any } ?? NSNull(), "outline": outline, "height": 2.5, "capture": ["k": 1]] }
+        return try send("PUT", "/v1/floors/\(floorId)/plan", json: ["planId": planId, "mode": mode, "rooms": roomValues, "structure": ["walls": 4]])
+    }
+
+    @discardableResult
+    func putPanorama(_ id: String, floorId: String, roomId: String? = nil, bytes: [UInt8], digest: String? = nil,
+                     contentType: String = "image/jpeg") throws -> RawClient.Response {
+        var headers = ["Content-Type": contentType]
+        if let digest { headers["Repr-Digest"] = digest }
+        let query = "floorId=\(floorId)" + (roomId.map { "&roomId=\($0)" } ?? "")
+        return try send("PUT", "/v1/panoramas/\(id)?\(query)", body: bytes, headers: headers)
+    }
+
+    @discardableResult
+    func putWorldMap(_ floorId: String, bytes: [UInt8]) throws -> RawClient.Response {
+        try send("PUT", "/v1/floors/\(floorId)/worldmap", body: bytes, headers: ["Content-Type": "application/octet-stream"])
+    }
+}
+
+extension RawClient.Response {
+    func string(_ key: String) -> String? { json?[key] as? String }
+    func int(_ key: String) -> Int? { json?[key] as? Int }
+    var errorCode: String? { (json?["error"] as? [String: Any])?["code"] as? String }
+    var rooms: [[String: Any]] { json?["rooms"] as? [[String: Any]] ?? [] }
+}

@@ -1,0 +1,115 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+import HTTPCore
+import Hashing
+import Logging
+import TestSupport
+@testable import TourService
+
+/// A toursd service on a fresh data directory, served on 127.0.0.1 with an OS-chosen port,
+/// with two tenants ("alpha", "beta") and a token each.
+final class ServiceHarness: @unchecked Sendable {
+    static let migrationsDir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("migrations").path
+
+    let dataDir: String
+    let config: ToursdConfig
+    let server: HTTPServer
+    let port: UInt16
+    let alpha: String
+    let beta: String
+
+    init(dataDir: String? = nil, configure: (inout ToursdConfig) -> Void = { _ in }) throws {
+        let dataDir = dataDir ?? FileManager.default.temporaryDirectory.appendingPathComponent("toursd-\(UUID().uuidString)").path
+        self.dataDir = dataDir
+        var config = ToursdConfig()
+        config.port = 0
+        config.dataDir = dataDir
+        config.migrationsDir = Self.migrationsDir
+        configure(&config)
+        self.config = config
+        let logger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)), level: .error)
+        alpha = try Admin.createToken(config, tenant: "alpha", logger: logger).token
+        beta = try Admin.createToken(config, tenant: "beta", logger: logger).token
+        let service = try SyncService.open(config: config, logger: logger)
+        let metrics = ServerMetrics()
+        server = HTTPServer(configuration: config.server, router: service.makeRouter(metrics: metrics), metrics: metrics, logger: logger)
+        port = try server.start().port
+    }
+
+    /// A client speaking as one tenant (nil: no token).
+    func client(_ token: String?) throws -> APIClient {
+        try APIClient(port: port, token: token)
+    }
+
+    func stop() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in server.shutdown { done.resume() } }
+    }
+
+    /// Stops and removes the data directory.
+    func finish() async {
+        await stop()
+        try? FileManager.default.removeItem(atPath: dataDir)
+    }
+
+    /// Every file under the data directory's blobs and tmp, relative to it.
+    func storedFiles() -> [String] {
+        let enumerator = FileManager.default.enumerator(atPath: dataDir)
+        var files: [String] = []
+        while let path = enumerator?.nextObject() as? String {
+            guard path.hasPrefix("blobs/") || path.hasPrefix("tmp/") else { continue }
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: dataDir + "/" + path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                files.append(path)
+            }
+        }
+        return files.sorted()
+    }
+}
+
+/// Requests as one tenant over one keep-alive connection.
+final class APIClient {
+    let raw: RawClient
+    let token: String?
+
+    init(port: UInt16, token: String?) throws {
+        raw = try RawClient(port: port, timeoutSeconds: 20)
+        self.token = token
+    }
+
+    @discardableResult
+    func send(_ method: String, _ target: String, json: Any? = nil, body: [UInt8] = [], headers: [String: String] = [:]) throws -> RawClient.Response {
+        var headers = headers
+        if let token { headers["Authorization"] = "Bearer \(token)" }
+        var bytes = body
+        if let json {
+            bytes = Array(try JSONSerialization.data(withJSONObject: json))
+            headers["Content-Type"] = headers["Content-Type"] ?? "application/json"
+        }
+        return try raw.request(method, target, headers: headers, body: bytes)
+    }
+}
+
+/// Fresh lowercase UUIDs for ids.
+func newID() -> String { UUID().uuidString.lowercased() }
+
+/// The SHA-256 of bytes as Repr-Digest wants it.
+func reprDigest(_ bytes: [UInt8]) -> String {
+    "sha-256=:\(Data(sha256(bytes)).base64EncodedString()):"
+}
+
+func sha256(_ bytes: [UInt8]) -> [UInt8] {
+    StreamingDigest.hash(.sha256, bytes)
+}
+
+func sha256Hex(_ bytes: [UInt8]) -> String {
+    ByteEncoding.hex(sha256(bytes))
+}
+
+/// Deterministic test bytes of a given size (an "image").
+func imageBytes(_ count: Int, seed: UInt8 = 1) -> [UInt8] {
+    (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed) &* 7 &+ $0 >> 9) }
+}
