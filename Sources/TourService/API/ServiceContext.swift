@@ -123,7 +123,11 @@ struct Endpoints {
             }
             guard case .store(let finish) = plan else { preconditionFailure("answered above") }
             let sink = UploadBody(incoming: incoming) { blob in
-                context.respond(request, responder) { try finish(blob) }
+                context.respond(request, responder) {
+                    // Whatever the answer, no temporary file outlives it.
+                    defer { blob.discard() }
+                    return try finish(blob)
+                }
             }
             return .readBody(sink, limit: request.bodyLimit)
         }

@@ -111,6 +111,7 @@ final class IncomingBlob: @unchecked Sendable {
     private let fd: Int32
     private let digest = StreamingDigest(.sha256)
     private(set) var size: Int64 = 0
+    /// Committed, or discarded: no longer this object's to remove.
     private var committed = false
 
     fileprivate init(path: String) throws(ServiceError) {
@@ -121,7 +122,14 @@ final class IncomingBlob: @unchecked Sendable {
 
     deinit {
         close(fd)
-        if !committed { unlink(path) }
+        discard()
+    }
+
+    /// Removes the file unless it was committed; safe to call more than once.
+    func discard() {
+        guard !committed else { return }
+        committed = true
+        unlink(path)
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws(ServiceError) {

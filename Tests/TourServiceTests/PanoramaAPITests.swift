@@ -1,0 +1,215 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+import TestSupport
+
+/// API.md "Panoramas — one-shot upload".
+@Suite struct PanoramaAPITests {
+    /// The inode of a stored file, to tell whether it was written again.
+    private func inode(_ path: String) -> UInt64? {
+        var info = stat()
+        return stat(path, &info) == 0 ? UInt64(info.st_ino) : nil
+    }
+
+    @Test func firstStoreIs201AndTheBytesComeBackWhole() async throws {
+        let harness = try ServiceHarness()
+        let client = try harness.client(harness.alpha)
+        let (propertyId, floorId) = try client.makeFloor()
+        let image = imageBytes(200_000)
+        let id = newID()
+        let stored = try client.putPanorama(id, floorId: floorId, bytes: image, digest: reprDigest(image), contentType: "image/png")
+        #expect(stored.status == 201)
+        #expect(stored.string("id") == id)
+        #expect(stored.string("propertyId") == propertyId)
+        #expect(stored.string("floorId") == floorId)
+        #expect(stored.json?["roomId"] is NSNull)
+        #expect(stored.string("contentType") == "image/png")
+        #expect(stored.int("size") == image.count)
+        #expect(stored.string("sha256") == sha256Hex(image))
+        let content = try client.send("GET", "/v1/panoramas/\(id)/content")
+        #expect(content.status == 200)
+        #expect(content.body == image)
+        #expect(content.header("Content-Type") == "image/png")
+        #expect(content.header("ETag") == "\"\(sha256Hex(image))\"")
+        #expect(content.header("Repr-Digest") == reprDigest(image))
+        await harness.finish()
+    }
+
+    @Test func aResendWithTheSameDigestIs200AndWritesNoSecondFile() async throws {
+        let harness = try ServiceHarness()
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let image = imageBytes(50_000)
+        let id = newID()
+        #expect(try client.putPanorama(id, floorId: floorId, bytes: image, digest: reprDigest(image)).status == 201)
+        let files = harness.storedFiles()
+        let path = harness.dataDir + "/" + (files.first ?? "")
+        let before = inode(path)
+        // Declared digest: answered before the body is read.
+        let declared = try client.putPanorama(id, floorId: floorId, bytes: image, digest: reprDigest(image))
+        #expect(declared.status == 200)
+        // No digest declared: the body is read, hashed, found equal, and dropped.
+        let undeclared = try client.putPanorama(id, floorId: floorId, bytes: image)
+        #expect(undeclared.status == 200)
+        #expect(undeclared.string("sha256") == sha256Hex(image))
+        #expect(harness.storedFiles() == files)
+        #expect(inode(path) == before)
+        await harness.finish()
+    }
+
+    @Test func anotherDigestForTheSameIdIs409() async throws {
+        let harness = try ServiceHarness()
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let id = newID()
+        let image = imageBytes(1000)
+        try client.putPanorama(id, floorId: floorId, bytes: image)
+        let other = imageBytes(1000, seed: 5)
+        let declared = try client.putPanorama(id, floorId: floorId, bytes: other, digest: reprDigest(other))
+        #expect(declared.status == 409)
+        #expect(declared.errorCode == "conflict")
+        let undeclared = try client.putPanorama(id, floorId: floorId, bytes: other)
+        #expect(undeclared.status == 409)
+        #expect(try client.send("GET", "/v1/panoramas/\(id)/content").body == image)
+        #expect(harness.storedFiles().count == 1)
+        await harness.finish()
+    }
+
+    @Test func aDigestMismatchIs400AndKeepsNothing() async throws {
+        let harness = try ServiceHarness()
+        let client = try harness.client(harness.alpha)
+        let (propertyId, floorId) = try client.makeFloor()
+        let id = newID()
+        let response = try client.putPanorama(id, floorId: floorId, bytes: imageBytes(70_000), digest: reprDigest(imageBytes(10)))
+        #expect(response.status == 400)
+        #expect(response.errorCode == "digest_mismatch")
+        #expect(try client.send("GET", "/v1/panoramas/\(id)").status == 404)
+        #expect(harness.storedFiles().isEmpty)
+        #expect(try client.send("GET", "/v1/properties/\(propertyId)/status").int("panoramaCount") == 0)
+        await harness.finish()
+    }
+
+    @Test(arguments: ["image/gif", "text/plain", ""])
+    func otherMediaTypesAre415(type: String) async throws {
+        let harness = try ServiceHarness()
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let response = try client.putPanorama(newID(), floorId: floorId, bytes: imageBytes(10), contentType: type)
+        #expect(response.status == 415)
+        #expect(response.errorCode == "unsupported_media_type")
+        await harness.finish()
+    }
+
+    @Test func heicAndJpegWithParametersAreAccepted() async throws {
+        let harness = try ServiceHarness()
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        #expect(try client.putPanorama(newID(), floorId: floorId, bytes: imageBytes(10), contentType: "image/heic").status == 201)
+        #expect(try client.putPanorama(newID(), floorId: floorId, bytes: imageBytes(10), contentType: "IMAGE/JPEG; q=1").status == 201)
+        await harness.finish()
+    }
+
+    @Test(arguments: ["sha-256=abc", "sha-256=:!!:", "sha-512=:AAAA:", "sha-256=:AAAA:"])
+    func malformedReprDigestsAre400(header: String) async throws {
+        let harness = try ServiceHarness()
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let response = try client.putPanorama(newID(), floorId: floorId, bytes: imageBytes(10), digest: header)
+        #expect(response.status == 400)
+        #expect(response.errorCode == "bad_request")
+        await harness.finish()
+    }
+
+    @Test func theFloorAndRoomMustExist() async throws {
+        let harness = try ServiceHarness()
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        #expect(try client.putPanorama(newID(), floorId: newID(), bytes: imageBytes(10)).status == 404)
+        #expect(try client.putPanorama(newID(), floorId: floorId, roomId: newID(), bytes: imageBytes(10)).status == 404)
+        #expect(try client.send("PUT", "/v1/panoramas/\(newID())", body: imageBytes(10), headers: ["Content-Type": "image/jpeg"]).status == 400)
+        #expect(harness.storedFiles().isEmpty)
+        await harness.finish()
+    }
+
+    @Test func overTheLimitIs413BeforeTheBody() async throws {
+        let harness = try ServiceHarness { $0.maxPanoramaBytes = 1000 }
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let response = try client.putPanorama(newID(), floorId: floorId, bytes: imageBytes(1001))
+        #expect(response.status == 413)
+        #expect(response.errorCode == "payload_too_large")
+        #expect(harness.storedFiles().isEmpty)
+        await harness.finish()
+    }
+
+    @Test func rangesEtagsAndConditionalRequests() async throws {
+        let harness = try ServiceHarness()
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let image = imageBytes(1000)
+        let id = newID()
+        try client.putPanorama(id, floorId: floorId, bytes: image)
+        let path = "/v1/panoramas/\(id)/content"
+        let middle = try client.send("GET", path, headers: ["Range": "bytes=100-199"])
+        #expect(middle.status == 206)
+        #expect(middle.body == Array(image[100..<200]))
+        #expect(middle.header("Content-Range") == "bytes 100-199/1000")
+        #expect(try client.send("GET", path, headers: ["Range": "bytes=990-"]).body == Array(image[990...]))
+        #expect(try client.send("GET", path, headers: ["Range": "bytes=-10"]).body == Array(image[990...]))
+        #expect(try client.send("GET", path, headers: ["Range": "bytes=900-5000"]).body == Array(image[900...]))
+        let outside = try client.send("GET", path, headers: ["Range": "bytes=1000-"])
+        #expect(outside.status == 416)
+        #expect(outside.header("Content-Range") == "bytes */1000")
+        #expect(try client.send("GET", path, headers: ["Range": "bytes=0-1,5-6"]).status == 200) // several: whole
+        let etag = try #require(middle.header("ETag"))
+        #expect(try client.send("GET", path, headers: ["If-None-Match": etag]).status == 304)
+        let head = try client.send("HEAD", path)
+        #expect(head.status == 200)
+        #expect(head.header("Content-Length") == "1000")
+        #expect(head.body.isEmpty)
+        await harness.finish()
+    }
+
+    @Test func deletingAPanoramaRemovesItsFile() async throws {
+        let harness = try ServiceHarness()
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let id = newID()
+        try client.putPanorama(id, floorId: floorId, bytes: imageBytes(100))
+        #expect(harness.storedFiles().count == 1)
+        #expect(try client.send("DELETE", "/v1/panoramas/\(id)").status == 204)
+        #expect(harness.storedFiles().isEmpty)
+        #expect(try client.send("GET", "/v1/panoramas/\(id)").status == 404)
+        #expect(try client.send("DELETE", "/v1/panoramas/\(id)").status == 404)
+        await harness.finish()
+    }
+
+    /// A real full disk (a 2 MB tmpfs): 507, no row, no partial file, and the server goes on.
+    @Test func aFullDiskIs507AndLeavesNothingPartial() async throws {
+        let mountPoint = FileManager.default.temporaryDirectory.appendingPathComponent("full-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        let mounted = try runCommand("/bin/mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", mountPoint])
+        try #require(mounted.status == 0, "mounting a tmpfs needs root: \(mounted.err)")
+        defer {
+            _ = try? runCommand("/bin/umount", [mountPoint])
+            try? FileManager.default.removeItem(atPath: mountPoint)
+        }
+        let harness = try ServiceHarness(dataDir: mountPoint + "/data")
+        let client = try harness.client(harness.alpha)
+        let (propertyId, floorId) = try client.makeFloor()
+        let id = newID()
+        let response = try client.putPanorama(id, floorId: floorId, bytes: imageBytes(3 << 20))
+        #expect(response.status == 507)
+        #expect(response.errorCode == "insufficient_storage")
+        #expect(response.text.contains("\"retryable\":true"))
+        #expect(harness.storedFiles().isEmpty)
+        let after = try harness.client(harness.alpha)
+        #expect(try after.send("GET", "/v1/panoramas/\(id)").status == 404)
+        #expect(try after.send("GET", "/v1/properties/\(propertyId)/status").int("panoramaCount") == 0)
+        // Room again: a small one is stored.
+        #expect(try after.putPanorama(newID(), floorId: floorId, bytes: imageBytes(1000)).status == 201)
+        await harness.stop()
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+import HTTPCore
+import Logging
+import TestSupport
+@testable import TourService
+
+/// API.md "Tenants are isolated": another tenant's ids answer 404 on every route, and
+/// nothing of theirs changes. Table-driven over the router itself.
+@Suite struct TenantIsolationTests {
+    /// What tenant beta gets on each route when it names alpha's ids, with nothing of its own.
+    /// Beta's PUT of a property id alpha uses makes beta's own property: ids are per tenant.
+    private struct Case: Sendable {
+        var status: Int
+        var body: @Sendable (Fixture) -> (bytes: [UInt8], headers: [String: String]) = { _ in ([], [:]) }
+        var query: @Sendable (Fixture) -> String = { _ in "" }
+    }
+
+    private struct Fixture: Sendable {
+        var propertyId = newID(), floorId = newID(), roomId = newID(), panoramaId = newID()
+        var tourId = ""
+    }
+
+    private static let json = ["Content-Type": "application/json"]
+
+    private static let cases: [String: Case] = [
+        "GET /v1/properties": Case(status: 200),
+        "GET /v1/properties/{propertyId}": Case(status: 404),
+        "DELETE /v1/properties/{propertyId}": Case(status: 404),
+        "GET /v1/properties/{propertyId}/status": Case(status: 404),
+        "GET /v1/tours/{tourId}": Case(status: 404),
+        "PUT /v1/properties/{propertyId}/floors/{floorId}": Case(status: 404, body: { _ in (Array(#"{"number": 0}"#.utf8), json) }),
+        "GET /v1/floors/{floorId}": Case(status: 404),
+        "PUT /v1/floors/{floorId}/plan": Case(status: 404, body: { fixture in
+            (Array(#"{"planId": "\#(newID())", "mode": "newScan", "rooms": [{"id": "\#(fixture.roomId)", "outline": [[0,0],[1,0],[1,1]]}]}"#.utf8), json)
+        }),
+        "PUT /v1/floors/{floorId}/worldmap": Case(status: 404, body: { _ in ([1, 2, 3], ["Content-Type": "application/octet-stream"]) }),
+        "PUT /v1/panoramas/{panoramaId}": Case(status: 404, body: { _ in (imageBytes(100, seed: 3), ["Content-Type": "image/jpeg"]) },
+                                               query: { "?floorId=\($0.floorId)" }),
+        "GET /v1/panoramas/{panoramaId}": Case(status: 404),
+        "GET /v1/panoramas/{panoramaId}/content": Case(status: 404),
+        "DELETE /v1/panoramas/{panoramaId}": Case(status: 404),
+        // Last: beta's own property under the same id.
+        "PUT /v1/properties/{propertyId}": Case(status: 201, body: { _ in (Array(#"{"name": "Beta's", "floorCount": 1}"#.utf8), json) }),
+    ]
+    /// Routes with no tenant data.
+    private static let publicRoutes: Set<String> = ["GET /healthz", "GET /metrics"]
+
+    @Test func everyRouteHidesAnotherTenantsIds() async throws {
+        let harness = try ServiceHarness()
+        let alpha = try harness.client(harness.alpha)
+        var fixture = Fixture()
+        try alpha.putProperty(fixture.propertyId, name: "Alpha's")
+        try alpha.putFloor(fixture.propertyId, fixture.floorId)
+        try alpha.putPlan(fixture.floorId, mode: "newScan", rooms: [(fixture.roomId, "Kitchen")])
+        try alpha.putWorldMap(fixture.floorId, bytes: imageBytes(50))
+        let image = imageBytes(500)
+        try alpha.putPanorama(fixture.panoramaId, floorId: fixture.floorId, roomId: fixture.roomId, bytes: image)
+        fixture.tourId = try #require(try alpha.send("GET", "/v1/properties/\(fixture.propertyId)").string("tourId"))
+        let alphaFloor = try alpha.send("GET", "/v1/floors/\(fixture.floorId)").body
+
+        let router = try SyncService.open(config: harness.config, logger: Logger(sink: LogSink(fd: -1), level: .error))
+            .makeRouter(metrics: ServerMetrics())
+        let beta = try harness.client(harness.beta)
+        var checked: Set<String> = []
+        let routes = router.routes.sorted { ($0.pattern == "/v1/properties/{propertyId}" && $0.method == .put ? 1 : 0) < ($1.pattern == "/v1/properties/{propertyId}" && $1.method == .put ? 1 : 0) }
+        for route in routes {
+            let name = "\(route.method.name) \(route.pattern)"
+            if Self.publicRoutes.contains(name) { continue }
+            let testCase = try #require(Self.cases[name], "route \(name) has no tenant-isolation case: add one")
+            let path = route.pattern
+                .replacingOccurrences(of: "{propertyId}", with: fixture.propertyId)
+                .replacingOccurrences(of: "{floorId}", with: fixture.floorId)
+                .replacingOccurrences(of: "{panoramaId}", with: fixture.panoramaId)
+                .replacingOccurrences(of: "{tourId}", with: fixture.tourId)
+            let (body, headers) = testCase.body(fixture)
+            let response = try beta.send(route.method.name, path + testCase.query(fixture), body: body, headers: headers)
+            #expect(response.status == testCase.status, "\(name): \(response.status) \(response.text)")
+            if testCase.status == 404 { #expect(response.errorCode == "not_found", "\(name)") }
+            if name == "GET /v1/properties" { #expect((response.json?["items"] as? [Any])?.isEmpty == true) }
+            checked.insert(name)
+        }
+        #expect(checked == Set(Self.cases.keys))
+
+        // Alpha's data is as it was.
+        let property = try alpha.send("GET", "/v1/properties/\(fixture.propertyId)")
+        #expect(property.string("name") == "Alpha's")
+        #expect(property.string("tourId") == fixture.tourId)
+        #expect(try alpha.send("GET", "/v1/floors/\(fixture.floorId)").body == alphaFloor)
+        #expect(try alpha.send("GET", "/v1/panoramas/\(fixture.panoramaId)/content").body == image)
+        // And beta's property under the same id is beta's own, with its own tour.
+        let betas = try beta.send("GET", "/v1/properties/\(fixture.propertyId)")
+        #expect(betas.string("name") == "Beta's")
+        #expect(betas.string("tourId") != fixture.tourId)
+        await harness.finish()
+    }
+}
