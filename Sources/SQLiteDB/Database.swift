@@ -114,6 +114,7 @@ public final class Database {
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
     /// IMMEDIATE takes the write lock at once, so two writers never deadlock upgrading.
+    @discardableResult
     public func transaction<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN IMMEDIATE")
         do {

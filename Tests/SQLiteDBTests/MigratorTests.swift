@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+@testable import SQLiteDB
+
+@Suite struct MigratorTests {
+    private func temporaryPath() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("migrate-\(UUID().uuidString).sqlite").path
+    }
+
+    private let steps = [
+        Migration(version: 1, name: "people", sql: "CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT NOT NULL)"),
+        Migration(version: 2, name: "ages", sql: "ALTER TABLE people ADD COLUMN age INTEGER"),
+        Migration(version: 3, name: "index", sql: "CREATE INDEX people_by_name ON people (name)"),
+    ]
+
+    @Test func eachMigrationIsAppliedOnceInOrder() throws {
+        let database = try Database(path: temporaryPath())
+        #expect(try Migrator.migrate(database, steps).map(\.version) == [1, 2, 3])
+        #expect(try Migrator.migrate(database, steps).isEmpty) // nothing twice
+        #expect(try Migrator.appliedVersions(database) == [1, 2, 3])
+        try database.run("INSERT INTO people (name, age) VALUES (?, ?)", "Ada", 36)
+        #expect(try database.first("SELECT age FROM people WHERE name = ?", "Ada")?["age"].int == 36)
+    }
+
+    @Test func aDatabaseMadeByAnEarlierMigrationUpgradesAndKeepsItsRows() throws {
+        let path = temporaryPath()
+        do {
+            let old = try Database(path: path)
+            try Migrator.migrate(old, Array(steps.prefix(1)))
+            try old.run("INSERT INTO people (name) VALUES (?)", "Grace")
+        }
+        let database = try Database(path: path)
+        #expect(try Migrator.migrate(database, steps).map(\.version) == [2, 3])
+        #expect(try database.first("SELECT name, age FROM people")?["name"].string == "Grace")
+    }
+
+    @Test func aFailingMigrationNamesItsFileAndLeavesTheDatabaseAsItWas() throws {
+        let database = try Database(path: temporaryPath())
+        try Migrator.migrate(database, Array(steps.prefix(1)))
+        // Its first statement succeeds, its second fails: the first must not stay either.
+        let broken = Migration(version: 2, name: "broken", sql: "CREATE TABLE pets (id INTEGER); CREATE TABLE people (id INTEGER)")
+        let error = #expect(throws: MigrationError.self) { try Migrator.migrate(database, [steps[0], broken, steps[2]]) }
+        #expect(error?.fileName == "0002_broken.sql")
+        #expect(error?.description.contains("already exists") == true)
+        #expect(try Migrator.appliedVersions(database) == [1])
+        #expect(try database.first("SELECT name FROM sqlite_master WHERE name = 'pets'") == nil)
+        #expect(try database.first("SELECT name FROM sqlite_master WHERE name = 'people_by_name'") == nil) // later ones not run
+    }
+
+    @Test func migrationFilesAreReadInVersionOrderAndBadNamesRefused() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("migrations-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try "CREATE TABLE b (x)".write(toFile: directory + "/0002_second.sql", atomically: true, encoding: .utf8)
+        try "CREATE TABLE a (x)".write(toFile: directory + "/0001_first.sql", atomically: true, encoding: .utf8)
+        try "not sql".write(toFile: directory + "/README.md", atomically: true, encoding: .utf8)
+        let loaded = try Migrator.load(from: directory)
+        #expect(loaded.map(\.fileName) == ["0001_first.sql", "0002_second.sql"])
+        try "x".write(toFile: directory + "/bad.sql", atomically: true, encoding: .utf8)
+        #expect(throws: MigrationError.self) { try Migrator.load(from: directory) }
+    }
+
+    @Test func transactionsRollBackWhenTheBodyThrows() throws {
+        let database = try Database(path: temporaryPath())
+        try database.execute("CREATE TABLE t (x INTEGER)")
+        struct Stop: Error {}
+        #expect(throws: Stop.self) {
+            try database.transaction {
+                try database.run("INSERT INTO t VALUES (?)", 1)
+                throw Stop()
+            }
+        }
+        #expect(try database.query("SELECT * FROM t").isEmpty)
+        try database.transaction { try database.run("INSERT INTO t VALUES (?)", 2) }
+        #expect(try database.first("SELECT x FROM t")?["x"].int == 2)
+    }
+
+    @Test func valuesRoundTripThroughBindingAndColumns() throws {
+        let database = try Database(path: temporaryPath())
+        try database.execute("CREATE TABLE v (i INTEGER, r REAL, t TEXT, b BLOB, n TEXT)")
+        try database.run("INSERT INTO v VALUES (?, ?, ?, ?, ?)", Int64.max, 2.5, "naïve ✓", Blob([0, 1, 255]), String?.none)
+        let row = try #require(try database.first("SELECT * FROM v"))
+        #expect(row["i"] == .integer(Int64.max))
+        #expect(row["r"] == .real(2.5))
+        #expect(row["t"] == .text("naïve ✓"))
+        #expect(row["b"] == .blob([0, 1, 255]))
+        #expect(row["n"] == .null)
+    }
+}

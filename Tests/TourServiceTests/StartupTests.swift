@@ -1,0 +1,79 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+import Logging
+import TestSupport
+@testable import TourService
+
+/// What toursd does when it opens its data directory.
+@Suite struct StartupTests {
+    private let quiet = Logger(sink: LogSink(fd: -1), level: .error)
+
+    private func config(_ dataDir: String) -> ToursdConfig {
+        var config = ToursdConfig()
+        config.dataDir = dataDir
+        config.migrationsDir = ServiceHarness.migrationsDir
+        return config
+    }
+
+    private func temporaryDirectory() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("startup-\(UUID().uuidString)").path
+    }
+
+    @Test func aFirstStartMakesTenantDefaultWithItsTokenInAPrivateFile() throws {
+        let dataDir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dataDir) }
+        _ = try SyncService.open(config: config(dataDir), logger: quiet)
+        let path = dataDir + "/admin.token"
+        var info = stat()
+        #expect(stat(path, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o600)
+        let token = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(token.hasPrefix("nt_"))
+        #expect(try Admin.tokens(config(dataDir), logger: quiet).map(\.tenant) == ["default"])
+        // A second start makes no other token and leaves the file alone.
+        _ = try SyncService.open(config: config(dataDir), logger: quiet)
+        #expect(try Admin.tokens(config(dataDir), logger: quiet).count == 1)
+        #expect(try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) == token)
+    }
+
+    @Test func filesLeftByACrashAreRemovedAndStoredOnesKept() async throws {
+        let harness = try ServiceHarness()
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let kept = newID()
+        try client.putPanorama(kept, floorId: floorId, bytes: imageBytes(100))
+        await harness.stop()
+        // What a crash leaves: a temporary file, and a file renamed into place whose row was
+        // never committed.
+        let orphan = harness.dataDir + "/blobs/1/panoramas/" + newID()
+        #expect(FileManager.default.createFile(atPath: harness.dataDir + "/tmp/abc.part", contents: Data([1, 2])))
+        #expect(FileManager.default.createFile(atPath: orphan, contents: Data([3])))
+        _ = try SyncService.open(config: harness.config, logger: quiet)
+        let files = harness.storedFiles()
+        #expect(files.count == 1)
+        #expect(files.first?.hasSuffix(kept) == true)
+        try? FileManager.default.removeItem(atPath: harness.dataDir)
+    }
+
+    @Test func aFailingMigrationStopsStartWithTheFileNamed() throws {
+        let dataDir = temporaryDirectory()
+        let migrations = temporaryDirectory()
+        defer {
+            try? FileManager.default.removeItem(atPath: dataDir)
+            try? FileManager.default.removeItem(atPath: migrations)
+        }
+        try FileManager.default.createDirectory(atPath: migrations, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: ServiceHarness.migrationsDir + "/0001_initial.sql", toPath: migrations + "/0001_initial.sql")
+        try "CREATE TABLE oops (; ".write(toFile: migrations + "/0002_broken.sql", atomically: true, encoding: .utf8)
+        var config = config(dataDir)
+        config.migrationsDir = migrations
+        let error = #expect(throws: StartupError.self) { _ = try SyncService.open(config: config, logger: quiet) }
+        #expect(error?.message.contains("0002_broken.sql") == true)
+        // The first migration stands, and the database still opens with it.
+        try FileManager.default.removeItem(atPath: migrations + "/0002_broken.sql")
+        _ = try SyncService.open(config: config, logger: quiet)
+    }
+}
