@@ -396,6 +396,25 @@ import TestSupport
     }
 }
 
+extension LoopbackTests {
+    /// Regression (epoll): an end of stream that arrives with the last bytes brings no new
+    /// edge after a short read; the sink must still be aborted, every time.
+    @Test(arguments: EventBackendKind.allCases)
+    func endOfStreamRightBehindTheDataIsSeen(backend: EventBackendKind) async throws {
+        for _ in 0..<20 {
+            let aborted = AbortProbe()
+            let server = try TestServer(backend: backend, routes: { table in
+                table.add(.put, "/upload", bodyLimit: 1 << 20) { request, _ in .readBody(aborted.sink(), limit: request.bodyLimit) }
+            })
+            let client = try server.client()
+            try client.send("PUT /upload HTTP/1.1\r\nHost: t\r\nContent-Length: 1000\r\n\r\npartial")
+            shutdown(client.fd, Int32(SHUT_WR))
+            try await aborted.waitForAbort()
+            await server.shutdown()
+        }
+    }
+}
+
 /// Lets a test hold a deferred handler's answer until it says so.
 final class ReleaseSignal: Sendable {
     private let state = Mutex<(action: (@Sendable () -> Void)?, released: Bool)>((nil, false))

@@ -186,6 +186,10 @@ final class EpollChannel: StartableChannel, @unchecked Sendable {
     private var reading = false
     private var writing = false
     private var closed = false
+    /// The peer closed its side. A short read ends the handler's reading, and an end of
+    /// stream that came with the last bytes brings no new edge: keep offering reads until the
+    /// handler has seen it.
+    private var peerHungUp = false
 
     init(fd: Int32, loop: EpollLoop) {
         self.fd = fd
@@ -209,9 +213,7 @@ final class EpollChannel: StartableChannel, @unchecked Sendable {
         reading = on
         // An edge that came while reading was off is gone: look once, the read may find bytes.
         if on {
-            loop.afterBatch { [self] in
-                if reading && !closed { handler?.channelReadable() }
-            }
+            loop.afterBatch { [self] in deliverReadable() }
         }
     }
 
@@ -222,11 +224,23 @@ final class EpollChannel: StartableChannel, @unchecked Sendable {
     }
 
     func handle(_ flags: UInt32) {
-        if reading && flags & (NT_EPOLLIN | NT_EPOLLRDHUP | NT_EPOLLHUP | NT_EPOLLERR) != 0 {
-            handler?.channelReadable()
+        if flags & (NT_EPOLLRDHUP | NT_EPOLLHUP | NT_EPOLLERR) != 0 { peerHungUp = true }
+        if flags & (NT_EPOLLIN | NT_EPOLLRDHUP | NT_EPOLLHUP | NT_EPOLLERR) != 0 {
+            deliverReadable()
         }
         if writing && !closed && flags & (NT_EPOLLOUT | NT_EPOLLHUP | NT_EPOLLERR) != 0 {
             handler?.channelWritable()
+        }
+    }
+
+    private func deliverReadable() {
+        guard reading && !closed else { return }
+        handler?.channelReadable()
+        // Bounded: a handler that stops wanting input ends it, and so does the end of stream.
+        var rounds = 0
+        while peerHungUp && reading && !closed && rounds < 64 {
+            handler?.channelReadable()
+            rounds += 1
         }
     }
 

@@ -92,8 +92,11 @@ struct PlanInput: Equatable {
             rooms.append(RoomInput(id: id, name: name, outline: outline, height: height, capture: try room.rawJSON("capture")))
         }
         let structure = try json.rawJSON("structure")
+        // Over a canonical encoding: the same plan re-sent with other key order or spacing is
+        // the same plan.
+        let canonical = Array(try JSONObject.encode(json.values, "plan").utf8)
         return PlanInput(planId: planId, mode: mode, rooms: rooms, structure: structure,
-                         digest: ByteEncoding.hex(StreamingDigest.hash(.sha256, bytes)))
+                         digest: ByteEncoding.hex(StreamingDigest.hash(.sha256, canonical)))
     }
 
     /// outline: an array of [x, y] points, at least 3, finite numbers.
