@@ -3,6 +3,9 @@ SWIFT ?= swift
 # Build and runtime libraries, plus the tools the tests and benchmarks drive.
 APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev pkg-config curl python3 wrk nginx
 
+# Python tools for the tests, pinned, in a venv of the project's own.
+SCHEMATHESIS := schemathesis==4.32.5
+
 .PHONY: deps build run test bench clean
 
 deps:
@@ -14,6 +17,7 @@ deps:
 		echo "installing:$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+	@[ -x .venv/bin/schemathesis ] || { python3 -m venv .venv && .venv/bin/pip install -q $(SCHEMATHESIS); }
 
 build: deps
 	$(SWIFT) build -c release
@@ -26,10 +30,11 @@ run: build
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	bash Tests/contract/schemathesis.sh
 
 bench: build
 	bash bench/run.sh
 
 clean:
 	$(SWIFT) package clean
-	rm -rf .build data
+	rm -rf .build data .venv

@@ -1,0 +1,40 @@
+import Foundation
+import Testing
+import HTTPCore
+import Logging
+@testable import TourService
+
+/// docs/openapi.yaml describes every route the router serves.
+@Suite struct OpenAPITests {
+    /// "METHOD /path" for each operation under `paths:` (two-space paths, four-space methods).
+    private func documentedOperations() throws -> Set<String> {
+        let path = URL(fileURLWithPath: ServiceHarness.migrationsDir).deletingLastPathComponent().appendingPathComponent("docs/openapi.yaml").path
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        var operations = Set<String>()
+        var inPaths = false
+        var current: String?
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("paths:") { inPaths = true; continue }
+            guard inPaths else { continue }
+            if !line.hasPrefix(" ") && !line.isEmpty { break }
+            if line.hasPrefix("  /") && line.hasSuffix(":") {
+                current = String(line.dropFirst(2).dropLast())
+            } else if let current, line.hasPrefix("    "), !line.hasPrefix("     "), line.hasSuffix(":") {
+                let method = line.trimmingCharacters(in: .whitespaces).dropLast().uppercased()
+                if ["GET", "PUT", "POST", "PATCH", "DELETE", "HEAD", "OPTIONS"].contains(method) { operations.insert("\(method) \(current)") }
+            }
+        }
+        return operations
+    }
+
+    @Test func everyRouteOfTheRouterIsDocumented() async throws {
+        let harness = try ServiceHarness()
+        let router = try SyncService.open(config: harness.config, logger: Logger(sink: LogSink(fd: -1), level: .error))
+            .makeRouter(metrics: ServerMetrics())
+        let routes = Set(router.routes.map { "\($0.method.name) \($0.pattern)" })
+        let documented = try documentedOperations()
+        #expect(routes.subtracting(documented).isEmpty, "not in docs/openapi.yaml: \(routes.subtracting(documented).sorted())")
+        #expect(documented.subtracting(routes).isEmpty, "documented but not served: \(documented.subtracting(routes).sorted())")
+        await harness.finish()
+    }
+}
