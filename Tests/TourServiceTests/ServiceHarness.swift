@@ -109,7 +109,21 @@ func sha256Hex(_ bytes: [UInt8]) -> String {
     ByteEncoding.hex(sha256(bytes))
 }
 
-/// Deterministic test bytes of a given size (an "image").
+/// Deterministic test bytes of a given size (an "image"): a 64 KiB pattern tiled, each tile
+/// marked with its index and the seed, so no two tiles or seeds are alike. Built by copying,
+/// which stays fast in debug builds.
 func imageBytes(_ count: Int, seed: UInt8 = 1) -> [UInt8] {
-    (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed) &* 7 &+ $0 >> 9) }
+    let tileSize = 65_536
+    var tile = [UInt8](repeating: 0, count: tileSize)
+    for index in 0..<tileSize { tile[index] = UInt8(truncatingIfNeeded: index &* 31 &+ index >> 9) ^ seed }
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(count)
+    var tileIndex: UInt32 = 0
+    while bytes.count < count {
+        withUnsafeBytes(of: tileIndex.littleEndian) { tile.replaceSubrange(0..<4, with: $0) }
+        tile[4] = seed
+        bytes.append(contentsOf: tile.prefix(count - bytes.count))
+        tileIndex += 1
+    }
+    return bytes
 }

@@ -9,49 +9,21 @@ import Testing
 
 /// The built toursd executable, as operators and the other issues' checks use it.
 @Suite struct ToursdBinaryTests {
-    /// toursd is built beside the test bundle.
-    private var executable: URL {
-        Bundle.main.bundleURL.appendingPathComponent("toursd")
-    }
-
-    /// Starts toursd and returns it with the port from its "listening on" line (bounded wait).
-    private func launch(_ arguments: [String]) throws -> (Process, UInt16, Pipe) {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let err = Pipe()
-        process.standardError = err
-        try process.run()
-        var seen = ""
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            let data = err.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            seen += String(decoding: data, as: UTF8.self)
-            if let line = seen.split(separator: "\n").first(where: { $0.hasPrefix("listening on http://") }),
-               let port = line.split(separator: ":").last.flatMap({ UInt16($0) }) {
-                return (process, port, err)
-            }
-        }
-        process.terminate()
-        throw TimedOutWaiting(description: "no listening line; stderr was: \(seen)")
-    }
-
-    struct TimedOutWaiting: Error, CustomStringConvertible { let description: String }
+    private var executable: URL { ToursdProcess.executable }
 
     @Test func servesOnAnOSChosenPortAndStopsWithExitZeroOnSIGTERM() async throws {
         let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("toursd-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dataDir) }
-        let (process, port, _) = try launch(["serve", "--port", "0", "--data-dir", dataDir])
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/healthz")!)
+        let toursd = try ToursdProcess(dataDir: dataDir)
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(toursd.port)/healthz")!)
         request.timeoutInterval = 10
         let (data, _) = try await URLSession.shared.data(for: request)
         #expect(String(decoding: data, as: UTF8.self) == #"{"status":"ok"}"#)
         #expect(FileManager.default.fileExists(atPath: dataDir)) // created on start
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
-        #expect(process.terminationReason == .exit)
-        #expect(process.terminationStatus == 0)
+        toursd.signal(SIGTERM)
+        let ended = toursd.wait()
+        #expect(ended.reason == .exit)
+        #expect(ended.status == 0)
     }
 
     /// Runs toursd to completion; returns its exit status, stdout and stderr.
