@@ -17,17 +17,17 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        // <sys/epoll.h>, which Glibc's Swift module does not export.
-        .systemLibrary(name: "CEpoll"),
+        // Linux calls Glibc's Swift module does not export (epoll, eventfd, sync_file_range).
+        .systemLibrary(name: "CLinux"),
 
         // Shared building blocks.
         .target(name: "Logging"),
         .target(name: "Hashing", dependencies: ["CCrypto"]),
         .target(name: "SQLiteDB", dependencies: ["CSQLite"]),
-        .target(name: "HTTPCore", dependencies: ["Logging", "CEpoll"]),
+        .target(name: "HTTPCore", dependencies: ["Logging", "CLinux"]),
 
         // The server: the sync service and its thin executable.
-        .target(name: "TourService", dependencies: ["HTTPCore", "Logging", "Hashing", "SQLiteDB"]),
+        .target(name: "TourService", dependencies: ["HTTPCore", "Logging", "Hashing", "SQLiteDB", "CLinux"]),
         .executableTarget(name: "toursd", dependencies: ["TourService"]),
 
         // The client: library and thin command line.

@@ -6,45 +6,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 work=$(mktemp -d)
-pids=()
-cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
+cleanup() { stop_nginx "$work"; [ -n "${TOURSD_PID:-}" ] && kill "$TOURSD_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
-# nginx serving the same bytes from a file.
-mkdir -p "$work/nginx/html" "$work/nginx/logs"
-curl_body='{"status":"ok"}'
-printf '%s' "$curl_body" > "$work/nginx/html/healthz"
-nginx_port=$(free_port)
-cat > "$work/nginx/nginx.conf" <<CONF
-worker_processes auto;
-user root root;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/logs/error.log warn;
-events { worker_connections 4096; }
-http {
-    access_log $work/nginx/logs/access.log;
-    default_type application/json;
-    server {
-        listen 127.0.0.1:$nginx_port;
-        root $work/nginx/html;
-    }
-}
-CONF
-nginx -c "$work/nginx/nginx.conf" &
-pids+=($!)
-wait_for_url "http://127.0.0.1:$nginx_port/healthz"
-
-# toursd on its shipped configuration, access log to a file like nginx's.
-.build/release/toursd serve --config config/toursd.json --port 0 --data-dir "$work/data" 2> "$work/toursd.log" &
-toursd_pid=$!
-pids+=($toursd_pid)
-toursd=$(toursd_port "$work/toursd.log")
-wait_for_url "http://127.0.0.1:$toursd/healthz"
+nginx_port=$(start_nginx "$work")
+start_toursd "$work"
 
 read -r nginx_rps nginx_p99 <<< "$(wrk_figures "http://127.0.0.1:$nginx_port/healthz" "$work/wrk-nginx.txt")"
-read -r toursd_rps toursd_p99 <<< "$(wrk_figures "http://127.0.0.1:$toursd/healthz" "$work/wrk-toursd.txt")"
-rss=$(peak_rss_mb "$toursd_pid")
+read -r toursd_rps toursd_p99 <<< "$(wrk_figures "http://127.0.0.1:$TOURSD_PORT/healthz" "$work/wrk-toursd.txt")"
+rss=$(peak_rss_mb "$TOURSD_PID")
 
 python3 - "$nginx_rps" "$nginx_p99" "$toursd_rps" "$toursd_p99" "$rss" "$(nginx -v 2>&1 | sed 's/.*\///')" <<'PY'
 import sys

@@ -47,3 +47,50 @@ PY
 peak_rss_mb() {
     awk '/VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"
 }
+
+# Starts nginx on 127.0.0.1 in $1 (its own config): /healthz is a static file with toursd's
+# /healthz body, /dav/ takes PUTs into $1/nginx/html/dav. Prints its port; its pid is in
+# $1/nginx/nginx.pid.
+start_nginx() {
+    local dir="$1/nginx" port
+    port=$(free_port)
+    mkdir -p "$dir/html/dav" "$dir/logs" "$dir/tmp"
+    printf '%s' '{"status":"ok"}' > "$dir/html/healthz"
+    cat > "$dir/nginx.conf" <<CONF
+worker_processes auto;
+user root root;
+pid $dir/nginx.pid;
+error_log $dir/logs/error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log $dir/logs/access.log;
+    default_type application/json;
+    client_body_temp_path $dir/tmp;
+    server {
+        listen 127.0.0.1:$port;
+        root $dir/html;
+        location /dav/ {
+            dav_methods PUT;
+            create_full_put_path on;
+            client_max_body_size 0;
+        }
+    }
+}
+CONF
+    nginx -c "$dir/nginx.conf" >/dev/null 2>&1
+    wait_for_url "http://127.0.0.1:$port/healthz" >/dev/null
+    echo "$port"
+}
+
+stop_nginx() {
+    [ -f "$1/nginx/nginx.pid" ] && kill "$(cat "$1/nginx/nginx.pid")" 2>/dev/null || true
+}
+
+# Starts toursd (release) with data in $1/data and its log in $1/toursd.log; sets TOURSD_PID
+# and TOURSD_PORT.
+start_toursd() {
+    .build/release/toursd serve --config config/toursd.json --port 0 --data-dir "$1/data" 2> "$1/toursd.log" &
+    TOURSD_PID=$!
+    TOURSD_PORT=$(toursd_port "$1/toursd.log")
+    wait_for_url "http://127.0.0.1:$TOURSD_PORT/healthz"
+}

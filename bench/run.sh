@@ -3,3 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash bench/http.sh
+echo
+bash bench/uploads.sh

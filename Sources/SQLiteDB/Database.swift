@@ -127,6 +127,9 @@ public final class Database {
         }
     }
 
+    /// Whether a transaction is open (SQLite rolls one back by itself after some errors).
+    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
     /// The SQLite library's version, e.g. "3.40.1".
     public static var libraryVersion: String { String(cString: sqlite3_libversion()) }
 

@@ -39,7 +39,7 @@ public enum Admin {
         guard (1...100).contains(name.count) else { throw StartupError("a tenant name is 1 to 100 characters") }
         let pool = try open(config, logger: logger)
         do {
-            return try pool.writeNow { db in try db.transaction { try TenantStore.createToken(db, tenant: name) } }
+            return try pool.write { db in try TenantStore.createToken(db, tenant: name) }
         } catch {
             throw StartupError("cannot create the token: \(error)")
         }
@@ -60,7 +60,7 @@ public enum Admin {
         let pool = try open(config, logger: logger)
         let revoked: Bool
         do {
-            revoked = try pool.writeNow { db in try TenantStore.revoke(db, id: id) }
+            revoked = try pool.write { db in try TenantStore.revoke(db, id: id) }
         } catch {
             throw StartupError("cannot revoke the token: \(error)")
         }

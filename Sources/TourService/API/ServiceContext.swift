@@ -62,9 +62,10 @@ final class ServiceContext: Sendable {
         }
     }
 
-    /// Writes in one transaction on the single writer.
+    /// Writes in a transaction of its own on the single writer, group-committed: durable
+    /// when this returns.
     func write<T>(_ body: (Database) throws -> T) throws -> T {
-        try pool.writeNow { db in try db.transaction { try body(db) } }
+        try pool.write(body)
     }
 
     func read<T>(_ body: (Database) throws -> T) throws -> T {

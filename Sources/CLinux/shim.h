@@ -1,9 +1,11 @@
-#ifndef NOUGHTYTOURS_CEPOLL_SHIM_H
-#define NOUGHTYTOURS_CEPOLL_SHIM_H
-/* Glibc's Swift module does not export <sys/epoll.h> or <sys/eventfd.h>. struct epoll_event
-   is packed on x86-64, so Swift never touches it: these wrappers take and give plain values. */
+#ifndef NOUGHTYTOURS_CLINUX_SHIM_H
+#define NOUGHTYTOURS_CLINUX_SHIM_H
+/* Linux calls that Glibc's Swift module does not export: epoll, eventfd, sync_file_range.
+   struct epoll_event is packed on x86-64, so Swift never touches it: these wrappers take and
+   give plain values. */
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/types.h>
 #include <stdint.h>
 
 static inline int nt_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
@@ -34,4 +36,13 @@ static const uint32_t NT_EPOLLHUP = EPOLLHUP;
 static const uint32_t NT_EPOLLRDHUP = EPOLLRDHUP;
 static const uint32_t NT_EPOLLET = EPOLLET;
 static const uint32_t NT_EPOLLEXCLUSIVE = EPOLLEXCLUSIVE;
+
+/* sync_file_range is declared only under _GNU_SOURCE; glibc's own prototype, repeated. */
+extern int sync_file_range(int __fd, __off64_t __offset, __off64_t __count, unsigned int __flags);
+
+/* Starts writing a file range to disk without waiting (SYNC_FILE_RANGE_WRITE), so that a
+   later fsync has little left to do. */
+static inline int nt_start_writeback(int fd, int64_t offset, int64_t count) {
+    return sync_file_range(fd, offset, count, 2 /* SYNC_FILE_RANGE_WRITE */);
+}
 #endif

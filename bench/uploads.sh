@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Upload throughput: one 50 MB upload and 32 concurrent 50 MB uploads, toursd's one-shot
+# panorama PUT (hashed, fsynced, renamed, committed) beside nginx's WebDAV PUT into the same
+# disk, with curl in the same run; toursd's peak RSS while they run. Then PUT /v1/properties
+# requests per second with 64 connections beside nginx PUTting the same JSON.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+work=$(mktemp -d -p "${BENCH_DIR:-$PWD}" bench.XXXXXX) # on the project's disk, like ./data
+cleanup() { stop_nginx "$work"; [ -n "${TOURSD_PID:-}" ] && kill "$TOURSD_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+size_mb=${UPLOAD_MB:-50}
+concurrent=${UPLOAD_CONCURRENCY:-32}
+
+head -c "$((size_mb << 20))" /dev/urandom > "$work/upload.bin"
+nginx_port=$(start_nginx "$work")
+start_toursd "$work"
+token=$(cat "$work/data/admin.token")
+auth="Authorization: Bearer $token"
+property=$(python3 -c 'import uuid; print(uuid.uuid4())')
+floor=$(python3 -c 'import uuid; print(uuid.uuid4())')
+curl -fs -o /dev/null -X PUT -H "$auth" -d '{"name":"Bench","floorCount":1}' "http://127.0.0.1:$TOURSD_PORT/v1/properties/$property"
+curl -fs -o /dev/null -X PUT -H "$auth" -d '{"number":0}' "http://127.0.0.1:$TOURSD_PORT/v1/properties/$property/floors/$floor"
+python3 -c "import uuid; [print(uuid.uuid4()) for _ in range($concurrent + 1)]" > "$work/ids"
+
+# Seconds for the uploads named by ids on stdin, $1 at a time, to URL prefix $2 (each id
+# appended, then $3), with extra curl arguments after. Fails on any non-2xx.
+timed_uploads() {
+    local parallel=$1 prefix=$2 suffix=$3
+    shift 3
+    local start end
+    start=$(date +%s.%N)
+    xargs -P "$parallel" -I{} curl -fsS -o /dev/null -T "$work/upload.bin" "$@" "$prefix{}$suffix"
+    end=$(date +%s.%N)
+    python3 -c "print($end - $start)"
+}
+
+clear_nginx() { rm -rf "$work/nginx/html/dav"/*; }
+toursd_prefix="http://127.0.0.1:$TOURSD_PORT/v1/panoramas/"
+toursd_args=(-H "$auth" -H "Content-Type: image/jpeg")
+
+one_nginx=$(head -1 "$work/ids" | timed_uploads 1 "http://127.0.0.1:$nginx_port/dav/" ".jpg")
+clear_nginx
+one_toursd=$(head -1 "$work/ids" | timed_uploads 1 "$toursd_prefix" "?floorId=$floor" "${toursd_args[@]}")
+many_nginx=$(tail -n "$concurrent" "$work/ids" | timed_uploads "$concurrent" "http://127.0.0.1:$nginx_port/dav/" ".jpg")
+clear_nginx
+many_toursd=$(tail -n "$concurrent" "$work/ids" | timed_uploads "$concurrent" "$toursd_prefix" "?floorId=$floor" "${toursd_args[@]}")
+rss=$(peak_rss_mb "$TOURSD_PID")
+
+# PUT /v1/properties: a new property per request, 64 connections.
+cat > "$work/put.lua" <<'LUA'
+local function uuid()
+  return (("xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx"):gsub("[xy]", function(c)
+    return string.format("%x", c == "x" and math.random(0, 15) or math.random(8, 11))
+  end))
+end
+local prefix = os.getenv("PUT_PREFIX")
+local headers = { ["Content-Type"] = "application/json" }
+if os.getenv("TOKEN") then headers["Authorization"] = "Bearer " .. os.getenv("TOKEN") end
+local body = '{"name":"Bench","floorCount":2,"metadata":{"k":"v"}}'
+setup = function(thread) math.randomseed(os.time() + tonumber(tostring(thread):match("0x(%x+)"), 16)) end
+request = function() return wrk.format("PUT", prefix .. uuid() .. os.getenv("PUT_SUFFIX"), headers, body) end
+LUA
+seconds=${BENCH_SECONDS:-10}
+PUT_PREFIX=/dav/props/ PUT_SUFFIX=.json wrk -t2 -c64 -d"${seconds}s" -s "$work/put.lua" "http://127.0.0.1:$nginx_port" > "$work/wrk-put-nginx.txt"
+TOKEN=$token PUT_PREFIX=/v1/properties/ PUT_SUFFIX= wrk -t2 -c64 -d"${seconds}s" -s "$work/put.lua" "http://127.0.0.1:$TOURSD_PORT" > "$work/wrk-put-toursd.txt"
+put_nginx=$(grep -o 'Requests/sec: *[0-9.]*' "$work/wrk-put-nginx.txt" | awk '{print $2}')
+put_toursd=$(grep -o 'Requests/sec: *[0-9.]*' "$work/wrk-put-toursd.txt" | awk '{print $2}')
+put_errors=$(grep -o 'Non-2xx or 3xx responses: [0-9]*' "$work/wrk-put-toursd.txt" | awk '{print $5}' || true)
+
+python3 - "$size_mb" "$concurrent" "$one_nginx" "$one_toursd" "$many_nginx" "$many_toursd" "$rss" "$put_nginx" "$put_toursd" "${put_errors:-0}" <<'PY'
+import sys
+size, n = int(sys.argv[1]), int(sys.argv[2])
+one_nginx, one_toursd, many_nginx, many_toursd, rss, put_nginx, put_toursd = map(float, sys.argv[3:10])
+put_errors = int(sys.argv[10])
+rate = lambda mb, s: mb / s
+print(f"Uploads of {size} MB with curl, same run (toursd also hashes and fsyncs; nginx's DAV PUT does neither)")
+print(f"  {'':<26}{'nginx MB/s':>12}{'toursd MB/s':>13}{'ratio':>8}")
+print(f"  {'one upload':<26}{rate(size, one_nginx):>12.0f}{rate(size, one_toursd):>13.0f}{one_nginx / one_toursd:>7.2f}x  (target >= 1.00x)")
+print(f"  {f'{n} concurrent (aggregate)':<26}{rate(size * n, many_nginx):>12.0f}{rate(size * n, many_toursd):>13.0f}{many_nginx / many_toursd:>7.2f}x  (target >= 1.00x)")
+print(f"  toursd peak RSS during the uploads: {rss:.1f} MB (target < 32 MB)")
+print(f"PUT /v1/properties (a new property each, committed with fsync), wrk -t2 -c64")
+print(f"  nginx DAV PUT of the same JSON: {put_nginx:.0f} req/s; toursd: {put_toursd:.0f} req/s ({put_toursd / put_nginx:.2f}x)"
+      + (f"; {put_errors} non-2xx answers" if put_errors else ""))
+PY
