@@ -23,8 +23,9 @@ public enum DigestAlgorithm: String, Sendable, CaseIterable {
 }
 
 /// A running digest, fed in pieces as bytes stream in, so that a body is never read twice.
-/// Not thread-safe: one owner feeds it.
-public final class StreamingDigest {
+/// Not thread-safe: it may move between threads, but its owner (or the lock that guards it)
+/// makes sure one thread at a time uses it.
+public final class StreamingDigest: @unchecked Sendable {
     public let algorithm: DigestAlgorithm
     private let context: OpaquePointer
 

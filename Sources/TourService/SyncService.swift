@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
 import Foundation
 import HTTPCore
 import Logging
@@ -17,6 +18,8 @@ public struct StartupError: Error, Sendable, CustomStringConvertible {
 /// The sync service: its storage opened and brought up to date, and its routes.
 public final class SyncService: Sendable {
     let context: ServiceContext
+    let sessions = UploadSessions()
+    private let sweep = Mutex<UploadSweep?>(nil)
 
     /// Opens the data directory: the database migrated to the newest schema, files left by a
     /// crash removed, and on a first start a tenant "default" with its token in
@@ -36,6 +39,7 @@ public final class SyncService: Sendable {
         let service = SyncService(context: ServiceContext(pool: pool, blobs: blobs, config: config, logger: logger))
         try service.recover()
         try service.bootstrapToken()
+        service.startUploadSweep()
         return service
     }
 
@@ -74,6 +78,9 @@ public final class SyncService: Sendable {
                     case .worldMap:
                         return try db.first("SELECT 1 FROM floors WHERE tenant_id = ? AND id = ? AND world_map_sha256 IS NOT NULL",
                                             key.tenant, key.id) != nil
+                    case .upload:
+                        return try db.first("SELECT 1 FROM uploads WHERE tenant_id = ? AND id = ? AND state = 'receiving'",
+                                            key.tenant, key.id) != nil
                     }
                 }
                 if !known {
@@ -87,6 +94,23 @@ public final class SyncService: Sendable {
         if temporary + orphans > 0 {
             context.logger.info("removed files left by an interrupted write", ["temporary": String(temporary), "orphans": String(orphans)])
         }
+    }
+
+    /// Expired uploads go at start-up and then on a timer.
+    private func startUploadSweep() {
+        let uploads = Uploads(context: context, sessions: sessions)
+        uploads.sweepExpired()
+        let timer = DispatchSource.makeTimerSource(queue: .global())
+        let interval = context.config.uploadSweepIntervalSeconds
+        timer.schedule(deadline: .now() + .seconds(interval), repeating: .seconds(interval), leeway: .seconds(1))
+        timer.setEventHandler { uploads.sweepExpired() }
+        timer.resume()
+        sweep.withLock { $0 = UploadSweep(timer: timer) }
+    }
+
+    /// Stops the timers (for tests and tools that open a service and drop it).
+    public func stop() {
+        sweep.withLock { $0?.timer.cancel(); $0 = nil }
     }
 
     /// On a first start, a tenant and a token so that a newcomer can call the API at once.
@@ -123,10 +147,16 @@ public final class SyncService: Sendable {
             PropertyRoutes.add(to: &table, api)
             FloorRoutes.add(to: &table, api)
             PanoramaRoutes.add(to: &table, api)
+            UploadRoutes.add(to: &table, context, sessions)
         }
         routerBox.set(router)
         return router
     }
+}
+
+/// The expiry sweep's timer; created, cancelled and released under the service's lock.
+private struct UploadSweep: @unchecked Sendable {
+    let timer: DispatchSourceTimer
 }
 
 /// Lets a route read the router it is part of, which exists only once all routes are added.

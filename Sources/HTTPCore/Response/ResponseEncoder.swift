@@ -18,7 +18,8 @@ struct ResponseEncoder {
 
     /// Appends the status line and header section of `response`; returns whether body bytes
     /// follow on the wire.
-    mutating func encodeHead(_ response: Response, requestID: RequestID, framing: Framing, into out: inout [UInt8]) -> Bool {
+    mutating func encodeHead(_ response: Response, requestID: RequestID, framing: Framing, routeHeaders: [HTTPField],
+                             into out: inout [UInt8]) -> Bool {
         out.append(ascii: "HTTP/1.1 ")
         out.append(decimal: response.status.code)
         out.append(UInt8(ascii: " "))
@@ -31,6 +32,12 @@ struct ResponseEncoder {
         if let contentType = response.contentType {
             out.append(ascii: "Content-Type: ")
             out.append(utf8: contentType)
+            out.append(ascii: "\r\n")
+        }
+        for field in routeHeaders {
+            out.append(utf8: field.name)
+            out.append(ascii: ": ")
+            out.append(utf8: field.value)
             out.append(ascii: "\r\n")
         }
         for field in response.headers {
@@ -73,12 +80,15 @@ struct ResponseEncoder {
         let now = WallClockTime.now().seconds
         if now != dateSecond {
             dateSecond = now
-            dateBytes = Self.formatDate(now)
+            dateBytes = HTTPDate.format(now)
         }
         out.append(contentsOf: dateBytes)
     }
+}
 
-    static func formatDate(_ seconds: Int64) -> [UInt8] {
+/// HTTP dates: IMF-fixdate (RFC 9110 §5.6.7), e.g. "Sun, 06 Nov 1994 08:49:37 GMT".
+public enum HTTPDate {
+    public static func format(_ seconds: Int64) -> [UInt8] {
         var parts = tm()
         var time = time_t(seconds)
         gmtime_r(&time, &parts)
@@ -101,5 +111,9 @@ struct ResponseEncoder {
         out.appendPadded(Int(parts.tm_sec), width: 2)
         out.append(ascii: " GMT")
         return out
+    }
+
+    public static func string(_ seconds: Int64) -> String {
+        String(decoding: format(seconds), as: UTF8.self)
     }
 }

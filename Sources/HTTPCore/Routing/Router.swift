@@ -9,16 +9,19 @@ public final class Route: Sendable {
     public let method: HTTPMethod
     public let pattern: String
     public let bodyLimit: Int64
+    /// Fields added to every answer of this route, its errors included.
+    public let headers: [HTTPField]
     let handler: any RequestHandler
     let segments: [Segment]
     let parameterNames: [String]
     /// Index in the router's table, used as the metrics label.
     let index: Int
 
-    init(method: HTTPMethod, pattern: String, bodyLimit: Int64, handler: any RequestHandler, index: Int) {
+    init(method: HTTPMethod, pattern: String, bodyLimit: Int64, headers: [HTTPField], handler: any RequestHandler, index: Int) {
         self.method = method
         self.pattern = pattern
         self.bodyLimit = bodyLimit
+        self.headers = headers
         self.handler = handler
         self.index = index
         var segments: [Segment] = []
@@ -122,14 +125,16 @@ public final class Router: Sendable {
 public struct RouteTable {
     fileprivate(set) var routes: [Route] = []
 
-    /// Adds a route. `bodyLimit` is the most its request body may carry (0: no body).
-    public mutating func add(_ method: HTTPMethod, _ pattern: String, bodyLimit: Int64 = 0, _ handler: any RequestHandler) {
+    /// Adds a route. `bodyLimit` is the most its request body may carry (0: no body);
+    /// `headers` go on every answer of the route.
+    public mutating func add(_ method: HTTPMethod, _ pattern: String, bodyLimit: Int64 = 0, headers: [HTTPField] = [],
+                             _ handler: any RequestHandler) {
         precondition(!routes.contains { $0.method == method && $0.pattern == pattern }, "route \(method.name) \(pattern) added twice")
-        routes.append(Route(method: method, pattern: pattern, bodyLimit: bodyLimit, handler: handler, index: routes.count))
+        routes.append(Route(method: method, pattern: pattern, bodyLimit: bodyLimit, headers: headers, handler: handler, index: routes.count))
     }
 
-    public mutating func add(_ method: HTTPMethod, _ pattern: String, bodyLimit: Int64 = 0,
+    public mutating func add(_ method: HTTPMethod, _ pattern: String, bodyLimit: Int64 = 0, headers: [HTTPField] = [],
                              _ body: @escaping @Sendable (Request, Responder) -> HandlerResult) {
-        add(method, pattern, bodyLimit: bodyLimit, ClosureHandler(body))
+        add(method, pattern, bodyLimit: bodyLimit, headers: headers, ClosureHandler(body))
     }
 }

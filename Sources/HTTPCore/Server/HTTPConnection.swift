@@ -355,9 +355,10 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
         let keepAlive = (head?.keepAlive ?? false) && !closeAfterResponse && !rejecting && !context.registry.isShuttingDown
         if !keepAlive { closeAfterResponse = true }
         let headStart = output.count
+        let routeHeaders = current.route >= 0 ? context.router.routes[current.route].headers : []
         let sendsBody = encoder.encodeHead(response, requestID: current.id,
                                            framing: .init(keepAlive: keepAlive, version: head?.version ?? .http11, isHeadRequest: isHead),
-                                           into: &output)
+                                           routeHeaders: routeHeaders, into: &output)
         var bodyBytes: Int64 = 0
         if sendsBody {
             switch response.body {

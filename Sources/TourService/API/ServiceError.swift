@@ -13,6 +13,9 @@ public struct ServiceError: Error, Sendable, Equatable {
         case payloadTooLarge = "payload_too_large"
         case unsupportedMediaType = "unsupported_media_type"
         case rangeNotSatisfiable = "range_not_satisfiable"
+        case preconditionFailed = "precondition_failed"
+        case offsetMismatch = "offset_mismatch"
+        case checksumMismatch = "checksum_mismatch"
         case insufficientStorage = "insufficient_storage"
         case `internal`
     }
@@ -37,7 +40,10 @@ public struct ServiceError: Error, Sendable, Equatable {
             return HTTPError(.unauthorized, code: code.rawValue, message,
                              headers: [HTTPField(name: "WWW-Authenticate", value: "Bearer realm=\"toursd\"")])
         case .notFound: return HTTPError(.notFound, code: code.rawValue, message)
-        case .conflict, .notContinuable: return HTTPError(.conflict, code: code.rawValue, message)
+        case .conflict, .notContinuable, .offsetMismatch: return HTTPError(.conflict, code: code.rawValue, message)
+        case .preconditionFailed:
+            return HTTPError(.preconditionFailed, code: code.rawValue, message, headers: [HTTPField(name: "Tus-Version", value: TusHeaders.version)])
+        case .checksumMismatch: return HTTPError(.checksumMismatch, code: code.rawValue, message)
         case .payloadTooLarge: return HTTPError(.contentTooLarge, code: code.rawValue, message)
         case .unsupportedMediaType: return HTTPError(.unsupportedMediaType, code: code.rawValue, message)
         case .rangeNotSatisfiable: return HTTPError(.rangeNotSatisfiable, code: code.rawValue, message)

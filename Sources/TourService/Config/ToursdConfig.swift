@@ -15,6 +15,8 @@ public struct ToursdConfig: Sendable, Equatable {
     public var maxPlanBodyBytes = 16 * 1024 * 1024
     public var maxPanoramaBytes = 512 * 1024 * 1024
     public var maxWorldMapBytes = 256 * 1024 * 1024
+    public var uploadExpirySeconds = 24 * 3600
+    public var uploadSweepIntervalSeconds = 60
     public var logLevel = "info"
     public var logFormat = "logfmt"
     public var eventLoop = "epoll"
@@ -45,6 +47,8 @@ public struct ToursdConfig: Sendable, Equatable {
         "maxPlanBodyBytes": { config, text in setInt(&config.maxPlanBodyBytes, text, 1024...1_073_741_824) },
         "maxPanoramaBytes": { config, text in setInt(&config.maxPanoramaBytes, text, 1...1 << 40) },
         "maxWorldMapBytes": { config, text in setInt(&config.maxWorldMapBytes, text, 1...1 << 40) },
+        "uploadExpirySeconds": { config, text in setInt(&config.uploadExpirySeconds, text, 1...365 * 24 * 3600) },
+        "uploadSweepIntervalSeconds": { config, text in setInt(&config.uploadSweepIntervalSeconds, text, 1...86_400) },
         "logLevel": { $0.logLevel = $1; return LogLevel(name: $1) != nil },
         "logFormat": { $0.logFormat = $1; return LogFormat(rawValue: $1) != nil },
         "eventLoop": { $0.eventLoop = $1; return EventBackendKind(rawValue: $1) != nil },

@@ -10,6 +10,8 @@ struct BlobKey: Hashable, Sendable {
     enum Kind: String, Sendable, CaseIterable {
         case panorama = "panoramas"
         case worldMap = "worldmaps"
+        /// The partial file of a resumable upload.
+        case upload = "uploads"
     }
 
     var tenant: Int64
@@ -50,6 +52,29 @@ final class BlobStore: Sendable {
         try Self.makeDirectory(directory)
         guard rename(incoming.path, path(key)) == 0 else { throw Self.failure("rename", errno) }
         incoming.markCommitted()
+        try Self.syncDirectory(directory)
+    }
+
+    /// Creates an upload's empty partial file (durably), or opens the existing one.
+    func openPartial(_ key: BlobKey) throws(ServiceError) -> Int32 {
+        let directory = "\(root)/blobs/\(key.tenant)/\(key.kind.rawValue)"
+        try Self.makeDirectory("\(root)/blobs/\(key.tenant)")
+        try Self.makeDirectory(directory)
+        let existed = access(path(key), F_OK) == 0
+        let fd = open(path(key), O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Self.failure("open \(path(key))", errno) }
+        if !existed {
+            do throws(ServiceError) { try Self.syncDirectory(directory) } catch { close(fd); throw error }
+        }
+        return fd
+    }
+
+    /// Moves a finished partial file into its final place as another key, durably.
+    func move(_ from: BlobKey, to key: BlobKey) throws(ServiceError) {
+        let directory = "\(root)/blobs/\(key.tenant)/\(key.kind.rawValue)"
+        try Self.makeDirectory("\(root)/blobs/\(key.tenant)")
+        try Self.makeDirectory(directory)
+        guard rename(path(from), path(key)) == 0 else { throw Self.failure("rename", errno) }
         try Self.syncDirectory(directory)
     }
 

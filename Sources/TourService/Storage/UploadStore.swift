@@ -1,0 +1,75 @@
+import SQLiteDB
+
+/// A resumable upload's row.
+struct UploadRecord: Equatable, Sendable {
+    var id: String
+    var panoramaId: String
+    var floorId: String
+    var roomId: String?
+    var contentType: String
+    var length: Int64
+    var offset: Int64
+    var declaredSHA256: String?
+    var metadata: String
+    var finished: Bool
+    var expiresAt: Int64
+
+    init(_ row: Row) {
+        id = row["id"].string ?? ""
+        panoramaId = row["panorama_id"].string ?? ""
+        floorId = row["floor_id"].string ?? ""
+        roomId = row["room_id"].string
+        contentType = row["content_type"].string ?? ""
+        length = row["length"].int64 ?? 0
+        offset = row["offset"].int64 ?? 0
+        declaredSHA256 = row["declared_sha256"].string
+        metadata = row["metadata"].string ?? ""
+        finished = row["state"].string == "finished"
+        expiresAt = row["expires_at"].int64 ?? 0
+    }
+}
+
+/// The SQL of resumable uploads.
+enum UploadStore {
+    static func upload(_ db: Database, _ tenant: Int64, _ id: String) throws -> UploadRecord? {
+        try db.first("SELECT * FROM uploads WHERE tenant_id = ? AND id = ?", tenant, id).map(UploadRecord.init)
+    }
+
+    static func receiving(_ db: Database, _ tenant: Int64, panoramaId: String) throws -> UploadRecord? {
+        try db.first("SELECT * FROM uploads WHERE tenant_id = ? AND panorama_id = ? AND state = 'receiving'", tenant, panoramaId)
+            .map(UploadRecord.init)
+    }
+
+    static func create(_ db: Database, _ tenant: Int64, id: String, _ request: UploadRequest, expiresAt: Int64) throws -> UploadRecord {
+        try db.run("""
+            INSERT INTO uploads (tenant_id, id, panorama_id, floor_id, room_id, content_type, length, declared_sha256, metadata,
+                                 state, created_at, expires_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'receiving', ?, ?)
+            """, tenant, id, request.panoramaId, request.floorId, request.roomId, request.contentType, request.length,
+                   request.declaredSHA256, request.metadataHeader, Timestamp.now(), expiresAt)
+        guard let created = try upload(db, tenant, id) else { throw ServiceError(.internal, "upload vanished after insert") }
+        return created
+    }
+
+    /// Records fsynced progress, and pushes the expiry out.
+    static func setOffset(_ db: Database, _ tenant: Int64, _ id: String, offset: Int64, expiresAt: Int64) throws {
+        try db.run("UPDATE uploads SET \"offset\" = ?, expires_at = ? WHERE tenant_id = ? AND id = ? AND state = 'receiving'",
+                   offset, expiresAt, tenant, id)
+    }
+
+    static func markFinished(_ db: Database, _ tenant: Int64, _ id: String) throws {
+        try db.run("UPDATE uploads SET state = 'finished', \"offset\" = length WHERE tenant_id = ? AND id = ?", tenant, id)
+    }
+
+    static func delete(_ db: Database, _ tenant: Int64, _ id: String) throws -> Bool {
+        try db.run("DELETE FROM uploads WHERE tenant_id = ? AND id = ?", tenant, id) == 1
+    }
+
+    /// Removes uploads expired at `now`; returns the keys of partial files to remove.
+    static func deleteExpired(_ db: Database, now: Int64) throws -> [BlobKey] {
+        let expired = try db.query("SELECT tenant_id, id, state FROM uploads WHERE expires_at <= ?", now)
+        try db.run("DELETE FROM uploads WHERE expires_at <= ?", now)
+        return expired.filter { $0["state"].string == "receiving" }
+            .compactMap { row in row["tenant_id"].int64.flatMap { tenant in row["id"].string.map { BlobKey(tenant: tenant, kind: .upload, id: $0) } } }
+    }
+}
