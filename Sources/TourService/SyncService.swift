@@ -47,6 +47,8 @@ public final class SyncService: Sendable {
         self.context = context
     }
 
+    deinit { stop() }
+
     /// Applies pending migrations; a failure names the file and leaves the database as it was.
     static func migrate(_ pool: DatabasePool, config: ToursdConfig, logger: Logger) throws(StartupError) {
         let migrations: [Migration]

@@ -50,7 +50,7 @@ import TestSupport
         let url = "http://127.0.0.1:\(server.port)/hello"
         let result = try curl(["-sv", url, url])
         #expect(result.status == 0)
-        #expect(result.out == "{\"hello\":true}{\"hello\":true}")
+        #expect(result.out == "{\"hello\":true}{\"hello\":true}", "curl said: \(result.err)")
         #expect(result.err.contains("Re-using existing connection") || result.err.contains("Reusing existing connection"))
         await server.shutdown()
     }

@@ -29,8 +29,7 @@ import Logging
 
     @Test func everyRouteOfTheRouterIsDocumented() async throws {
         let harness = try ServiceHarness()
-        let router = try SyncService.open(config: harness.config, logger: Logger(sink: LogSink(fd: -1), level: .error))
-            .makeRouter(metrics: ServerMetrics())
+        let router = harness.service.makeRouter(metrics: ServerMetrics())
         let routes = Set(router.routes.map { "\($0.method.name) \($0.pattern)" })
         let documented = try documentedOperations()
         #expect(routes.subtracting(documented).isEmpty, "not in docs/openapi.yaml: \(routes.subtracting(documented).sorted())")

@@ -17,6 +17,7 @@ final class ServiceHarness: @unchecked Sendable {
 
     let dataDir: String
     let config: ToursdConfig
+    let service: SyncService
     let server: HTTPServer
     let port: UInt16
     let alpha: String
@@ -34,7 +35,7 @@ final class ServiceHarness: @unchecked Sendable {
         let logger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)), level: .error)
         alpha = try Admin.createToken(config, tenant: "alpha", logger: logger).token
         beta = try Admin.createToken(config, tenant: "beta", logger: logger).token
-        let service = try SyncService.open(config: config, logger: logger)
+        service = try SyncService.open(config: config, logger: logger)
         let metrics = ServerMetrics()
         server = HTTPServer(configuration: config.server, router: service.makeRouter(metrics: metrics), metrics: metrics, logger: logger)
         port = try server.start().port
@@ -47,6 +48,7 @@ final class ServiceHarness: @unchecked Sendable {
 
     func stop() async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in server.shutdown { done.resume() } }
+        service.stop()
     }
 
     /// Stops and removes the data directory.
@@ -103,6 +105,10 @@ func reprDigest(_ bytes: [UInt8]) -> String {
 
 func sha256(_ bytes: [UInt8]) -> [UInt8] {
     StreamingDigest.hash(.sha256, bytes)
+}
+
+enum StreamingDigestSHA1 {
+    static func hash(_ bytes: [UInt8]) -> [UInt8] { StreamingDigest.hash(.sha1, bytes) }
 }
 
 func sha256Hex(_ bytes: [UInt8]) -> String {
