@@ -4,7 +4,7 @@ SWIFT ?= swift
 APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev pkg-config curl python3 wrk nginx
 
 # Python tools for the tests, pinned, in a venv of the project's own.
-SCHEMATHESIS := schemathesis==4.32.5
+PYTHON_TOOLS := schemathesis==4.32.5 tuspy==1.1.0
 
 .PHONY: deps build run test bench clean
 
@@ -17,7 +17,9 @@ deps:
 		echo "installing:$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
-	@[ -x .venv/bin/schemathesis ] || { python3 -m venv .venv && .venv/bin/pip install -q $(SCHEMATHESIS); }
+	@[ -x .venv/bin/python ] || python3 -m venv .venv
+	@.venv/bin/pip freeze 2>/dev/null | grep -qx "$(word 1,$(PYTHON_TOOLS))" && .venv/bin/pip freeze | grep -qx "$(word 2,$(PYTHON_TOOLS))" \
+		|| .venv/bin/pip install -q $(PYTHON_TOOLS)
 
 # Release binaries carry the Swift runtime and Foundation statically: self-contained on the
 # host, and only the pages they touch count in their memory (26 MB idle RSS becomes 20).
@@ -35,6 +37,7 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	bash Tests/contract/schemathesis.sh
+	bash Tests/contract/tus_interop.sh
 
 bench: build
 	bash bench/run.sh

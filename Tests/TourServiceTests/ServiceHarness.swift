@@ -33,6 +33,7 @@ final class ServiceHarness: @unchecked Sendable {
         configure(&config)
         self.config = config
         let logger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)), level: .error)
+        // New tokens for the tenants (made on a first start, reused on a reopened directory).
         alpha = try Admin.createToken(config, tenant: "alpha", logger: logger).token
         beta = try Admin.createToken(config, tenant: "beta", logger: logger).token
         service = try SyncService.open(config: config, logger: logger)

@@ -1,0 +1,90 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+import Logging
+import TestSupport
+@testable import TourService
+
+/// Resuming: connections cut mid-PATCH, a newer PATCH taking over, restarts.
+@Suite struct UploadResumeTests {
+    private func head(_ client: APIClient, _ location: String) throws -> Int {
+        Int(try client.tus("HEAD", location).header("Upload-Offset") ?? "") ?? -1
+    }
+
+    private func patchHead(_ location: String, token: String, offset: Int, length: Int) -> String {
+        "PATCH \(location) HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(token)\r\nTus-Resumable: 1.0.0\r\n"
+            + "Content-Type: application/offset+octet-stream\r\nUpload-Offset: \(offset)\r\nContent-Length: \(length)\r\n\r\n"
+    }
+
+    @Test func aPatchCutAfterNBytesKeepsAtMostNAndTheUploadResumes() async throws {
+        let harness = try ServiceHarness()
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let image = imageBytes(1_000_000)
+        let panoramaId = newID()
+        let location = try #require(try client.tusCreate(panoramaId: panoramaId, floorId: floorId, length: image.count).header("Location"))
+        let sent = 400_000
+        do {
+            let raw = try RawClient(port: harness.port)
+            try raw.send(Array(patchHead(location, token: harness.alpha, offset: 0, length: image.count).utf8) + Array(image[0..<sent]))
+        } // cut here
+        // The server keeps what arrived, fsynced, once it has seen the connection end.
+        try await waitUntil("the interrupted PATCH to be recorded") { try head(client, location) > 0 }
+        let offset = try head(client, location)
+        #expect(offset > 0 && offset <= sent)
+        #expect(try client.tusPatch(location, offset: offset, Array(image[offset...])).status == 204)
+        #expect(try client.send("GET", "/v1/panoramas/\(panoramaId)").string("sha256") == sha256Hex(image))
+        await harness.finish()
+    }
+
+    @Test func aNewerPatchWinsAndTheOlderStopsWithoutCorruptingAnything() async throws {
+        let harness = try ServiceHarness()
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let image = imageBytes(600_000)
+        let panoramaId = newID()
+        let location = try #require(try client.tusCreate(panoramaId: panoramaId, floorId: floorId, length: image.count).header("Location"))
+        #expect(try client.tusPatch(location, offset: 0, Array(image[0..<100_000])).status == 204)
+        // The older PATCH: its connection stalls halfway (as one that died without closing).
+        let older = try RawClient(port: harness.port)
+        try older.send(Array(patchHead(location, token: harness.alpha, offset: 100_000, length: 500_000).utf8) + Array(image[100_000..<300_000]))
+        try await waitUntil("the older PATCH to be writing") { harness.server.metrics.bodiesInProgress == 1 }
+        // The newer PATCH, from the durable offset, does not wait for the older one.
+        let newer = try client.tusPatch(location, offset: 100_000, Array(image[100_000...]))
+        #expect(newer.status == 204)
+        #expect(newer.header("Upload-Offset") == String(image.count))
+        // The older one's next bytes are refused and its connection ends.
+        try? older.send(Array(image[300_000..<600_000]))
+        let refused = try? older.readResponse()
+        #expect(refused == nil || refused?.status == 409)
+        #expect(try client.send("GET", "/v1/panoramas/\(panoramaId)").string("sha256") == sha256Hex(image))
+        #expect(try client.send("GET", "/v1/panoramas/\(panoramaId)/content").body == image)
+        await harness.finish()
+    }
+
+    @Test func theOffsetAndItsDigestSurviveARestart() async throws {
+        let first = try ServiceHarness()
+        let client = try first.client(first.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let image = imageBytes(700_000)
+        let panoramaId = newID()
+        let location = try #require(try client.tusCreate(panoramaId: panoramaId, floorId: floorId, length: image.count).header("Location"))
+        #expect(try client.tusPatch(location, offset: 0, Array(image[0..<250_000])).status == 204)
+        await first.stop()
+        // Bytes past the recorded offset (written, never acknowledged) must not count.
+        let partial = try #require(first.storedFiles().first { $0.hasPrefix("blobs/1/uploads/") })
+        let handle = try #require(FileHandle(forWritingAtPath: first.dataDir + "/" + partial))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(repeating: 0xEE, count: 1234))
+        try handle.close()
+
+        let second = try ServiceHarness(dataDir: first.dataDir)
+        let resumed = try second.client(second.alpha)
+        #expect(try head(resumed, location) == 250_000)
+        #expect(try resumed.tusPatch(location, offset: 250_000, Array(image[250_000...])).status == 204)
+        #expect(try resumed.send("GET", "/v1/panoramas/\(panoramaId)").string("sha256") == sha256Hex(image))
+        await second.finish()
+    }
+}
