@@ -133,13 +133,14 @@ try:
 except Exception as error:  # tuspy raises on the broken connection
     print("ok: the upload was interrupted:", type(error).__name__)
 location = BASE + "/v1/uploads/" + interrupted.url.rsplit("/", 1)[1]
-again = client.uploader(file_path=path, chunk_size=CHUNK, url=location)
-# The server records what the cut PATCH brought right after the cut; ask until it has.
+# The server records what the cut PATCH brought right after the cut; ask until it has. An
+# uploader reads the offset when it is made, so the one that resumes is made afterwards.
 for _ in range(100):
-    offset = again.get_offset()
+    offset = client.uploader(file_path=path, chunk_size=CHUNK, url=location).get_offset()
     if offset > 0:
         break
     threading.Event().wait(0.05)
+again = client.uploader(file_path=path, chunk_size=CHUNK, url=location)
 check(0 <= offset <= 700_000, f"the server kept at most what came through ({offset} bytes)")
 again.upload()
 check(api("GET", f"/v1/panoramas/{panorama}")["sha256"] == sha, "the interrupted upload completes with the right digest")
