@@ -42,6 +42,31 @@ toursd_args=(-H "$auth" -H "Content-Type: image/jpeg")
 one_nginx=$(head -1 "$work/ids" | timed_uploads 1 "http://127.0.0.1:$nginx_port/dav/" ".jpg")
 clear_nginx
 one_toursd=$(head -1 "$work/ids" | timed_uploads 1 "$toursd_prefix" "?floorId=$floor" "${toursd_args[@]}")
+# The same bytes through tus: a creation, then 5 MB PATCHes, each fsynced before its 204,
+# from one curl on one keep-alive connection, each streamed from its file like the one-shot
+# upload (as a tus client sends them).
+tus_upload() {
+    local id total=$((size_mb << 20)) piece=$((5 << 20)) offset=0 location start end metadata
+    local patches=()
+    id=$(python3 -c 'import uuid; print(uuid.uuid4())')
+    split -b "$piece" -d -a 3 "$work/upload.bin" "$work/piece."
+    metadata="panoramaId $(printf %s "$id" | base64 -w0),floorId $(printf %s "$floor" | base64 -w0),contentType $(printf image/jpeg | base64 -w0)"
+    start=$(date +%s.%N)
+    location=$(curl -fsS -o /dev/null -D - -X POST -H "$auth" -H "Tus-Resumable: 1.0.0" -H "Upload-Length: $total" \
+        -H "Upload-Metadata: $metadata" "http://127.0.0.1:$TOURSD_PORT/v1/uploads" | tr -d '\r' | awk 'tolower($1) == "location:" { print $2 }')
+    for part in "$work"/piece.*; do
+        [ ${#patches[@]} -gt 0 ] && patches+=(--next)
+        patches+=(-fsS -o /dev/null -X PATCH -H "$auth" -H "Tus-Resumable: 1.0.0" -H "Content-Type: application/offset+octet-stream"
+                  -H "Upload-Offset: $offset" -T "$part" "http://127.0.0.1:$TOURSD_PORT$location")
+        offset=$((offset + $(stat -c %s "$part")))
+    done
+    curl "${patches[@]}"
+    end=$(date +%s.%N)
+    rm -f "$work"/piece.*
+    python3 -c "print($end - $start)"
+}
+one_tus=$(tus_upload)
+
 many_nginx=$(tail -n "$concurrent" "$work/ids" | timed_uploads "$concurrent" "http://127.0.0.1:$nginx_port/dav/" ".jpg")
 clear_nginx
 many_toursd=$(tail -n "$concurrent" "$work/ids" | timed_uploads "$concurrent" "$toursd_prefix" "?floorId=$floor" "${toursd_args[@]}")
@@ -68,17 +93,20 @@ put_nginx=$(grep -o 'Requests/sec: *[0-9.]*' "$work/wrk-put-nginx.txt" | awk '{p
 put_toursd=$(grep -o 'Requests/sec: *[0-9.]*' "$work/wrk-put-toursd.txt" | awk '{print $2}')
 put_errors=$(grep -o 'Non-2xx or 3xx responses: [0-9]*' "$work/wrk-put-toursd.txt" | awk '{print $5}' || true)
 
-python3 - "$size_mb" "$concurrent" "$one_nginx" "$one_toursd" "$many_nginx" "$many_toursd" "$rss" "$put_nginx" "$put_toursd" "${put_errors:-0}" <<'PY'
+python3 - "$size_mb" "$concurrent" "$one_nginx" "$one_toursd" "$many_nginx" "$many_toursd" "$rss" "$put_nginx" "$put_toursd" "${put_errors:-0}" "$one_tus" <<'PY'
 import sys
 size, n = int(sys.argv[1]), int(sys.argv[2])
 one_nginx, one_toursd, many_nginx, many_toursd, rss, put_nginx, put_toursd = map(float, sys.argv[3:10])
 put_errors = int(sys.argv[10])
+one_tus = float(sys.argv[11])
 rate = lambda mb, s: mb / s
 print(f"Uploads of {size} MB with curl, same run (toursd also hashes and fsyncs; nginx's DAV PUT does neither)")
 print(f"  {'':<26}{'nginx MB/s':>12}{'toursd MB/s':>13}{'ratio':>8}")
 print(f"  {'one upload':<26}{rate(size, one_nginx):>12.0f}{rate(size, one_toursd):>13.0f}{one_nginx / one_toursd:>7.2f}x  (target >= 1.00x)")
 print(f"  {f'{n} concurrent (aggregate)':<26}{rate(size * n, many_nginx):>12.0f}{rate(size * n, many_toursd):>13.0f}{many_nginx / many_toursd:>7.2f}x  (target >= 1.00x)")
 print(f"  toursd peak RSS during the uploads: {rss:.1f} MB (target < 32 MB)")
+print(f"  one upload through tus in 5 MB PATCHes: {rate(size, one_tus):.0f} MB/s, "
+      f"{one_toursd / one_tus:.2f}x the one-shot upload (target >= 0.80x)")
 print(f"PUT /v1/properties (a new property each, committed with fsync), wrk -t2 -c64")
 print(f"  nginx DAV PUT of the same JSON: {put_nginx:.0f} req/s; toursd: {put_toursd:.0f} req/s ({put_toursd / put_nginx:.2f}x)"
       + (f"; {put_errors} non-2xx answers" if put_errors else ""))

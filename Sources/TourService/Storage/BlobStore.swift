@@ -141,7 +141,7 @@ final class IncomingBlob: @unchecked Sendable {
     private var writebackStarted: Int64 = 0
     /// Writeback starts every this many bytes, so the disk works while the body arrives and
     /// the final fsync finds little left: acknowledging durably costs almost nothing extra.
-    private static let writebackStep: Int64 = 4 << 20
+    private static let writebackStep: Int64 = 1 << 20
     /// Committed, or discarded: no longer this object's to remove.
     private var committed = false
 

@@ -31,7 +31,7 @@ final class UploadSession: @unchecked Sendable {
     }
 
     private static let tokens = Atomic<UInt64>(0)
-    private static let writebackStep: Int64 = 4 << 20
+    private static let writebackStep: Int64 = 1 << 20
 
     /// Opens the session of an upload whose database offset is `durableOffset`: bytes past it
     /// were never acknowledged and are cut off; the ones before are hashed, once.
