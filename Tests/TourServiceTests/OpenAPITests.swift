@@ -27,6 +27,20 @@ import Logging
         return operations
     }
 
+    @Test func everyErrorCodeIsInTheErrorSchema() throws {
+        let path = URL(fileURLWithPath: ServiceHarness.migrationsDir).deletingLastPathComponent().appendingPathComponent("docs/openapi.yaml").path
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let start = try #require(text.range(of: "enum: [bad_request"))
+        let end = try #require(text[start.upperBound...].firstIndex(of: "]"))
+        let documented = Set(text[start.lowerBound..<end].dropFirst("enum: [".count).split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+        // The service's codes, and those the HTTP layer answers with on its own.
+        let codes = Set(ServiceError.Code.allCases.map(\.rawValue)).union([
+            "method_not_allowed", "request_timeout", "header_too_large", "unavailable", "expectation_failed",
+            "not_implemented", "version_not_supported"])
+        #expect(codes.subtracting(documented).isEmpty, "not in the Error schema: \(codes.subtracting(documented).sorted())")
+    }
+
     @Test func everyRouteOfTheRouterIsDocumented() async throws {
         let harness = try ServiceHarness()
         let router = harness.service.makeRouter(metrics: ServerMetrics())

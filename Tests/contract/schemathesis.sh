@@ -12,7 +12,7 @@ pid=$!
 port=$(toursd_port "$work/toursd.log")
 token=$(cat "$work/data/admin.token")
 # A fixed seed: the same cases on every run, so a failure can be replayed.
-.venv/bin/schemathesis run docs/openapi.yaml \
+.venv/bin/schemathesis --config-file Tests/contract/schemathesis.toml run docs/openapi.yaml \
     --url "http://127.0.0.1:$port" \
     -H "Authorization: Bearer $token" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
