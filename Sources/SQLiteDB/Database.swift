@@ -31,13 +31,12 @@ public final class Database {
 
     public struct Options: Sendable {
         public var busyTimeoutMilliseconds: Int32 = 5_000
-        public var readOnly = false
         public init() {}
     }
 
     public init(path: String, options: Options = Options()) throws(SQLiteError) {
         var handle: OpaquePointer?
-        let flags = (options.readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let result = sqlite3_open_v2(path, &handle, flags, nil)
         guard result == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open \(path)"
@@ -47,10 +46,7 @@ public final class Database {
         self.handle = handle
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, options.busyTimeoutMilliseconds)
-        if !options.readOnly {
-            try execute("PRAGMA journal_mode=WAL")
-        }
-        try execute("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON")
+        try execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON")
     }
 
     deinit {
@@ -129,9 +125,6 @@ public final class Database {
 
     /// Whether a transaction is open (SQLite rolls one back by itself after some errors).
     public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
-
-    /// The SQLite library's version, e.g. "3.40.1".
-    public static var libraryVersion: String { String(cString: sqlite3_libversion()) }
 
     private func prepared(_ sql: String, _ arguments: [any SQLiteBindable]) throws(SQLiteError) -> OpaquePointer {
         let statement: OpaquePointer

@@ -68,14 +68,6 @@ public struct RequestDecoder {
         }
     }
 
-    /// Whether the decoder is inside a request body.
-    public var isInBody: Bool {
-        switch state {
-        case .head, .endOfMessage: return false
-        default: return true
-        }
-    }
-
     /// Decodes the next event from `input`, the bytes not yet consumed. The caller drops the
     /// first `consumed` bytes before the next call (body bytes included, once handled).
     /// `.needMore` with `consumed > 0` means framing bytes were used up: call again with the

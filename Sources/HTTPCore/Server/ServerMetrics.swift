@@ -1,8 +1,8 @@
 import Synchronization
 
 /// The counters behind `GET /metrics`: requests by route and status, bytes in, active
-/// connections, a request duration histogram, and gauges other layers register (uploads in
-/// progress). Rendered in the Prometheus text format (version 0.0.4).
+/// connections, uploads in progress (request bodies being received), a request duration
+/// histogram. Rendered in the Prometheus text format (version 0.0.4).
 public final class ServerMetrics: Sendable {
     /// Upper bounds of the duration histogram, in seconds.
     static let bucketBounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -23,7 +23,6 @@ public final class ServerMetrics: Sendable {
     private let counts = Mutex(Counts())
     private let active = Atomic<Int>(0)
     private let bodies = Atomic<Int>(0)
-    private let gauges = Mutex<[(name: String, help: String, read: @Sendable () -> Int)]>([])
 
     public init() {}
 
@@ -51,11 +50,6 @@ public final class ServerMetrics: Sendable {
         }
     }
 
-    /// Adds a gauge read at every scrape, e.g. uploads in progress.
-    public func registerGauge(name: String, help: String, _ read: @escaping @Sendable () -> Int) {
-        gauges.withLock { $0.append((name, help, read)) }
-    }
-
     /// The Prometheus text exposition; `routes` names the route indexes.
     public func render(routes: [Route]) -> String {
         let snapshot = counts.withLock { $0 }
@@ -76,9 +70,6 @@ public final class ServerMetrics: Sendable {
         out += "# HELP http_uploads_in_progress Request bodies being received.\n"
         out += "# TYPE http_uploads_in_progress gauge\n"
         out += "http_uploads_in_progress \(bodiesInProgress)\n"
-        for gauge in gauges.withLock({ $0 }) {
-            out += "# HELP \(gauge.name) \(gauge.help)\n# TYPE \(gauge.name) gauge\n\(gauge.name) \(gauge.read())\n"
-        }
         out += "# HELP http_request_duration_seconds Time from a request's head to its response.\n"
         out += "# TYPE http_request_duration_seconds histogram\n"
         var cumulative: UInt64 = 0

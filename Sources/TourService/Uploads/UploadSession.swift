@@ -193,6 +193,4 @@ final class UploadSessions: Sendable {
     func end(_ key: BlobKey) {
         sessions.withLock { $0.removeValue(forKey: key) }?.close()
     }
-
-    var count: Int { sessions.withLock { $0.count } }
 }
