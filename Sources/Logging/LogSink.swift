@@ -1,12 +1,13 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
 import Synchronization
 
 /// Where log lines go: a file descriptor (stderr by default), written in batches so that a
 /// busy server makes one write per batch instead of one per request. Lines are appended under
-/// a lock and flushed when the batch is large, when `flush()` is called (a timer does so),
-/// and at once for lines that must not wait.
+/// a lock; a full batch is handed, in order, to a writer queue, so no event loop waits for the
+/// log file. `flush()` (a timer calls it) and lines that must not wait are written at once.
 public final class LogSink: Sendable {
     private struct State {
         var fd: Int32
@@ -15,6 +16,7 @@ public final class LogSink: Sendable {
 
     private let state: Mutex<State>
     private let batchBytes: Int
+    private let writer = DispatchQueue(label: "log.writer")
 
     public init(fd: Int32 = STDERR_FILENO, batchBytes: Int = 32 * 1024) {
         var pending = [UInt8]()
@@ -24,37 +26,50 @@ public final class LogSink: Sendable {
     }
 
     /// Appends one line, built in place by `build` (which must end it with a newline), to the
-    /// batch. Writes the batch when it is full or `immediately` is set.
+    /// batch. A full batch goes to the writer; `immediately` also waits until it is written.
     public func append(immediately: Bool = false, _ build: (inout [UInt8]) -> Void) {
-        state.withLock { state in
+        let handedOff = state.withLock { state -> Bool in
             build(&state.pending)
-            if immediately || state.pending.count >= batchBytes {
-                Self.drain(&state)
-            }
+            guard immediately || state.pending.count >= batchBytes else { return false }
+            handOff(&state)
+            return true
         }
+        if handedOff && immediately { writer.sync {} }
     }
 
-    /// Writes whatever is batched.
+    /// Writes whatever is batched, and waits until it is written.
     public func flush() {
-        state.withLock { Self.drain(&$0) }
+        state.withLock { handOff(&$0) }
+        writer.sync {}
     }
 
     /// Points the sink at another descriptor (log reopening), flushing first. Returns the old one.
     public func redirect(to fd: Int32) -> Int32 {
-        state.withLock { state in
-            Self.drain(&state)
+        let old = state.withLock { state -> Int32 in
+            handOff(&state)
             let old = state.fd
             state.fd = fd
             return old
         }
+        writer.sync {}
+        return old
     }
 
-    private static func drain(_ state: inout State) {
+    /// Gives the batch to the writer. Called under the lock, so batches keep their order.
+    private func handOff(_ state: inout State) {
         guard !state.pending.isEmpty else { return }
-        state.pending.withUnsafeBytes { bytes in
+        let batch = state.pending
+        let fd = state.fd
+        state.pending = []
+        state.pending.reserveCapacity(batchBytes * 2)
+        writer.async { Self.write(batch, to: fd) }
+    }
+
+    private static func write(_ batch: [UInt8], to fd: Int32) {
+        batch.withUnsafeBytes { bytes in
             var offset = 0
             while offset < bytes.count {
-                let written = write(state.fd, bytes.baseAddress! + offset, bytes.count - offset)
+                let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
                 if written > 0 {
                     offset += written
                 } else if written < 0 && errno == EINTR {
@@ -64,7 +79,6 @@ public final class LogSink: Sendable {
                 }
             }
         }
-        state.pending.removeAll(keepingCapacity: true)
     }
 }
 
