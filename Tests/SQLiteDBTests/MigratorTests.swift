@@ -147,3 +147,37 @@ import Testing
         }
     }
 }
+
+@Suite struct ChangeObservationTests {
+    private func database() throws -> Database {
+        let database = try Database(path: FileManager.default.temporaryDirectory.appendingPathComponent("obs-\(UUID().uuidString).sqlite").path)
+        try database.execute("CREATE TABLE a (x INTEGER); CREATE TABLE b (y INTEGER)")
+        return database
+    }
+
+    @Test func observersHearOfCommittedTablesOnly() throws {
+        let database = try database()
+        let observation = ChangeObservation(database: database)
+        var heard: [Set<String>] = []
+        let token = observation.add { heard.append($0) }
+        try database.transaction {
+            try database.run("INSERT INTO a VALUES (1)")
+            try database.run("INSERT INTO b VALUES (2)")
+        }
+        observation.transactionCommitted()
+        #expect(heard == [["a", "b"]])
+        struct Stop: Error {}
+        _ = try? database.transaction {
+            try database.run("INSERT INTO a VALUES (3)")
+            throw Stop()
+        }
+        observation.transactionRolledBack()
+        observation.transactionCommitted()
+        #expect(heard.count == 1) // the rolled-back change is never told
+        observation.remove(token)
+        #expect(!observation.hasObservers)
+        try database.run("INSERT INTO a VALUES (4)") // hooks gone: nothing buffered
+        observation.transactionCommitted()
+        #expect(heard.count == 1)
+    }
+}

@@ -1,0 +1,68 @@
+import SQLiteDB
+
+/// The local database's schema, applied by the same migrator as the server's. Embedded: the
+/// library ships no files of its own.
+enum ClientMigrations {
+    static let all = [
+        Migration(version: 1, name: "local_store", sql: """
+            CREATE TABLE properties (
+                id TEXT PRIMARY KEY,
+                name TEXT NOT NULL,
+                floor_count INTEGER NOT NULL,
+                metadata TEXT NOT NULL,
+                tour_id TEXT,
+                created_at TEXT NOT NULL
+            );
+            CREATE TABLE floors (
+                id TEXT PRIMARY KEY,
+                property_id TEXT NOT NULL REFERENCES properties (id) ON DELETE CASCADE,
+                number INTEGER NOT NULL,
+                name TEXT,
+                plan_revision INTEGER NOT NULL DEFAULT 0,
+                structure TEXT,
+                world_map_path TEXT
+            );
+            CREATE INDEX floors_by_property ON floors (property_id, number);
+            CREATE TABLE rooms (
+                id TEXT PRIMARY KEY,
+                floor_id TEXT NOT NULL REFERENCES floors (id) ON DELETE CASCADE,
+                name TEXT,
+                outline TEXT NOT NULL,
+                height REAL,
+                capture TEXT,
+                position INTEGER NOT NULL
+            );
+            CREATE INDEX rooms_by_floor ON rooms (floor_id, position);
+            CREATE TABLE panoramas (
+                id TEXT PRIMARY KEY,
+                property_id TEXT NOT NULL REFERENCES properties (id) ON DELETE CASCADE,
+                floor_id TEXT NOT NULL REFERENCES floors (id) ON DELETE CASCADE,
+                room_id TEXT,
+                path TEXT NOT NULL,
+                content_type TEXT NOT NULL,
+                size INTEGER NOT NULL,
+                sha256 TEXT NOT NULL,
+                created_at TEXT NOT NULL
+            );
+            CREATE INDEX panoramas_by_property ON panoramas (property_id);
+            CREATE INDEX panoramas_by_floor ON panoramas (floor_id);
+            -- The durable upload queue: every write adds its items in its own transaction.
+            -- kind: property, floor, plan, worldmap, panorama, deleteProperty.
+            -- state: pending, inflight, done, failed.
+            CREATE TABLE queue_items (
+                id INTEGER PRIMARY KEY,
+                property_id TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                entity_id TEXT NOT NULL,
+                payload TEXT,
+                depends_on INTEGER REFERENCES queue_items (id),
+                state TEXT NOT NULL DEFAULT 'pending',
+                attempts INTEGER NOT NULL DEFAULT 0,
+                last_error TEXT,
+                created_at TEXT NOT NULL
+            );
+            CREATE INDEX queue_by_property ON queue_items (property_id, kind, state);
+            CREATE INDEX queue_by_state ON queue_items (state, id);
+            """),
+    ]
+}

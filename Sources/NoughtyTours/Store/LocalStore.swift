@@ -1,0 +1,79 @@
+import Foundation
+import SQLiteDB
+
+/// The library's local storage: one SQLite connection (WAL, synchronous=FULL) in the storage
+/// directory, used only from this actor. Every write is a transaction; the tables it changed
+/// are told to observers after it commits.
+actor LocalStore {
+    let directory: URL
+    private let database: Database
+    private let observation: ChangeObservation
+    /// Streams stopped before their observer was registered.
+    private var stoppedStreams: Set<Int> = []
+    private var streamObservers: [Int: Int] = [:]
+
+    init(directory: URL) throws(NoughtyToursError) {
+        self.directory = directory
+        do {
+            try FileManager.default.createDirectory(at: directory.appendingPathComponent("panoramas"), withIntermediateDirectories: true)
+            // Writable, or storage is unavailable now rather than at the first capture.
+            let probe = directory.appendingPathComponent(".write-probe")
+            guard FileManager.default.createFile(atPath: probe.path, contents: Data([1])) else {
+                throw NoughtyToursError.storageUnavailable(reason: "\(directory.path) is not writable")
+            }
+            try FileManager.default.removeItem(at: probe)
+            database = try Database(path: directory.appendingPathComponent("noughtytours.sqlite").path)
+            try Migrator.migrate(database, ClientMigrations.all)
+        } catch let error as NoughtyToursError {
+            throw error
+        } catch {
+            throw .storageUnavailable(reason: "\(directory.path): \(error)")
+        }
+        observation = ChangeObservation(database: database)
+    }
+
+    /// Runs `body` in a transaction; observers hear of it once committed.
+    func write<T>(_ body: (Database) throws -> T) throws(NoughtyToursError) -> T {
+        do {
+            let value = try database.transaction { try body(database) }
+            observation.transactionCommitted()
+            return value
+        } catch {
+            observation.transactionRolledBack()
+            throw Self.mapped(error)
+        }
+    }
+
+    func read<T>(_ body: (Database) throws -> T) throws(NoughtyToursError) -> T {
+        do {
+            return try body(database)
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+
+    static func mapped(_ error: any Error) -> NoughtyToursError {
+        if let error = error as? NoughtyToursError { return error }
+        return .storageUnavailable(reason: "\(error)")
+    }
+
+    // MARK: Observing
+
+    /// Registers a stream's observer, unless the stream already stopped.
+    func observe(stream: Int, _ observer: @escaping (Set<String>) -> Void) -> Bool {
+        if stoppedStreams.remove(stream) != nil { return false }
+        streamObservers[stream] = observation.add(observer)
+        return true
+    }
+
+    /// Removes a stream's observer (or remembers the stream stopped before it registered).
+    func stopObserving(stream: Int) {
+        if let token = streamObservers.removeValue(forKey: stream) {
+            observation.remove(token)
+        } else {
+            stoppedStreams.insert(stream)
+        }
+    }
+
+    var observerCount: Int { streamObservers.count }
+}
