@@ -19,7 +19,8 @@ public final class NoughtyTours: Sendable {
     public let configuration: Configuration
     public let properties: PropertyManagement
     public let structureCapture: StructureCapture
-    private let store: LocalStore
+    public let panoramaCapture: PanoramaCapture
+    let store: LocalStore
 
     /// Opens local storage (creating it); throws `storageUnavailable` when it cannot.
     public init(configuration: Configuration) async throws(NoughtyToursError) {
@@ -27,6 +28,7 @@ public final class NoughtyTours: Sendable {
         store = try LocalStore(directory: configuration.storageDirectory)
         properties = PropertyManagement(store: store)
         structureCapture = StructureCapture(store: store)
+        panoramaCapture = PanoramaCapture(store: store)
     }
 
     /// Starts the library: storage is open; the queue resumes (its draining arrives with the

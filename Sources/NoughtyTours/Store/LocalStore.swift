@@ -5,7 +5,7 @@ import SQLiteDB
 /// directory, used only from this actor. Every write is a transaction; the tables it changed
 /// are told to observers after it commits.
 actor LocalStore {
-    let directory: URL
+    nonisolated let directory: URL
     private let database: Database
     private let observation: ChangeObservation
     /// Streams stopped before their observer was registered.

@@ -1,0 +1,128 @@
+import Foundation
+import Hashing
+import SQLiteDB
+
+/// What a recorded panorama came to.
+public enum PanoramaOutcome: Sendable, Equatable {
+    case kept(panoramaId: String)
+    case discarded(DiscardReason)
+}
+
+/// How a capture session ended (the seed's PanoramaCaptureEvent).
+public enum PanoramaCaptureEvent: Sendable, Equatable {
+    /// `capturedInSession` counts this session's kept panoramas, not the floor's total.
+    case finished(Floor, capturedInSession: Int)
+    case cancelled
+}
+
+/// Panorama capture into a floor or a room (the seed's PanoramaCapture, without the screen).
+public struct PanoramaCapture: Sendable {
+    let store: LocalStore
+
+    public func session(floor: Floor) -> PanoramaCaptureSession {
+        PanoramaCaptureSession(store: store, floor: floor, room: nil)
+    }
+
+    public func session(room: Room) async throws(NoughtyToursError) -> PanoramaCaptureSession {
+        guard let floor = try await store.read({ db in try Records.floor(db, id: room.floorId) }) else { throw .notFound }
+        return PanoramaCaptureSession(store: store, floor: floor, room: room)
+    }
+}
+
+/// One visit to the capture screen: panoramas recorded one after another, each graded.
+public actor PanoramaCaptureSession {
+    let store: LocalStore
+    public let floor: Floor
+    public let room: Room?
+    private var kept = 0
+    private var ended = false
+
+    init(store: LocalStore, floor: Floor, room: Room?) {
+        self.store = store
+        self.floor = floor
+        self.room = room
+    }
+
+    /// Before recording: very low light blocks the shot.
+    public func checkLight(_ readings: CaptureReadings) throws(NoughtyToursError) {
+        if let reason = PanoramaGrading.lightBlock(readings) { throw .captureBlocked(reason: reason) }
+    }
+
+    /// A recorded panorama: its folder holds the image file `image`. Kept, it moves into local
+    /// storage and the upload queue in one transaction; discarded (or blocked), its folder is
+    /// deleted and nothing reaches the store or the queue.
+    public func record(folder: URL, image: String, readings: CaptureReadings) async throws(NoughtyToursError) -> PanoramaOutcome {
+        guard !ended else { throw .invalidInput("the capture session has ended") }
+        if let reason = PanoramaGrading.lightBlock(readings) {
+            try? FileManager.default.removeItem(at: folder)
+            throw .captureBlocked(reason: reason)
+        }
+        if let reason = PanoramaGrading.discard(readings) {
+            try? FileManager.default.removeItem(at: folder)
+            return .discarded(reason)
+        }
+        let source = folder.appendingPathComponent(image)
+        let contentType = try Self.contentType(of: image)
+        let id = UUID().uuidString.lowercased()
+        let target = store.directory.appendingPathComponent("panoramas/\(id).\(source.pathExtension.lowercased())")
+        let (size, digest) = try Self.store(source, at: target)
+        let floor = self.floor, room = self.room
+        do {
+            try await store.write { db in
+                try db.run("""
+                    INSERT INTO panoramas (id, property_id, floor_id, room_id, path, content_type, size, sha256, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+                    """, id, floor.propertyId, floor.id, room?.id, target.path, contentType, size, digest)
+                // After the floor's plan when it has one (a room's panorama needs its room), else after the floor.
+                let after = try Queue.latest(db, kind: .plan, entity: floor.id) ?? Queue.latest(db, kind: .floor, entity: floor.id)
+                try Queue.add(db, property: floor.propertyId, kind: .panorama, entity: id, dependsOn: after)
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: target)
+            throw error
+        }
+        try? FileManager.default.removeItem(at: folder)
+        kept += 1
+        return .kept(panoramaId: id)
+    }
+
+    /// Ends the session: what it kept, this visit only.
+    public func finish() -> PanoramaCaptureEvent {
+        ended = true
+        return .finished(floor, capturedInSession: kept)
+    }
+
+    static func contentType(of name: String) throws(NoughtyToursError) -> String {
+        switch (name as NSString).pathExtension.lowercased() {
+        case "jpg", "jpeg": return "image/jpeg"
+        case "heic": return "image/heic"
+        case "png": return "image/png"
+        default: throw .invalidInput("a panorama is a .jpg, .heic or .png file, not \(name)")
+        }
+    }
+
+    /// Copies the image into local storage, hashing it as it goes; returns size and SHA-256.
+    static func store(_ source: URL, at target: URL) throws(NoughtyToursError) -> (Int64, String) {
+        guard let input = FileHandle(forReadingAtPath: source.path) else { throw .invalidInput("cannot read \(source.path)") }
+        defer { try? input.close() }
+        guard FileManager.default.createFile(atPath: target.path, contents: nil), let output = FileHandle(forWritingAtPath: target.path) else {
+            throw .storageUnavailable(reason: "cannot write \(target.path)")
+        }
+        let digest = StreamingDigest(.sha256)
+        var size: Int64 = 0
+        do {
+            while let chunk = try input.read(upToCount: 1 << 20), !chunk.isEmpty {
+                try output.write(contentsOf: chunk)
+                digest.update(Array(chunk))
+                size += Int64(chunk.count)
+            }
+            try output.synchronize()
+            try output.close()
+        } catch {
+            try? output.close()
+            try? FileManager.default.removeItem(at: target)
+            throw .storageUnavailable(reason: "copying \(source.lastPathComponent): \(error)")
+        }
+        return (size, ByteEncoding.hex(digest.finish()))
+    }
+}
