@@ -33,6 +33,8 @@ let package = Package(
         // The client: library and thin command line.
         .target(name: "NoughtyTours", dependencies: ["CCurl", "SQLiteDB", "Hashing"]),
         .executableTarget(name: "tours", dependencies: ["NoughtyTours"]),
+        // What make bench runs against the client library.
+        .executableTarget(name: "ClientBench", dependencies: ["NoughtyTours"], path: "bench/ClientBench"),
 
         // What the loopback tests of several modules share: a raw HTTP client, a command runner.
         .target(name: "TestSupport", path: "Tests/TestSupport"),

@@ -5,3 +5,5 @@ cd "$(dirname "$0")/.."
 bash bench/http.sh
 echo
 bash bench/uploads.sh
+echo
+.build/release/ClientBench

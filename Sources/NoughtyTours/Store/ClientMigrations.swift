@@ -64,5 +64,12 @@ enum ClientMigrations {
             CREATE INDEX queue_by_property ON queue_items (property_id, kind, state);
             CREATE INDEX queue_by_state ON queue_items (state, id);
             """),
+        // Status reads a property's queue from the index alone; a newScan finds the panoramas
+        // of a removed room without scanning them all.
+        Migration(version: 2, name: "status_indexes", sql: """
+            DROP INDEX queue_by_property;
+            CREATE INDEX queue_by_property ON queue_items (property_id, kind, state, attempts);
+            CREATE INDEX panoramas_by_room ON panoramas (room_id);
+            """),
     ]
 }
