@@ -14,6 +14,8 @@ public final class DatabasePool: Sendable {
     private let writerQueue = DispatchQueue(label: "sqlite.writer")
     private let pending = Mutex<PendingWrites>(PendingWrites())
     private let readers: Mutex<[UncheckedDatabase]>
+    /// Counts free readers, so a read waits for one instead of opening a connection.
+    private let freeReaders: DispatchSemaphore
     private let readerCount: Int
     private let path: String
 
@@ -31,6 +33,7 @@ public final class DatabasePool: Sendable {
             made.append(UncheckedDatabase(try Database(path: path)))
         }
         readers = Mutex(made)
+        freeReaders = DispatchSemaphore(value: self.readerCount)
     }
 
     /// Runs `body` with the writer outside any transaction, blocking until done (start-up,
@@ -116,10 +119,13 @@ public final class DatabasePool: Sendable {
         }
     }
 
-    /// Runs `body` with a reader of its own: a pooled one, or when all are busy a connection
-    /// opened for this read and closed after it, so the pool never grows past its size.
+    /// Runs `body` with a reader of its own: a pooled one as soon as one is free (reads are
+    /// short). Only when none frees up within 50 ms — a read nested in another, or a burst —
+    /// is a connection opened for this read and closed after it: the pool never grows.
     public func read<T>(_ body: (Database) throws -> T) throws -> T {
-        if let reader = readers.withLock({ $0.popLast() }) {
+        if freeReaders.wait(timeout: .now() + .milliseconds(50)) == .success {
+            defer { freeReaders.signal() }
+            guard let reader = readers.withLock({ $0.popLast() }) else { preconditionFailure("a free reader was counted but not pooled") }
             defer { readers.withLock { $0.append(reader) } }
             return try body(reader.database)
         }

@@ -43,3 +43,29 @@ import Testing
         #expect(Identifier.isValid(Identifier.make()))
     }
 }
+
+@Suite struct JSONWriterTests {
+    @Test func writesWhatFoundationReadsBackSortedAndCompact() throws {
+        let value: [String: Any] = [
+            "z": "quote \" backslash \\ newline \n tab \t control \u{01} snowman ☃", "a": 1, "int64": Int64(1) << 40,
+            "double": 2.5, "whole": 3.0, "small": 1e-7, "bool": true, "false": false, "null": NSNull(),
+            "nested": ["list": [1, "two", ["x": NSNull()]] as [Any]], "strings": ["k": "v"] as [String: String], "empty": [Any](),
+        ]
+        let bytes = encodeJSON(value)
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.hasPrefix(#"{"a":1,"bool":true,"double":2.5,"empty":[],"false":false,"int64":1099511627776,"#))
+        #expect(String(decoding: encodeJSON(["b": [1, 2], "a": "x y"] as [String: Any]), as: UTF8.self) == #"{"a":"x y","b":[1,2]}"#)
+        let read = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+        #expect(read["z"] as? String == value["z"] as? String)
+        #expect(read["whole"] as? Int == 3)
+        #expect(read["small"] as? Double == 1e-7)
+        #expect(read["null"] is NSNull)
+        #expect(((read["nested"] as? [String: Any])?["list"] as? [Any])?.count == 3)
+    }
+
+    @Test func foundationNumbersKeepTheirKind() throws {
+        // Values decoded from stored JSON come back as NSNumber: booleans stay booleans.
+        let decoded = try #require(try JSONSerialization.jsonObject(with: Data(#"{"b":true,"i":7,"d":0.5}"#.utf8)) as? [String: Any])
+        #expect(String(decoding: encodeJSON(decoded), as: UTF8.self) == #"{"b":true,"d":0.5,"i":7}"#)
+    }
+}

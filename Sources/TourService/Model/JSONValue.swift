@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// Reading client JSON strictly: each accessor names the field and what was wrong with it, so
 /// a 400 tells the client exactly what to fix.
@@ -68,11 +69,10 @@ struct JSONObject {
         return try Self.encode(value, key)
     }
 
+    /// Client JSON re-encoded canonically (sorted keys, compact), e.g. opaque payloads kept
+    /// as text and the plan digest's input.
     static func encode(_ value: Any, _ key: String) throws(ServiceError) -> String {
-        guard let data = try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed, .sortedKeys]) else {
-            throw .badRequest("\(key) is not encodable JSON")
-        }
-        return String(decoding: data, as: UTF8.self)
+        String(decoding: encodeJSON(value), as: UTF8.self)
     }
 
     /// A JSON number that is not a boolean (Foundation reads true as 1 otherwise).
@@ -83,13 +83,77 @@ struct JSONObject {
     }
 }
 
-/// Encodes an answer. Keys are sorted so equal objects encode to equal bytes.
+/// Encodes an answer (RFC 8259). Keys are sorted, so equal objects encode to equal bytes.
+/// Written directly into bytes: Foundation's encoder spent most of a small write's time in
+/// bridging casts and in ICU collation for sorting keys.
 func encodeJSON(_ object: Any) -> [UInt8] {
-    // Every answer is built from strings, numbers, arrays, dictionaries and NSNull only.
-    guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
-        preconditionFailure("answer is not JSON-encodable: \(object)")
+    var out: [UInt8] = []
+    out.reserveCapacity(256)
+    JSONWriter.append(object, to: &out)
+    return out
+}
+
+/// The values answers are built from: strings, numbers, booleans, null, arrays and objects,
+/// as Swift values or as Foundation decoded them.
+enum JSONWriter {
+    static func append(_ value: Any, to out: inout [UInt8]) {
+        switch value {
+        case let string as String:
+            out.append(jsonString: string)
+        case let number as NSNumber where type(of: value) is NSNumber.Type:
+            appendNumber(number, &out) // decoded by Foundation: its objCType says what it is
+        case let bool as Bool:
+            out.append(ascii: bool ? "true" : "false")
+        case let int as Int:
+            out.append(decimal: int)
+        case let int as Int64:
+            out.append(decimal: Int(int))
+        case let double as Double:
+            appendDouble(double, &out)
+        case is NSNull:
+            out.append(ascii: "null")
+        case let object as [String: Any]:
+            out.append(UInt8(ascii: "{"))
+            for (index, key) in object.keys.sorted().enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                out.append(jsonString: key)
+                out.append(UInt8(ascii: ":"))
+                append(object[key]!, to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        case let array as [Any]:
+            out.append(UInt8(ascii: "["))
+            for (index, element) in array.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                append(element, to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        default:
+            // Answers are built from the cases above only: anything else is a bug to fix.
+            preconditionFailure("not a JSON value: \(type(of: value))")
+        }
     }
-    return Array(data)
+
+    private static func appendNumber(_ number: NSNumber, _ out: inout [UInt8]) {
+        switch String(cString: number.objCType) {
+        case "c", "B": out.append(ascii: number.boolValue ? "true" : "false")
+        case "f", "d": appendDouble(number.doubleValue, &out)
+        default: out.append(decimal: Int(number.int64Value))
+        }
+    }
+
+    /// The shortest text that reads back as the same Double; JSON has no NaN or infinity.
+    private static func appendDouble(_ double: Double, _ out: inout [UInt8]) {
+        guard double.isFinite else {
+            out.append(ascii: "null")
+            return
+        }
+        if double == double.rounded(), abs(double) < 1e15 {
+            out.append(decimal: Int(double)) // 2.0 as 2, as Foundation wrote it
+        } else {
+            out.append(utf8: "\(double)")
+        }
+    }
 }
 
 /// Decodes stored JSON text (written by this service, so valid) back to a value.
