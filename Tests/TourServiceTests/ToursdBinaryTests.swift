@@ -6,6 +6,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
+import TestSupport
 
 /// The built toursd executable, as operators and the other issues' checks use it.
 @Suite struct ToursdBinaryTests {
@@ -46,6 +47,35 @@ import Testing
         let result = try run(["--port", "nope"])
         #expect(result.status == 2)
         #expect(result.err.contains("invalid value \"nope\" for port"))
+    }
+
+    @Test func tokenCommandsCreateListAndRevokeForARunningDaemon() async throws {
+        let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("tokens-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dataDir) }
+        let migrationsDir = ServiceHarness.migrationsDir
+        let common = ["--data-dir", dataDir]
+        let config = FileManager.default.temporaryDirectory.appendingPathComponent("toursd-\(UUID().uuidString).json").path
+        try #"{"migrationsDir": "\#(migrationsDir)"}"#.write(toFile: config, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        #expect(try run(["migrate", "--config", config] + common).status == 0)
+        let created = try run(["tokens", "create", "--tenant", "acme", "--config", config] + common)
+        #expect(created.status == 0)
+        let token = try #require(created.out.split(separator: "\n").last.map(String.init))
+        #expect(token.hasPrefix("nt_"))
+        let listed = try run(["tokens", "list", "--config", config] + common)
+        #expect(listed.out.contains("\tacme\t"))
+        #expect(!listed.out.contains(token)) // only hashes are kept
+        let id = try #require(listed.out.split(separator: "\n").first { $0.contains("\tacme\t") }?.split(separator: "\t").first.map(String.init))
+
+        let toursd = try ToursdProcess(dataDir: dataDir)
+        let client = try APIClient(port: toursd.port, token: token)
+        #expect(try client.send("GET", "/v1/properties").status == 200)
+        #expect(try run(["tokens", "revoke", id, "--config", config] + common).status == 0)
+        #expect(try client.send("GET", "/v1/properties").status == 401) // at once, for the running daemon
+        #expect(try run(["tokens", "revoke", id, "--config", config] + common).status == 1) // already revoked: said, not silent
+        #expect(try run(["tokens", "create", "--config", config] + common).status == 2) // no --tenant
+        toursd.signal(SIGTERM)
+        #expect(toursd.wait().status == 0)
     }
 
     @Test func helpExitsZero() throws {
