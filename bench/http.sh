@@ -7,8 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 work=$(mktemp -d)
-cleanup() { stop_nginx "$work"; [ -n "${TOURSD_PID:-}" ] && kill "$TOURSD_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
+trap 'stop_servers "$work"' EXIT
 
 nginx_port=$(start_nginx "$work")
 start_toursd "$work"

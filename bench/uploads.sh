@@ -7,8 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 work=$(mktemp -d -p "${BENCH_DIR:-$PWD}" bench.XXXXXX) # on the project's disk, like ./data
-cleanup() { stop_nginx "$work"; [ -n "${TOURSD_PID:-}" ] && kill "$TOURSD_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
+trap 'stop_servers "$work"' EXIT
 size_mb=${UPLOAD_MB:-50}
 concurrent=${UPLOAD_CONCURRENCY:-32}
 

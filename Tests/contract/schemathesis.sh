@@ -5,11 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 . bench/lib.sh
 work=$(mktemp -d)
-cleanup() { [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-.build/debug/toursd serve --port 0 --data-dir "$work/data" 2> "$work/toursd.log" &
-pid=$!
-port=$(toursd_port "$work/toursd.log")
+trap 'stop_servers "$work"' EXIT
+TOURSD_BIN=.build/debug/toursd start_toursd "$work"
+port=$TOURSD_PORT
 token=$(cat "$work/data/admin.token")
 # A fixed seed: the same cases on every run, so a failure can be replayed.
 .venv/bin/schemathesis --config-file Tests/contract/schemathesis.toml run docs/openapi.yaml \

@@ -4,9 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 . bench/lib.sh
 work=$(mktemp -d)
-cleanup() { [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-.build/debug/toursd serve --port 0 --data-dir "$work/data" 2> "$work/toursd.log" &
-pid=$!
-port=$(toursd_port "$work/toursd.log")
+trap 'stop_servers "$work"' EXIT
+TOURSD_BIN=.build/debug/toursd start_toursd "$work"
+port=$TOURSD_PORT
 timeout 300 .venv/bin/python Tests/contract/tus_interop.py "http://127.0.0.1:$port" "$(cat "$work/data/admin.token")"
