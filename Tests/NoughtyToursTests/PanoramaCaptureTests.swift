@@ -116,3 +116,42 @@ private let good = CaptureReadings(iso: 400, shutterSeconds: 1.0 / 60)
         #expect(try await tours.properties.status(of: property).panoramaCount == 1)
     }
 }
+
+@Suite struct QueueItemTests {
+    /// Each write queues its uploads with it, in dependency order: property, floors, plan,
+    /// then world map and panoramas after the plan.
+    @Test func writesQueueTheirUploadsInDependencyOrder() async throws {
+        let tours = try await makeLibrary()
+        let property = try await tours.properties.createProperty(name: "Villa", floorCount: 2)
+        let floor = try #require(try await tours.properties.floors(of: property).first)
+        let map = FileManager.default.temporaryDirectory.appendingPathComponent("map-\(UUID().uuidString)")
+        try Data([9, 9]).write(to: map)
+        try await tours.structureCapture.apply(floor: floor, mode: .newScan, rooms: [CapturedRoom(name: "Hall", outline: [[0, 0], [2, 0], [2, 2]])],
+                                               worldMap: map)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("capture-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data([1, 2, 3]).write(to: folder.appendingPathComponent("p.jpg"))
+        _ = try await tours.panoramaCapture.session(floor: floor).record(folder: folder, image: "p.jpg", readings: CaptureReadings(iso: 100, shutterSeconds: 0.01))
+
+        let items = try await tours.store.read { db in
+            try db.query("SELECT id, kind, entity_id, depends_on, state FROM queue_items ORDER BY id").map {
+                (id: $0[0].int64 ?? 0, kind: $0[1].string ?? "", entity: $0[2].string ?? "", dependsOn: $0[3].int64, state: $0[4].string ?? "")
+            }
+        }
+        #expect(items.map(\.kind) == ["property", "floor", "floor", "plan", "worldmap", "panorama"])
+        #expect(items.allSatisfy { $0.state == "pending" })
+        let byKind = Dictionary(grouping: items, by: \.kind)
+        let propertyItem = try #require(byKind["property"]?.first)
+        #expect(propertyItem.dependsOn == nil)
+        #expect(byKind["floor"]?.allSatisfy { $0.dependsOn == propertyItem.id } == true)
+        let planItem = try #require(byKind["plan"]?.first)
+        #expect(planItem.dependsOn == byKind["floor"]?.first { $0.entity == floor.id }?.id)
+        #expect(byKind["worldmap"]?.first?.dependsOn == planItem.id)
+        #expect(byKind["panorama"]?.first?.dependsOn == planItem.id)
+
+        // Deleting the property drops its pending uploads and queues the deletion instead.
+        try await tours.properties.deleteProperty(property)
+        let left = try await tours.store.read { db in try db.query("SELECT kind FROM queue_items").compactMap { $0[0].string } }
+        #expect(left == ["deleteProperty"])
+    }
+}
