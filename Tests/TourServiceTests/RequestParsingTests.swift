@@ -63,6 +63,15 @@ import Testing
         #expect(((read["nested"] as? [String: Any])?["list"] as? [Any])?.count == 3)
     }
 
+    @Test func clientJSONTheWriterCannotCarryIs400NotACrash() {
+        let error = #expect(throws: ServiceError.self) { _ = try JSONObject.encode(["x": Float(1.5)], "structure") }
+        #expect(error?.code == .badRequest)
+        #expect(error?.message.contains("structure") == true)
+        // What Foundation's parser makes of huge numbers still encodes.
+        let huge = try? JSONSerialization.jsonObject(with: Data(#"{"a": 99999999999999999999999}"#.utf8))
+        #expect((try? JSONObject.encode(huge as Any, "structure")) != nil)
+    }
+
     @Test func foundationNumbersKeepTheirKind() throws {
         // Values decoded from stored JSON come back as NSNumber: booleans stay booleans.
         let decoded = try #require(try JSONSerialization.jsonObject(with: Data(#"{"b":true,"i":7,"d":0.5}"#.utf8)) as? [String: Any])

@@ -70,9 +70,16 @@ struct JSONObject {
     }
 
     /// Client JSON re-encoded canonically (sorted keys, compact), e.g. opaque payloads kept
-    /// as text and the plan digest's input.
+    /// as text and the plan digest's input. A value the writer does not know is the client's
+    /// bad input: 400, never a crash.
     static func encode(_ value: Any, _ key: String) throws(ServiceError) -> String {
-        String(decoding: encodeJSON(value), as: UTF8.self)
+        var out: [UInt8] = []
+        do throws(JSONWriter.Unsupported) {
+            try JSONWriter.append(value, to: &out)
+        } catch {
+            throw .badRequest("\(key) holds a value JSON cannot carry (\(error.typeName))")
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// A JSON number that is not a boolean (Foundation reads true as 1 otherwise).
@@ -89,14 +96,23 @@ struct JSONObject {
 func encodeJSON(_ object: Any) -> [UInt8] {
     var out: [UInt8] = []
     out.reserveCapacity(256)
-    JSONWriter.append(object, to: &out)
+    do throws(JSONWriter.Unsupported) {
+        try JSONWriter.append(object, to: &out)
+    } catch {
+        // Answers are built by this service from the writer's types only: a bug to fix.
+        preconditionFailure("an answer holds a \(error.typeName), which is not a JSON value")
+    }
     return out
 }
 
 /// The values answers are built from: strings, numbers, booleans, null, arrays and objects,
 /// as Swift values or as Foundation decoded them.
 enum JSONWriter {
-    static func append(_ value: Any, to out: inout [UInt8]) {
+    struct Unsupported: Error {
+        let typeName: String
+    }
+
+    static func append(_ value: Any, to out: inout [UInt8]) throws(Unsupported) {
         switch value {
         case let string as String:
             out.append(jsonString: string)
@@ -118,19 +134,18 @@ enum JSONWriter {
                 if index > 0 { out.append(UInt8(ascii: ",")) }
                 out.append(jsonString: key)
                 out.append(UInt8(ascii: ":"))
-                append(object[key]!, to: &out)
+                try append(object[key]!, to: &out)
             }
             out.append(UInt8(ascii: "}"))
         case let array as [Any]:
             out.append(UInt8(ascii: "["))
             for (index, element) in array.enumerated() {
                 if index > 0 { out.append(UInt8(ascii: ",")) }
-                append(element, to: &out)
+                try append(element, to: &out)
             }
             out.append(UInt8(ascii: "]"))
         default:
-            // Answers are built from the cases above only: anything else is a bug to fix.
-            preconditionFailure("not a JSON value: \(type(of: value))")
+            throw Unsupported(typeName: "\(type(of: value))")
         }
     }
 
