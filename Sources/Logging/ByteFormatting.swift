@@ -42,6 +42,15 @@ extension Array where Element == UInt8 {
         }
     }
 
+    /// Lowercase hex digits of a value: as few as it needs, or exactly `width` (zero-padded,
+    /// high digits dropped).
+    public mutating func append(hex value: UInt64, width: Int? = nil) {
+        let needed = Swift.max(1, (UInt64.bitWidth - value.leadingZeroBitCount + 3) / 4)
+        for digit in stride(from: (width ?? needed) - 1, through: 0, by: -1) {
+            append(Self.hexDigit(UInt8((value >> UInt64(digit * 4)) & 0xf)))
+        }
+    }
+
     /// A value with a fixed number of decimals, e.g. 1234 with 3 → "1.234".
     public mutating func append(fixedPoint value: UInt64, decimals: Int) {
         var divisor: UInt64 = 1

@@ -101,6 +101,12 @@ final class CapturedOutput {
         bytes.append(fixedPoint: 5, decimals: 3)
         bytes.append(ascii: " ")
         bytes.append(rfc3339: WallClockTime(seconds: 1_795_000_000, nanoseconds: 7_000_000))
-        #expect(String(decoding: bytes, as: UTF8.self) == "0 -42 18446744073709551615 1.234 0.005 2026-11-18T11:06:40.007Z")
+        bytes.append(ascii: " ")
+        bytes.append(hex: 0)
+        bytes.append(ascii: " ")
+        bytes.append(hex: 0x1f3a)
+        bytes.append(ascii: " ")
+        bytes.append(hex: 0xab, width: 4)
+        #expect(String(decoding: bytes, as: UTF8.self) == "0 -42 18446744073709551615 1.234 0.005 2026-11-18T11:06:40.007Z 0 1f3a 00ab")
     }
 }

@@ -155,7 +155,7 @@ public struct RequestDecoder {
                     guard byte == UInt8(ascii: "\t") || (byte >= 0x20 && byte != 0x7f) else {
                         throw .badRequest("invalid character in chunk extension")
                     }
-                } else if let digit = hexValue(byte) {
+                } else if let digit = hexDigitValue(byte) {
                     // 15 hex digits is far beyond any limit and cannot overflow Int64.
                     guard line.digits < 15 else { throw .payloadTooLarge("chunk size too large") }
                     line.size = line.size << 4 | Int64(digit)
@@ -213,12 +213,15 @@ public struct RequestDecoder {
         return (.needMore, consumed)
     }
 
-    private func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
+}
+
+/// The value of a hex digit (either case), or nil: chunk sizes (RFC 9112 §7.1) and
+/// percent-encoding (RFC 3986 §2.1).
+func hexDigitValue(_ byte: UInt8) -> UInt8? {
+    switch byte {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+    default: return nil
     }
 }

@@ -35,11 +35,7 @@ public enum RequestID: Sendable, Equatable, CustomStringConvertible {
     func write(into out: inout [UInt8]) {
         switch self {
         case .generated(let value):
-            var shift = 56
-            while shift >= 0 {
-                out.append(Self.hexDigit(UInt8((value >> UInt64(shift)) & 0xf)))
-                shift -= 4
-            }
+            out.append(hex: value, width: 15)
         case .client(let value):
             out.append(utf8: value)
         }
@@ -49,9 +45,5 @@ public enum RequestID: Sendable, Equatable, CustomStringConvertible {
         var out = [UInt8]()
         write(into: &out)
         return String(decoding: out, as: UTF8.self)
-    }
-
-    private static func hexDigit(_ value: UInt8) -> UInt8 {
-        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 }

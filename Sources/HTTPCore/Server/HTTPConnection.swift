@@ -442,7 +442,7 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
                     if let chunk = try source.nextChunk() {
                         guard !chunk.isEmpty else { continue }
                         if terminate {
-                            appendHex(chunk.count)
+                            output.append(hex: UInt64(chunk.count))
                             output.append(ascii: "\r\n")
                         }
                         output.append(contentsOf: chunk)
@@ -479,15 +479,6 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
             channel.setWriteInterest(true)
         }
         updateDeadline(now: monotonicNanoseconds())
-    }
-
-    private func appendHex(_ value: Int) {
-        var shift = (Int.bitWidth - value.leadingZeroBitCount + 3) / 4 * 4 - 4
-        while shift >= 0 {
-            let digit = UInt8((value >> shift) & 0xf)
-            output.append(digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10)
-            shift -= 4
-        }
     }
 
     // MARK: Interest, deadlines, closing
