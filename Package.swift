@@ -43,7 +43,7 @@ let package = Package(
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB"]),
         .testTarget(name: "TourServiceTests", dependencies: ["TourService", "HTTPCore", "Hashing", "TestSupport"]),
-        .testTarget(name: "NoughtyToursTests", dependencies: ["NoughtyTours"]),
+        .testTarget(name: "NoughtyToursTests", dependencies: ["NoughtyTours", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -273,7 +273,7 @@ import TestSupport
         let server = try TestServer(backend: backend, routes: TestRoutes.standard)
         let client = try server.client()
         try client.send("PUT /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nabc")
-        try await waitFor("the upload to be counted") { server.server.metrics.bodiesInProgress == 1 }
+        try await waitUntil("the upload to be counted") { server.server.metrics.bodiesInProgress == 1 }
         try client.send("defghij")
         #expect(try client.readResponse().text == "abcdefghij")
         #expect(server.server.metrics.bodiesInProgress == 0)
@@ -433,7 +433,7 @@ final class ReleaseSignal: Sendable {
 
     /// Waits (bounded) until a handler registered its answer.
     func waitUntilRegistered() async throws {
-        try await waitFor("the handler to start") { state.withLock { $0.action != nil } }
+        try await waitUntil("the handler to start") { state.withLock { $0.action != nil } }
     }
 }
 
@@ -459,7 +459,7 @@ final class AbortProbe: Sendable {
     func sink() -> Sink { Sink(self) }
 
     func waitForAbort() async throws {
-        try await waitFor("the sink to be aborted") { aborted.load(ordering: .sequentiallyConsistent) }
+        try await waitUntil("the sink to be aborted") { aborted.load(ordering: .sequentiallyConsistent) }
     }
 }
 
@@ -475,15 +475,3 @@ final class CountingChunks: ChunkedBodySource, @unchecked Sendable {
     }
 }
 
-struct TimedOut: Error, CustomStringConvertible {
-    let description: String
-}
-
-/// Polls a condition that another thread makes true, bounded to 5 s (200 polls).
-func waitFor(_ what: String, _ condition: () -> Bool) async throws {
-    for _ in 0..<200 {
-        if condition() { return }
-        try await Task.sleep(for: .milliseconds(25))
-    }
-    throw TimedOut(description: "timed out waiting for \(what)")
-}

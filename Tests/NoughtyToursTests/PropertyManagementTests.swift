@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import NoughtyTours
 
 /// A library on a fresh storage directory.
@@ -8,14 +9,6 @@ func makeLibrary() async throws -> NoughtyTours {
     return try await NoughtyTours(configuration: Configuration(server: URL(string: "http://127.0.0.1:9")!, token: "t", storageDirectory: directory))
 }
 
-/// Bounded wait for a condition another task makes true (100 polls of 20 ms).
-func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
-    for _ in 0..<100 {
-        if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    Issue.record("timed out waiting for \(what)")
-}
 
 @Suite struct PropertyManagementTests {
     @Test func createPropertyWorksOfflineWithItsFloorsTitledAsTheScreensDo() async throws {
@@ -84,7 +77,7 @@ func eventually(_ what: String, _ condition: () async throws -> Bool) async thro
         var iterator = tours.properties.statusUpdates(for: property).makeAsyncIterator()
         let first = await iterator.next()
         #expect(first?.floorCount == 1)
-        try await eventually("the observer to be registered") { await tours.observerCount == 1 }
+        try await waitUntil("the observer to be registered") { await tours.observerCount == 1 }
         // A change elsewhere does not yield the same value again.
         try await tours.properties.deleteProperty(other)
         // A change of this property yields one new value.
@@ -95,7 +88,7 @@ func eventually(_ what: String, _ condition: () async throws -> Bool) async thro
         #expect(second != first)
         try await tours.properties.deleteProperty(property)
         #expect(await iterator.next() == nil) // finished
-        try await eventually("no observer left") { await tours.observerCount == 0 }
+        try await waitUntil("no observer left") { await tours.observerCount == 0 }
     }
 
     @Test func cancellingTheIteratingTaskFinishesTheStreamAndLeavesNoObserver() async throws {
@@ -105,11 +98,11 @@ func eventually(_ what: String, _ condition: () async throws -> Bool) async thro
         let task = Task {
             for await _ in tours.properties.statusUpdates(for: property) { await seen.increment() }
         }
-        try await eventually("the first value") { await seen.value == 1 }
-        try await eventually("the observer to be registered") { await tours.observerCount == 1 }
+        try await waitUntil("the first value") { await seen.value == 1 }
+        try await waitUntil("the observer to be registered") { await tours.observerCount == 1 }
         task.cancel()
         await task.value
-        try await eventually("no observer left") { await tours.observerCount == 0 }
+        try await waitUntil("no observer left") { await tours.observerCount == 0 }
     }
 }
 

@@ -241,14 +241,6 @@ import TestSupport
     }
 }
 
-/// Polls a condition another thread makes true, bounded to 10 s (200 polls).
-func waitUntil(_ what: String, _ condition: () throws -> Bool) async throws {
-    for _ in 0..<200 {
-        if try condition() { return }
-        try await Task.sleep(for: .milliseconds(50))
-    }
-    Issue.record("timed out waiting for \(what)")
-}
 
 extension APIClient {
     /// A tus request: Tus-Resumable added.
