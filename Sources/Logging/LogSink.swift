@@ -10,7 +10,7 @@ import Synchronization
 /// log file. `flush()` (a timer calls it) and lines that must not wait are written at once.
 public final class LogSink: Sendable {
     private struct State {
-        var fd: Int32
+        let fd: Int32
         var pending: [UInt8]
     }
 
@@ -41,18 +41,6 @@ public final class LogSink: Sendable {
     public func flush() {
         state.withLock { handOff(&$0) }
         writer.sync {}
-    }
-
-    /// Points the sink at another descriptor (log reopening), flushing first. Returns the old one.
-    public func redirect(to fd: Int32) -> Int32 {
-        let old = state.withLock { state -> Int32 in
-            handOff(&state)
-            let old = state.fd
-            state.fd = fd
-            return old
-        }
-        writer.sync {}
-        return old
     }
 
     /// Gives the batch to the writer. Called under the lock, so batches keep their order.

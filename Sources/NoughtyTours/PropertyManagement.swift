@@ -20,9 +20,8 @@ public struct PropertyManagement: Sendable {
         guard encoded.count <= Self.maxMetadataBytes else { throw .invalidInput("metadata is larger than \(Self.maxMetadataBytes) bytes") }
         let id = UUID().uuidString.lowercased()
         try await store.write { db in
-            let now = ISO8601DateFormatter().string(from: Date())
-            try db.run("INSERT INTO properties (id, name, floor_count, metadata, created_at) VALUES (?, ?, ?, ?, ?)",
-                       id, trimmed, floorCount, String(decoding: encoded, as: UTF8.self), now)
+            try db.run("INSERT INTO properties (id, name, floor_count, metadata, created_at) VALUES (?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+                       id, trimmed, floorCount, String(decoding: encoded, as: UTF8.self))
             let propertyItem = try Queue.add(db, property: id, kind: .property, entity: id, dependsOn: nil)
             for number in 0..<floorCount {
                 let floor = UUID().uuidString.lowercased()

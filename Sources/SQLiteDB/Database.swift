@@ -99,15 +99,6 @@ public final class Database {
         try query(sql, arguments: arguments).first
     }
 
-    /// The first column of the first row of a query, as text (nil for no row or NULL).
-    public func scalarText(_ sql: String) throws(SQLiteError) -> String? {
-        switch try query(sql, arguments: []).first?[0] {
-        case .text(let text): return text
-        case .integer(let value): return String(value)
-        default: return nil
-        }
-    }
-
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
     /// IMMEDIATE takes the write lock at once, so two writers never deadlock upgrading.
     @discardableResult

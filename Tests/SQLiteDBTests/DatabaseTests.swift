@@ -11,11 +11,11 @@ import Testing
         let path = temporaryPath()
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         let database = try Database(path: path)
-        #expect(try database.scalarText("PRAGMA journal_mode") == "wal")
-        #expect(try database.scalarText("PRAGMA synchronous") == "2") // FULL
-        #expect(try database.scalarText("PRAGMA foreign_keys") == "1")
+        #expect(try database.first("PRAGMA journal_mode")?[0] == .text("wal"))
+        #expect(try database.first("PRAGMA synchronous")?[0] == .integer(2)) // FULL
+        #expect(try database.first("PRAGMA foreign_keys")?[0] == .integer(1))
         try database.execute("CREATE TABLE t (x TEXT); INSERT INTO t VALUES ('a')")
-        #expect(try database.scalarText("SELECT x FROM t") == "a")
+        #expect(try database.first("SELECT x FROM t")?[0] == .text("a"))
     }
 
     @Test func badSQLThrowsWithTheMessage() throws {
