@@ -55,3 +55,21 @@ import Testing
         #expect(percentDecode("%ff") == nil) // not UTF-8
     }
 }
+
+/// API.md "Errors": `retryable` is true exactly for 408, 429, 500, 503 and 507.
+@Suite struct HTTPErrorTests {
+    @Test func retryableExactlyForTheStatusesAPIMDNames() {
+        for code in 400...599 {
+            let error = HTTPError(HTTPStatus(code, "x"), code: "x", "m")
+            #expect(error.isRetryable == [408, 429, 500, 503, 507].contains(code), "status \(code)")
+        }
+    }
+
+    @Test func theErrorBodyCarriesCodeMessageAndRetryable() throws {
+        let response = Response.error(.unavailable("shutting down", retryAfterSeconds: 3))
+        guard case .bytes(let body) = response.body else { Issue.record("no body"); return }
+        #expect(String(decoding: body, as: UTF8.self) == #"{"error":{"code":"unavailable","message":"shutting down","retryable":true}}"#)
+        #expect(response.headers == [HTTPField(name: "Retry-After", value: "3")])
+        #expect(response.contentType == "application/json")
+    }
+}

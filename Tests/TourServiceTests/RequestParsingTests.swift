@@ -78,3 +78,21 @@ import Testing
         #expect(String(decoding: encodeJSON(decoded), as: UTF8.self) == #"{"b":true,"d":0.5,"i":7}"#)
     }
 }
+
+/// Every service error becomes the status of API.md's table.
+@Suite struct ServiceErrorTests {
+    @Test func eachCodeMapsToItsStatus() {
+        let statuses: [ServiceError.Code: Int] = [
+            .badRequest: 400, .digestMismatch: 400, .unauthorized: 401, .notFound: 404, .conflict: 409, .notContinuable: 409,
+            .offsetMismatch: 409, .preconditionFailed: 412, .payloadTooLarge: 413, .unsupportedMediaType: 415,
+            .rangeNotSatisfiable: 416, .checksumMismatch: 460, .internal: 500, .insufficientStorage: 507,
+        ]
+        for code in ServiceError.Code.allCases {
+            let error = ServiceError(code, "m").httpError
+            #expect(error.status.code == statuses[code], "\(code)")
+            #expect(error.code == code.rawValue)
+        }
+        #expect(ServiceError(.unauthorized, "m").httpError.headers.contains { $0.name == "WWW-Authenticate" })
+        #expect(ServiceError(.preconditionFailed, "m").httpError.headers.contains { $0.name == "Tus-Version" })
+    }
+}
