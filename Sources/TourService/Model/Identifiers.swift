@@ -1,4 +1,5 @@
 import Foundation
+import HTTPCore
 import Logging
 
 /// Client-made ids are UUIDs in lowercase canonical text (API.md "Principles"). Checked before
@@ -37,5 +38,12 @@ enum Timestamp {
         var bytes: [UInt8] = []
         bytes.append(rfc3339: WallClockTime.now())
         return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+extension Request {
+    /// The path parameter `{name}` as a client-made id, or a 400 naming it.
+    func uuid(_ name: String) throws(ServiceError) -> String {
+        try Identifier.validated(parameter(name), name)
     }
 }

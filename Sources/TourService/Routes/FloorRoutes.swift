@@ -8,21 +8,21 @@ enum FloorRoutes {
         let jsonLimit = Int64(context.config.maxJsonBodyBytes)
 
         table.add(.put, "/v1/properties/{propertyId}/floors/{floorId}", bodyLimit: jsonLimit, api.json { request, tenant, body in
-            let propertyId = try Identifier.validated(request.parameter("propertyId"), "propertyId")
-            let floorId = try Identifier.validated(request.parameter("floorId"), "floorId")
+            let propertyId = try request.uuid("propertyId")
+            let floorId = try request.uuid("floorId")
             let input = try FloorInput.parse(body)
             let (floor, created) = try context.write { try TourStore.putFloor($0, tenant, propertyId: propertyId, floorId: floorId, input) }
             return .json(created ? .created : .ok, encodeJSON(floor.json))
         })
 
         table.add(.get, "/v1/floors/{floorId}", api.plain { request, tenant in
-            let id = try Identifier.validated(request.parameter("floorId"), "floorId")
+            let id = try request.uuid("floorId")
             guard let floor = try context.read({ try TourStore.floor($0, tenant, id) }) else { throw ServiceError.notFound("floor", id) }
             return .json(.ok, encodeJSON(floor.json))
         })
 
         table.add(.put, "/v1/floors/{floorId}/plan", bodyLimit: Int64(context.config.maxPlanBodyBytes), api.json(typed: true) { request, tenant, body in
-            let floorId = try Identifier.validated(request.parameter("floorId"), "floorId")
+            let floorId = try request.uuid("floorId")
             let plan = try PlanInput.parse(body)
             let outcome = try context.write { try TourStore.applyPlan($0, tenant, floorId: floorId, plan) }
             if let cleared = outcome.clearedWorldMap { context.blobs.remove(cleared) }
@@ -30,7 +30,7 @@ enum FloorRoutes {
         })
 
         table.add(.put, "/v1/floors/{floorId}/worldmap", bodyLimit: Int64(context.config.maxWorldMapBytes), api.upload { request, tenant in
-            let floorId = try Identifier.validated(request.parameter("floorId"), "floorId")
+            let floorId = try request.uuid("floorId")
             if let type = request.headers["content-type"], !type.lowercased().hasPrefix("application/octet-stream") {
                 throw ServiceError(.unsupportedMediaType, "a world map is application/octet-stream")
             }

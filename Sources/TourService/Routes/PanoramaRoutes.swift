@@ -10,7 +10,7 @@ enum PanoramaRoutes {
         let context = api.context
 
         table.add(.put, "/v1/panoramas/{panoramaId}", bodyLimit: Int64(context.config.maxPanoramaBytes), api.upload { request, tenant in
-            let id = try Identifier.validated(request.parameter("panoramaId"), "panoramaId")
+            let id = try request.uuid("panoramaId")
             let floorId = try Identifier.validated(request.queryParameter("floorId"), "floorId")
             let roomId = try request.queryParameter("roomId").map { text throws(ServiceError) in try Identifier.validated(text, "roomId") }
             let contentType = try PanoramaMediaType.validated(request.headers["content-type"])
@@ -42,20 +42,20 @@ enum PanoramaRoutes {
         })
 
         table.add(.get, "/v1/panoramas/{panoramaId}", api.plain { request, tenant in
-            let id = try Identifier.validated(request.parameter("panoramaId"), "panoramaId")
+            let id = try request.uuid("panoramaId")
             guard let panorama = try context.read({ try TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
             return .json(.ok, encodeJSON(panorama.json))
         })
 
         table.add(.get, "/v1/panoramas/{panoramaId}/content", api.plain { request, tenant in
-            let id = try Identifier.validated(request.parameter("panoramaId"), "panoramaId")
+            let id = try request.uuid("panoramaId")
             guard let panorama = try context.read({ try TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
             return try PanoramaContent.response(panorama, path: context.blobs.path(BlobKey(tenant: tenant, kind: .panorama, id: id)),
                                                 range: request.headers["range"], ifNoneMatch: request.headers["if-none-match"])
         })
 
         table.add(.delete, "/v1/panoramas/{panoramaId}", api.plain { request, tenant in
-            let id = try Identifier.validated(request.parameter("panoramaId"), "panoramaId")
+            let id = try request.uuid("panoramaId")
             guard try context.write({ try TourStore.deletePanorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
             context.blobs.remove(BlobKey(tenant: tenant, kind: .panorama, id: id))
             return Response(status: .noContent)

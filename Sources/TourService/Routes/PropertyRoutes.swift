@@ -8,7 +8,7 @@ enum PropertyRoutes {
         let jsonLimit = Int64(context.config.maxJsonBodyBytes)
 
         table.add(.put, "/v1/properties/{propertyId}", bodyLimit: jsonLimit, api.json { request, tenant, body in
-            let id = try Identifier.validated(request.parameter("propertyId"), "propertyId")
+            let id = try request.uuid("propertyId")
             let input = try PropertyInput.parse(body)
             let (property, created) = try context.write { try TourStore.putProperty($0, tenant, id, input) }
             return .json(created ? .created : .ok, encodeJSON(property.json))
@@ -28,13 +28,13 @@ enum PropertyRoutes {
         })
 
         table.add(.get, "/v1/properties/{propertyId}", api.plain { request, tenant in
-            let id = try Identifier.validated(request.parameter("propertyId"), "propertyId")
+            let id = try request.uuid("propertyId")
             guard let property = try context.read({ try TourStore.property($0, tenant, id) }) else { throw ServiceError.notFound("property", id) }
             return .json(.ok, encodeJSON(property.json))
         })
 
         table.add(.delete, "/v1/properties/{propertyId}", api.plain { request, tenant in
-            let id = try Identifier.validated(request.parameter("propertyId"), "propertyId")
+            let id = try request.uuid("propertyId")
             guard let files = try context.write({ try TourStore.deleteProperty($0, tenant, id) }) else { throw ServiceError.notFound("property", id) }
             // After the commit: a crash before this leaves files with no row, swept at start-up.
             for file in files { context.blobs.remove(file) }
@@ -42,13 +42,13 @@ enum PropertyRoutes {
         })
 
         table.add(.get, "/v1/properties/{propertyId}/status", api.plain { request, tenant in
-            let id = try Identifier.validated(request.parameter("propertyId"), "propertyId")
+            let id = try request.uuid("propertyId")
             guard let status = try context.read({ try TourStore.status($0, tenant, id) }) else { throw ServiceError.notFound("property", id) }
             return .json(.ok, encodeJSON(status))
         })
 
         table.add(.get, "/v1/tours/{tourId}", api.plain { request, tenant in
-            let id = try Identifier.validated(request.parameter("tourId"), "tourId")
+            let id = try request.uuid("tourId")
             guard let tour = try context.read({ try TourStore.tour($0, tenant, tourId: id) }) else { throw ServiceError.notFound("tour", id) }
             return .json(.ok, encodeJSON(tour))
         })

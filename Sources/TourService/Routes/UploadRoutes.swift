@@ -59,7 +59,7 @@ struct Uploads: Sendable {
 
     /// The upload named by the path, unexpired.
     private func upload(_ request: Request, _ tenant: Int64) throws -> UploadRecord {
-        let id = try Identifier.validated(request.parameter("uploadId"), "uploadId")
+        let id = try request.uuid("uploadId")
         guard let upload = try context.read({ try UploadStore.upload($0, tenant, id) }), upload.expiresAt > now else {
             throw ServiceError.notFound("upload", id)
         }
@@ -245,7 +245,7 @@ struct Uploads: Sendable {
     func terminate(_ request: Request, _ responder: Responder) -> HandlerResult {
         do {
             let tenant = try admit(request)
-            let id = try Identifier.validated(request.parameter("uploadId"), "uploadId")
+            let id = try request.uuid("uploadId")
             context.respond(request, responder) {
                 guard try context.write({ try UploadStore.delete($0, tenant, id) }) else { throw ServiceError.notFound("upload", id) }
                 let key = BlobKey(tenant: tenant, kind: .upload, id: id)
