@@ -44,6 +44,8 @@ let package = Package(
         .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB"]),
         .testTarget(name: "TourServiceTests", dependencies: ["TourService", "HTTPCore", "Hashing", "TestSupport"]),
         .testTarget(name: "NoughtyToursTests", dependencies: ["NoughtyTours", "TestSupport"]),
+        // A client process the library's tests start and kill mid-drain.
+        .executableTarget(name: "SyncWorker", dependencies: ["NoughtyTours"], path: "Tests/SyncWorker"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,15 +1,18 @@
 import Foundation
 
-/// How the library is set up: where the server is, its token, where local storage lives.
+/// How the library is set up: where the server is, its token, where local storage lives, and
+/// how the upload queue sends.
 public struct Configuration: Sendable {
     public var server: URL
     public var token: String
     public var storageDirectory: URL
+    public var sync: SyncOptions
 
-    public init(server: URL, token: String, storageDirectory: URL) {
+    public init(server: URL, token: String, storageDirectory: URL, sync: SyncOptions = SyncOptions()) {
         self.server = server
         self.token = token
         self.storageDirectory = storageDirectory
+        self.sync = sync
     }
 }
 
@@ -21,20 +24,54 @@ public final class NoughtyTours: Sendable {
     public let structureCapture: StructureCapture
     public let panoramaCapture: PanoramaCapture
     let store: LocalStore
+    let queue: UploadQueue
+    private let syncEvents = SyncEvents()
 
-    /// Opens local storage (creating it); throws `storageUnavailable` when it cannot.
+    /// Opens local storage (creating it); throws `storageUnavailable` when it cannot, and
+    /// `invalidInput` for sync options the queue cannot run with.
     public init(configuration: Configuration) async throws(NoughtyToursError) {
+        guard let scheme = configuration.server.scheme?.lowercased(), ["http", "https"].contains(scheme), configuration.server.host != nil else {
+            throw .invalidInput("the server is an http:// or https:// URL, not \(configuration.server)")
+        }
         self.configuration = configuration
+        let options = try configuration.sync.validated()
         store = try LocalStore(directory: configuration.storageDirectory)
         properties = PropertyManagement(store: store)
         structureCapture = StructureCapture(store: store)
         panoramaCapture = PanoramaCapture(store: store)
+        queue = UploadQueue(store: store, server: ServerEndpoint(server: configuration.server, token: configuration.token),
+                            options: options, events: syncEvents)
     }
 
-    /// Starts the library: storage is open; the queue resumes (its draining arrives with the
-    /// transport).
+    /// Starts the upload queue: what was in flight when the process last stopped resumes
+    /// (large panoramas from the server's offset), and the queue drains on its own from now on.
     public func start() async throws(NoughtyToursError) {
         try CurlRuntime.ensureInitialized()
+        try await queue.start()
+    }
+
+    /// Stops the queue: transfers in flight stop and resume at the next `start()`, their
+    /// attempt not counted.
+    public func stop() async {
+        await queue.stop()
+    }
+
+    /// "The user taps sync again": forgives the attempts of every failed item, and sends what
+    /// waits out a backoff now. Items drain when the queue is started.
+    public func sync() async throws(NoughtyToursError) {
+        try await store.write { db in try Queue.forgive(db) }
+    }
+
+    /// Returns once the queue has nothing it can send now: everything uploaded, failed, or
+    /// waiting on an item that failed. At once when the queue is not started.
+    public func idle() async {
+        await queue.idle()
+    }
+
+    /// The queue's progress, uploads and failed attempts, from now on, until the iterating
+    /// task is cancelled.
+    public func events() -> AsyncStream<SyncEvent> {
+        syncEvents.stream()
     }
 
     /// Observers of the local database currently registered (for tests of leaks).

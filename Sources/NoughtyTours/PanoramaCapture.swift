@@ -74,7 +74,7 @@ public actor PanoramaCaptureSession {
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
                     """, id, floor.propertyId, floor.id, room?.id, target.path, contentType, size, digest)
                 // After the floor's plan when it has one (a room's panorama needs its room), else after the floor.
-                let after = try Queue.latest(db, kind: .plan, entity: floor.id) ?? Queue.latest(db, kind: .floor, entity: floor.id)
+                let after = try Queue.latest(db, kinds: [.plan, .floor], entity: floor.id)
                 try Queue.add(db, property: floor.propertyId, kind: .panorama, entity: id, dependsOn: after)
             }
         } catch {

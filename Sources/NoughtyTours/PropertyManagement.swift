@@ -61,7 +61,9 @@ public struct PropertyManagement: Sendable {
             let files = try db.query("SELECT path FROM panoramas WHERE property_id = ? UNION ALL SELECT world_map_path FROM floors WHERE property_id = ? AND world_map_path IS NOT NULL",
                                      property.id, property.id).compactMap { $0[0].string }
             try db.run("DELETE FROM properties WHERE id = ?", property.id)
-            try db.run("DELETE FROM queue_items WHERE property_id = ? AND state != 'done'", property.id)
+            // Uploads not yet sent are dropped; one in flight finishes first (the deletion waits
+            // for it), so the server never gets a property back after its deletion.
+            try db.run("DELETE FROM queue_items WHERE property_id = ? AND state NOT IN ('done', 'inflight')", property.id)
             try Queue.add(db, property: property.id, kind: .deleteProperty, entity: property.id, dependsOn: nil)
             return files
         }

@@ -128,14 +128,16 @@ enum Plans {
             }
         }
         try db.run("UPDATE floors SET plan_revision = plan_revision + 1 WHERE id = ?", floor.id)
-        // The upload: the plan (after its floor), then the world map (after the plan).
+        // The upload: the plan after whatever of its floor was queued last (the floor, the
+        // previous plan, its world map: a continueScan needs that map on the server), then
+        // the world map after the plan.
         let planId = UUID().uuidString.lowercased()
         let payload: [String: Any] = [
             "planId": planId, "mode": mode.rawValue,
             "rooms": planRooms.map { ["id": $0.id, "name": $0.room.name ?? NSNull(), "outline": $0.room.outline, "height": $0.room.height ?? NSNull()] as [String: Any] },
         ]
         let planItem = try Queue.add(db, property: floor.propertyId, kind: .plan, entity: floor.id,
-                                     dependsOn: try Queue.latest(db, kind: .floor, entity: floor.id), payload: try encode(payload))
+                                     dependsOn: try Queue.latest(db, kinds: [.floor, .plan, .worldmap], entity: floor.id), payload: try encode(payload))
         if let worldMap {
             try db.run("UPDATE floors SET world_map_path = ? WHERE id = ?", worldMap, floor.id)
             try Queue.add(db, property: floor.propertyId, kind: .worldmap, entity: floor.id, dependsOn: planItem, payload: worldMap)

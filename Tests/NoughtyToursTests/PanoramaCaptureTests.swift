@@ -2,16 +2,6 @@ import Foundation
 import Testing
 @testable import NoughtyTours
 
-/// A recorded panorama's folder, as the capture hands it over.
-private func recordedFolder(bytes: Int = 4096, name: String = "pano.jpg") throws -> URL {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("capture-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    try Data((0..<bytes).map { UInt8(truncatingIfNeeded: $0 * 7) }).write(to: folder.appendingPathComponent(name))
-    return folder
-}
-
-private let good = CaptureReadings(iso: 400, shutterSeconds: 1.0 / 60)
-
 @Suite struct PanoramaCaptureTests {
     @Test(arguments: [
         (CaptureReadings(iso: 2001, shutterSeconds: 0.01), true),

@@ -71,5 +71,10 @@ enum ClientMigrations {
             CREATE INDEX queue_by_property ON queue_items (property_id, kind, state, attempts);
             CREATE INDEX panoramas_by_room ON panoramas (room_id);
             """),
+        // The queue's schedule: an item waiting out its backoff is not sent before not_before
+        // (unix seconds).
+        Migration(version: 3, name: "queue_schedule", sql: """
+            ALTER TABLE queue_items ADD COLUMN not_before REAL NOT NULL DEFAULT 0;
+            """),
     ]
 }

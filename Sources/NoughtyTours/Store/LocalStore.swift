@@ -7,7 +7,7 @@ import SQLiteDB
 actor LocalStore {
     nonisolated let directory: URL
     private let database: Database
-    private let observation: ChangeObservation
+    let observation: ChangeObservation
     /// Streams stopped before their observer was registered.
     private var stoppedStreams: Set<Int> = []
     private var streamObservers: [Int: Int] = [:]

@@ -54,23 +54,3 @@ enum Records {
                               panoramasUploaded: uploaded, panoramasFailed: failedPanoramas)
     }
 }
-
-/// The durable upload queue's items, added in the same transaction as the write they carry.
-enum Queue {
-    enum Kind: String {
-        case property, floor, plan, worldmap, panorama, deleteProperty
-    }
-
-    /// Adds an item; returns its id, for items that depend on it.
-    @discardableResult
-    static func add(_ db: Database, property: String, kind: Kind, entity: String, dependsOn: Int64?, payload: String? = nil) throws -> Int64 {
-        try db.run("INSERT INTO queue_items (property_id, kind, entity_id, payload, depends_on, created_at) VALUES (?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
-                   property, kind.rawValue, entity, payload, dependsOn)
-        return try db.first("SELECT last_insert_rowid()")?[0].int64 ?? 0
-    }
-
-    /// The newest item of an entity, for what depends on it.
-    static func latest(_ db: Database, kind: Kind, entity: String) throws -> Int64? {
-        try db.first("SELECT id FROM queue_items WHERE kind = ? AND entity_id = ? ORDER BY id DESC LIMIT 1", kind.rawValue, entity)?[0].int64
-    }
-}

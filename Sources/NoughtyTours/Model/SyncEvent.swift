@@ -1,0 +1,24 @@
+/// What an upload queue item carries.
+public enum UploadKind: String, Sendable, Equatable {
+    case property, floor, plan, worldMap, panorama, propertyDeletion
+}
+
+/// One item of the upload queue, as events name it.
+public struct UploadItem: Sendable, Equatable, Hashable {
+    public let propertyId: String
+    public let kind: UploadKind
+    /// The property, floor or panorama id the item uploads.
+    public let entityId: String
+}
+
+/// What the background queue reports as it works: byte progress (for a progress bar), items
+/// that reached the server, and attempts that failed. Failures reach the host here and in
+/// `PropertyStatus`, never as a crash or a thrown error.
+public enum SyncEvent: Sendable, Equatable {
+    /// `sent` of `total` bytes of the item are on the server or on their way.
+    case progress(UploadItem, sent: Int64, total: Int64)
+    case uploaded(UploadItem)
+    /// Attempt number `attempt` failed; `willRetry` false means the item now stays failed
+    /// until `sync()`.
+    case attemptFailed(UploadItem, NoughtyToursError, attempt: Int, willRetry: Bool)
+}

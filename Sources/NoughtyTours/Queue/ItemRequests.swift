@@ -1,0 +1,104 @@
+import Foundation
+import Hashing
+
+/// The server the queue talks to: its base URL and the tenant's token.
+struct ServerEndpoint: Sendable {
+    let base: String
+    let token: String
+
+    init(server: URL, token: String) {
+        var base = server.absoluteString
+        while base.hasSuffix("/") { base.removeLast() }
+        self.base = base
+        self.token = token
+    }
+
+    /// A path of the API, or a `Location` the server answered (relative or absolute).
+    func url(_ path: String) -> String {
+        path.hasPrefix("http://") || path.hasPrefix("https://") ? path : base + path
+    }
+
+    var authorization: (name: String, value: String) { ("Authorization", "Bearer \(token)") }
+}
+
+/// A stored panorama as its upload needs it.
+struct PanoramaFile: Sendable, Equatable {
+    let id: String
+    let floorId: String
+    let roomId: String?
+    let path: String
+    let contentType: String
+    let size: Int64
+    /// Lowercase hex.
+    let sha256: String
+}
+
+/// The HTTP request each kind of queue item becomes (API.md): pure functions of the local
+/// rows, so tests check them without a server. Every write is idempotent on the server
+/// (client ids, planId, digests), so a retry never makes a duplicate.
+enum ItemRequests {
+    static let tusVersion = ("Tus-Resumable", "1.0.0")
+
+    static func property(_ server: ServerEndpoint, id: String, name: String, floorCount: Int, metadata: [String: String]) -> HTTPRequest {
+        json("PUT", server, "/v1/properties/\(id)", ["name": name, "floorCount": floorCount, "metadata": metadata])
+    }
+
+    static func floor(_ server: ServerEndpoint, propertyId: String, floorId: String, number: Int, name: String?) -> HTTPRequest {
+        json("PUT", server, "/v1/properties/\(propertyId)/floors/\(floorId)", ["number": number, "name": name ?? NSNull()])
+    }
+
+    /// The plan's body was made when it was captured (its planId with it).
+    static func plan(_ server: ServerEndpoint, floorId: String, body: String) -> HTTPRequest {
+        HTTPRequest("PUT", server.url("/v1/floors/\(floorId)/plan"),
+                    headers: [server.authorization, ("Content-Type", "application/json")], body: .bytes(Array(body.utf8)))
+    }
+
+    static func worldMap(_ server: ServerEndpoint, floorId: String, path: String, size: Int64) -> HTTPRequest {
+        HTTPRequest("PUT", server.url("/v1/floors/\(floorId)/worldmap"),
+                    headers: [server.authorization, ("Content-Type", "application/octet-stream")],
+                    body: .file(path: path, offset: 0, length: size))
+    }
+
+    /// One-shot upload, its digest declared (RFC 9530) so the server checks the bytes.
+    static func panorama(_ server: ServerEndpoint, _ file: PanoramaFile) -> HTTPRequest {
+        var path = "/v1/panoramas/\(file.id)?floorId=\(file.floorId)"
+        if let room = file.roomId { path += "&roomId=\(room)" }
+        return HTTPRequest("PUT", server.url(path),
+                           headers: [server.authorization, ("Content-Type", file.contentType), ("Repr-Digest", reprDigest(file.sha256))],
+                           body: .file(path: file.path, offset: 0, length: file.size))
+    }
+
+    static func deleteProperty(_ server: ServerEndpoint, id: String) -> HTTPRequest {
+        HTTPRequest("DELETE", server.url("/v1/properties/\(id)"), headers: [server.authorization])
+    }
+
+    /// tus creation, without a body: idempotent per panorama, it answers the upload that
+    /// already exists (and its offset) after an interruption.
+    static func resumableCreation(_ server: ServerEndpoint, _ file: PanoramaFile) -> HTTPRequest {
+        var metadata = [("panoramaId", file.id), ("floorId", file.floorId), ("contentType", file.contentType), ("sha256", file.sha256)]
+        if let room = file.roomId { metadata.append(("roomId", room)) }
+        let encoded = metadata.map { "\($0.0) \(ByteEncoding.base64(Array($0.1.utf8)))" }.joined(separator: ",")
+        return HTTPRequest("POST", server.url("/v1/uploads"),
+                           headers: [server.authorization, tusVersion, ("Upload-Length", String(file.size)), ("Upload-Metadata", encoded)],
+                           body: .bytes([]))
+    }
+
+    /// The rest of the file, from the server's offset. No per-PATCH checksum: the server then
+    /// keeps what arrived before an interruption, and the declared sha256 checks the whole.
+    static func resumablePatch(_ server: ServerEndpoint, location: String, offset: Int64, _ file: PanoramaFile) -> HTTPRequest {
+        HTTPRequest("PATCH", server.url(location),
+                    headers: [server.authorization, tusVersion, ("Upload-Offset", String(offset)),
+                              ("Content-Type", "application/offset+octet-stream")],
+                    body: .file(path: file.path, offset: offset, length: file.size - offset))
+    }
+
+    /// `sha-256=:BASE64:` from the hex digest.
+    static func reprDigest(_ hex: String) -> String {
+        "sha-256=:\(ByteEncoding.base64(ByteEncoding.bytes(fromHex: hex) ?? [])):"
+    }
+
+    private static func json(_ method: String, _ server: ServerEndpoint, _ path: String, _ body: [String: Any]) -> HTTPRequest {
+        let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return HTTPRequest(method, server.url(path), headers: [server.authorization, ("Content-Type", "application/json")], body: .bytes(Array(data)))
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import SQLiteDB
+
+/// How one attempt at an item ended.
+enum AttemptOutcome: Sendable, Equatable {
+    /// On the server; a property's answer carries its tourId.
+    case uploaded(tourId: String?)
+    /// Nothing to send any more (its property was deleted, its world map replaced).
+    case obsolete
+    case failed(NoughtyToursError, retryAfter: Duration?)
+}
+
+/// Makes one attempt at one queue item: reads what it uploads from local storage, sends it,
+/// and says how it went. Recording the outcome is the queue's job.
+struct ItemUploader: Sendable {
+    let store: LocalStore
+    let transport: CurlMulti
+    let server: ServerEndpoint
+    let options: SyncOptions
+    let events: SyncEvents
+
+    /// What an item's attempt sends.
+    private enum Work {
+        case request(HTTPRequest)
+        case panorama(PanoramaFile)
+        case obsolete
+    }
+
+    func attempt(_ item: QueueItem) async -> AttemptOutcome {
+        let work: Work
+        do {
+            work = try await store.read { db in try Self.work(for: item, db, server) }
+        } catch {
+            return .failed(error, retryAfter: nil)
+        }
+        switch work {
+        case .obsolete:
+            return .obsolete
+        case .request(let request):
+            return await send(request, item, offset: 0, total: request.body.length)
+        case .panorama(let file) where file.size >= options.resumableThreshold:
+            return await resumable(file, item)
+        case .panorama(let file):
+            return await send(ItemRequests.panorama(server, file), item, offset: 0, total: file.size)
+        }
+    }
+
+    /// A single request; a 2xx is success (and a 404 for a deletion: nothing to delete).
+    private func send(_ request: HTTPRequest, _ item: QueueItem, offset: Int64, total: Int64) async -> AttemptOutcome {
+        switch await perform(request, item, offset: offset, total: total) {
+        case .success(let response) where response.isSuccess || (item.kind == .deleteProperty && response.status == 404):
+            return .uploaded(tourId: item.kind == .property ? response.json?["tourId"] as? String : nil)
+        case .success(let response):
+            return .failed(response.error, retryAfter: response.retryAfter)
+        case .failure(let error):
+            return .failed(error, retryAfter: nil)
+        }
+    }
+
+    /// tus: create (or find) the upload, then send the rest from the server's offset. An
+    /// offset that moved meanwhile (a stale connection's bytes made durable late) is asked again.
+    private func resumable(_ file: PanoramaFile, _ item: QueueItem) async -> AttemptOutcome {
+        for _ in 0..<3 {
+            let created: HTTPResponse
+            switch await perform(ItemRequests.resumableCreation(server, file), item, offset: 0, total: 0) {
+            case .success(let response): created = response
+            case .failure(let error): return .failed(error, retryAfter: nil)
+            }
+            // 200: the panorama is stored already, with this digest.
+            if created.status == 200 { return .uploaded(tourId: nil) }
+            guard created.status == 201, let location = created.header("location"),
+                  let offset = created.header("upload-offset").flatMap(Int64.init), (0...file.size).contains(offset) else {
+                return .failed(created.isSuccess ? .transport("the server's tus creation answer lacks Location or Upload-Offset") : created.error,
+                               retryAfter: created.retryAfter)
+            }
+            let patched: HTTPResponse
+            switch await perform(ItemRequests.resumablePatch(server, location: location, offset: offset, file), item, offset: offset, total: file.size) {
+            case .success(let response): patched = response
+            case .failure(let error): return .failed(error, retryAfter: nil)
+            }
+            if patched.isSuccess { return .uploaded(tourId: nil) }
+            guard case .server(409, "offset_mismatch", _) = patched.error else { return .failed(patched.error, retryAfter: patched.retryAfter) }
+        }
+        return .failed(.transport("the upload's offset kept moving"), retryAfter: nil)
+    }
+
+    private func perform(_ request: HTTPRequest, _ item: QueueItem, offset: Int64, total: Int64) async -> Result<HTTPResponse, NoughtyToursError> {
+        let events = self.events
+        let named = item.uploadItem
+        var progress: ProgressHandler?
+        if total > 0, events.isObserved {
+            progress = { sent, _ in events.send(.progress(named, sent: offset + sent, total: total)) }
+        }
+        return await transport.perform(request, limits: options.limits, progress: progress)
+    }
+
+    /// Reads what the item uploads; `.obsolete` when it is gone from local storage.
+    private static func work(for item: QueueItem, _ db: Database, _ server: ServerEndpoint) throws -> Work {
+        switch item.kind {
+        case .property:
+            guard let row = try db.first("SELECT name, floor_count, metadata FROM properties WHERE id = ?", item.entityId) else { return .obsolete }
+            let metadata = (try? JSONSerialization.jsonObject(with: Data((row[2].string ?? "{}").utf8))) as? [String: String] ?? [:]
+            return .request(ItemRequests.property(server, id: item.entityId, name: row[0].string ?? "", floorCount: row[1].int ?? 1, metadata: metadata))
+        case .floor:
+            guard let row = try db.first("SELECT property_id, number, name FROM floors WHERE id = ?", item.entityId) else { return .obsolete }
+            return .request(ItemRequests.floor(server, propertyId: row[0].string ?? "", floorId: item.entityId, number: row[1].int ?? 0, name: row[2].string))
+        case .plan:
+            guard try db.first("SELECT 1 FROM floors WHERE id = ?", item.entityId) != nil, let body = item.payload else { return .obsolete }
+            return .request(ItemRequests.plan(server, floorId: item.entityId, body: body))
+        case .worldmap:
+            // A newer plan replaced this map (its file is gone): nothing to send.
+            guard try db.first("SELECT 1 FROM floors WHERE id = ?", item.entityId) != nil, let path = item.payload,
+                  let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value else { return .obsolete }
+            return .request(ItemRequests.worldMap(server, floorId: item.entityId, path: path, size: size))
+        case .panorama:
+            guard let row = try db.first("SELECT floor_id, room_id, path, content_type, size, sha256 FROM panoramas WHERE id = ?", item.entityId) else { return .obsolete }
+            return .panorama(PanoramaFile(id: item.entityId, floorId: row[0].string ?? "", roomId: row[1].string, path: row[2].string ?? "",
+                                          contentType: row[3].string ?? "", size: row[4].int64 ?? 0, sha256: row[5].string ?? ""))
+        case .deleteProperty:
+            return .request(ItemRequests.deleteProperty(server, id: item.entityId))
+        }
+    }
+}
+
+extension QueueItem {
+    var uploadItem: UploadItem {
+        let kind: UploadKind
+        switch self.kind {
+        case .property: kind = .property
+        case .floor: kind = .floor
+        case .plan: kind = .plan
+        case .worldmap: kind = .worldMap
+        case .panorama: kind = .panorama
+        case .deleteProperty: kind = .propertyDeletion
+        }
+        return UploadItem(propertyId: propertyId, kind: kind, entityId: entityId)
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import SQLiteDB
+
+/// One item of the durable upload queue, as the drain handles it.
+struct QueueItem: Sendable, Equatable {
+    let id: Int64
+    let propertyId: String
+    let kind: Queue.Kind
+    let entityId: String
+    let payload: String?
+    /// Attempts already made and finished (an interrupted one is not counted).
+    let attempts: Int
+}
+
+/// The durable upload queue in the local database: items are added in the same transaction
+/// as the write they carry; the drain claims, finishes and forgives them. Pure SQL on a
+/// connection, no I/O of its own.
+enum Queue {
+    enum Kind: String, Sendable {
+        case property, floor, plan, worldmap, panorama, deleteProperty
+    }
+
+    /// Adds an item; returns its id, for items that depend on it.
+    @discardableResult
+    static func add(_ db: Database, property: String, kind: Kind, entity: String, dependsOn: Int64?, payload: String? = nil) throws -> Int64 {
+        try db.run("INSERT INTO queue_items (property_id, kind, entity_id, payload, depends_on, created_at) VALUES (?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+                   property, kind.rawValue, entity, payload, dependsOn)
+        return try db.first("SELECT last_insert_rowid()")?[0].int64 ?? 0
+    }
+
+    /// The newest item of an entity among `kinds`: what a new item of it must come after.
+    static func latest(_ db: Database, kinds: [Kind], entity: String) throws -> Int64? {
+        let list = kinds.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+        return try db.first("SELECT max(id) FROM queue_items WHERE entity_id = ? AND kind IN (\(list))", entity)?[0].int64
+    }
+
+    /// Items in flight when the process died go back to pending, their interrupted attempt
+    /// not counted; the ones of a property deleted meanwhile are dropped.
+    static func resumeInterrupted(_ db: Database) throws {
+        try db.run("""
+            DELETE FROM queue_items WHERE state = 'inflight' AND kind != 'deleteProperty'
+                AND property_id NOT IN (SELECT id FROM properties)
+            """)
+        try db.run("UPDATE queue_items SET state = 'pending' WHERE state = 'inflight'")
+    }
+
+    /// Claims up to `limit` items that may go now: pending, due, every item they depend on
+    /// done, and (for a property's deletion) nothing of that property still in flight. They
+    /// become in flight, so that no item is ever sent twice at once.
+    static func claim(_ db: Database, limit: Int, now: Double) throws -> [QueueItem] {
+        let rows = try db.query("""
+            SELECT id, property_id, kind, entity_id, payload, attempts FROM queue_items AS q
+            WHERE state = 'pending' AND not_before <= ?
+              AND NOT EXISTS (SELECT 1 FROM queue_items AS d WHERE d.id = q.depends_on AND d.state != 'done')
+              AND (kind != 'deleteProperty' OR NOT EXISTS (
+                    SELECT 1 FROM queue_items AS i WHERE i.property_id = q.property_id AND i.state = 'inflight'))
+            ORDER BY id LIMIT ?
+            """, now, limit)
+        let items = rows.compactMap { row -> QueueItem? in
+            guard let id = row[0].int64, let kind = Kind(rawValue: row[2].string ?? "") else { return nil }
+            return QueueItem(id: id, propertyId: row[1].string ?? "", kind: kind, entityId: row[3].string ?? "",
+                             payload: row[4].string, attempts: row[5].int ?? 0)
+        }
+        for item in items { try db.run("UPDATE queue_items SET state = 'inflight' WHERE id = ?", item.id) }
+        return items
+    }
+
+    /// When the next pending item waiting out its backoff is due (unix seconds), if any.
+    static func nextDue(_ db: Database, after now: Double) throws -> Double? {
+        try db.first("SELECT min(not_before) FROM queue_items WHERE state = 'pending' AND not_before > ?", now)?[0].double
+    }
+
+    /// The item reached the server (or no longer needs to).
+    static func succeeded(_ db: Database, _ item: QueueItem) throws {
+        try db.run("UPDATE queue_items SET state = 'done', attempts = attempts + 1, last_error = NULL WHERE id = ? AND state = 'inflight'", item.id)
+    }
+
+    /// The attempt failed: tried again at `retryAt` (unix seconds), or failed for good (nil).
+    static func attemptFailed(_ db: Database, _ item: QueueItem, error: NoughtyToursError, retryAt: Double?) throws {
+        try db.run("""
+            UPDATE queue_items SET state = ?, attempts = attempts + 1, not_before = ?, last_error = ?
+            WHERE id = ? AND state = 'inflight'
+            """, retryAt == nil ? "failed" : "pending", retryAt ?? 0, "\(error)", item.id)
+    }
+
+    /// The interrupted attempt (the library stopping) is not counted: the item goes back.
+    static func interrupted(_ db: Database, _ item: QueueItem) throws {
+        try db.run("UPDATE queue_items SET state = 'pending' WHERE id = ? AND state = 'inflight'", item.id)
+    }
+
+    /// "The user taps sync": every failed item's counter is forgiven, and items waiting out a
+    /// backoff go now.
+    static func forgive(_ db: Database) throws {
+        try db.run("UPDATE queue_items SET state = 'pending', attempts = 0, not_before = 0, last_error = NULL WHERE state = 'failed'")
+        try db.run("UPDATE queue_items SET not_before = 0 WHERE state = 'pending' AND not_before > 0")
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+/// One request the queue sends. Bodies are bytes held in memory (small JSON) or a range of a
+/// file, streamed from disk as libcurl asks for it (never read whole into memory).
+struct HTTPRequest: Sendable {
+    enum Body: Sendable, Equatable {
+        case none
+        case bytes([UInt8])
+        case file(path: String, offset: Int64, length: Int64)
+
+        var length: Int64 {
+            switch self {
+            case .none: return 0
+            case .bytes(let bytes): return Int64(bytes.count)
+            case .file(_, _, let length): return length
+            }
+        }
+    }
+
+    var method: String
+    var url: String
+    var headers: [(name: String, value: String)]
+    var body: Body
+
+    init(_ method: String, _ url: String, headers: [(name: String, value: String)] = [], body: Body = .none) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+    }
+
+    func header(_ name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+}
+
+/// A server's answer: status, headers by lowercased name, and the (small) body.
+struct HTTPResponse: Sendable, Equatable {
+    var status: Int
+    var headers: [String: String]
+    var body: [UInt8]
+
+    init(status: Int, headers: [String: String] = [:], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    func header(_ name: String) -> String? { headers[name.lowercased()] }
+
+    var isSuccess: Bool { (200..<300).contains(status) }
+
+    /// The body as a JSON object, when it is one.
+    var json: [String: Any]? {
+        guard !body.isEmpty else { return nil }
+        return (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+    }
+
+    /// An error answer as the library's error: API.md's JSON error body when there is one.
+    var error: NoughtyToursError {
+        let error = json?["error"] as? [String: Any]
+        let message = (error?["message"] as? String) ?? String(decoding: body.prefix(200), as: UTF8.self)
+        return .server(status: status, code: (error?["code"] as? String) ?? "http_\(status)", message: message)
+    }
+
+    /// `Retry-After` in seconds (RFC 9110 delay-seconds form), when present.
+    var retryAfter: Duration? {
+        header("retry-after").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }.map { .seconds(max(0, $0)) }
+    }
+}
+
+/// Byte progress of one transfer.
+typealias ProgressHandler = @Sendable (_ sent: Int64, _ total: Int64) -> Void

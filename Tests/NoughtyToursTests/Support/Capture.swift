@@ -1,0 +1,33 @@
+import Foundation
+@testable import NoughtyTours
+
+/// A recorded panorama's folder, as the capture hands it over: `bytes` bytes that differ
+/// with `seed`.
+func recordedFolder(bytes: Int = 4096, name: String = "pano.jpg", seed: Int = 7) throws -> URL {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("capture-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    let data = (0..<bytes).map { UInt8(truncatingIfNeeded: $0 &* seed &+ $0 >> 11) }
+    try Data(data).write(to: folder.appendingPathComponent(name))
+    return folder
+}
+
+/// Readings that keep the shot.
+let good = CaptureReadings(iso: 400, shutterSeconds: 1.0 / 60)
+
+/// Records and keeps one panorama; returns its id.
+@discardableResult
+func capturePanorama(_ session: PanoramaCaptureSession, bytes: Int = 4096, seed: Int = 7) async throws -> String {
+    let outcome = try await session.record(folder: try recordedFolder(bytes: bytes, seed: seed), image: "pano.jpg", readings: good)
+    guard case .kept(let id) = outcome else { throw NoughtyToursError.invalidInput("not kept: \(outcome)") }
+    return id
+}
+
+/// Sync options for tests: backoff in milliseconds.
+func fastSync(resumableThreshold: Int64 = 1 << 20) -> SyncOptions {
+    var options = SyncOptions()
+    options.initialBackoff = .milliseconds(5)
+    options.maxBackoff = .milliseconds(40)
+    options.connectTimeout = .seconds(2)
+    options.resumableThreshold = resumableThreshold
+    return options
+}

@@ -1,0 +1,54 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+import TestSupport
+@testable import NoughtyTours
+
+/// A real toursd for the library to sync with, on an OS-chosen port, with its first tenant's
+/// token; and the server-side reads tests compare the local store with.
+final class LiveServer {
+    let toursd: ToursdProcess
+    let token: String
+
+    init(dataDir: String = FileManager.default.temporaryDirectory.appendingPathComponent("toursd-\(UUID().uuidString)").path,
+         port: UInt16 = 0) throws {
+        toursd = try ToursdProcess(dataDir: dataDir, port: port)
+        token = try toursd.adminToken
+    }
+
+    var port: UInt16 { toursd.port }
+    var dataDir: String { toursd.dataDir }
+    var url: URL { toursd.baseURL }
+
+    /// Stops it with SIGTERM (as an operator would) and waits.
+    func stop() {
+        toursd.signal(SIGTERM)
+        _ = toursd.wait()
+    }
+
+    /// A GET with the token; the JSON answer.
+    func json(_ path: String) throws -> [String: Any] {
+        let response = try RawClient(port: port).request("GET", path, headers: ["Authorization": "Bearer \(token)"])
+        guard response.status == 200, let json = response.json else {
+            throw ToursdProcess.Failure(description: "GET \(path): \(response.status) \(response.text)")
+        }
+        return json
+    }
+}
+
+/// A library on a fresh storage directory, syncing with `server`.
+func makeSyncingLibrary(server: URL, token: String, options: SyncOptions = fastSync(),
+                        directory: URL = FileManager.default.temporaryDirectory.appendingPathComponent("client-\(UUID().uuidString)")) async throws -> NoughtyTours {
+    try await NoughtyTours(configuration: Configuration(server: server, token: token, storageDirectory: directory, sync: options))
+}
+
+/// The queue's items as (kind, state, attempts), for assertions.
+func queueItems(_ tours: NoughtyTours, kind: Queue.Kind? = nil) async throws -> [(kind: String, state: String, attempts: Int)] {
+    try await tours.store.read { db in
+        try db.query("SELECT kind, state, attempts FROM queue_items ORDER BY id").map {
+            (kind: $0[0].string ?? "", state: $0[1].string ?? "", attempts: $0[2].int ?? 0)
+        }.filter { kind == nil || $0.kind == kind!.rawValue }
+    }
+}

@@ -1,0 +1,202 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+@testable import NoughtyTours
+
+/// Follows a property's status from its current value until `done` holds (or 60 s pass):
+/// every value seen, in order. Returns once the first value is in, so that what follows is
+/// seen from the start.
+func followStatus(_ tours: NoughtyTours, _ property: Property,
+                  until done: @escaping @Sendable (PropertyStatus) -> Bool) async -> Task<[PropertyStatus], Never> {
+    let updates = tours.properties.statusUpdates(for: property)
+    let (first, firstSeen) = AsyncStream.makeStream(of: Void.self)
+    let follower = Task {
+        var seen: [PropertyStatus] = []
+        for await status in updates {
+            seen.append(status)
+            if seen.count == 1 { firstSeen.finish() }
+            if done(status) { break }
+        }
+        return seen
+    }
+    let watchdog = Task {
+        try? await Task.sleep(for: .seconds(60))
+        follower.cancel()
+    }
+    for await _ in first {}
+    return Task {
+        let seen = await follower.value
+        watchdog.cancel()
+        return seen
+    }
+}
+
+/// Collects the library's events until cancelled.
+final class EventLog: Sendable {
+    private final class Events: Sendable {
+        let list = Mutex<[SyncEvent]>([])
+    }
+    private let events = Events()
+    private let task: Task<Void, Never>
+
+    init(_ tours: NoughtyTours) {
+        let stream = tours.events()
+        let events = self.events
+        task = Task { for await event in stream { events.list.withLock { $0.append(event) } } }
+    }
+
+    deinit { task.cancel() }
+
+    var all: [SyncEvent] { events.list.withLock { $0 } }
+}
+
+@Suite(.serialized) struct SyncIntegrationTests {
+    /// Two floors with plans and world maps, 20 panoramas (the larger ones resumable).
+    private func captureVilla(_ tours: NoughtyTours) async throws -> Property {
+        let property = try await tours.properties.createProperty(name: "Villa Sync", floorCount: 2, metadata: ["ref": "S-1", "agent": "ana"])
+        for floor in try await tours.properties.floors(of: property) {
+            let worldMap = try recordedFolder(bytes: 30_000, name: "map.bin").appendingPathComponent("map.bin")
+            let rooms = try await tours.structureCapture.apply(floor: floor, mode: .newScan, rooms: [
+                CapturedRoom(name: "Kitchen", outline: [[0, 0], [4, 0], [4, 3.5], [0, 3.5]], height: 2.5),
+                CapturedRoom(name: nil, outline: [[4, 0], [8, 0], [8, 3.5]]),
+            ], worldMap: worldMap)
+            for index in 0..<10 {
+                let session = index < 6 ? try await tours.panoramaCapture.session(room: rooms[index % 2]) : tours.panoramaCapture.session(floor: floor)
+                try await capturePanorama(session, bytes: 4_000 + index * 25_000, seed: index + 3)
+            }
+        }
+        return property
+    }
+
+    @Test func aPropertyWithFloorsPlansWorldMapsAndTwentyPanoramasSyncsToCompletion() async throws {
+        let server = try LiveServer()
+        defer { server.stop() }
+        let tours = try await makeSyncingLibrary(server: server.url, token: server.token, options: fastSync(resumableThreshold: 150_000))
+        let property = try await captureVilla(tours)
+        let events = EventLog(tours)
+        let following = await followStatus(tours, property) { $0.isComplete }
+        try await tours.start()
+        let seen = await following.value
+        await tours.stop()
+
+        // pending → syncing → synced, panoramasUploaded rising to 20, never the same value twice.
+        var phases: [SyncState] = []
+        for status in seen where phases.last != status.sync { phases.append(status.sync) }
+        #expect(phases == [.pending, .syncing, .synced])
+        #expect(seen.map(\.panoramasUploaded) == seen.map(\.panoramasUploaded).sorted())
+        #expect(seen.first?.panoramasUploaded == 0)
+        let last = try #require(seen.last)
+        #expect(last.panoramasUploaded == 20 && last.panoramaCount == 20 && last.isComplete)
+        #expect(last.panoramasFailed == 0)
+        #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 != $1 })
+
+        // The tourId the server assigned is kept locally; the server's tour is the local store.
+        let tourId = try #require(last.tourId)
+        #expect(try server.json("/v1/properties/\(property.id)")["tourId"] as? String == tourId)
+        let local = try await TourContent.local(tours, property)
+        #expect(TourContent.server(try server.json("/v1/tours/\(tourId)")) == local)
+        #expect(local.floors.map(\.panoramas.count) == [10, 10])
+        #expect(try server.json("/v1/properties/\(property.id)/status")["panoramaCount"] as? Int == 20)
+        for floor in local.floors {
+            #expect(try server.json("/v1/floors/\(floor.id)")["continuable"] as? Bool == true) // its world map arrived
+        }
+
+        // Byte progress for every panorama, up to its size; each item uploaded once.
+        let uploaded = events.all.compactMap { event -> UploadItem? in if case .uploaded(let item) = event { item } else { nil } }
+        #expect(uploaded.filter { $0.kind == .panorama }.count == 20)
+        #expect(Set(uploaded).count == uploaded.count)
+        let finalProgress = Dictionary(events.all.compactMap { event -> (String, Int64)? in
+            if case .progress(let item, let sent, let total) = event, item.kind == .panorama, sent == total { (item.entityId, total) } else { nil }
+        }, uniquingKeysWith: max)
+        #expect(finalProgress.count == 20)
+        #expect(try await queueItems(tours).allSatisfy { $0.state == "done" && $0.attempts == 1 })
+    }
+
+    @Test func withTheServerDownStatusSaysPendingThenFailedAfterThreeAttemptsAndSyncCompletesOnceItIsBack() async throws {
+        let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("toursd-\(UUID().uuidString)").path
+        let first = try LiveServer(dataDir: dataDir)
+        let (url, token, port) = (first.url, first.token, first.port)
+        first.stop()
+
+        let tours = try await makeSyncingLibrary(server: url, token: token)
+        let property = try await tours.properties.createProperty(name: "Offline", floorCount: 1)
+        let floor = try #require(try await tours.properties.floors(of: property).first)
+        let session = tours.panoramaCapture.session(floor: floor)
+        for seed in 1...3 { try await capturePanorama(session, seed: seed) }
+        let offline = try await tours.properties.status(of: property)
+        #expect(offline.sync == .pending && offline.panoramaCount == 3 && offline.tourId == nil)
+
+        let events = EventLog(tours)
+        try await tours.start()
+        await tours.idle()
+        let failed = try await tours.properties.status(of: property)
+        #expect(failed.sync == .failed)
+        #expect(!failed.isComplete && failed.tourId == nil)
+        // The property was tried three times; what depends on it waits, untried.
+        let items = try await queueItems(tours)
+        #expect(items.first.map { [$0.kind, $0.state] } == ["property", "failed"])
+        #expect(items.first?.attempts == 3)
+        #expect(items.dropFirst().allSatisfy { $0.state == "pending" && $0.attempts == 0 })
+        let attempts = events.all.compactMap { event -> (Int, Bool)? in
+            if case .attemptFailed(let item, let error, let attempt, let willRetry) = event, item.kind == .property, error.isRetryable { (attempt, willRetry) } else { nil }
+        }
+        #expect(attempts.map(\.0) == [1, 2, 3])
+        #expect(attempts.map(\.1) == [true, true, false])
+
+        // Still failed, not retried on its own...
+        await tours.idle()
+        #expect(try await queueItems(tours, kind: .property).first?.attempts == 3)
+        // ...until the server is back and the user taps sync.
+        let second = try LiveServer(dataDir: dataDir, port: port)
+        defer { second.stop() }
+        let following = await followStatus(tours, property) { $0.isComplete }
+        try await tours.sync()
+        let seen = await following.value
+        await tours.stop()
+        let done = try #require(seen.last)
+        #expect(done.isComplete && done.panoramasUploaded == 3 && done.tourId != nil)
+        #expect(try second.json("/v1/properties/\(property.id)/status")["panoramaCount"] as? Int == 3)
+        #expect(try await queueItems(tours).allSatisfy { $0.state == "done" })
+    }
+
+    /// The answers a fault-injecting proxy gives a panorama's upload before letting it through.
+    @Test(arguments: [
+        ([503, 503], "done", 3),
+        ([503, 503, 503], "failed", 3),
+        ([400], "failed", 1),
+        ([429], "done", 2),
+    ])
+    func answersBeforeSuccessDecideTheAttempts(injected: [Int], state: String, attempts: Int) async throws {
+        let server = try LiveServer()
+        defer { server.stop() }
+        let answers = Mutex(injected)
+        let proxy = try FaultProxy(upstreamPort: server.port) { method, path in
+            guard method == "PUT", path.hasPrefix("/v1/panoramas/") else { return nil }
+            return answers.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+        }
+        defer { proxy.stop() }
+        let tours = try await makeSyncingLibrary(server: URL(string: "http://127.0.0.1:\(proxy.port)")!, token: server.token)
+        let property = try await tours.properties.createProperty(name: "Flaky", floorCount: 1)
+        let floor = try #require(try await tours.properties.floors(of: property).first)
+        let panorama = try await capturePanorama(tours.panoramaCapture.session(floor: floor))
+        try await tours.start()
+        await tours.idle()
+        await tours.stop()
+
+        let item = try #require(try await queueItems(tours, kind: .panorama).first)
+        #expect(item.state == state)
+        #expect(item.attempts == attempts)
+        let sent = proxy.requests.filter { $0.contains("/v1/panoramas/\(panorama)") }
+        #expect(sent.count == attempts)
+        let status = try await tours.properties.status(of: property)
+        #expect(status.sync == (state == "done" ? .synced : .failed))
+        #expect(status.panoramasFailed == (state == "done" ? 0 : 1))
+        #expect(status.panoramasUploaded == (state == "done" ? 1 : 0))
+        let onServer = try server.json("/v1/properties/\(property.id)/status")["panoramaCount"] as? Int
+        #expect(onServer == (state == "done" ? 1 : 0))
+    }
+}

@@ -1,0 +1,169 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+
+/// An HTTP proxy in front of a real server that answers chosen requests itself, with an
+/// error status, and forwards the rest. Each forwarded request goes upstream on a connection
+/// of its own (with `Connection: close`), so the rule sees every request.
+public final class FaultProxy: @unchecked Sendable {
+    /// Given a request's method and path (with its query), the status to answer instead of
+    /// forwarding it, or nil to forward.
+    public typealias Rule = @Sendable (_ method: String, _ path: String) -> Int?
+
+    public let port: UInt16
+    private let listener: Int32
+    private let upstreamPort: UInt16
+    private let rule: Rule
+    private let stopped = Atomic<Bool>(false)
+    /// The requests answered by the rule and forwarded, in order: "METHOD path status|forwarded".
+    private let log = Mutex<[String]>([])
+    private let forwardedBytes = Atomic<Int>(0)
+
+    public init(upstreamPort: UInt16, rule: @escaping Rule) throws {
+        self.upstreamPort = upstreamPort
+        self.rule = rule
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = Self.loopback(port: 0)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard bound == 0, listen(fd, 64) == 0 else {
+            close(fd)
+            throw RawClient.Failure(description: "proxy bind: \(String(cString: strerror(errno)))")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        listener = fd
+        port = UInt16(bigEndian: address.sin_port)
+        Thread.detachNewThread { [self] in acceptLoop() }
+    }
+
+    deinit { stop() }
+
+    public func stop() {
+        guard !stopped.exchange(true, ordering: .relaxed) else { return }
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    /// What the proxy did, one line per request.
+    public var requests: [String] { log.withLock { $0 } }
+
+    /// Every byte clients sent that went upstream (heads and bodies, whole or cut off).
+    public var bytesForwarded: Int { forwardedBytes.load(ordering: .relaxed) }
+
+    private static func loopback(port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return address
+    }
+
+    private func acceptLoop() {
+        while !stopped.load(ordering: .relaxed) {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { if errno == EINTR { continue } else { return } }
+            var timeout = timeval(tv_sec: 10, tv_usec: 0)
+            setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            Thread.detachNewThread { [self] in serve(client) }
+        }
+    }
+
+    /// One client connection: requests one after another, each answered or forwarded.
+    private func serve(_ client: Int32) {
+        defer { close(client) }
+        var buffer: [UInt8] = []
+        for _ in 0..<10_000 {
+            guard let headEnd = readHead(client, &buffer) else { return }
+            let head = String(decoding: buffer[0..<headEnd], as: UTF8.self)
+            buffer.removeFirst(headEnd)
+            let lines = head.components(separatedBy: "\r\n")
+            let requestLine = lines[0].split(separator: " ")
+            guard requestLine.count >= 2 else { return }
+            let method = String(requestLine[0]), path = String(requestLine[1])
+            let length = lines.dropFirst().compactMap { line -> Int? in
+                let parts = line.split(separator: ":", maxSplits: 1)
+                return parts.count == 2 && parts[0].lowercased() == "content-length" ? Int(parts[1].trimmingCharacters(in: .whitespaces)) : nil
+            }.first ?? 0
+            if let status = rule(method, path) {
+                log.withLock { $0.append("\(method) \(path) \(status)") }
+                let expects = head.lowercased().contains("expect: 100-continue")
+                if expects { writeAll(client, Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) }
+                // The body is read (and dropped) so the client sees the answer, not a reset.
+                guard readBody(client, &buffer, length) else { return }
+                let body = #"{"error":{"code":"injected","message":"injected by the test proxy","retryable":\#(status >= 500)}}"#
+                let answer = "HTTP/1.1 \(status) Injected\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+                writeAll(client, Array(answer.utf8))
+                continue
+            }
+            log.withLock { $0.append("\(method) \(path) forwarded") }
+            forward(client, head: lines, pending: &buffer)
+            return
+        }
+    }
+
+    /// Sends the request upstream with `Connection: close`, then relays both ways until
+    /// upstream has answered and closed.
+    private func forward(_ client: Int32, head lines: [String], pending: inout [UInt8]) {
+        let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(upstream) }
+        var address = Self.loopback(port: upstreamPort)
+        let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard connected == 0 else { return }
+        let kept = lines.filter { !$0.isEmpty && !$0.lowercased().hasPrefix("connection:") }
+        let first = Array((kept.joined(separator: "\r\n") + "\r\nConnection: close\r\n\r\n").utf8) + pending
+        forwardedBytes.add(first.count, ordering: .relaxed)
+        writeAll(upstream, first)
+        pending = []
+        let toUpstream = Thread { [self] in
+            relay(from: client, to: upstream, counted: true)
+            shutdown(upstream, Int32(SHUT_WR))
+        }
+        toUpstream.start()
+        relay(from: upstream, to: client)
+        shutdown(client, Int32(SHUT_RDWR))
+    }
+
+    private func relay(from source: Int32, to target: Int32, counted: Bool = false) {
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(source, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { return }
+            if counted { forwardedBytes.add(count, ordering: .relaxed) }
+            guard writeAll(target, Array(chunk[0..<count])) else { return }
+        }
+    }
+
+    private func readHead(_ fd: Int32, _ buffer: inout [UInt8]) -> Int? {
+        while true {
+            if let range = buffer.firstRange(of: Array("\r\n\r\n".utf8)) { return range.upperBound }
+            guard fill(fd, &buffer), buffer.count < 65_536 else { return nil }
+        }
+    }
+
+    private func readBody(_ fd: Int32, _ buffer: inout [UInt8], _ length: Int) -> Bool {
+        while buffer.count < length { guard fill(fd, &buffer) else { return false } }
+        buffer.removeFirst(length)
+        return true
+    }
+
+    private func fill(_ fd: Int32, _ buffer: inout [UInt8]) -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { return false }
+        buffer.append(contentsOf: chunk[0..<count])
+        return true
+    }
+
+    @discardableResult
+    private func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+            guard sent > 0 else { return false }
+            offset += sent
+        }
+        return true
+    }
+}

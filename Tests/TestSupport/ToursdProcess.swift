@@ -1,0 +1,75 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// The built toursd executable, started as operators start it, on an OS-chosen port.
+public final class ToursdProcess {
+    /// toursd (like every executable of the package) is built beside the test bundle.
+    public static var executable: URL { builtExecutable("toursd") }
+
+    public static func builtExecutable(_ name: String) -> URL { Bundle.main.bundleURL.appendingPathComponent(name) }
+
+    /// The package's root, where `make run` starts toursd (its migrations are under it).
+    public static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+        public init(description: String) { self.description = description }
+    }
+
+    public let process: Process
+    public let port: UInt16
+    public let dataDir: String
+    private let stderr: Pipe
+
+    /// Starts `toursd serve` on `port` (0: the OS picks) and waits (bounded) for its
+    /// "listening on" line.
+    public init(dataDir: String, port: UInt16 = 0, extra: [String] = []) throws {
+        self.dataDir = dataDir
+        process = Process()
+        process.executableURL = Self.executable
+        process.arguments = ["serve", "--port", String(port), "--data-dir", dataDir] + extra
+        process.environment = ["PATH": "/usr/bin:/bin"]
+        process.currentDirectoryURL = Self.packageRoot
+        stderr = Pipe()
+        process.standardError = stderr
+        try process.run()
+        var seen = ""
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let data = stderr.fileHandleForReading.availableData
+            if data.isEmpty { break } // the process ended
+            seen += String(decoding: data, as: UTF8.self)
+            if let line = seen.split(separator: "\n").first(where: { $0.hasPrefix("listening on http://") }),
+               let port = line.split(separator: ":").last.flatMap({ UInt16($0) }) {
+                self.port = port
+                drainInBackground()
+                return
+            }
+        }
+        process.terminate()
+        throw Failure(description: "toursd did not start; stderr: \(seen)")
+    }
+
+    /// Keeps reading stderr so the daemon never blocks on a full pipe.
+    private func drainInBackground() {
+        let handle = stderr.fileHandleForReading
+        Thread.detachNewThread { while !handle.availableData.isEmpty {} }
+    }
+
+    /// The token of the tenant toursd made on its first start (`<data-dir>/admin.token`).
+    public var adminToken: String {
+        get throws { try String(contentsOfFile: dataDir + "/admin.token", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) }
+    }
+
+    public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    public func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+    /// Waits for the process to end; returns how.
+    public func wait() -> (reason: Process.TerminationReason, status: Int32) {
+        process.waitUntilExit()
+        return (process.terminationReason, process.terminationStatus)
+    }
+}
