@@ -12,6 +12,7 @@ import TourService
 /// when they run elsewhere.
 enum Daemon {
     static func main(_ arguments: [String]) -> Never {
+        blockStopSignals()
         let command: ToursdCommand
         do throws(ConfigError) {
             command = try ToursdCommand.parse(arguments)
@@ -19,6 +20,8 @@ enum Daemon {
             writeToStandardError("toursd: \(error.message)\n")
             exit(2)
         }
+        // Only serve stops gracefully; the short commands stop at once, by default.
+        if case .serve = command {} else { unblockStopSignals() }
         do throws(StartupError) {
             switch command {
             case .help(let text):
@@ -66,26 +69,49 @@ enum Daemon {
         // The line scripts and tests wait for; written whole, at once.
         writeToStandardError("listening on http://\(address)\n")
         stopOnSignals(server: server, logger: logger)
-        dispatchMain()
     }
 
-    private static func stopOnSignals(server: HTTPServer, logger: Logger) {
-        let queue = DispatchQueue(label: "toursd.signals")
-        for signalNumber in [SIGTERM, SIGINT] {
-            signal(signalNumber, SIG_IGN) // delivered to the source instead
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
-            source.setEventHandler {
-                logger.info("stopping", ["signal": signalNumber == SIGTERM ? "SIGTERM" : "SIGINT"])
-                server.shutdown {
-                    logger.info("stopped")
-                    exit(0)
-                }
+    /// SIGTERM and SIGINT are blocked in every thread from the first line of `main` (threads
+    /// inherit the mask), and the main thread takes them with `sigwait`: a stop signal sent at
+    /// any moment, even before the server listens, stays pending and is acted on; none is
+    /// lost. (A Dispatch signal source, armed after the signal is ignored, drops one that
+    /// arrives before it is registered; and `dispatchMain()` would unblock every signal on the
+    /// main thread. Nothing here uses the main queue.)
+    static func blockStopSignals() {
+        var signals = stopSignals
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+    }
+
+    private static func unblockStopSignals() {
+        var signals = stopSignals
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+    }
+
+    private static var stopSignals: sigset_t {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGTERM)
+        sigaddset(&signals, SIGINT)
+        return signals
+    }
+
+    private static func stopOnSignals(server: HTTPServer, logger: Logger) -> Never {
+        var signals = stopSignals
+        var stopping = false
+        while true {
+            var received: Int32 = 0
+            guard sigwait(&signals, &received) == 0 else { continue }
+            let name = received == SIGTERM ? "SIGTERM" : "SIGINT"
+            guard !stopping else {
+                logger.info("already stopping", ["signal": name])
+                continue
             }
-            source.resume()
-            retainedSignalSources.append(source)
+            stopping = true
+            logger.info("stopping", ["signal": name])
+            server.shutdown {
+                logger.info("stopped")
+                exit(0)
+            }
         }
     }
-
-    // Sources must outlive this function; only touched on the main thread at start-up.
-    nonisolated(unsafe) private static var retainedSignalSources: [DispatchSourceSignal] = []
 }

@@ -199,4 +199,61 @@ final class EventLog: Sendable {
         let onServer = try server.json("/v1/properties/\(property.id)/status")["panoramaCount"] as? Int
         #expect(onServer == (state == "done" ? 1 : 0))
     }
+
+    @Test func plansInSequenceThenADeletionReachTheServerInOrder() async throws {
+        let server = try LiveServer()
+        defer { server.stop() }
+        let tours = try await makeSyncingLibrary(server: server.url, token: server.token)
+        let property = try await tours.properties.createProperty(name: "Sequence", floorCount: 1)
+        let floor = try #require(try await tours.properties.floors(of: property).first)
+        let outline: [[Double]] = [[0, 0], [3, 0], [3, 3]]
+        let map = try recordedFolder(bytes: 10_000, name: "map.bin").appendingPathComponent("map.bin")
+        let first = try await tours.structureCapture.apply(floor: floor, mode: .newScan, rooms: [CapturedRoom(name: "Hall", outline: outline)], worldMap: map)
+        // Continued before anything was sent: the server must have the map before this plan.
+        let rooms = try await tours.structureCapture.apply(floor: floor, mode: .continueScan, rooms: [CapturedRoom(name: "Study", outline: outline, height: 2.4)])
+        let study = try #require(rooms.first { $0.name == "Study" })
+        try await capturePanorama(try await tours.panoramaCapture.session(room: study))
+        try await tours.start()
+        await tours.idle()
+        let status = try await tours.properties.status(of: property)
+        #expect(status.isComplete)
+        let onServer = try server.json("/v1/floors/\(floor.id)")
+        #expect(onServer["planRevision"] as? Int == 2)
+        #expect((onServer["rooms"] as? [[String: Any]])?.compactMap { $0["id"] as? String }.sorted() == (first + [study]).map(\.id).sorted())
+        #expect(TourContent.server(try server.json("/v1/tours/\(try #require(status.tourId))")) == (try await TourContent.local(tours, property)))
+
+        try await tours.properties.deleteProperty(property)
+        await tours.idle()
+        await tours.stop()
+        let gone = try RawClient(port: server.port).request("GET", "/v1/properties/\(property.id)", headers: ["Authorization": "Bearer \(server.token)"])
+        #expect(gone.status == 404)
+        #expect(try await queueItems(tours, kind: .deleteProperty).map(\.state) == ["done"])
+    }
+
+    @Test func stoppingMidTransferPutsTheItemBackUncountedAndTheNextStartFinishesIt() async throws {
+        let server = try LiveServer()
+        defer { server.stop() }
+        var slow = fastSync(resumableThreshold: 1 << 20)
+        slow.maxSendBytesPerSecond = 4 << 20
+        let storage = FileManager.default.temporaryDirectory.appendingPathComponent("client-\(UUID().uuidString)")
+        let tours = try await makeSyncingLibrary(server: server.url, token: server.token, options: slow, directory: storage)
+        let property = try await tours.properties.createProperty(name: "Stopped", floorCount: 1)
+        let floor = try #require(try await tours.properties.floors(of: property).first)
+        let panorama = try await capturePanorama(tours.panoramaCapture.session(floor: floor), bytes: 8 << 20)
+        let events = tours.events()
+        try await tours.start()
+        for await event in events {
+            if case .progress(let item, let sent, _) = event, item.entityId == panorama, sent > 0 { break }
+        }
+        await tours.stop()
+        #expect(try await queueItems(tours, kind: .panorama).map { [$0.state, String($0.attempts)] } == [["pending", "0"]])
+        #expect(try await tours.properties.status(of: property).panoramasFailed == 0)
+
+        let again = try await makeSyncingLibrary(server: server.url, token: server.token, directory: storage)
+        try await again.start()
+        await again.idle()
+        await again.stop()
+        #expect(try await queueItems(again, kind: .panorama).map { [$0.state, String($0.attempts)] } == [["done", "1"]])
+        #expect(try await again.properties.status(of: property).isComplete)
+    }
 }

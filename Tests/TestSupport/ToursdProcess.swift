@@ -67,6 +67,18 @@ public final class ToursdProcess {
 
     public func signal(_ number: Int32) { kill(process.processIdentifier, number) }
 
+    /// Waits up to `seconds` for the process to end; nil if it still runs (it is then killed).
+    public func wait(seconds: Double) -> (reason: Process.TerminationReason, status: Int32)? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning, Date() < deadline { usleep(5_000) }
+        guard !process.isRunning else {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return nil
+        }
+        return (process.terminationReason, process.terminationStatus)
+    }
+
     /// Waits for the process to end; returns how.
     public func wait() -> (reason: Process.TerminationReason, status: Int32) {
         process.waitUntilExit()

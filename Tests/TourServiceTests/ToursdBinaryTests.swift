@@ -27,6 +27,20 @@ import TestSupport
         #expect(ended.status == 0)
     }
 
+    /// A stop sent the moment toursd says it listens (systemd may stop it at any time) is
+    /// never lost: it stops gracefully, every time.
+    @Test func aSIGTERMRightAfterStartIsNeverLost() throws {
+        for _ in 0..<25 {
+            let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("toursd-\(UUID().uuidString)").path
+            defer { try? FileManager.default.removeItem(atPath: dataDir) }
+            let toursd = try ToursdProcess(dataDir: dataDir)
+            toursd.signal(SIGTERM)
+            let ended = toursd.wait(seconds: 10)
+            #expect(ended?.reason == .exit)
+            #expect(ended?.status == 0)
+        }
+    }
+
     /// Runs toursd to completion; returns its exit status, stdout and stderr.
     private func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
         let process = Process()

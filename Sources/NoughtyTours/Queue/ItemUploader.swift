@@ -20,7 +20,7 @@ struct ItemUploader: Sendable {
     let events: SyncEvents
 
     /// What an item's attempt sends.
-    private enum Work {
+    enum Work {
         case request(HTTPRequest)
         case panorama(PanoramaFile)
         case obsolete
@@ -95,7 +95,7 @@ struct ItemUploader: Sendable {
     }
 
     /// Reads what the item uploads; `.obsolete` when it is gone from local storage.
-    private static func work(for item: QueueItem, _ db: Database, _ server: ServerEndpoint) throws -> Work {
+    static func work(for item: QueueItem, _ db: Database, _ server: ServerEndpoint) throws -> Work {
         switch item.kind {
         case .property:
             guard let row = try db.first("SELECT name, floor_count, metadata FROM properties WHERE id = ?", item.entityId) else { return .obsolete }

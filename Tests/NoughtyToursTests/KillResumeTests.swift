@@ -1,0 +1,108 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+import TestSupport
+@testable import NoughtyTours
+
+/// A SyncWorker process (a client draining a storage directory), read line by line; killed
+/// after 60 s at the latest, so no read can hang.
+private final class WorkerProcess {
+    let process = Process()
+    private let output = Pipe()
+    private var buffer = ""
+
+    init(server: URL, token: String, storage: URL, maxSendBytesPerSecond: Int64 = 0, resumableThreshold: Int64) throws {
+        process.executableURL = ToursdProcess.builtExecutable("SyncWorker")
+        process.arguments = [server.absoluteString, token, storage.path, String(maxSendBytesPerSecond), String(resumableThreshold)]
+        process.standardOutput = output
+        try process.run()
+        let pid = process.processIdentifier
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60) { _ = Glibc.kill(pid, SIGKILL) }
+    }
+
+    /// The next line, or nil once the process closed its output.
+    func nextLine() -> String? {
+        while true {
+            if let newline = buffer.firstIndex(of: "\n") {
+                let line = String(buffer[..<newline])
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            let data = output.fileHandleForReading.availableData
+            if data.isEmpty { return nil }
+            buffer += String(decoding: data, as: UTF8.self)
+        }
+    }
+
+    func kill() {
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
+
+@Suite(.serialized) struct KillResumeTests {
+    @Test func aClientKilledMidDrainFinishesAtItsNextStartWithoutDuplicatesAndResumesTheLargePanorama() async throws {
+        let server = try LiveServer()
+        defer { server.stop() }
+        // Every byte the clients send passes the proxy, which counts it.
+        let proxy = try FaultProxy(upstreamPort: server.port) { _, _ in nil }
+        defer { proxy.stop() }
+        let proxied = URL(string: "http://127.0.0.1:\(proxy.port)")!
+        let storage = FileManager.default.temporaryDirectory.appendingPathComponent("client-\(UUID().uuidString)")
+        let largeSize = 24 << 20, threshold: Int64 = 1 << 20
+
+        // Captured while offline, in this process.
+        let (property, large): (Property, String)
+        do {
+            let tours = try await makeSyncingLibrary(server: proxied, token: server.token, directory: storage)
+            property = try await tours.properties.createProperty(name: "Killed", floorCount: 1)
+            let floor = try #require(try await tours.properties.floors(of: property).first)
+            let session = tours.panoramaCapture.session(floor: floor)
+            try await capturePanorama(session, bytes: 4_096, seed: 5)
+            large = try await capturePanorama(session, bytes: largeSize, seed: 11)
+        }
+
+        // A client draining it is killed a third of the way into the large panorama (its
+        // sending slowed so that the moment is not missed).
+        let first = try WorkerProcess(server: proxied, token: server.token, storage: storage,
+                                      maxSendBytesPerSecond: 12 << 20, resumableThreshold: threshold)
+        var killedAt: Int64?
+        while let line = first.nextLine() {
+            let parts = line.split(separator: " ")
+            if parts.count == 4, parts[0] == "progress", parts[1] == large, let sent = Int64(parts[2]), sent >= Int64(largeSize / 3) {
+                first.kill()
+                killedAt = sent
+                break
+            }
+        }
+        #expect(killedAt != nil)
+        #expect(first.process.terminationReason == .uncaughtSignal)
+
+        // Started again: the queue finishes, continuing the large panorama from the server's offset.
+        let second = try WorkerProcess(server: proxied, token: server.token, storage: storage, resumableThreshold: threshold)
+        var resumedFrom: Int64?
+        var lastLine = ""
+        while let line = second.nextLine() {
+            lastLine = line
+            let parts = line.split(separator: " ")
+            if resumedFrom == nil, parts.count == 4, parts[1] == large, let sent = Int64(parts[2]) { resumedFrom = sent }
+        }
+        second.process.waitUntilExit()
+        #expect(lastLine == "idle")
+        #expect(second.process.terminationStatus == 0)
+        #expect((resumedFrom ?? 0) > 0) // not from byte zero
+
+        // Less than 1.5× the panorama crossed the wire in all, and nothing is duplicated.
+        #expect(proxy.bytesForwarded < largeSize * 3 / 2)
+        #expect(proxy.bytesForwarded > largeSize)
+        #expect(try server.json("/v1/properties/\(property.id)/status")["panoramaCount"] as? Int == 2)
+        let tours = try await makeSyncingLibrary(server: proxied, token: server.token, directory: storage)
+        let status = try await tours.properties.status(of: property)
+        #expect(status.isComplete && status.panoramasUploaded == 2)
+        #expect(try await queueItems(tours).allSatisfy { $0.state == "done" })
+        let tourId = try #require(status.tourId)
+        #expect(TourContent.server(try server.json("/v1/tours/\(tourId)")) == (try await TourContent.local(tours, property)))
+    }
+}
