@@ -7,3 +7,5 @@ echo
 bash bench/uploads.sh
 echo
 .build/release/ClientBench
+echo
+bash bench/client_sync.sh

@@ -1,10 +1,9 @@
-// make bench, the client library: status(of:) with 100 properties x 1,000 panoramas, and
-// statusUpdates' delay from a write to the value it yields; each beside a reference taken in
-// the same run.
+// make bench, the client library.
+//   ClientBench                              status(of:) and statusUpdates on a large local store
+//   ClientBench drain SERVER TOKEN FILES_DIR the queue draining every file of FILES_DIR as a
+//                                            panorama; prints "SECONDS PEAK_RSS_MB"
 import Foundation
-import NoughtyTours
 
-@main
 enum ClientBench {
     static func median(_ values: [Double]) -> Double {
         let sorted = values.sorted()
@@ -15,57 +14,14 @@ enum ClientBench {
         let elapsed = ContinuousClock.now - start
         return Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
     }
+}
 
-    static func main() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("client-bench-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let tours = try await NoughtyTours(configuration: Configuration(server: URL(string: "http://127.0.0.1:9")!, token: "bench",
-                                                                        storageDirectory: directory))
-        var properties: [Property] = []
-        for index in 0..<100 {
-            let property = try await tours.properties.createProperty(name: "Property \(index)", floorCount: 2)
-            try await tours.seedPanoramasForBenchmark(property, count: 1000)
-            properties.append(property)
-        }
-
-        // status(of:), 1,000 calls over the 100 properties; the reference is property(id:),
-        // one indexed row through the same store.
-        var statusTimes: [Double] = [], lookupTimes: [Double] = []
-        for round in 0..<1000 {
-            let property = properties[round % properties.count]
-            var start = ContinuousClock.now
-            let status = try await tours.properties.status(of: property)
-            statusTimes.append(milliseconds(since: start))
-            precondition(status.panoramaCount == 1000 && status.panoramasUploaded == 500)
-            start = ContinuousClock.now
-            _ = try await tours.properties.property(id: property.id)
-            lookupTimes.append(milliseconds(since: start))
-        }
-
-        // statusUpdates: from a write's commit (its call returned: committed, observers told) to
-        // the value arriving at the iterating task; the reference is the write itself (a plan
-        // of one more room, committed with fsync).
-        let watched = properties[0]
-        let floor = try await tours.properties.floors(of: watched)[0]
-        var iterator = tours.properties.statusUpdates(for: watched).makeAsyncIterator()
-        _ = await iterator.next()
-        var delays: [Double] = [], writes: [Double] = []
-        var rooms: [CapturedRoom] = []
-        for _ in 0..<100 {
-            rooms.append(CapturedRoom(name: "Room", outline: [[0, 0], [1, 0], [1, 1]]))
-            let start = ContinuousClock.now
-            try await tours.structureCapture.apply(floor: floor, mode: .newScan, rooms: rooms)
-            writes.append(milliseconds(since: start))
-            let committed = ContinuousClock.now
-            let value = await iterator.next()
-            delays.append(milliseconds(since: committed))
-            precondition(value?.roomCount == rooms.count)
-        }
-
-        print("Client library, local store with 100 properties x 1,000 panoramas")
-        print(String(format: "  status(of:) median %.3f ms (target < 1 ms); property(id:) in the same run %.3f ms (%.1fx)",
-                     median(statusTimes), median(lookupTimes), median(statusTimes) / median(lookupTimes)))
-        print(String(format: "  statusUpdates: committed write to value received, median %.3f ms (target < 5 ms); the write itself %.3f ms",
-                     median(delays), median(writes)))
-    }
+let arguments = CommandLine.arguments
+if arguments.count == 5, arguments[1] == "drain", let server = URL(string: arguments[2]) {
+    try await DrainBench.run(server: server, token: arguments[3], files: URL(fileURLWithPath: arguments[4]))
+} else if arguments.count == 1 {
+    try await StatusBench.run()
+} else {
+    FileHandle.standardError.write(Data("usage: ClientBench [drain SERVER TOKEN FILES_DIR]\n".utf8))
+    exit(2)
 }
