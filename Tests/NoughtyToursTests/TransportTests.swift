@@ -1,0 +1,71 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+import TestSupport
+@testable import NoughtyTours
+
+/// A port that accepts connections (the kernel completes them) and never answers.
+private final class SilentListener {
+    let fd: Int32
+    let port: UInt16
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else {
+            close(fd)
+            throw ToursdProcess.Failure(description: "bind: \(String(cString: strerror(errno)))")
+        }
+        self.fd = fd
+        port = UInt16(bigEndian: address.sin_port)
+    }
+
+    deinit { close(fd) }
+}
+
+@Suite struct TransportTests {
+    @Test func aServerThatNeverAnswersIsGivenUpAtTheLowSpeedLimitAndTheItemFailsAfterThreeAttempts() async throws {
+        let silent = try SilentListener()
+        var options = fastSync()
+        options.lowSpeedBytesPerSecond = 1000
+        options.lowSpeedTime = .seconds(1)
+        let tours = try await makeSyncingLibrary(server: URL(string: "http://127.0.0.1:\(silent.port)")!, token: "t", options: options)
+        let property = try await tours.properties.createProperty(name: "Stalled", floorCount: 1)
+        let events = EventLog(tours)
+        try await tours.start()
+        await tours.idle()
+        await tours.stop()
+        #expect(try await queueItems(tours, kind: .property).map { [$0.state, String($0.attempts)] } == [["failed", "3"]])
+        #expect(try await tours.properties.status(of: property).sync == .failed)
+        let failures = events.all.compactMap { event -> NoughtyToursError? in if case .attemptFailed(_, let error, _, _) = event { error } else { nil } }
+        #expect(failures.count == 3)
+        #expect(failures.allSatisfy { if case .transport(let reason) = $0 { reason.lowercased().contains("timeout") } else { false } })
+    }
+
+    @Test func aTokenTheServerRefusesFailsTheItemOnItsFirstAttempt() async throws {
+        let server = try LiveServer()
+        defer { server.stop() }
+        let tours = try await makeSyncingLibrary(server: server.url, token: "nt_not-a-token")
+        let property = try await tours.properties.createProperty(name: "Refused", floorCount: 1)
+        let events = EventLog(tours)
+        try await tours.start()
+        await tours.idle()
+        await tours.stop()
+        #expect(try await queueItems(tours, kind: .property).map { [$0.state, String($0.attempts)] } == [["failed", "1"]])
+        #expect(try await tours.properties.status(of: property).sync == .failed)
+        let failure = events.all.first { if case .attemptFailed = $0 { true } else { false } }
+        guard case .attemptFailed(let item, .server(401, "unauthorized", _), 1, false)? = failure else {
+            Issue.record("expected a 401 on the first attempt, got \(String(describing: failure))")
+            return
+        }
+        #expect(item.kind == .property && item.entityId == property.id)
+    }
+}
