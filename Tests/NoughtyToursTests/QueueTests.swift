@@ -189,3 +189,22 @@ import Testing
         guard case .obsolete = work else { Issue.record("a replaced world map would be sent: \(work)"); return }
     }
 }
+
+@Suite struct QueueLockTests {
+    @Test func oneProcessAtATimeDrainsAStorageDirectory() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("client-\(UUID().uuidString)")
+        let server = URL(string: "http://127.0.0.1:9")!
+        let first = try await makeSyncingLibrary(server: server, token: "t", directory: directory)
+        let second = try await makeSyncingLibrary(server: server, token: "t", directory: directory)
+        try await first.start()
+        let refused = await #expect(throws: NoughtyToursError.self) { try await second.start() }
+        guard case .storageUnavailable(let reason)? = refused else {
+            Issue.record("not storageUnavailable: \(String(describing: refused))")
+            return
+        }
+        #expect(reason.contains("another process is syncing"))
+        await first.stop()
+        try await second.start() // released by stop (and by the kernel when a process dies)
+        await second.stop()
+    }
+}

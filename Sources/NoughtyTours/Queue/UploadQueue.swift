@@ -12,6 +12,7 @@ actor UploadQueue {
     let events: SyncEvents
 
     private var transport: CurlMulti?
+    private var lock: QueueLock?
     private var loop: Task<Void, Never>?
     private var inflight: [Int64: Task<Void, Never>] = [:]
     private var wake: CheckedContinuation<Void, Never>?
@@ -30,11 +31,14 @@ actor UploadQueue {
 
     var isRunning: Bool { loop != nil }
 
-    /// Resumes what was in flight when the process died, then drains. Idempotent.
+    /// Resumes what was in flight when the process died, then drains. Idempotent. Throws
+    /// `storageUnavailable` while another process drains the same storage directory.
     func start() async throws(NoughtyToursError) {
         guard loop == nil else { return }
+        let lock = try QueueLock(directory: store.directory)
         try await store.write { db in try Queue.resumeInterrupted(db) }
         transport = try CurlMulti(connectionsPerHost: options.concurrentTransfers)
+        self.lock = lock
         // Every committed write that touches the queue (a capture, a sync()) wakes the drain.
         observer = await store.observeQueue { [weak self] in
             Task { await self?.wakeUp() }
@@ -57,6 +61,7 @@ actor UploadQueue {
         transport = nil
         if let observer { await store.stopObservingQueue(observer) }
         observer = nil
+        lock = nil
         resumeIdleWaiters()
     }
 

@@ -1,0 +1,25 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// One draining process per storage directory: an exclusive `flock` on `queue.lock`, held
+/// from `start()` to `stop()`. Two processes resuming the same queue would each put the
+/// other's transfers back to pending and send them twice at once. The kernel drops the lock
+/// when its process dies, so a killed client never leaves it behind.
+final class QueueLock {
+    private let fd: Int32
+
+    init(directory: URL) throws(NoughtyToursError) {
+        let path = directory.appendingPathComponent("queue.lock").path
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .storageUnavailable(reason: "cannot open \(path): \(String(cString: strerror(errno)))") }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let reason = errno == EWOULDBLOCK ? "another process is syncing \(directory.path)" : String(cString: strerror(errno))
+            close(fd)
+            throw .storageUnavailable(reason: reason)
+        }
+    }
+
+    deinit { close(fd) } // releases the lock
+}
