@@ -46,6 +46,8 @@ let package = Package(
         .testTarget(name: "NoughtyToursTests", dependencies: ["NoughtyTours", "TestSupport"]),
         // A client process the library's tests start and kill mid-drain.
         .executableTarget(name: "SyncWorker", dependencies: ["NoughtyTours"], path: "Tests/SyncWorker"),
+        // make soak: clients through a chaos proxy while toursd is killed; checks both sides after.
+        .executableTarget(name: "Soak", dependencies: ["TestSupport", "SQLiteDB", "Hashing"], path: "Tests/Soak"),
     ],
     swiftLanguageModes: [.v6]
 )

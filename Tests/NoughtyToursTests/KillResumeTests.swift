@@ -15,7 +15,7 @@ private final class WorkerProcess {
 
     init(server: URL, token: String, storage: URL, maxSendBytesPerSecond: Int64 = 0, resumableThreshold: Int64) throws {
         process.executableURL = ToursdProcess.builtExecutable("SyncWorker")
-        process.arguments = [server.absoluteString, token, storage.path, String(maxSendBytesPerSecond), String(resumableThreshold)]
+        process.arguments = ["drain", server.absoluteString, token, storage.path, String(maxSendBytesPerSecond), String(resumableThreshold)]
         process.standardOutput = output
         try process.run()
         let pid = process.processIdentifier

@@ -29,6 +29,29 @@ private final class SilentListener {
     }
 
     deinit { close(fd) }
+
+    /// Answers each request with "100 Continue", then (when `afterBody`) reads the body and
+    /// sends `partial`, the first bytes of a final answer, then closes: an answer cut short
+    /// after its interim part.
+    func answerContinueThenClose(afterBody: Bool, partial: String) {
+        let fd = self.fd
+        Thread.detachNewThread {
+            for _ in 0..<100 {
+                let connection = accept(fd, nil, nil)
+                guard connection >= 0 else { return }
+                var buffer = [UInt8](repeating: 0, count: 65_536)
+                _ = recv(connection, &buffer, buffer.count, 0)
+                let interim = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+                _ = send(connection, interim, interim.count, Int32(MSG_NOSIGNAL))
+                if afterBody {
+                    _ = recv(connection, &buffer, buffer.count, 0)
+                    let bytes = Array(partial.utf8)
+                    _ = send(connection, bytes, bytes.count, Int32(MSG_NOSIGNAL))
+                }
+                close(connection)
+            }
+        }
+    }
 }
 
 @Suite struct TransportTests {
@@ -67,5 +90,21 @@ private final class SilentListener {
             return
         }
         #expect(item.kind == .property && item.entityId == property.id)
+    }
+
+    @Test(arguments: [(false, "", 2 << 20), (true, "HTTP/1.1 20", 2_000), (true, "", 2_000), (true, "", 100)])
+    func anAnswerCutAfterItsInterimPartIsATransportFailure(afterBody: Bool, partial: String, size: Int) async throws {
+        let server = try SilentListener()
+        server.answerContinueThenClose(afterBody: afterBody, partial: partial)
+        let file = try recordedFolder(bytes: size, name: "body.bin").appendingPathComponent("body.bin")
+        let transport = try CurlMulti(connectionsPerHost: 1)
+        defer { transport.shutdown() }
+        let request = HTTPRequest("PUT", "http://127.0.0.1:\(server.port)/v1/panoramas/x", headers: [("Content-Type", "image/jpeg")],
+                                  body: .file(path: file.path, offset: 0, length: Int64(size)))
+        let result = await transport.perform(request, limits: fastSync().limits)
+        guard case .failure(.transport) = result else {
+            Issue.record("an answer cut after its interim part came back as \(result)")
+            return
+        }
     }
 }

@@ -1,40 +1,59 @@
 import Foundation
 import NoughtyTours
 
-// A client process for the tests to kill: drains a storage directory's queue to a server,
-// printing each transfer's progress, then "idle" once nothing is left to send.
-// usage: SyncWorker SERVER TOKEN STORAGE_DIR [MAX_SEND_BYTES_PER_SECOND] [RESUMABLE_THRESHOLD]
-
-let arguments = CommandLine.arguments
-guard arguments.count >= 4, let server = URL(string: arguments[1]) else {
-    FileHandle.standardError.write(Data("usage: SyncWorker SERVER TOKEN STORAGE_DIR [MAX_SEND_BYTES_PER_SECOND] [RESUMABLE_THRESHOLD]\n".utf8))
-    exit(2)
-}
-var options = SyncOptions()
-options.initialBackoff = .milliseconds(5)
-options.maxBackoff = .milliseconds(40)
-if arguments.count > 4, let cap = Int64(arguments[4]), cap > 0 { options.maxSendBytesPerSecond = cap }
-if arguments.count > 5, let threshold = Int64(arguments[5]) { options.resumableThreshold = threshold }
+// A client process for the tests and the soak to start and kill.
+//   SyncWorker drain SERVER TOKEN STORAGE [MAX_SEND_BYTES_PER_SECOND] [RESUMABLE_THRESHOLD]
+//     drains the storage directory's queue, printing each transfer's progress, then "idle".
+//   SyncWorker soak SERVER TOKEN STORAGE SECONDS
+//     captures properties, plans, world maps and panoramas for SECONDS while the queue drains,
+//     then drains to the end (tapping sync() when items failed, as a user would) and prints
+//     one line of figures: "summary key=value ...".
 
 func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("SyncWorker: \(message)\n".utf8))
+    exit(message.hasPrefix("usage") ? 2 : 1)
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 5, let server = URL(string: arguments[2]) else {
+    fail("usage: SyncWorker drain|soak SERVER TOKEN STORAGE ...")
+}
+let storage = URL(fileURLWithPath: arguments[4])
+var options = SyncOptions()
+options.initialBackoff = .milliseconds(20)
+options.maxBackoff = .milliseconds(300)
+
 do {
-    let tours = try await NoughtyTours(configuration: Configuration(server: server, token: arguments[2],
-                                                                    storageDirectory: URL(fileURLWithPath: arguments[3]), sync: options))
-    let events = tours.events()
-    let printer = Task {
-        for await event in events {
-            if case .progress(let item, let sent, let total) = event { say("progress \(item.entityId) \(sent) \(total)") }
+    switch arguments[1] {
+    case "drain":
+        if arguments.count > 5, let cap = Int64(arguments[5]), cap > 0 { options.maxSendBytesPerSecond = cap }
+        if arguments.count > 6, let threshold = Int64(arguments[6]) { options.resumableThreshold = threshold }
+        let tours = try await NoughtyTours(configuration: Configuration(server: server, token: arguments[3], storageDirectory: storage, sync: options))
+        let events = tours.events()
+        let printer = Task {
+            for await event in events {
+                if case .progress(let item, let sent, let total) = event { say("progress \(item.entityId) \(sent) \(total)") }
+            }
         }
+        try await tours.start()
+        await tours.idle()
+        await tours.stop()
+        printer.cancel()
+        say("idle")
+    case "soak":
+        guard arguments.count == 6, let seconds = Double(arguments[5]) else { fail("usage: SyncWorker soak SERVER TOKEN STORAGE SECONDS") }
+        options.lowSpeedTime = .seconds(2)
+        options.connectTimeout = .seconds(2)
+        options.resumableThreshold = 256 << 10 // many panoramas take the tus path
+        let tours = try await NoughtyTours(configuration: Configuration(server: server, token: arguments[3], storageDirectory: storage, sync: options))
+        say(try await Soak(tours: tours).run(seconds: seconds))
+    default:
+        fail("usage: SyncWorker drain|soak SERVER TOKEN STORAGE ...")
     }
-    try await tours.start()
-    await tours.idle()
-    await tours.stop()
-    printer.cancel()
-    say("idle")
 } catch {
-    FileHandle.standardError.write(Data("SyncWorker: \(error)\n".utf8))
-    exit(1)
+    fail("\(error)")
 }

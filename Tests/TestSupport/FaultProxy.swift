@@ -4,9 +4,33 @@ import Glibc
 import Foundation
 import Synchronization
 
+/// Faults injected at random into forwarded connections, each after a random number of bytes.
+public struct Chaos: Sendable {
+    /// The connection is reset mid-request.
+    public var resetRate: Double
+    /// The request stops flowing for `stallSeconds`, then the connection closes.
+    public var stallRate: Double
+    /// The server's answer is cut short (the server did the work; the client never hears it).
+    public var truncateRate: Double
+    public var stallSeconds: Double
+
+    public init(resetRate: Double = 0.06, stallRate: Double = 0.02, truncateRate: Double = 0.05, stallSeconds: Double = 3) {
+        self.resetRate = resetRate
+        self.stallRate = stallRate
+        self.truncateRate = truncateRate
+        self.stallSeconds = stallSeconds
+    }
+}
+
+/// What the proxy did to a forwarded connection.
+public enum InjectedFault: String, Sendable, CaseIterable {
+    case reset, stall, truncate
+}
+
 /// An HTTP proxy in front of a real server that answers chosen requests itself, with an
-/// error status, and forwards the rest. Each forwarded request goes upstream on a connection
-/// of its own (with `Connection: close`), so the rule sees every request.
+/// error status, and forwards the rest, optionally with random faults (`Chaos`). Each
+/// forwarded request goes upstream on a connection of its own (with `Connection: close`), so
+/// the rule sees every request.
 public final class FaultProxy: @unchecked Sendable {
     /// Given a request's method and path (with its query), the status to answer instead of
     /// forwarding it, or nil to forward.
@@ -21,8 +45,12 @@ public final class FaultProxy: @unchecked Sendable {
     private let log = Mutex<[String]>([])
     private let forwardedBytes = Atomic<Int>(0)
 
-    public init(upstreamPort: UInt16, rule: @escaping Rule) throws {
+    private let chaos: Chaos?
+    private let injected = Mutex<[InjectedFault: Int]>([:])
+
+    public init(upstreamPort: UInt16, chaos: Chaos? = nil, rule: @escaping Rule) throws {
         self.upstreamPort = upstreamPort
+        self.chaos = chaos
         self.rule = rule
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = Self.loopback(port: 0)
@@ -48,6 +76,9 @@ public final class FaultProxy: @unchecked Sendable {
 
     /// What the proxy did, one line per request.
     public var requests: [String] { log.withLock { $0 } }
+
+    /// The faults injected so far, by kind.
+    public var faults: [InjectedFault: Int] { injected.withLock { $0 } }
 
     /// Every byte clients sent that went upstream (heads and bodies, whole or cut off).
     public var bytesForwarded: Int { forwardedBytes.load(ordering: .relaxed) }
@@ -103,35 +134,78 @@ public final class FaultProxy: @unchecked Sendable {
         }
     }
 
+    /// A fault for the next forwarded connection, and after how many bytes, or nil.
+    private func drawFault() -> (fault: InjectedFault, after: Int)? {
+        guard let chaos else { return nil }
+        let draw = Double.random(in: 0..<1)
+        let fault: InjectedFault
+        if draw < chaos.resetRate {
+            fault = .reset
+        } else if draw < chaos.resetRate + chaos.stallRate {
+            fault = .stall
+        } else if draw < chaos.resetRate + chaos.stallRate + chaos.truncateRate {
+            fault = .truncate
+        } else {
+            return nil
+        }
+        injected.withLock { $0[fault, default: 0] += 1 }
+        return (fault, fault == .truncate ? Int.random(in: 0..<64) : Int.random(in: 0..<(256 << 10)))
+    }
+
     /// Sends the request upstream with `Connection: close`, then relays both ways until
-    /// upstream has answered and closed.
+    /// upstream has answered and closed (or a drawn fault ends it). Both fds stay open until
+    /// both relays are done, so neither thread can touch a number the other closed.
     private func forward(_ client: Int32, head lines: [String], pending: inout [UInt8]) {
         let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(upstream) }
         var address = Self.loopback(port: upstreamPort)
         let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         guard connected == 0 else { return }
+        let fault = drawFault()
         let kept = lines.filter { !$0.isEmpty && !$0.lowercased().hasPrefix("connection:") }
         let first = Array((kept.joined(separator: "\r\n") + "\r\nConnection: close\r\n\r\n").utf8) + pending
-        forwardedBytes.add(first.count, ordering: .relaxed)
-        writeAll(upstream, first)
         pending = []
-        let toUpstream = Thread { [self] in
-            relay(from: client, to: upstream, counted: true)
+        let requestLimit = fault.flatMap { $0.fault == .truncate ? nil : $0.after }
+        let requestDone = DispatchSemaphore(value: 0)
+        Thread.detachNewThread { [self] in
+            defer { requestDone.signal() }
+            var budget = requestLimit ?? Int.max
+            guard pass(first, to: upstream, budget: &budget), relay(from: client, to: upstream, counted: true, budget: &budget) else {
+                // The drawn fault, mid-request.
+                if fault?.fault == .stall { Thread.sleep(forTimeInterval: chaos?.stallSeconds ?? 0) }
+                if fault?.fault == .reset {
+                    var linger = Glibc.linger(l_onoff: 1, l_linger: 0) // close() then sends RST
+                    setsockopt(client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+                }
+                shutdown(upstream, Int32(SHUT_RDWR))
+                shutdown(client, Int32(SHUT_RD))
+                return
+            }
             shutdown(upstream, Int32(SHUT_WR))
         }
-        toUpstream.start()
-        relay(from: upstream, to: client)
+        var responseBudget = fault?.fault == .truncate ? fault!.after : Int.max
+        _ = relay(from: upstream, to: client, counted: false, budget: &responseBudget)
         shutdown(client, Int32(SHUT_RDWR))
+        shutdown(upstream, Int32(SHUT_RDWR))
+        requestDone.wait()
     }
 
-    private func relay(from source: Int32, to target: Int32, counted: Bool = false) {
+    /// Sends what fits in `budget`; false when the budget ran out first (or the target closed).
+    private func pass(_ bytes: [UInt8], to target: Int32, counted: Bool = true, budget: inout Int) -> Bool {
+        let allowed = min(bytes.count, budget)
+        budget -= allowed
+        if counted { forwardedBytes.add(allowed, ordering: .relaxed) }
+        return writeAll(target, Array(bytes[0..<allowed])) && allowed == bytes.count
+    }
+
+    /// Relays until the source ends (true), or `budget` bytes have passed or the target
+    /// closed (false).
+    private func relay(from source: Int32, to target: Int32, counted: Bool, budget: inout Int) -> Bool {
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while true {
             let count = chunk.withUnsafeMutableBytes { recv(source, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { return }
-            if counted { forwardedBytes.add(count, ordering: .relaxed) }
-            guard writeAll(target, Array(chunk[0..<count])) else { return }
+            guard count > 0 else { return true }
+            guard pass(Array(chunk[0..<count]), to: target, counted: counted, budget: &budget) else { return false }
         }
     }
 

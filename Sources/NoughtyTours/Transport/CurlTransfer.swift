@@ -101,7 +101,14 @@ final class CurlTransfer: @unchecked Sendable {
         if request.method != "GET", request.method != "HEAD" {
             try check(nt_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, request.method), "CUSTOMREQUEST")
         }
-        for (name, value) in request.headers {
+        var headers = request.headers
+        if case .bytes = request.body {
+            // libcurl asks "Expect: 100-continue" before any upload; a small body in memory is
+            // better sent at once than after a round trip. Files keep it: the server can refuse
+            // them (413, 401) before a byte is sent.
+            headers.append(("Expect", ""))
+        }
+        for (name, value) in headers {
             guard let list = curl_slist_append(headerList, "\(name): \(value)") else { throw .transport("libcurl could not add a header") }
             headerList = list
         }
@@ -119,6 +126,10 @@ final class CurlTransfer: @unchecked Sendable {
         guard code == CURLE_OK else {
             if case .invalidInput(let reason)? = readFailure { return .failure(.invalidInput(reason)) }
             return .failure(.transport(String(cString: curl_easy_strerror(code))))
+        }
+        // Only an interim answer (a 100 Continue, then the connection cut): no answer at all.
+        guard status >= 200 else {
+            return .failure(.transport(status == 0 ? "no answer from the server" : "the connection closed after an interim \(status) answer"))
         }
         return .success(HTTPResponse(status: status, headers: headers, body: body))
     }
