@@ -6,7 +6,7 @@ APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev pkg-config curl p
 # Python tools for the tests, pinned, in a venv of the project's own.
 PYTHON_TOOLS := schemathesis==4.32.5 tuspy==1.1.0
 
-.PHONY: deps build run test bench soak clean
+.PHONY: deps build run test bench soak fuzz clean
 
 deps:
 	@missing=""; \
@@ -39,6 +39,7 @@ test: deps
 	bash Tests/contract/schemathesis.sh
 	bash Tests/contract/tus_interop.sh
 	.build/debug/Soak --seconds 20 --clients 2
+	FUZZ_SECONDS=5 bash Tests/Fuzz/run.sh
 
 # Clients uploading through a chaos proxy while toursd is killed at random (SOAK_SECONDS,
 # 3 minutes by default); then nothing lost, nothing duplicated, no orphan, on both sides.
@@ -47,6 +48,11 @@ SOAK_CLIENTS ?= 3
 soak: deps
 	$(SWIFT) build --build-tests
 	.build/debug/Soak --seconds $(SOAK_SECONDS) --clients $(SOAK_CLIENTS)
+
+# libFuzzer targets (the request decoder, chunked bodies, the upload header parsers), each
+# for FUZZ_SECONDS (60 by default) from its seed corpus in Tests/Fuzz/corpus.
+fuzz: deps
+	bash Tests/Fuzz/run.sh
 
 bench: build
 	bash bench/run.sh
