@@ -23,7 +23,8 @@ final class ServiceHarness: @unchecked Sendable {
     let alpha: String
     let beta: String
 
-    init(dataDir: String? = nil, configure: (inout ToursdConfig) -> Void = { _ in }) throws {
+    /// `logFile`: where the service logs, at `logLevel` (else nowhere, errors only).
+    init(dataDir: String? = nil, logFile: String? = nil, logLevel: LogLevel = .error, configure: (inout ToursdConfig) -> Void = { _ in }) throws {
         let dataDir = dataDir ?? FileManager.default.temporaryDirectory.appendingPathComponent("toursd-\(UUID().uuidString)").path
         self.dataDir = dataDir
         var config = ToursdConfig()
@@ -32,7 +33,7 @@ final class ServiceHarness: @unchecked Sendable {
         config.migrationsDir = Self.migrationsDir
         configure(&config)
         self.config = config
-        let logger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)), level: .error)
+        let logger = Logger(sink: LogSink(fd: open(logFile ?? "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0o600)), level: logLevel)
         // New tokens for the tenants (made on a first start, reused on a reopened directory).
         alpha = try Admin.createToken(config, tenant: "alpha", logger: logger).token
         beta = try Admin.createToken(config, tenant: "beta", logger: logger).token

@@ -30,8 +30,9 @@ enum Queue {
 
     /// The newest item of an entity among `kinds`: what a new item of it must come after.
     static func latest(_ db: Database, kinds: [Kind], entity: String) throws -> Int64? {
-        let list = kinds.map { "'\($0.rawValue)'" }.joined(separator: ", ")
-        return try db.first("SELECT max(id) FROM queue_items WHERE entity_id = ? AND kind IN (\(list))", entity)?[0].int64
+        try kinds.compactMap { kind in
+            try db.first("SELECT max(id) FROM queue_items WHERE entity_id = ? AND kind = ?", entity, kind.rawValue)?[0].int64
+        }.max()
     }
 
     /// Items in flight when the process died go back to pending, their interrupted attempt
