@@ -86,10 +86,11 @@ stop_nginx() {
     [ -f "$1/nginx/nginx.pid" ] && kill "$(cat "$1/nginx/nginx.pid")" 2>/dev/null || true
 }
 
-# Starts toursd ($TOURSD_BIN, the release build by default) with data in $1/data and its log
+# Starts toursd ($TOURSD_BIN, the release build by default; $TOURSD_CONFIG, config/toursd.json
+# by default) with data in $1/data and its log
 # in $1/toursd.log; sets TOURSD_PID and TOURSD_PORT.
 start_toursd() {
-    "${TOURSD_BIN:-.build/release/toursd}" serve --config config/toursd.json --port 0 --data-dir "$1/data" 2> "$1/toursd.log" &
+    "${TOURSD_BIN:-.build/release/toursd}" serve --config "${TOURSD_CONFIG:-config/toursd.json}" --port 0 --data-dir "$1/data" 2> "$1/toursd.log" &
     TOURSD_PID=$!
     TOURSD_PORT=$(toursd_port "$1/toursd.log")
     wait_for_url "http://127.0.0.1:$TOURSD_PORT/healthz"

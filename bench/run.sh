@@ -9,3 +9,5 @@ echo
 .build/release/ClientBench
 echo
 bash bench/client_sync.sh
+echo
+bash bench/slow_clients.sh
