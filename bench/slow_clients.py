@@ -7,8 +7,8 @@ port, token, crowd, seconds = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), f
 held = {"open": 0, "opened": 0, "closed_by_server": 0}
 
 
-async def idle(stop):
-    """Connects and says nothing; reconnects when the server lets it go."""
+async def hold(stop, behave):
+    """Keeps one crowd connection open, behaving as told; reconnects when the server lets it go."""
     while not stop.is_set():
         try:
             reader, writer = await asyncio.open_connection("127.0.0.1", port)
@@ -18,32 +18,7 @@ async def idle(stop):
         held["open"] += 1
         held["opened"] += 1
         try:
-            await asyncio.wait([asyncio.ensure_future(reader.read()), asyncio.ensure_future(stop.wait())], return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            held["open"] -= 1
-            writer.close()
-        if not stop.is_set():
-            held["closed_by_server"] += 1
-
-
-async def slow(stop):
-    """Slowloris: a request head one header line a second, never finished."""
-    while not stop.is_set():
-        try:
-            reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        except OSError:
-            await asyncio.sleep(0.2)
-            continue
-        held["open"] += 1
-        held["opened"] += 1
-        try:
-            writer.write(b"GET /healthz HTTP/1.1\r\nHost: slow\r\n")
-            for i in range(10_000):
-                if stop.is_set() or reader.at_eof():
-                    break
-                writer.write(b"X-Slow-%d: x\r\n" % i)
-                await writer.drain()
-                await asyncio.sleep(1)
+            await behave(reader, writer, stop)
         except OSError:
             pass
         finally:
@@ -51,6 +26,22 @@ async def slow(stop):
             writer.close()
         if not stop.is_set():
             held["closed_by_server"] += 1
+
+
+async def idle(reader, writer, stop):
+    """Says nothing until the server closes or the run ends."""
+    await asyncio.wait([asyncio.ensure_future(reader.read()), asyncio.ensure_future(stop.wait())], return_when=asyncio.FIRST_COMPLETED)
+
+
+async def slow(reader, writer, stop):
+    """Slowloris: a request head one header line a second, never finished."""
+    writer.write(b"GET /healthz HTTP/1.1\r\nHost: slow\r\n")
+    for i in range(10_000):
+        if stop.is_set() or reader.at_eof():
+            return
+        writer.write(b"X-Slow-%d: x\r\n" % i)
+        await writer.drain()
+        await asyncio.sleep(1)
 
 
 async def request(method, path, body=b""):
@@ -90,7 +81,7 @@ def p99(values):
 async def main():
     alone, alone_failures = await work(3)
     stop = asyncio.Event()
-    crowd_tasks = [asyncio.ensure_future(idle(stop) if i % 2 else slow(stop)) for i in range(crowd)]
+    crowd_tasks = [asyncio.ensure_future(hold(stop, idle if i % 2 else slow)) for i in range(crowd)]
     for _ in range(100):  # until the crowd is in (bounded: 10 s)
         if held["open"] >= crowd * 0.95:
             break
