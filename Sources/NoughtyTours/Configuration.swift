@@ -68,6 +68,19 @@ public final class NoughtyTours: Sendable {
         await queue.idle()
     }
 
+    /// What the queue has yet to upload: items not done, and the bytes of their files (for a
+    /// progress bar's total).
+    public func pendingUploads() async throws(NoughtyToursError) -> (items: Int, bytes: Int64) {
+        try await store.read { db in
+            let items = try db.first("SELECT count(*) FROM queue_items WHERE state != 'done'")?[0].int ?? 0
+            let bytes = try db.first("""
+                SELECT coalesce(sum(p.size), 0) FROM queue_items AS q JOIN panoramas AS p ON p.id = q.entity_id
+                WHERE q.kind = 'panorama' AND q.state != 'done'
+                """)?[0].int64 ?? 0
+            return (items, bytes)
+        }
+    }
+
     /// The queue's progress, uploads and failed attempts, from now on, until the iterating
     /// task is cancelled.
     public func events() -> AsyncStream<SyncEvent> {

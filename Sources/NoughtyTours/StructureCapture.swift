@@ -55,6 +55,26 @@ public struct StructureCapture: Sendable {
         }
     }
 
+    /// Saves the floor's world map on its own (replacing the one it had) and queues its upload
+    /// after whatever of the floor was queued last. With a plan, the floor becomes continuable.
+    public func saveWorldMap(_ url: URL, for floor: Floor) async throws(NoughtyToursError) {
+        let stored = try copyWorldMap(url, floor: floor)
+        do {
+            let replaced = try await store.write { db -> String? in
+                guard let row = try db.first("SELECT world_map_path FROM floors WHERE id = ?", floor.id) else { throw NoughtyToursError.notFound }
+                try db.run("UPDATE floors SET world_map_path = ? WHERE id = ?", stored, floor.id)
+                try Queue.add(db, property: floor.propertyId, kind: .worldmap, entity: floor.id,
+                              dependsOn: try Queue.latest(db, kinds: [.floor, .plan, .worldmap], entity: floor.id), payload: stored)
+                return row[0].string
+            }
+            // The old map's upload, if still queued, finds its file gone: nothing left to send.
+            if let replaced { try? FileManager.default.removeItem(atPath: replaced) }
+        } catch {
+            try? FileManager.default.removeItem(atPath: stored)
+            throw error
+        }
+    }
+
     /// Whether `.continueScan` may be used on the floor: it has a plan and a saved world map
     /// (the floors a property event would raise continueStructureCapture for).
     public func isContinuable(_ floor: Floor) async throws(NoughtyToursError) -> Bool {

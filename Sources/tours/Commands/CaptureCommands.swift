@@ -1,0 +1,91 @@
+import Foundation
+import NoughtyTours
+
+/// `tours plan`, `tours worldmap`, `tours panorama add`: captures from files, applied locally
+/// at once and queued for upload.
+enum CaptureCommands {
+    /// A plan file: `{"rooms": [{"room": "ID of a room to keep" (optional), "name": "Kitchen",
+    /// "outline": [[x, y], ...], "height": 2.5}]}`, outlines in metres.
+    static func plan(_ tours: NoughtyTours, _ arguments: Arguments) async throws(CLIError) {
+        let values = try arguments.exactly("PROPERTY_ID", "PLAN_FILE")
+        let property = try await PropertyCommands.find(tours, values[0])
+        let floor = try await PropertyCommands.floor(tours, property, arguments)
+        guard let mode = StructureCaptureMode(rawValue: arguments.value("--mode") ?? "newScan") else {
+            throw .usage("--mode is newScan or continueScan")
+        }
+        let existing = try await library { () async throws(NoughtyToursError) in try await tours.properties.rooms(of: floor) }
+        let rooms = try readPlan(values[1], existing: existing)
+        let worldMap = arguments.value("--worldmap").map { URL(fileURLWithPath: $0) }
+        let result = try await library { () async throws(NoughtyToursError) in
+            try await tours.structureCapture.apply(floor: floor, mode: mode, rooms: rooms, worldMap: worldMap)
+        }
+        if arguments.has("--json") {
+            Output.json(["floor": floor.id, "rooms": result.map { ["id": $0.id, "name": $0.name ?? NSNull()] as [String: Any] }])
+        } else {
+            Output.line("floor \(floor.number ?? 0) has \(result.count) rooms: " + result.map { "\($0.id) \($0.name ?? "(unnamed)")" }.joined(separator: ", "))
+        }
+    }
+
+    static func readPlan(_ path: String, existing: [Room]) throws(CLIError) -> [CapturedRoom] {
+        guard let data = FileManager.default.contents(atPath: path) else { throw .library(.invalidInput("cannot read the plan file \(path)")) }
+        guard let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], let rooms = json["rooms"] as? [[String: Any]] else {
+            throw .library(.invalidInput("\(path) is not a plan: {\"rooms\": [{\"name\", \"outline\": [[x, y], ...], \"height\"}]}"))
+        }
+        var captured: [CapturedRoom] = []
+        for (index, room) in rooms.enumerated() {
+            guard let points = room["outline"] as? [[Any]] else { throw .library(.invalidInput("\(path): rooms[\(index)] has no outline")) }
+            let outline = points.map { $0.compactMap { ($0 as? NSNumber)?.doubleValue } }
+            let kept = try (room["room"] as? String).map { id throws(CLIError) -> Room in
+                guard let room = existing.first(where: { $0.id == id }) else { throw .library(.invalidInput("\(path): rooms[\(index)]: no room \(id) on this floor")) }
+                return room
+            }
+            captured.append(CapturedRoom(room: kept, name: room["name"] as? String, outline: outline, height: (room["height"] as? NSNumber)?.doubleValue))
+        }
+        return captured
+    }
+
+    static func worldMap(_ tours: NoughtyTours, _ arguments: Arguments) async throws(CLIError) {
+        let values = try arguments.exactly("PROPERTY_ID", "WORLD_MAP_FILE")
+        let property = try await PropertyCommands.find(tours, values[0])
+        let floor = try await PropertyCommands.floor(tours, property, arguments)
+        try await library { () async throws(NoughtyToursError) in try await tours.structureCapture.saveWorldMap(URL(fileURLWithPath: values[1]), for: floor) }
+        Output.line("saved the world map of floor \(floor.number ?? 0)")
+    }
+
+    /// Each image becomes a panorama of the floor (or `--room`), as if captured with good
+    /// readings; the files themselves are left as they are.
+    static func addPanoramas(_ tours: NoughtyTours, _ arguments: Arguments) async throws(CLIError) {
+        guard arguments.positional.count >= 2 else { throw .usage("expected PROPERTY_ID IMAGE...") }
+        let property = try await PropertyCommands.find(tours, arguments.positional[0])
+        let floor = try await PropertyCommands.floor(tours, property, arguments)
+        let session: PanoramaCaptureSession
+        if let roomId = arguments.value("--room") {
+            let rooms = try await library { () async throws(NoughtyToursError) in try await tours.properties.rooms(of: floor) }
+            guard let room = rooms.first(where: { $0.id == roomId.lowercased() }) else { throw .library(.notFound) }
+            session = try await library { () async throws(NoughtyToursError) in try await tours.panoramaCapture.session(room: room) }
+        } else {
+            session = tours.panoramaCapture.session(floor: floor)
+        }
+        var added: [String] = []
+        for path in arguments.positional.dropFirst() {
+            // The capture takes over its folder; a copy goes in, the user's file stays.
+            let name = (path as NSString).lastPathComponent
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tours-\(UUID().uuidString)")
+            do {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                try FileManager.default.copyItem(atPath: path, toPath: folder.appendingPathComponent(name).path)
+            } catch {
+                try? FileManager.default.removeItem(at: folder)
+                throw .library(.invalidInput("cannot read the image \(path)"))
+            }
+            let outcome = try await library { () async throws(NoughtyToursError) in
+                try await session.record(folder: folder, image: name, readings: CaptureReadings(iso: 100, shutterSeconds: 1.0 / 60))
+            }
+            guard case .kept(let id) = outcome else { throw .library(.invalidInput("\(path) was discarded: \(outcome)")) }
+            added.append(id)
+            if !arguments.has("--json") { Output.line("\(id)  \(path)") }
+        }
+        _ = await session.finish()
+        if arguments.has("--json") { Output.json(["floor": floor.id, "panoramas": added]) }
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import NoughtyTours
+
+/// `tours sync` and `tours status`.
+enum SyncCommands {
+    /// Forgives what failed, uploads everything queued (progress on the way), and says what
+    /// stayed queued: exit 6 when something did, its work kept for the next sync.
+    static func sync(_ tours: NoughtyTours, _ arguments: Arguments) async throws(CLIError) {
+        _ = try arguments.exactly()
+        let pending = try await library { () async throws(NoughtyToursError) in try await tours.pendingUploads() }
+        let display = ProgressDisplay(items: pending.items, bytes: pending.bytes)
+        let events = tours.events()
+        let quiet = arguments.has("--json")
+        let shown = Task { for await event in events where !quiet { display.handle(event) } }
+        try await library { () async throws(NoughtyToursError) in
+            try await tours.sync()
+            try await tours.start()
+        }
+        await tours.idle()
+        await tours.stop()
+        shown.cancel()
+        _ = await shown.value
+        if !arguments.has("--json") { display.finish() }
+        var statuses: [PropertyStatus] = []
+        for property in try await library({ () async throws(NoughtyToursError) in try await tours.properties.properties() }) {
+            statuses.append(try await library { () async throws(NoughtyToursError) in try await tours.properties.status(of: property) })
+        }
+        let left = try await library { () async throws(NoughtyToursError) in try await tours.pendingUploads() }
+        if arguments.has("--json") {
+            Output.json(["properties": statuses.map(Output.status), "queued": left.items])
+        } else {
+            statuses.forEach { Output.line(Output.summary($0)) }
+        }
+        if left.items > 0 {
+            throw .notSynced("\(left.items) uploads stayed queued (kept): run tours sync again once the server can be reached")
+        }
+    }
+
+    /// The property's status from local storage; `--watch` follows it (uploading meanwhile)
+    /// until it is complete (exit 0), deleted (exit 4) or failed (exit 6, its work kept).
+    static func status(_ tours: NoughtyTours, _ arguments: Arguments) async throws(CLIError) {
+        let property = try await PropertyCommands.find(tours, try arguments.exactly("PROPERTY_ID")[0])
+        let show = { (status: PropertyStatus) in
+            if arguments.has("--json") { Output.json(Output.status(status)) } else { Output.line(Output.summary(status)) }
+        }
+        guard arguments.has("--watch") else {
+            show(try await library { () async throws(NoughtyToursError) in try await tours.properties.status(of: property) })
+            return
+        }
+        // The status as it is first; then drain while watching, unless another process (a
+        // tours sync) already does.
+        var updates = tours.properties.statusUpdates(for: property).makeAsyncIterator()
+        guard let first = await updates.next() else { throw .library(.notFound) }
+        show(first)
+        if first.isComplete { return }
+        let draining = (try? await tours.start()) != nil
+        let outcome = await follow(tours, property, &updates, draining: draining, show: show)
+        if draining { await tours.stop() }
+        try outcome.get()
+    }
+
+    /// Shows each status until the property is complete, deleted, or (while this process
+    /// drains and nothing is left to try) failed.
+    private static func follow(_ tours: NoughtyTours, _ property: Property, _ updates: inout AsyncStream<PropertyStatus>.Iterator,
+                               draining: Bool, show: (PropertyStatus) -> Void) async -> Result<Void, CLIError> {
+        while let status = await updates.next() {
+            show(status)
+            if status.isComplete { return .success(()) }
+            if status.sync == .failed, draining {
+                await tours.idle()
+                if let now = try? await tours.properties.status(of: property), now.sync == .failed {
+                    return .failure(.notSynced("\(property.id) failed to sync; its uploads stay queued: run tours sync to try again"))
+                }
+            }
+        }
+        return .failure(.library(.notFound)) // the stream ended: the property was deleted
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import NoughtyTours
+
+/// What `tours init` keeps: the server, its token, local storage, and how the queue sends.
+/// A JSON file, readable by its owner only (it holds the token): `--config PATH`, else
+/// `$TOURS_CONFIG`, else `$XDG_CONFIG_HOME/tours/config.json` (`~/.config/tours/config.json`).
+struct ClientConfig {
+    var server: URL
+    var token: String
+    var storage: URL
+    /// Optional keys of the file, in milliseconds or counts: concurrentTransfers,
+    /// initialBackoffMs, maxBackoffMs, connectTimeoutMs, lowSpeedTimeMs, resumableThreshold.
+    var sync = SyncOptions()
+
+    static func path(_ explicit: String?) -> String {
+        if let explicit { return explicit }
+        let environment = ProcessInfo.processInfo.environment
+        if let path = environment["TOURS_CONFIG"], !path.isEmpty { return path }
+        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (NSHomeDirectory() + "/.config")
+        return base + "/tours/config.json"
+    }
+
+    /// Where local storage goes unless `init --storage` says otherwise.
+    static var defaultStorage: URL {
+        let environment = ProcessInfo.processInfo.environment
+        let base = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (NSHomeDirectory() + "/.local/share")
+        return URL(fileURLWithPath: base + "/tours")
+    }
+
+    static func load(_ path: String) throws(CLIError) -> ClientConfig {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw .notConfigured("no configuration at \(path): run tours init --server URL --token TOKEN first")
+        }
+        guard let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+              let server = (json["server"] as? String).flatMap(URL.init(string:)), let token = json["token"] as? String,
+              let storage = json["storage"] as? String else {
+            throw .notConfigured("\(path) is not a tours configuration (server, token, storage): run tours init again")
+        }
+        var config = ClientConfig(server: server, token: token, storage: URL(fileURLWithPath: storage))
+        let number = { (key: String) in (json[key] as? NSNumber)?.intValue }
+        if let value = number("concurrentTransfers") { config.sync.concurrentTransfers = value }
+        if let value = number("initialBackoffMs") { config.sync.initialBackoff = .milliseconds(value) }
+        if let value = number("maxBackoffMs") { config.sync.maxBackoff = .milliseconds(value) }
+        if let value = number("connectTimeoutMs") { config.sync.connectTimeout = .milliseconds(value) }
+        if let value = number("lowSpeedTimeMs") { config.sync.lowSpeedTime = .milliseconds(value) }
+        if let value = number("resumableThreshold") { config.sync.resumableThreshold = Int64(value) }
+        return config
+    }
+
+    /// Writes the file (mode 0600, its directory made), keeping keys it does not manage.
+    func save(_ path: String) throws(CLIError) {
+        var json = (FileManager.default.contents(atPath: path).flatMap { try? JSONSerialization.jsonObject(with: $0) } as? [String: Any]) ?? [:]
+        json["server"] = server.absoluteString
+        json["token"] = token
+        json["storage"] = storage.path
+        do {
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            let data = try JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys])
+            guard FileManager.default.createFile(atPath: path, contents: data, attributes: [.posixPermissions: 0o600]) else {
+                throw CocoaError(.fileWriteNoPermission)
+            }
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        } catch {
+            throw .notConfigured("cannot write \(path): \(error.localizedDescription)")
+        }
+    }
+
+    /// The library on this configuration's storage.
+    func open() async throws(CLIError) -> NoughtyTours {
+        try await library { () async throws(NoughtyToursError) in
+            try await NoughtyTours(configuration: Configuration(server: server, token: token, storageDirectory: storage, sync: sync))
+        }
+    }
+}

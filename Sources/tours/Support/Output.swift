@@ -1,0 +1,96 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import NoughtyTours
+
+/// What commands print: plain text for people, `--json` (one object per line) for scripts.
+enum Output {
+    static func line(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    static func error(_ text: String) {
+        FileHandle.standardError.write(Data(("tours: " + text + "\n").utf8))
+    }
+
+    static func json(_ value: Any) {
+        let data = (try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        FileHandle.standardOutput.write(data + Data("\n".utf8))
+    }
+
+    static var stdoutIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
+
+    static func property(_ property: Property) -> [String: Any] {
+        ["id": property.id, "name": property.name]
+    }
+
+    static func status(_ status: PropertyStatus) -> [String: Any] {
+        ["property": property(status.property), "tourId": status.tourId ?? NSNull(), "sync": status.sync.rawValue,
+         "floorCount": status.floorCount, "roomCount": status.roomCount, "panoramaCount": status.panoramaCount,
+         "panoramasUploaded": status.panoramasUploaded, "panoramasFailed": status.panoramasFailed, "isComplete": status.isComplete]
+    }
+
+    static func summary(_ status: PropertyStatus) -> String {
+        "\(status.property.id)  \(status.property.name)  \(status.sync.rawValue)  panoramas \(status.panoramasUploaded)/\(status.panoramaCount)"
+            + (status.panoramasFailed > 0 ? " (\(status.panoramasFailed) failing)" : "") + (status.tourId.map { "  tour \($0)" } ?? "")
+    }
+
+    static func megabytes(_ bytes: Int64) -> String { String(format: "%.1f MB", Double(bytes) / 1_000_000) }
+}
+
+/// Long work's progress: a bar redrawn in place on a terminal (bytes, rate, time left), a
+/// plain line per finished item otherwise. Used by one task at a time (the one reading the
+/// events, then, once it has ended, the command's).
+final class ProgressDisplay: @unchecked Sendable {
+    private let totalItems: Int
+    private let totalBytes: Int64
+    private let terminal = Output.stdoutIsTerminal
+    private let started = Date()
+    private var sentByItem: [UploadItem: Int64] = [:]
+    private var finishedBytes: Int64 = 0
+    private var items = 0
+    private var lastDraw = Date.distantPast
+
+    init(items: Int, bytes: Int64) {
+        totalItems = items
+        totalBytes = bytes
+    }
+
+    func handle(_ event: SyncEvent) {
+        switch event {
+        case .progress(let item, let sent, _):
+            sentByItem[item] = sent
+            draw(force: false)
+        case .uploaded(let item):
+            items += 1
+            finishedBytes += sentByItem.removeValue(forKey: item) ?? 0
+            if terminal { draw(force: true) } else { Output.line("uploaded \(item.kind.rawValue) \(item.entityId) (\(items)/\(totalItems))") }
+        case .attemptFailed(let item, let error, let attempt, let willRetry):
+            sentByItem[item] = nil
+            if terminal { FileHandle.standardOutput.write(Data("\r\u{1B}[K".utf8)) }
+            Output.line("attempt \(attempt) of \(item.kind.rawValue) \(item.entityId) failed: \(CLIError.library(error).message)"
+                        + (willRetry ? "; retrying" : "; it stays queued"))
+        }
+    }
+
+    private func draw(force: Bool) {
+        guard terminal, force || Date().timeIntervalSince(lastDraw) > 0.1 else { return }
+        lastDraw = Date()
+        let sent = finishedBytes + sentByItem.values.reduce(0, +)
+        let elapsed = max(Date().timeIntervalSince(started), 0.001)
+        let rate = Double(sent) / elapsed
+        let fraction = totalBytes > 0 ? min(1, Double(sent) / Double(totalBytes)) : Double(items) / Double(max(totalItems, 1))
+        let width = 24
+        let bar = String(repeating: "#", count: Int(fraction * Double(width))).padding(toLength: width, withPad: "-", startingAt: 0)
+        let left = rate > 0 && totalBytes > sent ? String(format: "%.0fs left", Double(totalBytes - sent) / rate) : ""
+        let text = "[\(bar)] \(items)/\(totalItems) items  \(Output.megabytes(sent))/\(Output.megabytes(totalBytes))  "
+            + String(format: "%.1f MB/s", rate / 1_000_000) + "  \(left)"
+        FileHandle.standardOutput.write(Data("\r\u{1B}[K\(text)".utf8))
+    }
+
+    /// Ends the bar's line.
+    func finish() {
+        if terminal { draw(force: true); FileHandle.standardOutput.write(Data("\n".utf8)) }
+    }
+}

@@ -1,0 +1,141 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+import TestSupport
+
+/// The built `tours` command line, as scripts run it: from `tours init` to a synced property,
+/// `--json` parsed, and the exit codes `tours --help` documents.
+@Suite(.serialized) struct ToursCLITests {
+    private let work = FileManager.default.temporaryDirectory.appendingPathComponent("tours-cli-\(UUID().uuidString)")
+    private var config: String { work.appendingPathComponent("tours.json").path }
+
+    /// Runs tours with this test's configuration.
+    private func tours(_ arguments: String...) throws -> (status: Int32, out: String, err: String) {
+        try runCommand(ToursdProcess.builtExecutable("tours").path, ["--config", config] + arguments)
+    }
+
+    private func json(_ text: String) throws -> [String: Any] {
+        let line = try #require(text.split(separator: "\n").last.map(String.init))
+        return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+    }
+
+    private func file(_ name: String, bytes: Int) throws -> String {
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let path = work.appendingPathComponent(name).path
+        try Data((0..<bytes).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ bytes) }).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    /// `tours init` against `server`, with backoff in milliseconds for the tests.
+    private func initialize(_ server: URL, token: String) throws {
+        let result = try tours("init", "--server", server.absoluteString, "--token", token, "--storage", work.appendingPathComponent("storage").path)
+        #expect(result.status == 0, "\(result.err)")
+        var saved = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: config))) as? [String: Any])
+        #expect(saved["token"] as? String == token)
+        #expect((try FileManager.default.attributesOfItem(atPath: config)[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        saved["initialBackoffMs"] = 5
+        saved["maxBackoffMs"] = 20
+        try JSONSerialization.data(withJSONObject: saved).write(to: URL(fileURLWithPath: config))
+    }
+
+    @Test func aScriptedSessionFromInitToASyncedPropertyWithPanoramas() throws {
+        let server = try LiveServer()
+        defer { server.stop() }
+        try initialize(server.url, token: server.token)
+        let created = try tours("property", "create", "Villa CLI", "--floors", "2", "--meta", "ref=C-1", "--json")
+        #expect(created.status == 0)
+        let property = try #require(try json(created.out)["id"] as? String)
+        let plan = try file("plan.json", bytes: 0)
+        try #"{"rooms": [{"name": "Kitchen", "outline": [[0,0],[4,0],[4,3]], "height": 2.5}, {"name": "Hall", "outline": [[4,0],[8,0],[8,3]]}]}"#
+            .write(toFile: plan, atomically: true, encoding: .utf8)
+        let planned = try tours("plan", property, plan, "--floor", "0", "--worldmap", try file("map.bin", bytes: 4_000), "--json")
+        #expect(planned.status == 0, "\(planned.err)")
+        let kitchen = try #require((try json(planned.out)["rooms"] as? [[String: Any]])?.first { $0["name"] as? String == "Kitchen" }?["id"] as? String)
+        #expect(try tours("panorama", "add", property, try file("a.jpg", bytes: 70_000), try file("b.png", bytes: 50_000),
+                          "--floor", "0", "--room", kitchen).status == 0)
+        #expect(try tours("worldmap", property, try file("map1.bin", bytes: 3_000), "--floor", "1").status == 0)
+        #expect(try tours("panorama", "add", property, try file("c.heic", bytes: 30_000), "--floor", "1").status == 0)
+
+        let synced = try tours("sync", "--json")
+        #expect(synced.status == 0, "\(synced.err)")
+        #expect(try json(synced.out)["queued"] as? Int == 0)
+        let status = try json(try tours("status", property, "--json").out)
+        #expect(status["sync"] as? String == "synced")
+        #expect(status["isComplete"] as? Bool == true)
+        #expect(status["panoramasUploaded"] as? Int == 3 && status["roomCount"] as? Int == 2)
+        let tourId = try #require(status["tourId"] as? String)
+        #expect(try server.json("/v1/properties/\(property)")["tourId"] as? String == tourId)
+        #expect(try server.json("/v1/properties/\(property)/status")["panoramaCount"] as? Int == 3)
+
+        let shown = try json(try tours("property", "show", property, "--json").out)
+        let floors = try #require(shown["floors"] as? [[String: Any]])
+        #expect(floors.map { $0["continuable"] as? Bool } == [true, false]) // floor 1 has a map but no plan
+        let listed = try json(try tours("property", "list", "--json").out)
+        #expect((listed["properties"] as? [[String: Any]])?.count == 1)
+        // Plain output, not a terminal: lines a log keeps.
+        let plain = try tours("status", property)
+        #expect(plain.out.contains("synced") && plain.out.contains(tourId))
+
+        #expect(try tours("property", "delete", property).status == 0)
+        #expect(try tours("sync").status == 0)
+        #expect(try RawClient(port: server.port).request("GET", "/v1/properties/\(property)", headers: ["Authorization": "Bearer \(server.token)"]).status == 404)
+    }
+
+    @Test func badInputHasTheExitCodesTheHelpDocuments() throws {
+        #expect(try tours("property", "list").status == 3) // not configured yet
+        let server = try LiveServer()
+        defer { server.stop() }
+        try initialize(server.url, token: server.token)
+        let property = try tours("property", "create", "Codes").out.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try tours("status", "00000000-0000-4000-8000-000000000000").status == 4) // unknown property
+        #expect(try tours("plan", property, "--floor", "7", try file("p.json", bytes: 10)).status == 4) // no floor 7
+        let badPlan = try tours("plan", property, try file("bad.json", bytes: 100))
+        #expect(badPlan.status == 5)
+        #expect(badPlan.err.contains("is not a plan"))
+        #expect(try tours("panorama", "add", property, work.appendingPathComponent("missing.jpg").path).status == 5) // unreadable
+        #expect(try tours("panorama", "add", property, try file("notes.txt", bytes: 10)).status == 5) // not an image type
+        let plan = try file("empty-plan.json", bytes: 0)
+        try #"{"rooms": []}"#.write(toFile: plan, atomically: true, encoding: .utf8)
+        #expect(try tours("plan", property, plan, "--mode", "continueScan").status == 5) // not continuable
+        #expect(try tours("property", "create").status == 2) // no name
+        #expect(try tours("frobnicate").status == 2)
+        #expect(try tours("--help").status == 0)
+        #expect(try tours("--help").out.contains("exit codes"))
+    }
+
+    @Test func withTheServerDownSyncExitsSixAndKeepsTheWorkUntilTheServerIsBack() throws {
+        let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("toursd-\(UUID().uuidString)").path
+        let first = try LiveServer(dataDir: dataDir)
+        let (url, token, port) = (first.url, first.token, first.port)
+        first.stop()
+        try initialize(url, token: token)
+        let property = try tours("property", "create", "Offline", "--floors", "1").out.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try tours("panorama", "add", property, try file("o.jpg", bytes: 20_000)).status == 0)
+        let down = try tours("sync")
+        #expect(down.status == 6)
+        #expect(down.err.contains("stayed queued"))
+        #expect(try json(try tours("status", property, "--json").out)["sync"] as? String == "failed")
+
+        let second = try LiveServer(dataDir: dataDir, port: port)
+        defer { second.stop() }
+        #expect(try tours("sync").status == 0)
+        let status = try json(try tours("status", property, "--json").out)
+        #expect(status["isComplete"] as? Bool == true)
+    }
+
+    @Test func statusWatchFollowsTheUploadLiveUntilTheTourIsComplete() throws {
+        let server = try LiveServer()
+        defer { server.stop() }
+        try initialize(server.url, token: server.token)
+        let property = try tours("property", "create", "Watched", "--floors", "1").out.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try tours("panorama", "add", property, try file("w1.jpg", bytes: 40_000), try file("w2.jpg", bytes: 60_000)).status == 0)
+        let watched = try tours("status", property, "--watch", "--json")
+        #expect(watched.status == 0, "\(watched.err)")
+        let values = try watched.out.split(separator: "\n").map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        #expect(values.first?["sync"] as? String == "pending")
+        #expect(values.last?["isComplete"] as? Bool == true)
+        #expect(values.compactMap { $0["panoramasUploaded"] as? Int } == values.compactMap { $0["panoramasUploaded"] as? Int }.sorted())
+    }
+}
