@@ -26,7 +26,6 @@ let clients = option("--clients", 3)
 let work = FileManager.default.temporaryDirectory.appendingPathComponent("soak-\(UUID().uuidString)")
 let dataDir = work.appendingPathComponent("toursd").path
 try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-defer { try? FileManager.default.removeItem(at: work) }
 
 var toursd = try ToursdProcess(dataDir: dataDir)
 let port = toursd.port
@@ -136,4 +135,5 @@ for failure in failures { say("  \(failure)") }
 let bad = strangers + losses + wrongDigest + filesWrong + rowsWithoutFile + orphans.count + itemsNotDone + failedWithAttemptsLeft
     + total("failedWithAttemptsLeft") + failures.count
 say(bad == 0 && !captured.isEmpty ? "soak: PASS" : "soak: FAIL")
+try? FileManager.default.removeItem(at: work) // exit() runs no defer
 exit(bad == 0 && !captured.isEmpty ? 0 : 1)

@@ -62,9 +62,12 @@ struct Soak {
         var count = 0
         for floor in try await tours.properties.floors(of: property) {
             let outline: [[Double]] = [[0, 0], [4, 0], [4, 3]]
+            // The library keeps a copy of the map; the folder it came in goes.
+            let mapFolder = try file(bytes: 20_000, name: "map.bin")
+            defer { try? FileManager.default.removeItem(at: mapFolder) }
             let rooms = try await tours.structureCapture.apply(floor: floor, mode: .newScan, rooms: [
                 CapturedRoom(name: "A", outline: outline), CapturedRoom(name: "B", outline: outline, height: 2.6),
-            ], worldMap: try file(bytes: 20_000, name: "map.bin").appendingPathComponent("map.bin"))
+            ], worldMap: mapFolder.appendingPathComponent("map.bin"))
             if floor.number == 0 {
                 try await tours.structureCapture.apply(floor: floor, mode: .continueScan, rooms: [CapturedRoom(name: "C", outline: outline)])
             }

@@ -87,4 +87,33 @@ import TestSupport
         #expect(try resumed.send("GET", "/v1/panoramas/\(panoramaId)").string("sha256") == sha256Hex(image))
         await second.finish()
     }
+
+    /// A crash between finishing an upload (its partial renamed into place) and committing it
+    /// leaves the row "receiving" at full length, its file gone (swept as an orphan at start).
+    /// Found by make soak: the retry built its session on a file extended with zeros, and the
+    /// digest check refused it. The server now continues from what the file holds.
+    @Test func anUploadWhosePartialFileWasLostInACrashResumesFromWhatItHolds() async throws {
+        let first = try ServiceHarness()
+        let client = try first.client(first.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let image = imageBytes(300_000)
+        let panoramaId = newID()
+        let location = try #require(try client.tusCreate(panoramaId: panoramaId, floorId: floorId, length: image.count,
+                                                         sha256: sha256Hex(image)).header("Location"))
+        #expect(try client.tusPatch(location, offset: 0, Array(image[0..<120_000])).status == 204)
+        await first.stop()
+        let partial = try #require(first.storedFiles().first { $0.hasPrefix("blobs/1/uploads/") })
+        try FileManager.default.removeItem(atPath: first.dataDir + "/" + partial)
+
+        let second = try ServiceHarness(dataDir: first.dataDir)
+        let resumed = try second.client(second.alpha)
+        // The creation sent again answers what the server really holds: nothing.
+        let again = try resumed.tusCreate(panoramaId: panoramaId, floorId: floorId, length: image.count, sha256: sha256Hex(image))
+        #expect(again.status == 201)
+        #expect(again.header("Upload-Offset") == "0")
+        #expect(try head(resumed, location) == 0)
+        #expect(try resumed.tusPatch(location, offset: 0, image).status == 204)
+        #expect(try resumed.send("GET", "/v1/panoramas/\(panoramaId)").string("sha256") == sha256Hex(image))
+        await second.finish()
+    }
 }

@@ -86,12 +86,12 @@ struct Uploads: Sendable {
             if let declared = wanted.declaredSHA256, let existing = try context.read({ try TourStore.panorama($0, tenant, wanted.panoramaId) }) {
                 return .response(try PanoramaUpload.resend(existing, digest: declared))
             }
-            // A creation sent again (its 201 was lost): the same upload.
+            // A creation sent again (its 201 was lost): the same upload, at the offset it holds.
             if let open = try context.read({ try UploadStore.receiving($0, tenant, panoramaId: wanted.panoramaId) }), open.expiresAt > now {
                 guard open.length == wanted.length else {
                     throw ServiceError.conflict("panorama \(wanted.panoramaId) has an unfinished upload of another length")
                 }
-                return .response(created(open, offset: open.offset))
+                return .response(created(open, offset: try liveSession(open, tenant).offset))
             }
             _ = try context.read { try TourStore.panoramaPlace($0, tenant, floorId: wanted.floorId, roomId: wanted.roomId) }
             let upload = try context.write { db -> UploadRecord in
@@ -121,6 +121,20 @@ struct Uploads: Sendable {
         }
     }
 
+    /// The upload's live session and its durable offset. When its partial file holds less than
+    /// the row records (the file was lost in a crash between finishing the upload and
+    /// committing it), the row goes back to what the file holds: the client resends from there.
+    private func liveSession(_ upload: UploadRecord, _ tenant: Int64) throws -> (session: UploadSession, offset: Int64) {
+        let session = try sessions.session(BlobKey(tenant: tenant, kind: .upload, id: upload.id), durableOffset: upload.offset, blobs: context.blobs)
+        let offset = session.durableOffset
+        if offset < upload.offset {
+            try context.write { try UploadStore.repairOffset($0, tenant, upload.id, offset: offset) }
+            context.logger.warn("an upload's partial file holds less than recorded; it continues from there",
+                                ["upload": upload.id, "recorded": String(upload.offset), "held": String(offset)])
+        }
+        return (session, offset)
+    }
+
     private func created(_ upload: UploadRecord, offset: Int64) -> Response {
         Response(status: .created, headers: [HTTPField(name: "Location", value: "/v1/uploads/\(upload.id)")] + progressHeaders(upload, offset: offset))
     }
@@ -130,7 +144,7 @@ struct Uploads: Sendable {
         .response(context.answer(request) {
             let tenant = try admit(request)
             let upload = try upload(request, tenant)
-            var headers = progressHeaders(upload, offset: upload.finished ? upload.length : upload.offset)
+            var headers = progressHeaders(upload, offset: upload.finished ? upload.length : try liveSession(upload, tenant).offset)
             headers.append(HTTPField(name: "Upload-Length", value: String(upload.length)))
             headers.append(HTTPField(name: "Cache-Control", value: "no-store"))
             if !upload.metadata.isEmpty { headers.append(HTTPField(name: "Upload-Metadata", value: upload.metadata)) }
@@ -159,8 +173,7 @@ struct Uploads: Sendable {
             if let length = request.head.contentLength, length > remaining {
                 throw ServiceError(.payloadTooLarge, "the body goes past Upload-Length \(upload.length)")
             }
-            let key = BlobKey(tenant: tenant, kind: .upload, id: upload.id)
-            let session = try sessions.session(key, durableOffset: upload.offset, blobs: context.blobs)
+            let session = try liveSession(upload, tenant).session
             let claim = try session.claim(checksum: checksum?.0)
             guard claim.offset == offset else {
                 session.release(claim.token)

@@ -52,9 +52,16 @@ enum UploadStore {
     }
 
     /// Records fsynced progress, and pushes the expiry out.
+    /// Records a durable offset. Durable offsets only grow, so the row only moves forward: an
+    /// interrupted PATCH's offset, recorded late (after a newer PATCH's), cannot take it back.
     static func setOffset(_ db: Database, _ tenant: Int64, _ id: String, offset: Int64, expiresAt: Int64) throws {
-        try db.run("UPDATE uploads SET \"offset\" = ?, expires_at = ? WHERE tenant_id = ? AND id = ? AND state = 'receiving'",
+        try db.run("UPDATE uploads SET \"offset\" = max(\"offset\", ?), expires_at = ? WHERE tenant_id = ? AND id = ? AND state = 'receiving'",
                    offset, expiresAt, tenant, id)
+    }
+
+    /// Sets the offset back to what the partial file really holds (it lost bytes in a crash).
+    static func repairOffset(_ db: Database, _ tenant: Int64, _ id: String, offset: Int64) throws {
+        try db.run("UPDATE uploads SET \"offset\" = ? WHERE tenant_id = ? AND id = ? AND state = 'receiving'", offset, tenant, id)
     }
 
     static func markFinished(_ db: Database, _ tenant: Int64, _ id: String) throws {

@@ -34,9 +34,14 @@ final class UploadSession: @unchecked Sendable {
     private static let writebackStep: Int64 = 1 << 20
 
     /// Opens the session of an upload whose database offset is `durableOffset`: bytes past it
-    /// were never acknowledged and are cut off; the ones before are hashed, once.
-    init(key: BlobKey, fd: Int32, durableOffset: Int64) throws(ServiceError) {
+    /// were never acknowledged and are cut off; the ones before are hashed, once. A file
+    /// holding less than that (lost in a crash between finishing and committing) is never
+    /// extended: the session continues from what it holds (`durableOffset` says so).
+    init(key: BlobKey, fd: Int32, durableOffset recorded: Int64) throws(ServiceError) {
         self.key = key
+        let size = lseek(fd, 0, SEEK_END)
+        guard size >= 0 else { throw BlobStore.failure("lseek", errno) }
+        let durableOffset = min(recorded, Int64(size))
         guard ftruncate(fd, off_t(durableOffset)) == 0 else { throw BlobStore.failure("ftruncate", errno) }
         let digest = StreamingDigest(.sha256)
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
