@@ -10,8 +10,10 @@ import Synchronization
 /// log file. `flush()` (a timer calls it) and lines that must not wait are written at once.
 public final class LogSink: Sendable {
     private struct State {
-        let fd: Int32
+        var fd: Int32
         var pending: [UInt8]
+        /// Whether the sink opened `fd` itself (and so closes it when it reopens).
+        var ownsFD = false
     }
 
     private let state: Mutex<State>
@@ -35,6 +37,31 @@ public final class LogSink: Sendable {
             return true
         }
         if handedOff && immediately { writer.sync {} }
+    }
+
+    /// A sink appending to the file at `path` (created 0640 when missing).
+    public convenience init(path: String, batchBytes: Int = 32 * 1024) throws(LogFileError) {
+        self.init(fd: try Self.open(path), batchBytes: batchBytes)
+        state.withLock { $0.ownsFD = true }
+    }
+
+    /// Reopens the log at `path` (after a rotation moved the old file away): what was batched
+    /// goes to the old file first, then lines go to the new one.
+    public func reopen(path: String) throws(LogFileError) {
+        let fd = try Self.open(path)
+        let old = state.withLock { state -> (fd: Int32, owned: Bool) in
+            handOff(&state)
+            defer { (state.fd, state.ownsFD) = (fd, true) }
+            return (state.fd, state.ownsFD)
+        }
+        writer.sync {}
+        if old.owned { close(old.fd) }
+    }
+
+    private static func open(_ path: String) throws(LogFileError) -> Int32 {
+        let fd = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
+        guard fd >= 0 else { throw LogFileError(path: path, reason: String(cString: strerror(errno))) }
+        return fd
     }
 
     /// Writes whatever is batched, and waits until it is written.
@@ -68,6 +95,13 @@ public final class LogSink: Sendable {
             }
         }
     }
+}
+
+/// A log file that cannot be opened.
+public struct LogFileError: Error, Sendable, CustomStringConvertible {
+    public let path: String
+    public let reason: String
+    public var description: String { "cannot open the log file \(path): \(reason)" }
 }
 
 /// Writes text straight to standard error, unbatched: for the few lines a person or a script

@@ -15,7 +15,7 @@ enum Daemon {
         blockStopSignals()
         let command: ToursdCommand
         do throws(ConfigError) {
-            command = try ToursdCommand.parse(arguments)
+            command = try ToursdCommand.parse(arguments, environment: ProcessInfo.processInfo.environment)
         } catch {
             writeToStandardError("toursd: \(error.message)\n")
             exit(2)
@@ -27,20 +27,22 @@ enum Daemon {
             case .help(let text):
                 print(text)
             case .serve(let config):
-                try serve(config)
+                try serve(config, arguments: arguments)
+            case .checkConfig(let config):
+                try checkConfig(config)
             case .migrate(let config):
-                try Admin.migrate(config, logger: logger(config))
+                try Admin.migrate(config, logger: try logger(config))
             case .createToken(let config, let tenant):
-                let made = try Admin.createToken(config, tenant: tenant, logger: logger(config))
+                let made = try Admin.createToken(config, tenant: tenant, logger: try logger(config))
                 print("token \(made.id) for tenant \(tenant); it is shown only this once:")
                 print(made.token)
             case .listTokens(let config):
                 print("id\ttenant\tcreated\tstate")
-                for token in try Admin.tokens(config, logger: logger(config)) {
+                for token in try Admin.tokens(config, logger: try logger(config)) {
                     print("\(token.id)\t\(token.tenant)\t\(token.createdAt)\t\(token.revoked ? "revoked" : "active")")
                 }
             case .revokeToken(let config, let id):
-                try Admin.revokeToken(config, id: id, logger: logger(config))
+                try Admin.revokeToken(config, id: id, logger: try logger(config))
                 print("token \(id) revoked")
             }
         } catch {
@@ -50,12 +52,45 @@ enum Daemon {
         exit(0)
     }
 
-    private static func logger(_ config: ToursdConfig) -> Logger {
-        Logger(level: config.level, format: config.format)
+    /// The log of `config`: its file (created when missing), else standard error.
+    private static func logger(_ config: ToursdConfig) throws(StartupError) -> Logger {
+        guard !config.logFile.isEmpty else { return Logger(level: config.level, format: config.format) }
+        do throws(LogFileError) {
+            return Logger(sink: try LogSink(path: config.logFile), level: config.level, format: config.format)
+        } catch {
+            throw StartupError(error.description)
+        }
     }
 
-    private static func serve(_ config: ToursdConfig) throws(StartupError) -> Never {
-        let logger = logger(config)
+    /// check-config: every key's effective value, then whether it can be served.
+    private static func checkConfig(_ config: ToursdConfig) throws(StartupError) {
+        for (key, value) in config.values { print("\(key) = \(value)") }
+        var problems: [String] = []
+        if (try? FileManager.default.contentsOfDirectory(atPath: config.migrationsDir))?.contains(where: { $0.hasSuffix(".sql") }) != true {
+            problems.append("no migrations (*.sql) can be read in migrationsDir \(config.migrationsDir)")
+        }
+        // The data directory, or the nearest folder above it that exists, must be a writable folder.
+        var directory = config.dataDir
+        var isFolder: ObjCBool = false
+        while !FileManager.default.fileExists(atPath: directory, isDirectory: &isFolder) {
+            let parent = (directory as NSString).deletingLastPathComponent
+            directory = parent.isEmpty ? "." : parent
+        }
+        if !isFolder.boolValue || !FileManager.default.isWritableFile(atPath: directory) {
+            problems.append("dataDir \(config.dataDir) cannot be written (\(directory) is not a writable folder)")
+        }
+        if !config.logFile.isEmpty {
+            let folder = (config.logFile as NSString).deletingLastPathComponent
+            if !FileManager.default.isWritableFile(atPath: folder.isEmpty ? "." : folder) && !FileManager.default.isWritableFile(atPath: config.logFile) {
+                problems.append("logFile \(config.logFile) cannot be written")
+            }
+        }
+        guard problems.isEmpty else { throw StartupError("the configuration cannot be served: " + problems.joined(separator: "; ")) }
+        print("configuration ok")
+    }
+
+    private static func serve(_ config: ToursdConfig, arguments: [String]) throws(StartupError) -> Never {
+        let logger = try logger(config)
         let service = try SyncService.open(config: config, logger: logger)
         let metrics = ServerMetrics()
         let server = HTTPServer(configuration: config.server, router: service.makeRouter(metrics: metrics), metrics: metrics, logger: logger)
@@ -68,39 +103,44 @@ enum Daemon {
         logger.info("started", ["dataDir": config.dataDir, "maxConnections": String(config.maxConnections)])
         // The line scripts and tests wait for; written whole, at once.
         writeToStandardError("listening on http://\(address)\n")
-        stopOnSignals(server: server, logger: logger)
+        handleSignals(server: server, logger: logger, config: config, arguments: arguments)
     }
 
-    /// SIGTERM and SIGINT are blocked in every thread from the first line of `main` (threads
-    /// inherit the mask), and the main thread takes them with `sigwait`: a stop signal sent at
-    /// any moment, even before the server listens, stays pending and is acted on; none is
-    /// lost. (A Dispatch signal source, armed after the signal is ignored, drops one that
+    /// SIGTERM, SIGINT and SIGHUP are blocked in every thread from the first line of `main`
+    /// (threads inherit the mask), and the main thread takes them with `sigwait`: a signal
+    /// sent at any moment, even before the server listens, stays pending and is acted on; none
+    /// is lost. (A Dispatch signal source, armed after the signal is ignored, drops one that
     /// arrives before it is registered; and `dispatchMain()` would unblock every signal on the
     /// main thread. Nothing here uses the main queue.)
     static func blockStopSignals() {
-        var signals = stopSignals
+        var signals = handledSignals
         pthread_sigmask(SIG_BLOCK, &signals, nil)
     }
 
     private static func unblockStopSignals() {
-        var signals = stopSignals
+        var signals = handledSignals
         pthread_sigmask(SIG_UNBLOCK, &signals, nil)
     }
 
-    private static var stopSignals: sigset_t {
+    private static var handledSignals: sigset_t {
         var signals = sigset_t()
         sigemptyset(&signals)
-        sigaddset(&signals, SIGTERM)
-        sigaddset(&signals, SIGINT)
+        for signal in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&signals, signal) }
         return signals
     }
 
-    private static func stopOnSignals(server: HTTPServer, logger: Logger) -> Never {
-        var signals = stopSignals
+    /// SIGTERM or SIGINT: a graceful stop. SIGHUP: reload what can change live.
+    private static func handleSignals(server: HTTPServer, logger: Logger, config: ToursdConfig, arguments: [String]) -> Never {
+        var signals = handledSignals
         var stopping = false
+        var current = config
         while true {
             var received: Int32 = 0
             guard sigwait(&signals, &received) == 0 else { continue }
+            if received == SIGHUP {
+                current = reload(current, server: server, logger: logger, arguments: arguments)
+                continue
+            }
             let name = received == SIGTERM ? "SIGTERM" : "SIGINT"
             guard !stopping else {
                 logger.info("already stopping", ["signal": name])
@@ -113,5 +153,41 @@ enum Daemon {
                 exit(0)
             }
         }
+    }
+
+    /// Reads the configuration again (file, environment, flags) and applies what can change
+    /// while serving: the log level, the connection limit and timeouts; reopens the log file.
+    /// What needs a restart (where it listens, threads, buffers, body limits, the log format)
+    /// is said in the log. A configuration that does not parse changes nothing.
+    private static func reload(_ current: ToursdConfig, server: HTTPServer, logger: Logger, arguments: [String]) -> ToursdConfig {
+        let new: ToursdConfig
+        do throws(ConfigError) {
+            guard case .serve(let parsed) = try ToursdCommand.parse(arguments, environment: ProcessInfo.processInfo.environment) else { return current }
+            new = parsed
+        } catch {
+            logger.error("reload failed; the configuration is unchanged", ["error": error.message])
+            return current
+        }
+        var changed = server.updateLimits(new.server)
+        if new.level != logger.level {
+            logger.level = new.level
+            changed.append("logLevel")
+        }
+        if !new.logFile.isEmpty {
+            do throws(LogFileError) {
+                try logger.sink.reopen(path: new.logFile)
+            } catch {
+                logger.error("the log file could not be reopened", ["error": error.description])
+            }
+        }
+        // What changed but needs a restart, said; the configuration in force keeps its old value.
+        let live = Set(changed + ["logFile"])
+        let needRestart = zip(current.values, new.values).filter { $0.value != $1.value && !live.contains($0.key) }.map(\.0.key)
+        logger.info("reloaded", ["changed": changed.isEmpty ? "nothing" : changed.joined(separator: ","),
+                                 "logReopened": new.logFile.isEmpty ? "no" : new.logFile,
+                                 "needRestart": needRestart.isEmpty ? "nothing" : needRestart.joined(separator: ",")])
+        var inForce = current
+        for (key, value) in new.values where live.contains(key) { try? inForce.set(key, value) }
+        return inForce
     }
 }

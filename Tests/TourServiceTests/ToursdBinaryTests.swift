@@ -41,6 +41,59 @@ import TestSupport
         }
     }
 
+    @Test func sighupReloadsTheLevelAndLimitsLiveAndReopensTheLog() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reload-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let config = directory + "/toursd.json", log = directory + "/toursd.log"
+        let write = { (level: String, connections: Int) in
+            try #"{"logLevel": "\#(level)", "logFile": "\#(log)", "maxConnections": \#(connections), "migrationsDir": "\#(ServiceHarness.migrationsDir)"}"#
+                .write(toFile: config, atomically: true, encoding: .utf8)
+        }
+        try write("info", 100)
+        let toursd = try ToursdProcess(dataDir: directory + "/data", extra: ["--config", config])
+        #expect(try String(contentsOfFile: log, encoding: .utf8).contains("msg=started"))
+
+        // Rotated away, the level and the connection limit changed: then SIGHUP.
+        try FileManager.default.moveItem(atPath: log, toPath: log + ".1")
+        try write("debug", 1)
+        toursd.signal(SIGHUP)
+        try await waitUntil("the reload to be logged in a new file") {
+            (try? String(contentsOfFile: log, encoding: .utf8))?.contains("msg=reloaded") == true
+        }
+        let reloaded = try String(contentsOfFile: log, encoding: .utf8)
+        #expect(reloaded.contains("changed=maxConnections,logLevel"))
+        #expect(!(try String(contentsOfFile: log + ".1", encoding: .utf8)).contains("reloaded"))
+        // The new limit is in force: with one connection held, the next one is refused.
+        let held = try RawClient(port: toursd.port)
+        #expect(try held.request("GET", "/healthz").status == 200)
+        let refused = try RawClient(port: toursd.port).request("GET", "/healthz")
+        #expect(refused.status == 503)
+
+        // A file that no longer parses changes nothing, and says so.
+        try "{not json".write(toFile: config, atomically: true, encoding: .utf8)
+        toursd.signal(SIGHUP)
+        try await waitUntil("the failed reload to be logged") {
+            (try? String(contentsOfFile: log, encoding: .utf8))?.contains("reload failed") == true
+        }
+        toursd.signal(SIGTERM)
+        #expect(toursd.wait(seconds: 10)?.status == 0)
+    }
+
+    @Test func checkConfigPrintsTheEffectiveValuesAndExitsByVerdict() throws {
+        let good = try run(["check-config", "--data-dir", FileManager.default.temporaryDirectory.path + "/check-\(UUID().uuidString)",
+                            "--port", "8123"])
+        #expect(good.status == 0)
+        #expect(good.out.contains("port = 8123") && good.out.contains("configuration ok"))
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("not-a-folder-\(UUID().uuidString)").path
+        try "x".write(toFile: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let unservable = try run(["check-config", "--data-dir", file + "/data"])
+        #expect(unservable.status == 1)
+        #expect(unservable.err.contains("cannot be served"))
+        #expect(try run(["check-config", "--port", "x"]).status == 2)
+    }
+
     /// Runs toursd to completion; returns its exit status, stdout and stderr.
     private func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
         let process = Process()

@@ -31,6 +31,38 @@ import Testing
         #expect(command == .serve(expected))
     }
 
+    @Test func theEnvironmentSetsAnyKeyOverTheFileAndUnderTheFlags() throws {
+        let environment = ["TOURSD_maxConnections": "9", "TOURSD_logLevel": "debug", "TOURSD_port": "7000", "TOURSD_UNRELATED": "x",
+                           "TOURSD_CONFIG": "from-env.json"]
+        var read: String?
+        let command = try ToursdCommand.parse(["--port", "0"], environment: environment) { path, config throws(ConfigError) in
+            read = path
+            try config.apply(json: Data(#"{"maxConnections": 5, "idleTimeoutMs": 1234}"#.utf8), source: path)
+        }
+        var expected = ToursdConfig()
+        expected.maxConnections = 9 // the environment over the file
+        expected.idleTimeoutMs = 1234 // the file over the defaults
+        expected.logLevel = "debug"
+        expected.port = 0 // the flag over the environment
+        #expect(command == .serve(expected))
+        #expect(read == "from-env.json") // $TOURSD_CONFIG when there is no --config
+    }
+
+    @Test func aBadValueInTheEnvironmentNamesItsVariable() {
+        let error = #expect(throws: ConfigError.self) { try ToursdCommand.parse([], environment: ["TOURSD_maxConnections": "many"]) }
+        #expect(error?.message == "TOURSD_maxConnections: invalid value \"many\" for maxConnections")
+    }
+
+    @Test func checkConfigTakesTheServeOptionsAndListsEveryKey() throws {
+        let command = try ToursdCommand.parse(["check-config", "--port", "81"])
+        var expected = ToursdConfig()
+        expected.port = 81
+        #expect(command == .checkConfig(expected))
+        #expect(expected.values.map(\.key) == ToursdConfig.keys)
+        #expect(expected.values.first { $0.key == "port" }?.value == "81")
+        #expect(expected.values.allSatisfy { !$0.value.isEmpty || $0.key == "logFile" })
+    }
+
     @Test func helpOnEverySubcommand() throws {
         guard case .help(let text) = try ToursdCommand.parse(["--help"]) else { Issue.record("no help"); return }
         #expect(text.contains("--port"))

@@ -6,17 +6,24 @@ import Logging
 
 /// What every connection of a server shares.
 final class ServerContext: Sendable {
-    let configuration: ServerConfiguration
+    /// Its limits and timeouts can change while the server runs (`HTTPServer.updateLimits`):
+    /// each connection reads them as it needs them.
+    private let settings: Mutex<ServerConfiguration>
+    var configuration: ServerConfiguration { settings.withLock { $0 } }
     let router: Router
     let metrics: ServerMetrics
     let accessLog: AccessLog
     let registry = ConnectionRegistry()
 
     init(configuration: ServerConfiguration, router: Router, metrics: ServerMetrics, logger: Logger) {
-        self.configuration = configuration
+        self.settings = Mutex(configuration)
         self.router = router
         self.metrics = metrics
         self.accessLog = AccessLog(logger: logger)
+    }
+
+    func update(_ change: (inout ServerConfiguration) -> Void) {
+        settings.withLock { change(&$0) }
     }
 }
 

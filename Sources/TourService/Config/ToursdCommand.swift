@@ -5,10 +5,19 @@ public enum ToursdCommand: Equatable, Sendable {
     case createToken(ToursdConfig, tenant: String)
     case listTokens(ToursdConfig)
     case revokeToken(ToursdConfig, id: Int64)
+    /// Prints the effective configuration, and whether it can be served.
+    case checkConfig(ToursdConfig)
     case help(String)
 
+    /// Where a key's value comes from, last wins: the defaults, the file (`--config`, else
+    /// `$TOURSD_CONFIG`), the environment (`TOURSD_` + the key, e.g. `TOURSD_logLevel`), then
+    /// the flags.
+    public static let environmentPrefix = "TOURSD_"
+
     static let commonOptions = """
-      --config PATH    JSON configuration file (keys as in config/toursd.json)
+      --config PATH    JSON configuration file (keys as in config/toursd.json); else
+                       $TOURSD_CONFIG. Any key can also be set as TOURSD_<key> in the
+                       environment (over the file, under the flags)
       --data-dir DIR   where data is kept (overrides the file)
       --help           this text
     """
@@ -17,6 +26,7 @@ public enum ToursdCommand: Equatable, Sendable {
     usage: toursd [serve] [--config PATH] [--host ADDR] [--port N] [--data-dir DIR]
            toursd migrate [--config PATH] [--data-dir DIR]
            toursd tokens create --tenant NAME | list | revoke ID [--config PATH] [--data-dir DIR]
+           toursd check-config [--config PATH] [--host ADDR] [--port N] [--data-dir DIR]
 
     The NoughtyTours sync backend.
 
@@ -24,6 +34,7 @@ public enum ToursdCommand: Equatable, Sendable {
       serve    run the HTTP server in the foreground (the default)
       migrate  bring the database to the newest schema (serve does this too)
       tokens   create, list or revoke the bearer tokens of tenants
+      check-config  print the effective configuration and check it can be served
 
     Each subcommand explains itself with --help.
     """
@@ -34,7 +45,8 @@ public enum ToursdCommand: Equatable, Sendable {
     Runs the HTTP server in the foreground. On start it migrates the database, removes files
     left by an interrupted write, creates tenant "default" with its token in
     <data-dir>/admin.token if there is no token yet, and prints
-    "listening on http://ADDR:PORT" on stderr. SIGTERM or SIGINT stop it gracefully.
+    "listening on http://ADDR:PORT" on stderr. SIGTERM or SIGINT stop it gracefully; SIGHUP
+    reloads the configuration (log level, connection limit, timeouts) and reopens logFile.
 
     options:
       --host ADDR      address to listen on, IPv4 or IPv6 (overrides the file)
@@ -47,6 +59,17 @@ public enum ToursdCommand: Equatable, Sendable {
 
     Applies the pending migrations of migrationsDir, each in its own transaction. A failing
     migration leaves the database as it was and names its file.
+
+    options:
+    \(commonOptions)
+    """
+
+    static let checkUsage = """
+    usage: toursd check-config [--config PATH] [--host ADDR] [--port N] [--data-dir DIR]
+
+    Prints every key's effective value (defaults, file, environment, flags) and checks that the
+    migrations can be read and the data directory written. Exits 0 when it can be served, 1
+    when not, 2 for a configuration mistake.
 
     options:
     \(commonOptions)
@@ -67,7 +90,7 @@ public enum ToursdCommand: Equatable, Sendable {
 
     /// Parses the arguments after the program name. `loadFile` reads a config file into a
     /// configuration (injected so tests need no files).
-    public static func parse(_ arguments: [String],
+    public static func parse(_ arguments: [String], environment: [String: String] = [:],
                              loadFile: (String, inout ToursdConfig) throws(ConfigError) -> Void = { path, config throws(ConfigError) in try config.apply(file: path) })
         throws(ConfigError) -> ToursdCommand {
         var rest = arguments[...]
@@ -81,6 +104,7 @@ public enum ToursdCommand: Equatable, Sendable {
         let allowed: Set<String>
         switch subcommand {
         case "serve": (help, allowed) = (serveUsage, ["--config", "--data-dir", "--host", "--port"])
+        case "check-config": (help, allowed) = (checkUsage, ["--config", "--data-dir", "--host", "--port"])
         case "migrate": (help, allowed) = (migrateUsage, ["--config", "--data-dir"])
         case "tokens": (help, allowed) = (tokensUsage, ["--config", "--data-dir", "--tenant"])
         default: throw ConfigError("unknown subcommand \"\(subcommand)\"; see toursd --help")
@@ -101,11 +125,20 @@ public enum ToursdCommand: Equatable, Sendable {
             }
         }
         var config = ToursdConfig()
-        if let configPath { try loadFile(configPath, &config) }
+        if let path = configPath ?? environment[environmentPrefix + "CONFIG"] { try loadFile(path, &config) }
+        for key in ToursdConfig.keys {
+            guard let value = environment[environmentPrefix + key] else { continue }
+            do throws(ConfigError) {
+                try config.set(key, value)
+            } catch {
+                throw ConfigError("\(environmentPrefix)\(key): \(error.message)")
+            }
+        }
         for (key, value) in overrides { try config.set(key, value) }
         let arguments = Array(words.dropFirst())
         switch (subcommand, arguments.first) {
         case ("serve", nil): return .serve(config)
+        case ("check-config", nil): return .checkConfig(config)
         case ("migrate", nil): return .migrate(config)
         case ("tokens", "create"):
             guard arguments.count == 1 else { throw ConfigError("tokens create takes no argument; the tenant goes in --tenant") }

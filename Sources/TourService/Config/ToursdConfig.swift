@@ -19,6 +19,8 @@ public struct ToursdConfig: Sendable, Equatable {
     public var uploadSweepIntervalSeconds = 60
     public var logLevel = "info"
     public var logFormat = "logfmt"
+    /// A file to log to (reopened on SIGHUP, for rotation); empty: standard error.
+    public var logFile = ""
     public var eventLoop = "epoll"
     public var eventLoopThreads = 0
     public var backlog = 1024
@@ -51,6 +53,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "uploadSweepIntervalSeconds": { config, text in setInt(&config.uploadSweepIntervalSeconds, text, 1...86_400) },
         "logLevel": { $0.logLevel = $1; return LogLevel(name: $1) != nil },
         "logFormat": { $0.logFormat = $1; return LogFormat(rawValue: $1) != nil },
+        "logFile": { $0.logFile = $1; return true },
         "eventLoop": { $0.eventLoop = $1; return EventBackendKind(rawValue: $1) != nil },
         "eventLoopThreads": { config, text in setInt(&config.eventLoopThreads, text, 0...256) },
         "backlog": { config, text in setInt(&config.backlog, text, 1...65_535) },
@@ -68,6 +71,14 @@ public struct ToursdConfig: Sendable, Equatable {
     ]
 
     public static var keys: [String] { setters.keys.sorted() }
+
+    /// Every key with its value as text, in key order (what check-config prints).
+    public var values: [(key: String, value: String)] {
+        let mirror = Dictionary(uniqueKeysWithValues: Mirror(reflecting: self).children.compactMap { child in
+            child.label.map { ($0, "\(child.value)") }
+        })
+        return Self.keys.map { ($0, mirror[$0] ?? "") }
+    }
 
     private static func setInt(_ field: inout Int, _ text: String, _ range: ClosedRange<Int>) -> Bool {
         guard let value = Int(text), range.contains(value) else { return false }
