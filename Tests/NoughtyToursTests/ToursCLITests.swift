@@ -138,4 +138,19 @@ import TestSupport
         #expect(values.last?["isComplete"] as? Bool == true)
         #expect(values.compactMap { $0["panoramasUploaded"] as? Int } == values.compactMap { $0["panoramasUploaded"] as? Int }.sorted())
     }
+
+    /// On a terminal (a pty, through script(1)), sync draws a bar: items, bytes, rate.
+    @Test func syncOnATerminalShowsAProgressBar() throws {
+        let server = try LiveServer()
+        defer { server.stop() }
+        try initialize(server.url, token: server.token)
+        let property = try tours("property", "create", "Terminal").out.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try tours("panorama", "add", property, try file("t1.jpg", bytes: 900_000), try file("t2.jpg", bytes: 700_000)).status == 0)
+        let command = [ToursdProcess.builtExecutable("tours").path, "--config", config, "sync"].joined(separator: " ")
+        let shown = try runCommand("/usr/bin/script", ["-qec", command, "/dev/null"])
+        #expect(shown.status == 0, "\(shown.out)")
+        #expect(shown.out.contains("\r\u{1B}[K[")) // redrawn in place
+        #expect(shown.out.contains("4/4 items") && shown.out.contains("1.6 MB/1.6 MB") && shown.out.contains("MB/s"))
+        #expect(!shown.out.contains("uploaded panorama")) // the plain lines are for logs
+    }
 }
