@@ -76,5 +76,10 @@ enum ClientMigrations {
         Migration(version: 3, name: "queue_schedule", sql: """
             ALTER TABLE queue_items ADD COLUMN not_before REAL NOT NULL DEFAULT 0;
             """),
+        // What a new item must follow (the newest item of a floor, by kind) is found by a seek,
+        // not by scanning every item of every property.
+        Migration(version: 4, name: "queue_by_entity", sql: """
+            CREATE INDEX queue_by_entity ON queue_items (entity_id, kind, id);
+            """),
     ]
 }
