@@ -47,7 +47,7 @@ private final class WorkerProcess {
         let server = try LiveServer()
         defer { server.stop() }
         // Every byte the clients send passes the proxy, which counts it.
-        let proxy = try FaultProxy(upstreamPort: server.port) { _, _ in nil }
+        let proxy = try FaultProxy(upstreamPort: server.port)
         defer { proxy.stop() }
         let proxied = URL(string: "http://127.0.0.1:\(proxy.port)")!
         let storage = FileManager.default.temporaryDirectory.appendingPathComponent("client-\(UUID().uuidString)")

@@ -73,6 +73,29 @@ private final class SilentListener {
         #expect(failures.allSatisfy { if case .transport(let reason) = $0 { reason.lowercased().contains("timeout") } else { false } })
     }
 
+    /// Connections are reused: a drain of many items opens no more of them than transfers run
+    /// at once (counted by a proxy that tunnels each connection as it is).
+    @Test func aDrainReusesItsConnections() async throws {
+        let server = try LiveServer()
+        defer { server.stop() }
+        let proxy = try FaultProxy(upstreamPort: server.port, tunnels: true)
+        defer { proxy.stop() }
+        var options = fastSync()
+        options.concurrentTransfers = 3
+        let tours = try await makeSyncingLibrary(server: URL(string: "http://127.0.0.1:\(proxy.port)")!, token: server.token, options: options)
+        let property = try await tours.properties.createProperty(name: "Reused", floorCount: 2)
+        for floor in try await tours.properties.floors(of: property) {
+            let session = tours.panoramaCapture.session(floor: floor)
+            for seed in 1...6 { try await capturePanorama(session, bytes: 50_000, seed: seed) }
+        }
+        try await tours.start()
+        await tours.idle()
+        await tours.stop()
+        #expect(try await tours.properties.status(of: property).isComplete)
+        #expect(try await queueItems(tours).count == 15) // the property, 2 floors, 12 panoramas
+        #expect(proxy.connectionsAccepted >= 1 && proxy.connectionsAccepted <= 3, "\(proxy.connectionsAccepted) connections for 15 transfers")
+    }
+
     @Test func aTokenTheServerRefusesFailsTheItemOnItsFirstAttempt() async throws {
         let server = try LiveServer()
         defer { server.stop() }

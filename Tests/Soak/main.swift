@@ -30,7 +30,7 @@ try FileManager.default.createDirectory(at: work, withIntermediateDirectories: t
 var toursd = try ToursdProcess(dataDir: dataDir)
 let port = toursd.port
 let token = try toursd.adminToken
-let proxy = try FaultProxy(upstreamPort: port, chaos: Chaos()) { _, _ in nil }
+let proxy = try FaultProxy(upstreamPort: port, chaos: Chaos())
 say("soak: \(clients) clients for \(seconds) s through a chaos proxy; toursd on \(port), killed at random")
 
 // The clients, each with its own storage directory.

@@ -47,10 +47,15 @@ public final class FaultProxy: @unchecked Sendable {
 
     private let chaos: Chaos?
     private let injected = Mutex<[InjectedFault: Int]>([:])
+    private let tunnels: Bool
+    private let accepted = Atomic<Int>(0)
 
-    public init(upstreamPort: UInt16, chaos: Chaos? = nil, rule: @escaping Rule) throws {
+    /// `tunnels`: relay each connection as it is, keep-alive and all (no rule, no chaos), to
+    /// count the connections a client opens.
+    public init(upstreamPort: UInt16, chaos: Chaos? = nil, tunnels: Bool = false, rule: @escaping Rule = { _, _ in nil }) throws {
         self.upstreamPort = upstreamPort
         self.chaos = chaos
+        self.tunnels = tunnels
         self.rule = rule
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = Self.loopback(port: 0)
@@ -77,6 +82,9 @@ public final class FaultProxy: @unchecked Sendable {
     /// What the proxy did, one line per request.
     public var requests: [String] { log.withLock { $0 } }
 
+    /// The client connections accepted so far.
+    public var connectionsAccepted: Int { accepted.load(ordering: .relaxed) }
+
     /// The faults injected so far, by kind.
     public var faults: [InjectedFault: Int] { injected.withLock { $0 } }
 
@@ -95,6 +103,7 @@ public final class FaultProxy: @unchecked Sendable {
         while !stopped.load(ordering: .relaxed) {
             let client = accept(listener, nil, nil)
             guard client >= 0 else { if errno == EINTR { continue } else { return } }
+            accepted.add(1, ordering: .relaxed)
             var timeout = timeval(tv_sec: 10, tv_usec: 0)
             setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             Thread.detachNewThread { [self] in serve(client) }
@@ -105,6 +114,10 @@ public final class FaultProxy: @unchecked Sendable {
     private func serve(_ client: Int32) {
         defer { close(client) }
         var buffer: [UInt8] = []
+        if tunnels {
+            forward(client, head: nil, pending: &buffer)
+            return
+        }
         for _ in 0..<10_000 {
             guard let headEnd = readHead(client, &buffer) else { return }
             let head = String(decoding: buffer[0..<headEnd], as: UTF8.self)
@@ -152,18 +165,19 @@ public final class FaultProxy: @unchecked Sendable {
         return (fault, fault == .truncate ? Int.random(in: 0..<64) : Int.random(in: 0..<(256 << 10)))
     }
 
-    /// Sends the request upstream with `Connection: close`, then relays both ways until
-    /// upstream has answered and closed (or a drawn fault ends it). Both fds stay open until
-    /// both relays are done, so neither thread can touch a number the other closed.
-    private func forward(_ client: Int32, head lines: [String], pending: inout [UInt8]) {
+    /// Sends the request upstream with `Connection: close` (or, with no head, tunnels the
+    /// connection as it is), then relays both ways until upstream has answered and closed (or
+    /// a drawn fault ends it). Both fds stay open until both relays are done, so neither
+    /// thread can touch a number the other closed.
+    private func forward(_ client: Int32, head lines: [String]?, pending: inout [UInt8]) {
         let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(upstream) }
         var address = Self.loopback(port: upstreamPort)
         let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         guard connected == 0 else { return }
-        let fault = drawFault()
-        let kept = lines.filter { !$0.isEmpty && !$0.lowercased().hasPrefix("connection:") }
-        let first = Array((kept.joined(separator: "\r\n") + "\r\nConnection: close\r\n\r\n").utf8) + pending
+        let fault = lines == nil ? nil : drawFault()
+        let kept = (lines ?? []).filter { !$0.isEmpty && !$0.lowercased().hasPrefix("connection:") }
+        let first = (lines == nil ? [] : Array((kept.joined(separator: "\r\n") + "\r\nConnection: close\r\n\r\n").utf8)) + pending
         pending = []
         let requestLimit = fault.flatMap { $0.fault == .truncate ? nil : $0.after }
         let requestDone = DispatchSemaphore(value: 0)
