@@ -52,6 +52,15 @@ final class EventLog: Sendable {
     deinit { task.cancel() }
 
     var all: [SyncEvent] { events.list.withLock { $0 } }
+
+    /// The queue has sent its events when `idle()` returns, but this log's reader may not have
+    /// taken them all yet: waits (bounded) until what the test expects is in.
+    func waitFor(_ what: String, _ condition: @escaping @Sendable ([SyncEvent]) -> Bool) async throws {
+        try await waitUntil(what) { condition(self.all) }
+    }
+
+    static func isUpload(_ event: SyncEvent) -> Bool { if case .uploaded = event { true } else { false } }
+    static func isFailedAttempt(_ event: SyncEvent) -> Bool { if case .attemptFailed = event { true } else { false } }
 }
 
 @Suite(.serialized) struct SyncIntegrationTests {
@@ -106,6 +115,8 @@ final class EventLog: Sendable {
         }
 
         // Byte progress for every panorama, up to its size; each item uploaded once.
+        let items = try await queueItems(tours).count
+        try await events.waitFor("every item's upload to be reported") { $0.filter(EventLog.isUpload).count >= items }
         let uploaded = events.all.compactMap { event -> UploadItem? in if case .uploaded(let item) = event { item } else { nil } }
         #expect(uploaded.filter { $0.kind == .panorama }.count == 20)
         #expect(Set(uploaded).count == uploaded.count)
@@ -117,12 +128,14 @@ final class EventLog: Sendable {
     }
 
     @Test func withTheServerDownStatusSaysPendingThenFailedAfterThreeAttemptsAndSyncCompletesOnceItIsBack() async throws {
+        // The server's tenant and token made by a first start; then it is down on a held port.
         let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("toursd-\(UUID().uuidString)").path
         let first = try LiveServer(dataDir: dataDir)
-        let (url, token, port) = (first.url, first.token, first.port)
+        let token = first.token
         first.stop()
+        let down = try PortReservation()
 
-        let tours = try await makeSyncingLibrary(server: url, token: token)
+        let tours = try await makeSyncingLibrary(server: URL(string: "http://127.0.0.1:\(down.port)")!, token: token)
         let property = try await tours.properties.createProperty(name: "Offline", floorCount: 1)
         let floor = try #require(try await tours.properties.floors(of: property).first)
         let session = tours.panoramaCapture.session(floor: floor)
@@ -141,6 +154,7 @@ final class EventLog: Sendable {
         #expect(items.first.map { [$0.kind, $0.state] } == ["property", "failed"])
         #expect(items.first?.attempts == 3)
         #expect(items.dropFirst().allSatisfy { $0.state == "pending" && $0.attempts == 0 })
+        try await events.waitFor("three failed attempts to be reported") { $0.filter(EventLog.isFailedAttempt).count >= 3 }
         let attempts = events.all.compactMap { event -> (Int, Bool)? in
             if case .attemptFailed(let item, let error, let attempt, let willRetry) = event, item.kind == .property, error.isRetryable { (attempt, willRetry) } else { nil }
         }
@@ -151,7 +165,8 @@ final class EventLog: Sendable {
         await tours.idle()
         #expect(try await queueItems(tours, kind: .property).first?.attempts == 3)
         // ...until the server is back and the user taps sync.
-        let second = try LiveServer(dataDir: dataDir, port: port)
+        down.release()
+        let second = try LiveServer(dataDir: dataDir, port: down.port)
         defer { second.stop() }
         let following = await followStatus(tours, property) { $0.isComplete }
         try await tours.sync()

@@ -108,17 +108,19 @@ import TestSupport
     @Test func withTheServerDownSyncExitsSixAndKeepsTheWorkUntilTheServerIsBack() throws {
         let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("toursd-\(UUID().uuidString)").path
         let first = try LiveServer(dataDir: dataDir)
-        let (url, token, port) = (first.url, first.token, first.port)
+        let token = first.token
         first.stop()
-        try initialize(url, token: token)
+        let down = try PortReservation() // refused, and no other test's server gets it
+        try initialize(URL(string: "http://127.0.0.1:\(down.port)")!, token: token)
         let property = try tours("property", "create", "Offline", "--floors", "1").out.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(try tours("panorama", "add", property, try file("o.jpg", bytes: 20_000)).status == 0)
-        let down = try tours("sync")
-        #expect(down.status == 6)
-        #expect(down.err.contains("stayed queued"))
+        let offline = try tours("sync")
+        #expect(offline.status == 6)
+        #expect(offline.err.contains("stayed queued"))
         #expect(try json(try tours("status", property, "--json").out)["sync"] as? String == "failed")
 
-        let second = try LiveServer(dataDir: dataDir, port: port)
+        down.release()
+        let second = try LiveServer(dataDir: dataDir, port: down.port)
         defer { second.stop() }
         #expect(try tours("sync").status == 0)
         let status = try json(try tours("status", property, "--json").out)

@@ -68,6 +68,7 @@ private final class SilentListener {
         await tours.stop()
         #expect(try await queueItems(tours, kind: .property).map { [$0.state, String($0.attempts)] } == [["failed", "3"]])
         #expect(try await tours.properties.status(of: property).sync == .failed)
+        try await events.waitFor("three failed attempts to be reported") { $0.filter(EventLog.isFailedAttempt).count >= 3 }
         let failures = events.all.compactMap { event -> NoughtyToursError? in if case .attemptFailed(_, let error, _, _) = event { error } else { nil } }
         #expect(failures.count == 3)
         #expect(failures.allSatisfy { if case .transport(let reason) = $0 { reason.lowercased().contains("timeout") } else { false } })
@@ -91,7 +92,10 @@ private final class SilentListener {
         try await tours.start()
         await tours.idle()
         await tours.stop()
-        #expect(try await tours.properties.status(of: property).isComplete)
+        let left = try await tours.store.read { db in
+            try db.query("SELECT kind, state, attempts, last_error FROM queue_items WHERE state != 'done'").map { "\($0[0]) \($0[1]) \($0[2]) \($0[3])" }
+        }
+        #expect(left.isEmpty, "not uploaded: \(left)")
         #expect(try await queueItems(tours).count == 15) // the property, 2 floors, 12 panoramas
         #expect(proxy.connectionsAccepted >= 1 && proxy.connectionsAccepted <= 3, "\(proxy.connectionsAccepted) connections for 15 transfers")
     }
@@ -107,7 +111,8 @@ private final class SilentListener {
         await tours.stop()
         #expect(try await queueItems(tours, kind: .property).map { [$0.state, String($0.attempts)] } == [["failed", "1"]])
         #expect(try await tours.properties.status(of: property).sync == .failed)
-        let failure = events.all.first { if case .attemptFailed = $0 { true } else { false } }
+        try await events.waitFor("the failed attempt to be reported") { $0.contains(where: EventLog.isFailedAttempt) }
+        let failure = events.all.first(where: EventLog.isFailedAttempt)
         guard case .attemptFailed(let item, .server(401, "unauthorized", _), 1, false)? = failure else {
             Issue.record("expected a 401 on the first attempt, got \(String(describing: failure))")
             return

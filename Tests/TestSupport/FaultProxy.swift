@@ -104,8 +104,13 @@ public final class FaultProxy: @unchecked Sendable {
             let client = accept(listener, nil, nil)
             guard client >= 0 else { if errno == EINTR { continue } else { return } }
             accepted.add(1, ordering: .relaxed)
-            var timeout = timeval(tv_sec: 10, tv_usec: 0)
-            setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            if !tunnels {
+                // A request head that never comes ends the connection; a tunnel lives as long
+                // as its client keeps it (idle between transfers, however long a loaded
+                // machine makes that).
+                var timeout = timeval(tv_sec: 10, tv_usec: 0)
+                setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            }
             Thread.detachNewThread { [self] in serve(client) }
         }
     }

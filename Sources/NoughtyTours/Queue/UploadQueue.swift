@@ -100,7 +100,9 @@ actor UploadQueue {
                 break
             }
             for item in claimed { launch(item) }
-            if inflight.isEmpty, due == nil { resumeIdleWaiters() }
+            // Idle only if this whole turn was quiet: a transfer that ended (or a write) during
+            // its awaits woke it, and what this turn claimed may be stale.
+            if inflight.isEmpty, due == nil, !woken { resumeIdleWaiters() }
             if !woken { await sleep(until: due) }
         }
     }
@@ -129,10 +131,14 @@ actor UploadQueue {
         }
     }
 
-    /// Records an attempt's outcome: done, tried again later, or failed for good.
+    /// Records an attempt's outcome: done, tried again later, or failed for good. The item
+    /// counts as in flight until its outcome is written: a loop turn while the write is under
+    /// way must not find the queue idle (what depends on the item is not claimable yet).
     private func finish(_ item: QueueItem, _ outcome: AttemptOutcome, interrupted: Bool) async {
-        inflight[item.id] = nil
-        defer { wakeUp() }
+        defer {
+            inflight[item.id] = nil
+            wakeUp()
+        }
         let named = item.uploadItem
         let attempt = item.attempts + 1
         do {
