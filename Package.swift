@@ -41,7 +41,7 @@ let package = Package(
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "Logging", "TestSupport"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
-        .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB"]),
+        .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB", "TestSupport"]),
         .testTarget(name: "TourServiceTests", dependencies: ["TourService", "HTTPCore", "Hashing", "TestSupport"]),
         .testTarget(name: "NoughtyToursTests", dependencies: ["NoughtyTours", "TestSupport"]),
         // A client process the library's tests start and kill mid-drain.

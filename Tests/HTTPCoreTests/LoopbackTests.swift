@@ -247,7 +247,7 @@ import TestSupport
 
     @Test(arguments: EventBackendKind.allCases)
     func clientGoneMidFileDoesNotKillTheServer(backend: EventBackendKind) async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("big-\(UUID().uuidString)").path
+        let path = testDirectory("big").path
         #expect(FileManager.default.createFile(atPath: path, contents: Data(count: 32 << 20)))
         defer { try? FileManager.default.removeItem(atPath: path) }
         let server = try TestServer(backend: backend, routes: { table in
@@ -358,7 +358,7 @@ import TestSupport
 
     @Test(arguments: EventBackendKind.allCases)
     func fileAndChunkedResponses(backend: EventBackendKind) async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("http-file-\(UUID().uuidString)").path
+        let path = testDirectory("http-file").path
         let content = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
         #expect(FileManager.default.createFile(atPath: path, contents: Data(content)))
         defer { try? FileManager.default.removeItem(atPath: path) }

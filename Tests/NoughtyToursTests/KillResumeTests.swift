@@ -50,7 +50,7 @@ private final class WorkerProcess {
         let proxy = try FaultProxy(upstreamPort: server.port)
         defer { proxy.stop() }
         let proxied = URL(string: "http://127.0.0.1:\(proxy.port)")!
-        let storage = FileManager.default.temporaryDirectory.appendingPathComponent("client-\(UUID().uuidString)")
+        let storage = testDirectory("client")
         let largeSize = 24 << 20, threshold: Int64 = 1 << 20
 
         // Captured while offline, in this process.

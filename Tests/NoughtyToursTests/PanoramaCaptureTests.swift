@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import NoughtyTours
 
 @Suite struct PanoramaCaptureTests {
@@ -114,11 +115,11 @@ import Testing
         let tours = try await makeLibrary()
         let property = try await tours.properties.createProperty(name: "Villa", floorCount: 2)
         let floor = try #require(try await tours.properties.floors(of: property).first)
-        let map = FileManager.default.temporaryDirectory.appendingPathComponent("map-\(UUID().uuidString)")
+        let map = testDirectory("map")
         try Data([9, 9]).write(to: map)
         try await tours.structureCapture.apply(floor: floor, mode: .newScan, rooms: [CapturedRoom(name: "Hall", outline: [[0, 0], [2, 0], [2, 2]])],
                                                worldMap: map)
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("capture-\(UUID().uuidString)")
+        let folder = testDirectory("capture")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try Data([1, 2, 3]).write(to: folder.appendingPathComponent("p.jpg"))
         _ = try await tours.panoramaCapture.session(floor: floor).record(folder: folder, image: "p.jpg", readings: CaptureReadings(iso: 100, shutterSeconds: 0.01))

@@ -5,7 +5,7 @@ import TestSupport
 
 /// A library on a fresh storage directory.
 func makeLibrary() async throws -> NoughtyTours {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("client-\(UUID().uuidString)")
+    let directory = testDirectory("client")
     return try await NoughtyTours(configuration: Configuration(server: URL(string: "http://127.0.0.1:9")!, token: "t", storageDirectory: directory))
 }
 
@@ -45,7 +45,7 @@ func makeLibrary() async throws -> NoughtyTours {
     }
 
     @Test func storageThatCannotBeCreatedIsStorageUnavailable() async throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("not-a-dir-\(UUID().uuidString)")
+        let file = testDirectory("not-a-dir")
         #expect(FileManager.default.createFile(atPath: file.path, contents: Data([1])))
         do {
             _ = try await NoughtyTours(configuration: Configuration(server: URL(string: "http://127.0.0.1:9")!, token: "t",
@@ -123,7 +123,7 @@ actor Counter {
 
 @Suite struct StructureCaptureTests {
     private func worldMap() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("map-\(UUID().uuidString)")
+        let url = testDirectory("map")
         try Data([1, 2, 3, 4]).write(to: url)
         return url
     }

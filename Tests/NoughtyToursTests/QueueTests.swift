@@ -2,6 +2,7 @@ import Foundation
 import Hashing
 import SQLiteDB
 import Testing
+import TestSupport
 @testable import NoughtyTours
 
 /// The queue's rules as pure functions and SQL, without a server.
@@ -192,7 +193,7 @@ import Testing
 
 @Suite struct QueueLockTests {
     @Test func oneProcessAtATimeDrainsAStorageDirectory() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("client-\(UUID().uuidString)")
+        let directory = testDirectory("client")
         let server = URL(string: "http://127.0.0.1:9")!
         let first = try await makeSyncingLibrary(server: server, token: "t", directory: directory)
         let second = try await makeSyncingLibrary(server: server, token: "t", directory: directory)

@@ -129,7 +129,7 @@ final class EventLog: Sendable {
 
     @Test func withTheServerDownStatusSaysPendingThenFailedAfterThreeAttemptsAndSyncCompletesOnceItIsBack() async throws {
         // The server's tenant and token made by a first start; then it is down on a held port.
-        let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("toursd-\(UUID().uuidString)").path
+        let dataDir = testDirectory("toursd").path
         let first = try LiveServer(dataDir: dataDir)
         let token = first.token
         first.stop()
@@ -250,7 +250,7 @@ final class EventLog: Sendable {
         defer { server.stop() }
         var slow = fastSync(resumableThreshold: 1 << 20)
         slow.maxSendBytesPerSecond = 4 << 20
-        let storage = FileManager.default.temporaryDirectory.appendingPathComponent("client-\(UUID().uuidString)")
+        let storage = testDirectory("client")
         let tours = try await makeSyncingLibrary(server: server.url, token: server.token, options: slow, directory: storage)
         let property = try await tours.properties.createProperty(name: "Stopped", floorCount: 1)
         let floor = try #require(try await tours.properties.floors(of: property).first)

@@ -8,7 +8,7 @@ import TestSupport
 /// The built `tours` command line, as scripts run it: from `tours init` to a synced property,
 /// `--json` parsed, and the exit codes `tours --help` documents.
 @Suite(.serialized) struct ToursCLITests {
-    private let work = FileManager.default.temporaryDirectory.appendingPathComponent("tours-cli-\(UUID().uuidString)")
+    private let work = testDirectory("tours-cli")
     private var config: String { work.appendingPathComponent("tours.json").path }
 
     /// Runs tours with this test's configuration.
@@ -106,7 +106,7 @@ import TestSupport
     }
 
     @Test func withTheServerDownSyncExitsSixAndKeepsTheWorkUntilTheServerIsBack() throws {
-        let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("toursd-\(UUID().uuidString)").path
+        let dataDir = testDirectory("toursd").path
         let first = try LiveServer(dataDir: dataDir)
         let token = first.token
         first.stop()

@@ -1,10 +1,11 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import SQLiteDB
 
 @Suite struct DatabaseTests {
     private func temporaryPath() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("db-\(UUID().uuidString).sqlite").path
+        testDirectory("db").appendingPathExtension("sqlite").path
     }
 
     @Test func opensInWALWithFullSyncAndForeignKeys() throws {

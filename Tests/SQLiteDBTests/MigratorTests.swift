@@ -1,10 +1,11 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import SQLiteDB
 
 @Suite struct MigratorTests {
     private func temporaryPath() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("migrate-\(UUID().uuidString).sqlite").path
+        testDirectory("migrate").appendingPathExtension("sqlite").path
     }
 
     private let steps = [
@@ -48,7 +49,7 @@ import Testing
     }
 
     @Test func migrationFilesAreReadInVersionOrderAndBadNamesRefused() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("migrations-\(UUID().uuidString)").path
+        let directory = testDirectory("migrations").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try "CREATE TABLE b (x)".write(toFile: directory + "/0002_second.sql", atomically: true, encoding: .utf8)
         try "CREATE TABLE a (x)".write(toFile: directory + "/0001_first.sql", atomically: true, encoding: .utf8)
@@ -89,7 +90,7 @@ import Testing
 
 @Suite struct DatabasePoolTests {
     private func pool() throws -> DatabasePool {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("pool-\(UUID().uuidString).sqlite").path
+        let path = testDirectory("pool").appendingPathExtension("sqlite").path
         let pool = try DatabasePool(path: path, readerCount: 2)
         try pool.writeNow { try $0.execute("CREATE TABLE t (x INTEGER PRIMARY KEY)") }
         return pool
@@ -150,7 +151,7 @@ import Testing
 
 @Suite struct ChangeObservationTests {
     private func database() throws -> Database {
-        let database = try Database(path: FileManager.default.temporaryDirectory.appendingPathComponent("obs-\(UUID().uuidString).sqlite").path)
+        let database = try Database(path: testDirectory("obs").appendingPathExtension("sqlite").path)
         try database.execute("CREATE TABLE a (x INTEGER); CREATE TABLE b (y INTEGER)")
         return database
     }

@@ -10,7 +10,7 @@ import TestSupport
 /// panoramas upload loses none it acknowledged, and keeps no row without its whole file.
 @Suite struct CrashSafetyTests {
     @Test func sigkillDuringUploadsKeepsEveryAcknowledgedPanoramaWhole() async throws {
-        let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("crash-\(UUID().uuidString)").path
+        let dataDir = testDirectory("crash").path
         defer { try? FileManager.default.removeItem(atPath: dataDir) }
         let first = try ToursdProcess(dataDir: dataDir)
         let token = try String(contentsOfFile: dataDir + "/admin.token", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -94,7 +94,7 @@ extension CrashSafetyTests {
     /// tus: toursd killed with SIGKILL in the middle of an upload; after restart the offset is
     /// there (fsynced bytes only) and the upload completes with the right digest.
     @Test func sigkillMidTusUploadKeepsTheOffsetAndTheUploadCompletes() async throws {
-        let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("crash-tus-\(UUID().uuidString)").path
+        let dataDir = testDirectory("crash-tus").path
         defer { try? FileManager.default.removeItem(atPath: dataDir) }
         let first = try ToursdProcess(dataDir: dataDir)
         let token = try String(contentsOfFile: dataDir + "/admin.token", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)

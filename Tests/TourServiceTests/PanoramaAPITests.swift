@@ -188,12 +188,14 @@ import TestSupport
 
     /// A real full disk (a 2 MB tmpfs): 507, no row, no partial file, and the server goes on.
     @Test func aFullDiskIs507AndLeavesNothingPartial() async throws {
-        let mountPoint = FileManager.default.temporaryDirectory.appendingPathComponent("full-\(UUID().uuidString)").path
+        let mountPoint = testDirectory("full").path
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
         let mounted = try runCommand("/bin/mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", mountPoint])
         try #require(mounted.status == 0, "mounting a tmpfs needs root: \(mounted.err)")
         defer {
-            _ = try? runCommand("/bin/umount", [mountPoint])
+            // Lazily: the service's database files may still be open; a plain umount would fail
+            // (busy) and leave the mount behind on every run.
+            _ = try? runCommand("/bin/umount", ["-l", mountPoint])
             try? FileManager.default.removeItem(atPath: mountPoint)
         }
         let harness = try ServiceHarness(dataDir: mountPoint + "/data")

@@ -63,7 +63,7 @@ import TestSupport
     }
 
     @Test func tokensNeverReachTheLogEvenAtDebugLevel() async throws {
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("toursd-log-\(UUID().uuidString)").path
+        let log = testDirectory("toursd-log").path
         defer { try? FileManager.default.removeItem(atPath: log) }
         let harness = try ServiceHarness(logFile: log, logLevel: .debug)
         let unknown = "nt_" + String(repeating: "f", count: 40)

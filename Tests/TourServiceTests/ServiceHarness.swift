@@ -25,7 +25,7 @@ final class ServiceHarness: @unchecked Sendable {
 
     /// `logFile`: where the service logs, at `logLevel` (else nowhere, errors only).
     init(dataDir: String? = nil, logFile: String? = nil, logLevel: LogLevel = .error, configure: (inout ToursdConfig) -> Void = { _ in }) throws {
-        let dataDir = dataDir ?? FileManager.default.temporaryDirectory.appendingPathComponent("toursd-\(UUID().uuidString)").path
+        let dataDir = dataDir ?? testDirectory("toursd").path
         self.dataDir = dataDir
         var config = ToursdConfig()
         config.port = 0

@@ -19,7 +19,7 @@ import TestSupport
     }
 
     private func temporaryDirectory() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("startup-\(UUID().uuidString)").path
+        testDirectory("startup").path
     }
 
     @Test func aFirstStartMakesTenantDefaultWithItsTokenInAPrivateFile() throws {

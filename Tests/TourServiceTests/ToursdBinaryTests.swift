@@ -13,7 +13,7 @@ import TestSupport
     private var executable: URL { ToursdProcess.executable }
 
     @Test func servesOnAnOSChosenPortAndStopsWithExitZeroOnSIGTERM() async throws {
-        let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("toursd-\(UUID().uuidString)").path
+        let dataDir = testDirectory("toursd").path
         defer { try? FileManager.default.removeItem(atPath: dataDir) }
         let toursd = try ToursdProcess(dataDir: dataDir)
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(toursd.port)/healthz")!)
@@ -31,7 +31,7 @@ import TestSupport
     /// never lost: it stops gracefully, every time.
     @Test func aSIGTERMRightAfterStartIsNeverLost() throws {
         for _ in 0..<25 {
-            let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("toursd-\(UUID().uuidString)").path
+            let dataDir = testDirectory("toursd").path
             defer { try? FileManager.default.removeItem(atPath: dataDir) }
             let toursd = try ToursdProcess(dataDir: dataDir)
             toursd.signal(SIGTERM)
@@ -42,7 +42,7 @@ import TestSupport
     }
 
     @Test func sighupReloadsTheLevelAndLimitsLiveAndReopensTheLog() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reload-\(UUID().uuidString)").path
+        let directory = testDirectory("reload").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let config = directory + "/toursd.json", log = directory + "/toursd.log"
@@ -85,7 +85,7 @@ import TestSupport
                             "--port", "8123"])
         #expect(good.status == 0)
         #expect(good.out.contains("port = 8123") && good.out.contains("configuration ok"))
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("not-a-folder-\(UUID().uuidString)").path
+        let file = testDirectory("not-a-folder").path
         try "x".write(toFile: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: file) }
         let unservable = try run(["check-config", "--data-dir", file + "/data"])
@@ -117,7 +117,7 @@ import TestSupport
     }
 
     @Test func tokenCommandsCreateListAndRevokeForARunningDaemon() async throws {
-        let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("tokens-\(UUID().uuidString)").path
+        let dataDir = testDirectory("tokens").path
         defer { try? FileManager.default.removeItem(atPath: dataDir) }
         let migrationsDir = ServiceHarness.migrationsDir
         let common = ["--data-dir", dataDir]

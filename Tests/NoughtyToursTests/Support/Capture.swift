@@ -1,10 +1,11 @@
 import Foundation
+import TestSupport
 @testable import NoughtyTours
 
 /// A recorded panorama's folder, as the capture hands it over: `bytes` bytes that differ
 /// with `seed`.
 func recordedFolder(bytes: Int = 4096, name: String = "pano.jpg", seed: Int = 7) throws -> URL {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("capture-\(UUID().uuidString)")
+    let folder = testDirectory("capture")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     // 64 KiB blocks, each stamped with its number: quick to make, and no two blocks alike.
     var block = (0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* seed &+ $0 >> 11) }

@@ -12,7 +12,7 @@ final class LiveServer {
     let toursd: ToursdProcess
     let token: String
 
-    init(dataDir: String = FileManager.default.temporaryDirectory.appendingPathComponent("toursd-\(UUID().uuidString)").path,
+    init(dataDir: String = testDirectory("toursd").path,
          port: UInt16 = 0) throws {
         toursd = try ToursdProcess(dataDir: dataDir, port: port)
         token = try toursd.adminToken
@@ -40,7 +40,7 @@ final class LiveServer {
 
 /// A library on a fresh storage directory, syncing with `server`.
 func makeSyncingLibrary(server: URL, token: String, options: SyncOptions = fastSync(),
-                        directory: URL = FileManager.default.temporaryDirectory.appendingPathComponent("client-\(UUID().uuidString)")) async throws -> NoughtyTours {
+                        directory: URL = testDirectory("client")) async throws -> NoughtyTours {
     try await NoughtyTours(configuration: Configuration(server: server, token: token, storageDirectory: directory, sync: options))
 }
 
