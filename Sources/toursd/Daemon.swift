@@ -168,11 +168,8 @@ enum Daemon {
             logger.error("reload failed; the configuration is unchanged", ["error": error.message])
             return current
         }
-        var changed = server.updateLimits(new.server)
-        if new.level != logger.level {
-            logger.level = new.level
-            changed.append("logLevel")
-        }
+        server.updateLimits(new.server)
+        logger.level = new.level
         if !new.logFile.isEmpty {
             do throws(LogFileError) {
                 try logger.sink.reopen(path: new.logFile)
@@ -180,14 +177,15 @@ enum Daemon {
                 logger.error("the log file could not be reopened", ["error": error.description])
             }
         }
-        // What changed but needs a restart, said; the configuration in force keeps its old value.
-        let live = Set(changed + ["logFile"])
-        let needRestart = zip(current.values, new.values).filter { $0.value != $1.value && !live.contains($0.key) }.map(\.0.key)
-        logger.info("reloaded", ["changed": changed.isEmpty ? "nothing" : changed.joined(separator: ","),
+        // What changed, applied or not; the configuration in force keeps the old values of the others.
+        let changed = zip(current.values, new.values).filter { $0.value != $1.value }.map(\.0.key)
+        let applied = changed.filter { ToursdConfig.liveKeys.contains($0) }
+        let needRestart = changed.filter { !ToursdConfig.liveKeys.contains($0) }
+        logger.info("reloaded", ["changed": applied.isEmpty ? "nothing" : applied.joined(separator: ","),
                                  "logReopened": new.logFile.isEmpty ? "no" : new.logFile,
                                  "needRestart": needRestart.isEmpty ? "nothing" : needRestart.joined(separator: ",")])
         var inForce = current
-        for (key, value) in new.values where live.contains(key) { try? inForce.set(key, value) }
+        for (key, value) in new.values where ToursdConfig.liveKeys.contains(key) { try? inForce.set(key, value) }
         return inForce
     }
 }

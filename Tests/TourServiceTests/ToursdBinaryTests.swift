@@ -62,7 +62,7 @@ import TestSupport
             (try? String(contentsOfFile: log, encoding: .utf8))?.contains("msg=reloaded") == true
         }
         let reloaded = try String(contentsOfFile: log, encoding: .utf8)
-        #expect(reloaded.contains("changed=maxConnections,logLevel"))
+        #expect(reloaded.contains("changed=logLevel,maxConnections"))
         #expect(!(try String(contentsOfFile: log + ".1", encoding: .utf8)).contains("reloaded"))
         // The new limit is in force: with one connection held, the next one is refused.
         let held = try RawClient(port: toursd.port)

@@ -59,6 +59,7 @@ import Testing
         expected.port = 81
         #expect(command == .checkConfig(expected))
         #expect(expected.values.map(\.key) == ToursdConfig.keys)
+        #expect(ToursdConfig.liveKeys.isSubset(of: Set(ToursdConfig.keys))) // what a reload applies is configurable
         #expect(expected.values.first { $0.key == "port" }?.value == "81")
         #expect(expected.values.allSatisfy { !$0.value.isEmpty || $0.key == "logFile" })
     }

@@ -64,30 +64,22 @@ public final class HTTPServer: Sendable {
 
     /// Stops accepting, lets requests in flight finish within the configured grace period,
     /// closes idle connections, then calls `completion` (also when the grace ran out).
-    /// Applies the limits and timeouts of `new` while the server runs (a SIGHUP reload): the
+    /// Applies the limits and timeouts of `new` while the server runs (a reload): the
     /// connection limit, Retry-After, the header, idle, body, send and linger timeouts, the
     /// discard limit and the shutdown grace. Where it listens, its threads and its buffers stay
-    /// as they were started. Returns the names of what changed.
-    @discardableResult
-    public func updateLimits(_ new: ServerConfiguration) -> [String] {
-        var changed: [String] = []
+    /// as they were started.
+    public func updateLimits(_ new: ServerConfiguration) {
         context.update { current in
-            func apply<T: Equatable>(_ key: WritableKeyPath<ServerConfiguration, T>, _ name: String) {
-                guard current[keyPath: key] != new[keyPath: key] else { return }
-                current[keyPath: key] = new[keyPath: key]
-                changed.append(name)
-            }
-            apply(\.maxConnections, "maxConnections")
-            apply(\.retryAfterSeconds, "retryAfterSeconds")
-            apply(\.headerTimeoutMilliseconds, "headerTimeoutMs")
-            apply(\.idleTimeoutMilliseconds, "idleTimeoutMs")
-            apply(\.bodyTimeoutMilliseconds, "bodyTimeoutMs")
-            apply(\.sendTimeoutMilliseconds, "sendTimeoutMs")
-            apply(\.lingerTimeoutMilliseconds, "lingerTimeoutMs")
-            apply(\.maxDiscardBytes, "maxDiscardBytes")
-            apply(\.shutdownGraceMilliseconds, "shutdownGraceMs")
+            current.maxConnections = new.maxConnections
+            current.retryAfterSeconds = new.retryAfterSeconds
+            current.headerTimeoutMilliseconds = new.headerTimeoutMilliseconds
+            current.idleTimeoutMilliseconds = new.idleTimeoutMilliseconds
+            current.bodyTimeoutMilliseconds = new.bodyTimeoutMilliseconds
+            current.sendTimeoutMilliseconds = new.sendTimeoutMilliseconds
+            current.lingerTimeoutMilliseconds = new.lingerTimeoutMilliseconds
+            current.maxDiscardBytes = new.maxDiscardBytes
+            current.shutdownGraceMilliseconds = new.shutdownGraceMilliseconds
         }
-        return changed
     }
 
     public func shutdown(_ completion: @escaping @Sendable () -> Void) {

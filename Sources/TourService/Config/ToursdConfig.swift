@@ -72,6 +72,13 @@ public struct ToursdConfig: Sendable, Equatable {
 
     public static var keys: [String] { setters.keys.sorted() }
 
+    /// The keys a reload (SIGHUP) applies while serving: the log level and file, and what
+    /// `HTTPServer.updateLimits` changes. The others need a restart.
+    public static let liveKeys: Set<String> = [
+        "logLevel", "logFile", "maxConnections", "retryAfterSeconds", "headerTimeoutMs", "idleTimeoutMs", "bodyTimeoutMs",
+        "sendTimeoutMs", "lingerTimeoutMs", "maxDiscardBytes", "shutdownGraceMs",
+    ]
+
     /// Every key with its value as text, in key order (what check-config prints).
     public var values: [(key: String, value: String)] {
         let mirror = Dictionary(uniqueKeysWithValues: Mirror(reflecting: self).children.compactMap { child in
