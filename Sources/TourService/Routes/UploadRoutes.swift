@@ -31,8 +31,8 @@ enum UploadRoutes {
         table.add(.post, "/v1/uploads", bodyLimit: maxSize, headers: resumable) { request, responder in
             uploads.create(request, responder)
         }
-        table.add(.head, "/v1/uploads/{uploadId}", headers: resumable) { request, _ in
-            uploads.head(request)
+        table.add(.head, "/v1/uploads/{uploadId}", headers: resumable) { request, responder in
+            uploads.head(request, responder)
         }
         table.add(.patch, "/v1/uploads/{uploadId}", bodyLimit: maxSize, headers: resumable) { request, responder in
             uploads.patch(request, responder)
@@ -91,7 +91,9 @@ struct Uploads: Sendable {
                 guard open.length == wanted.length else {
                     throw ServiceError.conflict("panorama \(wanted.panoramaId) has an unfinished upload of another length")
                 }
-                return .response(created(open, offset: try liveSession(open, tenant).offset))
+                // Off the event loop: after a restart, opening the session hashes what the file holds.
+                context.respond(request, responder) { created(open, offset: try liveSession(open, tenant).offset) }
+                return .deferred
             }
             _ = try context.read { try TourStore.panoramaPlace($0, tenant, floorId: wanted.floorId, roomId: wanted.roomId) }
             let upload = try context.write { db -> UploadRecord in
@@ -139,9 +141,10 @@ struct Uploads: Sendable {
         Response(status: .created, headers: [HTTPField(name: "Location", value: "/v1/uploads/\(upload.id)")] + progressHeaders(upload, offset: offset))
     }
 
-    /// HEAD: the offset (only fsynced bytes count), the length, no caching.
-    func head(_ request: Request) -> HandlerResult {
-        .response(context.answer(request) {
+    /// HEAD: the offset (only fsynced bytes count), the length, no caching. Off the event loop:
+    /// after a restart, opening the upload's session hashes what its file holds.
+    func head(_ request: Request, _ responder: Responder) -> HandlerResult {
+        context.respond(request, responder) {
             let tenant = try admit(request)
             let upload = try upload(request, tenant)
             var headers = progressHeaders(upload, offset: upload.finished ? upload.length : try liveSession(upload, tenant).offset)
@@ -149,7 +152,8 @@ struct Uploads: Sendable {
             headers.append(HTTPField(name: "Cache-Control", value: "no-store"))
             if !upload.metadata.isEmpty { headers.append(HTTPField(name: "Upload-Metadata", value: upload.metadata)) }
             return Response(status: .ok, headers: headers)
-        })
+        }
+        return .deferred
     }
 
     /// PATCH: the next bytes, at the offset the server has; a newer PATCH wins.
