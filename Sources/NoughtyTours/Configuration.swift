@@ -28,10 +28,15 @@ public final class NoughtyTours: Sendable {
     private let syncEvents = SyncEvents()
 
     /// Opens local storage (creating it); throws `storageUnavailable` when it cannot, and
-    /// `invalidInput` for sync options the queue cannot run with.
+    /// `invalidInput` for a server URL, token or sync options the queue cannot work with.
     public init(configuration: Configuration) async throws(NoughtyToursError) {
         guard let scheme = configuration.server.scheme?.lowercased(), ["http", "https"].contains(scheme), configuration.server.host != nil else {
             throw .invalidInput("the server is an http:// or https:// URL, not \(configuration.server)")
+        }
+        // It goes into a header line as it is: a space, a control character or a line break
+        // would break the header (or inject another). RFC 6750's b64token is printable ASCII.
+        guard !configuration.token.isEmpty, configuration.token.unicodeScalars.allSatisfy({ (0x21...0x7e).contains($0.value) }) else {
+            throw .invalidInput("the token is printable ASCII without spaces (RFC 6750)")
         }
         self.configuration = configuration
         let options = try configuration.sync.validated()

@@ -49,7 +49,7 @@ import TestSupport
         #expect(policy.decide(busy, attempt: 1, retryAfter: .zero, random: 0) == .retry(after: .seconds(1)))
     }
 
-    @Test func optionsTheQueueCannotRunWithAreRefused() async throws {
+    @Test func optionsServersAndTokensTheQueueCannotUseAreRefused() async throws {
         var options = SyncOptions()
         options.concurrentTransfers = 0
         await expectInvalidInput { _ = try await makeSyncingLibrary(server: URL(string: "http://127.0.0.1:9")!, token: "t", options: options) }
@@ -57,6 +57,9 @@ import TestSupport
         options.jitter = 1.5
         await expectInvalidInput { _ = try await makeSyncingLibrary(server: URL(string: "http://127.0.0.1:9")!, token: "t", options: options) }
         await expectInvalidInput { _ = try await makeSyncingLibrary(server: URL(string: "ftp://example.com")!, token: "t") }
+        for token in ["", "nt_a b", "nt_a\r\nX-Injected: 1", "nt_é"] { // a header line must stay one header
+            await expectInvalidInput { _ = try await makeSyncingLibrary(server: URL(string: "http://127.0.0.1:9")!, token: token) }
+        }
     }
 }
 

@@ -94,6 +94,13 @@ import TestSupport
         let badPlan = try tours("plan", property, try file("bad.json", bytes: 100))
         #expect(badPlan.status == 5)
         #expect(badPlan.err.contains("is not a plan"))
+        for (name, text) in [("height.json", #"{"rooms": [{"outline": [[0,0],[1,0],[1,1]], "height": "tall"}]}"#),
+                             ("outline.json", #"{"rooms": [{"outline": [[0,0],[1,"x"],[1,1]]}]}"#)] {
+            let path = try file(name, bytes: 0)
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            let refused = try tours("plan", property, path)
+            #expect(refused.status == 5 && refused.err.contains("not a number"), "\(name): \(refused.err)") // not dropped
+        }
         #expect(try tours("panorama", "add", property, work.appendingPathComponent("missing.jpg").path).status == 5) // unreadable
         #expect(try tours("panorama", "add", property, try file("notes.txt", bytes: 10)).status == 5) // not an image type
         let plan = try file("empty-plan.json", bytes: 0)

@@ -33,8 +33,18 @@ enum CaptureCommands {
         }
         var captured: [CapturedRoom] = []
         for (index, room) in rooms.enumerated() {
+            // Numbers, or a clear error: nothing is dropped or guessed.
             guard let points = room["outline"] as? [[Any]] else { throw .library(.invalidInput("\(path): rooms[\(index)] has no outline")) }
-            let outline = points.map { $0.compactMap { ($0 as? NSNumber)?.doubleValue } }
+            let outline = try points.map { point throws(CLIError) -> [Double] in
+                let numbers = point.compactMap { $0 as? NSNumber }
+                guard numbers.count == point.count, !numbers.contains(where: { String(cString: $0.objCType) == "c" }) else { // "c": a JSON boolean
+                    throw .library(.invalidInput("\(path): rooms[\(index)].outline holds something that is not a number"))
+                }
+                return numbers.map(\.doubleValue)
+            }
+            if let height = room["height"], !(height is NSNull), (height as? NSNumber) == nil {
+                throw .library(.invalidInput("\(path): rooms[\(index)].height is not a number"))
+            }
             let kept = try (room["room"] as? String).map { id throws(CLIError) -> Room in
                 guard let room = existing.first(where: { $0.id == id }) else { throw .library(.invalidInput("\(path): rooms[\(index)]: no room \(id) on this floor")) }
                 return room

@@ -83,10 +83,7 @@ enum PropertyCommands {
 
     static func list(_ tours: NoughtyTours, _ arguments: Arguments) async throws(CLIError) {
         _ = try arguments.exactly()
-        var statuses: [PropertyStatus] = []
-        for property in try await library({ () async throws(NoughtyToursError) in try await tours.properties.properties() }) {
-            statuses.append(try await library { () async throws(NoughtyToursError) in try await tours.properties.status(of: property) })
-        }
+        let statuses = try await allStatuses(tours)
         if arguments.has("--json") {
             Output.json(["properties": statuses.map(Output.status)])
         } else {
@@ -122,6 +119,15 @@ enum PropertyCommands {
         let property = try await find(tours, try arguments.exactly("PROPERTY_ID")[0])
         try await library { () async throws(NoughtyToursError) in try await tours.properties.deleteProperty(property) }
         Output.line("deleted \(property.id) here; the server's copy goes with the next tours sync")
+    }
+
+    /// The status of every property, oldest first.
+    static func allStatuses(_ tours: NoughtyTours) async throws(CLIError) -> [PropertyStatus] {
+        var statuses: [PropertyStatus] = []
+        for property in try await library({ () async throws(NoughtyToursError) in try await tours.properties.properties() }) {
+            statuses.append(try await library { () async throws(NoughtyToursError) in try await tours.properties.status(of: property) })
+        }
+        return statuses
     }
 
     /// The property of an id, or `notFound`.

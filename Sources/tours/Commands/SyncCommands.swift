@@ -21,10 +21,7 @@ enum SyncCommands {
         shown.cancel()
         _ = await shown.value
         if !arguments.has("--json") { display.finish() }
-        var statuses: [PropertyStatus] = []
-        for property in try await library({ () async throws(NoughtyToursError) in try await tours.properties.properties() }) {
-            statuses.append(try await library { () async throws(NoughtyToursError) in try await tours.properties.status(of: property) })
-        }
+        let statuses = try await PropertyCommands.allStatuses(tours)
         let left = try await library { () async throws(NoughtyToursError) in try await tours.pendingUploads() }
         if arguments.has("--json") {
             Output.json(["properties": statuses.map(Output.status), "queued": left.items])
