@@ -68,7 +68,8 @@ public final class NoughtyTours: Sendable {
     }
 
     /// Returns once the queue has nothing it can send now: everything uploaded, failed, or
-    /// waiting on an item that failed. At once when the queue is not started.
+    /// waiting on an item that failed; or local storage is failing (the next call that touches
+    /// it throws `storageUnavailable`). At once when the queue is not started.
     public func idle() async {
         await queue.idle()
     }

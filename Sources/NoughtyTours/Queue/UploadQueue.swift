@@ -66,7 +66,7 @@ actor UploadQueue {
     }
 
     /// Returns once nothing can be sent now: every item uploaded, failed, or waiting on one
-    /// that failed (or at once when the queue is not running).
+    /// that failed; or local storage is failing (or at once when the queue is not running).
     func idle() async {
         guard loop != nil else { return }
         await withCheckedContinuation { continuation in
@@ -92,8 +92,11 @@ actor UploadQueue {
                 if free > 0 { claimed = try await store.write { db in try Queue.claim(db, limit: free, now: now) } }
                 due = try await store.read { db in try Queue.nextDue(db, after: now) }
             } catch {
-                // Storage failing (a full disk): try again after a backoff, nothing lost.
+                // Storage failing (a full disk): try again after a backoff, nothing lost. Nothing
+                // can be sent meanwhile, so whoever waits for idle() is let go (and learns of the
+                // failure from its next call to storage) instead of waiting for ever.
                 due = now + options.initialBackoff.timeInterval + 1
+                resumeIdleWaiters()
             }
             guard !Task.isCancelled else {
                 for item in claimed { _ = try? await store.write { db in try Queue.interrupted(db, item) } }
