@@ -23,11 +23,13 @@ let package = Package(
         // Shared building blocks.
         .target(name: "Logging"),
         .target(name: "Hashing", dependencies: ["CCrypto"]),
-        .target(name: "SQLiteDB", dependencies: ["CSQLite"]),
-        .target(name: "HTTPCore", dependencies: ["Logging", "CLinux"]),
+        // The fixed thread pools that blocking calls (disk, SQLite) run on, off every event loop.
+        .target(name: "ThreadPools", dependencies: ["CLinux"]),
+        .target(name: "SQLiteDB", dependencies: ["CSQLite", "ThreadPools"]),
+        .target(name: "HTTPCore", dependencies: ["Logging", "CLinux", "ThreadPools"]),
 
         // The server: the sync service and its thin executable.
-        .target(name: "TourService", dependencies: ["HTTPCore", "Logging", "Hashing", "SQLiteDB", "CLinux"]),
+        .target(name: "TourService", dependencies: ["HTTPCore", "Logging", "Hashing", "SQLiteDB", "ThreadPools", "CLinux"]),
         .executableTarget(name: "toursd", dependencies: ["TourService"]),
 
         // The client: library and thin command line.
@@ -41,6 +43,7 @@ let package = Package(
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "Logging", "TestSupport"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
+        .testTarget(name: "ThreadPoolsTests", dependencies: ["ThreadPools", "TestSupport"]),
         .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB", "TestSupport"]),
         .testTarget(name: "TourServiceTests", dependencies: ["TourService", "HTTPCore", "Hashing", "TestSupport"]),
         .testTarget(name: "NoughtyToursTests", dependencies: ["NoughtyTours", "TestSupport"]),

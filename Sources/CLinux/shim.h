@@ -1,9 +1,11 @@
 #ifndef NOUGHTYTOURS_CLINUX_SHIM_H
 #define NOUGHTYTOURS_CLINUX_SHIM_H
-/* Linux calls that Glibc's Swift module does not export: epoll, eventfd, sync_file_range.
+/* Linux calls that Glibc's Swift module does not export: epoll, eventfd, sync_file_range,
+   prctl, renameat2.
    struct epoll_event is packed on x86-64, so Swift never touches it: these wrappers take and
    give plain values. */
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/eventfd.h>
 #include <sys/types.h>
 #include <stdint.h>
@@ -44,5 +46,14 @@ extern int sync_file_range(int __fd, __off64_t __offset, __off64_t __count, unsi
    later fsync has little left to do. */
 static inline int nt_start_writeback(int fd, int64_t offset, int64_t count) {
     return sync_file_range(fd, offset, count, 2 /* SYNC_FILE_RANGE_WRITE */);
+}
+/* Names the calling thread (at most 15 bytes are kept), for top -H, perf and debuggers. */
+static inline void nt_set_thread_name(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
+
+/* rename(2) that fails with EEXIST instead of replacing the target: renameat2 with
+   RENAME_NOREPLACE, which glibc declares only under _GNU_SOURCE. */
+extern int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
+static inline int nt_rename_noreplace(const char *from, const char *to) {
+    return renameat2(-100 /* AT_FDCWD */, from, -100, to, 1 /* RENAME_NOREPLACE */);
 }
 #endif

@@ -1,75 +1,127 @@
-import Dispatch
+import ThreadPools
 import Synchronization
 
-/// One writer and a few readers on the same WAL database: reads run on any thread with a
-/// reader of their own, so they never wait behind a write; writes run one at a time on the
-/// writer, with group commit.
+/// One writer and a few readers on the same WAL database, each connection on a thread of its
+/// own (GRDB's `SerializedDatabase`, one per connection): callers await, they never block.
 ///
-/// Group commit: the writer takes every write waiting at that moment and runs them in one
-/// transaction, each inside its own savepoint (a failing write rolls back alone), then
-/// commits once. Each caller returns only after that commit, so every write is durable
-/// before its caller answers — one fsync serves many writers.
+/// Reads wait in one queue for the next free reader thread, which runs them with its own
+/// connection, so a read never waits behind a write and a burst of reads never opens extra
+/// connections. Writes run one at a time on the writer thread with group commit: the writer
+/// takes every write waiting at that moment and runs them in one transaction, each inside its
+/// own savepoint (a failing write rolls back alone), then commits once and resumes each caller
+/// after that commit: every write is durable before its caller answers, one fsync for many.
+///
+/// `readBlocking` and `writeBlocking` block the calling thread: for start-up and command-line
+/// tools only.
 public final class DatabasePool: Sendable {
     private let writer: UncheckedDatabase
-    private let writerQueue = DispatchQueue(label: "sqlite.writer")
+    private let readers: [UncheckedDatabase]
+    private let writerThread: ThreadPool
+    private let readerThreads: ThreadPool
     private let pending = Mutex<PendingWrites>(PendingWrites())
-    private let readers: Mutex<[UncheckedDatabase]>
-    /// Counts free readers, so a read waits for one instead of opening a connection.
-    private let freeReaders: DispatchSemaphore
-    private let readerCount: Int
-    private let path: String
 
     private struct PendingWrites {
         var jobs: [WriteJob] = []
-        var draining = false
+        /// A drain is queued on the writer thread and has not taken the jobs yet.
+        var drainQueued = false
     }
 
     public init(path: String, readerCount: Int = 4) throws(SQLiteError) {
-        self.path = path
-        self.readerCount = max(1, readerCount)
+        let count = max(1, readerCount)
         writer = UncheckedDatabase(try Database(path: path))
         var made: [UncheckedDatabase] = []
-        for _ in 0..<self.readerCount {
+        for _ in 0..<count {
             made.append(UncheckedDatabase(try Database(path: path)))
         }
-        readers = Mutex(made)
-        freeReaders = DispatchSemaphore(value: self.readerCount)
+        readers = made
+        writerThread = ThreadPool(name: "sqlite-writer", threads: 1)
+        readerThreads = ThreadPool(name: "sqlite-reader", threads: count)
     }
 
-    /// Runs `body` with the writer outside any transaction, blocking until done (start-up,
-    /// migrations and tools, which manage their own transactions).
-    public func writeNow<T>(_ body: (Database) throws -> T) rethrows -> T {
-        try writerQueue.sync { try body(writer.database) }
+    deinit {
+        writerThread.stop()
+        readerThreads.stop()
+    }
+
+    /// Runs `body` with a reader of its own as soon as one is free; returns its result.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await readerThreads.run { [readers] thread in try body(readers[thread].database) }
     }
 
     /// Runs `body` in a transaction on the writer, group-committed with the writes waiting
     /// beside it; returns once that transaction is committed. Throws what `body` threw (its
     /// changes rolled back) or what the commit threw.
     @discardableResult
-    public func write<T>(_ body: (Database) throws -> T) throws -> T {
-        let job = WriteJob()
-        var value: T?
-        // The caller blocks until the job ran, so its non-escaping body outlives the run.
-        withoutActuallyEscaping(body) { body in
-            job.run = { database in value = try body(database) }
-            pending.withLock { $0.jobs.append(job) }
-            writerQueue.async { [self] in drain() }
-            job.done.wait()
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let value = Mutex<T?>(nil)
+            enqueue(WriteJob(run: { database in
+                let result = try body(database)
+                value.withLock { $0 = result }
+            }, finish: { failure in
+                if let failure {
+                    continuation.resume(throwing: failure)
+                } else {
+                    continuation.resume(returning: value.withLock { $0! })
+                }
+            }))
         }
-        if let error = job.error { throw error }
-        guard let value else { preconditionFailure("a write finished without a value or an error") }
-        return value
     }
 
-    /// Runs every waiting write in one transaction.
-    private func drain() {
-        var jobs = pending.withLock { state -> [WriteJob] in
-            defer { state.jobs.removeAll(keepingCapacity: true) }
-            return state.jobs
+    /// `read`, blocking the calling thread until done (start-up and tools only).
+    public func readBlocking<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) throws -> T {
+        try readerThreads.runAndWait { [readers] thread in try body(readers[thread].database) }
+    }
+
+    /// `write`, blocking the calling thread until committed (start-up and tools only).
+    @discardableResult
+    public func writeBlocking<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) throws -> T {
+        // The group commit runs on the writer thread; this thread only waits for its outcome.
+        try writerThread.runAndWait { [self] _ in
+            var outcome: Result<T, any Error> = .failure(PoolStopped(pool: "sqlite-writer"))
+            let job = WriteJob(run: { database in outcome = .success(try body(database)) }, finish: { failure in
+                if let failure { outcome = .failure(failure) }
+            })
+            runBatches([job])
+            return try outcome.get()
         }
-        let database = writer.database
+    }
+
+    /// Runs `body` with the writer outside any transaction, blocking until done (start-up,
+    /// migrations and tools, which manage their own transactions).
+    public func writeNow<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) throws -> T {
+        try writerThread.runAndWait { [writer] _ in try body(writer.database) }
+    }
+
+    private func enqueue(_ job: WriteJob) {
+        let schedule = pending.withLock { state -> Bool in
+            state.jobs.append(job)
+            defer { state.drainQueued = true }
+            return !state.drainQueued
+        }
+        guard schedule else { return }
+        let accepted = writerThread.submit { [self] _ in
+            let jobs = pending.withLock { state -> [WriteJob] in
+                state.drainQueued = false
+                defer { state.jobs.removeAll(keepingCapacity: true) }
+                return state.jobs
+            }
+            runBatches(jobs)
+        }
+        if !accepted {
+            let jobs = pending.withLock { state -> [WriteJob] in
+                defer { state.jobs.removeAll() }
+                return state.jobs
+            }
+            for job in jobs { job.finish(PoolStopped(pool: "sqlite-writer")) }
+        }
+    }
+
+    /// Runs jobs in as few transactions as errors allow (writer thread only).
+    private func runBatches(_ jobs: [WriteJob]) {
+        var jobs = jobs
         while !jobs.isEmpty {
-            jobs = runBatch(jobs, database)
+            jobs = runBatch(jobs, writer.database)
         }
     }
 
@@ -79,23 +131,24 @@ public final class DatabasePool: Sendable {
         do {
             try database.execute("BEGIN IMMEDIATE")
         } catch {
-            finish(jobs, failure: error)
+            for job in jobs { job.finish(error) }
             return []
         }
+        var failures: [ObjectIdentifier: any Error] = [:]
         for (index, job) in jobs.enumerated() {
             do {
                 try database.execute("SAVEPOINT job")
-                try job.run?(database)
+                try job.run(database)
                 try database.execute("RELEASE job")
             } catch {
-                job.error = error
+                failures[ObjectIdentifier(job)] = error
                 if database.isInTransaction {
                     try? database.execute("ROLLBACK TO job")
                     try? database.execute("RELEASE job")
                 } else {
                     // The whole transaction is gone: the jobs before this one went with it.
-                    finish(Array(jobs[..<index]), failure: error)
-                    finish([job], failure: nil)
+                    for earlier in jobs[..<index] { earlier.finish(error) }
+                    job.finish(error)
                     return Array(jobs[(index + 1)...])
                 }
             }
@@ -104,44 +157,27 @@ public final class DatabasePool: Sendable {
             try database.execute("COMMIT")
         } catch {
             if database.isInTransaction { try? database.execute("ROLLBACK") }
-            finish(jobs, failure: error)
+            for job in jobs { job.finish(error) }
             return []
         }
-        finish(jobs, failure: nil)
+        for job in jobs { job.finish(failures[ObjectIdentifier(job)]) }
         return []
     }
-
-    private func finish(_ jobs: [WriteJob], failure: (any Error)?) {
-        for job in jobs {
-            if let failure { job.error = failure }
-            job.run = nil
-            job.done.signal()
-        }
-    }
-
-    /// Runs `body` with a reader of its own: a pooled one as soon as one is free (reads are
-    /// short). Only when none frees up within 50 ms — a read nested in another, or a burst —
-    /// is a connection opened for this read and closed after it: the pool never grows.
-    public func read<T>(_ body: (Database) throws -> T) throws -> T {
-        if freeReaders.wait(timeout: .now() + .milliseconds(50)) == .success {
-            defer { freeReaders.signal() }
-            guard let reader = readers.withLock({ $0.popLast() }) else { preconditionFailure("a free reader was counted but not pooled") }
-            defer { readers.withLock { $0.append(reader) } }
-            return try body(reader.database)
-        }
-        return try body(try Database(path: path))
-    }
 }
 
-/// A write waiting for the writer. Its fields are touched by the caller before it is queued
-/// and after `done`, and by the writer in between: never at the same time.
+/// A write waiting for the writer: its work, and how its caller hears the outcome (nil: it
+/// was committed). Both run on the writer thread.
 private final class WriteJob: @unchecked Sendable {
-    var run: ((Database) throws -> Void)?
-    var error: (any Error)?
-    let done = DispatchSemaphore(value: 0)
+    let run: (Database) throws -> Void
+    let finish: (_ failure: (any Error)?) -> Void
+
+    init(run: @escaping (Database) throws -> Void, finish: @escaping ((any Error)?) -> Void) {
+        self.run = run
+        self.finish = finish
+    }
 }
 
-/// A connection handed between threads, used by one at a time (the pool's locks see to it).
+/// A connection used by one thread only: the pool's thread that owns it.
 private final class UncheckedDatabase: @unchecked Sendable {
     let database: Database
     init(_ database: Database) { self.database = database }

@@ -39,7 +39,7 @@ public enum Admin {
         guard (1...100).contains(name.count) else { throw StartupError("a tenant name is 1 to 100 characters") }
         let pool = try open(config, logger: logger)
         do {
-            return try pool.write { db in try TenantStore.createToken(db, tenant: name) }
+            return try pool.writeBlocking { db in try TenantStore.createToken(db, tenant: name) }
         } catch {
             throw StartupError("cannot create the token: \(error)")
         }
@@ -48,7 +48,7 @@ public enum Admin {
     public static func tokens(_ config: ToursdConfig, logger: Logger) throws(StartupError) -> [Token] {
         let pool = try open(config, logger: logger)
         do {
-            return try pool.read { try TenantStore.tokens($0) }
+            return try pool.readBlocking { try TenantStore.tokens($0) }
                 .map { Token(id: $0.id, tenant: $0.tenant, createdAt: $0.createdAt, revoked: $0.revokedAt != nil) }
         } catch {
             throw StartupError("cannot list tokens: \(error)")
@@ -60,7 +60,7 @@ public enum Admin {
         let pool = try open(config, logger: logger)
         let revoked: Bool
         do {
-            revoked = try pool.write { db in try TenantStore.revoke(db, id: id) }
+            revoked = try pool.writeBlocking { db in try TenantStore.revoke(db, id: id) }
         } catch {
             throw StartupError("cannot revoke the token: \(error)")
         }

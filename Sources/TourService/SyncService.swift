@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ThreadPools
 import Dispatch
 import Foundation
 import HTTPCore
@@ -18,17 +19,24 @@ public struct StartupError: Error, Sendable, CustomStringConvertible {
 /// The sync service: its storage opened and brought up to date, and its routes.
 public final class SyncService: Sendable {
     let context: ServiceContext
-    let sessions = UploadSessions()
+    let sessions: UploadSessions
     private let sweep = Mutex<UploadSweep?>(nil)
 
     /// Opens the data directory: the database migrated to the newest schema, files left by a
     /// crash removed, and on a first start a tenant "default" with its token in
     /// `<dataDir>/admin.token`.
     public static func open(config: ToursdConfig, logger: Logger) throws(StartupError) -> SyncService {
+        try open(config: config, logger: logger, beforeEachFileJob: nil)
+    }
+
+    /// `beforeEachFileJob` runs before every job of the file I/O pool: tests make the disk slow
+    /// with it.
+    static func open(config: ToursdConfig, logger: Logger, beforeEachFileJob: (@Sendable () -> Void)?) throws(StartupError) -> SyncService {
         let blobs: BlobStore
         let pool: DatabasePool
+        let io = ThreadPool(name: "file-io", threads: config.ioThreads, beforeEachJob: beforeEachFileJob)
         do {
-            blobs = try BlobStore(root: config.dataDir)
+            blobs = try BlobStore(root: config.dataDir, io: io)
             pool = try DatabasePool(path: config.dataDir + "/toursd.sqlite", readerCount: config.sqliteReaders)
         } catch let error as ServiceError {
             throw StartupError("cannot open the data directory \(config.dataDir): \(error.message)")
@@ -45,6 +53,7 @@ public final class SyncService: Sendable {
 
     private init(context: ServiceContext) {
         self.context = context
+        sessions = UploadSessions(blobs: context.blobs)
     }
 
     deinit { stop() }
@@ -58,7 +67,7 @@ public final class SyncService: Sendable {
             throw StartupError("cannot read migrations in \(config.migrationsDir): \(error)")
         }
         do {
-            let applied = try pool.writeNow { db throws(MigrationError) in try Migrator.migrate(db, migrations) }
+            let applied = try pool.writeNow { db in try Migrator.migrate(db, migrations) }
             for migration in applied { logger.info("migration applied", ["file": migration.fileName]) }
         } catch let error as MigrationError {
             throw StartupError(error.description)
@@ -73,20 +82,21 @@ public final class SyncService: Sendable {
         var orphans = 0
         do {
             for key in context.blobs.allKeys() {
-                let known = try context.read { db -> Bool in
+                let known = try context.pool.readBlocking { db -> Bool in
                     switch key.kind {
                     case .panorama:
                         return try db.first("SELECT 1 FROM panoramas WHERE tenant_id = ? AND id = ?", key.tenant, key.id) != nil
                     case .worldMap:
-                        return try db.first("SELECT 1 FROM floors WHERE tenant_id = ? AND id = ? AND world_map_sha256 IS NOT NULL",
-                                            key.tenant, key.id) != nil
+                        return try db.first("""
+                            SELECT 1 FROM floors WHERE tenant_id = ? AND coalesce(world_map_file, id) = ? AND world_map_sha256 IS NOT NULL
+                            """, key.tenant, key.id) != nil
                     case .upload:
                         return try db.first("SELECT 1 FROM uploads WHERE tenant_id = ? AND id = ? AND state = 'receiving'",
                                             key.tenant, key.id) != nil
                     }
                 }
                 if !known {
-                    context.blobs.remove(key)
+                    context.blobs.removeNow(key)
                     orphans += 1
                 }
             }
@@ -101,25 +111,27 @@ public final class SyncService: Sendable {
     /// Expired uploads go at start-up and then on a timer.
     private func startUploadSweep() {
         let uploads = Uploads(context: context, sessions: sessions)
-        uploads.sweepExpired()
         let timer = DispatchSource.makeTimerSource(queue: .global())
         let interval = context.config.uploadSweepIntervalSeconds
-        timer.schedule(deadline: .now() + .seconds(interval), repeating: .seconds(interval), leeway: .seconds(1))
-        timer.setEventHandler { uploads.sweepExpired() }
+        timer.schedule(deadline: .now(), repeating: .seconds(interval), leeway: .seconds(1))
+        let io = context.blobs.io
+        timer.setEventHandler { Task(executorPreference: io) { await uploads.sweepExpired() } }
         timer.resume()
         sweep.withLock { $0 = UploadSweep(timer: timer) }
     }
 
-    /// Stops the timers (for tests and tools that open a service and drop it).
+    /// Stops the timers and lets the file pool's threads go once their work is done (for
+    /// tests and tools that open a service and drop it).
     public func stop() {
         sweep.withLock { $0?.timer.cancel(); $0 = nil }
+        context.blobs.io.stop()
     }
 
     /// On a first start, a tenant and a token so that a newcomer can call the API at once.
     private func bootstrapToken() throws(StartupError) {
         let path = context.config.dataDir + "/admin.token"
         do {
-            let made = try context.write { db -> String? in
+            let made = try context.pool.writeBlocking { db -> String? in
                 guard try !TenantStore.hasTokens(db) else { return nil }
                 return try TenantStore.createToken(db, tenant: "default").token
             }
@@ -139,17 +151,23 @@ public final class SyncService: Sendable {
         }
     }
 
-    /// The router of every route toursd serves.
+    /// The router of every route toursd serves, each behind the middleware it needs.
     public func makeRouter(metrics: ServerMetrics) -> Router {
         // /metrics labels requests by route, so it needs the router it belongs to.
         let routerBox = RouterReference()
-        let api = Endpoints(context: context)
+        let context = self.context
+        let authenticated = Authentication(context: context)
+        let uploads = Uploads(context: context, sessions: sessions)
         let router = Router { table in
             OpsRoutes.add(to: &table, metrics: metrics, routes: { routerBox.routes })
-            PropertyRoutes.add(to: &table, api)
-            FloorRoutes.add(to: &table, api)
-            PanoramaRoutes.add(to: &table, api)
-            UploadRoutes.add(to: &table, context, sessions)
+            table.group(ServiceErrors(logger: context.logger)) { table in
+                table.group(authenticated) { table in
+                    PropertyRoutes.add(to: &table, context)
+                    FloorRoutes.add(to: &table, context)
+                    PanoramaRoutes.add(to: &table, context)
+                }
+                UploadRoutes.add(to: &table, uploads, authenticated: authenticated)
+            }
         }
         routerBox.set(router)
         return router

@@ -16,8 +16,9 @@ import TestSupport
     private func uploadServer(into directory: String, backend: EventBackendKind) throws -> TestServer {
         try TestServer(backend: backend, routes: { table in
             TestRoutes.standard(&table)
-            table.add(.put, "/files/{name}", bodyLimit: 200 << 20) { request, _ in
-                .readBody(FileSink(path: directory + "/" + (request.parameter("name") ?? "x")), limit: request.bodyLimit)
+            table.add(.put, "/files/{name}", bodyLimit: 200 << 20) { request in
+                let size = try await writeBody(request.body, to: directory + "/" + (request.parameter("name") ?? "x"))
+                return .json(.created, Array("{\"size\":\(size)}".utf8))
             }
         })
     }

@@ -127,8 +127,9 @@ import TestSupport
     @Test(arguments: EventBackendKind.allCases)
     func chunkedBodyOverTheLimitIs413(backend: EventBackendKind) async throws {
         let server = try TestServer(backend: backend, routes: { table in
-            table.add(.put, "/small", bodyLimit: 8) { request, _ in
-                .readBody(CollectingSink { _ in Response(status: .ok) }, limit: request.bodyLimit)
+            table.add(.put, "/small", bodyLimit: 8) { request in
+                _ = try await request.body.collect(upTo: request.bodyLimit)
+                return Response(status: .ok)
             }
         })
         let client = try server.client()
@@ -202,9 +203,9 @@ import TestSupport
     func gracefulShutdownLetsARequestInFlightFinish(backend: EventBackendKind) async throws {
         let release = ReleaseSignal()
         let server = try TestServer(backend: backend, routes: { table in
-            table.add(.get, "/slow") { _, responder in
-                release.onRelease { responder.send(.json(.ok, Array("{\"done\":true}".utf8))) }
-                return .deferred
+            table.add(.get, "/slow") { _ in
+                await release.wait()
+                return .json(.ok, Array("{\"done\":true}".utf8))
             }
             TestRoutes.standard(&table)
         })
@@ -251,8 +252,8 @@ import TestSupport
         #expect(FileManager.default.createFile(atPath: path, contents: Data(count: 32 << 20)))
         defer { try? FileManager.default.removeItem(atPath: path) }
         let server = try TestServer(backend: backend, routes: { table in
-            table.add(.get, "/big") { _, _ in
-                .response(Response(status: .ok, body: .file(FileRegion(fd: open(path, O_RDONLY), offset: 0, length: 32 << 20))))
+            table.add(.get, "/big") { _ in
+                Response(status: .ok, body: .file(FileRegion(fd: open(path, O_RDONLY), offset: 0, length: 32 << 20)))
             }
             TestRoutes.standard(&table)
         })
@@ -363,12 +364,12 @@ import TestSupport
         #expect(FileManager.default.createFile(atPath: path, contents: Data(content)))
         defer { try? FileManager.default.removeItem(atPath: path) }
         let server = try TestServer(backend: backend, routes: { table in
-            table.add(.get, "/file") { _, _ in
-                .response(Response(status: .ok, contentType: "application/octet-stream",
-                                   body: .file(FileRegion(fd: open(path, O_RDONLY), offset: 1000, length: 150_000))))
+            table.add(.get, "/file") { _ in
+                Response(status: .ok, contentType: "application/octet-stream",
+                         body: .file(FileRegion(fd: open(path, O_RDONLY), offset: 1000, length: 150_000)))
             }
-            table.add(.get, "/chunks") { _, _ in
-                .response(Response(status: .ok, contentType: "text/plain", body: .chunked(CountingChunks(count: 5))))
+            table.add(.get, "/chunks") { _ in
+                Response(status: .ok, contentType: "text/plain", body: .chunked(CountingChunks(count: 5)))
             }
         })
         let client = try server.client()
@@ -382,10 +383,10 @@ import TestSupport
     }
 
     @Test(arguments: EventBackendKind.allCases)
-    func clientThatVanishesMidBodyAbortsTheSink(backend: EventBackendKind) async throws {
+    func clientThatVanishesMidBodyEndsTheHandlersBodyWithAnError(backend: EventBackendKind) async throws {
         let aborted = AbortProbe()
         let server = try TestServer(backend: backend, routes: { table in
-            table.add(.put, "/upload", bodyLimit: 1 << 20) { request, _ in .readBody(aborted.sink(), limit: request.bodyLimit) }
+            table.add(.put, "/upload", bodyLimit: 1 << 20, aborted.handler)
         })
         do {
             let client = try server.client()
@@ -398,13 +399,13 @@ import TestSupport
 
 extension LoopbackTests {
     /// Regression (epoll): an end of stream that arrives with the last bytes brings no new
-    /// edge after a short read; the sink must still be aborted, every time.
+    /// edge after a short read; the handler must still hear of it, every time.
     @Test(arguments: EventBackendKind.allCases)
     func endOfStreamRightBehindTheDataIsSeen(backend: EventBackendKind) async throws {
         for _ in 0..<20 {
             let aborted = AbortProbe()
             let server = try TestServer(backend: backend, routes: { table in
-                table.add(.put, "/upload", bodyLimit: 1 << 20) { request, _ in .readBody(aborted.sink(), limit: request.bodyLimit) }
+                table.add(.put, "/upload", bodyLimit: 1 << 20, aborted.handler)
             })
             let client = try server.client()
             try client.send("PUT /upload HTTP/1.1\r\nHost: t\r\nContent-Length: 1000\r\n\r\npartial")
@@ -415,25 +416,33 @@ extension LoopbackTests {
     }
 }
 
-/// Lets a test hold a deferred handler's answer until it says so.
+/// Lets a test hold a handler's answer until it says so.
 final class ReleaseSignal: Sendable {
-    private let state = Mutex<(action: (@Sendable () -> Void)?, released: Bool)>((nil, false))
+    private let state = Mutex<(waiter: CheckedContinuation<Void, Never>?, released: Bool)>((nil, false))
 
-    func onRelease(_ action: @escaping @Sendable () -> Void) {
-        state.withLock { $0.action = action }
+    /// Suspends the handler until `release` (at once if it came first).
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let released = state.withLock { state -> Bool in
+                if !state.released { state.waiter = continuation }
+                return state.released
+            }
+            if released { continuation.resume() }
+        }
     }
 
     func release() {
-        let action = state.withLock { state -> (@Sendable () -> Void)? in
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             state.released = true
-            return state.action
+            defer { state.waiter = nil }
+            return state.waiter
         }
-        action?()
+        waiter?.resume()
     }
 
-    /// Waits (bounded) until a handler registered its answer.
+    /// Waits (bounded) until a handler is waiting.
     func waitUntilRegistered() async throws {
-        try await waitUntil("the handler to start") { state.withLock { $0.action != nil } }
+        try await waitUntil("the handler to start") { state.withLock { $0.waiter != nil } }
     }
 }
 
@@ -444,22 +453,25 @@ final class Flag: Sendable {
     var isSet: Bool { value.load(ordering: .sequentiallyConsistent) }
 }
 
-/// Knows whether the sink of an upload was aborted.
+/// Knows whether an upload handler saw its body end early.
 final class AbortProbe: Sendable {
     private let aborted = Atomic<Bool>(false)
 
-    final class Sink: BodySink {
-        let probe: AbortProbe
-        init(_ probe: AbortProbe) { self.probe = probe }
-        func receive(_ bytes: UnsafeRawBufferPointer) throws(HTTPError) {}
-        func finish(responder: Responder) -> Response? { Response(status: .ok) }
-        func abort() { probe.aborted.store(true, ordering: .sequentiallyConsistent) }
+    /// Reads the body; notes when reading it fails (the client went away mid-body).
+    var handler: RequestResponder {
+        { [self] request in
+            do {
+                for try await _ in request.body {}
+            } catch {
+                aborted.store(true, ordering: .sequentiallyConsistent)
+                throw error
+            }
+            return Response(status: .ok)
+        }
     }
 
-    func sink() -> Sink { Sink(self) }
-
     func waitForAbort() async throws {
-        try await waitUntil("the sink to be aborted") { aborted.load(ordering: .sequentiallyConsistent) }
+        try await waitUntil("the handler to see its body end early") { aborted.load(ordering: .sequentiallyConsistent) }
     }
 }
 

@@ -88,67 +88,6 @@ import TestSupport
     }
 }
 
-@Suite struct DatabasePoolTests {
-    private func pool() throws -> DatabasePool {
-        let path = testDirectory("pool").appendingPathExtension("sqlite").path
-        let pool = try DatabasePool(path: path, readerCount: 2)
-        try pool.writeNow { try $0.execute("CREATE TABLE t (x INTEGER PRIMARY KEY)") }
-        return pool
-    }
-
-    @Test func concurrentWritesAreEachCommittedOnce() async throws {
-        let pool = try pool()
-        try await withThrowingTaskGroup(of: Int.self) { group in
-            for value in 0..<200 {
-                group.addTask { try pool.write { try $0.run("INSERT INTO t VALUES (?)", value) } }
-            }
-            try await group.waitForAll()
-        }
-        #expect(try pool.read { try $0.first("SELECT count(*) FROM t")?[0].int } == 200)
-    }
-
-    @Test func aFailingWriteRollsBackAloneInItsBatch() async throws {
-        let pool = try pool()
-        try pool.write { try $0.run("INSERT INTO t VALUES (?)", 1) }
-        let results = try await withThrowingTaskGroup(of: Bool.self) { group in
-            for value in [1, 2, 3, 1, 4] { // the two 1s collide with the row already there
-                group.addTask {
-                    do {
-                        try pool.write { db in
-                            try db.run("INSERT INTO t VALUES (?)", value + 100) // undone too when the write fails
-                            try db.run("INSERT INTO t VALUES (?)", value)
-                        }
-                        return true
-                    } catch let error as SQLiteError {
-                        #expect(error.isConstraint)
-                        return false
-                    }
-                }
-            }
-            return try await group.reduce(into: [Bool]()) { $0.append($1) }
-        }
-        #expect(results.filter { $0 }.count == 3)
-        let rows = try pool.read { try $0.query("SELECT x FROM t ORDER BY x").compactMap { $0[0].int } }
-        #expect(rows == [1, 2, 3, 4, 102, 103, 104])
-    }
-
-    @Test func readsSeeCommittedWritesAndNeverGrowThePool() throws {
-        let pool = try pool()
-        try pool.write { try $0.run("INSERT INTO t VALUES (?)", 7) }
-        // More readers at once than the pool holds: extra ones are opened and closed.
-        try pool.read { outer in
-            try pool.read { middle in
-                try pool.read { inner in
-                    for db in [outer, middle, inner] {
-                        let value = try db.first("SELECT x FROM t")?[0].int
-                        #expect(value == 7)
-                    }
-                }
-            }
-        }
-    }
-}
-
 @Suite struct ChangeObservationTests {
     private func database() throws -> Database {
         let database = try Database(path: testDirectory("obs").appendingPathExtension("sqlite").path)

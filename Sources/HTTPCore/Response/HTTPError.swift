@@ -1,7 +1,7 @@
 /// An error with the status and the machine-readable code of API.md's error table. Every
 /// error response of the server, from the parser, the router or a handler, is made from one
 /// of these by `Response.error(_:)`: the single place errors become HTTP.
-public struct HTTPError: Error, Sendable, Equatable {
+public struct HTTPError: HTTPErrorConvertible, Equatable {
     public var status: HTTPStatus
     public var code: String
     public var message: String
@@ -22,6 +22,11 @@ public struct HTTPError: Error, Sendable, Equatable {
         default: return false
         }
     }
+
+    public var httpError: HTTPError { self }
+
+    /// The client closed the connection before its request body was whole.
+    public static let clientClosed = HTTPError(.badRequest, code: "bad_request", "the connection closed before the body was complete")
 
     public static func badRequest(_ message: String) -> HTTPError { HTTPError(.badRequest, code: "bad_request", message) }
     public static func notFound(_ message: String) -> HTTPError { HTTPError(.notFound, code: "not_found", message) }
@@ -51,4 +56,10 @@ public struct HTTPField: Sendable, Equatable {
         self.name = name
         self.value = value
     }
+}
+
+/// An error that says how it is answered over HTTP. Errors a handler throws are answered
+/// this way; any other error is a 500.
+public protocol HTTPErrorConvertible: Error, Sendable {
+    var httpError: HTTPError { get }
 }

@@ -119,6 +119,7 @@ public final class HTTPServer: Sendable {
             state.backend?.stop()
             state.backend = nil
         }
+        context.handlers.stop()
         logger.sink.flush()
         completion()
     }

@@ -4,6 +4,9 @@ public struct ServerConfiguration: Sendable {
     public var eventBackend: EventBackendKind = .epoll
     /// Event loops for the epoll backend; 0 for one per online CPU.
     public var eventLoopCount: Int = 0
+    /// Threads request handlers run on (their blocking work goes to pools of its own); 0 for
+    /// one per online CPU.
+    public var handlerThreadCount: Int = 0
     public var host: String = "127.0.0.1"
     public var port: UInt16 = 8080
     public var backlog: Int32 = 1024
@@ -31,6 +34,13 @@ public struct ServerConfiguration: Sendable {
     public var maxDiscardBytes: Int64 = 64 * 1024
     /// On SIGTERM, requests in flight get this long to finish.
     public var shutdownGraceMilliseconds: Int = 10_000
+    /// The most a request body hands its handler at once (`RequestBody.batches`): one disk
+    /// write for many socket reads.
+    public var bodyBatchBytes: Int = 1 << 20
+    /// The memory all request bodies together may hold between the socket and their handlers.
+    /// Each body being received gets an equal share (half buffered, half being written), up to
+    /// `bodyBatchBytes`; past its share the connection stops reading that socket.
+    public var bodyBufferBudgetBytes: Int = 8 << 20
 
     public init() {}
 
@@ -39,6 +49,18 @@ public struct ServerConfiguration: Sendable {
         case .epoll: return try EpollEventBackend(loopCount: eventLoopCount)
         case .dispatch: return DispatchEventBackend()
         }
+    }
+
+    /// The high watermark of one body's stream while `bodiesInProgress` bodies are received.
+    func bodyHighWatermark(bodiesInProgress: Int) -> Int {
+        max(1, min(bodyBatchBytes, bodyBufferBudgetBytes / (2 * max(1, bodiesInProgress))))
+    }
+
+    /// The connection timeouts, in nanoseconds.
+    var timeouts: ConnectionStateMachine.Timeouts {
+        .init(header: UInt64(headerTimeoutMilliseconds) * 1_000_000, idle: UInt64(idleTimeoutMilliseconds) * 1_000_000,
+              body: UInt64(bodyTimeoutMilliseconds) * 1_000_000, send: UInt64(sendTimeoutMilliseconds) * 1_000_000,
+              linger: UInt64(lingerTimeoutMilliseconds) * 1_000_000)
     }
 
     /// The shortest timeout, which sets how often deadlines are checked.

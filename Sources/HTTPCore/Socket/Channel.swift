@@ -3,11 +3,16 @@
 /// channel hides is how readiness is learned — Dispatch sources today, an edge-triggered
 /// epoll loop later — so that either can drive the parser and the handlers unchanged.
 ///
-/// A channel's methods other than `execute` are called only on its context.
+/// A channel's methods other than `execute` and `executor` are called only on its context.
 public protocol Channel: AnyObject, Sendable {
     var fd: Int32 { get }
     /// Runs `work` on the channel's serial context, from any thread.
     func execute(_ work: @escaping @Sendable () -> Void)
+    /// The context as a task executor, for handler tasks that only format bytes and may run
+    /// where their connection runs.
+    var executor: any TaskExecutor { get }
+    /// Fails loudly in debug builds when called off the channel's context.
+    func assertOnContext()
     /// Whether `channelReadable` should be called when the socket has input (back-pressure:
     /// off while the connection cannot take more). Turning it on again delivers a callback
     /// if input is waiting.

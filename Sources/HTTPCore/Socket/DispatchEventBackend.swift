@@ -89,6 +89,14 @@ final class DispatchChannel: StartableChannel, @unchecked Sendable {
         queue.async(execute: work)
     }
 
+    var executor: any TaskExecutor { QueueExecutor(queue: queue) }
+
+    func assertOnContext() {
+        #if DEBUG
+        dispatchPrecondition(condition: .onQueue(queue))
+        #endif
+    }
+
     func setReadInterest(_ on: Bool) {
         guard !closed, on != reading else { return }
         reading = on
@@ -117,5 +125,19 @@ final class DispatchChannel: StartableChannel, @unchecked Sendable {
         let handler = self.handler
         self.handler = nil
         handler?.channelClosed()
+    }
+}
+
+/// A connection's serial queue as a task executor.
+private final class QueueExecutor: TaskExecutor, @unchecked Sendable {
+    let queue: DispatchQueue
+
+    init(queue: DispatchQueue) {
+        self.queue = queue
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { [self] in job.runSynchronously(on: asUnownedTaskExecutor()) }
     }
 }

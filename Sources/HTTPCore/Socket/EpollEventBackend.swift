@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ThreadPools
 import CLinux
 import Dispatch
 import Synchronization
@@ -45,13 +46,17 @@ public final class EpollEventBackend: EventBackend, Sendable {
 }
 
 /// One loop: an epoll descriptor, an eventfd to wake it from other threads, the channels it
-/// serves. Everything but `execute` runs on the loop's own thread.
-final class EpollLoop: @unchecked Sendable {
+/// serves. Everything but `execute` and `enqueue` runs on the loop's own thread. As a task
+/// executor it runs the jobs of handler tasks that only format bytes, between its events.
+final class EpollLoop: TaskExecutor, @unchecked Sendable {
     private static let wakeID: UInt64 = 0
 
     let epollFD: Int32
     private let wakeFD: Int32
     private let thread = Atomic<UInt>(0)
+    /// Set while the loop is (about to be) blocked in epoll_wait: only then does `execute`
+    /// from another thread need to write the eventfd.
+    private let sleeping = Atomic<Bool>(false)
     private let tasks = Mutex<[@Sendable () -> Void]>([])
     private let ids = Atomic<UInt64>(1)
     // Loop thread only:
@@ -80,7 +85,7 @@ final class EpollLoop: @unchecked Sendable {
     func newID() -> UInt64 { ids.wrappingAdd(1, ordering: .relaxed).newValue }
 
     func start() {
-        startThread { [self] in
+        startThread(named: "epoll-loop") { [self] in
             thread.store(UInt(pthread_self()), ordering: .releasing)
             run()
         }
@@ -89,10 +94,23 @@ final class EpollLoop: @unchecked Sendable {
     /// Runs `work` on the loop thread, from any thread.
     func execute(_ work: @escaping @Sendable () -> Void) {
         tasks.withLock { $0.append(work) }
-        if !isCurrentThread {
+        // The loop sets `sleeping` before it looks at `tasks` one last time, and this looks at
+        // `sleeping` after appending: one of the two sees the other, so no task is missed.
+        if sleeping.load(ordering: .sequentiallyConsistent) && !isCurrentThread {
             var one: UInt64 = 1
             _ = write(wakeFD, &one, 8)
         }
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        execute { [self] in job.runSynchronously(on: asUnownedTaskExecutor()) }
+    }
+
+    func assertOnLoop() {
+        #if DEBUG
+        precondition(isCurrentThread, "called off its event loop")
+        #endif
     }
 
     /// Runs `work` on the loop thread after the current batch of events (loop thread only).
@@ -137,8 +155,10 @@ final class EpollLoop: @unchecked Sendable {
         var flags = [UInt32](repeating: 0, count: 256)
         var data = [UInt64](repeating: 0, count: 256)
         while !stopping {
+            sleeping.store(true, ordering: .sequentiallyConsistent)
             let pending = !deferred.isEmpty || tasks.withLock { !$0.isEmpty }
             let count = nt_epoll_wait(epollFD, &flags, &data, 256, pending ? 0 : -1)
+            sleeping.store(false, ordering: .sequentiallyConsistent)
             if count < 0 && errno != EINTR { break }
             for index in 0..<max(0, Int(count)) {
                 let id = data[index]
@@ -207,6 +227,10 @@ final class EpollChannel: StartableChannel, @unchecked Sendable {
     func execute(_ work: @escaping @Sendable () -> Void) {
         loop.execute(work)
     }
+
+    var executor: any TaskExecutor { loop }
+
+    func assertOnContext() { loop.assertOnLoop() }
 
     func setReadInterest(_ on: Bool) {
         guard !closed, on != reading else { return }
@@ -331,20 +355,4 @@ private final class RemainingCount: Sendable {
     func done() {
         if remaining.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue == 0 { finished() }
     }
-}
-
-/// Starts a detached thread running `body`.
-private func startThread(_ body: @escaping @Sendable () -> Void) {
-    final class Start {
-        let body: @Sendable () -> Void
-        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-    }
-    var thread = pthread_t()
-    let start = Unmanaged.passRetained(Start(body)).toOpaque()
-    let result = pthread_create(&thread, nil, { raw in
-        Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue().body()
-        return nil
-    }, start)
-    precondition(result == 0, "pthread_create failed: \(result)")
-    pthread_detach(thread)
 }

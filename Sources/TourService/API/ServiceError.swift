@@ -2,7 +2,7 @@ import HTTPCore
 
 /// Why a request to the sync service failed, as a value: a code of API.md's error table and a
 /// message for the person reading it. `httpError` is the one place these become HTTP.
-public struct ServiceError: Error, Sendable, Equatable {
+public struct ServiceError: HTTPErrorConvertible, Equatable {
     public enum Code: String, Sendable, CaseIterable {
         case badRequest = "bad_request"
         case digestMismatch = "digest_mismatch"

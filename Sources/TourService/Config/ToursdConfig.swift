@@ -11,6 +11,8 @@ public struct ToursdConfig: Sendable, Equatable {
     public var dataDir = "./data"
     public var migrationsDir = "./migrations"
     public var sqliteReaders = 4
+    /// Threads for blocking file work: writes, fsyncs, renames, hashing.
+    public var ioThreads = 4
     public var maxJsonBodyBytes = 1024 * 1024
     public var maxPlanBodyBytes = 16 * 1024 * 1024
     public var maxPanoramaBytes = 512 * 1024 * 1024
@@ -23,6 +25,7 @@ public struct ToursdConfig: Sendable, Equatable {
     public var logFile = ""
     public var eventLoop = "epoll"
     public var eventLoopThreads = 0
+    public var handlerThreads = 0
     public var backlog = 1024
     public var maxConnections = 1024
     public var retryAfterSeconds = 1
@@ -35,6 +38,8 @@ public struct ToursdConfig: Sendable, Equatable {
     public var lingerTimeoutMs = 2_000
     public var maxDiscardBytes = 64 * 1024
     public var shutdownGraceMs = 10_000
+    public var bodyBatchBytes = 1 << 20
+    public var bodyBufferBudgetBytes = 8 << 20
 
     public init() {}
 
@@ -45,6 +50,9 @@ public struct ToursdConfig: Sendable, Equatable {
         "dataDir": { $0.dataDir = $1; return !$1.isEmpty },
         "migrationsDir": { $0.migrationsDir = $1; return !$1.isEmpty },
         "sqliteReaders": { config, text in setInt(&config.sqliteReaders, text, 1...64) },
+        "ioThreads": { config, text in setInt(&config.ioThreads, text, 1...256) },
+        "bodyBatchBytes": { config, text in setInt(&config.bodyBatchBytes, text, 4096...1 << 30) },
+        "bodyBufferBudgetBytes": { config, text in setInt(&config.bodyBufferBudgetBytes, text, 8192...1 << 34) },
         "maxJsonBodyBytes": { config, text in setInt(&config.maxJsonBodyBytes, text, 1024...1_073_741_824) },
         "maxPlanBodyBytes": { config, text in setInt(&config.maxPlanBodyBytes, text, 1024...1_073_741_824) },
         "maxPanoramaBytes": { config, text in setInt(&config.maxPanoramaBytes, text, 1...1 << 40) },
@@ -56,6 +64,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "logFile": { $0.logFile = $1; return true },
         "eventLoop": { $0.eventLoop = $1; return EventBackendKind(rawValue: $1) != nil },
         "eventLoopThreads": { config, text in setInt(&config.eventLoopThreads, text, 0...256) },
+        "handlerThreads": { config, text in setInt(&config.handlerThreads, text, 0...256) },
         "backlog": { config, text in setInt(&config.backlog, text, 1...65_535) },
         "maxConnections": { config, text in setInt(&config.maxConnections, text, 1...1_000_000) },
         "retryAfterSeconds": { config, text in setInt(&config.retryAfterSeconds, text, 0...3600) },
@@ -137,6 +146,7 @@ public struct ToursdConfig: Sendable, Equatable {
         var server = ServerConfiguration()
         server.eventBackend = EventBackendKind(rawValue: eventLoop) ?? .epoll
         server.eventLoopCount = eventLoopThreads
+        server.handlerThreadCount = handlerThreads
         server.host = host
         server.port = UInt16(port)
         server.backlog = Int32(backlog)
@@ -151,6 +161,8 @@ public struct ToursdConfig: Sendable, Equatable {
         server.lingerTimeoutMilliseconds = lingerTimeoutMs
         server.maxDiscardBytes = Int64(maxDiscardBytes)
         server.shutdownGraceMilliseconds = shutdownGraceMs
+        server.bodyBatchBytes = bodyBatchBytes
+        server.bodyBufferBudgetBytes = bodyBufferBudgetBytes
         return server
     }
 

@@ -1,65 +1,80 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import Foundation
 import Hashing
 import HTTPCore
 
 /// One-shot panorama uploads and their content (API.md "Panoramas — one-shot upload").
 enum PanoramaRoutes {
-    static func add(to table: inout RouteTable, _ api: Endpoints) {
-        let context = api.context
-
-        table.add(.put, "/v1/panoramas/{panoramaId}", bodyLimit: Int64(context.config.maxPanoramaBytes), api.upload { request, tenant in
-            let id = try request.uuid("panoramaId")
+    static func add(to table: inout RouteTable, _ context: ServiceContext) {
+        table.add(.put, "/v1/panoramas/{panoramaId}", bodyLimit: Int64(context.config.maxPanoramaBytes)) { request in
+            let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
             let floorId = try Identifier.validated(request.queryParameter("floorId"), "floorId")
             let roomId = try request.queryParameter("roomId").map { text throws(ServiceError) in try Identifier.validated(text, "roomId") }
             let contentType = try PanoramaMediaType.validated(request.headers["content-type"])
             let declared = try ReprDigest.sha256(request.headers["repr-digest"]).map(ByteEncoding.hex)
             // A re-send whose digest is declared is answered without reading the body again.
-            if let declared, let existing = try context.read({ try TourStore.panorama($0, tenant, id) }) {
-                return .answer(try PanoramaUpload.resend(existing, digest: declared))
+            if let declared, let existing = try await context.read({ try TourStore.panorama($0, tenant, id) }) {
+                return try PanoramaUpload.resend(existing, digest: declared)
             }
-            _ = try context.read { try TourStore.panoramaPlace($0, tenant, floorId: floorId, roomId: roomId) }
-            return .store { incoming in
-                let digest = ByteEncoding.hex(try incoming.sync())
-                if let declared, declared != digest {
-                    throw ServiceError(.digestMismatch, "the body's sha-256 is \(digest), not the declared \(declared)")
-                }
-                let key = BlobKey(tenant: tenant, kind: .panorama, id: id)
-                return try context.write { db -> Response in
-                    if let existing = try TourStore.panorama(db, tenant, id) { return try PanoramaUpload.resend(existing, digest: digest) }
-                    try context.blobs.commit(incoming, as: key)
-                    do {
-                        let stored = try TourStore.insertPanorama(db, tenant, id: id, floorId: floorId, roomId: roomId,
-                                                                  contentType: contentType, size: incoming.size, sha256: digest)
-                        return .json(.created, encodeJSON(stored.json))
-                    } catch {
-                        context.blobs.remove(key) // the row was refused: no file without its row
-                        throw error
-                    }
-                }
+            _ = try await context.read { try TourStore.panoramaPlace($0, tenant, floorId: floorId, roomId: roomId) }
+            let received = try await context.blobs.receive(request.body)
+            if let declared, declared != received.sha256 {
+                context.blobs.discard(received)
+                throw ServiceError(.digestMismatch, "the body's sha-256 is \(received.sha256), not the declared \(declared)")
             }
-        })
+            // In place (where nothing is) before its row is committed: the row is the switch.
+            let key = BlobKey(tenant: tenant, kind: .panorama, id: id)
+            let placed: Bool
+            do {
+                placed = try await context.blobs.place(received, as: key)
+            } catch {
+                context.blobs.discard(received)
+                throw error
+            }
+            guard placed else {
+                // Stored meanwhile (a re-send), or being stored by another request.
+                context.blobs.discard(received)
+                guard let existing = try await context.read({ try TourStore.panorama($0, tenant, id) }) else {
+                    throw ServiceError.conflict("panorama \(id) is being stored by another request")
+                }
+                return try PanoramaUpload.resend(existing, digest: received.sha256)
+            }
+            do {
+                let stored = try await context.write { db in
+                    try TourStore.insertPanorama(db, tenant, id: id, floorId: floorId, roomId: roomId,
+                                                 contentType: contentType, size: received.size, sha256: received.sha256)
+                }
+                return .json(.created, encodeJSON(stored.json))
+            } catch {
+                await context.blobs.remove(key) // the row was refused: no file without its row
+                throw error
+            }
+        }
 
-        table.add(.get, "/v1/panoramas/{panoramaId}", api.plain { request, tenant in
-            let id = try request.uuid("panoramaId")
-            guard let panorama = try context.read({ try TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
+        table.add(.get, "/v1/panoramas/{panoramaId}") { request in
+            let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
+            guard let panorama = try await context.read({ try TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
             return .json(.ok, encodeJSON(panorama.json))
-        })
+        }
 
-        table.add(.get, "/v1/panoramas/{panoramaId}/content", api.plain { request, tenant in
-            let id = try request.uuid("panoramaId")
-            guard let panorama = try context.read({ try TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
-            return try PanoramaContent.response(panorama, path: context.blobs.path(BlobKey(tenant: tenant, kind: .panorama, id: id)),
-                                                range: request.headers["range"], ifNoneMatch: request.headers["if-none-match"])
-        })
+        table.add(.get, "/v1/panoramas/{panoramaId}/content") { request in
+            let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
+            guard let panorama = try await context.read({ try TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
+            switch PanoramaContent.answer(panorama, range: request.headers["range"], ifNoneMatch: request.headers["if-none-match"]) {
+            case .response(let response):
+                return response
+            case .bytes(let range, var response):
+                let fd = try await context.blobs.openForReading(BlobKey(tenant: tenant, kind: .panorama, id: id))
+                response.body = .file(FileRegion(fd: fd, offset: range.lowerBound, length: range.upperBound - range.lowerBound))
+                return response
+            }
+        }
 
-        table.add(.delete, "/v1/panoramas/{panoramaId}", api.plain { request, tenant in
-            let id = try request.uuid("panoramaId")
-            guard try context.write({ try TourStore.deletePanorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
-            context.blobs.remove(BlobKey(tenant: tenant, kind: .panorama, id: id))
+        table.add(.delete, "/v1/panoramas/{panoramaId}") { request in
+            let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
+            guard try await context.write({ try TourStore.deletePanorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
+            await context.blobs.remove(BlobKey(tenant: tenant, kind: .panorama, id: id))
             return Response(status: .noContent)
-        })
+        }
     }
 }
 
@@ -73,34 +88,37 @@ enum PanoramaUpload {
         }
         return .json(.ok, encodeJSON(existing.json))
     }
+
 }
 
 /// GET …/content: the bytes, whole or a range (RFC 9110 §14), with the digest as ETag.
 enum PanoramaContent {
-    static func response(_ panorama: PanoramaRecord, path: String, range: String?, ifNoneMatch: String?) throws -> Response {
+    enum Answer {
+        /// Send this range of the file with this head.
+        case bytes(Range<Int64>, Response)
+        /// Answer without the file (304, 416).
+        case response(Response)
+    }
+
+    static func answer(_ panorama: PanoramaRecord, range: String?, ifNoneMatch: String?) -> Answer {
         let etag = "\"\(panorama.sha256)\""
         var headers = [HTTPField(name: "ETag", value: etag), HTTPField(name: "Accept-Ranges", value: "bytes")]
         if let ifNoneMatch, ifNoneMatch == "*" || ifNoneMatch.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
-            return Response(status: .notModified, headers: headers)
+            return .response(Response(status: .notModified, headers: headers))
         }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw ServiceError(.internal, "the file of panorama \(panorama.id) cannot be opened") }
         switch ByteRange.parse(range, size: panorama.size) {
         case .whole:
             if let bytes = ByteEncoding.bytes(fromHex: panorama.sha256) {
                 headers.append(HTTPField(name: "Repr-Digest", value: "sha-256=:\(ByteEncoding.base64(bytes)):"))
             }
-            return Response(status: .ok, contentType: panorama.contentType, headers: headers,
-                            body: .file(FileRegion(fd: fd, offset: 0, length: panorama.size)))
+            return .bytes(0..<panorama.size, Response(status: .ok, contentType: panorama.contentType, headers: headers))
         case .part(let part):
             headers.append(HTTPField(name: "Content-Range", value: "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(panorama.size)"))
-            return Response(status: .partialContent, contentType: panorama.contentType, headers: headers,
-                            body: .file(FileRegion(fd: fd, offset: part.lowerBound, length: part.upperBound - part.lowerBound)))
+            return .bytes(part, Response(status: .partialContent, contentType: panorama.contentType, headers: headers))
         case .unsatisfiable:
-            close(fd)
             var error = ServiceError(.rangeNotSatisfiable, "the range is outside the \(panorama.size) bytes").httpError
             error.headers.append(HTTPField(name: "Content-Range", value: "bytes */\(panorama.size)"))
-            return .error(error)
+            return .response(.error(error))
         }
     }
 }

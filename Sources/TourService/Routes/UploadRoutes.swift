@@ -10,35 +10,27 @@ enum UploadRoutes {
     static let resumable = [HTTPField(name: "Tus-Resumable", value: TusHeaders.version)]
     static let offsetType = "application/offset+octet-stream"
 
-    static func add(to table: inout RouteTable, _ context: ServiceContext, _ sessions: UploadSessions) {
-        let uploads = Uploads(context: context, sessions: sessions)
-        let maxSize = Int64(context.config.maxPanoramaBytes)
+    /// `authenticated`: the service's authentication; tus routes check the protocol version
+    /// first, then the token.
+    static func add(to table: inout RouteTable, _ uploads: Uploads, authenticated: any Middleware) {
+        let maxSize = Int64(uploads.context.config.maxPanoramaBytes)
 
-        table.add(.options, "/v1/uploads") { request, _ in
-            do throws(ServiceError) {
-                _ = try context.authenticate(request)
-            } catch {
-                return .response(.error(error.httpError))
+        table.group(authenticated) { table in
+            table.add(.options, "/v1/uploads") { _ in
+                Response(status: .noContent, headers: [
+                    HTTPField(name: "Tus-Resumable", value: TusHeaders.version),
+                    HTTPField(name: "Tus-Version", value: TusHeaders.version),
+                    HTTPField(name: "Tus-Extension", value: TusHeaders.extensions),
+                    HTTPField(name: "Tus-Max-Size", value: String(maxSize)),
+                    HTTPField(name: "Tus-Checksum-Algorithm", value: TusHeaders.checksumAlgorithms),
+                ])
             }
-            return .response(Response(status: .noContent, headers: [
-                HTTPField(name: "Tus-Resumable", value: TusHeaders.version),
-                HTTPField(name: "Tus-Version", value: TusHeaders.version),
-                HTTPField(name: "Tus-Extension", value: TusHeaders.extensions),
-                HTTPField(name: "Tus-Max-Size", value: String(maxSize)),
-                HTTPField(name: "Tus-Checksum-Algorithm", value: TusHeaders.checksumAlgorithms),
-            ]))
         }
-        table.add(.post, "/v1/uploads", bodyLimit: maxSize, headers: resumable) { request, responder in
-            uploads.create(request, responder)
-        }
-        table.add(.head, "/v1/uploads/{uploadId}", headers: resumable) { request, responder in
-            uploads.head(request, responder)
-        }
-        table.add(.patch, "/v1/uploads/{uploadId}", bodyLimit: maxSize, headers: resumable) { request, responder in
-            uploads.patch(request, responder)
-        }
-        table.add(.delete, "/v1/uploads/{uploadId}", headers: resumable) { request, responder in
-            uploads.terminate(request, responder)
+        table.group(TusVersionCheck(), authenticated) { table in
+            table.add(.post, "/v1/uploads", bodyLimit: maxSize, headers: resumable, uploads.create)
+            table.add(.head, "/v1/uploads/{uploadId}", headers: resumable, uploads.head)
+            table.add(.patch, "/v1/uploads/{uploadId}", bodyLimit: maxSize, headers: resumable, uploads.patch)
+            table.add(.delete, "/v1/uploads/{uploadId}", headers: resumable, uploads.terminate)
         }
     }
 }
@@ -51,16 +43,11 @@ struct Uploads: Sendable {
     private var expiry: Int64 { Int64(context.config.uploadExpirySeconds) }
     private var now: Int64 { Int64(Date().timeIntervalSince1970) }
 
-    /// What every tus request must pass: the protocol version, then the token.
-    private func admit(_ request: Request) throws(ServiceError) -> Int64 {
-        try TusHeaders.checkResumable(request.headers["tus-resumable"])
-        return try context.authenticate(request)
-    }
-
     /// The upload named by the path, unexpired.
-    private func upload(_ request: Request, _ tenant: Int64) throws -> UploadRecord {
-        let id = try request.uuid("uploadId")
-        guard let upload = try context.read({ try UploadStore.upload($0, tenant, id) }), upload.expiresAt > now else {
+    private func upload(_ request: Request) async throws -> UploadRecord {
+        let (tenant, id) = (request.tenant, try request.uuid("uploadId"))
+        let now = self.now
+        guard let upload = try await context.read({ try UploadStore.upload($0, tenant, id) }), upload.expiresAt > now else {
             throw ServiceError.notFound("upload", id)
         }
         return upload
@@ -72,263 +59,223 @@ struct Uploads: Sendable {
         return headers
     }
 
+    private func created(_ upload: UploadRecord, offset: Int64) -> Response {
+        Response(status: .created, headers: [HTTPField(name: "Location", value: "/v1/uploads/\(upload.id)")] + progressHeaders(upload, offset: offset))
+    }
+
+    private func partialKey(_ upload: UploadRecord, _ tenant: Int64) -> BlobKey {
+        BlobKey(tenant: tenant, kind: .upload, id: upload.id)
+    }
+
     /// POST: creation, idempotent per panorama, optionally with the first bytes.
-    func create(_ request: Request, _ responder: Responder) -> HandlerResult {
-        do {
-            let tenant = try admit(request)
-            let wanted = try UploadRequest.parse(length: request.headers["upload-length"], metadata: request.headers["upload-metadata"],
-                                                 maxLength: Int64(context.config.maxPanoramaBytes))
-            let hasBody = request.head.framing.hasBody
-            if hasBody, request.headers["content-type"]?.lowercased() != UploadRoutes.offsetType {
-                throw ServiceError(.unsupportedMediaType, "a body sent with the creation is \(UploadRoutes.offsetType)")
-            }
-            // Stored already: answered as a one-shot re-send would, when the digest is declared.
-            if let declared = wanted.declaredSHA256, let existing = try context.read({ try TourStore.panorama($0, tenant, wanted.panoramaId) }) {
-                return .response(try PanoramaUpload.resend(existing, digest: declared))
-            }
-            // A creation sent again (its 201 was lost): the same upload, at the offset it holds.
-            if let open = try context.read({ try UploadStore.receiving($0, tenant, panoramaId: wanted.panoramaId) }), open.expiresAt > now {
-                guard open.length == wanted.length else {
-                    throw ServiceError.conflict("panorama \(wanted.panoramaId) has an unfinished upload of another length")
-                }
-                // Off the event loop: after a restart, opening the session hashes what the file holds.
-                context.respond(request, responder) { created(open, offset: try liveSession(open, tenant).offset) }
-                return .deferred
-            }
-            _ = try context.read { try TourStore.panoramaPlace($0, tenant, floorId: wanted.floorId, roomId: wanted.roomId) }
-            let upload = try context.write { db -> UploadRecord in
-                // Expired leftovers under the same panorama go first (the sweep may not have run yet).
-                if let stale = try UploadStore.receiving(db, tenant, panoramaId: wanted.panoramaId) {
-                    _ = try UploadStore.delete(db, tenant, stale.id)
-                    context.blobs.remove(BlobKey(tenant: tenant, kind: .upload, id: stale.id))
-                }
-                return try UploadStore.create(db, tenant, id: Identifier.make(), wanted, expiresAt: now + expiry)
-            }
-            let key = BlobKey(tenant: tenant, kind: .upload, id: upload.id)
-            let session = try sessions.session(key, durableOffset: 0, blobs: context.blobs)
-            guard hasBody, upload.length > 0 else {
-                if upload.length == 0 {
-                    // Nothing to send: complete at once.
-                    context.respond(request, responder) { try finishIfComplete(upload, tenant, session, offset: 0, answer: created(upload, offset: 0)) }
-                    return .deferred
-                }
-                return .response(created(upload, offset: 0))
-            }
-            let claim = try session.claim(checksum: nil)
-            return .readBody(PatchBody(uploads: self, request: request, tenant: tenant, upload: upload,
-                                       session: session, token: claim.token, checksum: nil, creation: true),
-                             limit: upload.length)
-        } catch {
-            return .response(context.answer(request) { throw error })
+    @Sendable func create(_ request: Request) async throws -> Response {
+        let tenant = request.tenant
+        let wanted = try UploadRequest.parse(length: request.headers["upload-length"], metadata: request.headers["upload-metadata"],
+                                             maxLength: Int64(context.config.maxPanoramaBytes))
+        let hasBody = request.head.framing.hasBody
+        if hasBody, request.headers["content-type"]?.lowercased() != UploadRoutes.offsetType {
+            throw ServiceError(.unsupportedMediaType, "a body sent with the creation is \(UploadRoutes.offsetType)")
         }
+        // Stored already: answered as a one-shot re-send would, when the digest is declared.
+        if let declared = wanted.declaredSHA256, let existing = try await context.read({ try TourStore.panorama($0, tenant, wanted.panoramaId) }) {
+            return try PanoramaUpload.resend(existing, digest: declared)
+        }
+        // A creation sent again (its 201 was lost): the same upload, at the offset it holds.
+        let now = self.now
+        if let open = try await context.read({ try UploadStore.receiving($0, tenant, panoramaId: wanted.panoramaId) }), open.expiresAt > now {
+            guard open.length == wanted.length else {
+                throw ServiceError.conflict("panorama \(wanted.panoramaId) has an unfinished upload of another length")
+            }
+            return created(open, offset: try await liveSession(open, tenant).offset)
+        }
+        _ = try await context.read { try TourStore.panoramaPlace($0, tenant, floorId: wanted.floorId, roomId: wanted.roomId) }
+        // The partial file exists, durably, before the row that names it.
+        let id = Identifier.make()
+        let key = BlobKey(tenant: tenant, kind: .upload, id: id)
+        let session = try await sessions.session(key, recordedOffset: 0)
+        let expiresAt = now + expiry
+        let upload: UploadRecord
+        let stale: UploadRecord?
+        do {
+            (upload, stale) = try await context.write { db -> (UploadRecord, UploadRecord?) in
+                // Expired leftovers under the same panorama go first (the sweep may not have run yet).
+                let stale = try UploadStore.receiving(db, tenant, panoramaId: wanted.panoramaId)
+                if let stale { _ = try UploadStore.delete(db, tenant, stale.id) }
+                return (try UploadStore.create(db, tenant, id: id, wanted, expiresAt: expiresAt), stale)
+            }
+        } catch {
+            sessions.end(key)
+            await context.blobs.remove(key)
+            throw error
+        }
+        if let stale {
+            let staleKey = partialKey(stale, tenant)
+            sessions.end(staleKey)
+            await context.blobs.remove(staleKey)
+        }
+        guard hasBody, upload.length > 0 else {
+            // Nothing to send: complete at once.
+            if upload.length == 0 { return try await finishIfComplete(upload, tenant, session, offset: 0, answer: created(upload, offset: 0)) }
+            return created(upload, offset: 0)
+        }
+        let claim = try await session.claim(checksum: nil)
+        return try await receive(request, upload, session, token: claim.token, checksum: nil, creation: true)
     }
 
     /// The upload's live session and its durable offset. When its partial file holds less than
     /// the row records (the file was lost in a crash between finishing the upload and
     /// committing it), the row goes back to what the file holds: the client resends from there.
-    private func liveSession(_ upload: UploadRecord, _ tenant: Int64) throws -> (session: UploadSession, offset: Int64) {
-        let session = try sessions.session(BlobKey(tenant: tenant, kind: .upload, id: upload.id), durableOffset: upload.offset, blobs: context.blobs)
+    private func liveSession(_ upload: UploadRecord, _ tenant: Int64) async throws -> (session: UploadSession, offset: Int64) {
+        let session = try await sessions.session(partialKey(upload, tenant), recordedOffset: upload.offset)
         let offset = session.durableOffset
         if offset < upload.offset {
-            try context.write { try UploadStore.repairOffset($0, tenant, upload.id, offset: offset) }
+            try await context.write { try UploadStore.repairOffset($0, tenant, upload.id, offset: offset) }
             context.logger.warn("an upload's partial file holds less than recorded; it continues from there",
                                 ["upload": upload.id, "recorded": String(upload.offset), "held": String(offset)])
         }
         return (session, offset)
     }
 
-    private func created(_ upload: UploadRecord, offset: Int64) -> Response {
-        Response(status: .created, headers: [HTTPField(name: "Location", value: "/v1/uploads/\(upload.id)")] + progressHeaders(upload, offset: offset))
-    }
-
-    /// HEAD: the offset (only fsynced bytes count), the length, no caching. Off the event loop:
-    /// after a restart, opening the upload's session hashes what its file holds.
-    func head(_ request: Request, _ responder: Responder) -> HandlerResult {
-        context.respond(request, responder) {
-            let tenant = try admit(request)
-            let upload = try upload(request, tenant)
-            var headers = progressHeaders(upload, offset: upload.finished ? upload.length : try liveSession(upload, tenant).offset)
-            headers.append(HTTPField(name: "Upload-Length", value: String(upload.length)))
-            headers.append(HTTPField(name: "Cache-Control", value: "no-store"))
-            if !upload.metadata.isEmpty { headers.append(HTTPField(name: "Upload-Metadata", value: upload.metadata)) }
-            return Response(status: .ok, headers: headers)
-        }
-        return .deferred
+    /// HEAD: the offset (only fsynced bytes count), the length, no caching.
+    @Sendable func head(_ request: Request) async throws -> Response {
+        let upload = try await upload(request)
+        let offset = upload.finished ? upload.length : try await liveSession(upload, request.tenant).offset
+        var headers = progressHeaders(upload, offset: offset)
+        headers.append(HTTPField(name: "Upload-Length", value: String(upload.length)))
+        headers.append(HTTPField(name: "Cache-Control", value: "no-store"))
+        if !upload.metadata.isEmpty { headers.append(HTTPField(name: "Upload-Metadata", value: upload.metadata)) }
+        return Response(status: .ok, headers: headers)
     }
 
     /// PATCH: the next bytes, at the offset the server has; a newer PATCH wins.
-    func patch(_ request: Request, _ responder: Responder) -> HandlerResult {
-        do {
-            let tenant = try admit(request)
-            guard request.headers["content-type"]?.lowercased() == UploadRoutes.offsetType else {
-                throw ServiceError(.unsupportedMediaType, "a PATCH body is \(UploadRoutes.offsetType)")
+    @Sendable func patch(_ request: Request) async throws -> Response {
+        let tenant = request.tenant
+        guard request.headers["content-type"]?.lowercased() == UploadRoutes.offsetType else {
+            throw ServiceError(.unsupportedMediaType, "a PATCH body is \(UploadRoutes.offsetType)")
+        }
+        let offset = try TusHeaders.integer(request.headers["upload-offset"], "Upload-Offset")
+        let checksum = try TusHeaders.checksum(request.headers["upload-checksum"])
+        let upload = try await upload(request)
+        if upload.finished {
+            // The client may have missed the last answer: the end again is no error.
+            guard offset == upload.length, !request.head.framing.hasBody else {
+                throw ServiceError(.offsetMismatch, "upload \(upload.id) is complete at \(upload.length) bytes")
             }
-            let offset = try TusHeaders.integer(request.headers["upload-offset"], "Upload-Offset")
-            let checksum = try TusHeaders.checksum(request.headers["upload-checksum"])
-            let upload = try upload(request, tenant)
-            if upload.finished {
-                // The client may have missed the last answer: the end again is no error.
-                guard offset == upload.length, !request.head.framing.hasBody else {
-                    throw ServiceError(.offsetMismatch, "upload \(upload.id) is complete at \(upload.length) bytes")
+            return Response(status: .noContent, headers: progressHeaders(upload, offset: upload.length))
+        }
+        if let length = request.head.contentLength, length > upload.length - offset {
+            throw ServiceError(.payloadTooLarge, "the body goes past Upload-Length \(upload.length)")
+        }
+        let session = try await liveSession(upload, tenant).session
+        let claim = try await session.claim(checksum: checksum?.0)
+        guard claim.offset == offset else {
+            session.release(claim.token)
+            throw ServiceError(.offsetMismatch, "Upload-Offset is \(offset) but the server has \(claim.offset) bytes")
+        }
+        return try await receive(request, upload, session, token: claim.token, checksum: checksum?.1, creation: false)
+    }
+
+    /// Streams a PATCH body (or a creation's first bytes) into the upload's session, then
+    /// makes it durable, records it, and makes the panorama when it was the last byte.
+    private func receive(_ request: Request, _ upload: UploadRecord, _ session: UploadSession, token: UInt64,
+                         checksum: [UInt8]?, creation: Bool) async throws -> Response {
+        let tenant = request.tenant
+        let offset: Int64
+        do {
+            let room = upload.length - session.durableOffset
+            var received: Int64 = 0
+            for try await batch in request.body.batches {
+                received += batch.reduce(0) { $0 + Int64($1.count) }
+                guard received <= room else { throw ServiceError(.payloadTooLarge, "the body goes past Upload-Length \(upload.length)") }
+                try await session.append(token, batch)
+            }
+            offset = try await session.commit(token, expected: checksum)
+        } catch {
+            // The body ended early (the client went away, a limit, a timeout): what arrived is
+            // kept when no checksum must vouch for it.
+            if let kept = await session.abort(token) {
+                do {
+                    try await record(upload, tenant, offset: kept)
+                } catch {
+                    context.logger.warn("could not record an interrupted upload's offset", ["upload": upload.id, "error": "\(error)"])
                 }
-                return .response(Response(status: .noContent, headers: progressHeaders(upload, offset: upload.length)))
             }
-            let remaining = upload.length - offset
-            if let length = request.head.contentLength, length > remaining {
-                throw ServiceError(.payloadTooLarge, "the body goes past Upload-Length \(upload.length)")
-            }
-            let session = try liveSession(upload, tenant).session
-            let claim = try session.claim(checksum: checksum?.0)
-            guard claim.offset == offset else {
-                session.release(claim.token)
-                throw ServiceError(.offsetMismatch, "Upload-Offset is \(offset) but the server has \(claim.offset) bytes")
-            }
-            return .readBody(PatchBody(uploads: self, request: request, tenant: tenant, upload: upload,
-                                       session: session, token: claim.token, checksum: checksum?.1, creation: false),
-                             limit: max(0, remaining))
-        } catch {
-            return .response(context.answer(request) { throw error })
+            throw error
         }
+        try await record(upload, tenant, offset: offset)
+        let answer = creation ? created(upload, offset: offset) : Response(status: .noContent, headers: progressHeaders(upload, offset: offset))
+        return try await finishIfComplete(upload, tenant, session, offset: offset, answer: answer)
     }
 
-    /// The body of a PATCH (or a creation) is complete: durable, recorded, and the panorama
-    /// made when it was the last byte.
-    func finishBody(_ body: PatchBody) -> Response {
-        context.answer(body.request) {
-            let offset = try body.session.commit(body.token, expected: body.checksum)
-            try record(body.upload, body.tenant, offset: offset)
-            let answer = body.creation ? created(body.upload, offset: offset)
-                : Response(status: .noContent, headers: progressHeaders(body.upload, offset: offset))
-            return try finishIfComplete(body.upload, body.tenant, body.session, offset: offset, answer: answer)
-        }
-    }
-
-    /// The connection ended mid-body: what arrived is kept (when no checksum must vouch for it).
-    func abortBody(_ body: PatchBody) {
-        guard let offset = body.session.abort(body.token) else { return }
-        do {
-            try record(body.upload, body.tenant, offset: offset)
-        } catch {
-            context.logger.warn("could not record an interrupted upload's offset", ["upload": body.upload.id, "error": "\(error)"])
-        }
-    }
-
-    private func record(_ upload: UploadRecord, _ tenant: Int64, offset: Int64) throws {
-        try context.write { try UploadStore.setOffset($0, tenant, upload.id, offset: offset, expiresAt: now + expiry) }
+    private func record(_ upload: UploadRecord, _ tenant: Int64, offset: Int64) async throws {
+        let expiresAt = now + expiry
+        try await context.write { try UploadStore.setOffset($0, tenant, upload.id, offset: offset, expiresAt: expiresAt) }
     }
 
     /// With the last byte in, the upload becomes the panorama exactly as a one-shot upload
     /// would: the same digest check, the same idempotency, the same file; in place before
     /// the answer.
-    private func finishIfComplete(_ upload: UploadRecord, _ tenant: Int64, _ session: UploadSession, offset: Int64, answer: Response) throws -> Response {
+    private func finishIfComplete(_ upload: UploadRecord, _ tenant: Int64, _ session: UploadSession, offset: Int64,
+                                  answer: Response) async throws -> Response {
         guard offset == upload.length else { return answer }
-        let partial = BlobKey(tenant: tenant, kind: .upload, id: upload.id)
-        let digest = ByteEncoding.hex(session.durableDigest())
-        defer { sessions.end(partial) }
-        if let declared = upload.declaredSHA256, declared != digest {
-            _ = try context.write { try UploadStore.delete($0, tenant, upload.id) }
-            context.blobs.remove(partial)
-            throw ServiceError(.digestMismatch, "the upload's sha-256 is \(digest), not the declared \(declared)")
-        }
-        let panorama = BlobKey(tenant: tenant, kind: .panorama, id: upload.panoramaId)
+        let partial = partialKey(upload, tenant)
+        let digest = ByteEncoding.hex(try await session.durableDigest())
+        sessions.end(partial)
         do {
-            try context.write { db in
-                if let existing = try TourStore.panorama(db, tenant, upload.panoramaId) {
-                    _ = try PanoramaUpload.resend(existing, digest: digest) // 409 for another digest
-                    try UploadStore.markFinished(db, tenant, upload.id)
-                    return
+            if let declared = upload.declaredSHA256, declared != digest {
+                throw ServiceError(.digestMismatch, "the upload's sha-256 is \(digest), not the declared \(declared)")
+            }
+            let panorama = BlobKey(tenant: tenant, kind: .panorama, id: upload.panoramaId)
+            guard try await context.blobs.place(partial: partial, as: panorama) else {
+                // Stored meanwhile: the same bytes are a re-send (its bytes were not needed),
+                // others a conflict; or another request is storing it.
+                guard let existing = try await context.read({ try TourStore.panorama($0, tenant, upload.panoramaId) }) else {
+                    throw ServiceError.conflict("panorama \(upload.panoramaId) is being stored by another request")
                 }
-                try context.blobs.move(partial, to: panorama)
-                do {
+                _ = try PanoramaUpload.resend(existing, digest: digest)
+                try await context.write { try UploadStore.markFinished($0, tenant, upload.id) }
+                await context.blobs.remove(partial)
+                return answer
+            }
+            do {
+                try await context.write { db in
                     _ = try TourStore.insertPanorama(db, tenant, id: upload.panoramaId, floorId: upload.floorId, roomId: upload.roomId,
                                                      contentType: upload.contentType, size: upload.length, sha256: digest)
                     try UploadStore.markFinished(db, tenant, upload.id)
-                } catch {
-                    context.blobs.remove(panorama) // no file without its row
-                    throw error
                 }
+            } catch {
+                await context.blobs.remove(panorama) // no file without its row
+                throw error
             }
+            return answer
         } catch {
             // Nothing of a refused upload is kept.
-            _ = try? context.write { try UploadStore.delete($0, tenant, upload.id) }
-            context.blobs.remove(partial)
+            _ = try? await context.write { try UploadStore.delete($0, tenant, upload.id) }
+            await context.blobs.remove(partial)
             throw error
         }
-        context.blobs.remove(partial) // a re-send of a stored panorama: its bytes were not needed
-        return answer
     }
 
     /// DELETE: termination; a PATCH in flight stops.
-    func terminate(_ request: Request, _ responder: Responder) -> HandlerResult {
-        do {
-            let tenant = try admit(request)
-            let id = try request.uuid("uploadId")
-            context.respond(request, responder) {
-                guard try context.write({ try UploadStore.delete($0, tenant, id) }) else { throw ServiceError.notFound("upload", id) }
-                let key = BlobKey(tenant: tenant, kind: .upload, id: id)
-                sessions.end(key)
-                context.blobs.remove(key)
-                return Response(status: .noContent)
-            }
-            return .deferred
-        } catch {
-            return .response(context.answer(request) { throw error })
-        }
+    @Sendable func terminate(_ request: Request) async throws -> Response {
+        let (tenant, id) = (request.tenant, try request.uuid("uploadId"))
+        guard try await context.write({ try UploadStore.delete($0, tenant, id) }) else { throw ServiceError.notFound("upload", id) }
+        let key = BlobKey(tenant: tenant, kind: .upload, id: id)
+        sessions.end(key)
+        await context.blobs.remove(key)
+        return Response(status: .noContent)
     }
 
     /// Removes expired uploads and their partial files; never a panorama.
-    func sweepExpired() {
+    func sweepExpired() async {
         do {
-            let keys = try context.write { try UploadStore.deleteExpired($0, now: now) }
-            for key in keys {
-                sessions.end(key)
-                context.blobs.remove(key)
-            }
+            let now = self.now
+            let keys = try await context.write { try UploadStore.deleteExpired($0, now: now) }
+            for key in keys { sessions.end(key) }
+            await context.blobs.remove(keys)
             if !keys.isEmpty { context.logger.info("expired uploads removed", ["count": String(keys.count)]) }
         } catch {
             context.logger.warn("the upload expiry sweep failed", ["error": "\(error)"])
         }
-    }
-}
-
-/// Streams a PATCH body (or a creation's first bytes) into the upload's session.
-final class PatchBody: BodySink, @unchecked Sendable {
-    let uploads: Uploads
-    let request: Request
-    let tenant: Int64
-    let upload: UploadRecord
-    let session: UploadSession
-    let token: UInt64
-    let checksum: [UInt8]?
-    let creation: Bool
-
-    init(uploads: Uploads, request: Request, tenant: Int64, upload: UploadRecord,
-         session: UploadSession, token: UInt64, checksum: [UInt8]?, creation: Bool) {
-        self.uploads = uploads
-        self.request = request
-        self.tenant = tenant
-        self.upload = upload
-        self.session = session
-        self.token = token
-        self.checksum = checksum
-        self.creation = creation
-    }
-
-    func receive(_ bytes: UnsafeRawBufferPointer) throws(HTTPError) {
-        do throws(ServiceError) {
-            try session.append(token, bytes)
-        } catch {
-            throw error.httpError
-        }
-    }
-
-    func finish(responder: Responder) -> Response? {
-        uploads.context.respond(request, responder) { [self] in uploads.finishBody(self) }
-        return nil
-    }
-
-    func abort() {
-        // fsync and a database write: not on the event loop.
-        DispatchQueue.global().async { [self] in uploads.abortBody(self) }
     }
 }

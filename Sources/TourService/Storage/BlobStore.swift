@@ -1,11 +1,13 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ThreadPools
 import CLinux
 import Foundation
 import Hashing
+import HTTPCore
 
-/// Names a stored file: a panorama's bytes or a floor's world map.
+/// Names a stored file: a panorama's bytes, a floor's world map, a resumable upload's part.
 struct BlobKey: Hashable, Sendable {
     enum Kind: String, Sendable, CaseIterable {
         case panorama = "panoramas"
@@ -16,19 +18,29 @@ struct BlobKey: Hashable, Sendable {
 
     var tenant: Int64
     var kind: Kind
+    /// The file's name: a panorama's or upload's id; for a world map the name its floor row
+    /// records (`worldMapFile`).
     var id: String
 }
 
-/// Files under the data directory: `blobs/<tenant>/<kind>/<id>`, written first to `tmp/`.
-/// A file is in its final place, fsynced with its directory, before any row points at it, so
-/// a crash leaves at worst a file with no row (removed at start-up), never a row without its
-/// file. Ids reach paths only after `Identifier` validation.
+/// Files under the data directory: `blobs/<tenant>/<kind>/<name>`, received first into
+/// `tmp/`. Every file is durable and in its final place before the transaction that makes a
+/// row point at it, and is placed only where nothing is (`RENAME_NOREPLACE`), so the row's
+/// commit is the single switch: a crash leaves at worst a file with no row (removed at
+/// start-up), never a row without its file, and no committed file is ever overwritten.
+/// Replaceable files (world maps) get a fresh name each time for that reason.
+///
+/// Every call that touches the disk runs on the I/O pool (`io`); the synchronous ones are for
+/// start-up and for jobs already on that pool. Ids reach paths only after `Identifier`
+/// validation.
 final class BlobStore: Sendable {
     let root: String
+    let io: ThreadPool
     private var temporaryDirectory: String { root + "/tmp" }
 
-    init(root: String) throws(ServiceError) {
+    init(root: String, io: ThreadPool) throws(ServiceError) {
         self.root = root
+        self.io = io
         for directory in [root, root + "/blobs", root + "/tmp"] {
             try Self.makeDirectory(directory)
         }
@@ -38,48 +50,125 @@ final class BlobStore: Sendable {
         "\(root)/blobs/\(key.tenant)/\(key.kind.rawValue)/\(key.id)"
     }
 
-    /// A new temporary file to stream into.
-    func makeIncoming() throws(ServiceError) -> IncomingBlob {
-        var random = SystemRandomNumberGenerator()
-        let name = ByteEncoding.hex((0..<12).map { _ in UInt8.random(in: .min ... .max, using: &random) })
-        return try IncomingBlob(path: "\(temporaryDirectory)/\(name).part")
+    private func directory(_ key: BlobKey) -> String {
+        "\(root)/blobs/\(key.tenant)/\(key.kind.rawValue)"
     }
 
-    /// Moves a synced temporary file into its final place and makes the rename durable.
-    func commit(_ incoming: IncomingBlob, as key: BlobKey) throws(ServiceError) {
-        let directory = "\(root)/blobs/\(key.tenant)/\(key.kind.rawValue)"
+    // MARK: Request paths (async, on the I/O pool)
+
+    /// Receives a request body into a new temporary file: each batch written and hashed on the
+    /// I/O pool as it arrives, never held whole, then fsynced. The file goes unless placed.
+    func receive(_ body: RequestBody) async throws -> ReceivedBlob {
+        let name = ByteEncoding.hex(randomBytes(12))
+        let file = try await io.run { [temporaryDirectory] in try IncomingBlob(path: "\(temporaryDirectory)/\(name).part") }
+        do {
+            for try await batch in body.batches {
+                try await io.run { try file.write(batch) }
+            }
+            let digest = try await io.run { try file.sync() }
+            return ReceivedBlob(file: file, sha256: ByteEncoding.hex(digest))
+        } catch {
+            discard(file)
+            throw error
+        }
+    }
+
+    /// Puts a received file in place as `key`, durably (its directory fsynced); false when a
+    /// file is there already (nothing is replaced; the received file stays the caller's).
+    func place(_ received: ReceivedBlob, as key: BlobKey) async throws -> Bool {
+        try await io.run { [self] in
+            guard try placeNow(from: received.file.path, as: key) else { return false }
+            received.file.markPlaced()
+            return true
+        }
+    }
+
+    /// Puts a received file in place under a name nobody else uses (a fresh random one);
+    /// the received file is dropped if that fails.
+    func store(_ received: ReceivedBlob, as key: BlobKey) async throws {
+        do {
+            guard try await place(received, as: key) else { throw ServiceError(.internal, "\(key.kind.rawValue)/\(key.id) exists already") }
+        } catch {
+            discard(received)
+            throw error
+        }
+    }
+
+    /// Moves a finished resumable upload's file into place as `key`; false when taken.
+    func place(partial: BlobKey, as key: BlobKey) async throws -> Bool {
+        try await io.run { [self] in try placeNow(from: path(partial), as: key) }
+    }
+
+    /// Removes a stored file (after the commit that stopped pointing at it); a missing file
+    /// is not an error (a crash may have done it).
+    func remove(_ keys: [BlobKey]) async {
+        _ = try? await io.run { [self] in
+            for key in keys { unlink(path(key)) }
+        }
+    }
+
+    func remove(_ key: BlobKey) async {
+        await remove([key])
+    }
+
+    /// Drops a received file nobody will place (on the pool; nobody waits for it).
+    func discard(_ received: ReceivedBlob) {
+        discard(received.file)
+    }
+
+    private func discard(_ file: IncomingBlob) {
+        if !io.submit({ _ in file.discard() }) { file.discard() }
+    }
+
+    /// Opens a stored file for reading (sendfile); the caller owns the descriptor.
+    func openForReading(_ key: BlobKey) async throws -> Int32 {
+        try await io.run { [self] in
+            let fd = open(path(key), O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw ServiceError(.internal, "\(key.kind.rawValue)/\(key.id) cannot be opened: \(String(cString: strerror(errno)))") }
+            return fd
+        }
+    }
+
+    // MARK: On the I/O pool, or at start-up
+
+    /// Renames `from` to `key` unless taken; makes the new entry durable.
+    private func placeNow(from: String, as key: BlobKey) throws(ServiceError) -> Bool {
         try Self.makeDirectory("\(root)/blobs/\(key.tenant)")
-        try Self.makeDirectory(directory)
-        guard rename(incoming.path, path(key)) == 0 else { throw Self.failure("rename", errno) }
-        incoming.markCommitted()
-        try Self.syncDirectory(directory)
+        try Self.makeDirectory(directory(key))
+        if nt_rename_noreplace(from, path(key)) != 0 {
+            switch errno {
+            case EEXIST:
+                return false
+            case EINVAL, ENOSYS:
+                // A file system without RENAME_NOREPLACE: link(2) fails the same way when taken.
+                guard link(from, path(key)) == 0 else {
+                    if errno == EEXIST { return false }
+                    throw Self.failure("link", errno)
+                }
+                unlink(from)
+            default:
+                throw Self.failure("rename", errno)
+            }
+        }
+        try Self.syncDirectory(directory(key))
+        return true
     }
 
     /// Creates an upload's empty partial file (durably), or opens the existing one.
     func openPartial(_ key: BlobKey) throws(ServiceError) -> Int32 {
-        let directory = "\(root)/blobs/\(key.tenant)/\(key.kind.rawValue)"
         try Self.makeDirectory("\(root)/blobs/\(key.tenant)")
-        try Self.makeDirectory(directory)
+        try Self.makeDirectory(directory(key))
         let existed = access(path(key), F_OK) == 0
         let fd = open(path(key), O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Self.failure("open \(path(key))", errno) }
         if !existed {
-            do throws(ServiceError) { try Self.syncDirectory(directory) } catch { close(fd); throw error }
+            do throws(ServiceError) { try Self.syncDirectory(directory(key)) } catch { close(fd); throw error }
         }
         return fd
     }
 
-    /// Moves a finished partial file into its final place as another key, durably.
-    func move(_ from: BlobKey, to key: BlobKey) throws(ServiceError) {
-        let directory = "\(root)/blobs/\(key.tenant)/\(key.kind.rawValue)"
-        try Self.makeDirectory("\(root)/blobs/\(key.tenant)")
-        try Self.makeDirectory(directory)
-        guard rename(path(from), path(key)) == 0 else { throw Self.failure("rename", errno) }
-        try Self.syncDirectory(directory)
-    }
-
-    /// Removes a stored file; a missing file is not an error (a crash may have done it).
-    func remove(_ key: BlobKey) {
+    /// Removes a stored file at once (start-up, and jobs on the pool).
+    func removeNow(_ key: BlobKey) {
         unlink(path(key))
     }
 
@@ -130,8 +219,15 @@ final class BlobStore: Sendable {
     }
 }
 
-/// A file being received: written and hashed as bytes arrive, never read back. Removed when
-/// released unless committed. One owner at a time.
+/// A received body: its fsynced temporary file and the file's SHA-256 (hex).
+struct ReceivedBlob: Sendable {
+    let file: IncomingBlob
+    let sha256: String
+    var size: Int64 { file.size }
+}
+
+/// A file being received: written and hashed as batches arrive, never read back. Used by one
+/// task at a time, its calls made on the I/O pool. Removed when released unless placed.
 final class IncomingBlob: @unchecked Sendable {
     let path: String
     private let fd: Int32
@@ -139,13 +235,10 @@ final class IncomingBlob: @unchecked Sendable {
     private(set) var size: Int64 = 0
     /// Bytes already handed to the disk with sync_file_range.
     private var writebackStarted: Int64 = 0
-    /// Writeback starts every this many bytes, so the disk works while the body arrives and
-    /// the final fsync finds little left: acknowledging durably costs almost nothing extra.
-    private static let writebackStep: Int64 = 1 << 20
-    /// Committed, or discarded: no longer this object's to remove.
-    private var committed = false
+    /// Placed, or discarded: no longer this object's to remove.
+    private var settled = false
 
-    fileprivate init(path: String) throws(ServiceError) {
+    init(path: String) throws(ServiceError) {
         self.path = path
         fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw BlobStore.failure("create \(path)", errno) }
@@ -156,27 +249,26 @@ final class IncomingBlob: @unchecked Sendable {
         discard()
     }
 
-    /// Removes the file unless it was committed; safe to call more than once.
+    /// Removes the file unless it was placed; safe to call more than once.
     func discard() {
-        guard !committed else { return }
-        committed = true
+        guard !settled else { return }
+        settled = true
         unlink(path)
     }
 
-    func write(_ bytes: UnsafeRawBufferPointer) throws(ServiceError) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw BlobStore.failure("write", errno)
-            }
-            offset += written
+    func markPlaced() { settled = true }
+
+    /// Appends a batch and hashes it.
+    func write(_ batch: [[UInt8]]) throws(ServiceError) {
+        try FileWrites.write(fd, batch, at: size)
+        for chunk in batch {
+            chunk.withUnsafeBytes { digest.update($0) }
+            size += Int64(chunk.count)
         }
-        digest.update(bytes)
-        size += Int64(bytes.count)
-        if size - writebackStarted >= Self.writebackStep {
-            _ = nt_start_writeback(fd, writebackStarted, size - writebackStarted) // a hint: fsync decides
+        // Writeback starts as the body arrives, so the final fsync finds little left:
+        // acknowledging durably costs almost nothing extra. A hint: fsync decides.
+        if size - writebackStarted >= FileWrites.writebackStep {
+            _ = nt_start_writeback(fd, writebackStarted, size - writebackStarted)
             writebackStarted = size
         }
     }
@@ -186,6 +278,35 @@ final class IncomingBlob: @unchecked Sendable {
         guard fsync(fd) == 0 else { throw BlobStore.failure("fsync", errno) }
         return digest.finish()
     }
+}
 
-    fileprivate func markCommitted() { committed = true }
+/// Writing batches of chunks to a file.
+enum FileWrites {
+    /// Writeback is started every this many bytes.
+    static let writebackStep: Int64 = 1 << 20
+
+    /// Writes the chunks one after another at `offset` (a short write continues where it
+    /// stopped). One pwrite per chunk: a chunk is a whole socket read, so the calls are few
+    /// next to the copying they do.
+    static func write(_ fd: Int32, _ chunks: [[UInt8]], at offset: Int64) throws(ServiceError) {
+        var position = offset
+        for chunk in chunks {
+            var written = 0
+            while written < chunk.count {
+                let count = chunk.withUnsafeBytes { pwrite(fd, $0.baseAddress! + written, chunk.count - written, off_t(position)) }
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    throw BlobStore.failure("write", errno)
+                }
+                written += count
+                position += Int64(count)
+            }
+        }
+    }
+}
+
+/// Random bytes for names nobody can guess or collide with.
+func randomBytes(_ count: Int) -> [UInt8] {
+    var random = SystemRandomNumberGenerator()
+    return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &random) }
 }

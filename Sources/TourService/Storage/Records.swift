@@ -57,6 +57,8 @@ struct FloorRecord: Equatable {
     var planRevision: Int
     var structure: String?
     var worldMapSHA256: String?
+    /// The world map file's name (older maps: the floor id).
+    var worldMapFile: String?
     var rooms: [RoomRecord]
 
     init(_ row: Row, rooms: [RoomRecord]) {
@@ -67,7 +69,13 @@ struct FloorRecord: Equatable {
         planRevision = row["plan_revision"].int ?? 0
         structure = row["structure"].string
         worldMapSHA256 = row["world_map_sha256"].string
+        worldMapFile = worldMapSHA256 == nil ? nil : row["world_map_file"].string ?? id
         self.rooms = rooms
+    }
+
+    /// The world map's file, when the floor has one.
+    func worldMapKey(_ tenant: Int64) -> BlobKey? {
+        worldMapFile.map { BlobKey(tenant: tenant, kind: .worldMap, id: $0) }
     }
 
     /// A plan can be continued only with the saved world map to relocalise into (seeds).

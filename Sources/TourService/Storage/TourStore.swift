@@ -43,8 +43,10 @@ enum TourStore {
         guard try property(db, tenant, id) != nil else { return nil }
         var blobs = try db.query("SELECT id FROM panoramas WHERE tenant_id = ? AND property_id = ?", tenant, id)
             .compactMap { $0["id"].string }.map { BlobKey(tenant: tenant, kind: .panorama, id: $0) }
-        blobs += try db.query("SELECT id FROM floors WHERE tenant_id = ? AND property_id = ? AND world_map_sha256 IS NOT NULL", tenant, id)
-            .compactMap { $0["id"].string }.map { BlobKey(tenant: tenant, kind: .worldMap, id: $0) }
+        blobs += try db.query("""
+            SELECT coalesce(world_map_file, id) FROM floors WHERE tenant_id = ? AND property_id = ? AND world_map_sha256 IS NOT NULL
+            """, tenant, id)
+            .compactMap { $0[0].string }.map { BlobKey(tenant: tenant, kind: .worldMap, id: $0) }
         // Panoramas go with their floors (ON DELETE CASCADE), floors with the property.
         try db.run("DELETE FROM properties WHERE tenant_id = ? AND id = ?", tenant, id)
         return blobs
@@ -151,9 +153,10 @@ enum TourStore {
                     """, tenant, room.id, floorId, room.name, room.outline, room.height, room.capture, position)
             }
             // The old world map belongs to the old plan: a new one follows the new plan.
-            if floor.worldMapSHA256 != nil {
-                clearedWorldMap = BlobKey(tenant: tenant, kind: .worldMap, id: floorId)
-                try db.run("UPDATE floors SET world_map_sha256 = NULL, world_map_size = NULL WHERE tenant_id = ? AND id = ?", tenant, floorId)
+            if let key = floor.worldMapKey(tenant) {
+                clearedWorldMap = key
+                try db.run("UPDATE floors SET world_map_sha256 = NULL, world_map_size = NULL, world_map_file = NULL WHERE tenant_id = ? AND id = ?",
+                           tenant, floorId)
             }
         }
         try db.run("UPDATE floors SET plan_revision = plan_revision + 1, structure = coalesce(?, structure) WHERE tenant_id = ? AND id = ?",
@@ -168,15 +171,25 @@ enum TourStore {
 
     // MARK: World maps
 
-    enum WorldMapChange { case created, replaced, unchanged }
+    enum WorldMapChange: Sendable { case created, replaced, unchanged }
 
-    /// Records a floor's world map whose file is already in place.
-    static func setWorldMap(_ db: Database, _ tenant: Int64, floorId: String, sha256: String, size: Int64) throws -> WorldMapChange {
+    /// What recording a world map did: the change, the floor after it, and the file it
+    /// replaced (to remove once committed).
+    struct WorldMapOutcome: Sendable {
+        var change: WorldMapChange
+        var floor: FloorRecord
+        var replaced: BlobKey?
+    }
+
+    /// Records a floor's world map whose file is already in place under the name `file`.
+    static func setWorldMap(_ db: Database, _ tenant: Int64, floorId: String, sha256: String, size: Int64, file: String) throws -> WorldMapOutcome {
         guard let floor = try floor(db, tenant, floorId) else { throw ServiceError.notFound("floor", floorId) }
-        if floor.worldMapSHA256 == sha256 { return .unchanged }
-        try db.run("UPDATE floors SET world_map_sha256 = ?, world_map_size = ? WHERE tenant_id = ? AND id = ?", sha256, size, tenant, floorId)
+        if floor.worldMapSHA256 == sha256 { return WorldMapOutcome(change: .unchanged, floor: floor) }
+        try db.run("UPDATE floors SET world_map_sha256 = ?, world_map_size = ?, world_map_file = ? WHERE tenant_id = ? AND id = ?",
+                   sha256, size, file, tenant, floorId)
         try touch(db, tenant, property: floor.propertyId)
-        return floor.worldMapSHA256 == nil ? .created : .replaced
+        guard let updated = try self.floor(db, tenant, floorId) else { throw ServiceError(.internal, "floor vanished") }
+        return WorldMapOutcome(change: floor.worldMapSHA256 == nil ? .created : .replaced, floor: updated, replaced: floor.worldMapKey(tenant))
     }
 
     // MARK: Panoramas

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ThreadPools
 import CLinux
 import Hashing
 import Synchronization
@@ -12,37 +13,91 @@ import Synchronization
 /// - a newer PATCH takes over at once (tus: nobody waits on a stale lock) by rolling the
 ///   partial file back to the durable state, and the older PATCH stops on its next write;
 /// - a checksum mismatch drops just that PATCH's bytes.
-final class UploadSession: @unchecked Sendable {
+///
+/// Every file operation (write, hash, rollback, fsync, close) runs on the session's serial
+/// lane of the I/O pool, so they never interleave; the lock guards only the bookkeeping that
+/// others read (who may write, the durable offset), never a write, a hash or an fsync.
+final class UploadSession: Sendable {
     let key: BlobKey
-    private let state: Mutex<State>
+    private let lane: SerialLane
+    private let file: FileState
+    private let bookkeeping: Mutex<Bookkeeping>
 
-    private struct State {
-        var fd: Int32
+    private struct Bookkeeping {
+        /// The PATCH allowed to write; another one's writes fail.
+        var owner: UInt64?
+        var durableOffset: Int64
+        var closed = false
+    }
+
+    /// The file and its digests: touched only by jobs on the lane, one at a time.
+    private final class FileState: @unchecked Sendable {
+        let fd: Int32
         var durableOffset: Int64
         var durableDigest: StreamingDigest
         var liveOffset: Int64
         var liveDigest: StreamingDigest
         var writebackStarted: Int64
-        /// The PATCH allowed to write; another one's writes fail.
-        var owner: UInt64?
         /// The digest of the current PATCH's bytes, for its Upload-Checksum.
         var chunkDigest: StreamingDigest?
-        var closed = false
+        var isOpen = true
+
+        init(fd: Int32, offset: Int64, digest: StreamingDigest) {
+            self.fd = fd
+            durableOffset = offset
+            durableDigest = digest.copy()
+            liveOffset = offset
+            liveDigest = digest
+            writebackStarted = offset
+        }
+
+        deinit {
+            if isOpen { Glibc.close(fd) }
+        }
+
+        /// Back to the durable state: the file cut at the durable offset, the running digest
+        /// restored from its checkpoint.
+        func rollBack() throws(ServiceError) {
+            guard liveOffset != durableOffset else { return }
+            guard ftruncate(fd, off_t(durableOffset)) == 0 else { throw BlobStore.failure("ftruncate", errno) }
+            liveOffset = durableOffset
+            liveDigest = durableDigest.copy()
+            writebackStarted = durableOffset
+        }
+
+        func makeDurable() throws(ServiceError) -> Int64 {
+            guard fsync(fd) == 0 else {
+                let error = BlobStore.failure("fsync", errno)
+                try? rollBack()
+                throw error
+            }
+            durableOffset = liveOffset
+            durableDigest = liveDigest.copy()
+            writebackStarted = liveOffset
+            return durableOffset
+        }
     }
 
     private static let tokens = Atomic<UInt64>(0)
-    private static let writebackStep: Int64 = 1 << 20
 
-    /// Opens the session of an upload whose database offset is `durableOffset`: bytes past it
-    /// were never acknowledged and are cut off; the ones before are hashed, once. A file
-    /// holding less than that (lost in a crash between finishing and committing) is never
-    /// extended: the session continues from what it holds (`durableOffset` says so).
-    init(key: BlobKey, fd: Int32, durableOffset recorded: Int64) throws(ServiceError) {
+    /// Opens the session of an upload whose database offset is `recorded` (on the I/O pool:
+    /// it reads the file). Bytes past that offset were never acknowledged and are cut off; the
+    /// ones before are hashed, once. A file holding less than that (lost in a crash between
+    /// finishing and committing) is never extended: the session continues from what it holds
+    /// (`durableOffset` says so).
+    init(key: BlobKey, fd: Int32, recordedOffset recorded: Int64, lane: SerialLane) throws(ServiceError) {
         self.key = key
+        self.lane = lane
         let size = lseek(fd, 0, SEEK_END)
-        guard size >= 0 else { throw BlobStore.failure("lseek", errno) }
+        guard size >= 0 else {
+            Glibc.close(fd)
+            throw BlobStore.failure("lseek", errno)
+        }
         let durableOffset = min(recorded, Int64(size))
-        guard ftruncate(fd, off_t(durableOffset)) == 0 else { throw BlobStore.failure("ftruncate", errno) }
+        guard ftruncate(fd, off_t(durableOffset)) == 0 else {
+            Glibc.close(fd)
+            throw BlobStore.failure("ftruncate", errno)
+        }
         let digest = StreamingDigest(.sha256)
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var position: Int64 = 0
@@ -55,147 +110,213 @@ final class UploadSession: @unchecked Sendable {
             buffer.withUnsafeBytes { digest.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
             position += Int64(count)
         }
-        state = Mutex(State(fd: fd, durableOffset: durableOffset, durableDigest: digest.copy(), liveOffset: durableOffset,
-                            liveDigest: digest, writebackStarted: durableOffset))
+        file = FileState(fd: fd, offset: durableOffset, digest: digest)
+        bookkeeping = Mutex(Bookkeeping(durableOffset: durableOffset))
     }
 
-    deinit {
-        state.withLock { if !$0.closed { Glibc.close($0.fd) } }
-    }
-
-    var durableOffset: Int64 { state.withLock { $0.durableOffset } }
+    /// What is fsynced and may be recorded.
+    var durableOffset: Int64 { bookkeeping.withLock { $0.durableOffset } }
 
     /// Makes the caller the writer, stopping any older PATCH; returns its token and the
     /// durable offset it must continue from.
-    func claim(checksum algorithm: DigestAlgorithm?) throws(ServiceError) -> (token: UInt64, offset: Int64) {
+    func claim(checksum algorithm: DigestAlgorithm?) async throws -> (token: UInt64, offset: Int64) {
         let token = Self.tokens.wrappingAdd(1, ordering: .relaxed).newValue
-        return try state.withLock { (state) throws(ServiceError) -> (UInt64, Int64) in
+        try bookkeeping.withLock { (state) throws(ServiceError) in
             guard !state.closed else { throw ServiceError.notFound("upload", key.id) }
-            try Self.rollBack(&state)
             state.owner = token
-            state.chunkDigest = algorithm.map(StreamingDigest.init)
-            return (token, state.durableOffset)
         }
+        // After any write the older PATCH has queued: those fail, or land and are cut here.
+        let offset = try await lane.run { [file, key] () throws -> Int64 in
+            guard file.isOpen else { throw ServiceError.notFound("upload", key.id) }
+            try file.rollBack()
+            file.chunkDigest = algorithm.map(StreamingDigest.init)
+            return file.durableOffset
+        }
+        return (token, offset)
     }
 
     /// Gives up a claim that wrote nothing (the PATCH was refused).
     func release(_ token: UInt64) {
-        state.withLock { if $0.owner == token { $0.owner = nil } }
+        bookkeeping.withLock { if $0.owner == token { $0.owner = nil } }
     }
 
-    /// Appends the next bytes of the claimant's body.
-    func append(_ token: UInt64, _ bytes: UnsafeRawBufferPointer) throws(ServiceError) {
-        try state.withLock { (state) throws(ServiceError) in
-            guard state.owner == token, !state.closed else {
-                throw ServiceError.conflict("a newer PATCH to upload \(key.id) took over")
+    /// Appends the next batch of the claimant's body.
+    func append(_ token: UInt64, _ batch: [[UInt8]]) async throws {
+        try await lane.run { [self] in
+            try requireOwner(token)
+            do throws(ServiceError) {
+                try FileWrites.write(file.fd, batch, at: file.liveOffset)
+            } catch {
+                try? file.rollBack()
+                release(token)
+                throw error
             }
-            var written = 0
-            while written < bytes.count {
-                let count = pwrite(state.fd, bytes.baseAddress! + written, bytes.count - written, off_t(state.liveOffset + Int64(written)))
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    let error = BlobStore.failure("write", errno)
-                    try? Self.rollBack(&state)
-                    state.owner = nil
-                    throw error
-                }
-                written += count
+            for chunk in batch {
+                chunk.withUnsafeBytes { file.liveDigest.update($0) }
+                chunk.withUnsafeBytes { file.chunkDigest?.update($0) }
+                file.liveOffset += Int64(chunk.count)
             }
-            state.liveDigest.update(bytes)
-            state.chunkDigest?.update(bytes)
-            state.liveOffset += Int64(bytes.count)
-            if state.liveOffset - state.writebackStarted >= Self.writebackStep {
-                _ = nt_start_writeback(state.fd, state.writebackStarted, state.liveOffset - state.writebackStarted)
-                state.writebackStarted = state.liveOffset
+            if file.liveOffset - file.writebackStarted >= FileWrites.writebackStep {
+                _ = nt_start_writeback(file.fd, file.writebackStarted, file.liveOffset - file.writebackStarted)
+                file.writebackStarted = file.liveOffset
             }
         }
     }
 
     /// The claimant's body is complete: checks its checksum, makes its bytes durable, and
     /// returns the new durable offset. A mismatch drops the bytes (460).
-    func commit(_ token: UInt64, expected checksum: [UInt8]?) throws(ServiceError) -> Int64 {
-        try state.withLock { (state) throws(ServiceError) -> Int64 in
-            guard state.owner == token, !state.closed else {
-                throw ServiceError.conflict("a newer PATCH to upload \(key.id) took over")
-            }
-            state.owner = nil
-            if let checksum, let digest = state.chunkDigest?.finish(), !constantTimeEquals(digest, checksum) {
-                try Self.rollBack(&state)
+    func commit(_ token: UInt64, expected checksum: [UInt8]?) async throws -> Int64 {
+        try await lane.run { [self] in
+            try requireOwner(token)
+            release(token)
+            if let checksum, let digest = file.chunkDigest?.finish(), !constantTimeEquals(digest, checksum) {
+                try file.rollBack()
                 throw ServiceError(.checksumMismatch, "the PATCH body does not match its Upload-Checksum; it was discarded")
             }
-            return try Self.makeDurable(&state)
+            return try durable()
         }
     }
 
     /// The claimant's connection ended before its body did: what arrived is kept when it can
     /// be trusted (no checksum to check), made durable, and its offset returned.
-    func abort(_ token: UInt64) -> Int64? {
-        state.withLock { state -> Int64? in
-            guard state.owner == token, !state.closed else { return nil }
-            state.owner = nil
-            guard state.chunkDigest == nil else {
-                try? Self.rollBack(&state)
+    func abort(_ token: UInt64) async -> Int64? {
+        try? await lane.run { [self] () throws -> Int64? in
+            guard (try? requireOwner(token)) != nil else { return nil }
+            release(token)
+            guard file.chunkDigest == nil else {
+                try? file.rollBack()
                 return nil
             }
-            return try? Self.makeDurable(&state)
+            return try durable()
         }
     }
 
     /// The SHA-256 of the durable bytes.
-    func durableDigest() -> [UInt8] {
-        state.withLock { $0.durableDigest.copy().finish() }
+    func durableDigest() async throws -> [UInt8] {
+        try await lane.run { [file] in file.durableDigest.copy().finish() }
     }
 
     /// Stops every writer and closes the file (finished, deleted or expired).
     func close() {
-        state.withLock { state in
-            guard !state.closed else { return }
+        bookkeeping.withLock { state in
             state.closed = true
             state.owner = nil
-            Glibc.close(state.fd)
+        }
+        lane.submit { [file] in
+            guard file.isOpen else { return }
+            file.isOpen = false
+            Glibc.close(file.fd)
         }
     }
 
-    private static func makeDurable(_ state: inout State) throws(ServiceError) -> Int64 {
-        guard fsync(state.fd) == 0 else {
-            let error = BlobStore.failure("fsync", errno)
-            try? rollBack(&state)
-            throw error
-        }
-        state.durableOffset = state.liveOffset
-        state.durableDigest = state.liveDigest.copy()
-        state.writebackStarted = state.liveOffset
-        return state.durableOffset
+    /// On the lane: fails unless `token` may still write.
+    private func requireOwner(_ token: UInt64) throws(ServiceError) {
+        let allowed = bookkeeping.withLock { $0.owner == token && !$0.closed }
+        guard allowed, file.isOpen else { throw ServiceError.conflict("a newer PATCH to upload \(key.id) took over") }
     }
 
-    /// Back to the durable state: the file cut at the durable offset, the running digest
-    /// restored from its checkpoint.
-    private static func rollBack(_ state: inout State) throws(ServiceError) {
-        guard state.liveOffset != state.durableOffset else { return }
-        guard ftruncate(state.fd, off_t(state.durableOffset)) == 0 else { throw BlobStore.failure("ftruncate", errno) }
-        state.liveOffset = state.durableOffset
-        state.liveDigest = state.durableDigest.copy()
-        state.writebackStarted = state.durableOffset
+    /// On the lane: fsync, and the new durable offset published.
+    private func durable() throws(ServiceError) -> Int64 {
+        let offset = try file.makeDurable()
+        bookkeeping.withLock { $0.durableOffset = offset }
+        return offset
     }
 }
 
-/// The sessions of uploads being written, by key. One per upload across all connections.
+/// The sessions of uploads being written, by key: one per upload across all connections,
+/// opened once however many requests ask at the same moment (the first opens it on the I/O
+/// pool, the others wait for it), and never under the lock.
 final class UploadSessions: Sendable {
-    private let sessions = Mutex<[BlobKey: UploadSession]>([:])
+    private enum Entry {
+        case opening(waiters: [CheckedContinuation<UploadSession?, any Error>], ended: Bool)
+        case open(UploadSession)
+    }
+
+    private let entries = Mutex<[BlobKey: Entry]>([:])
+    private let blobs: BlobStore
+
+    init(blobs: BlobStore) {
+        self.blobs = blobs
+    }
 
     /// The upload's session, opened from its partial file when it is not live yet (after a
     /// restart: the one time its bytes are hashed again).
-    func session(_ key: BlobKey, durableOffset: Int64, blobs: BlobStore) throws(ServiceError) -> UploadSession {
-        try sessions.withLock { (sessions) throws(ServiceError) -> UploadSession in
-            if let session = sessions[key] { return session }
-            let session = try UploadSession(key: key, fd: try blobs.openPartial(key), durableOffset: durableOffset)
-            sessions[key] = session
+    func session(_ key: BlobKey, recordedOffset: Int64) async throws -> UploadSession {
+        enum Role {
+            case ready(UploadSession)
+            case waiting
+            case opening
+        }
+        let role = entries.withLock { entries -> Role in
+            switch entries[key] {
+            case .open(let session): return .ready(session)
+            case .opening: return .waiting
+            case nil:
+                entries[key] = .opening(waiters: [], ended: false)
+                return .opening
+            }
+        }
+        switch role {
+        case .ready(let session):
             return session
+        case .waiting:
+            let joined: UploadSession? = try await withCheckedThrowingContinuation { continuation in
+                let now = entries.withLock { entries -> Result<UploadSession?, any Error>? in
+                    switch entries[key] {
+                    case .open(let session): return .success(session)
+                    case .opening(var waiters, let ended):
+                        waiters.append(continuation)
+                        entries[key] = .opening(waiters: waiters, ended: ended)
+                        return nil
+                    case nil: return .success(nil) // the opening failed meanwhile: try again
+                    }
+                }
+                if let now { continuation.resume(with: now) }
+            }
+            if let joined { return joined }
+            return try await session(key, recordedOffset: recordedOffset)
+        case .opening:
+            let blobs = self.blobs
+            var outcome: Result<UploadSession, any Error>
+            do {
+                outcome = .success(try await blobs.io.run {
+                    try UploadSession(key: key, fd: try blobs.openPartial(key), recordedOffset: recordedOffset, lane: SerialLane(pool: blobs.io))
+                })
+            } catch {
+                outcome = .failure(error)
+            }
+            let (waiters, ended) = entries.withLock { entries -> ([CheckedContinuation<UploadSession?, any Error>], Bool) in
+                guard case .opening(let waiters, let ended) = entries[key] else { return ([], false) }
+                if case .success(let session) = outcome, !ended {
+                    entries[key] = .open(session)
+                } else {
+                    entries[key] = nil
+                }
+                return (waiters, ended)
+            }
+            if ended, case .success(let session) = outcome {
+                session.close()
+                outcome = .failure(ServiceError.notFound("upload", key.id))
+            }
+            for waiter in waiters { waiter.resume(with: outcome.map { Optional($0) }) }
+            return try outcome.get()
         }
     }
 
     /// Ends an upload's session: its writers stop, its file closes.
     func end(_ key: BlobKey) {
-        sessions.withLock { $0.removeValue(forKey: key) }?.close()
+        let session = entries.withLock { entries -> UploadSession? in
+            switch entries[key] {
+            case .open(let session):
+                entries[key] = nil
+                return session
+            case .opening(let waiters, _):
+                entries[key] = .opening(waiters: waiters, ended: true)
+                return nil
+            case nil:
+                return nil
+            }
+        }
+        session?.close()
     }
 }

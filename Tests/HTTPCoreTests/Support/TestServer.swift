@@ -33,59 +33,34 @@ final class TestServer: Sendable {
     func client() throws -> RawClient { try RawClient(port: port) }
 }
 
-/// A request body sink that keeps the bytes in memory (tests only: bodies are small).
-final class CollectingSink: BodySink {
-    private(set) var bytes: [UInt8] = []
-    private let respond: @Sendable ([UInt8]) -> Response
-
-    init(_ respond: @escaping @Sendable ([UInt8]) -> Response) {
-        self.respond = respond
-    }
-
-    func receive(_ chunk: UnsafeRawBufferPointer) throws(HTTPError) { bytes.append(contentsOf: chunk) }
-    func finish(responder: Responder) -> Response? { respond(bytes) }
-    func abort() {}
-}
-
-/// A sink that streams the body to a file, as an upload route does.
-final class FileSink: BodySink {
-    private let fd: Int32
-    private var count: Int64 = 0
-
-    init(path: String) {
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    }
-
-    deinit { close(fd) }
-
-    func receive(_ chunk: UnsafeRawBufferPointer) throws(HTTPError) {
+/// Streams a request body to a file, as an upload route does (tests only: plain writes).
+func writeBody(_ body: RequestBody, to path: String) async throws -> Int64 {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    defer { close(fd) }
+    var count: Int64 = 0
+    for try await chunk in body {
         var offset = 0
         while offset < chunk.count {
-            let written = write(fd, chunk.baseAddress! + offset, chunk.count - offset)
-            guard written > 0 else { throw .internalError("write failed") }
+            let written = chunk.withUnsafeBytes { write(fd, $0.baseAddress! + offset, chunk.count - offset) }
+            guard written > 0 else { throw HTTPError.internalError("write failed") }
             offset += written
         }
         count += Int64(chunk.count)
     }
-
-    func finish(responder: Responder) -> Response? {
-        .json(.created, Array("{\"size\":\(count)}".utf8))
-    }
-
-    func abort() {}
+    return count
 }
 
 /// Routes the tests share.
 enum TestRoutes {
     /// GET /hello, PUT /echo (body back), PUT /nobody (answers without reading the body).
     static func standard(_ table: inout RouteTable) {
-        table.add(.get, "/hello") { _, _ in .response(.json(.ok, Array("{\"hello\":true}".utf8))) }
-        table.add(.put, "/echo", bodyLimit: 1 << 20) { request, _ in
-            .readBody(CollectingSink { .init(status: .ok, contentType: "application/octet-stream", body: .bytes($0)) }, limit: request.bodyLimit)
+        table.add(.get, "/hello", inline: true) { _ in .json(.ok, Array("{\"hello\":true}".utf8)) }
+        table.add(.put, "/echo", bodyLimit: 1 << 20) { request in
+            Response(status: .ok, contentType: "application/octet-stream", body: .bytes(try await request.body.collect(upTo: request.bodyLimit)))
         }
-        table.add(.put, "/nobody", bodyLimit: 1 << 20) { _, _ in .response(.init(status: .accepted)) }
-        table.add(.get, "/items/{id}") { request, _ in
-            .response(.json(.ok, Array("{\"id\":\"\(request.parameter("id") ?? "")\"}".utf8)))
+        table.add(.put, "/nobody", bodyLimit: 1 << 20) { _ in Response(status: .accepted) }
+        table.add(.get, "/items/{id}") { request in
+            .json(.ok, Array("{\"id\":\"\(request.parameter("id") ?? "")\"}".utf8))
         }
     }
 }

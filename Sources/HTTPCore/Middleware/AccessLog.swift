@@ -1,7 +1,7 @@
 import Logging
 
 /// One logfmt (or JSON) line per request, batched into the log sink and flushed by the
-/// server's timer: time, request id, method, path, status, bytes in and out, duration.
+/// server's timer: time, request id, method, path, status, body bytes in and out, duration.
 struct AccessLog: Sendable {
     let logger: Logger
 

@@ -1,0 +1,83 @@
+/// A request as handlers and middleware see it: the head, the body, the path parameters of
+/// its route, its id, and what middleware learned about it (`attributes`).
+public struct Request: Sendable {
+    public let head: RequestHead
+    public let id: RequestID
+    public let body: RequestBody
+    /// Set by middleware for the handlers after it (the tenant of a token, say).
+    public var attributes = RequestAttributes()
+    /// The route, or nil when none matched.
+    public let route: Route?
+    let parameterValues: [String]
+    /// Monotonic nanoseconds when the head arrived.
+    public let receivedAt: UInt64
+
+    init(head: RequestHead, id: RequestID, body: RequestBody, route: Route?, parameterValues: [String], receivedAt: UInt64) {
+        self.head = head
+        self.id = id
+        self.body = body
+        self.route = route
+        self.parameterValues = parameterValues
+        self.receivedAt = receivedAt
+    }
+
+    public var method: HTTPMethod { head.method }
+    public var path: String { head.path }
+    public var headers: HTTPHeaders { head.headers }
+    /// The body size limit of the route.
+    public var bodyLimit: Int64 { route?.bodyLimit ?? 0 }
+
+    /// The value of the path parameter `{name}` of the route pattern.
+    public func parameter(_ name: String) -> String? {
+        guard let route, let index = route.parameterNames.firstIndex(of: name) else { return nil }
+        return parameterValues[index]
+    }
+
+    /// The first value of a query parameter (`a=b&c=d`), percent-decoded; nil when absent or
+    /// not valid percent-encoding.
+    public func queryParameter(_ name: String) -> String? {
+        guard let query = head.query else { return nil }
+        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let key = percentDecode(parts[0]), key == name else { continue }
+            return parts.count > 1 ? percentDecode(parts[1]) : ""
+        }
+        return nil
+    }
+}
+
+/// Names a value middleware attaches to a request, with its type.
+public protocol RequestAttribute {
+    associatedtype Value: Sendable
+}
+
+/// Values middleware attached to a request, by key type.
+public struct RequestAttributes: Sendable {
+    private var values: [ObjectIdentifier: any Sendable] = [:]
+
+    public init() {}
+
+    public subscript<Key: RequestAttribute>(_ key: Key.Type) -> Key.Value? {
+        get { values[ObjectIdentifier(key)] as? Key.Value }
+        set { values[ObjectIdentifier(key)] = newValue }
+    }
+}
+
+/// Decodes `%XX` escapes and `+` as space (form encoding, RFC 3986 §2.1); nil when malformed.
+func percentDecode(_ text: Substring) -> String? {
+    var bytes = [UInt8]()
+    bytes.reserveCapacity(text.utf8.count)
+    var iterator = text.utf8.makeIterator()
+    while let byte = iterator.next() {
+        switch byte {
+        case UInt8(ascii: "+"):
+            bytes.append(UInt8(ascii: " "))
+        case UInt8(ascii: "%"):
+            guard let high = iterator.next().flatMap(hexDigitValue), let low = iterator.next().flatMap(hexDigitValue) else { return nil }
+            bytes.append(high << 4 | low)
+        default:
+            bytes.append(byte)
+        }
+    }
+    return String(validating: bytes, as: UTF8.self)
+}

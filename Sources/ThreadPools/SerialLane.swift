@@ -1,0 +1,59 @@
+import Synchronization
+
+/// Jobs that must not overlap, one after another in submission order, on a pool's threads:
+/// the file operations of one resumable upload (a write, a rollback by a newer PATCH, an
+/// fsync) go through its lane, so they never interleave, while other uploads' lanes run
+/// beside it. Like a Dispatch queue targeting the pool; no thread is held while it is empty.
+public final class SerialLane: Sendable {
+    /// Told whether the pool is gone (the job must then fail rather than do its work).
+    private typealias Job = @Sendable (_ poolStopped: Bool) -> Void
+
+    private let pool: ThreadPool
+    private let state = Mutex<(jobs: [Job], running: Bool)>(([], false))
+
+    public init(pool: ThreadPool) {
+        self.pool = pool
+    }
+
+    /// Runs `body` after every job submitted before it, on a pool thread.
+    public func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            enqueue { [pool] stopped in
+                continuation.resume(with: stopped ? .failure(PoolStopped(pool: pool.name)) : Result { try body() })
+            }
+        }
+    }
+
+    /// Runs `job` after every job submitted before it, without waiting for it (clean-up).
+    public func submit(_ job: @escaping @Sendable () -> Void) {
+        enqueue { stopped in if !stopped { job() } }
+    }
+
+    private func enqueue(_ job: @escaping Job) {
+        let start = state.withLock { state -> Bool in
+            state.jobs.append(job)
+            defer { state.running = true }
+            return !state.running
+        }
+        guard start else { return }
+        if !pool.submit({ [self] _ in drain(poolStopped: false) }) {
+            // The pool has stopped: fail the jobs rather than leave their callers waiting.
+            drain(poolStopped: true)
+        }
+    }
+
+    /// Runs jobs until the lane is empty.
+    private func drain(poolStopped: Bool) {
+        while true {
+            let next = state.withLock { state -> Job? in
+                guard !state.jobs.isEmpty else {
+                    state.running = false
+                    return nil
+                }
+                return state.jobs.removeFirst()
+            }
+            guard let next else { return }
+            next(poolStopped)
+        }
+    }
+}

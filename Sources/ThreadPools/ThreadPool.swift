@@ -1,0 +1,185 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// A fixed set of threads. Two uses:
+/// - the calls that block (file writes, `fsync`, `rename`, hashing a large file, SQLite): async
+///   code hands them over with `run` and is resumed with the result, so no event loop and no
+///   thread of Swift's cooperative pool ever waits on a disk (NIO's `NIOThreadPool`);
+/// - as a `TaskExecutor`, the threads request handlers run on, so that a server does not
+///   depend on its host leaving Swift's cooperative pool free (a test or a tool that blocks
+///   those threads would starve the handlers).
+/// Jobs start in the order they were submitted. Each job is told the index of the thread that
+/// runs it (0..<threads), so a pool can give each thread a resource of its own: the SQLite
+/// pool gives each reader thread its own connection.
+public final class ThreadPool: TaskExecutor, Sendable {
+    public let name: String
+    public let threadCount: Int
+    private let queue: JobQueue
+
+    /// Starts `threads` threads (0: one per online CPU). `beforeEachJob`, when given, runs on the pool thread before
+    /// every job: tests inject a slow disk with it.
+    public init(name: String, threads: Int, beforeEachJob: (@Sendable () -> Void)? = nil) {
+        let threads = threads > 0 ? threads : max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        self.name = name
+        self.threadCount = threads
+        queue = JobQueue()
+        for index in 0..<threads {
+            let queue = self.queue
+            startThread(named: "\(name)-\(index)") {
+                while let job = queue.take() {
+                    beforeEachJob?()
+                    job(index)
+                }
+            }
+        }
+    }
+
+    deinit { queue.stop() }
+
+    /// Runs `body` on a pool thread and returns what it returned or throws what it threw.
+    public func run<T: Sendable>(_ body: @escaping @Sendable (_ thread: Int) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let accepted = queue.put { thread in continuation.resume(with: Result { try body(thread) }) }
+            if !accepted { continuation.resume(throwing: PoolStopped(pool: name)) }
+        }
+    }
+
+    /// `run` for work that does not need to know its thread.
+    public func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await run { (_: Int) in try body() }
+    }
+
+    /// Runs `job` on a pool thread without waiting for it (clean-up nobody waits for). Returns
+    /// false when the pool has stopped and the job will not run.
+    @discardableResult
+    public func submit(_ job: @escaping @Sendable (_ thread: Int) -> Void) -> Bool {
+        queue.put(job)
+    }
+
+    /// Runs `body` on a pool thread and blocks the calling thread until it is done: for
+    /// start-up and command-line tools only, never on a request's path.
+    public func runAndWait<T: Sendable>(_ body: @escaping @Sendable (_ thread: Int) throws -> T) throws -> T {
+        let outcome = Mutex<Result<T, any Error>?>(nil)
+        let done = Latch()
+        let accepted = queue.put { thread in
+            outcome.withLock { $0 = Result { try body(thread) } }
+            done.open()
+        }
+        guard accepted else { throw PoolStopped(pool: name) }
+        done.wait()
+        return try outcome.withLock { $0! }.get()
+    }
+
+    /// Lets the threads finish what is queued and exit. Jobs submitted afterwards are refused.
+    public func stop() { queue.stop() }
+
+    /// Runs a task's job on a pool thread (`Task(executorPreference: pool)`).
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let accepted = queue.put { [self] _ in job.runSynchronously(on: asUnownedTaskExecutor()) }
+        // A stopped pool still runs what it is given, so no task is left suspended for ever.
+        if !accepted { job.runSynchronously(on: asUnownedTaskExecutor()) }
+    }
+}
+
+/// The pool stopped before the job could run.
+public struct PoolStopped: Error, Sendable, CustomStringConvertible {
+    public let pool: String
+    public init(pool: String) { self.pool = pool }
+    public var description: String { "the \(pool) thread pool has stopped" }
+}
+
+/// Jobs in FIFO order behind a mutex and a condition variable: pool threads sleep in `take`
+/// until there is work.
+private final class JobQueue: @unchecked Sendable {
+    typealias Job = @Sendable (Int) -> Void
+
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    // Guarded by `mutex`:
+    private var jobs: [Job] = []
+    private var head = 0
+    private var stopping = false
+
+    init() {
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(condition, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    func put(_ job: @escaping Job) -> Bool {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        guard !stopping else { return false }
+        jobs.append(job)
+        pthread_cond_signal(condition)
+        return true
+    }
+
+    /// The next job; nil once stopping and nothing is left.
+    func take() -> Job? {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while head == jobs.count {
+            if stopping { return nil }
+            pthread_cond_wait(condition, mutex)
+        }
+        let job = jobs[head]
+        head += 1
+        if head == jobs.count {
+            jobs.removeAll(keepingCapacity: jobs.count <= 1024)
+            head = 0
+        } else if head >= 1024 && head * 2 >= jobs.count {
+            jobs.removeFirst(head)
+            head = 0
+        }
+        return job
+    }
+
+    func stop() {
+        pthread_mutex_lock(mutex)
+        stopping = true
+        pthread_cond_broadcast(condition)
+        pthread_mutex_unlock(mutex)
+    }
+}
+
+/// A one-shot gate a thread waits on until another opens it.
+private final class Latch: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var isOpen = false
+
+    init() {
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(condition, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    func open() {
+        pthread_mutex_lock(mutex)
+        isOpen = true
+        pthread_cond_broadcast(condition)
+        pthread_mutex_unlock(mutex)
+    }
+
+    func wait() {
+        pthread_mutex_lock(mutex)
+        while !isOpen { pthread_cond_wait(condition, mutex) }
+        pthread_mutex_unlock(mutex)
+    }
+}

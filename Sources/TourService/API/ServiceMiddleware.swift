@@ -1,0 +1,53 @@
+import HTTPCore
+import Logging
+import SQLiteDB
+
+/// The tenant a request's bearer token belongs to, set by `Authentication`.
+enum Tenant: RequestAttribute {
+    typealias Value = Int64
+}
+
+extension Request {
+    /// The authenticated tenant. Only routes behind `Authentication` ask.
+    var tenant: Int64 {
+        guard let tenant = attributes[Tenant.self] else { preconditionFailure("\(path) is not behind Authentication") }
+        return tenant
+    }
+}
+
+/// Every `/v1` route: the bearer token's tenant, or 401 before any body is read.
+struct Authentication: Middleware {
+    let context: ServiceContext
+
+    func respond(to request: Request, next: RequestResponder) async throws -> Response {
+        var request = request
+        request.attributes[Tenant.self] = try await context.authenticate(request)
+        return try await next(request)
+    }
+}
+
+/// Every tus request but OPTIONS: `Tus-Resumable` must name the version served (412).
+struct TusVersionCheck: Middleware {
+    func respond(to request: Request, next: RequestResponder) async throws -> Response {
+        try TusHeaders.checkResumable(request.headers["tus-resumable"])
+        return try await next(request)
+    }
+}
+
+/// The service's errors on their way out: a full disk under SQLite becomes 507, and internal
+/// errors are logged with the request id. (`ServiceError.httpError` says how each is
+/// answered; any other error is a 500 the server logs.)
+struct ServiceErrors: Middleware {
+    let logger: Logger
+
+    func respond(to request: Request, next: RequestResponder) async throws -> Response {
+        do {
+            return try await next(request)
+        } catch let error as ServiceError {
+            if error.code == .internal { logger.error("request failed", ["id": request.id.description, "error": error.message]) }
+            throw error
+        } catch let error as SQLiteError where error.isDiskFull {
+            throw ServiceError(.insufficientStorage, "the server's disk is full")
+        }
+    }
+}

@@ -1,0 +1,117 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+@testable import SQLiteDB
+
+@Suite struct DatabasePoolTests {
+    private func pool(readers: Int = 2) throws -> DatabasePool {
+        let path = testDirectory("pool").appendingPathExtension("sqlite").path
+        let pool = try DatabasePool(path: path, readerCount: readers)
+        _ = try pool.writeNow { try $0.execute("CREATE TABLE t (x INTEGER PRIMARY KEY)") }
+        return pool
+    }
+
+    @Test func concurrentWritesAreEachCommittedOnce() async throws {
+        let pool = try pool()
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for value in 0..<200 {
+                group.addTask { try await pool.write { try $0.run("INSERT INTO t VALUES (?)", value) } }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await pool.read { try $0.first("SELECT count(*) FROM t")?[0].int } == 200)
+    }
+
+    @Test func aFailingWriteRollsBackAloneInItsBatch() async throws {
+        let pool = try pool()
+        try await pool.write { try $0.run("INSERT INTO t VALUES (?)", 1) }
+        let results = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for value in [1, 2, 3, 1, 4] { // the two 1s collide with the row already there
+                group.addTask {
+                    do {
+                        try await pool.write { db in
+                            try db.run("INSERT INTO t VALUES (?)", value + 100) // undone too when the write fails
+                            try db.run("INSERT INTO t VALUES (?)", value)
+                        }
+                        return true
+                    } catch let error as SQLiteError {
+                        #expect(error.isConstraint)
+                        return false
+                    }
+                }
+            }
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(results.filter { $0 }.count == 3)
+        let rows = try await pool.read { try $0.query("SELECT x FROM t ORDER BY x").compactMap { $0[0].int } }
+        #expect(rows == [1, 2, 3, 4, 102, 103, 104])
+    }
+
+    /// More reads at once than the pool has readers wait in one queue: no connection is
+    /// opened for them, and each sees what was committed.
+    @Test func readsBeyondThePoolWaitForAFreeReader() async throws {
+        let pool = try pool(readers: 2)
+        try await pool.write { try $0.run("INSERT INTO t VALUES (?)", 7) }
+        let concurrency = Concurrency()
+        let values = try await withThrowingTaskGroup(of: Int?.self) { group in
+            for _ in 0..<12 {
+                group.addTask {
+                    try await pool.read { db in
+                        concurrency.enter()
+                        defer { concurrency.leave() }
+                        usleep(10_000) // on the reader's own thread: holds that reader a while
+                        return try db.first("SELECT x FROM t")?[0].int
+                    }
+                }
+            }
+            return try await group.reduce(into: [Int?]()) { $0.append($1) }
+        }
+        #expect(values == Array(repeating: 7, count: 12))
+        #expect(concurrency.most == 2)
+    }
+
+    /// WAL: a read is answered while a write's transaction is still open.
+    @Test func aReadNeverWaitsBehindAWrite() async throws {
+        let pool = try pool()
+        let readDone = Concurrency()
+        let writing = Task {
+            try await pool.write { db in
+                try db.run("INSERT INTO t VALUES (?)", 1)
+                // Holds the transaction open until the read below came back (bounded).
+                for _ in 0..<500 where readDone.most == 0 { usleep(10_000) }
+            }
+        }
+        let count = try await pool.read { try $0.first("SELECT count(*) FROM t")?[0].int }
+        readDone.enter()
+        #expect(count == 0) // the write is not committed yet, and the read did not wait for it
+        try await writing.value
+        #expect(try await pool.read { try $0.first("SELECT count(*) FROM t")?[0].int } == 1)
+    }
+
+    @Test func theBlockingCallsForStartUpAndToolsWork() throws {
+        let pool = try pool()
+        try pool.writeBlocking { try $0.run("INSERT INTO t VALUES (?)", 5) }
+        #expect(try pool.readBlocking { try $0.first("SELECT x FROM t")?[0].int } == 5)
+        #expect(throws: SQLiteError.self) { try pool.writeBlocking { try $0.run("INSERT INTO t VALUES (?)", 5) } }
+    }
+}
+
+/// Counts how many callers are inside at once, and the most there ever were.
+private final class Concurrency: Sendable {
+    private let counts = Mutex<(now: Int, most: Int)>((0, 0))
+
+    func enter() {
+        counts.withLock { counts in
+            counts.now += 1
+            counts.most = max(counts.most, counts.now)
+        }
+    }
+
+    func leave() { counts.withLock { $0.now -= 1 } }
+
+    var most: Int { counts.withLock { $0.most } }
+}
