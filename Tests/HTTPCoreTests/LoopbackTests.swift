@@ -193,6 +193,8 @@ import TestSupport
         #expect(refused.status == 503)
         #expect(refused.header("Retry-After") == "7")
         #expect(refused.text.contains("\"code\":\"unavailable\""))
+        #expect(refused.header("Connection") == "close")
+        #expect(third.isClosedByServer())
         // The first two are still served.
         try first.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(try first.readResponse().status == 200)

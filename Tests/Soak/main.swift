@@ -105,7 +105,9 @@ for (id, row) in stored {
     if Int64(data.count) != row.size || ByteEncoding.hex(StreamingDigest.hash(.sha256, Array(data))) != row.sha256 { filesWrong += 1 }
 }
 let uploadRows = Set(try server.query("SELECT tenant_id, id FROM uploads").map { "\($0[0].int64 ?? 0)/\($0[1].string ?? "")" })
-let worldMapRows = Set(try server.query("SELECT tenant_id, id FROM floors WHERE world_map_sha256 IS NOT NULL").map { "\($0[0].int64 ?? 0)/\($0[1].string ?? "")" })
+// A world map's file is named by its row (older maps: by the floor id).
+let worldMapRows = Set(try server.query("SELECT tenant_id, coalesce(world_map_file, id) FROM floors WHERE world_map_sha256 IS NOT NULL")
+    .map { "\($0[0].int64 ?? 0)/\($0[1].string ?? "")" })
 var orphans: [String] = []
 let blobs = dataDir + "/blobs"
 for tenant in (try? FileManager.default.contentsOfDirectory(atPath: blobs)) ?? [] {

@@ -197,7 +197,6 @@ struct ConnectionStateMachine: Sendable {
     /// Decoded body bytes (or bytes of a body being discarded).
     mutating func bodyReceived(_ count: Int, now: UInt64, maxDiscardBytes: Int64) -> [Action] {
         guard case .exchange(var exchange) = state else { preconditionFailure("body bytes in state \(state)") }
-        defer { state = .exchange(exchange) }
         exchange.bytesIn += Int64(count)
         exchange.lastProgress = now
         switch exchange.input {
@@ -205,8 +204,10 @@ struct ConnectionStateMachine: Sendable {
             if exchange.bytesIn > exchange.bodyLimit {
                 exchange.input = .abandoned
                 exchange.keepAlive = false
+                state = .exchange(exchange)
                 return [.failBody(.payloadTooLarge("the body exceeds \(exchange.bodyLimit) bytes"))]
             }
+            state = .exchange(exchange)
             return [.deliverBody]
         case .discarding(let dropped):
             let total = dropped + Int64(count)
@@ -216,6 +217,7 @@ struct ConnectionStateMachine: Sendable {
                 return [.dropBody] + endIfDone(&exchange, now: now)
             }
             exchange.input = .discarding(dropped: total)
+            state = .exchange(exchange)
             return [.dropBody]
         default:
             preconditionFailure("body bytes decoded while the input is \(exchange.input)")

@@ -214,7 +214,9 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
         }
         let stream = head.framing.hasBody ? makeStream(serial: serial) : nil
         current = Current(serial: serial, id: id ?? RequestID.next(), head: head, route: route, stream: stream)
-        _ = machine.headReceived(HeadSummary(head, bodyLimit: route?.bodyLimit ?? 0), refused: refusal != nil, now: now)
+        var summary = HeadSummary(head, bodyLimit: route?.bodyLimit ?? 0)
+        summary.keepAlive = summary.keepAlive && !rejecting // a connection past the limit closes after its 503
+        _ = machine.headReceived(summary, refused: refusal != nil, now: now)
         var request = Request(head: head, id: current!.id, body: RequestBody(stream: stream), route: route, parameterValues: parameters, receivedAt: now)
         request.attributes[Refusal.self] = refusal
         let serial = self.serial

@@ -129,6 +129,9 @@ final class BodyStream: Sendable {
     /// Bytes received so far.
     var received: Int64 { state.withLock { $0.received } }
 
+    /// Whether the handler is suspended waiting for bytes.
+    var isReaderWaiting: Bool { state.withLock { $0.waiter != nil } }
+
     private func end(_ end: End) {
         let (waiter, outcome) = state.withLock { state -> (Waiter?, Result<[[UInt8]]?, any Error>?) in
             guard state.end == nil else { return (nil, nil) }
