@@ -24,7 +24,9 @@ final class ServiceHarness: @unchecked Sendable {
     let beta: String
 
     /// `logFile`: where the service logs, at `logLevel` (else nowhere, errors only).
-    init(dataDir: String? = nil, logFile: String? = nil, logLevel: LogLevel = .error, configure: (inout ToursdConfig) -> Void = { _ in }) throws {
+    /// `beforeEachFileJob` runs before every job of the service's file I/O pool (a slow disk).
+    init(dataDir: String? = nil, logFile: String? = nil, logLevel: LogLevel = .error,
+         configure: (inout ToursdConfig) -> Void = { _ in }, beforeEachFileJob: (@Sendable () -> Void)? = nil) throws {
         let dataDir = dataDir ?? testDirectory("toursd").path
         self.dataDir = dataDir
         var config = ToursdConfig()
@@ -37,7 +39,7 @@ final class ServiceHarness: @unchecked Sendable {
         // New tokens for the tenants (made on a first start, reused on a reopened directory).
         alpha = try Admin.createToken(config, tenant: "alpha", logger: logger).token
         beta = try Admin.createToken(config, tenant: "beta", logger: logger).token
-        service = try SyncService.open(config: config, logger: logger)
+        service = try SyncService.open(config: config, logger: logger, beforeEachFileJob: beforeEachFileJob)
         let metrics = ServerMetrics()
         server = HTTPServer(configuration: config.server, router: service.makeRouter(metrics: metrics), metrics: metrics, logger: logger)
         port = try server.start().port
@@ -79,8 +81,8 @@ final class APIClient {
     let raw: RawClient
     let token: String?
 
-    init(port: UInt16, token: String?) throws {
-        raw = try RawClient(port: port, timeoutSeconds: 20)
+    init(port: UInt16, token: String?, timeoutSeconds: Int = 20) throws {
+        raw = try RawClient(port: port, timeoutSeconds: timeoutSeconds)
         self.token = token
     }
 
