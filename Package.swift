@@ -37,6 +37,8 @@ let package = Package(
         .executableTarget(name: "tours", dependencies: ["NoughtyTours"]),
         // What make bench runs against the client library.
         .executableTarget(name: "ClientBench", dependencies: ["NoughtyTours"], path: "bench/ClientBench"),
+        // The durable reference make bench measures toursd's uploads against.
+        .executableTarget(name: "DurableReceiver", dependencies: ["Hashing"], path: "bench/DurableReceiver"),
 
         // What the loopback tests of several modules share: a raw HTTP client, a command runner.
         .target(name: "TestSupport", path: "Tests/TestSupport"),

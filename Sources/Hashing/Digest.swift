@@ -66,10 +66,15 @@ public final class StreamingDigest: @unchecked Sendable {
     }
 
     /// The digest of a whole byte sequence at once.
+    /// One call, no context to allocate: tokens are hashed on every request.
     public static func hash(_ algorithm: DigestAlgorithm, _ bytes: [UInt8]) -> [UInt8] {
-        let digest = StreamingDigest(algorithm)
-        digest.update(bytes)
-        return digest.finish()
+        var out = [UInt8](repeating: 0, count: algorithm.byteCount)
+        var length: UInt32 = 0
+        let done = bytes.withUnsafeBytes { input in
+            EVP_Digest(input.baseAddress, input.count, &out, &length, algorithm.evp, nil)
+        }
+        precondition(done == 1 && Int(length) == algorithm.byteCount, "EVP_Digest failed")
+        return out
     }
 }
 

@@ -27,7 +27,13 @@ private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 /// Prepared statements are cached by their SQL. Not thread-safe: one owner at a time.
 public final class Database {
     let handle: OpaquePointer
-    private var statements: [String: OpaquePointer] = [:]
+    private var statements: [String: Prepared] = [:]
+
+    /// A prepared statement and its column names, kept for as long as the connection.
+    private struct Prepared {
+        let statement: OpaquePointer
+        let columns: [String]
+    }
 
     public struct Options: Sendable {
         public var busyTimeoutMilliseconds: Int32 = 5_000
@@ -50,7 +56,7 @@ public final class Database {
     }
 
     deinit {
-        for statement in statements.values { sqlite3_finalize(statement) }
+        for prepared in statements.values { sqlite3_finalize(prepared.statement) }
         sqlite3_close_v2(handle)
     }
 
@@ -68,7 +74,7 @@ public final class Database {
     /// Runs one statement with bound parameters; returns the number of rows it changed.
     @discardableResult
     public func run(_ sql: String, _ arguments: any SQLiteBindable...) throws(SQLiteError) -> Int {
-        let statement = try prepared(sql, arguments)
+        let statement = try prepared(sql, arguments).statement
         defer { sqlite3_reset(statement) }
         let result = sqlite3_step(statement)
         guard result == SQLITE_DONE || result == SQLITE_ROW else { throw error(result) }
@@ -81,10 +87,11 @@ public final class Database {
     }
 
     public func query(_ sql: String, arguments: [any SQLiteBindable]) throws(SQLiteError) -> [Row] {
-        let statement = try prepared(sql, arguments)
+        let prepared = try prepared(sql, arguments)
+        let statement = prepared.statement
         defer { sqlite3_reset(statement) }
-        let count = sqlite3_column_count(statement)
-        let columns = (0..<count).map { String(cString: sqlite3_column_name(statement, $0)) }
+        let count = Int32(prepared.columns.count)
+        let columns = prepared.columns
         var rows: [Row] = []
         while true {
             let result = sqlite3_step(statement)
@@ -117,17 +124,18 @@ public final class Database {
     /// Whether a transaction is open (SQLite rolls one back by itself after some errors).
     public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
-    private func prepared(_ sql: String, _ arguments: [any SQLiteBindable]) throws(SQLiteError) -> OpaquePointer {
-        let statement: OpaquePointer
+    private func prepared(_ sql: String, _ arguments: [any SQLiteBindable]) throws(SQLiteError) -> Prepared {
+        let prepared: Prepared
         if let cached = statements[sql] {
-            statement = cached
+            prepared = cached
         } else {
             var made: OpaquePointer?
             let result = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &made, nil)
             guard result == SQLITE_OK, let made else { throw error(result) }
-            statements[sql] = made
-            statement = made
+            prepared = Prepared(statement: made, columns: (0..<sqlite3_column_count(made)).map { String(cString: sqlite3_column_name(made, $0)) })
+            statements[sql] = prepared
         }
+        let statement = prepared.statement
         sqlite3_clear_bindings(statement)
         precondition(Int(sqlite3_bind_parameter_count(statement)) == arguments.count,
                      "\(arguments.count) arguments for \(sqlite3_bind_parameter_count(statement)) parameters in \(sql)")
@@ -143,7 +151,7 @@ public final class Database {
             }
             guard result == SQLITE_OK else { throw error(result) }
         }
-        return statement
+        return prepared
     }
 
     private func column(_ statement: OpaquePointer, _ index: Int32) -> SQLiteValue {

@@ -1,9 +1,13 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One route: a method and a path pattern (`/v1/floors/{floorId}/plan`), with the body size
 /// limit that applies to it, its handler behind the middleware of its groups, and the label
 /// its requests are counted under.
 public final class Route: Sendable {
     enum Segment: Sendable, Equatable {
-        case literal(String)
+        case literal([UInt8])
         case parameter
     }
 
@@ -37,7 +41,7 @@ public final class Route: Sendable {
                 segments.append(.parameter)
                 names.append(String(part.dropFirst().dropLast()))
             } else {
-                segments.append(.literal(String(part)))
+                segments.append(.literal(Array(part.utf8)))
             }
         }
         precondition(pattern.hasPrefix("/"), "route pattern \(pattern) must start with /")
@@ -46,25 +50,30 @@ public final class Route: Sendable {
         self.parameterNames = names
     }
 
-    /// The parameter values when `path` matches the pattern, else nil.
-    func match(_ path: String) -> [String]? {
-        if parameterNames.isEmpty {
-            return path == pattern ? [] : nil
-        }
-        var values: [String] = []
-        var segmentIndex = 0
-        for part in path.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
-            guard segmentIndex < segments.count else { return nil }
-            switch segments[segmentIndex] {
+    /// Whether the path's segments match the pattern. `parts` are the byte ranges of the
+    /// segments after the leading `/` in `path`; compared as bytes, nothing allocated.
+    func matches(_ path: UnsafeBufferPointer<UInt8>, _ parts: [Range<Int>]) -> Bool {
+        guard parts.count == segments.count else { return false }
+        for (part, segment) in zip(parts, segments) {
+            switch segment {
             case .literal(let literal):
-                guard part == literal else { return nil }
+                guard part.count == literal.count else { return false }
+                guard part.isEmpty || literal.withUnsafeBufferPointer({ memcmp($0.baseAddress!, path.baseAddress! + part.lowerBound, part.count) == 0 }) else {
+                    return false
+                }
             case .parameter:
-                guard !part.isEmpty else { return nil }
-                values.append(String(part))
+                guard !part.isEmpty else { return false }
             }
-            segmentIndex += 1
         }
-        return segmentIndex == segments.count ? values : nil
+        return true
+    }
+
+    /// The values of the parameters in a path that `matches`.
+    func parameters(_ path: UnsafeBufferPointer<UInt8>, _ parts: [Range<Int>]) -> [String] {
+        zip(parts, segments).compactMap { part, segment in
+            guard case .parameter = segment else { return nil }
+            return String(decoding: UnsafeBufferPointer(rebasing: path[part]), as: UTF8.self)
+        }
     }
 }
 
@@ -96,19 +105,23 @@ public final class Router: Sendable {
             if let route = pick(method, candidates) { return .found(route, parameters: []) }
             return .methodNotAllowed(allowedMethods(candidates))
         }
-        var candidates: [Route] = []
-        var values: [[String]] = []
-        for route in parameterRoutes {
-            if let found = route.match(path) {
-                candidates.append(route)
-                values.append(found)
+        var path = path
+        return path.withUTF8 { bytes in
+            // Split once, as byte ranges: each pattern is then compared segment by segment.
+            var parts: [Range<Int>] = []
+            var start = 0
+            for index in 0...bytes.count where index == bytes.count || bytes[index] == UInt8(ascii: "/") {
+                parts.append(start..<index)
+                start = index + 1
             }
+            parts.removeFirst() // what precedes the leading "/"
+            let candidates = parameterRoutes.filter { $0.matches(bytes, parts) }
+            if candidates.isEmpty { return .notFound }
+            if let route = pick(method, candidates) {
+                return .found(route, parameters: route.parameters(bytes, parts))
+            }
+            return .methodNotAllowed(allowedMethods(candidates))
         }
-        if candidates.isEmpty { return .notFound }
-        if let route = pick(method, candidates), let index = candidates.firstIndex(where: { $0 === route }) {
-            return .found(route, parameters: values[index])
-        }
-        return .methodNotAllowed(allowedMethods(candidates))
     }
 
     private func pick(_ method: HTTPMethod, _ candidates: [Route]) -> Route? {

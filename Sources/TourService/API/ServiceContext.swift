@@ -23,12 +23,9 @@ final class ServiceContext: Sendable {
     /// The tenant of the request's bearer token (API.md "Tenants are isolated").
     func authenticate(_ request: Request) async throws -> Int64 {
         guard let header = request.headers["authorization"] else { throw ServiceError(.unauthorized, "a bearer token is required") }
-        let parts = header.split(separator: " ", maxSplits: 1)
-        // The scheme is case-insensitive (RFC 9110 §11.1).
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+        guard let token = BearerToken.parse(header) else {
             throw ServiceError(.unauthorized, "Authorization must be \"Bearer <token>\"")
         }
-        let token = parts[1].trimmingCharacters(in: .whitespaces)
         let tenant: Int64?
         do {
             tenant = try await pool.read { try TenantStore.tenant(forToken: token, $0) }
@@ -47,5 +44,19 @@ final class ServiceContext: Sendable {
 
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await pool.read(body)
+    }
+}
+
+/// `Authorization: Bearer <token>` (RFC 6750 §2.1); the scheme is case-insensitive (RFC 9110
+/// §11.1). Read as bytes: it is on every request's way.
+enum BearerToken {
+    static func parse(_ header: String) -> String? {
+        let bytes = Array(header.utf8)
+        guard bytes.count > 7, bytes[6] == UInt8(ascii: " "),
+              zip(bytes[0..<6], "bearer".utf8).allSatisfy({ $0 | 0x20 == $1 }) else { return nil }
+        let token = bytes[7...].drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        let end = token.lastIndex { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }
+        guard let end else { return nil }
+        return String(decoding: token[..<(end + 1)], as: UTF8.self)
     }
 }

@@ -10,7 +10,7 @@ enum PropertyRoutes {
             let (tenant, id) = (request.tenant, try request.uuid("propertyId"))
             let input = try PropertyInput.parse(try await request.body.collect(upTo: request.bodyLimit))
             let (property, created) = try await context.write { try TourStore.putProperty($0, tenant, id, input) }
-            return .json(created ? .created : .ok, encodeJSON(property.json))
+            return .json(created ? .created : .ok, encodeJSON(property))
         }
 
         table.add(.get, "/v1/properties") { request in
@@ -24,13 +24,13 @@ enum PropertyRoutes {
             }
             let after = try request.queryParameter("after").map { text throws(ServiceError) in try Identifier.validated(text, "after") }
             let (page, next) = try await context.read { try TourStore.properties($0, tenant, limit: limit, after: after) }
-            return .json(.ok, encodeJSON(["items": page.map(\.json), "next": next ?? NSNull()] as [String: Any]))
+            return .json(.ok, encodeJSON(["items": page, "next": next ?? NSNull()] as [String: Any]))
         }
 
         table.add(.get, "/v1/properties/{propertyId}") { request in
             let (tenant, id) = (request.tenant, try request.uuid("propertyId"))
             guard let property = try await context.read({ try TourStore.property($0, tenant, id) }) else { throw ServiceError.notFound("property", id) }
-            return .json(.ok, encodeJSON(property.json))
+            return .json(.ok, encodeJSON(property))
         }
 
         table.add(.delete, "/v1/properties/{propertyId}") { request in

@@ -2,12 +2,14 @@ import Foundation
 import SQLiteDB
 
 /// A stored property, and its JSON (API.md "Property").
-struct PropertyRecord: Equatable {
+struct PropertyRecord: Equatable, JSONEncodable {
     var id: String
     var tourId: String
     var name: String
     var floorCount: Int
-    var metadata: [String: String]
+    /// The metadata as stored: canonical JSON text (sorted keys, compact), written into
+    /// answers as it is.
+    var metadataJSON: String
     var createdAt: String
     var updatedAt: String
 
@@ -16,14 +18,28 @@ struct PropertyRecord: Equatable {
         tourId = row["tour_id"].string ?? ""
         name = row["name"].string ?? ""
         floorCount = row["floor_count"].int ?? 0
-        metadata = (decodeStoredJSON(row["metadata"].string) as? [String: String]) ?? [:]
+        metadataJSON = row["metadata"].string ?? "{}"
         createdAt = row["created_at"].string ?? ""
         updatedAt = row["updated_at"].string ?? ""
     }
 
-    var json: [String: Any] {
-        ["id": id, "tourId": tourId, "name": name, "floorCount": floorCount, "metadata": metadata,
-         "createdAt": createdAt, "updatedAt": updatedAt]
+    /// Keys in sorted order, as `encodeJSON` writes objects: the same bytes either way.
+    func appendJSON(to out: inout [UInt8]) {
+        out.append(ascii: "{\"createdAt\":")
+        out.append(jsonString: createdAt)
+        out.append(ascii: ",\"floorCount\":")
+        out.append(decimal: floorCount)
+        out.append(ascii: ",\"id\":")
+        out.append(jsonString: id)
+        out.append(ascii: ",\"metadata\":")
+        out.append(utf8: metadataJSON)
+        out.append(ascii: ",\"name\":")
+        out.append(jsonString: name)
+        out.append(ascii: ",\"tourId\":")
+        out.append(jsonString: tourId)
+        out.append(ascii: ",\"updatedAt\":")
+        out.append(jsonString: updatedAt)
+        out.append(UInt8(ascii: "}"))
     }
 }
 

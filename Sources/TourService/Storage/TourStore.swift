@@ -16,7 +16,8 @@ enum TourStore {
     static func putProperty(_ db: Database, _ tenant: Int64, _ id: String, _ input: PropertyInput) throws -> (PropertyRecord, created: Bool) {
         let metadata = try JSONObject.encode(input.metadata, "metadata")
         if let existing = try property(db, tenant, id) {
-            if existing.name != input.name || existing.floorCount != input.floorCount || existing.metadata != input.metadata {
+            // Both metadata texts are canonical: equal text is equal metadata.
+            if existing.name != input.name || existing.floorCount != input.floorCount || existing.metadataJSON != metadata {
                 try db.run("UPDATE properties SET name = ?, floor_count = ?, metadata = ?, updated_at = ? WHERE tenant_id = ? AND id = ?",
                            input.name, input.floorCount, metadata, Timestamp.now(), tenant, id)
             }
@@ -253,6 +254,6 @@ enum TourStore {
                 }
             floors.append(json)
         }
-        return ["tourId": property.tourId, "property": property.json, "floors": floors]
+        return ["tourId": property.tourId, "property": property, "floors": floors]
     }
 }
