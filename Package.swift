@@ -43,7 +43,7 @@ let package = Package(
         // What the loopback tests of several modules share: a raw HTTP client, a command runner.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
-        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "Logging", "TestSupport"]),
+        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "Logging", "ThreadPools", "TestSupport"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "ThreadPoolsTests", dependencies: ["ThreadPools", "TestSupport"]),
         .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB", "TestSupport"]),

@@ -27,10 +27,13 @@ wait_for_url() {
     return 1
 }
 
-# Runs wrk and prints "REQ_PER_SEC P99_MS".
+# Runs wrk on URL $1 (output kept in $2, further wrk arguments after) and prints
+# "REQ_PER_SEC P99_MS"; WRK_CONNECTIONS connections (64 by default).
 wrk_figures() {
-    wrk -t2 -c64 -d"${BENCH_SECONDS:-10}"s --latency "$1" > "$2" 2>&1
-    python3 - "$2" <<'PY'
+    local url=$1 out=$2
+    shift 2
+    wrk -t2 -c"${WRK_CONNECTIONS:-64}" -d"${BENCH_SECONDS:-10}"s --latency "$@" "$url" > "$out" 2>&1
+    python3 - "$out" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))

@@ -6,6 +6,7 @@
    give plain values. */
 #include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/types.h>
 #include <stdint.h>
@@ -47,6 +48,9 @@ extern int sync_file_range(int __fd, __off64_t __offset, __off64_t __count, unsi
 static inline int nt_start_writeback(int fd, int64_t offset, int64_t count) {
     return sync_file_range(fd, offset, count, 2 /* SYNC_FILE_RANGE_WRITE */);
 }
+/* The calling thread's id, for per-thread priorities (setpriority). */
+static inline int nt_gettid(void) { return (int)gettid(); }
+
 /* Names the calling thread (at most 15 bytes are kept), for top -H, perf and debuggers. */
 static inline void nt_set_thread_name(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
 

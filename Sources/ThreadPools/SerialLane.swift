@@ -24,9 +24,10 @@ public final class SerialLane: Sendable {
         }
     }
 
-    /// Runs `job` after every job submitted before it, without waiting for it (clean-up).
+    /// Runs `job` after every job submitted before it, without waiting for it (also when the
+    /// pool has stopped: then on the caller's thread).
     public func submit(_ job: @escaping @Sendable () -> Void) {
-        enqueue { stopped in if !stopped { job() } }
+        enqueue { _ in job() }
     }
 
     private func enqueue(_ job: @escaping Job) {

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CLinux
 import Synchronization
 
 /// A fixed set of threads. Two uses:
@@ -18,9 +19,11 @@ public final class ThreadPool: TaskExecutor, Sendable {
     public let threadCount: Int
     private let queue: JobQueue
 
-    /// Starts `threads` threads (0: one per online CPU). `beforeEachJob`, when given, runs on the pool thread before
-    /// every job: tests inject a slow disk with it.
-    public init(name: String, threads: Int, beforeEachJob: (@Sendable () -> Void)? = nil) {
+    /// Starts `threads` threads (0: one per online CPU). `niceness` above 0 lowers their
+    /// priority, so that bulk work (hashing and writing uploads) gives way to the threads that
+    /// answer requests. `beforeEachJob`, when given, runs on the pool thread before every job:
+    /// tests inject a slow disk with it.
+    public init(name: String, threads: Int, niceness: Int32 = 0, beforeEachJob: (@Sendable () -> Void)? = nil) {
         let threads = threads > 0 ? threads : max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         self.name = name
         self.threadCount = threads
@@ -28,6 +31,7 @@ public final class ThreadPool: TaskExecutor, Sendable {
         for index in 0..<threads {
             let queue = self.queue
             startThread(named: "\(name)-\(index)") {
+                if niceness != 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(nt_gettid()), niceness) }
                 while let job = queue.take() {
                     beforeEachJob?()
                     job(index)
@@ -98,8 +102,9 @@ private final class JobQueue: @unchecked Sendable {
 
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    // Guarded by `mutex`:
-    private var jobs: [Job] = []
+    // Guarded by `mutex`. A taken job's slot is emptied at once: under steady load the queue
+    // never drains, and a kept closure would keep what it captured (a body's write batch).
+    private var jobs: [Job?] = []
     private var head = 0
     private var stopping = false
 
@@ -133,6 +138,7 @@ private final class JobQueue: @unchecked Sendable {
             pthread_cond_wait(condition, mutex)
         }
         let job = jobs[head]
+        jobs[head] = nil
         head += 1
         if head == jobs.count {
             jobs.removeAll(keepingCapacity: jobs.count <= 1024)
@@ -141,7 +147,7 @@ private final class JobQueue: @unchecked Sendable {
             jobs.removeFirst(head)
             head = 0
         }
-        return job
+        return job!
     }
 
     func stop() {

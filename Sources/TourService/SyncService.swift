@@ -34,7 +34,7 @@ public final class SyncService: Sendable {
     static func open(config: ToursdConfig, logger: Logger, beforeEachFileJob: (@Sendable () -> Void)?) throws(StartupError) -> SyncService {
         let blobs: BlobStore
         let pool: DatabasePool
-        let io = ThreadPool(name: "file-io", threads: config.ioThreads, beforeEachJob: beforeEachFileJob)
+        let io = ThreadPool(name: "file-io", threads: config.ioThreads, niceness: Int32(config.ioThreadNiceness), beforeEachJob: beforeEachFileJob)
         do {
             blobs = try BlobStore(root: config.dataDir, io: io)
             pool = try DatabasePool(path: config.dataDir + "/toursd.sqlite", readerCount: config.sqliteReaders)

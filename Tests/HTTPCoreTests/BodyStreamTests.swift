@@ -1,5 +1,7 @@
+import Dispatch
 import Synchronization
 import Testing
+import ThreadPools
 import TestSupport
 @testable import HTTPCore
 
@@ -12,75 +14,161 @@ import TestSupport
         var value: Int { count.load(ordering: .sequentiallyConsistent) }
     }
 
+    private func stream(budget: BodyBudget = BodyBudget(limit: 1 << 20), _ demands: Demands = Demands()) -> BodyStream {
+        BodyStream(budget: budget, buffers: BodyBufferPool(bufferSize: 8, budget: 64)) { demands.signal() }
+    }
+
     private func append(_ stream: BodyStream, _ text: String, high: Int = 1 << 20) -> Bool {
         Array(text.utf8).withUnsafeBytes { stream.append($0, highWatermark: high) }
     }
 
+    private func text(_ chunk: BodyChunk?) -> String? {
+        chunk.map { String(decoding: $0.bytes, as: UTF8.self) }
+    }
+
     @Test func theFirstAskForTheBodyTellsTheConnection() async throws {
         let demands = Demands()
-        let stream = BodyStream { demands.signal() }
+        let stream = stream(demands)
         #expect(append(stream, "ab"))
         #expect(demands.value == 0) // nothing asked yet: no 100 Continue
-        #expect(try await stream.next() == Array("ab".utf8))
+        #expect(text(try await stream.next()) == "ab")
         #expect(demands.value == 1)
         stream.finish()
         #expect(try await stream.next() == nil)
         #expect(stream.received == 2)
     }
 
+    @Test func piecesAreCopiedIntoPooledBuffersOfOneSize() async throws {
+        let stream = stream()
+        #expect(append(stream, "abc"))
+        #expect(append(stream, "defghijkl")) // fills the first 8-byte buffer, then a second
+        stream.finish()
+        #expect(text(try await stream.next()) == "abcdefgh")
+        #expect(text(try await stream.next()) == "ijkl")
+        #expect(try await stream.next() == nil)
+    }
+
     @Test func aboveTheHighWatermarkTheConnectionStopsAndBelowTheLowItResumes() async throws {
         let demands = Demands()
-        let stream = BodyStream { demands.signal() }
-        #expect(append(stream, "1234", high: 10))
-        #expect(append(stream, "5678", high: 10))
-        #expect(!append(stream, "9abc", high: 10)) // 12 buffered: stop reading
-        #expect(try await stream.next() == Array("1234".utf8)) // 8 left, above the low watermark of 5
+        let stream = stream(demands)
+        #expect(append(stream, "12345678", high: 20))
+        #expect(append(stream, "abcdefgh", high: 20))
+        #expect(!append(stream, "ABCDEFGH", high: 20)) // 24 buffered: stop reading
+        #expect(text(try await stream.next()) == "12345678") // 16 left, above the low watermark of 10
         #expect(demands.value == 1) // only the first ask
-        #expect(try await stream.next() == Array("5678".utf8)) // 4 left: read again
+        #expect(text(try await stream.next()) == "abcdefgh") // 8 left: read again
         #expect(demands.value == 2)
     }
 
-    @Test func aBatchIsHandedOverWhenTheStreamIsFullOrTheBodyEnds() async throws {
-        let stream = BodyStream {}
-        let batch = Task { try await stream.nextBatch() }
-        try await waitUntil("the reader to wait") { stream.isReaderWaiting }
+    @Test func aDrainGetsABatchWhenTheStreamIsFullAndWhenTheBodyEnds() async throws {
+        let stream = stream()
+        let pool = ThreadPool(name: "test", threads: 1)
+        let batches = Batches()
+        let draining = Task { try await stream.drain(on: pool) { batches.add($0) } }
+        try await waitUntil("the drain to start") { stream.isDraining }
         #expect(append(stream, "12", high: 6))
-        #expect(append(stream, "3456", high: 6)) // reaches the watermark: the waiting batch takes it all
-        #expect(try await batch.value == [Array("12".utf8), Array("3456".utf8)])
+        #expect(append(stream, "3456", high: 6)) // full: the batch goes, and reading goes on
         #expect(append(stream, "78", high: 6))
         stream.finish()
-        #expect(try await stream.nextBatch() == [Array("78".utf8)])
-        #expect(try await stream.nextBatch() == nil)
+        try await draining.value
+        #expect(batches.texts == ["123456", "78"])
+        pool.stop()
     }
 
-    @Test func whatArrivedBeforeAFailureIsHandedOutFirst() async throws {
-        let stream = BodyStream {}
+    @Test func whatArrivedBeforeAFailureIsDrainedFirst() async throws {
+        let stream = stream()
+        let pool = ThreadPool(name: "test", threads: 1)
+        let batches = Batches()
         #expect(append(stream, "kept"))
         stream.fail(.clientClosed)
-        #expect(try await stream.nextBatch() == [Array("kept".utf8)])
-        await #expect(throws: HTTPError.clientClosed) { try await stream.nextBatch() }
+        await #expect(throws: HTTPError.clientClosed) { try await stream.drain(on: pool) { batches.add($0) } }
+        #expect(batches.texts == ["kept"])
+        pool.stop()
+    }
+
+    @Test func aFailingConsumerEndsTheDrainAndWhatFollowsIsDropped() async throws {
+        struct DiskFull: Error {}
+        let budget = BodyBudget(limit: 100)
+        let stream = stream(budget: budget)
+        let pool = ThreadPool(name: "test", threads: 1)
+        let draining = Task { try await stream.drain(on: pool) { _ in throw DiskFull() } }
+        try await waitUntil("the drain to start") { stream.isDraining }
+        #expect(append(stream, "123456", high: 6))
+        await #expect(throws: DiskFull.self) { try await draining.value }
+        #expect(append(stream, "ignored", high: 6))
+        #expect(budget.used == 0)
+        pool.stop()
     }
 
     @Test func aWaitingReaderHearsOfTheFailure() async throws {
-        let stream = BodyStream {}
+        let stream = stream()
         let reader = Task { try await stream.next() }
         try await waitUntil("the reader to wait") { stream.isReaderWaiting }
-        stream.fail(.requestTimeout("slow"))
+        stream.fail(HTTPError.requestTimeout("slow"))
         await #expect(throws: HTTPError.requestTimeout("slow")) { try await reader.value }
     }
 
     @Test func collectingRefusesMoreThanItsLimit() async throws {
-        let stream = BodyStream {}
+        let stream = stream()
         #expect(append(stream, "12345"))
         stream.finish()
         await #expect(throws: HTTPError.self) { try await RequestBody(stream: stream).collect(upTo: 4) }
     }
 
     @Test func afterCloseNothingIsKept() async throws {
-        let stream = BodyStream {}
+        let budget = BodyBudget(limit: 100)
+        let stream = stream(budget: budget)
         #expect(append(stream, "dropped"))
+        #expect(budget.used == 7)
         stream.close()
+        #expect(budget.used == 0)
         #expect(append(stream, "ignored")) // the connection keeps reading, to discard
+        #expect(budget.used == 0)
         await #expect(throws: HTTPError.self) { try await stream.next() }
     }
+
+    // MARK: The budget all bodies share
+
+    @Test func aBodyPastTheBudgetStopsReadingUntilBytesAreReleased() async throws {
+        let budget = BodyBudget(limit: 10)
+        let firstDemands = Demands(), secondDemands = Demands()
+        let first = stream(budget: budget, firstDemands)
+        let second = stream(budget: budget, secondDemands)
+        #expect(!append(first, "123456789012")) // 12 of 10: stop
+        #expect(!append(second, "x")) // the budget is spent for everyone
+        #expect(secondDemands.value == 0)
+        _ = try await first.next() // 8 released
+        _ = try await first.next() // 4 released: room again
+        #expect(budget.used == 1)
+        #expect(secondDemands.value == 1) // the paused connection is told
+    }
+
+    @Test func aBatchStaysCountedWhileItIsConsumed() async throws {
+        let budget = BodyBudget(limit: 100)
+        let stream = stream(budget: budget)
+        let pool = ThreadPool(name: "test", threads: 1)
+        let consuming = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let draining = Task {
+            try await stream.drain(on: pool) { _ in
+                consuming.signal()
+                _ = release.wait(timeout: .now() + 10)
+            }
+        }
+        try await waitUntil("the drain to start") { stream.isDraining }
+        #expect(append(stream, "123456", high: 6))
+        #expect(await Task.detached { consuming.wait(timeout: .now() + 10) }.value == .success)
+        #expect(budget.used == 6) // being written
+        release.signal()
+        stream.finish()
+        try await draining.value
+        #expect(budget.used == 0)
+        pool.stop()
+    }
+}
+
+/// Batches a drain consumed, as text.
+final class Batches: Sendable {
+    private let consumed = Mutex<[String]>([])
+    func add(_ batch: [BodyChunk]) { consumed.withLock { $0.append(String(decoding: batch.flatMap(\.bytes), as: UTF8.self)) } }
+    var texts: [String] { consumed.withLock { $0 } }
 }

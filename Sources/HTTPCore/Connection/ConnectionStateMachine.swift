@@ -129,6 +129,12 @@ struct ConnectionStateMachine: Sendable {
         }
     }
 
+    /// Whether body bytes go to the handler now (not discarded, not held back).
+    var isStreamingBody: Bool {
+        guard case .exchange(let exchange) = state else { return false }
+        return exchange.input == .streaming
+    }
+
     /// Whether a request is being served (its handler may still answer).
     var isServingRequest: Bool {
         if case .exchange = state { return true }

@@ -70,6 +70,9 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
 
     /// One read and what follows from it; true when the socket may hold more to read now.
     private func readOnce() -> Bool {
+        if readStart == readEnd, machine.isStreamingBody, let stream = current?.stream, let ahead = decoder.plainBodyBytesAhead {
+            return readBody(into: stream, ahead: ahead)
+        }
         if readStart == readEnd {
             readStart = 0
             readEnd = 0
@@ -93,6 +96,36 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
             }
             if readStart == readEnd { machine.headBegan(now: monotonicNanoseconds()) }
             readEnd += count
+            process()
+            return count == space
+        case .wouldBlock:
+            return false
+        case .endOfStream:
+            perform(machine.peerClosed())
+            process()
+            return false
+        case .failed:
+            closeNow()
+            return false
+        }
+    }
+
+    /// Reads body bytes straight into a buffer of the body's pool, which the stream then takes
+    /// as it is: no copy out of the read buffer. Only bytes with no framing among them.
+    private func readBody(into stream: BodyStream, ahead: Int64) -> Bool {
+        let chunk = stream.makeChunk()
+        let space = Int(min(Int64(chunk.room), ahead))
+        switch chunk.fill(upTo: space, { Socket.read(channel.fd, into: $0) }) {
+        case .bytes(let count):
+            decoder.consumeBody(count)
+            for action in machine.bodyReceived(count, now: monotonicNanoseconds(), maxDiscardBytes: context.configuration.maxDiscardBytes) {
+                if action == .deliverBody {
+                    let high = context.configuration.bodyHighWatermark(bodiesInProgress: context.metrics.bodiesInProgress)
+                    if !stream.append(chunk, highWatermark: high) { machine.bodyPaused() }
+                } else {
+                    perform([action])
+                }
+            }
             process()
             return count == space
         case .wouldBlock:
@@ -229,7 +262,7 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
     }
 
     private func makeStream(serial: UInt64) -> BodyStream {
-        BodyStream { [weak self] in
+        BodyStream(budget: context.bodyBudget, buffers: context.bodyBuffers) { [weak self] in
             guard let self else { return }
             channel.execute { self.bodyDemanded(serial: serial) }
         }

@@ -68,6 +68,32 @@ public struct RequestDecoder {
         }
     }
 
+    /// How many body bytes may come next with no framing among them (the rest of a
+    /// Content-Length body, or of a chunk): a connection may read those straight into the
+    /// body's buffers and report them with `consumeBody`. Nil otherwise.
+    public var plainBodyBytesAhead: Int64? {
+        switch state {
+        case .lengthBody(let remaining) where remaining > 0: return remaining
+        case .chunkData(let remaining): return remaining
+        default: return nil
+        }
+    }
+
+    /// Counts `count` body bytes the caller read past the decoder (at most
+    /// `plainBodyBytesAhead`).
+    public mutating func consumeBody(_ count: Int) {
+        switch state {
+        case .lengthBody(let remaining):
+            precondition(Int64(count) <= remaining, "more body bytes than announced")
+            state = .lengthBody(remaining: remaining - Int64(count))
+        case .chunkData(let remaining):
+            precondition(Int64(count) <= remaining, "more chunk bytes than announced")
+            state = remaining == Int64(count) ? .chunkDataEnd(sawCR: false) : .chunkData(remaining: remaining - Int64(count))
+        default:
+            preconditionFailure("body bytes consumed in state \(state)")
+        }
+    }
+
     /// Decodes the next event from `input`, the bytes not yet consumed. The caller drops the
     /// first `consumed` bytes before the next call (body bytes included, once handled).
     /// `.needMore` with `consumed > 0` means framing bytes were used up: call again with the

@@ -1,11 +1,18 @@
 import Synchronization
+import ThreadPools
 
-/// The bytes of one request body between the event loop that reads them and the handler task
-/// that consumes them. The loop appends owned copies of what it decoded; above the high
-/// watermark `append` says stop, and the connection stops reading the socket (TCP then holds
-/// the client back). When the consumer has taken the stream down to the low watermark, or asks
-/// for the body for the first time, `onDemand` tells the connection (which may then send
-/// `100 Continue` and read again). One consumer at a time.
+/// The bytes of one request body between the event loop that reads them and the handler that
+/// consumes them. The loop appends what it decoded (copied into pooled buffers, or read
+/// straight into them); above the high watermark, or past the server's `BodyBudget`, `append`
+/// says stop, and the connection stops reading the socket (TCP then holds the client back).
+/// When the consumer has taken the stream down to the low watermark, or the budget has room
+/// again, or the consumer asks for the body for the first time, `onDemand` tells the
+/// connection (which may then send `100 Continue` and read again).
+///
+/// Two ways to consume, one at a time: chunk by chunk (`next`), or `drain`, where each batch
+/// (all that is buffered once the stream is full or the body ended) goes straight from the
+/// loop to a blocking executor, whose thread goes on with the next batch when one is ready:
+/// one disk write for many reads, and no hop through the handler per batch.
 final class BodyStream: Sendable {
     /// How the body ended: whole, or not (the error says why: too large, too slow, gone).
     private enum End {
@@ -13,30 +20,42 @@ final class BodyStream: Sendable {
         case failed(HTTPError)
     }
 
-    private enum Waiter {
-        case chunk(CheckedContinuation<[UInt8]?, any Error>)
-        case batch(CheckedContinuation<[[UInt8]]?, any Error>)
+    /// A consumer draining the body on a blocking executor.
+    private struct Drain {
+        let executor: any BlockingExecutor
+        let consume: @Sendable ([BodyChunk]) throws -> Void
+        let done: CheckedContinuation<Void, any Error>
+        /// A batch is being consumed on the executor.
+        var busy = false
     }
 
     private struct State {
-        var chunks: [[UInt8]] = []
+        /// Taken slots are emptied at once, so a chunk leaves with its taker.
+        var chunks: [BodyChunk?] = []
         var head = 0
         var buffered = 0
         var end: End?
-        var waiter: Waiter?
+        /// A `next` waiting for bytes.
+        var reader: CheckedContinuation<BodyChunk?, any Error>?
+        var drain: Drain?
         /// The consumer has asked for bytes at least once.
         var demanded = false
-        /// The connection stopped reading because `buffered` reached the high watermark.
+        /// The connection stopped reading: `buffered` reached the high watermark, or the budget
+        /// is spent (`pausedForBudget`).
         var producerPaused = false
+        var pausedForBudget = false
         var lowWatermark = 0
-        /// Nobody will consume any more (the exchange moved on): appends are dropped.
+        /// The bytes of the batch being consumed, counted in the budget until it is done.
+        var held = 0
+        /// Nobody will consume any more (the exchange moved on, or the drain failed): appends
+        /// are dropped.
         var closed = false
         var received: Int64 = 0
 
-        mutating func takeOne() -> [UInt8]? {
+        mutating func takeOne() -> BodyChunk? {
             guard head < chunks.count else { return nil }
-            let chunk = chunks[head]
-            chunks[head] = []
+            let chunk = chunks[head]!
+            chunks[head] = nil
             head += 1
             if head == chunks.count {
                 chunks.removeAll(keepingCapacity: true)
@@ -46,8 +65,8 @@ final class BodyStream: Sendable {
             return chunk
         }
 
-        mutating func takeAll() -> [[UInt8]] {
-            let all = Array(chunks[head...])
+        mutating func takeAll() -> [BodyChunk] {
+            let all = chunks[head...].map { $0! }
             chunks.removeAll(keepingCapacity: true)
             head = 0
             buffered = 0
@@ -58,49 +77,124 @@ final class BodyStream: Sendable {
         mutating func releaseProducer() -> Bool {
             guard producerPaused, buffered <= lowWatermark else { return false }
             producerPaused = false
+            pausedForBudget = false
             return true
+        }
+
+        /// The next batch for an idle drain: all that is buffered, once the producer is paused
+        /// (the stream is full, or the budget spent) or the body ended.
+        mutating func nextBatch() -> [BodyChunk]? {
+            guard let drain, !drain.busy, buffered > 0, producerPaused || end != nil else { return nil }
+            self.drain!.busy = true
+            held = buffered
+            return takeAll()
         }
     }
 
     private let state = Mutex(State())
+    private let budget: BodyBudget
+    private let buffers: BodyBufferPool
     private let onDemand: @Sendable () -> Void
 
-    init(onDemand: @escaping @Sendable () -> Void) {
+    init(budget: BodyBudget, buffers: BodyBufferPool, onDemand: @escaping @Sendable () -> Void) {
+        self.budget = budget
+        self.buffers = buffers
         self.onDemand = onDemand
+    }
+
+    deinit {
+        let outstanding = state.withLock { $0.closed ? 0 : $0.buffered + $0.held }
+        budget.release(outstanding)
     }
 
     // MARK: The connection's side (its event loop)
 
-    /// Appends a copy of `bytes`; returns false when the connection should stop reading until
-    /// `onDemand` (the stream holds `highWatermark` bytes or more and nobody is taking them).
+    /// A buffer of the stream's pool to read body bytes into (then `append(_ chunk:)`).
+    func makeChunk() -> BodyChunk {
+        BodyChunk(pool: buffers)
+    }
+
+    /// Appends a chunk read straight from the socket, without copying it (small ones are
+    /// copied into the last buffer instead, so that buffers stay full); returns as `append`.
+    func append(_ chunk: BodyChunk, highWatermark: Int) -> Bool {
+        if chunk.count < buffers.bufferSize / 4 {
+            return chunk.withUnsafeBytes { append($0, highWatermark: highWatermark) }
+        }
+        return append(count: chunk.count, highWatermark: highWatermark) { state in
+            state.chunks.append(chunk)
+        }
+    }
+
+    /// Appends a copy of `bytes` (into the last buffer while it has room); returns false when
+    /// the connection should stop reading until `onDemand` (the stream holds `highWatermark`
+    /// bytes or more and nobody is taking them, or the budget is spent).
     func append(_ bytes: UnsafeRawBufferPointer, highWatermark: Int) -> Bool {
-        let chunk = [UInt8](bytes)
-        var resumeChunk: CheckedContinuation<[UInt8]?, any Error>?
-        var resumeBatch: (CheckedContinuation<[[UInt8]]?, any Error>, [[UInt8]])?
+        append(count: bytes.count, highWatermark: highWatermark) { [buffers] state in
+            var copied = 0
+            while copied < bytes.count {
+                if state.head == state.chunks.count || state.chunks[state.chunks.count - 1]!.room == 0 {
+                    state.chunks.append(BodyChunk(pool: buffers))
+                }
+                copied += state.chunks[state.chunks.count - 1]!.append(UnsafeRawBufferPointer(rebasing: bytes[copied...]))
+            }
+        }
+    }
+
+    /// Adds `count` bytes, which `store` puts into the chunk list.
+    private func append(count: Int, highWatermark: Int, _ store: (inout State) -> Void) -> Bool {
+        var wake: (CheckedContinuation<BodyChunk?, any Error>, BodyChunk)?
+        var batch: (Drain, [BodyChunk])?
+        var pausedForBudget = false
+        var taken = 0
         let keepReading = state.withLock { state -> Bool in
             guard !state.closed, state.end == nil else { return true }
-            state.received += Int64(chunk.count)
-            if case .chunk(let continuation) = state.waiter, state.buffered == 0 {
-                state.waiter = nil
-                resumeChunk = continuation
-                return true
+            state.received += Int64(count)
+            store(&state)
+            state.buffered += count
+            let room = budget.take(count)
+            if let reader = state.reader {
+                // A reader is waiting (so nothing was buffered): it takes the first chunk now.
+                state.reader = nil
+                let chunk = state.takeOne()!
+                taken = chunk.count
+                wake = (reader, chunk)
+                if room { return true }
             }
-            state.chunks.append(chunk)
-            state.buffered += chunk.count
-            guard state.buffered >= highWatermark else { return true }
-            if case .batch(let continuation) = state.waiter {
-                // A batch is as large as the watermark allows: hand it over and keep reading.
-                state.waiter = nil
-                resumeBatch = (continuation, state.takeAll())
-                return true
-            }
+            guard state.buffered >= highWatermark || !room else { return true }
             state.producerPaused = true
+            state.pausedForBudget = !room
             state.lowWatermark = highWatermark / 2
+            if let next = state.nextBatch() {
+                // A batch as large as the watermark (or the budget) allows goes to the drain;
+                // reading goes on unless the budget is spent.
+                batch = (state.drain!, next)
+                if room {
+                    state.producerPaused = false
+                    return true
+                }
+            }
+            pausedForBudget = !room
             return false
         }
-        resumeChunk?.resume(returning: chunk)
-        if let (continuation, batch) = resumeBatch { continuation.resume(returning: batch) }
+        budget.release(taken)
+        if let (reader, chunk) = wake { reader.resume(returning: chunk) }
+        if let (drain, next) = batch { consume(next, drain) }
+        if pausedForBudget && budget.hasRoom(orWake: { [weak self] in self?.budgetHasRoom() }) {
+            // Freed meanwhile: no need to wait.
+            budgetHasRoom()
+        }
         return keepReading
+    }
+
+    /// The budget has room again: read on (unless the stream itself is full).
+    private func budgetHasRoom() {
+        let resume = state.withLock { state -> Bool in
+            guard state.producerPaused, state.pausedForBudget else { return false }
+            state.pausedForBudget = false
+            state.producerPaused = false
+            return true
+        }
+        if resume { onDemand() }
     }
 
     /// The body is whole.
@@ -116,71 +210,86 @@ final class BodyStream: Sendable {
 
     /// Nobody will read any more: what is buffered is dropped, and so is what follows.
     func close() {
-        let waiter = state.withLock { state -> Waiter? in
+        var idleDrain: Drain?
+        let (reader, outstanding) = state.withLock { state -> (CheckedContinuation<BodyChunk?, any Error>?, Int) in
+            guard !state.closed else { return (nil, 0) }
             state.closed = true
+            let outstanding = state.buffered + state.held
+            state.held = 0
             _ = state.takeAll()
             if state.end == nil { state.end = .failed(.clientClosed) }
-            defer { state.waiter = nil }
-            return state.waiter
+            if let drain = state.drain, !drain.busy {
+                idleDrain = drain
+                state.drain = nil
+            }
+            defer { state.reader = nil }
+            return (state.reader, outstanding)
         }
-        resume(waiter, with: .failure(HTTPError.clientClosed))
+        budget.release(outstanding)
+        reader?.resume(throwing: HTTPError.clientClosed)
+        if let idleDrain { complete(idleDrain, HTTPError.clientClosed) }
     }
 
     /// Bytes received so far.
     var received: Int64 { state.withLock { $0.received } }
 
-    /// Whether the handler is suspended waiting for bytes.
-    var isReaderWaiting: Bool { state.withLock { $0.waiter != nil } }
+    /// Whether a `next` is suspended waiting for bytes.
+    var isReaderWaiting: Bool { state.withLock { $0.reader != nil } }
+
+    /// Whether a `drain` is consuming the body.
+    var isDraining: Bool { state.withLock { $0.drain != nil } }
 
     private func end(_ end: End) {
-        let (waiter, outcome) = state.withLock { state -> (Waiter?, Result<[[UInt8]]?, any Error>?) in
-            guard state.end == nil else { return (nil, nil) }
+        var released = 0
+        var wake: (CheckedContinuation<BodyChunk?, any Error>, Result<BodyChunk?, any Error>)?
+        var batch: (Drain, [BodyChunk])?
+        var finished: (Drain, (any Error)?)?
+        state.withLock { state in
+            guard state.end == nil else { return }
             state.end = end
-            guard let waiter = state.waiter else { return (nil, nil) }
-            state.waiter = nil
-            switch waiter {
-            case .chunk:
-                return (waiter, Self.ended(end, next: state.takeOne().map { [$0] }))
-            case .batch:
-                let rest = state.takeAll()
-                return (waiter, Self.ended(end, next: rest.isEmpty ? nil : rest))
+            if let reader = state.reader {
+                state.reader = nil
+                let chunk = state.takeOne()
+                released = chunk?.count ?? 0
+                wake = (reader, chunk.map { .success($0) } ?? Self.ended(end))
+            }
+            if let next = state.nextBatch() {
+                batch = (state.drain!, next)
+            } else if let drain = state.drain, !drain.busy {
+                state.drain = nil
+                finished = (drain, Self.failure(end))
             }
         }
-        resume(waiter, with: outcome)
+        budget.release(released)
+        if let (reader, outcome) = wake { reader.resume(with: outcome) }
+        if let (drain, next) = batch { consume(next, drain) }
+        if let (drain, failure) = finished { complete(drain, failure) }
     }
 
-    private static func ended(_ end: End, next: [[UInt8]]?) -> Result<[[UInt8]]?, any Error> {
-        if let next { return .success(next) }
-        switch end {
-        case .finished: return .success(nil)
-        case .failed(let error): return .failure(error)
-        }
+    private static func ended(_ end: End) -> Result<BodyChunk?, any Error> {
+        failure(end).map { .failure($0) } ?? .success(nil)
     }
 
-    private func resume(_ waiter: Waiter?, with outcome: Result<[[UInt8]]?, any Error>?) {
-        guard let waiter, let outcome else { return }
-        switch waiter {
-        case .chunk(let continuation): continuation.resume(with: outcome.map { $0?.first })
-        case .batch(let continuation): continuation.resume(with: outcome)
-        }
+    private static func failure(_ end: End) -> (any Error)? {
+        if case .failed(let error) = end { return error }
+        return nil
     }
 
     // MARK: The handler's side
 
     /// The next chunk as it arrived; nil at the end of the body.
-    func next() async throws -> [UInt8]? {
+    func next() async throws -> BodyChunk? {
         enum Step {
-            case value([UInt8]?)
+            case value(BodyChunk?)
             case error(any Error)
             case wait
         }
         var signal = false
+        var released = 0
         let step = state.withLock { state -> Step in
-            if !state.demanded {
-                state.demanded = true
-                signal = true
-            }
+            signal = Self.demand(&state)
             if let chunk = state.takeOne() {
+                released = chunk.count
                 signal = state.releaseProducer() || signal
                 return .value(chunk)
             }
@@ -190,6 +299,7 @@ final class BodyStream: Sendable {
             case nil: return .wait
             }
         }
+        budget.release(released)
         if signal { onDemand() }
         switch step {
         case .value(let chunk): return chunk
@@ -198,65 +308,105 @@ final class BodyStream: Sendable {
         }
         return try await withCheckedThrowingContinuation { continuation in
             var signal = false
-            let outcome = state.withLock { state -> Result<[UInt8]?, any Error>? in
+            var released = 0
+            let outcome = state.withLock { state -> Result<BodyChunk?, any Error>? in
                 // Anything may have happened since the check above.
                 if let chunk = state.takeOne() {
+                    released = chunk.count
                     signal = state.releaseProducer()
                     return .success(chunk)
                 }
-                switch state.end {
-                case .finished: return .success(nil)
-                case .failed(let error): return .failure(error)
-                case nil:
-                    precondition(state.waiter == nil, "a request body has one reader at a time")
-                    state.waiter = .chunk(continuation)
-                    return nil
+                if let end = state.end { return Self.ended(end) }
+                precondition(state.reader == nil && state.drain == nil, "a request body has one reader at a time")
+                state.reader = continuation
+                return nil
+            }
+            budget.release(released)
+            if signal { onDemand() }
+            if let outcome { continuation.resume(with: outcome) }
+        }
+    }
+
+    /// Consumes the whole body on `executor` in batches, each as large as the stream's high
+    /// watermark (or the budget) allows; returns once the last one is consumed. Throws what
+    /// `consume` threw (nothing more is read then), or why the body ended early, after what
+    /// arrived before was consumed.
+    func drain(on executor: any BlockingExecutor, _ consume: @escaping @Sendable ([BodyChunk]) throws -> Void) async throws {
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+            var signal = false
+            var batch: (Drain, [BodyChunk])?
+            var finished: (Drain, (any Error)?)?
+            state.withLock { state in
+                precondition(state.reader == nil && state.drain == nil, "a request body has one reader at a time")
+                signal = Self.demand(&state)
+                let drain = Drain(executor: executor, consume: consume, done: done)
+                state.drain = drain
+                if let next = state.nextBatch() {
+                    batch = (state.drain!, next)
+                    signal = state.releaseProducer() || signal
+                } else if let end = state.end {
+                    state.drain = nil
+                    finished = (drain, Self.failure(end))
                 }
             }
             if signal { onDemand() }
-            if let outcome { continuation.resume(with: outcome) }
+            if let (drain, next) = batch { self.consume(next, drain) }
+            if let (drain, failure) = finished { complete(drain, failure) }
         }
     }
 
-    /// Everything buffered, once the stream holds a batch's worth (the high watermark, at which
-    /// the connection would stop reading) or the body ended; nil at the end. Consumers that
-    /// write to disk take the body this way: one write for many reads.
-    func nextBatch() async throws -> [[UInt8]]? {
-        var signal = false
-        let outcome = state.withLock { state -> Result<[[UInt8]]?, any Error>? in
-            if !state.demanded {
-                state.demanded = true
-                signal = true
+    /// Consumes a batch on the drain's executor; its thread goes on with the next batch when
+    /// one is ready, and finishes the drain at the end of the body.
+    private func consume(_ batch: [BodyChunk], _ drain: Drain) {
+        drain.executor.execute { [self] in
+            var next: [BodyChunk]? = batch
+            while let current = next {
+                next = nil
+                let failure: (any Error)?
+                do {
+                    try drain.consume(current)
+                    failure = nil
+                } catch {
+                    failure = error
+                }
+                var signal = false
+                var finished: (any Error)??
+                let released = state.withLock { state -> Int in
+                    var released = state.held
+                    state.held = 0
+                    state.drain?.busy = false
+                    if let failure {
+                        // Nothing more is wanted: what follows is dropped.
+                        state.closed = true
+                        released += state.buffered
+                        _ = state.takeAll()
+                        state.drain = nil
+                        finished = .some(failure)
+                        return released
+                    }
+                    next = state.nextBatch()
+                    if next == nil, let end = state.end {
+                        state.drain = nil
+                        finished = .some(Self.failure(end))
+                    }
+                    signal = state.releaseProducer()
+                    return released
+                }
+                budget.release(released)
+                if signal { onDemand() }
+                if let finished { complete(drain, finished) }
             }
-            return Self.takeBatch(&state, signal: &signal)
-        }
-        if signal { onDemand() }
-        if let outcome { return try outcome.get() }
-        return try await withCheckedThrowingContinuation { continuation in
-            var signal = false
-            let outcome = state.withLock { state -> Result<[[UInt8]]?, any Error>? in
-                // Anything may have happened since the check above.
-                if let outcome = Self.takeBatch(&state, signal: &signal) { return outcome }
-                precondition(state.waiter == nil, "a request body has one reader at a time")
-                state.waiter = .batch(continuation)
-                return nil
-            }
-            if signal { onDemand() }
-            if let outcome { continuation.resume(with: outcome) }
         }
     }
 
-    /// The batch to hand out now, if there is one: all that is buffered once the producer is
-    /// paused or the body ended; nil: wait.
-    private static func takeBatch(_ state: inout State, signal: inout Bool) -> Result<[[UInt8]]?, any Error>? {
-        guard state.producerPaused || state.end != nil else { return nil }
-        let batch = state.takeAll()
-        if state.releaseProducer() { signal = true }
-        if !batch.isEmpty { return .success(batch) }
-        switch state.end {
-        case .finished: return .success(nil)
-        case .failed(let error): return .failure(error)
-        case nil: return nil
-        }
+    private func complete(_ drain: Drain, _ failure: (any Error)?) {
+        if let failure { drain.done.resume(throwing: failure) } else { drain.done.resume() }
+    }
+
+    /// The consumer asks for bytes: the first time, the connection hears of it.
+    private static func demand(_ state: inout State) -> Bool {
+        guard !state.demanded else { return false }
+        state.demanded = true
+        return true
     }
 }

@@ -1,11 +1,13 @@
-/// A request's body as its handler reads it: an async sequence of owned chunks, in the order
-/// they arrived. Nothing is read from the socket before a handler asks (so `100 Continue` is
+import ThreadPools
+
+/// A request's body as its handler reads it: an async sequence of owned chunks (`BodyChunk`),
+/// in the order they arrived. Nothing is read from the socket before a handler asks (so `100 Continue` is
 /// sent only for a body that will be read), and the connection stops reading while the
 /// handler falls behind (back-pressure through the stream's watermarks). A body can be read
 /// once. Errors thrown while reading are `HTTPError`s: the body was too large, too slow, or
 /// the client went away; a handler lets them propagate and its answer says so.
 public struct RequestBody: Sendable, AsyncSequence {
-    public typealias Element = [UInt8]
+    public typealias Element = BodyChunk
 
     let stream: BodyStream?
 
@@ -19,7 +21,7 @@ public struct RequestBody: Sendable, AsyncSequence {
     public struct AsyncIterator: AsyncIteratorProtocol {
         let stream: BodyStream?
 
-        public mutating func next() async throws -> [UInt8]? {
+        public mutating func next() async throws -> BodyChunk? {
             try await stream?.next()
         }
     }
@@ -36,31 +38,20 @@ public struct RequestBody: Sendable, AsyncSequence {
             guard Int64(bytes.count + chunk.count) <= limit else {
                 throw HTTPError.payloadTooLarge("the body exceeds \(limit) bytes")
             }
-            bytes.append(contentsOf: chunk)
+            chunk.withUnsafeBytes { bytes.append(contentsOf: $0) }
         }
         return bytes
     }
 
-    /// The body in batches as large as the server's memory budget lets each body hold (up to
-    /// `ServerConfiguration.bodyBatchBytes`): for handlers that write it to disk, one write for
-    /// many reads.
-    public var batches: Batches { Batches(stream: stream) }
-
-    public struct Batches: Sendable, AsyncSequence {
-        public typealias Element = [[UInt8]]
-        let stream: BodyStream?
-
-        public struct AsyncIterator: AsyncIteratorProtocol {
-            let stream: BodyStream?
-
-            public mutating func next() async throws -> [[UInt8]]? {
-                try await stream?.nextBatch()
-            }
-        }
-
-        public func makeAsyncIterator() -> AsyncIterator {
-            AsyncIterator(stream: stream)
-        }
+    /// Consumes the body on a blocking executor (a thread pool, a serial lane) in batches as
+    /// large as the server's memory budget lets each body hold (up to
+    /// `ServerConfiguration.bodyBatchBytes`): one disk write for many socket reads. Each batch
+    /// goes straight from the connection to the executor, whose thread goes on with the next
+    /// when one is ready; this returns once the last is consumed. Throws what `consume`
+    /// threw, or why the body ended early once what arrived before was consumed (a resumable
+    /// upload keeps every byte that reached the server).
+    public func drain(on executor: any BlockingExecutor, _ consume: @escaping @Sendable ([BodyChunk]) throws -> Void) async throws {
+        try await stream?.drain(on: executor, consume)
     }
 
     /// Body bytes received so far.

@@ -37,10 +37,11 @@ public struct ServerConfiguration: Sendable {
     /// The most a request body hands its handler at once (`RequestBody.batches`): one disk
     /// write for many socket reads.
     public var bodyBatchBytes: Int = 1 << 20
-    /// The memory all request bodies together may hold between the socket and their handlers.
-    /// Each body being received gets an equal share (half buffered, half being written), up to
-    /// `bodyBatchBytes`; past its share the connection stops reading that socket.
-    public var bodyBufferBudgetBytes: Int = 8 << 20
+    /// The memory all request bodies together may hold between the socket and their handlers
+    /// (bytes buffered, and the batches being written): past it, connections stop reading
+    /// their bodies until handlers release some. Each body's batches are an equal share of
+    /// it, up to `bodyBatchBytes`.
+    public var bodyBufferBudgetBytes: Int = 4 << 20
 
     public init() {}
 
@@ -53,7 +54,7 @@ public struct ServerConfiguration: Sendable {
 
     /// The high watermark of one body's stream while `bodiesInProgress` bodies are received.
     func bodyHighWatermark(bodiesInProgress: Int) -> Int {
-        max(1, min(bodyBatchBytes, bodyBufferBudgetBytes / (2 * max(1, bodiesInProgress))))
+        max(1, min(bodyBatchBytes, bodyBufferBudgetBytes / max(1, bodiesInProgress)))
     }
 
     /// The connection timeouts, in nanoseconds.

@@ -15,6 +15,9 @@ final class ServerContext: Sendable {
     let registry = ConnectionRegistry()
     /// The threads handler tasks run on (but for inline routes, which run on their loop).
     let handlers: ThreadPool
+    /// The memory request bodies may hold between sockets and handlers, all together.
+    let bodyBudget: BodyBudget
+    let bodyBuffers: BodyBufferPool
     /// Every request's way: the server's middleware, then its route's (or its refusal).
     private let responder: RequestResponder
 
@@ -23,6 +26,8 @@ final class ServerContext: Sendable {
         self.router = router
         self.metrics = metrics
         handlers = ThreadPool(name: "http-handler", threads: configuration.handlerThreadCount)
+        bodyBudget = BodyBudget(limit: configuration.bodyBufferBudgetBytes)
+        bodyBuffers = BodyBufferPool(bufferSize: configuration.readBufferBytes, budget: configuration.bodyBufferBudgetBytes)
         let middleware = ServerMiddleware(metrics: MetricsMiddleware(metrics: metrics), accessLog: AccessLogMiddleware(log: AccessLog(logger: logger)),
                                           errors: ErrorResponseMiddleware(logger: logger))
         self.middleware = middleware

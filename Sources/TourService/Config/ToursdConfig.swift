@@ -13,6 +13,8 @@ public struct ToursdConfig: Sendable, Equatable {
     public var sqliteReaders = 4
     /// Threads for blocking file work: writes, fsyncs, renames, hashing.
     public var ioThreads = 4
+    /// How much lower than the request threads the file I/O threads run (nice 0–19).
+    public var ioThreadNiceness = 10
     public var maxJsonBodyBytes = 1024 * 1024
     public var maxPlanBodyBytes = 16 * 1024 * 1024
     public var maxPanoramaBytes = 512 * 1024 * 1024
@@ -39,7 +41,7 @@ public struct ToursdConfig: Sendable, Equatable {
     public var maxDiscardBytes = 64 * 1024
     public var shutdownGraceMs = 10_000
     public var bodyBatchBytes = 1 << 20
-    public var bodyBufferBudgetBytes = 8 << 20
+    public var bodyBufferBudgetBytes = 4 << 20
 
     public init() {}
 
@@ -51,6 +53,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "migrationsDir": { $0.migrationsDir = $1; return !$1.isEmpty },
         "sqliteReaders": { config, text in setInt(&config.sqliteReaders, text, 1...64) },
         "ioThreads": { config, text in setInt(&config.ioThreads, text, 1...256) },
+        "ioThreadNiceness": { config, text in setInt(&config.ioThreadNiceness, text, 0...19) },
         "bodyBatchBytes": { config, text in setInt(&config.bodyBatchBytes, text, 4096...1 << 30) },
         "bodyBufferBudgetBytes": { config, text in setInt(&config.bodyBufferBudgetBytes, text, 8192...1 << 34) },
         "maxJsonBodyBytes": { config, text in setInt(&config.maxJsonBodyBytes, text, 1024...1_073_741_824) },

@@ -38,7 +38,7 @@ enum FloorRoutes {
             let received = try await context.blobs.receive(request.body)
             // The same map again changes nothing.
             if let floor = try? await context.read({ try TourStore.floor($0, tenant, floorId) }), floor.worldMapSHA256 == received.sha256 {
-                context.blobs.discard(received)
+                await context.blobs.discard(received)
                 return .json(.ok, encodeJSON(floor.json))
             }
             // A fresh name: in place before the row points at it; the map it replaces stays

@@ -18,7 +18,7 @@ enum PanoramaRoutes {
             _ = try await context.read { try TourStore.panoramaPlace($0, tenant, floorId: floorId, roomId: roomId) }
             let received = try await context.blobs.receive(request.body)
             if let declared, declared != received.sha256 {
-                context.blobs.discard(received)
+                await context.blobs.discard(received)
                 throw ServiceError(.digestMismatch, "the body's sha-256 is \(received.sha256), not the declared \(declared)")
             }
             // In place (where nothing is) before its row is committed: the row is the switch.
@@ -27,12 +27,12 @@ enum PanoramaRoutes {
             do {
                 placed = try await context.blobs.place(received, as: key)
             } catch {
-                context.blobs.discard(received)
+                await context.blobs.discard(received)
                 throw error
             }
             guard placed else {
                 // Stored meanwhile (a re-send), or being stored by another request.
-                context.blobs.discard(received)
+                await context.blobs.discard(received)
                 guard let existing = try await context.read({ try TourStore.panorama($0, tenant, id) }) else {
                     throw ServiceError.conflict("panorama \(id) is being stored by another request")
                 }

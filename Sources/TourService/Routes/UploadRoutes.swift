@@ -182,13 +182,7 @@ struct Uploads: Sendable {
         let tenant = request.tenant
         let offset: Int64
         do {
-            let room = upload.length - session.durableOffset
-            var received: Int64 = 0
-            for try await batch in request.body.batches {
-                received += batch.reduce(0) { $0 + Int64($1.count) }
-                guard received <= room else { throw ServiceError(.payloadTooLarge, "the body goes past Upload-Length \(upload.length)") }
-                try await session.append(token, batch)
-            }
+            try await session.receive(request.body, token, room: upload.length - session.durableOffset, length: upload.length)
             offset = try await session.commit(token, expected: checksum)
         } catch {
             // The body ended early (the client went away, a limit, a timeout): what arrived is

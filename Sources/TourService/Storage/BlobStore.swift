@@ -62,13 +62,11 @@ final class BlobStore: Sendable {
         let name = ByteEncoding.hex(randomBytes(12))
         let file = try await io.run { [temporaryDirectory] in try IncomingBlob(path: "\(temporaryDirectory)/\(name).part") }
         do {
-            for try await batch in body.batches {
-                try await io.run { try file.write(batch) }
-            }
+            try await body.drain(on: io) { batch in try file.write(batch) }
             let digest = try await io.run { try file.sync() }
             return ReceivedBlob(file: file, sha256: ByteEncoding.hex(digest))
         } catch {
-            discard(file)
+            await discard(file)
             throw error
         }
     }
@@ -89,7 +87,7 @@ final class BlobStore: Sendable {
         do {
             guard try await place(received, as: key) else { throw ServiceError(.internal, "\(key.kind.rawValue)/\(key.id) exists already") }
         } catch {
-            discard(received)
+            await discard(received)
             throw error
         }
     }
@@ -111,13 +109,17 @@ final class BlobStore: Sendable {
         await remove([key])
     }
 
-    /// Drops a received file nobody will place (on the pool; nobody waits for it).
-    func discard(_ received: ReceivedBlob) {
-        discard(received.file)
+    /// Drops a received file nobody will place; gone before the answer says so.
+    func discard(_ received: ReceivedBlob) async {
+        await discard(received.file)
     }
 
-    private func discard(_ file: IncomingBlob) {
-        if !io.submit({ _ in file.discard() }) { file.discard() }
+    private func discard(_ file: IncomingBlob) async {
+        do {
+            try await io.run { file.discard() }
+        } catch {
+            file.discard() // the pool has stopped
+        }
     }
 
     /// Opens a stored file for reading (sendfile); the caller owns the descriptor.
@@ -259,7 +261,7 @@ final class IncomingBlob: @unchecked Sendable {
     func markPlaced() { settled = true }
 
     /// Appends a batch and hashes it.
-    func write(_ batch: [[UInt8]]) throws(ServiceError) {
+    func write(_ batch: [BodyChunk]) throws(ServiceError) {
         try FileWrites.write(fd, batch, at: size)
         for chunk in batch {
             chunk.withUnsafeBytes { digest.update($0) }
@@ -288,12 +290,12 @@ enum FileWrites {
     /// Writes the chunks one after another at `offset` (a short write continues where it
     /// stopped). One pwrite per chunk: a chunk is a whole socket read, so the calls are few
     /// next to the copying they do.
-    static func write(_ fd: Int32, _ chunks: [[UInt8]], at offset: Int64) throws(ServiceError) {
+    static func write(_ fd: Int32, _ chunks: [BodyChunk], at offset: Int64) throws(ServiceError) {
         var position = offset
         for chunk in chunks {
             var written = 0
             while written < chunk.count {
-                let count = chunk.withUnsafeBytes { pwrite(fd, $0.baseAddress! + written, chunk.count - written, off_t(position)) }
+                let count = chunk.withUnsafeBytes { pwrite(fd, $0.baseAddress! + written, $0.count - written, off_t(position)) }
                 if count < 0 {
                     if errno == EINTR { continue }
                     throw BlobStore.failure("write", errno)

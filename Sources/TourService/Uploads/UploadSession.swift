@@ -4,6 +4,7 @@ import Glibc
 import ThreadPools
 import CLinux
 import Hashing
+import HTTPCore
 import Synchronization
 
 /// The live state of one resumable upload's partial file, shared by the PATCHes that write
@@ -140,26 +141,38 @@ final class UploadSession: Sendable {
         bookkeeping.withLock { if $0.owner == token { $0.owner = nil } }
     }
 
-    /// Appends the next batch of the claimant's body.
-    func append(_ token: UInt64, _ batch: [[UInt8]]) async throws {
-        try await lane.run { [self] in
-            try requireOwner(token)
-            do throws(ServiceError) {
-                try FileWrites.write(file.fd, batch, at: file.liveOffset)
-            } catch {
-                try? file.rollBack()
-                release(token)
-                throw error
+    /// Appends the claimant's body, batch by batch on the lane as it arrives: 413 past `room`
+    /// bytes (the rest of `length`).
+    func receive(_ body: RequestBody, _ token: UInt64, room: Int64, length: Int64) async throws {
+        let received = Mutex<Int64>(0)
+        try await body.drain(on: lane) { [self] batch in
+            let total = received.withLock { total in
+                total += batch.reduce(0) { $0 + Int64($1.count) }
+                return total
             }
-            for chunk in batch {
-                chunk.withUnsafeBytes { file.liveDigest.update($0) }
-                chunk.withUnsafeBytes { file.chunkDigest?.update($0) }
-                file.liveOffset += Int64(chunk.count)
-            }
-            if file.liveOffset - file.writebackStarted >= FileWrites.writebackStep {
-                _ = nt_start_writeback(file.fd, file.writebackStarted, file.liveOffset - file.writebackStarted)
-                file.writebackStarted = file.liveOffset
-            }
+            guard total <= room else { throw ServiceError(.payloadTooLarge, "the body goes past Upload-Length \(length)") }
+            try append(token, batch)
+        }
+    }
+
+    /// On the lane: appends the next batch of the claimant's body.
+    private func append(_ token: UInt64, _ batch: [BodyChunk]) throws {
+        try requireOwner(token)
+        do throws(ServiceError) {
+            try FileWrites.write(file.fd, batch, at: file.liveOffset)
+        } catch {
+            try? file.rollBack()
+            release(token)
+            throw error
+        }
+        for chunk in batch {
+            chunk.withUnsafeBytes { file.liveDigest.update($0) }
+            chunk.withUnsafeBytes { file.chunkDigest?.update($0) }
+            file.liveOffset += Int64(chunk.count)
+        }
+        if file.liveOffset - file.writebackStarted >= FileWrites.writebackStep {
+            _ = nt_start_writeback(file.fd, file.writebackStarted, file.liveOffset - file.writebackStarted)
+            file.writebackStarted = file.liveOffset
         }
     }
 

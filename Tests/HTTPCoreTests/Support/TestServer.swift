@@ -41,7 +41,7 @@ func writeBody(_ body: RequestBody, to path: String) async throws -> Int64 {
     for try await chunk in body {
         var offset = 0
         while offset < chunk.count {
-            let written = chunk.withUnsafeBytes { write(fd, $0.baseAddress! + offset, chunk.count - offset) }
+            let written = chunk.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
             guard written > 0 else { throw HTTPError.internalError("write failed") }
             offset += written
         }
