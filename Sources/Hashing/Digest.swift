@@ -14,11 +14,21 @@ public enum DigestAlgorithm: String, Sendable, CaseIterable {
         }
     }
 
+    /// The implementation, fetched from OpenSSL's provider once: passing EVP_sha256() makes
+    /// OpenSSL 3 look it up again on every digest.
     fileprivate var evp: OpaquePointer {
         switch self {
-        case .sha1: return EVP_sha1()
-        case .sha256: return EVP_sha256()
+        case .sha1: return Self.sha1Implementation
+        case .sha256: return Self.sha256Implementation
         }
+    }
+
+    nonisolated(unsafe) private static let sha1Implementation: OpaquePointer = fetch("SHA1")
+    nonisolated(unsafe) private static let sha256Implementation: OpaquePointer = fetch("SHA256")
+
+    private static func fetch(_ name: String) -> OpaquePointer {
+        guard let md = EVP_MD_fetch(nil, name, nil) else { fatalError("OpenSSL has no \(name)") }
+        return md
     }
 }
 

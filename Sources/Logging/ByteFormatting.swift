@@ -71,6 +71,17 @@ extension Array where Element == UInt8 {
     /// A JSON string literal (RFC 8259 §7), quotes included.
     public mutating func append(jsonString string: String) {
         append(UInt8(ascii: "\""))
+        var string = string
+        // Most strings need no escape: one copy then.
+        let plain = string.withUTF8 { bytes -> Bool in
+            guard !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
+            append(contentsOf: bytes)
+            return true
+        }
+        guard !plain else {
+            append(UInt8(ascii: "\""))
+            return
+        }
         for byte in string.utf8 {
             switch byte {
             case UInt8(ascii: "\""): append(ascii: "\\\"")
@@ -90,7 +101,8 @@ extension Array where Element == UInt8 {
 
     /// A logfmt value: bare when it is a plain token, else quoted with escapes.
     public mutating func append(logfmtValue bytes: some Collection<UInt8>) {
-        let needsQuotes = bytes.isEmpty || bytes.contains { $0 <= 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "=") || $0 == 0x7f || $0 == UInt8(ascii: "\\") }
+        let needsQuote = { (byte: UInt8) in byte <= 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "=") || byte == 0x7f || byte == UInt8(ascii: "\\") }
+        let needsQuotes = bytes.isEmpty || (bytes.withContiguousStorageIfAvailable { $0.contains(where: needsQuote) } ?? bytes.contains(where: needsQuote))
         guard needsQuotes else {
             append(contentsOf: bytes)
             return

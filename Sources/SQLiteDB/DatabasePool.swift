@@ -6,7 +6,9 @@ import Synchronization
 ///
 /// Reads wait in one queue for the next free reader thread, which runs them with its own
 /// connection, so a read never waits behind a write and a burst of reads never opens extra
-/// connections. Writes run one at a time on the writer thread with group commit: the writer
+/// connections. The reader threads can also run the tasks that read (`readerThreads` as a
+/// task executor: a server's request handlers): a read from one of them runs at once on its
+/// own connection, with no thread hop. Writes run one at a time on the writer thread with group commit: the writer
 /// takes every write waiting at that moment and runs them in one transaction, each inside its
 /// own savepoint (a failing write rolls back alone), then commits once and resumes each caller
 /// after that commit: every write is durable before its caller answers, one fsync for many.
@@ -17,7 +19,8 @@ public final class DatabasePool: Sendable {
     private let writer: UncheckedDatabase
     private let readers: [UncheckedDatabase]
     private let writerThread: ThreadPool
-    private let readerThreads: ThreadPool
+    /// The reader threads, one per read connection.
+    public let readerThreads: ThreadPool
     private let pending = Mutex<PendingWrites>(PendingWrites())
 
     private struct PendingWrites {
@@ -45,7 +48,11 @@ public final class DatabasePool: Sendable {
 
     /// Runs `body` with a reader of its own as soon as one is free; returns its result.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await readerThreads.run { [readers] thread in try body(readers[thread].database) }
+        if let thread = readerThreads.indexOfCurrentThread {
+            // A task running on a reader thread: that thread's connection is free.
+            return try body(readers[thread].database)
+        }
+        return try await readerThreads.run { [readers] thread in try body(readers[thread].database) }
     }
 
     /// Runs `body` in a transaction on the writer, group-committed with the writes waiting

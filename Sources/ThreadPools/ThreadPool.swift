@@ -30,7 +30,9 @@ public final class ThreadPool: TaskExecutor, Sendable {
         queue = JobQueue()
         for index in 0..<threads {
             let queue = self.queue
+            let identity = ThreadIdentity(pool: ObjectIdentifier(queue), index: index)
             startThread(named: "\(name)-\(index)") {
+                identity.adopt()
                 if niceness != 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(nt_gettid()), niceness) }
                 while let job = queue.take() {
                     beforeEachJob?()
@@ -65,6 +67,9 @@ public final class ThreadPool: TaskExecutor, Sendable {
     /// Runs `body` on a pool thread and blocks the calling thread until it is done: for
     /// start-up and command-line tools only, never on a request's path.
     public func runAndWait<T: Sendable>(_ body: @escaping @Sendable (_ thread: Int) throws -> T) throws -> T {
+        // A pool thread (request handlers run on one) blocking on a pool stalls every task
+        // queued behind it, and deadlocks when the pool is its own.
+        assert(ThreadIdentity.current == nil, "runAndWait on the \(name) pool from a pool thread: await run instead")
         let outcome = Mutex<Result<T, any Error>?>(nil)
         let done = Latch()
         let accepted = queue.put { thread in
@@ -74,6 +79,13 @@ public final class ThreadPool: TaskExecutor, Sendable {
         guard accepted else { throw PoolStopped(pool: name) }
         done.wait()
         return try outcome.withLock { $0! }.get()
+    }
+
+    /// The index of the calling thread when it is one of this pool's; nil otherwise. A pool
+    /// whose threads own a resource each (a database connection) uses it to run work for its
+    /// own threads in place.
+    public var indexOfCurrentThread: Int? {
+        ThreadIdentity.current.flatMap { $0.pool == ObjectIdentifier(queue) ? $0.index : nil }
     }
 
     /// Lets the threads finish what is queued and exit. Jobs submitted afterwards are refused.
@@ -187,5 +199,32 @@ private final class Latch: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         while !isOpen { pthread_cond_wait(condition, mutex) }
         pthread_mutex_unlock(mutex)
+    }
+}
+
+/// Which pool thread the calling thread is, kept in a thread-specific slot.
+private final class ThreadIdentity: Sendable {
+    let pool: ObjectIdentifier
+    let index: Int
+
+    init(pool: ObjectIdentifier, index: Int) {
+        self.pool = pool
+        self.index = index
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        precondition(pthread_key_create(&key, nil) == 0, "pthread_key_create failed")
+        return key
+    }()
+
+    /// Marks the calling thread as this one, for its whole life (pool threads never exit
+    /// before their pool is done).
+    func adopt() {
+        pthread_setspecific(Self.key, Unmanaged.passRetained(self).toOpaque())
+    }
+
+    static var current: ThreadIdentity? {
+        pthread_getspecific(key).map { Unmanaged<ThreadIdentity>.fromOpaque($0).takeUnretainedValue() }
     }
 }

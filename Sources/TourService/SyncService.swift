@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ThreadPools
 import Dispatch
 import Foundation
@@ -58,56 +55,6 @@ public final class SyncService: Sendable {
 
     deinit { stop() }
 
-    /// Applies pending migrations; a failure names the file and leaves the database as it was.
-    static func migrate(_ pool: DatabasePool, config: ToursdConfig, logger: Logger) throws(StartupError) {
-        let migrations: [Migration]
-        do {
-            migrations = try Migrator.load(from: config.migrationsDir)
-        } catch {
-            throw StartupError("cannot read migrations in \(config.migrationsDir): \(error)")
-        }
-        do {
-            let applied = try pool.writeNow { db in try Migrator.migrate(db, migrations) }
-            for migration in applied { logger.info("migration applied", ["file": migration.fileName]) }
-        } catch let error as MigrationError {
-            throw StartupError(error.description)
-        } catch {
-            throw StartupError("migration failed: \(error)")
-        }
-    }
-
-    /// After a crash: no temporary file, and no file without its row.
-    private func recover() throws(StartupError) {
-        let temporary = context.blobs.removeTemporaryFiles()
-        var orphans = 0
-        do {
-            for key in context.blobs.allKeys() {
-                let known = try context.pool.readBlocking { db -> Bool in
-                    switch key.kind {
-                    case .panorama:
-                        return try db.first("SELECT 1 FROM panoramas WHERE tenant_id = ? AND id = ?", key.tenant, key.id) != nil
-                    case .worldMap:
-                        return try db.first("""
-                            SELECT 1 FROM floors WHERE tenant_id = ? AND coalesce(world_map_file, id) = ? AND world_map_sha256 IS NOT NULL
-                            """, key.tenant, key.id) != nil
-                    case .upload:
-                        return try db.first("SELECT 1 FROM uploads WHERE tenant_id = ? AND id = ? AND state = 'receiving'",
-                                            key.tenant, key.id) != nil
-                    }
-                }
-                if !known {
-                    context.blobs.removeNow(key)
-                    orphans += 1
-                }
-            }
-        } catch {
-            throw StartupError("cannot check stored files against the database: \(error)")
-        }
-        if temporary + orphans > 0 {
-            context.logger.info("removed files left by an interrupted write", ["temporary": String(temporary), "orphans": String(orphans)])
-        }
-    }
-
     /// Expired uploads go at start-up and then on a timer.
     private func startUploadSweep() {
         let uploads = Uploads(context: context, sessions: sessions)
@@ -127,29 +74,9 @@ public final class SyncService: Sendable {
         context.blobs.io.stop()
     }
 
-    /// On a first start, a tenant and a token so that a newcomer can call the API at once.
-    private func bootstrapToken() throws(StartupError) {
-        let path = context.config.dataDir + "/admin.token"
-        do {
-            let made = try context.pool.writeBlocking { db -> String? in
-                guard try !TenantStore.hasTokens(db) else { return nil }
-                return try TenantStore.createToken(db, tenant: "default").token
-            }
-            guard let token = made else { return }
-            let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { throw StartupError("cannot write \(path): \(String(cString: strerror(errno)))") }
-            defer { close(fd) }
-            let line = Array((token + "\n").utf8)
-            guard write(fd, line, line.count) == line.count, fsync(fd) == 0 else {
-                throw StartupError("cannot write \(path): \(String(cString: strerror(errno)))")
-            }
-            context.logger.info("created tenant default; its bearer token is in the file", ["file": path])
-        } catch let error as StartupError {
-            throw error
-        } catch {
-            throw StartupError("cannot create the first token: \(error)")
-        }
-    }
+    /// The threads toursd's request handlers run on: the database's reader threads, each
+    /// with its own read connection, so a handler's reads need no thread hop.
+    public var handlerThreads: ThreadPool { context.pool.readerThreads }
 
     /// The router of every route toursd serves, each behind the middleware it needs.
     public func makeRouter(metrics: ServerMetrics) -> Router {

@@ -93,7 +93,8 @@ enum Daemon {
         let logger = try logger(config)
         let service = try SyncService.open(config: config, logger: logger)
         let metrics = ServerMetrics()
-        let server = HTTPServer(configuration: config.server, router: service.makeRouter(metrics: metrics), metrics: metrics, logger: logger)
+        let server = HTTPServer(configuration: config.server, router: service.makeRouter(metrics: metrics), metrics: metrics, logger: logger,
+                                handlers: service.handlerThreads)
         let address: SocketAddress
         do {
             address = try server.start()

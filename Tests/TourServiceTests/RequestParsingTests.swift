@@ -96,3 +96,16 @@ import Testing
         #expect(ServiceError(.preconditionFailed, "m").httpError.headers.contains { $0.name == "Tus-Version" })
     }
 }
+
+/// `Authorization: Bearer <token>` (RFC 6750 §2.1), the scheme in any case (RFC 9110 §11.1).
+@Suite struct BearerTokenTests {
+    @Test(arguments: [("Bearer abc", "abc"), ("bearer abc", "abc"), ("BEARER  abc ", "abc"), ("Bearer nt_A-b_9", "nt_A-b_9")])
+    func theTokenIsWhatFollowsTheScheme(header: String, token: String) {
+        #expect(BearerToken.parse(header) == token)
+    }
+
+    @Test(arguments: ["Bearer", "Bearer ", "Bearer    ", "Basic abc", "Bearerabc", "Bearxr abc", ""])
+    func anythingElseIsNoToken(header: String) {
+        #expect(BearerToken.parse(header) == nil)
+    }
+}

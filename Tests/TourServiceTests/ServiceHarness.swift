@@ -41,7 +41,8 @@ final class ServiceHarness: @unchecked Sendable {
         beta = try Admin.createToken(config, tenant: "beta", logger: logger).token
         service = try SyncService.open(config: config, logger: logger, beforeEachFileJob: beforeEachFileJob)
         let metrics = ServerMetrics()
-        server = HTTPServer(configuration: config.server, router: service.makeRouter(metrics: metrics), metrics: metrics, logger: logger)
+        server = HTTPServer(configuration: config.server, router: service.makeRouter(metrics: metrics), metrics: metrics, logger: logger,
+                            handlers: service.handlerThreads)
         port = try server.start().port
     }
 

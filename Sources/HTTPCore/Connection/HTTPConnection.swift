@@ -118,14 +118,7 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
         switch chunk.fill(upTo: space, { Socket.read(channel.fd, into: $0) }) {
         case .bytes(let count):
             decoder.consumeBody(count)
-            for action in machine.bodyReceived(count, now: monotonicNanoseconds(), maxDiscardBytes: context.configuration.maxDiscardBytes) {
-                if action == .deliverBody {
-                    let high = context.configuration.bodyHighWatermark(bodiesInProgress: context.metrics.bodiesInProgress)
-                    if !stream.append(chunk, highWatermark: high) { machine.bodyPaused() }
-                } else {
-                    perform([action])
-                }
-            }
+            bodyReceived(count) { stream.append(chunk, highWatermark: $0) }
             process()
             return count == space
         case .wouldBlock:
@@ -191,13 +184,7 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
                 case .body(let range):
                     let bytes = UnsafeRawBufferPointer(rebasing: buffer[(readStart + range.lowerBound)..<(readStart + range.upperBound)])
                     readStart += step.consumed
-                    for action in machine.bodyReceived(bytes.count, now: monotonicNanoseconds(), maxDiscardBytes: context.configuration.maxDiscardBytes) {
-                        if action == .deliverBody {
-                            deliver(bytes)
-                        } else {
-                            perform([action])
-                        }
-                    }
+                    bodyReceived(bytes.count) { current?.stream?.append(bytes, highWatermark: $0) ?? true }
                 case .end:
                     readStart += step.consumed
                     perform(machine.bodyEnded(now: monotonicNanoseconds()))
@@ -268,12 +255,16 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
         }
     }
 
-    /// Decoded body bytes go to the handler's stream, as long as it takes them.
-    private func deliver(_ bytes: UnsafeRawBufferPointer) {
-        guard let stream = current?.stream else { return }
+    /// Body bytes arrived: `deliver` hands them to the handler's stream (told the stream's
+    /// high watermark; false: the stream is full) when the machine says so.
+    private func bodyReceived(_ count: Int, deliver: (_ highWatermark: Int) -> Bool) {
         let configuration = context.configuration
-        if !stream.append(bytes, highWatermark: configuration.bodyHighWatermark(bodiesInProgress: context.metrics.bodiesInProgress)) {
-            machine.bodyPaused()
+        for action in machine.bodyReceived(count, now: monotonicNanoseconds(), maxDiscardBytes: configuration.maxDiscardBytes) {
+            guard action == .deliverBody else {
+                perform([action])
+                continue
+            }
+            if !deliver(configuration.bodyHighWatermark(bodiesInProgress: context.metrics.bodiesInProgress)) { machine.bodyPaused() }
         }
     }
 

@@ -55,7 +55,7 @@ final class BodyBufferPool: Sendable {
 
     init(bufferSize: Int, budget: Int) {
         self.bufferSize = bufferSize
-        keep = budget / bufferSize + 16
+        keep = max(1, budget / bufferSize)
     }
 
     deinit {

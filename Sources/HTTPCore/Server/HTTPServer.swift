@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Dispatch
 import Synchronization
+import ThreadPools
 import Logging
 
 /// The HTTP/1.1 server: listens, accepts within the connection limit, serves each
@@ -27,8 +28,12 @@ public final class HTTPServer: Sendable {
     public var router: Router { context.router }
     public var configuration: ServerConfiguration { context.configuration }
 
-    public init(configuration: ServerConfiguration, router: Router, metrics: ServerMetrics = ServerMetrics(), logger: Logger) {
-        context = ServerContext(configuration: configuration, router: router, metrics: metrics, logger: logger)
+    /// `handlers`: the threads request handlers run on; by default a pool of the server's own
+    /// (`handlerThreadCount`). A host can give threads that hold resources handlers use (a
+    /// database pool's reader threads, whose reads then need no thread hop).
+    public init(configuration: ServerConfiguration, router: Router, metrics: ServerMetrics = ServerMetrics(), logger: Logger,
+                handlers: ThreadPool? = nil) {
+        context = ServerContext(configuration: configuration, router: router, metrics: metrics, logger: logger, handlers: handlers)
         self.logger = logger
     }
 
@@ -119,7 +124,7 @@ public final class HTTPServer: Sendable {
             state.backend?.stop()
             state.backend = nil
         }
-        context.handlers.stop()
+        if context.ownsHandlers { context.handlers.stop() }
         logger.sink.flush()
         completion()
     }

@@ -16,8 +16,11 @@ public struct ServerConfiguration: Sendable {
     public var retryAfterSeconds: Int = 1
     /// Request line plus header section (431 past it).
     public var maxHeadBytes: Int = 16 * 1024
-    /// The read buffer of each connection; at least `maxHeadBytes`.
-    public var readBufferBytes: Int = 64 * 1024
+    /// The read buffer of each connection, for heads and what follows them; at least
+    /// `maxHeadBytes`. Request bodies are read into buffers of `bodyBufferBytes`.
+    public var readBufferBytes: Int = 16 * 1024
+    /// The size of the pooled buffers request bodies are read into.
+    public var bodyBufferBytes: Int = 64 * 1024
     /// From the first byte of a request to the end of its head (408).
     public var headerTimeoutMilliseconds: Int = 10_000
     /// A keep-alive connection with no request in progress is closed after this.

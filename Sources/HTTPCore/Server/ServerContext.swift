@@ -21,13 +21,17 @@ final class ServerContext: Sendable {
     /// Every request's way: the server's middleware, then its route's (or its refusal).
     private let responder: RequestResponder
 
-    init(configuration: ServerConfiguration, router: Router, metrics: ServerMetrics, logger: Logger) {
+    /// Whether `handlers` is the server's own (stopped with it).
+    let ownsHandlers: Bool
+
+    init(configuration: ServerConfiguration, router: Router, metrics: ServerMetrics, logger: Logger, handlers: ThreadPool?) {
         self.settings = Mutex(configuration)
         self.router = router
         self.metrics = metrics
-        handlers = ThreadPool(name: "http-handler", threads: configuration.handlerThreadCount)
+        ownsHandlers = handlers == nil
+        self.handlers = handlers ?? ThreadPool(name: "http-handler", threads: configuration.handlerThreadCount)
         bodyBudget = BodyBudget(limit: configuration.bodyBufferBudgetBytes)
-        bodyBuffers = BodyBufferPool(bufferSize: configuration.readBufferBytes, budget: configuration.bodyBufferBudgetBytes)
+        bodyBuffers = BodyBufferPool(bufferSize: configuration.bodyBufferBytes, budget: configuration.bodyBufferBudgetBytes)
         let middleware = ServerMiddleware(metrics: MetricsMiddleware(metrics: metrics), accessLog: AccessLogMiddleware(log: AccessLog(logger: logger)),
                                           errors: ErrorResponseMiddleware(logger: logger))
         self.middleware = middleware

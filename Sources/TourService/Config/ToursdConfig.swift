@@ -10,6 +10,7 @@ public struct ToursdConfig: Sendable, Equatable {
     public var port = 8080
     public var dataDir = "./data"
     public var migrationsDir = "./migrations"
+    /// The threads that answer requests, each with a read connection of its own.
     public var sqliteReaders = 4
     /// Threads for blocking file work: writes, fsyncs, renames, hashing.
     public var ioThreads = 4
@@ -27,12 +28,12 @@ public struct ToursdConfig: Sendable, Equatable {
     public var logFile = ""
     public var eventLoop = "epoll"
     public var eventLoopThreads = 0
-    public var handlerThreads = 0
     public var backlog = 1024
     public var maxConnections = 1024
     public var retryAfterSeconds = 1
     public var maxHeadBytes = 16 * 1024
-    public var readBufferBytes = 64 * 1024
+    public var readBufferBytes = 16 * 1024
+    public var bodyBufferBytes = 64 * 1024
     public var headerTimeoutMs = 10_000
     public var idleTimeoutMs = 60_000
     public var bodyTimeoutMs = 30_000
@@ -67,12 +68,12 @@ public struct ToursdConfig: Sendable, Equatable {
         "logFile": { $0.logFile = $1; return true },
         "eventLoop": { $0.eventLoop = $1; return EventBackendKind(rawValue: $1) != nil },
         "eventLoopThreads": { config, text in setInt(&config.eventLoopThreads, text, 0...256) },
-        "handlerThreads": { config, text in setInt(&config.handlerThreads, text, 0...256) },
         "backlog": { config, text in setInt(&config.backlog, text, 1...65_535) },
         "maxConnections": { config, text in setInt(&config.maxConnections, text, 1...1_000_000) },
         "retryAfterSeconds": { config, text in setInt(&config.retryAfterSeconds, text, 0...3600) },
         "maxHeadBytes": { config, text in setInt(&config.maxHeadBytes, text, 1024...1_048_576) },
         "readBufferBytes": { config, text in setInt(&config.readBufferBytes, text, 4096...16_777_216) },
+        "bodyBufferBytes": { config, text in setInt(&config.bodyBufferBytes, text, 4096...16_777_216) },
         "headerTimeoutMs": { config, text in setInt(&config.headerTimeoutMs, text, 1...3_600_000) },
         "idleTimeoutMs": { config, text in setInt(&config.idleTimeoutMs, text, 1...3_600_000) },
         "bodyTimeoutMs": { config, text in setInt(&config.bodyTimeoutMs, text, 1...3_600_000) },
@@ -149,7 +150,6 @@ public struct ToursdConfig: Sendable, Equatable {
         var server = ServerConfiguration()
         server.eventBackend = EventBackendKind(rawValue: eventLoop) ?? .epoll
         server.eventLoopCount = eventLoopThreads
-        server.handlerThreadCount = handlerThreads
         server.host = host
         server.port = UInt16(port)
         server.backlog = Int32(backlog)
@@ -157,6 +157,7 @@ public struct ToursdConfig: Sendable, Equatable {
         server.retryAfterSeconds = retryAfterSeconds
         server.maxHeadBytes = maxHeadBytes
         server.readBufferBytes = readBufferBytes
+        server.bodyBufferBytes = bodyBufferBytes
         server.headerTimeoutMilliseconds = headerTimeoutMs
         server.idleTimeoutMilliseconds = idleTimeoutMs
         server.bodyTimeoutMilliseconds = bodyTimeoutMs

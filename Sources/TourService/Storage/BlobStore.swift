@@ -246,16 +246,22 @@ final class IncomingBlob: @unchecked Sendable {
         guard fd >= 0 else { throw BlobStore.failure("create \(path)", errno) }
     }
 
+    private var isOpen = true
+
     deinit {
-        close(fd)
         discard()
+        if isOpen { close(fd) }
     }
 
-    /// Removes the file unless it was placed; safe to call more than once.
+    /// Removes the file unless it was placed, and closes it (an unlinked file's space comes
+    /// back only when it is closed: a full disk must have room again once this returns).
+    /// Safe to call more than once.
     func discard() {
         guard !settled else { return }
         settled = true
         unlink(path)
+        isOpen = false
+        close(fd)
     }
 
     func markPlaced() { settled = true }

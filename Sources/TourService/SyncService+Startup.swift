@@ -1,0 +1,85 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Logging
+import SQLiteDB
+
+/// What runs before toursd listens: migrations, the sweep of files a crash left, the first
+/// token. These may block (they use the database's blocking calls); nothing on a request's
+/// way does.
+extension SyncService {
+    /// Applies pending migrations; a failure names the file and leaves the database as it was.
+    static func migrate(_ pool: DatabasePool, config: ToursdConfig, logger: Logger) throws(StartupError) {
+        let migrations: [Migration]
+        do {
+            migrations = try Migrator.load(from: config.migrationsDir)
+        } catch {
+            throw StartupError("cannot read migrations in \(config.migrationsDir): \(error)")
+        }
+        do {
+            let applied = try pool.writeNow { db in try Migrator.migrate(db, migrations) }
+            for migration in applied { logger.info("migration applied", ["file": migration.fileName]) }
+        } catch let error as MigrationError {
+            throw StartupError(error.description)
+        } catch {
+            throw StartupError("migration failed: \(error)")
+        }
+    }
+
+    /// After a crash: no temporary file, and no file without its row.
+    func recover() throws(StartupError) {
+        let temporary = context.blobs.removeTemporaryFiles()
+        var orphans = 0
+        do {
+            for key in context.blobs.allKeys() {
+                let known = try context.pool.readBlocking { db -> Bool in
+                    switch key.kind {
+                    case .panorama:
+                        return try db.first("SELECT 1 FROM panoramas WHERE tenant_id = ? AND id = ?", key.tenant, key.id) != nil
+                    case .worldMap:
+                        return try db.first("""
+                            SELECT 1 FROM floors WHERE tenant_id = ? AND coalesce(world_map_file, id) = ? AND world_map_sha256 IS NOT NULL
+                            """, key.tenant, key.id) != nil
+                    case .upload:
+                        return try db.first("SELECT 1 FROM uploads WHERE tenant_id = ? AND id = ? AND state = 'receiving'",
+                                            key.tenant, key.id) != nil
+                    }
+                }
+                if !known {
+                    context.blobs.removeNow(key)
+                    orphans += 1
+                }
+            }
+        } catch {
+            throw StartupError("cannot check stored files against the database: \(error)")
+        }
+        if temporary + orphans > 0 {
+            context.logger.info("removed files left by an interrupted write", ["temporary": String(temporary), "orphans": String(orphans)])
+        }
+    }
+
+    /// On a first start, a tenant and a token so that a newcomer can call the API at once.
+    func bootstrapToken() throws(StartupError) {
+        let path = context.config.dataDir + "/admin.token"
+        do {
+            let made = try context.pool.writeBlocking { db -> String? in
+                guard try !TenantStore.hasTokens(db) else { return nil }
+                return try TenantStore.createToken(db, tenant: "default").token
+            }
+            guard let token = made else { return }
+            let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw StartupError("cannot write \(path): \(String(cString: strerror(errno)))") }
+            defer { close(fd) }
+            let line = Array((token + "\n").utf8)
+            guard write(fd, line, line.count) == line.count, fsync(fd) == 0 else {
+                throw StartupError("cannot write \(path): \(String(cString: strerror(errno)))")
+            }
+            context.logger.info("created tenant default; its bearer token is in the file", ["file": path])
+        } catch let error as StartupError {
+            throw error
+        } catch {
+            throw StartupError("cannot create the first token: \(error)")
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+
+/// Nothing on a request's way waits by blocking a thread: no semaphore, no group, no
+/// condition, no blocking database or pool call, no sleep. Only start-up
+/// (`SyncService+Startup.swift`), the operator's tools (`Admin.swift`) and the thread pools'
+/// own idle threads may. The scan covers the HTTP layer, the service, and the SQLite layer
+/// but for the blocking calls it defines for start-up.
+@Suite struct NoBlockingWaitTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static let forbidden = [
+        "DispatchSemaphore", "DispatchGroup", ".wait(", "pthread_cond_wait", "sleep(", "Thread.sleep",
+        "runAndWait", "readBlocking", "writeBlocking", "writeNow", ".sync {", ".sync(execute",
+    ]
+
+    /// Files allowed to block, and why.
+    static let exempt: Set = [
+        "TourService/SyncService+Startup.swift", // before the server listens
+        "TourService/Admin.swift", // the operator's command-line tools
+        "SQLiteDB/DatabasePool.swift", // defines the blocking calls for those two
+    ]
+
+    @Test func noRequestPathBlocksAThread() throws {
+        var scanned = 0
+        var found: [String] = []
+        for module in ["HTTPCore", "TourService", "SQLiteDB"] {
+            let directory = Self.root.appendingPathComponent("Sources/\(module)")
+            for case let file as String in FileManager.default.enumerator(atPath: directory.path) ?? FileManager.DirectoryEnumerator()
+            where file.hasSuffix(".swift") && !Self.exempt.contains("\(module)/\(file)") {
+                scanned += 1
+                let text = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
+                for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                    let code = line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+                    for call in Self.forbidden where code.contains(call) {
+                        found.append("\(module)/\(file):\(number + 1): \(call)")
+                    }
+                }
+            }
+        }
+        #expect(scanned > 40) // the scan sees the sources
+        #expect(found.isEmpty, "blocking waits on request paths: \(found)")
+    }
+
+    /// The scan finds what it looks for (it is not vacuous).
+    @Test func theScanSeesABlockingCallWhereItIsAllowed() throws {
+        let text = try String(contentsOf: Self.root.appendingPathComponent("Sources/TourService/SyncService+Startup.swift"), encoding: .utf8)
+        #expect(Self.forbidden.contains { text.contains($0) })
+    }
+}
