@@ -4,6 +4,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash bench/http.sh
 echo
+bash bench/mixed_load.sh
+echo
 bash bench/uploads.sh
 echo
 .build/release/ClientBench

@@ -112,69 +112,74 @@ public struct PoolStopped: Error, Sendable, CustomStringConvertible {
 private final class JobQueue: @unchecked Sendable {
     typealias Job = @Sendable (Int) -> Void
 
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    // Guarded by `mutex`. A taken job's slot is emptied at once: under steady load the queue
-    // never drains, and a kept closure would keep what it captured (a body's write batch).
+    private let condition = ConditionLock()
+    // Guarded by `condition`. A taken job's slot is emptied at once: under steady load the
+    // queue never drains, and a kept closure would keep what it captured (a body's write batch).
     private var jobs: [Job?] = []
     private var head = 0
     private var stopping = false
 
-    init() {
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(condition, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        condition.deallocate()
-        mutex.deallocate()
-    }
-
     func put(_ job: @escaping Job) -> Bool {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        guard !stopping else { return false }
-        jobs.append(job)
-        pthread_cond_signal(condition)
-        return true
+        condition.withLock {
+            guard !stopping else { return false }
+            jobs.append(job)
+            condition.signal()
+            return true
+        }
     }
 
     /// The next job; nil once stopping and nothing is left.
     func take() -> Job? {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        while head == jobs.count {
-            if stopping { return nil }
-            pthread_cond_wait(condition, mutex)
+        condition.withLock {
+            while head == jobs.count {
+                if stopping { return nil }
+                condition.wait()
+            }
+            let job = jobs[head]
+            jobs[head] = nil
+            head += 1
+            if head == jobs.count {
+                jobs.removeAll(keepingCapacity: jobs.count <= 1024)
+                head = 0
+            } else if head >= 1024 && head * 2 >= jobs.count {
+                jobs.removeFirst(head)
+                head = 0
+            }
+            return job!
         }
-        let job = jobs[head]
-        jobs[head] = nil
-        head += 1
-        if head == jobs.count {
-            jobs.removeAll(keepingCapacity: jobs.count <= 1024)
-            head = 0
-        } else if head >= 1024 && head * 2 >= jobs.count {
-            jobs.removeFirst(head)
-            head = 0
-        }
-        return job!
     }
 
     func stop() {
-        pthread_mutex_lock(mutex)
-        stopping = true
-        pthread_cond_broadcast(condition)
-        pthread_mutex_unlock(mutex)
+        condition.withLock {
+            stopping = true
+            condition.broadcast()
+        }
     }
 }
 
 /// A one-shot gate a thread waits on until another opens it.
 private final class Latch: @unchecked Sendable {
+    private let condition = ConditionLock()
+    private var isOpen = false
+
+    func open() {
+        condition.withLock {
+            isOpen = true
+            condition.broadcast()
+        }
+    }
+
+    func wait() {
+        condition.withLock {
+            while !isOpen { condition.wait() }
+        }
+    }
+}
+
+/// A pthread mutex with a condition variable, for threads that sleep until told.
+private final class ConditionLock: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    private var isOpen = false
 
     init() {
         pthread_mutex_init(mutex, nil)
@@ -188,18 +193,16 @@ private final class Latch: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func open() {
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
         pthread_mutex_lock(mutex)
-        isOpen = true
-        pthread_cond_broadcast(condition)
-        pthread_mutex_unlock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
     }
 
-    func wait() {
-        pthread_mutex_lock(mutex)
-        while !isOpen { pthread_cond_wait(condition, mutex) }
-        pthread_mutex_unlock(mutex)
-    }
+    /// Inside `withLock`: sleeps until signalled (or spuriously; callers loop on their state).
+    func wait() { pthread_cond_wait(condition, mutex) }
+    func signal() { pthread_cond_signal(condition) }
+    func broadcast() { pthread_cond_broadcast(condition) }
 }
 
 /// Which pool thread the calling thread is, kept in a thread-specific slot.

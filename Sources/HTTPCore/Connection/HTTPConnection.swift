@@ -87,26 +87,14 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
             return false
         }
         let space = buffer.count - readEnd
-        switch Socket.read(channel.fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[readEnd...])) {
-        case .bytes(let count):
+        return afterRead(Socket.read(channel.fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[readEnd...])), space: space) { count in
             if case .lingering = machine.state {
                 readStart = 0
                 readEnd = 0
-                return count == space
+                return
             }
             if readStart == readEnd { machine.headBegan(now: monotonicNanoseconds()) }
             readEnd += count
-            process()
-            return count == space
-        case .wouldBlock:
-            return false
-        case .endOfStream:
-            perform(machine.peerClosed())
-            process()
-            return false
-        case .failed:
-            closeNow()
-            return false
         }
     }
 
@@ -115,10 +103,18 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
     private func readBody(into stream: BodyStream, ahead: Int64) -> Bool {
         let chunk = stream.makeChunk()
         let space = Int(min(Int64(chunk.room), ahead))
-        switch chunk.fill(upTo: space, { Socket.read(channel.fd, into: $0) }) {
-        case .bytes(let count):
+        return afterRead(chunk.fill(upTo: space, { Socket.read(channel.fd, into: $0) }), space: space) { count in
             decoder.consumeBody(count)
             bodyReceived(count) { stream.append(chunk, highWatermark: $0) }
+        }
+    }
+
+    /// What follows a read: `received` takes the bytes, then they are processed. True when the
+    /// socket may hold more to read now (the read filled `space`).
+    private func afterRead(_ result: Socket.IOResult, space: Int, _ received: (Int) -> Void) -> Bool {
+        switch result {
+        case .bytes(let count):
+            received(count)
             process()
             return count == space
         case .wouldBlock:
