@@ -15,7 +15,7 @@ public struct ToursdConfig: Sendable, Equatable {
     /// Threads for blocking file work: writes, fsyncs, renames, hashing.
     public var ioThreads = 4
     /// How much lower than the request threads the file I/O threads run (nice 0–19).
-    public var ioThreadNiceness = 10
+    public var ioThreadNiceness = 19
     public var maxJsonBodyBytes = 1024 * 1024
     public var maxPlanBodyBytes = 16 * 1024 * 1024
     public var maxPanoramaBytes = 512 * 1024 * 1024
