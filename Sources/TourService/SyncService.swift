@@ -21,14 +21,15 @@ public final class SyncService: Sendable {
 
     /// Opens the data directory: the database migrated to the newest schema, files left by a
     /// crash removed, and on a first start a tenant "default" with its token in
-    /// `<dataDir>/admin.token`.
-    public static func open(config: ToursdConfig, logger: Logger) throws(StartupError) -> SyncService {
-        try open(config: config, logger: logger, beforeEachFileJob: nil)
+    /// `<dataDir>/admin.token`. With `crashAt`, the process dies at that step (tests only).
+    public static func open(config: ToursdConfig, logger: Logger, crashAt: CrashPoint? = nil) throws(StartupError) -> SyncService {
+        try open(config: config, logger: logger, crashAt: crashAt, beforeEachFileJob: nil)
     }
 
     /// `beforeEachFileJob` runs before every job of the file I/O pool: tests make the disk slow
     /// with it.
-    static func open(config: ToursdConfig, logger: Logger, beforeEachFileJob: (@Sendable () -> Void)?) throws(StartupError) -> SyncService {
+    static func open(config: ToursdConfig, logger: Logger, crashAt: CrashPoint? = nil,
+                     beforeEachFileJob: (@Sendable () -> Void)?) throws(StartupError) -> SyncService {
         let blobs: BlobStore
         let pool: DatabasePool
         let io = ThreadPool(name: "file-io", threads: config.ioThreads, niceness: Int32(config.ioThreadNiceness), beforeEachJob: beforeEachFileJob)
@@ -41,7 +42,8 @@ public final class SyncService: Sendable {
             throw StartupError("cannot open the database in \(config.dataDir): \(error)")
         }
         try migrate(pool, config: config, logger: logger)
-        let service = SyncService(context: ServiceContext(pool: pool, blobs: blobs, config: config, logger: logger))
+        let service = SyncService(context: ServiceContext(pool: pool, blobs: blobs, config: config, logger: logger,
+                                                               crashPoints: CrashPoints(armed: crashAt)))
         try service.recover()
         try service.bootstrapToken()
         service.startUploadSweep()

@@ -89,9 +89,18 @@ enum Daemon {
         print("configuration ok")
     }
 
+    /// `TOURSD_CRASH_AT`: the step where tests have the daemon die (CrashPoint).
+    private static func crashPoint() throws(StartupError) -> CrashPoint? {
+        guard let name = ProcessInfo.processInfo.environment["TOURSD_CRASH_AT"] else { return nil }
+        guard let point = CrashPoint(rawValue: name) else {
+            throw StartupError("TOURSD_CRASH_AT \(name) is none of " + CrashPoint.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        return point
+    }
+
     private static func serve(_ config: ToursdConfig, arguments: [String]) throws(StartupError) -> Never {
         let logger = try logger(config)
-        let service = try SyncService.open(config: config, logger: logger)
+        let service = try SyncService.open(config: config, logger: logger, crashAt: try crashPoint())
         let metrics = ServerMetrics()
         let server = HTTPServer(configuration: config.server, router: service.makeRouter(metrics: metrics), metrics: metrics, logger: logger,
                                 handlers: service.handlerThreads)

@@ -23,14 +23,14 @@ public final class ToursdProcess {
     public let dataDir: String
     private let stderr: Pipe
 
-    /// Starts `toursd serve` on `port` (0: the OS picks) and waits (bounded) for its
-    /// "listening on" line.
-    public init(dataDir: String, port: UInt16 = 0, extra: [String] = []) throws {
+    /// Starts `toursd serve` on `port` (0: the OS picks) with `environment` added to its own,
+    /// and waits (bounded) for its "listening on" line.
+    public init(dataDir: String, port: UInt16 = 0, extra: [String] = [], environment: [String: String] = [:]) throws {
         self.dataDir = dataDir
         process = Process()
         process.executableURL = Self.executable
         process.arguments = ["serve", "--port", String(port), "--data-dir", dataDir] + extra
-        process.environment = ["PATH": "/usr/bin:/bin"]
+        process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
         process.currentDirectoryURL = Self.packageRoot
         stderr = Pipe()
         process.standardError = stderr

@@ -12,12 +12,14 @@ final class ServiceContext: Sendable {
     let blobs: BlobStore
     let config: ToursdConfig
     let logger: Logger
+    let crashPoints: CrashPoints
 
-    init(pool: DatabasePool, blobs: BlobStore, config: ToursdConfig, logger: Logger) {
+    init(pool: DatabasePool, blobs: BlobStore, config: ToursdConfig, logger: Logger, crashPoints: CrashPoints) {
         self.pool = pool
         self.blobs = blobs
         self.config = config
         self.logger = logger
+        self.crashPoints = crashPoints
     }
 
     /// The tenant of the request's bearer token (API.md "Tenants are isolated").

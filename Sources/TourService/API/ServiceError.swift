@@ -32,6 +32,10 @@ public struct ServiceError: HTTPErrorConvertible, Equatable {
     public static func notFound(_ what: String, _ id: String) -> ServiceError { ServiceError(.notFound, "no \(what) \(id)") }
     public static func conflict(_ message: String) -> ServiceError { ServiceError(.conflict, message) }
 
+    /// The server could not do it (its disk, its database): trying again may work. Every
+    /// other code refuses the request for what it asks, and asking again changes nothing.
+    var isServerFailure: Bool { code == .internal || code == .insufficientStorage }
+
     /// The status and headers of each code (API.md "Errors").
     public var httpError: HTTPError {
         switch code {

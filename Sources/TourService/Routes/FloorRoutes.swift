@@ -25,6 +25,7 @@ enum FloorRoutes {
             let (tenant, floorId) = (request.tenant, try request.uuid("floorId"))
             let plan = try PlanInput.parse(try await request.body.collect(upTo: request.bodyLimit))
             let outcome = try await context.write { try TourStore.applyPlan($0, tenant, floorId: floorId, plan) }
+            context.crashPoints.reached(.planCommitted)
             if let cleared = outcome.clearedWorldMap { await context.blobs.remove(cleared) }
             return .json(.ok, outcome.answer)
         }
@@ -45,6 +46,7 @@ enum FloorRoutes {
             // until the commit says otherwise.
             let key = BlobKey(tenant: tenant, kind: .worldMap, id: "\(floorId).\(ByteEncoding.hex(randomBytes(8)))")
             try await context.blobs.store(received, as: key)
+            context.crashPoints.reached(.worldMapPlaced)
             let outcome: TourStore.WorldMapOutcome
             do {
                 outcome = try await context.write { db in
@@ -54,6 +56,7 @@ enum FloorRoutes {
                 await context.blobs.remove(key) // no file without its row
                 throw error
             }
+            context.crashPoints.reached(.worldMapCommitted)
             if outcome.change == .unchanged {
                 await context.blobs.remove(key)
             } else if let replaced = outcome.replaced {

@@ -38,16 +38,19 @@ enum PanoramaRoutes {
                 }
                 return try PanoramaUpload.resend(existing, digest: received.sha256)
             }
+            context.crashPoints.reached(.panoramaPlaced)
+            let stored: PanoramaRecord
             do {
-                let stored = try await context.write { db in
+                stored = try await context.write { db in
                     try TourStore.insertPanorama(db, tenant, id: id, floorId: floorId, roomId: roomId,
                                                  contentType: contentType, size: received.size, sha256: received.sha256)
                 }
-                return .json(.created, encodeJSON(stored.json))
             } catch {
                 await context.blobs.remove(key) // the row was refused: no file without its row
                 throw error
             }
+            context.crashPoints.reached(.panoramaCommitted)
+            return .json(.created, encodeJSON(stored.json))
         }
 
         table.add(.get, "/v1/panoramas/{panoramaId}") { request in

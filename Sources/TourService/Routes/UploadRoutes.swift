@@ -86,7 +86,7 @@ struct Uploads: Sendable {
             guard open.length == wanted.length else {
                 throw ServiceError.conflict("panorama \(wanted.panoramaId) has an unfinished upload of another length")
             }
-            return created(open, offset: try await liveSession(open, tenant).offset)
+            return created(open, offset: try await resumeOffset(open, tenant))
         }
         _ = try await context.read { try TourStore.panoramaPlace($0, tenant, floorId: wanted.floorId, roomId: wanted.roomId) }
         // The partial file exists, durably, before the row that names it.
@@ -115,16 +115,40 @@ struct Uploads: Sendable {
         }
         guard hasBody, upload.length > 0 else {
             // Nothing to send: complete at once.
-            if upload.length == 0 { return try await finishIfComplete(upload, tenant, session, offset: 0, answer: created(upload, offset: 0)) }
+            if upload.length == 0 { return try await finishIfComplete(upload, tenant, offset: 0, answer: created(upload, offset: 0)) }
             return created(upload, offset: 0)
         }
         let claim = try await session.claim(checksum: nil)
         return try await receive(request, upload, session, token: claim.token, checksum: nil, creation: true)
     }
 
-    /// The upload's live session and its durable offset. When its partial file holds less than
-    /// the row records (the file was lost in a crash between finishing the upload and
-    /// committing it), the row goes back to what the file holds: the client resends from there.
+    /// The upload as it is now (a request may have finished it since `upload` was read):
+    /// finished (no session), or receiving, with its live session and durable offset. Under the
+    /// upload's lock, so that no session is opened on a file that finishing is removing.
+    private func current(_ upload: UploadRecord, _ tenant: Int64) async throws
+        -> (record: UploadRecord, session: UploadSession?, offset: Int64) {
+        try await sessions.finishing.withLock(partialKey(upload, tenant)) {
+            guard let record = try await context.read({ try UploadStore.upload($0, tenant, upload.id) }) else {
+                throw ServiceError.notFound("upload", upload.id)
+            }
+            if record.finished { return (record, nil, record.length) }
+            let (session, offset) = try await liveSession(record, tenant)
+            return (record, session, offset)
+        }
+    }
+
+    /// The offset a client resumes from. An upload whose file holds every byte but which did
+    /// not become its panorama (the server crashed while finishing it) finishes now.
+    private func resumeOffset(_ upload: UploadRecord, _ tenant: Int64) async throws -> Int64 {
+        let now = try await current(upload, tenant)
+        guard now.session != nil else { return now.offset }
+        return try await finishIfComplete(now.record, tenant, offset: now.offset, answer: now.offset)
+    }
+
+    /// The upload's live session and its durable offset (callers hold the upload's lock).
+    /// When its partial file holds less than the row records (lost by a file system that
+    /// broke its fsync promise), the row goes back to what the file holds: the client resends
+    /// from there.
     private func liveSession(_ upload: UploadRecord, _ tenant: Int64) async throws -> (session: UploadSession, offset: Int64) {
         let session = try await sessions.session(partialKey(upload, tenant), recordedOffset: upload.offset)
         let offset = session.durableOffset
@@ -139,7 +163,7 @@ struct Uploads: Sendable {
     /// HEAD: the offset (only fsynced bytes count), the length, no caching.
     @Sendable func head(_ request: Request) async throws -> Response {
         let upload = try await upload(request)
-        let offset = upload.finished ? upload.length : try await liveSession(upload, request.tenant).offset
+        let offset = upload.finished ? upload.length : try await resumeOffset(upload, request.tenant)
         var headers = progressHeaders(upload, offset: offset)
         headers.append(HTTPField(name: "Upload-Length", value: String(upload.length)))
         headers.append(HTTPField(name: "Cache-Control", value: "no-store"))
@@ -156,17 +180,16 @@ struct Uploads: Sendable {
         let offset = try TusHeaders.integer(request.headers["upload-offset"], "Upload-Offset")
         let checksum = try TusHeaders.checksum(request.headers["upload-checksum"])
         let upload = try await upload(request)
-        if upload.finished {
+        if let length = request.head.contentLength, length > upload.length - offset {
+            throw ServiceError(.payloadTooLarge, "the body goes past Upload-Length \(upload.length)")
+        }
+        guard let session = upload.finished ? nil : try await current(upload, tenant).session else {
             // The client may have missed the last answer: the end again is no error.
             guard offset == upload.length, !request.head.framing.hasBody else {
                 throw ServiceError(.offsetMismatch, "upload \(upload.id) is complete at \(upload.length) bytes")
             }
             return Response(status: .noContent, headers: progressHeaders(upload, offset: upload.length))
         }
-        if let length = request.head.contentLength, length > upload.length - offset {
-            throw ServiceError(.payloadTooLarge, "the body goes past Upload-Length \(upload.length)")
-        }
-        let session = try await liveSession(upload, tenant).session
         let claim = try await session.claim(checksum: checksum?.0)
         guard claim.offset == offset else {
             session.release(claim.token)
@@ -198,7 +221,7 @@ struct Uploads: Sendable {
         }
         try await record(upload, tenant, offset: offset)
         let answer = creation ? created(upload, offset: offset) : Response(status: .noContent, headers: progressHeaders(upload, offset: offset))
-        return try await finishIfComplete(upload, tenant, session, offset: offset, answer: answer)
+        return try await finishIfComplete(upload, tenant, offset: offset, answer: answer)
     }
 
     private func record(_ upload: UploadRecord, _ tenant: Int64, offset: Int64) async throws {
@@ -208,46 +231,67 @@ struct Uploads: Sendable {
 
     /// With the last byte in, the upload becomes the panorama exactly as a one-shot upload
     /// would: the same digest check, the same idempotency, the same file; in place before
-    /// the answer.
-    private func finishIfComplete(_ upload: UploadRecord, _ tenant: Int64, _ session: UploadSession, offset: Int64,
-                                  answer: Response) async throws -> Response {
+    /// the answer. Once per upload: a request that finds it finished meanwhile has nothing to do.
+    private func finishIfComplete<Answer>(_ upload: UploadRecord, _ tenant: Int64, offset: Int64, answer: Answer) async throws -> Answer {
         guard offset == upload.length else { return answer }
+        try await sessions.finishing.withLock(partialKey(upload, tenant)) {
+            guard let record = try await context.read({ try UploadStore.upload($0, tenant, upload.id) }) else {
+                throw ServiceError.notFound("upload", upload.id)
+            }
+            if !record.finished { try await finish(record, tenant) }
+        }
+        return answer
+    }
+
+    /// Crash-safe at every step: the partial file gets the panorama's name too (a durable hard
+    /// link), the panorama row and the upload's end commit together, and only then does the
+    /// partial name go. A crash before the commit leaves the upload whole at its length (the
+    /// panorama name, without a row, is removed at start-up; the next HEAD or PATCH finishes
+    /// it); a crash after it, the panorama (a finished upload's partial name is removed at
+    /// start-up). A refusal (a digest mismatch, a conflict) ends the upload; a failure of the
+    /// server's keeps it, to be finished by the next request.
+    private func finish(_ upload: UploadRecord, _ tenant: Int64) async throws {
         let partial = partialKey(upload, tenant)
+        let session = try await liveSession(upload, tenant).session
         let digest = ByteEncoding.hex(try await session.durableDigest())
-        sessions.end(partial)
+        let panorama = BlobKey(tenant: tenant, kind: .panorama, id: upload.panoramaId)
+        context.crashPoints.reached(.uploadFinishing)
         do {
             if let declared = upload.declaredSHA256, declared != digest {
                 throw ServiceError(.digestMismatch, "the upload's sha-256 is \(digest), not the declared \(declared)")
             }
-            let panorama = BlobKey(tenant: tenant, kind: .panorama, id: upload.panoramaId)
-            guard try await context.blobs.place(partial: partial, as: panorama) else {
+            if try await context.blobs.link(partial: partial, as: panorama) {
+                context.crashPoints.reached(.uploadLinked)
+                do {
+                    try await context.write { db in
+                        _ = try TourStore.insertPanorama(db, tenant, id: upload.panoramaId, floorId: upload.floorId, roomId: upload.roomId,
+                                                         contentType: upload.contentType, size: upload.length, sha256: digest)
+                        try UploadStore.markFinished(db, tenant, upload.id)
+                    }
+                } catch {
+                    await context.blobs.remove(panorama) // no file without its row
+                    throw error
+                }
+                context.crashPoints.reached(.uploadCommitted)
+            } else {
                 // Stored meanwhile: the same bytes are a re-send (its bytes were not needed),
-                // others a conflict; or another request is storing it.
+                // others a conflict; or a one-shot upload is storing it.
                 guard let existing = try await context.read({ try TourStore.panorama($0, tenant, upload.panoramaId) }) else {
                     throw ServiceError.conflict("panorama \(upload.panoramaId) is being stored by another request")
                 }
                 _ = try PanoramaUpload.resend(existing, digest: digest)
                 try await context.write { try UploadStore.markFinished($0, tenant, upload.id) }
-                await context.blobs.remove(partial)
-                return answer
             }
-            do {
-                try await context.write { db in
-                    _ = try TourStore.insertPanorama(db, tenant, id: upload.panoramaId, floorId: upload.floorId, roomId: upload.roomId,
-                                                     contentType: upload.contentType, size: upload.length, sha256: digest)
-                    try UploadStore.markFinished(db, tenant, upload.id)
-                }
-            } catch {
-                await context.blobs.remove(panorama) // no file without its row
-                throw error
-            }
-            return answer
-        } catch {
+        } catch let error as ServiceError where !error.isServerFailure {
             // Nothing of a refused upload is kept.
             _ = try? await context.write { try UploadStore.delete($0, tenant, upload.id) }
+            sessions.end(partial)
             await context.blobs.remove(partial)
             throw error
         }
+        sessions.end(partial)
+        await context.blobs.remove(partial)
+        context.crashPoints.reached(.uploadUnlinked)
     }
 
     /// DELETE: termination; a PATCH in flight stops.

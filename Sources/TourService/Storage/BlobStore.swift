@@ -92,9 +92,11 @@ final class BlobStore: Sendable {
         }
     }
 
-    /// Moves a finished resumable upload's file into place as `key`; false when taken.
-    func place(partial: BlobKey, as key: BlobKey) async throws -> Bool {
-        try await io.run { [self] in try placeNow(from: path(partial), as: key) }
+    /// Gives a finished resumable upload's file the name `key` too (a hard link, durable),
+    /// keeping its partial name until the commit: a crash before it then loses nothing
+    /// acknowledged. False when `key` is taken.
+    func link(partial: BlobKey, as key: BlobKey) async throws -> Bool {
+        try await io.run { [self] in try placeNow(from: path(partial), as: key, keepingSource: true) }
     }
 
     /// Removes a stored file (after the commit that stopped pointing at it); a missing file
@@ -133,24 +135,25 @@ final class BlobStore: Sendable {
 
     // MARK: On the I/O pool, or at start-up
 
-    /// Renames `from` to `key` unless taken; makes the new entry durable.
-    private func placeNow(from: String, as key: BlobKey) throws(ServiceError) -> Bool {
+    /// Gives `from` the name `key` unless taken, and makes the new entry durable: renamed, or
+    /// linked when the source name is to stay (`keepingSource`).
+    private func placeNow(from: String, as key: BlobKey, keepingSource: Bool = false) throws(ServiceError) -> Bool {
         try Self.makeDirectory("\(root)/blobs/\(key.tenant)")
         try Self.makeDirectory(directory(key))
-        if nt_rename_noreplace(from, path(key)) != 0 {
+        var byLink = keepingSource
+        if !keepingSource, nt_rename_noreplace(from, path(key)) != 0 {
             switch errno {
-            case EEXIST:
-                return false
-            case EINVAL, ENOSYS:
-                // A file system without RENAME_NOREPLACE: link(2) fails the same way when taken.
-                guard link(from, path(key)) == 0 else {
-                    if errno == EEXIST { return false }
-                    throw Self.failure("link", errno)
-                }
-                unlink(from)
-            default:
-                throw Self.failure("rename", errno)
+            case EEXIST: return false
+            case EINVAL, ENOSYS: byLink = true // no RENAME_NOREPLACE here: link(2) fails the same way when taken
+            default: throw Self.failure("rename", errno)
             }
+        }
+        if byLink {
+            guard Glibc.link(from, path(key)) == 0 else {
+                if errno == EEXIST { return false }
+                throw Self.failure("link", errno)
+            }
+            if !keepingSource { unlink(from) }
         }
         try Self.syncDirectory(directory(key))
         return true

@@ -247,6 +247,8 @@ final class UploadSessions: Sendable {
 
     private let entries = Mutex<[BlobKey: Entry]>([:])
     private let blobs: BlobStore
+    /// Held while an upload's session is looked up against its row, and while it finishes.
+    let finishing = AsyncKeyedLock<BlobKey>()
 
     init(blobs: BlobStore) {
         self.blobs = blobs

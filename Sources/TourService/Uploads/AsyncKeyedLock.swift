@@ -1,0 +1,41 @@
+import Synchronization
+
+/// One holder per key at a time; the others wait their turn in order, suspended (no thread
+/// blocks). For steps that must not run twice at once for the same thing, across requests.
+final class AsyncKeyedLock<Key: Hashable & Sendable>: Sendable {
+    /// The keys held, each with the callers waiting for it.
+    private let held = Mutex<[Key: [CheckedContinuation<Void, Never>]]>([:])
+
+    func withLock<T>(_ key: Key, _ body: () async throws -> T) async throws -> T {
+        await acquire(key)
+        defer { release(key) }
+        return try await body()
+    }
+
+    private func acquire(_ key: Key) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let free = held.withLock { held -> Bool in
+                guard held[key] != nil else {
+                    held[key] = []
+                    return true
+                }
+                held[key]!.append(continuation)
+                return false
+            }
+            if free { continuation.resume() }
+        }
+    }
+
+    private func release(_ key: Key) {
+        let next = held.withLock { held -> CheckedContinuation<Void, Never>? in
+            guard var waiting = held[key], !waiting.isEmpty else {
+                held[key] = nil
+                return nil
+            }
+            let next = waiting.removeFirst()
+            held[key] = waiting
+            return next
+        }
+        next?.resume()
+    }
+}
