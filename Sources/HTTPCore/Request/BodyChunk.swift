@@ -47,7 +47,10 @@ public final class BodyChunk: @unchecked Sendable {
 }
 
 /// Buffers of one size for request bodies, kept for reuse up to what the body budget can
-/// hold at once; past that they are freed.
+/// hold at once; past that they are unmapped. They are mapped pages of their own, not malloc
+/// memory: taken on an event loop and released on a file thread, malloc'd buffers went back to
+/// the loop thread's arena, whose freed chunks stay resident among others still in use (the
+/// arenas of two loops held 14 MB for 6 MB of buffers under 32 uploads).
 final class BodyBufferPool: Sendable {
     let bufferSize: Int
     private let keep: Int
@@ -59,14 +62,15 @@ final class BodyBufferPool: Sendable {
     }
 
     deinit {
-        for address in free.withLock({ $0 }) { Glibc.free(UnsafeMutableRawPointer(bitPattern: address)) }
+        for address in free.withLock({ $0 }) { unmap(UnsafeMutableRawPointer(bitPattern: address)!) }
     }
 
     func take() -> UnsafeMutableRawPointer {
         if let address = free.withLock({ $0.popLast() }), let buffer = UnsafeMutableRawPointer(bitPattern: address) {
             return buffer
         }
-        guard let buffer = malloc(bufferSize) else { fatalError("out of memory for a \(bufferSize)-byte body buffer") }
+        let buffer = mmap(nil, bufferSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        guard let buffer, buffer != MAP_FAILED else { fatalError("out of memory for a \(bufferSize)-byte body buffer") }
         return buffer
     }
 
@@ -76,6 +80,10 @@ final class BodyBufferPool: Sendable {
             free.append(UInt(bitPattern: buffer))
             return true
         }
-        if !kept { Glibc.free(buffer) }
+        if !kept { unmap(buffer) }
+    }
+
+    private func unmap(_ buffer: UnsafeMutableRawPointer) {
+        munmap(buffer, bufferSize)
     }
 }
