@@ -6,7 +6,7 @@ APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev pkg-config curl p
 # Python tools for the tests, pinned, in a venv of the project's own.
 PYTHON_TOOLS := schemathesis==4.32.5 tuspy==1.1.0
 
-.PHONY: deps build run test bench soak fuzz clean
+.PHONY: deps build run test bench soak fuzz clean migrations
 
 deps:
 	@missing=""; \
@@ -53,6 +53,10 @@ soak: deps
 # for FUZZ_SECONDS (60 by default) from its seed corpus in Tests/Fuzz/corpus.
 fuzz: deps
 	bash Tests/Fuzz/run.sh
+
+# The SQL files of migrations/ compiled into toursd (EmbeddedMigrationsTests checks they agree).
+migrations:
+	python3 scripts/embed_migrations.py
 
 bench: build
 	bash bench/run.sh

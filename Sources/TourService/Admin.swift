@@ -12,7 +12,41 @@ public enum Admin {
         public let revoked: Bool
     }
 
-    private static func open(_ config: ToursdConfig, logger: Logger) throws(StartupError) -> DatabasePool {
+    /// A migration and when it was applied (nil: pending).
+    public struct MigrationState: Sendable, Equatable {
+        public let fileName: String
+        public let appliedAt: String?
+    }
+
+    /// The migrations toursd would apply (built in, or `migrationsDir`'s): a mistake in them
+    /// is a StartupError naming the file.
+    public static func checkMigrations(_ config: ToursdConfig) throws(StartupError) {
+        _ = try SyncService.migrations(config)
+    }
+
+    /// Each migration, applied (when) or pending; applies none. Versions applied but unknown
+    /// to this toursd (a newer one migrated the database) are listed too.
+    public static func migrationStatus(_ config: ToursdConfig, logger: Logger) throws(StartupError) -> [MigrationState] {
+        let migrations = try SyncService.migrations(config)
+        let pool = try open(config, logger: logger, migrating: false)
+        let applied: [Int: (name: String, at: String)]
+        do {
+            applied = try pool.readBlocking { db in
+                guard try db.first("SELECT 1 FROM sqlite_master WHERE name = 'schema_migrations'") != nil else { return [:] }
+                let rows = try db.query("SELECT version, name, applied_at FROM schema_migrations")
+                return Dictionary(uniqueKeysWithValues: rows.map { ($0["version"].int ?? 0, ($0["name"].string ?? "", $0["applied_at"].string ?? "")) })
+            }
+        } catch {
+            throw StartupError("cannot read the applied migrations: \(error)")
+        }
+        let known = Set(migrations.map(\.version))
+        let unknown = applied.filter { !known.contains($0.key) }
+            .map { Migration(version: $0.key, name: $0.value.name, sql: "") }
+        return (migrations + unknown).sorted { $0.version < $1.version }
+            .map { MigrationState(fileName: $0.fileName, appliedAt: applied[$0.version]?.at) }
+    }
+
+    private static func open(_ config: ToursdConfig, logger: Logger, migrating: Bool = true) throws(StartupError) -> DatabasePool {
         do {
             try FileManager.default.createDirectory(atPath: config.dataDir, withIntermediateDirectories: true)
         } catch {
@@ -24,7 +58,7 @@ public enum Admin {
         } catch {
             throw StartupError("cannot open the database in \(config.dataDir): \(error)")
         }
-        try SyncService.migrate(pool, config: config, logger: logger)
+        if migrating { try SyncService.migrate(pool, config: config, logger: logger) }
         return pool
     }
 

@@ -11,12 +11,7 @@ import SQLiteDB
 extension SyncService {
     /// Applies pending migrations; a failure names the file and leaves the database as it was.
     static func migrate(_ pool: DatabasePool, config: ToursdConfig, logger: Logger) throws(StartupError) {
-        let migrations: [Migration]
-        do {
-            migrations = try Migrator.load(from: config.migrationsDir)
-        } catch {
-            throw StartupError("cannot read migrations in \(config.migrationsDir): \(error)")
-        }
+        let migrations = try self.migrations(config)
         do {
             let applied = try pool.writeNow { db in try Migrator.migrate(db, migrations) }
             for migration in applied { logger.info("migration applied", ["file": migration.fileName]) }
@@ -24,6 +19,16 @@ extension SyncService {
             throw StartupError(error.description)
         } catch {
             throw StartupError("migration failed: \(error)")
+        }
+    }
+
+    /// The migrations to apply: those built in, or those of `migrationsDir` when it is set.
+    static func migrations(_ config: ToursdConfig) throws(StartupError) -> [Migration] {
+        guard !config.migrationsDir.isEmpty else { return ServerMigrations.all }
+        do {
+            return try Migrator.load(from: config.migrationsDir)
+        } catch {
+            throw StartupError("\(error.description); leave migrationsDir empty to use the migrations built into toursd")
         }
     }
 

@@ -30,8 +30,12 @@ enum Daemon {
                 try serve(config, arguments: arguments)
             case .checkConfig(let config):
                 try checkConfig(config)
-            case .migrate(let config):
+            case .migrate(let config, status: false):
                 try Admin.migrate(config, logger: try logger(config))
+            case .migrate(let config, status: true):
+                for migration in try Admin.migrationStatus(config, logger: try logger(config)) {
+                    print("\(migration.fileName)\t\(migration.appliedAt.map { "applied \($0)" } ?? "pending")")
+                }
             case .createToken(let config, let tenant):
                 let made = try Admin.createToken(config, tenant: tenant, logger: try logger(config))
                 print("token \(made.id) for tenant \(tenant); it is shown only this once:")
@@ -66,8 +70,10 @@ enum Daemon {
     private static func checkConfig(_ config: ToursdConfig) throws(StartupError) {
         for (key, value) in config.values { print("\(key) = \(value)") }
         var problems: [String] = []
-        if (try? FileManager.default.contentsOfDirectory(atPath: config.migrationsDir))?.contains(where: { $0.hasSuffix(".sql") }) != true {
-            problems.append("no migrations (*.sql) can be read in migrationsDir \(config.migrationsDir)")
+        do throws(StartupError) {
+            try Admin.checkMigrations(config)
+        } catch {
+            problems.append(error.message)
         }
         // The data directory, or the nearest folder above it that exists, must be a writable folder.
         var directory = config.dataDir

@@ -48,6 +48,48 @@ import TestSupport
         #expect(try database.first("SELECT name FROM sqlite_master WHERE name = 'people_by_name'") == nil) // later ones not run
     }
 
+    /// A parent and children that go with it (ON DELETE CASCADE), populated.
+    private func familyDatabase() throws -> Database {
+        let database = try Database(path: temporaryPath())
+        try Migrator.migrate(database, [Migration(version: 1, name: "family", sql: """
+            CREATE TABLE parents (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+            CREATE TABLE children (id INTEGER PRIMARY KEY, parent_id INTEGER NOT NULL REFERENCES parents (id) ON DELETE CASCADE);
+            INSERT INTO parents VALUES (1, 'a'), (2, 'b');
+            INSERT INTO children VALUES (10, 1), (11, 1), (12, 2);
+            """)])
+        return database
+    }
+
+    @Test func aMigrationThatRebuildsAParentTableKeepsItsChildren() throws {
+        let database = try familyDatabase()
+        // SQLite's rebuild: new table, copy, drop the old (with foreign keys on, the drop
+        // would cascade to every child), rename.
+        let rebuild = Migration(version: 2, name: "rebuild_parents", sql: """
+            CREATE TABLE new_parents (id INTEGER PRIMARY KEY, name TEXT NOT NULL, nickname TEXT);
+            INSERT INTO new_parents (id, name) SELECT id, name FROM parents;
+            DROP TABLE parents;
+            ALTER TABLE new_parents RENAME TO parents;
+            """)
+        #expect(try Migrator.migrate(database, [rebuild]).map(\.version) == [2])
+        #expect(try database.query("SELECT id FROM children ORDER BY id").compactMap { $0[0].int } == [10, 11, 12])
+        #expect(try database.first("PRAGMA foreign_keys")?[0].int == 1, "foreign keys are enforced again")
+        // Still enforced, on the rebuilt table: a parent's delete takes its children.
+        try database.run("DELETE FROM parents WHERE id = 1")
+        #expect(try database.query("SELECT id FROM children").compactMap { $0[0].int } == [12])
+    }
+
+    @Test func aMigrationThatBreaksAForeignKeyFailsNamingTheTableAndChangesNothing() throws {
+        let database = try familyDatabase()
+        let orphaning = Migration(version: 2, name: "drop_a_parent", sql: "DELETE FROM parents WHERE id = 2; ALTER TABLE parents ADD COLUMN x")
+        let error = #expect(throws: MigrationError.self) { try Migrator.migrate(database, [orphaning]) }
+        #expect(error?.fileName == "0002_drop_a_parent.sql")
+        #expect(error?.reason.contains("table children") == true, "\(String(describing: error))")
+        #expect(try Migrator.appliedVersions(database) == [1])
+        #expect(try database.query("SELECT id FROM parents ORDER BY id").compactMap { $0[0].int } == [1, 2])
+        #expect(try database.query("PRAGMA table_info(parents)").count == 2, "the added column was rolled back")
+        #expect(try database.first("PRAGMA foreign_keys")?[0].int == 1)
+    }
+
     @Test func migrationFilesAreReadInVersionOrderAndBadNamesRefused() throws {
         let directory = testDirectory("migrations").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

@@ -25,13 +25,15 @@ public final class ToursdProcess {
 
     /// Starts `toursd serve` on `port` (0: the OS picks) with `environment` added to its own,
     /// and waits (bounded) for its "listening on" line.
-    public init(dataDir: String, port: UInt16 = 0, extra: [String] = [], environment: [String: String] = [:]) throws {
+    /// `workingDirectory`: where it runs (the package's root, as `make run`, unless told).
+    public init(dataDir: String, port: UInt16 = 0, extra: [String] = [], environment: [String: String] = [:],
+                workingDirectory: URL = ToursdProcess.packageRoot) throws {
         self.dataDir = dataDir
         process = Process()
         process.executableURL = Self.executable
         process.arguments = ["serve", "--port", String(port), "--data-dir", dataDir] + extra
         process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
-        process.currentDirectoryURL = Self.packageRoot
+        process.currentDirectoryURL = workingDirectory
         stderr = Pipe()
         process.standardError = stderr
         try process.run()

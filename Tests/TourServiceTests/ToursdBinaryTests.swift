@@ -7,6 +7,7 @@ import FoundationNetworking
 #endif
 import Testing
 import TestSupport
+@testable import TourService
 
 /// The built toursd executable, as operators and the other issues' checks use it.
 @Suite struct ToursdBinaryTests {
@@ -92,6 +93,33 @@ import TestSupport
         #expect(unservable.status == 1)
         #expect(unservable.err.contains("cannot be served"))
         #expect(try run(["check-config", "--port", "x"]).status == 2)
+    }
+
+    @Test func servesFromAnyWorkingDirectoryWithItsMigrationsBuiltIn() throws {
+        let dataDir = testDirectory("from-root").path
+        defer { try? FileManager.default.removeItem(atPath: dataDir) }
+        let daemon = try ToursdProcess(dataDir: dataDir, workingDirectory: URL(fileURLWithPath: "/"))
+        defer { daemon.signal(SIGKILL); _ = daemon.wait(seconds: 10) }
+        let client = try APIClient(port: daemon.port, token: try daemon.adminToken)
+        #expect(try client.send("GET", "/healthz").status == 200)
+        #expect(try client.putProperty(newID()).status == 201)
+    }
+
+    @Test func migrateStatusListsEachMigrationPendingThenAppliedAndAFolderErrorSaysWhatToDo() throws {
+        let dataDir = testDirectory("status").path
+        defer { try? FileManager.default.removeItem(atPath: dataDir) }
+        let files = ServerMigrations.all.map(\.fileName)
+        let before = try run(["migrate", "--status", "--data-dir", dataDir])
+        #expect(before.status == 0)
+        #expect(before.out.split(separator: "\n").map(String.init) == files.map { "\($0)\tpending" })
+        #expect(try run(["migrate", "--data-dir", dataDir]).status == 0)
+        let after = try run(["migrate", "--status", "--data-dir", dataDir]).out.split(separator: "\n")
+        #expect(after.count == files.count)
+        #expect(zip(after, files).allSatisfy { $0.hasPrefix("\($1)\tapplied 20") }, "\(after)")
+        let missing = try run(["migrate", "--migrations-dir", dataDir + "/nowhere", "--data-dir", dataDir])
+        #expect(missing.status != 0)
+        #expect(missing.err.contains("nowhere") && missing.err.contains("No such file or directory") && missing.err.contains("migrationsDir empty"))
+        #expect(!missing.err.contains("NSCocoaErrorDomain"))
     }
 
     /// Runs toursd to completion; returns its exit status, stdout and stderr.

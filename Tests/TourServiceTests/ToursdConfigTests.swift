@@ -61,7 +61,15 @@ import Testing
         #expect(expected.values.map(\.key) == ToursdConfig.keys)
         #expect(ToursdConfig.liveKeys.isSubset(of: Set(ToursdConfig.keys))) // what a reload applies is configurable
         #expect(expected.values.first { $0.key == "port" }?.value == "81")
-        #expect(expected.values.allSatisfy { !$0.value.isEmpty || $0.key == "logFile" })
+        #expect(expected.values.allSatisfy { !$0.value.isEmpty || ["logFile", "migrationsDir"].contains($0.key) }) // empty: stderr, built in
+    }
+
+    @Test func migrateTakesStatusAndAFolder() throws {
+        var folder = ToursdConfig()
+        folder.migrationsDir = "/srv/fix"
+        #expect(try ToursdCommand.parse(["migrate", "--status"]) == .migrate(ToursdConfig(), status: true))
+        #expect(try ToursdCommand.parse(["migrate", "--migrations-dir", "/srv/fix"]) == .migrate(folder, status: false))
+        #expect(throws: ConfigError.self) { try ToursdCommand.parse(["serve", "--status"]) }
     }
 
     @Test func helpOnEverySubcommand() throws {

@@ -1,7 +1,8 @@
 /// What `toursd`'s command line asks for. Parsing is pure, so tests call it directly.
 public enum ToursdCommand: Equatable, Sendable {
     case serve(ToursdConfig)
-    case migrate(ToursdConfig)
+    /// `status`: list the migrations, applied or pending, and apply none.
+    case migrate(ToursdConfig, status: Bool)
     case createToken(ToursdConfig, tenant: String)
     case listTokens(ToursdConfig)
     case revokeToken(ToursdConfig, id: Int64)
@@ -24,7 +25,7 @@ public enum ToursdCommand: Equatable, Sendable {
 
     public static let usage = """
     usage: toursd [serve] [--config PATH] [--host ADDR] [--port N] [--data-dir DIR]
-           toursd migrate [--config PATH] [--data-dir DIR]
+           toursd migrate [--status] [--migrations-dir DIR] [--config PATH] [--data-dir DIR]
            toursd tokens create --tenant NAME | list | revoke ID [--config PATH] [--data-dir DIR]
            toursd check-config [--config PATH] [--host ADDR] [--port N] [--data-dir DIR]
 
@@ -55,12 +56,14 @@ public enum ToursdCommand: Equatable, Sendable {
     """
 
     static let migrateUsage = """
-    usage: toursd migrate [--config PATH] [--data-dir DIR]
+    usage: toursd migrate [--status] [--migrations-dir DIR] [--config PATH] [--data-dir DIR]
 
-    Applies the pending migrations of migrationsDir, each in its own transaction. A failing
-    migration leaves the database as it was and names its file.
+    Applies the pending migrations, each in its own transaction: the ones built into toursd,
+    or those of a folder. A failing migration leaves the database as it was and names its file.
 
     options:
+      --status              list each migration, applied (with its time) or pending; apply none
+      --migrations-dir DIR  apply the NNNN_name.sql files of DIR instead (sets migrationsDir)
     \(commonOptions)
     """
 
@@ -105,22 +108,28 @@ public enum ToursdCommand: Equatable, Sendable {
         switch subcommand {
         case "serve": (help, allowed) = (serveUsage, ["--config", "--data-dir", "--host", "--port"])
         case "check-config": (help, allowed) = (checkUsage, ["--config", "--data-dir", "--host", "--port"])
-        case "migrate": (help, allowed) = (migrateUsage, ["--config", "--data-dir"])
+        case "migrate": (help, allowed) = (migrateUsage, ["--config", "--data-dir", "--migrations-dir", "--status"])
         case "tokens": (help, allowed) = (tokensUsage, ["--config", "--data-dir", "--tenant"])
         default: throw ConfigError("unknown subcommand \"\(subcommand)\"; see toursd --help")
         }
         var configPath: String?
         var overrides: [(key: String, value: String)] = []
         var tenant: String?
+        var status = false
         while let flag = rest.popFirst() {
             if flag == "--help" || flag == "-h" { return .help(words.isEmpty ? usage : help) }
             guard allowed.contains(flag) else { throw ConfigError("unknown option \(flag) for \(subcommand); see toursd \(subcommand) --help") }
+            if flag == "--status" {
+                status = true
+                continue
+            }
             guard let value = rest.popFirst() else { throw ConfigError("\(flag) needs a value") }
             switch flag {
             case "--config": configPath = value
             case "--tenant": tenant = value
             case "--host": overrides.append(("host", value))
             case "--port": overrides.append(("port", value))
+            case "--migrations-dir": overrides.append(("migrationsDir", value))
             default: overrides.append(("dataDir", value))
             }
         }
@@ -139,7 +148,7 @@ public enum ToursdCommand: Equatable, Sendable {
         switch (subcommand, arguments.first) {
         case ("serve", nil): return .serve(config)
         case ("check-config", nil): return .checkConfig(config)
-        case ("migrate", nil): return .migrate(config)
+        case ("migrate", nil): return .migrate(config, status: status)
         case ("tokens", "create"):
             guard arguments.count == 1 else { throw ConfigError("tokens create takes no argument; the tenant goes in --tenant") }
             guard let tenant else { throw ConfigError("tokens create needs --tenant NAME") }

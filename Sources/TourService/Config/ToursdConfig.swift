@@ -9,7 +9,9 @@ public struct ToursdConfig: Sendable, Equatable {
     public var host = "127.0.0.1"
     public var port = 8080
     public var dataDir = "./data"
-    public var migrationsDir = "./migrations"
+    /// Empty: the migrations built into toursd (from `migrations/`); else a folder of
+    /// `NNNN_name.sql` files to apply instead (tests, or a fix applied by hand).
+    public var migrationsDir = ""
     /// The threads that answer requests, each with a read connection of its own.
     public var sqliteReaders = 4
     /// Threads for blocking file work: writes, fsyncs, renames, hashing.
@@ -51,7 +53,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "host": { $0.host = $1; return !$1.isEmpty },
         "port": { config, text in setInt(&config.port, text, 0...65_535) },
         "dataDir": { $0.dataDir = $1; return !$1.isEmpty },
-        "migrationsDir": { $0.migrationsDir = $1; return !$1.isEmpty },
+        "migrationsDir": { $0.migrationsDir = $1; return true },
         "sqliteReaders": { config, text in setInt(&config.sqliteReaders, text, 1...64) },
         "ioThreads": { config, text in setInt(&config.ioThreads, text, 1...256) },
         "ioThreadNiceness": { config, text in setInt(&config.ioThreadNiceness, text, 0...19) },

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+import TestSupport
+import SQLiteDB
+@testable import TourService
+
+/// The server's migrations: built into toursd from `migrations/`, and applied by SQLite's
+/// procedure for schema changes, so that a table rebuild keeps every row.
+@Suite struct MigrationTests {
+    @Test func theBuiltInMigrationsAreTheFolders() throws {
+        let folder = try Migrator.load(from: ServiceHarness.migrationsDir)
+        #expect(folder == ServerMigrations.all, "migrations/ and ServerMigrations.swift differ: run make migrations")
+    }
+
+    @Test func aMigrationThatRebuildsFloorsKeepsEveryFloorRoomAndPanorama() async throws {
+        let harness = try ServiceHarness()
+        let client = try harness.client(harness.alpha)
+        let (propertyId, floorId) = try client.makeFloor()
+        let rooms = (0..<3).map { _ in (id: newID(), name: Optional("Room")) }
+        #expect(try client.putPlan(floorId, mode: "newScan", rooms: rooms).status == 200)
+        let panoramas = (0..<3).map { _ in newID() }
+        for (index, id) in panoramas.enumerated() {
+            #expect(try client.putPanorama(id, floorId: floorId, roomId: rooms[index].id, bytes: imageBytes(20_000, seed: UInt8(index))).status == 201)
+        }
+        let filesBefore = harness.storedFiles()
+        await harness.stop()
+
+        // SQLite's rebuild of floors, made from its schema as it is: a new table, every row
+        // copied, the old one dropped (rooms and panoramas reference it ON DELETE CASCADE),
+        // the new one renamed, its indexes made again.
+        let pool = try DatabasePool(path: harness.dataDir + "/toursd.sqlite", readerCount: 1)
+        let (table, indexes) = try pool.readBlocking { db in
+            (try db.first("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'floors'")?["sql"].string ?? "",
+             try db.query("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'floors' AND sql IS NOT NULL").compactMap { $0["sql"].string })
+        }
+        let rebuild = [table.replacingOccurrences(of: "CREATE TABLE floors", with: "CREATE TABLE new_floors"),
+                       "INSERT INTO new_floors SELECT * FROM floors", "DROP TABLE floors", "ALTER TABLE new_floors RENAME TO floors"]
+            + indexes
+        let folder = testDirectory("migrations").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for migration in ServerMigrations.all {
+            try migration.sql.write(toFile: folder + "/" + migration.fileName, atomically: true, encoding: .utf8)
+        }
+        let next = String(format: "%04d_rebuild_floors.sql", (ServerMigrations.all.last?.version ?? 0) + 1)
+        try (rebuild.joined(separator: ";\n") + ";\n").write(toFile: folder + "/" + next, atomically: true, encoding: .utf8)
+
+        let reopened = try ServiceHarness(dataDir: harness.dataDir) { $0.migrationsDir = folder }
+        let after = try reopened.client(reopened.alpha)
+        #expect(try pool.readBlocking { try Migrator.appliedVersions($0) }.last == (ServerMigrations.all.last?.version ?? 0) + 1)
+        #expect(try after.send("GET", "/v1/floors/\(floorId)").rooms.compactMap { $0["id"] as? String } == rooms.map(\.id))
+        for (index, id) in panoramas.enumerated() {
+            let panorama = try after.send("GET", "/v1/panoramas/\(id)")
+            #expect(panorama.status == 200)
+            #expect(panorama.string("roomId") == rooms[index].id)
+            #expect(try after.send("GET", "/v1/panoramas/\(id)/content").body == imageBytes(20_000, seed: UInt8(index)))
+        }
+        #expect(reopened.storedFiles() == filesBefore, "files were removed as orphans")
+        // Foreign keys hold again on the rebuilt table: deleting the property takes everything.
+        #expect(try after.send("DELETE", "/v1/properties/\(propertyId)").status == 204)
+        #expect(try pool.readBlocking { try $0.first("SELECT count(*) AS n FROM rooms")?["n"].int } == 0)
+        await reopened.finish()
+    }
+}
