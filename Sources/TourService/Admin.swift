@@ -67,6 +67,13 @@ public enum Admin {
         _ = try open(config, logger: logger)
     }
 
+    /// A consistent copy of the data directory into `destination` (Backup); returns what was
+    /// linked, copied and dropped.
+    public static func backup(_ config: ToursdConfig, to destination: String) throws(StartupError) -> (linked: Int, copied: Int, dropped: Int) {
+        let summary = try Backup.run(from: config.dataDir, to: destination)
+        return (summary.linked, summary.copied, summary.dropped)
+    }
+
     /// A new token for the tenant (made when missing): shown here once, stored only hashed.
     public static func createToken(_ config: ToursdConfig, tenant: String, logger: Logger) throws(StartupError) -> (id: Int64, token: String) {
         let name = tenant.trimmingCharacters(in: .whitespaces)

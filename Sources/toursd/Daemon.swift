@@ -36,6 +36,11 @@ enum Daemon {
                 for migration in try Admin.migrationStatus(config, logger: try logger(config)) {
                     print("\(migration.fileName)\t\(migration.appliedAt.map { "applied \($0)" } ?? "pending")")
                 }
+            case .backup(let config, let destination):
+                let made = try Admin.backup(config, to: destination)
+                print("backed up \(config.dataDir) into \(destination): the database, \(made.linked) files linked, \(made.copied) copied"
+                      + (made.dropped > 0 ? ", \(made.dropped) not named by a row left out" : ""))
+                print("serve it with: toursd serve --data-dir \(destination)")
             case .createToken(let config, let tenant):
                 let made = try Admin.createToken(config, tenant: tenant, logger: try logger(config))
                 print("token \(made.id) for tenant \(tenant); it is shown only this once:")

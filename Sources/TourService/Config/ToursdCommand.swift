@@ -3,6 +3,8 @@ public enum ToursdCommand: Equatable, Sendable {
     case serve(ToursdConfig)
     /// `status`: list the migrations, applied or pending, and apply none.
     case migrate(ToursdConfig, status: Bool)
+    /// A consistent copy of the data directory into a new folder, while the daemon serves.
+    case backup(ToursdConfig, destination: String)
     case createToken(ToursdConfig, tenant: String)
     case listTokens(ToursdConfig)
     case revokeToken(ToursdConfig, id: Int64)
@@ -27,6 +29,7 @@ public enum ToursdCommand: Equatable, Sendable {
     usage: toursd [serve] [--config PATH] [--host ADDR] [--port N] [--data-dir DIR]
            toursd migrate [--status] [--migrations-dir DIR] [--config PATH] [--data-dir DIR]
            toursd tokens create --tenant NAME | list | revoke ID [--config PATH] [--data-dir DIR]
+           toursd backup DEST [--config PATH] [--data-dir DIR]
            toursd check-config [--config PATH] [--host ADDR] [--port N] [--data-dir DIR]
 
     The NoughtyTours sync backend.
@@ -35,6 +38,7 @@ public enum ToursdCommand: Equatable, Sendable {
       serve    run the HTTP server in the foreground (the default)
       migrate  bring the database to the newest schema (serve does this too)
       tokens   create, list or revoke the bearer tokens of tenants
+      backup   copy the data directory, consistently, while the daemon serves
       check-config  print the effective configuration and check it can be served
 
     Each subcommand explains itself with --help.
@@ -64,6 +68,21 @@ public enum ToursdCommand: Equatable, Sendable {
     options:
       --status              list each migration, applied (with its time) or pending; apply none
       --migrations-dir DIR  apply the NNNN_name.sql files of DIR instead (sets migrationsDir)
+    \(commonOptions)
+    """
+
+    static let backupUsage = """
+    usage: toursd backup DEST [--config PATH] [--data-dir DIR]
+
+    Copies the data directory into DEST (a new or empty folder) while toursd serves it, uploads
+    going on: the database through SQLite's online backup (one snapshot), and the files its rows
+    name (hard links where DEST is on the same file system: stored files never change; copies
+    otherwise, and for resumable uploads in progress). `toursd serve --data-dir DEST` starts on
+    it: every row has its file, and everything acknowledged before the backup began is there.
+    To restore: stop toursd, move the data directory aside, put DEST in its place (or point
+    dataDir at it), start toursd.
+
+    options:
     \(commonOptions)
     """
 
@@ -110,6 +129,7 @@ public enum ToursdCommand: Equatable, Sendable {
         case "check-config": (help, allowed) = (checkUsage, ["--config", "--data-dir", "--host", "--port"])
         case "migrate": (help, allowed) = (migrateUsage, ["--config", "--data-dir", "--migrations-dir", "--status"])
         case "tokens": (help, allowed) = (tokensUsage, ["--config", "--data-dir", "--tenant"])
+        case "backup": (help, allowed) = (backupUsage, ["--config", "--data-dir"])
         default: throw ConfigError("unknown subcommand \"\(subcommand)\"; see toursd --help")
         }
         var configPath: String?
@@ -149,6 +169,10 @@ public enum ToursdCommand: Equatable, Sendable {
         case ("serve", nil): return .serve(config)
         case ("check-config", nil): return .checkConfig(config)
         case ("migrate", nil): return .migrate(config, status: status)
+        case ("backup", let destination?):
+            guard arguments.count == 1, !destination.isEmpty else { throw ConfigError("backup takes one argument: the folder to copy into") }
+            return .backup(config, destination: destination)
+        case ("backup", nil): throw ConfigError("backup needs the folder to copy into: toursd backup DEST")
         case ("tokens", "create"):
             guard arguments.count == 1 else { throw ConfigError("tokens create takes no argument; the tenant goes in --tenant") }
             guard let tenant else { throw ConfigError("tokens create needs --tenant NAME") }

@@ -47,7 +47,7 @@ final class BlobStore: Sendable {
     }
 
     func path(_ key: BlobKey) -> String {
-        "\(root)/blobs/\(key.tenant)/\(key.kind.rawValue)/\(key.id)"
+        StoredFiles(root: root).path(key)
     }
 
     private func directory(_ key: BlobKey) -> String {
@@ -186,17 +186,8 @@ final class BlobStore: Sendable {
     }
 
     /// Every stored file's key, for the orphan sweep.
-    func allKeys() -> [BlobKey] {
-        var keys: [BlobKey] = []
-        let tenants = (try? FileManager.default.contentsOfDirectory(atPath: root + "/blobs")) ?? []
-        for tenantName in tenants {
-            guard let tenant = Int64(tenantName) else { continue }
-            for kind in BlobKey.Kind.allCases {
-                let ids = (try? FileManager.default.contentsOfDirectory(atPath: "\(root)/blobs/\(tenantName)/\(kind.rawValue)")) ?? []
-                keys += ids.map { BlobKey(tenant: tenant, kind: kind, id: $0) }
-            }
-        }
-        return keys
+    func allKeys() -> Set<BlobKey> {
+        StoredFiles(root: root).keys()
     }
 
     private static func makeDirectory(_ path: String) throws(ServiceError) {
