@@ -25,17 +25,12 @@ import SQLiteDB
         let filesBefore = harness.storedFiles()
         await harness.stop()
 
-        // SQLite's rebuild of floors, made from its schema as it is: a new table, every row
-        // copied, the old one dropped (rooms and panoramas reference it ON DELETE CASCADE),
-        // the new one renamed, its indexes made again.
+        // SQLite's rebuild of floors (rooms and panoramas reference it ON DELETE CASCADE).
         let pool = try DatabasePool(path: harness.dataDir + "/toursd.sqlite", readerCount: 1)
         let (table, indexes) = try pool.readBlocking { db in
             (try db.first("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'floors'")?["sql"].string ?? "",
              try db.query("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'floors' AND sql IS NOT NULL").compactMap { $0["sql"].string })
         }
-        let rebuild = [table.replacingOccurrences(of: "CREATE TABLE floors", with: "CREATE TABLE new_floors"),
-                       "INSERT INTO new_floors SELECT * FROM floors", "DROP TABLE floors", "ALTER TABLE new_floors RENAME TO floors"]
-            + indexes
         let folder = testDirectory("migrations").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -43,7 +38,7 @@ import SQLiteDB
             try migration.sql.write(toFile: folder + "/" + migration.fileName, atomically: true, encoding: .utf8)
         }
         let next = String(format: "%04d_rebuild_floors.sql", (ServerMigrations.all.last?.version ?? 0) + 1)
-        try (rebuild.joined(separator: ";\n") + ";\n").write(toFile: folder + "/" + next, atomically: true, encoding: .utf8)
+        try tableRebuild("floors", createSQL: table, indexSQL: indexes).write(toFile: folder + "/" + next, atomically: true, encoding: .utf8)
 
         let reopened = try ServiceHarness(dataDir: harness.dataDir) { $0.migrationsDir = folder }
         let after = try reopened.client(reopened.alpha)
