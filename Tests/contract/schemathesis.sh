@@ -9,6 +9,20 @@ trap 'stop_servers "$work"' EXIT
 TOURSD_BIN=.build/debug/toursd start_toursd "$work"
 port=$TOURSD_PORT
 token=$(cat "$work/data/admin.token")
+# Test data the hooks (schemathesis_hooks.py) put in place of generated ids: a property with a
+# floor, a panorama on it, an unfinished upload, and the property's tour.
+api() { curl -fsS -H "Authorization: Bearer $token" "$@"; }
+uuid() { cat /proc/sys/kernel/random/uuid; }
+export ST_URL="http://127.0.0.1:$port" ST_TOKEN="$token" ST_PROPERTY=$(uuid) ST_FLOOR=$(uuid) ST_PANORAMA=$(uuid)
+export ST_TOUR=$(api -X PUT -H "Content-Type: application/json" -d '{"name":"Contract","floorCount":1}' "$ST_URL/v1/properties/$ST_PROPERTY" \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["tourId"])')
+api -o /dev/null -X PUT -H "Content-Type: application/json" -d '{"number":0}' "$ST_URL/v1/properties/$ST_PROPERTY/floors/$ST_FLOOR"
+api -o /dev/null -X PUT -H "Content-Type: image/jpeg" --data-binary "contract panorama" "$ST_URL/v1/panoramas/$ST_PANORAMA?floorId=$ST_FLOOR"
+metadata="panoramaId $(uuid | tr -d '\n' | base64 -w0),floorId $(printf %s "$ST_FLOOR" | base64 -w0),contentType $(printf image/jpeg | base64 -w0)"
+ST_UPLOAD=$(api -o /dev/null -D - -X POST -H "Tus-Resumable: 1.0.0" -H "Upload-Length: 100000000" -H "Upload-Metadata: $metadata" \
+    "$ST_URL/v1/uploads" | tr -d '\r' | awk 'tolower($1) == "location:" { n = split($2, p, "/"); print p[n] }')
+[ -n "$ST_UPLOAD" ] || { echo "could not create the contract test's upload" >&2; exit 1; }
+export ST_UPLOAD
 # A fixed seed: the same cases on every run, so a failure can be replayed.
 .venv/bin/schemathesis --config-file Tests/contract/schemathesis.toml run docs/openapi.yaml \
     --url "http://127.0.0.1:$port" \
