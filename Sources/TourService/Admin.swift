@@ -47,11 +47,7 @@ public enum Admin {
     }
 
     private static func open(_ config: ToursdConfig, logger: Logger, migrating: Bool = true) throws(StartupError) -> DatabasePool {
-        do {
-            try FileManager.default.createDirectory(atPath: config.dataDir, withIntermediateDirectories: true)
-        } catch {
-            throw StartupError("cannot create \(config.dataDir): \(error.localizedDescription)")
-        }
+        try StartupError.makeDirectories(config.dataDir)
         let pool: DatabasePool
         do {
             pool = try DatabasePool(path: config.dataDir + "/toursd.sqlite", readerCount: 1)

@@ -34,8 +34,8 @@ enum Backup {
             throw StartupError("\(destination) is not empty: a backup goes into a new or empty folder")
         }
         var summary = Summary()
+        try StartupError.makeDirectories(destination + "/blobs")
         do {
-            try FileManager.default.createDirectory(atPath: destination + "/blobs", withIntermediateDirectories: true)
             for key in source.keys() { try take(key, from: source, to: target, &summary) }
             let database = try Database(path: dataDir + "/toursd.sqlite")
             try database.backup(to: destination + "/toursd.sqlite")

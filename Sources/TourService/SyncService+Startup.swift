@@ -5,6 +5,24 @@ import Foundation
 import Logging
 import SQLiteDB
 
+extension StartupError {
+    /// `mkdir -p`, a failure said in the system's words and naming the folder (Foundation's
+    /// would be an NSCocoaErrorDomain dump).
+    static func makeDirectories(_ path: String) throws(StartupError) {
+        var built = path.hasPrefix("/") ? "" : "."
+        for part in path.split(separator: "/") {
+            built += "/" + part
+            guard mkdir(built, 0o700) == 0 || errno == EEXIST else {
+                throw StartupError("cannot create \(path) (\(built): \(String(cString: strerror(errno))))")
+            }
+        }
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else {
+            throw StartupError("cannot create \(path): something that is not a folder is in the way")
+        }
+    }
+}
+
 /// What runs before toursd listens: migrations, the sweep of files a crash left, the first
 /// token. These may block (they use the database's blocking calls); nothing on a request's
 /// way does.

@@ -3,7 +3,7 @@ import Testing
 
 /// Nothing on a request's way waits by blocking a thread: no semaphore, no group, no
 /// condition, no blocking database or pool call, no sleep. Only start-up
-/// (`SyncService+Startup.swift`), the operator's tools (`Admin.swift`) and the thread pools'
+/// (`SyncService+Startup.swift`), the operator's tools (`Admin.swift`, the online backup) and the thread pools'
 /// own idle threads may. The scan covers the HTTP layer, the service, and the SQLite layer
 /// but for the blocking calls it defines for start-up.
 @Suite struct NoBlockingWaitTests {
@@ -19,6 +19,7 @@ import Testing
         "TourService/SyncService+Startup.swift", // before the server listens
         "TourService/Admin.swift", // the operator's command-line tools
         "SQLiteDB/DatabasePool.swift", // defines the blocking calls for those two
+        "SQLiteDB/OnlineBackup.swift", // toursd backup, a command of its own
     ]
 
     @Test func noRequestPathBlocksAThread() throws {
