@@ -31,9 +31,12 @@ final class UploadSession: Sendable {
         var closed = false
     }
 
-    /// The file and its digests: touched only by jobs on the lane, one at a time.
+    /// The file and its digests: touched only by jobs on the lane, one at a time. Its
+    /// descriptor is open only while a PATCH writes (opened by the first write, closed when
+    /// the PATCH ends): thousands of unfinished uploads must not hold thousands of descriptors.
     private final class FileState: @unchecked Sendable {
-        let fd: Int32
+        let path: String
+        private var descriptor: Int32?
         var durableOffset: Int64
         var durableDigest: StreamingDigest
         var liveOffset: Int64
@@ -41,10 +44,11 @@ final class UploadSession: Sendable {
         var writebackStarted: Int64
         /// The digest of the current PATCH's bytes, for its Upload-Checksum.
         var chunkDigest: StreamingDigest?
+        /// Until the session ends (finished, deleted, expired).
         var isOpen = true
 
-        init(fd: Int32, offset: Int64, digest: StreamingDigest) {
-            self.fd = fd
+        init(path: String, offset: Int64, digest: StreamingDigest) {
+            self.path = path
             durableOffset = offset
             durableDigest = digest.copy()
             liveOffset = offset
@@ -52,22 +56,36 @@ final class UploadSession: Sendable {
             writebackStarted = offset
         }
 
-        deinit {
-            if isOpen { Glibc.close(fd) }
+        deinit { park() }
+
+        /// The descriptor, opened when needed.
+        func fd() throws(ServiceError) -> Int32 {
+            if let descriptor { return descriptor }
+            guard isOpen else { throw ServiceError(.notFound, "the upload has ended") }
+            let fd = Glibc.open(path, O_RDWR | O_CLOEXEC)
+            guard fd >= 0 else { throw BlobStore.failure("open \(path)", errno) }
+            descriptor = fd
+            return fd
+        }
+
+        /// Closes the descriptor until the next write needs it.
+        func park() {
+            if let descriptor { Glibc.close(descriptor) }
+            descriptor = nil
         }
 
         /// Back to the durable state: the file cut at the durable offset, the running digest
         /// restored from its checkpoint.
         func rollBack() throws(ServiceError) {
             guard liveOffset != durableOffset else { return }
-            guard ftruncate(fd, off_t(durableOffset)) == 0 else { throw BlobStore.failure("ftruncate", errno) }
+            guard ftruncate(try fd(), off_t(durableOffset)) == 0 else { throw BlobStore.failure("ftruncate", errno) }
             liveOffset = durableOffset
             liveDigest = durableDigest.copy()
             writebackStarted = durableOffset
         }
 
         func makeDurable() throws(ServiceError) -> Int64 {
-            guard fsync(fd) == 0 else {
+            guard fsync(try fd()) == 0 else {
                 let error = BlobStore.failure("fsync", errno)
                 try? rollBack()
                 throw error
@@ -86,7 +104,7 @@ final class UploadSession: Sendable {
     /// ones before are hashed, once. A file holding less than that (lost in a crash between
     /// finishing and committing) is never extended: the session continues from what it holds
     /// (`durableOffset` says so).
-    init(key: BlobKey, fd: Int32, recordedOffset recorded: Int64, lane: SerialLane) throws(ServiceError) {
+    init(key: BlobKey, path: String, fd: Int32, recordedOffset recorded: Int64, lane: SerialLane) throws(ServiceError) {
         self.key = key
         self.lane = lane
         let size = lseek(fd, 0, SEEK_END)
@@ -111,7 +129,8 @@ final class UploadSession: Sendable {
             buffer.withUnsafeBytes { digest.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
             position += Int64(count)
         }
-        file = FileState(fd: fd, offset: durableOffset, digest: digest)
+        Glibc.close(fd) // reopened by the first write
+        file = FileState(path: path, offset: durableOffset, digest: digest)
         bookkeeping = Mutex(Bookkeeping(durableOffset: durableOffset))
     }
 
@@ -138,6 +157,11 @@ final class UploadSession: Sendable {
 
     /// Gives up a claim that wrote nothing (the PATCH was refused).
     func release(_ token: UInt64) {
+        releaseOwner(token)
+        lane.submit { [file] in file.park() }
+    }
+
+    private func releaseOwner(_ token: UInt64) {
         bookkeeping.withLock { if $0.owner == token { $0.owner = nil } }
     }
 
@@ -159,7 +183,7 @@ final class UploadSession: Sendable {
     private func append(_ token: UInt64, _ batch: [BodyChunk]) throws {
         try requireOwner(token)
         do throws(ServiceError) {
-            try FileWrites.write(file.fd, batch, at: file.liveOffset)
+            try FileWrites.write(try file.fd(), batch, at: file.liveOffset)
         } catch {
             try? file.rollBack()
             release(token)
@@ -171,7 +195,7 @@ final class UploadSession: Sendable {
             file.liveOffset += Int64(chunk.count)
         }
         if file.liveOffset - file.writebackStarted >= FileWrites.writebackStep {
-            _ = nt_start_writeback(file.fd, file.writebackStarted, file.liveOffset - file.writebackStarted)
+            _ = nt_start_writeback(try file.fd(), file.writebackStarted, file.liveOffset - file.writebackStarted)
             file.writebackStarted = file.liveOffset
         }
     }
@@ -180,8 +204,9 @@ final class UploadSession: Sendable {
     /// returns the new durable offset. A mismatch drops the bytes (460).
     func commit(_ token: UInt64, expected checksum: [UInt8]?) async throws -> Int64 {
         try await lane.run { [self] in
+            defer { file.park() }
             try requireOwner(token)
-            release(token)
+            releaseOwner(token)
             if let checksum, let digest = file.chunkDigest?.finish(), !constantTimeEquals(digest, checksum) {
                 try file.rollBack()
                 throw ServiceError(.checksumMismatch, "the PATCH body does not match its Upload-Checksum; it was discarded")
@@ -194,8 +219,9 @@ final class UploadSession: Sendable {
     /// be trusted (no checksum to check), made durable, and its offset returned.
     func abort(_ token: UInt64) async -> Int64? {
         try? await lane.run { [self] () throws -> Int64? in
+            defer { file.park() }
             guard (try? requireOwner(token)) != nil else { return nil }
-            release(token)
+            releaseOwner(token)
             guard file.chunkDigest == nil else {
                 try? file.rollBack()
                 return nil
@@ -216,9 +242,8 @@ final class UploadSession: Sendable {
             state.owner = nil
         }
         lane.submit { [file] in
-            guard file.isOpen else { return }
             file.isOpen = false
-            Glibc.close(file.fd)
+            file.park()
         }
     }
 
@@ -295,7 +320,7 @@ final class UploadSessions: Sendable {
             var outcome: Result<UploadSession, any Error>
             do {
                 outcome = .success(try await blobs.io.run {
-                    try UploadSession(key: key, fd: try blobs.openPartial(key), recordedOffset: recordedOffset, lane: SerialLane(pool: blobs.io))
+                    try UploadSession(key: key, path: blobs.path(key), fd: try blobs.openPartial(key), recordedOffset: recordedOffset, lane: SerialLane(pool: blobs.io))
                 })
             } catch {
                 outcome = .failure(error)
