@@ -13,6 +13,10 @@ import TourService
 enum Daemon {
     static func main(_ arguments: [String]) -> Never {
         blockStopSignals()
+        // Everything toursd creates (the database and its WAL, stored files, folders, a
+        // backup) is its owner's alone: token hashes and tenants' data are not for other
+        // local users.
+        umask(0o077)
         let command: ToursdCommand
         do throws(ConfigError) {
             command = try ToursdCommand.parse(arguments, environment: ProcessInfo.processInfo.environment)

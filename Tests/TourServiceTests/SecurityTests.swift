@@ -75,6 +75,8 @@ import TestSupport
         }
         let raw = try RawClient(port: harness.port)
         _ = try raw.request("GET", "/v1/properties", headers: ["Authorization": "Basic \(harness.alpha)"])
+        // A token a client put in a query string: paths are logged without their query.
+        _ = try raw.request("GET", "/v1/properties?access_token=\(harness.alpha)&limit=1", headers: ["Authorization": "Bearer \(harness.alpha)"])
         await harness.finish()
         let text = try String(contentsOfFile: log, encoding: .utf8)
         #expect(text.contains("/v1/properties")) // the requests were logged...

@@ -103,6 +103,20 @@ import TestSupport
         let client = try APIClient(port: daemon.port, token: try daemon.adminToken)
         #expect(try client.send("GET", "/healthz").status == 200)
         #expect(try client.putProperty(newID()).status == 201)
+        // What it made is its owner's alone: folders 0700, files 0600.
+        let (_, floorId) = try client.makeFloor()
+        #expect(try client.putPanorama(newID(), floorId: floorId, bytes: [1, 2, 3]).status == 201)
+        var made: [(String, Int)] = [(dataDir, 0o700)]
+        for case let path as String in FileManager.default.enumerator(atPath: dataDir) ?? FileManager.DirectoryEnumerator() {
+            var isFolder: ObjCBool = false
+            _ = FileManager.default.fileExists(atPath: dataDir + "/" + path, isDirectory: &isFolder)
+            made.append((dataDir + "/" + path, isFolder.boolValue ? 0o700 : 0o600))
+        }
+        #expect(made.contains { $0.0.hasSuffix("toursd.sqlite") } && made.count > 6)
+        for (path, mode) in made {
+            let actual = ((try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? Int ?? -1) & 0o777
+            #expect(actual == mode, "\(path) is \(String(actual, radix: 8)), not \(String(mode, radix: 8))")
+        }
     }
 
     @Test func migrateStatusListsEachMigrationPendingThenAppliedAndAFolderErrorSaysWhatToDo() throws {
