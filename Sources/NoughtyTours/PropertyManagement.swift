@@ -12,10 +12,19 @@ public struct PropertyManagement: Sendable {
 
     /// Creates a property and its floors at once, offline, and queues them for upload.
     public func createProperty(name: String, floorCount: Int, metadata: [String: String] = [:]) async throws(NoughtyToursError) -> Property {
+        // The server's rules (API.md), checked here so that nothing is queued that it would refuse.
         let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
         guard (1...200).contains(trimmed.count) else { throw .invalidInput("a property name is 1 to 200 characters") }
+        guard trimmed.utf8.count <= 800 else { throw .invalidInput("a property name is at most 800 bytes in UTF-8") }
+        guard !Self.hasControlCharacters(trimmed) else { throw .invalidInput("a property name must not contain control characters") }
         guard (1...200).contains(floorCount) else { throw .invalidInput("floorCount must be 1 to 200") }
         guard metadata.count <= Self.maxMetadataKeys else { throw .invalidInput("metadata has more than \(Self.maxMetadataKeys) keys") }
+        for (key, value) in metadata {
+            guard (1...128).contains(key.utf8.count), !Self.hasControlCharacters(key) else {
+                throw .invalidInput("a metadata key is 1 to 128 bytes in UTF-8, without control characters")
+            }
+            guard value.utf8.count <= 4096 else { throw .invalidInput("metadata.\(key) is longer than 4096 bytes") }
+        }
         let encoded = (try? JSONSerialization.data(withJSONObject: metadata, options: [.sortedKeys])) ?? Data()
         guard encoded.count <= Self.maxMetadataBytes else { throw .invalidInput("metadata is larger than \(Self.maxMetadataBytes) bytes") }
         let id = UUID().uuidString.lowercased()
@@ -30,6 +39,10 @@ public struct PropertyManagement: Sendable {
             }
         }
         return Property(id: id, name: trimmed)
+    }
+
+    static func hasControlCharacters(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 
     /// The property, or nil for an unknown or deleted id.

@@ -146,7 +146,14 @@ public final class Database {
             case .null: result = sqlite3_bind_null(statement, index)
             case .integer(let value): result = sqlite3_bind_int64(statement, index, value)
             case .real(let value): result = sqlite3_bind_double(statement, index, value)
-            case .text(let value): result = sqlite3_bind_text(statement, index, value, -1, transient)
+            case .text(var value):
+                // With its byte length: a NUL inside the text is kept, not an end.
+                result = value.withUTF8 { bytes in
+                    bytes.withMemoryRebound(to: CChar.self) { text in
+                        guard let base = text.baseAddress else { return sqlite3_bind_text(statement, index, "", 0, transient) }
+                        return sqlite3_bind_text(statement, index, base, Int32(text.count), transient)
+                    }
+                }
             case .blob(let value): result = value.withUnsafeBytes { sqlite3_bind_blob(statement, index, $0.baseAddress, Int32($0.count), transient) }
             }
             guard result == SQLITE_OK else { throw error(result) }
@@ -158,7 +165,11 @@ public final class Database {
         switch sqlite3_column_type(statement, index) {
         case SQLITE_INTEGER: return .integer(sqlite3_column_int64(statement, index))
         case SQLITE_FLOAT: return .real(sqlite3_column_double(statement, index))
-        case SQLITE_TEXT: return .text(String(cString: sqlite3_column_text(statement, index)))
+        case SQLITE_TEXT:
+            // The text first, then its length in bytes (SQLite's order): a NUL inside is kept.
+            guard let text = sqlite3_column_text(statement, index) else { return .text("") }
+            let count = Int(sqlite3_column_bytes(statement, index))
+            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
         case SQLITE_BLOB:
             let count = Int(sqlite3_column_bytes(statement, index))
             guard count > 0, let base = sqlite3_column_blob(statement, index) else { return .blob([]) }

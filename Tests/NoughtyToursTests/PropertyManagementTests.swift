@@ -27,11 +27,19 @@ func makeLibrary() async throws -> NoughtyTours {
         #expect(try await tours.properties.properties() == [property])
     }
 
-    @Test(arguments: [("   ", 1, 0), ("x", 0, 0), ("x", 201, 0), ("x", 1, 65)])
+    @Test(arguments: [("   ", 1, 0), ("x", 0, 0), ("x", 201, 0), ("x", 1, 65), ("a\u{0}b", 1, 0), ("a" + String(repeating: "\u{301}", count: 900), 1, 0)])
     func badInputThrowsInvalidInputAndWritesNothing(name: String, floorCount: Int, metadataKeys: Int) async throws {
         let tours = try await makeLibrary()
         let metadata = Dictionary(uniqueKeysWithValues: (0..<metadataKeys).map { ("k\($0)", "v") })
         await expectInvalidInput { _ = try await tours.properties.createProperty(name: name, floorCount: floorCount, metadata: metadata) }
+        #expect(try await tours.properties.properties().isEmpty)
+    }
+
+    @Test func metadataTheServerWouldRefuseIsNeverQueued() async throws {
+        let tours = try await makeLibrary()
+        for metadata in [["": "v"], [String(repeating: "k", count: 129): "v"], ["k\u{1}": "v"], ["k": String(repeating: "v", count: 4097)]] {
+            await expectInvalidInput { _ = try await tours.properties.createProperty(name: "Villa", floorCount: 1, metadata: metadata) }
+        }
         #expect(try await tours.properties.properties().isEmpty)
     }
 

@@ -31,3 +31,15 @@ import TestSupport
         #expect(throws: SQLiteError.self) { _ = try Database(path: "/nonexistent-dir/sub/db.sqlite") }
     }
 }
+
+@Suite struct TextWithNULTests {
+    @Test func textWithANULInsideIsStoredAndReadWhole() throws {
+        let database = try Database(path: testDirectory("nul").appendingPathExtension("sqlite").path)
+        try database.execute("CREATE TABLE t (v TEXT)")
+        for text in ["\u{0}xyz", "a\u{0}b", "", "plain", "é\u{0}"] {
+            try database.run("DELETE FROM t")
+            try database.run("INSERT INTO t VALUES (?)", text)
+            #expect(try database.first("SELECT v, length(CAST(v AS BLOB)) AS n FROM t")?["v"].string == text)
+        }
+    }
+}

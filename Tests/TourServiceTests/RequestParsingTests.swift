@@ -13,6 +13,38 @@ import Testing
         #expect(try PlanInput.parse(Array(c.utf8)).digest != digestA)
     }
 
+    /// Security findings: a NUL cut what was stored; "a" with 200,000 combining marks counted
+    /// as one character; metadata keys and values had no length.
+    @Test(arguments: [
+        ("name \u{0}xyz", "control characters"), ("tab\there", "control characters"), ("bell\u{7}", "control characters"),
+        ("a" + String(repeating: "\u{301}", count: 200_000), "bytes in UTF-8"), ("", "1 to 200 characters"),
+    ])
+    func namesArePrintableAndBoundedInBytes(name: String, reason: String) throws {
+        let body = try JSONSerialization.data(withJSONObject: ["name": name, "floorCount": 1])
+        let error = #expect(throws: ServiceError.self) { try PropertyInput.parse(Array(body)) }
+        #expect(error?.message.contains(reason) == true, "\(String(describing: error?.message))")
+        let floor = try JSONSerialization.data(withJSONObject: ["number": 0, "name": name])
+        #expect(throws: ServiceError.self) { try FloorInput.parse(Array(floor)) }
+    }
+
+    @Test func namesInAnyScriptWithinTheLimitsPass() throws {
+        for name in ["Villa Sonnenschein", "Maison à Nîmes", "東京のアパート", "👩‍👩‍👧 Family house", String(repeating: "é", count: 200)] {
+            let body = try JSONSerialization.data(withJSONObject: ["name": name, "floorCount": 1])
+            #expect(try PropertyInput.parse(Array(body)).name == name)
+        }
+    }
+
+    @Test func metadataKeysAndValuesAreBoundedInBytes() throws {
+        func parse(_ metadata: [String: String]) throws -> PropertyInput {
+            try PropertyInput.parse(Array(try JSONSerialization.data(withJSONObject: ["name": "V", "floorCount": 1, "metadata": metadata])))
+        }
+        #expect(try parse(["k": String(repeating: "v", count: 4096)]).metadata.count == 1)
+        #expect(throws: ServiceError.self) { try parse(["k": String(repeating: "v", count: 4097)]) }
+        #expect(throws: ServiceError.self) { try parse([String(repeating: "k", count: 129): "v"]) }
+        #expect(throws: ServiceError.self) { try parse(["": "v"]) }
+        #expect(throws: ServiceError.self) { try parse(["a\u{0}b": "v"]) }
+    }
+
     @Test func reprDigestTakesSHA256AmongOthers() throws {
         let bytes = [UInt8](repeating: 7, count: 32)
         let encoded = Data(bytes).base64EncodedString()

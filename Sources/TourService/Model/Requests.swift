@@ -1,6 +1,24 @@
 import Foundation
 import Hashing
 
+/// A name people read (a property's, a floor's, a room's): 1–200 characters after trimming,
+/// at most 800 UTF-8 bytes (one character can be a letter with any number of combining marks
+/// after it), and no control character (a NUL had cut what was stored).
+enum DisplayName {
+    static let maxCharacters = 200
+    static let maxBytes = 800
+
+    static func validated(_ text: String, _ field: String) throws(ServiceError) -> String {
+        let name = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...maxCharacters).contains(name.count) else { throw .badRequest("\(field) must be 1 to \(maxCharacters) characters after trimming") }
+        guard name.utf8.count <= maxBytes else { throw .badRequest("\(field) is longer than \(maxBytes) bytes in UTF-8") }
+        guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw .badRequest("\(field) must not contain control characters")
+        }
+        return name
+    }
+}
+
 /// The body of PUT /v1/properties/{id}.
 struct PropertyInput: Equatable {
     var name: String
@@ -8,20 +26,27 @@ struct PropertyInput: Equatable {
     var metadata: [String: String]
 
     static let maxMetadataKeys = 64
+    static let maxMetadataKeyBytes = 128
+    static let maxMetadataValueBytes = 4096
 
-    /// Parses and checks API.md's rules: name 1–200 characters after trimming, floorCount
-    /// 1–200, metadata string to string with at most 64 keys.
+    /// Parses and checks API.md's rules: name a DisplayName, floorCount 1–200, metadata string
+    /// to string with at most 64 keys, each key 1–128 UTF-8 bytes without control characters,
+    /// each value at most 4096 bytes.
     static func parse(_ bytes: [UInt8]) throws(ServiceError) -> PropertyInput {
         let json = try JSONObject.parse(bytes)
-        let name = try json.string("name").trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...200).contains(name.count) else { throw .badRequest("name must be 1 to 200 characters after trimming") }
+        let name = try DisplayName.validated(try json.string("name"), "name")
         let floorCount = try json.integer("floorCount")
         guard (1...200).contains(floorCount) else { throw .badRequest("floorCount must be 1 to 200") }
         var metadata: [String: String] = [:]
         if let object = try json.object("metadata") {
             guard object.values.count <= maxMetadataKeys else { throw .badRequest("metadata has more than \(maxMetadataKeys) keys") }
             for key in object.values.keys {
+                guard (1...maxMetadataKeyBytes).contains(key.utf8.count),
+                      !key.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                    throw .badRequest("a metadata key is 1 to \(maxMetadataKeyBytes) bytes in UTF-8, without control characters")
+                }
                 guard let value = object.values[key] as? String else { throw .badRequest("metadata.\(key) must be a string") }
+                guard value.utf8.count <= maxMetadataValueBytes else { throw .badRequest("metadata.\(key) is longer than \(maxMetadataValueBytes) bytes") }
                 metadata[key] = value
             }
         }
@@ -38,8 +63,7 @@ struct FloorInput: Equatable {
         let json = try JSONObject.parse(bytes)
         let number = try json.integer("number")
         guard (-10...500).contains(number) else { throw .badRequest("number must be -10 to 500") }
-        let name = try json.optionalString("name")?.trimmingCharacters(in: .whitespacesAndNewlines)
-        if let name, !(1...200).contains(name.count) { throw .badRequest("name must be 1 to 200 characters, or null") }
+        let name = try json.optionalString("name").map { text throws(ServiceError) in try DisplayName.validated(text, "name") }
         return FloorInput(number: number, name: name)
     }
 }
@@ -84,8 +108,7 @@ struct PlanInput: Equatable {
             let room = JSONObject(values: object, context: "rooms[\(index)]")
             let id = try Identifier.validated(try room.string("id"), "rooms[\(index)].id")
             guard seen.insert(id).inserted else { throw .badRequest("room \(id) appears twice in the plan") }
-            let name = try room.optionalString("name")
-            if let name, name.count > 200 { throw .badRequest("rooms[\(index)].name is longer than 200 characters") }
+            let name = try room.optionalString("name").map { text throws(ServiceError) in try DisplayName.validated(text, "rooms[\(index)].name") }
             let outline = try parseOutline(try room.array("outline"), index)
             let height = try room.optionalNumber("height")
             if let height, !(height > 0 && height < 100) { throw .badRequest("rooms[\(index)].height must be between 0 and 100 metres") }
