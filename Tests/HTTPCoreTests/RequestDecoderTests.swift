@@ -144,14 +144,38 @@ private func decodeEveryWay(_ text: String, maxHeadBytes: Int = 8192) -> Decoded
         #expect(!decodeEveryWay("PUT / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\nx").messages[0].expectsContinue)
     }
 
-    @Test func leadingEmptyLinesAndBareLineFeedsAreTolerated() {
-        let decoded = decodeEveryWay("\r\n\r\nGET /x HTTP/1.1\nHost: x\n\n")
+    @Test func leadingEmptyLinesAreToleratedButABareLineFeedIsRefused() {
+        let decoded = decodeEveryWay("\r\n\r\nGET /x HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(decoded.error == nil)
         #expect(decoded.messages.map(\.path) == ["/x"])
+        // A proxy in front that ends lines at CRLF only would see other headers (security finding).
+        for text in ["GET /x HTTP/1.1\nHost: x\n\n", "GET /x HTTP/1.1\r\nHost: x\nX-A: b\r\n\r\n"] {
+            #expect(decodeEveryWay(text).error?.status.code == 400)
+        }
+    }
+
+    @Test(arguments: ["", "a, b", "a b", "a/b", "a@b"])
+    func anInvalidHostIsA400(host: String) {
+        #expect(decodeEveryWay("GET / HTTP/1.1\r\nHost: \(host)\r\n\r\n").error?.status.code == 400)
+    }
+
+    @Test func validHostsPass() {
+        for host in ["example.com", "127.0.0.1:8080", "[::1]:80", "xn--bcher-kva.example"] {
+            #expect(decodeEveryWay("GET / HTTP/1.1\r\nHost: \(host)\r\n\r\n").error == nil, "\(host)")
+        }
+    }
+
+    @Test func twoAuthorizationHeadersAreA400() {
+        let decoded = decodeEveryWay("GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b\r\n\r\n")
+        #expect(decoded.error?.status.code == 400)
     }
 
     @Test func absoluteFormAndAsteriskTargets() {
         #expect(decodeEveryWay("GET http://h:1/p?q HTTP/1.1\r\nHost: h\r\n\r\n").messages[0].path == "/p")
+        // RFC 3986: the authority ends at "?": the path is "/", never one found in the query.
+        let query = decodeEveryWay("GET http://a?x=/healthz HTTP/1.1\r\nHost: a\r\n\r\n").messages[0]
+        #expect(query.path == "/" && query.query == "x=/healthz")
+        #expect(decodeEveryWay("GET http:///p HTTP/1.1\r\nHost: a\r\n\r\n").error?.status.code == 400)
         #expect(decodeEveryWay("OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n").messages[0].path == "*")
     }
 

@@ -86,6 +86,23 @@ import TestSupport
         }
     }
 
+    /// A query that says two things, or nothing readable, is refused, not guessed at
+    /// (security finding: `roomId=%zz` was silently absent, a repeated parameter took the first).
+    @Test func malformedEscapesAndRepeatedParametersAreA400() async throws {
+        let harness = try ServiceHarness()
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        for target in ["/v1/panoramas/\(newID())?floorId=\(floorId)&roomId=%zz", "/v1/panoramas/\(newID())?floorId=\(floorId)&floorId=\(floorId)",
+                       "/v1/panoramas/\(newID())?floorId=\(floorId)&x=%4"] {
+            let response = try client.send("PUT", target, body: [1, 2, 3], headers: ["Content-Type": "image/jpeg"])
+            #expect(response.status == 400, "\(target)")
+        }
+        #expect(try client.send("GET", "/v1/properties?limit=1&limit=2").status == 400)
+        #expect(try client.send("GET", "/v1/properties?limit=1").status == 200)
+        #expect(harness.storedFiles().isEmpty)
+        await harness.finish()
+    }
+
     /// Every SQL statement binds its values: no string interpolation inside a literal handed to
     /// the database, in the server or the client (`execute` runs fixed schema text only).
     @Test func everySQLStatementBindsItsParameters() throws {

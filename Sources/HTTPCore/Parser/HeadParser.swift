@@ -46,6 +46,7 @@ enum HeadParser {
         var keepAliveRequested = false
         var expectsContinue = false
         var hostCount = 0
+        var authorizationCount = 0
         position = lineEnd.next
         while true {
             guard let end = try findLineEnd(bytes, from: position) else { throw .badRequest("incomplete header section") }
@@ -93,6 +94,12 @@ enum HeadParser {
                 expectsContinue = version == .http11
             } else if equalsIgnoringCase(name, "host") {
                 hostCount += 1
+                // §3.2: an invalid Host value is a 400 (uri-host [":" port], RFC 3986 §3.2.2).
+                guard !value.isEmpty, value.allSatisfy(isHostChar) else { throw .badRequest("invalid Host header") }
+            } else if equalsIgnoringCase(name, "authorization") {
+                // A singleton field (RFC 9110 §11.6.2): which of two would be meant is not guessed.
+                authorizationCount += 1
+                if authorizationCount > 1 { throw .badRequest("more than one Authorization header") }
             }
             position = end.next
         }
@@ -119,13 +126,14 @@ enum HeadParser {
                            headers: HTTPHeaders(storage: storage), methodRange: methodRange)
     }
 
-    /// Where the line starting at `start` ends: CRLF, or a bare LF (§2.2 allows accepting it).
-    /// A CR not followed by LF is rejected (§2.2).
+    /// Where the line starting at `start` ends: CRLF only. §2.2 allows accepting a bare LF, but
+    /// a proxy in front that does not would see other lines than this server (smuggling), so
+    /// a bare LF, like a CR not followed by LF, is a 400.
     private static func findLineEnd(_ bytes: UnsafeRawBufferPointer, from start: Int) throws(HTTPError) -> (contentEnd: Int, next: Int)? {
         var index = start
         while index < bytes.count {
             let byte = bytes[index]
-            if byte == lf { return (index, index + 1) }
+            if byte == lf { throw .badRequest("bare LF in head: lines end with CRLF") }
             if byte == cr {
                 guard index + 1 < bytes.count, bytes[index + 1] == lf else { throw .badRequest("bare CR in head") }
                 return (index, index + 2)
@@ -164,9 +172,18 @@ enum HeadParser {
             // absolute-form: scheme "://" authority path
             let target = bytes[range]
             guard let schemeEnd = findSubsequence(target, "://") else { throw .badRequest("malformed request target") }
+            // RFC 3986 §3.2: the authority ends at the first "/", "?" or "#"; a query straight
+            // after it belongs to the path "/", never a path found inside the query.
             let authorityStart = schemeEnd + 3
-            start = bytes[authorityStart..<range.upperBound].firstIndex(of: UInt8(ascii: "/")) ?? range.upperBound
-            if start == range.upperBound { return ("/", nil) }
+            let authorityEnd = bytes[authorityStart..<range.upperBound].firstIndex {
+                $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#")
+            } ?? range.upperBound
+            guard authorityEnd > authorityStart else { throw .badRequest("absolute-form target without a host") }
+            if authorityEnd == range.upperBound { return ("/", nil) }
+            if bytes[authorityEnd] == UInt8(ascii: "?") {
+                return ("/", String(decoding: bytes[(authorityEnd + 1)..<range.upperBound], as: UTF8.self))
+            }
+            start = authorityEnd
         }
         let queryMark = bytes[start..<range.upperBound].firstIndex(of: UInt8(ascii: "?"))
         let pathEnd = queryMark ?? range.upperBound
@@ -253,6 +270,15 @@ enum HeadParser {
                 index += 1
             }
             return nil
+        }
+    }
+
+    /// A byte of uri-host [":" port] (RFC 3986 §3.2.2): unreserved, pct-encoded, sub-delims
+    /// but the comma (no list), and the brackets and colons of an IP literal and a port.
+    private static func isHostChar(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): return true
+        default: return Array("-._~%!$&'()*+;=:[]".utf8).contains(byte)
         }
     }
 

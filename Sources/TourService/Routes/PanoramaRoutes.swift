@@ -7,7 +7,7 @@ enum PanoramaRoutes {
     static func add(to table: inout RouteTable, _ context: ServiceContext) {
         table.add(.put, "/v1/panoramas/{panoramaId}", bodyLimit: Int64(context.config.maxPanoramaBytes)) { request in
             let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
-            let floorId = try Identifier.validated(request.queryParameter("floorId"), "floorId")
+            let floorId = try Identifier.validated(try request.queryParameter("floorId"), "floorId")
             let roomId = try request.queryParameter("roomId").map { text throws(ServiceError) in try Identifier.validated(text, "roomId") }
             let contentType = try PanoramaMediaType.validated(request.headers["content-type"])
             let declared = try ReprDigest.sha256(request.headers["repr-digest"]).map(ByteEncoding.hex)

@@ -16,7 +16,7 @@ enum PropertyRoutes {
         table.add(.get, "/v1/properties") { request in
             let tenant = request.tenant
             let limit: Int
-            if let text = request.queryParameter("limit") {
+            if let text = try request.queryParameter("limit") {
                 guard let value = Int(text), (1...200).contains(value) else { throw ServiceError.badRequest("limit must be 1 to 200") }
                 limit = value
             } else {
