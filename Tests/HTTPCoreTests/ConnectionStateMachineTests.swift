@@ -174,6 +174,38 @@ import Testing
         #expect(machine.state == .closingAfterOutput(linger: true))
     }
 
+    /// Security finding: a byte every 25 s is progress, so the body timeout (30 s) never fired.
+    @Test func aBodyTrickledBelowTheMinimumRateFailsAfterTheGrace() {
+        let second: UInt64 = 1_000_000_000
+        var timeouts = Self.timeouts
+        timeouts.body = 30 * second
+        timeouts.minBodyBytesPerSecond = 1024
+        var trickle = Self.serving(Self.head(body: 1_000_000, limit: 2_000_000))
+        _ = trickle.bodyReceived(1, now: 25 * second, maxDiscardBytes: Self.maxDiscard)
+        let due = trickle.deadline(timeouts)!
+        #expect(due < 31 * second) // not 25 s + 30 s: the average is far below 1 KiB/s
+        guard case .failBody(let error) = trickle.deadlineReached(now: due, timeouts).first else { Issue.record("no 408"); return }
+        #expect(error.status.code == 408)
+
+        // At twice the minimum, the stall timeout is the nearer one.
+        var steady = Self.serving(Self.head(body: 1_000_000, limit: 2_000_000))
+        for tick in 1...40 { _ = steady.bodyReceived(2048, now: UInt64(tick) * second, maxDiscardBytes: Self.maxDiscard) }
+        #expect(steady.deadline(timeouts) == 40 * second + timeouts.body)
+
+        // Time the server held the body back (its stream full) is not the client's.
+        var held = Self.serving(Self.head(body: 1_000_000, limit: 2_000_000))
+        _ = held.bodyReceived(2048, now: 1 * second, maxDiscardBytes: Self.maxDiscard)
+        held.bodyPaused()
+        _ = held.bodyDemanded(now: 100 * second)
+        #expect(held.deadline(timeouts) == 100 * second + timeouts.body)
+
+        // A body being discarded (answered early) is held to the same rate.
+        var discarded = Self.serving(Self.head(body: 100, limit: 2_000_000))
+        _ = discarded.responseReady(now: 1, maxDiscardBytes: 1_000)
+        _ = discarded.bodyReceived(1, now: 25 * second, maxDiscardBytes: 1_000)
+        #expect(discarded.deadline(timeouts)! < 31 * second)
+    }
+
     @Test func aStalledBodyFailsWith408AndItsHandlerAnswers() {
         var machine = Self.serving(Self.head(body: 100))
         _ = machine.bodyReceived(10, now: 5, maxDiscardBytes: Self.maxDiscard)

@@ -33,6 +33,17 @@ struct ConnectionStateMachine: Sendable {
         var bytesIn: Int64 = 0
         /// When the body last moved, for the body timeout.
         var lastProgress: UInt64
+        /// Since when, and how many bytes, the body has been read without our holding it back:
+        /// for the minimum body rate (a byte every 25 s moves, but is no upload).
+        var rateSince: UInt64
+        var rateBytes: Int64 = 0
+
+        /// The body moves again from `now` after a start or a pause of ours.
+        mutating func restartClocks(_ now: UInt64) {
+            lastProgress = now
+            rateSince = now
+            rateBytes = 0
+        }
     }
 
     /// Where the request's input stands.
@@ -160,7 +171,14 @@ struct ConnectionStateMachine: Sendable {
         case .readingHead(let since): return since + timeouts.header
         case .exchange(let exchange):
             switch exchange.input {
-            case .streaming, .discarding: return exchange.lastProgress + timeouts.body
+            case .streaming, .discarding:
+                let stalled = exchange.lastProgress + timeouts.body
+                guard timeouts.minBodyBytesPerSecond > 0 else { return stalled }
+                // After the body timeout's grace, at least the minimum rate on average.
+                let earned = UInt64(exchange.rateBytes).multipliedReportingOverflow(by: 1_000_000_000 / timeouts.minBodyBytesPerSecond)
+                let slow = earned.overflow ? nil : (exchange.rateSince + timeouts.body).addingReportingOverflow(earned.partialValue)
+                guard let slow, !slow.overflow else { return stalled }
+                return min(stalled, slow.partialValue)
             default: return nil
             }
         case .lingering(let since): return since + timeouts.linger
@@ -175,6 +193,8 @@ struct ConnectionStateMachine: Sendable {
         var body: UInt64
         var send: UInt64
         var linger: UInt64
+        /// The least a body must average once the body timeout's grace is over (0: no minimum).
+        var minBodyBytesPerSecond: UInt64 = 0
     }
 
     // MARK: Input side
@@ -196,7 +216,7 @@ struct ConnectionStateMachine: Sendable {
         let input: Input = head.hasBody && (head.expectsContinue || refused) ? .awaitingDemand : .streaming
         state = .exchange(Exchange(input: input, output: .awaitingResponse, keepAlive: head.keepAlive && !isShuttingDown,
                                    expectsContinue: head.expectsContinue, contentLength: head.contentLength,
-                                   bodyLimit: head.bodyLimit, lastProgress: now))
+                                   bodyLimit: head.bodyLimit, lastProgress: now, rateSince: now))
         return [.startRequest]
     }
 
@@ -204,6 +224,7 @@ struct ConnectionStateMachine: Sendable {
     mutating func bodyReceived(_ count: Int, now: UInt64, maxDiscardBytes: Int64) -> [Action] {
         guard case .exchange(var exchange) = state else { preconditionFailure("body bytes in state \(state)") }
         exchange.bytesIn += Int64(count)
+        exchange.rateBytes += Int64(count)
         exchange.lastProgress = now
         switch exchange.input {
         case .streaming:
@@ -243,12 +264,12 @@ struct ConnectionStateMachine: Sendable {
         switch exchange.input {
         case .awaitingDemand where exchange.output == .awaitingResponse:
             exchange.input = .streaming
-            exchange.lastProgress = now
+            exchange.restartClocks(now)
             state = .exchange(exchange)
             return exchange.expectsContinue ? [.sendContinue] : []
         case .paused:
             exchange.input = .streaming
-            exchange.lastProgress = now // the client was held back by us, not late
+            exchange.restartClocks(now) // the client was held back by us, not late
             state = .exchange(exchange)
             return []
         default:
@@ -330,7 +351,7 @@ struct ConnectionStateMachine: Sendable {
                 exchange.input = .abandoned
             } else {
                 exchange.input = .discarding(dropped: 0)
-                exchange.lastProgress = now
+                exchange.restartClocks(now)
             }
         case .discarding, .complete, .abandoned:
             break

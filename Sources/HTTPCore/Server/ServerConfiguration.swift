@@ -27,6 +27,9 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeoutMilliseconds: Int = 60_000
     /// A request body that makes no progress for this long ends with 408.
     public var bodyTimeoutMilliseconds: Int = 30_000
+    /// After that long, a body must also have averaged at least this many bytes a second
+    /// (a byte every 25 s is progress, but no upload): else 408. 0 turns it off.
+    public var minBodyBytesPerSecond: Int = 1024
     /// A client that reads nothing of a response for this long is disconnected.
     public var sendTimeoutMilliseconds: Int = 30_000
     /// After a response that closes the connection while the client may still be sending,
@@ -64,7 +67,7 @@ public struct ServerConfiguration: Sendable {
     var timeouts: ConnectionStateMachine.Timeouts {
         .init(header: UInt64(headerTimeoutMilliseconds) * 1_000_000, idle: UInt64(idleTimeoutMilliseconds) * 1_000_000,
               body: UInt64(bodyTimeoutMilliseconds) * 1_000_000, send: UInt64(sendTimeoutMilliseconds) * 1_000_000,
-              linger: UInt64(lingerTimeoutMilliseconds) * 1_000_000)
+              linger: UInt64(lingerTimeoutMilliseconds) * 1_000_000, minBodyBytesPerSecond: UInt64(max(0, minBodyBytesPerSecond)))
     }
 
     /// The shortest timeout, which sets how often deadlines are checked.

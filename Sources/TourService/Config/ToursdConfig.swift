@@ -39,6 +39,8 @@ public struct ToursdConfig: Sendable, Equatable {
     public var headerTimeoutMs = 10_000
     public var idleTimeoutMs = 60_000
     public var bodyTimeoutMs = 30_000
+    /// After bodyTimeoutMs, a body must average at least this many bytes a second (0: off).
+    public var minBodyBytesPerSecond = 1024
     public var sendTimeoutMs = 30_000
     public var lingerTimeoutMs = 2_000
     public var maxDiscardBytes = 64 * 1024
@@ -79,6 +81,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "headerTimeoutMs": { config, text in setInt(&config.headerTimeoutMs, text, 1...3_600_000) },
         "idleTimeoutMs": { config, text in setInt(&config.idleTimeoutMs, text, 1...3_600_000) },
         "bodyTimeoutMs": { config, text in setInt(&config.bodyTimeoutMs, text, 1...3_600_000) },
+        "minBodyBytesPerSecond": { config, text in setInt(&config.minBodyBytesPerSecond, text, 0...(1 << 30)) },
         "sendTimeoutMs": { config, text in setInt(&config.sendTimeoutMs, text, 1...3_600_000) },
         "lingerTimeoutMs": { config, text in setInt(&config.lingerTimeoutMs, text, 0...60_000) },
         "maxDiscardBytes": { config, text in setInt(&config.maxDiscardBytes, text, 0...1_073_741_824) },
@@ -163,6 +166,7 @@ public struct ToursdConfig: Sendable, Equatable {
         server.headerTimeoutMilliseconds = headerTimeoutMs
         server.idleTimeoutMilliseconds = idleTimeoutMs
         server.bodyTimeoutMilliseconds = bodyTimeoutMs
+        server.minBodyBytesPerSecond = minBodyBytesPerSecond
         server.sendTimeoutMilliseconds = sendTimeoutMs
         server.lingerTimeoutMilliseconds = lingerTimeoutMs
         server.maxDiscardBytes = Int64(maxDiscardBytes)
