@@ -43,6 +43,9 @@ import Testing
         #expect(throws: ServiceError.self) { try parse([String(repeating: "k", count: 129): "v"]) }
         #expect(throws: ServiceError.self) { try parse(["": "v"]) }
         #expect(throws: ServiceError.self) { try parse(["a\u{0}b": "v"]) }
+        let big = String(repeating: "v", count: 4000)
+        #expect(try parse(["a": big, "b": big, "c": big, "d": big]).metadata.count == 4) // 16,004 bytes
+        #expect(throws: ServiceError.self) { try parse(["a": big, "b": big, "c": big, "d": big, "e": String(repeating: "v", count: 400)]) }
     }
 
     @Test func reprDigestTakesSHA256AmongOthers() throws {

@@ -33,4 +33,32 @@ import TestSupport
         }
         await harness.finish()
     }
+
+    /// Security finding: unfinished uploads and their metadata filled the database and the
+    /// disk, uncapped. Each tenant has a quota of them, by count and by reserved bytes.
+    @Test func aTenantsUnfinishedUploadsAreCappedByCountAndBytes() async throws {
+        let harness = try ServiceHarness { config in
+            config.maxUnfinishedUploadsPerTenant = 3
+            config.maxUnfinishedUploadBytesPerTenant = 10_000
+        }
+        let alpha = try harness.client(harness.alpha), beta = try harness.client(harness.beta)
+        let (_, floorId) = try alpha.makeFloor()
+        let (_, betaFloor) = try beta.makeFloor()
+        var locations: [String] = []
+        for _ in 0..<3 {
+            let created = try alpha.tusCreate(panoramaId: newID(), floorId: floorId, length: 1_000)
+            #expect(created.status == 201)
+            locations.append(created.header("Location") ?? "")
+        }
+        let fourth = try alpha.tusCreate(panoramaId: newID(), floorId: floorId, length: 1_000)
+        #expect(fourth.status == 507)
+        #expect(fourth.errorCode == "insufficient_storage")
+        #expect((fourth.json?["error"] as? [String: Any])?["message"] as? String == "this tenant has 3 unfinished uploads, the most it may have: finish or delete some first")
+        #expect(try beta.tusCreate(panoramaId: newID(), floorId: betaFloor, length: 1_000).status == 201) // another tenant's own quota
+        // One ended: room again, within the bytes: 2,000 held, 8,000 more fits, 8,001 does not.
+        #expect(try alpha.tus("DELETE", locations[0]).status == 204)
+        #expect(try alpha.tusCreate(panoramaId: newID(), floorId: floorId, length: 8_001).status == 507)
+        #expect(try alpha.tusCreate(panoramaId: newID(), floorId: floorId, length: 8_000).status == 201)
+        await harness.finish()
+    }
 }

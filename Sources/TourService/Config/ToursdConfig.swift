@@ -23,6 +23,10 @@ public struct ToursdConfig: Sendable, Equatable {
     public var maxPanoramaBytes = 512 * 1024 * 1024
     public var maxWorldMapBytes = 256 * 1024 * 1024
     public var uploadExpirySeconds = 24 * 3600
+    /// What one tenant's unfinished uploads may hold at once: how many, and the bytes their
+    /// Upload-Length reserves (507 past either).
+    public var maxUnfinishedUploadsPerTenant = 1000
+    public var maxUnfinishedUploadBytesPerTenant: Int = 64 << 30
     public var uploadSweepIntervalSeconds = 60
     public var logLevel = "info"
     public var logFormat = "logfmt"
@@ -66,6 +70,8 @@ public struct ToursdConfig: Sendable, Equatable {
         "maxPanoramaBytes": { config, text in setInt(&config.maxPanoramaBytes, text, 1...1 << 40) },
         "maxWorldMapBytes": { config, text in setInt(&config.maxWorldMapBytes, text, 1...1 << 40) },
         "uploadExpirySeconds": { config, text in setInt(&config.uploadExpirySeconds, text, 1...365 * 24 * 3600) },
+        "maxUnfinishedUploadsPerTenant": { config, text in setInt(&config.maxUnfinishedUploadsPerTenant, text, 1...10_000_000) },
+        "maxUnfinishedUploadBytesPerTenant": { config, text in setInt(&config.maxUnfinishedUploadBytesPerTenant, text, 1...(1 << 50)) },
         "uploadSweepIntervalSeconds": { config, text in setInt(&config.uploadSweepIntervalSeconds, text, 1...86_400) },
         "logLevel": { $0.logLevel = $1; return LogLevel(name: $1) != nil },
         "logFormat": { $0.logFormat = $1; return LogFormat(rawValue: $1) != nil },

@@ -28,6 +28,10 @@ struct PropertyInput: Equatable {
     static let maxMetadataKeys = 64
     static let maxMetadataKeyBytes = 128
     static let maxMetadataValueBytes = 4096
+    /// All keys and values together (the client library's limit on the same metadata,
+    /// JSON-encoded, is 16 KiB: whatever it accepts passes here). A listing of 200
+    /// properties stays a few MB.
+    static let maxMetadataBytes = 16 * 1024
 
     /// Parses and checks API.md's rules: name a DisplayName, floorCount 1–200, metadata string
     /// to string with at most 64 keys, each key 1–128 UTF-8 bytes without control characters,
@@ -49,6 +53,9 @@ struct PropertyInput: Equatable {
                 guard value.utf8.count <= maxMetadataValueBytes else { throw .badRequest("metadata.\(key) is longer than \(maxMetadataValueBytes) bytes") }
                 metadata[key] = value
             }
+        }
+        guard metadata.reduce(0, { $0 + $1.key.utf8.count + $1.value.utf8.count }) <= maxMetadataBytes else {
+            throw .badRequest("metadata is larger than \(maxMetadataBytes) bytes in all")
         }
         return PropertyInput(name: name, floorCount: floorCount, metadata: metadata)
     }

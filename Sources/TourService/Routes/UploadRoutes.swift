@@ -94,6 +94,7 @@ struct Uploads: Sendable {
         let key = BlobKey(tenant: tenant, kind: .upload, id: id)
         let session = try await sessions.session(key, recordedOffset: 0)
         let expiresAt = now + expiry
+        let (maxCount, maxBytes) = (context.config.maxUnfinishedUploadsPerTenant, Int64(context.config.maxUnfinishedUploadBytesPerTenant))
         let upload: UploadRecord
         let stale: UploadRecord?
         do {
@@ -101,6 +102,14 @@ struct Uploads: Sendable {
                 // Expired leftovers under the same panorama go first (the sweep may not have run yet).
                 let stale = try UploadStore.receiving(db, tenant, panoramaId: wanted.panoramaId)
                 if let stale { _ = try UploadStore.delete(db, tenant, stale.id) }
+                // The tenant's quota, checked in the transaction that would exceed it.
+                let held = try UploadStore.unfinished(db, tenant, now: now)
+                guard held.count < maxCount else {
+                    throw ServiceError(.insufficientStorage, "this tenant has \(held.count) unfinished uploads, the most it may have: finish or delete some first")
+                }
+                guard held.bytes + wanted.length <= maxBytes else {
+                    throw ServiceError(.insufficientStorage, "this tenant's unfinished uploads reserve \(held.bytes) bytes; \(wanted.length) more would pass its \(maxBytes)")
+                }
                 return (try UploadStore.create(db, tenant, id: id, wanted, expiresAt: expiresAt), stale)
             }
         } catch {

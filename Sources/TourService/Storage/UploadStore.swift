@@ -40,6 +40,15 @@ enum UploadStore {
             .map(UploadRecord.init)
     }
 
+    /// How many unfinished, unexpired uploads a tenant has, and the bytes they reserve.
+    static func unfinished(_ db: Database, _ tenant: Int64, now: Int64) throws -> (count: Int, bytes: Int64) {
+        let row = try db.first("""
+            SELECT count(*) AS n, coalesce(sum(length), 0) AS bytes FROM uploads
+            WHERE tenant_id = ? AND state = 'receiving' AND expires_at > ?
+            """, tenant, now)
+        return (row?["n"].int ?? 0, row?["bytes"].int64 ?? 0)
+    }
+
     static func create(_ db: Database, _ tenant: Int64, id: String, _ request: UploadRequest, expiresAt: Int64) throws -> UploadRecord {
         try db.run("""
             INSERT INTO uploads (tenant_id, id, panorama_id, floor_id, room_id, content_type, length, declared_sha256, metadata,
