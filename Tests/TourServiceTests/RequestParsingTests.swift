@@ -48,6 +48,18 @@ import Testing
         #expect(throws: ServiceError.self) { try parse(["a": big, "b": big, "c": big, "d": big, "e": String(repeating: "v", count: 400)]) }
     }
 
+    /// Security finding: a plan near the body limit took 84 s of CPU to store.
+    @Test func aPlanHasABoundedNumberOfOutlinePoints() throws {
+        func plan(rooms: Int, points: Int) throws -> [UInt8] {
+            let outline = (0..<points).map { [Double($0), Double($0 % 7)] }
+            let roomValues = (0..<rooms).map { _ in ["id": UUID().uuidString.lowercased(), "outline": outline] as [String: Any] }
+            return Array(try JSONSerialization.data(withJSONObject: ["planId": UUID().uuidString.lowercased(), "mode": "newScan", "rooms": roomValues]))
+        }
+        #expect(try PlanInput.parse(try plan(rooms: 10, points: 10_000)).rooms.count == 10)
+        let error = #expect(throws: ServiceError.self) { try PlanInput.parse(try plan(rooms: 11, points: 10_000)) }
+        #expect(error?.message.contains("100000 outline points") == true)
+    }
+
     @Test func reprDigestTakesSHA256AmongOthers() throws {
         let bytes = [UInt8](repeating: 7, count: 32)
         let encoded = Data(bytes).base64EncodedString()

@@ -99,6 +99,9 @@ struct PlanInput: Equatable {
     var digest: String
 
     static let maxRooms = 500
+    /// Outline points in all the plan's rooms (a floor's rooms have tens each): 500 rooms of
+    /// 10,000 points took minutes of CPU and a gigabyte to store.
+    static let maxPoints = 100_000
 
     static func parse(_ bytes: [UInt8]) throws(ServiceError) -> PlanInput {
         let json = try JSONObject.parse(bytes)
@@ -110,13 +113,17 @@ struct PlanInput: Equatable {
         guard roomValues.count <= maxRooms else { throw .badRequest("a plan has at most \(maxRooms) rooms") }
         var rooms: [RoomInput] = []
         var seen = Set<String>()
+        var points = 0
         for (index, value) in roomValues.enumerated() {
             guard let object = value as? [String: Any] else { throw .badRequest("rooms[\(index)] must be an object") }
             let room = JSONObject(values: object, context: "rooms[\(index)]")
             let id = try Identifier.validated(try room.string("id"), "rooms[\(index)].id")
             guard seen.insert(id).inserted else { throw .badRequest("room \(id) appears twice in the plan") }
             let name = try room.optionalString("name").map { text throws(ServiceError) in try DisplayName.validated(text, "rooms[\(index)].name") }
-            let outline = try parseOutline(try room.array("outline"), index)
+            let outlinePoints = try room.array("outline")
+            points += outlinePoints.count
+            guard points <= maxPoints else { throw .badRequest("a plan has at most \(maxPoints) outline points in all its rooms") }
+            let outline = try parseOutline(outlinePoints, index)
             let height = try room.optionalNumber("height")
             if let height, !(height > 0 && height < 100) { throw .badRequest("rooms[\(index)].height must be between 0 and 100 metres") }
             rooms.append(RoomInput(id: id, name: name, outline: outline, height: height, capture: try room.rawJSON("capture")))
