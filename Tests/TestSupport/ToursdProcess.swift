@@ -26,12 +26,19 @@ public final class ToursdProcess {
     /// Starts `toursd serve` on `port` (0: the OS picks) with `environment` added to its own,
     /// and waits (bounded) for its "listening on" line.
     /// `workingDirectory`: where it runs (the package's root, as `make run`, unless told).
+    /// `descriptorLimit`: its RLIMIT_NOFILE (started through prlimit(1), which execs it).
     public init(dataDir: String, port: UInt16 = 0, extra: [String] = [], environment: [String: String] = [:],
-                workingDirectory: URL = ToursdProcess.packageRoot) throws {
+                workingDirectory: URL = ToursdProcess.packageRoot, descriptorLimit: Int? = nil) throws {
         self.dataDir = dataDir
         process = Process()
-        process.executableURL = Self.executable
-        process.arguments = ["serve", "--port", String(port), "--data-dir", dataDir] + extra
+        let arguments = ["serve", "--port", String(port), "--data-dir", dataDir] + extra
+        if let descriptorLimit {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
+            process.arguments = ["--nofile=\(descriptorLimit):\(descriptorLimit)", Self.executable.path] + arguments
+        } else {
+            process.executableURL = Self.executable
+            process.arguments = arguments
+        }
         process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
         process.currentDirectoryURL = workingDirectory
         stderr = Pipe()

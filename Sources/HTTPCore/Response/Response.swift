@@ -38,6 +38,18 @@ public struct Response: Sendable {
     }
 }
 
+extension Response {
+    /// The whole response as bytes with `Connection: close`, for answering without a
+    /// connection object (no request id, no chunking: a bytes body only).
+    func closingBytes() -> [UInt8] {
+        guard case .bytes(let body) = body else { preconditionFailure("closingBytes needs a bytes body") }
+        var text = "HTTP/1.1 \(status.code) \(status.reason)\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
+        if let contentType { text += "Content-Type: \(contentType)\r\n" }
+        for field in headers { text += "\(field.name): \(field.value)\r\n" }
+        return Array((text + "\r\n").utf8) + body
+    }
+}
+
 /// What follows a response head.
 public enum ResponseBody: Sendable {
     case empty

@@ -12,6 +12,9 @@ public final class HTTPServer: Sendable {
     private let context: ServerContext
     private let logger: Logger
     private let state = Mutex<State>(State())
+    /// A descriptor kept in reserve: out of descriptors, it is given up for a moment to
+    /// accept the waiting client and tell it 503, instead of leaving it hanging in the backlog.
+    private let spareDescriptor = Mutex<Int32>(-1)
 
     private struct State {
         var backend: (any EventBackend)?
@@ -51,6 +54,7 @@ public final class HTTPServer: Sendable {
             close(fd)
             throw error
         }
+        spareDescriptor.withLock { $0 = open("/dev/null", O_RDONLY | O_CLOEXEC) }
         let watch = backend.watchListener(fd: fd) { [self] in acceptConnections(fd, backend) }
         let sweep = DispatchSource.makeTimerSource(queue: .global())
         let milliseconds = context.configuration.sweepIntervalMilliseconds
@@ -124,6 +128,10 @@ public final class HTTPServer: Sendable {
             state.backend?.stop()
             state.backend = nil
         }
+        spareDescriptor.withLock { spare in
+            if spare >= 0 { close(spare) }
+            spare = -1
+        }
         if context.ownsHandlers { context.handlers.stop() }
         logger.sink.flush()
         completion()
@@ -151,12 +159,30 @@ public final class HTTPServer: Sendable {
             case .exhausted(let error):
                 // Out of descriptors: the readiness would fire again at once, so pause accepting.
                 logger.error("cannot accept connections", ["error": error.description])
+                refuseWithSpareDescriptor(listener)
                 pauseAccepting()
                 return
             case .failed(let error):
                 logger.error("accept failed", ["error": error.description])
                 return
             }
+        }
+    }
+
+    /// Accepts one waiting client on the spare descriptor, answers it 503 and closes it, then
+    /// takes the spare again (the nginx/libuv "reserve fd" technique).
+    private func refuseWithSpareDescriptor(_ listener: Int32) {
+        spareDescriptor.withLock { spare in
+            guard spare >= 0 else { return }
+            close(spare)
+            let fd = Glibc.accept(listener, nil, nil)
+            if fd >= 0 {
+                let error = HTTPError.unavailable("the server is out of file descriptors", retryAfterSeconds: context.configuration.retryAfterSeconds)
+                let answer = Response.error(error).closingBytes()
+                _ = answer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                close(fd)
+            }
+            spare = open("/dev/null", O_RDONLY | O_CLOEXEC)
         }
     }
 
