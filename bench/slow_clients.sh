@@ -15,6 +15,7 @@ python3 -c "
 import json, sys
 config = json.load(open('config/toursd.json'))
 config['maxConnections'] = max(config['maxConnections'], $crowd + 256)
+config['maxConnectionsPerAddress'] = 0  # the crowd stands for many clients, all on 127.0.0.1
 json.dump(config, open('$work/toursd.json', 'w'))"
 TOURSD_CONFIG=$work/toursd.json start_toursd "$work"
 token=$(cat "$work/data/admin.token")

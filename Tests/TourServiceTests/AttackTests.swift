@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Testing
 import TestSupport
+@testable import TourService
 
 /// The daemon as an attacker on the network finds it (issue "Hold under attack"), one test per
 /// finding, against the built toursd.
@@ -37,5 +38,24 @@ import TestSupport
             guard let client = try? RawClient(port: daemon.port, timeoutSeconds: 3) else { return false }
             return (try? client.request("GET", "/healthz"))?.status == 200
         }
+    }
+
+    /// One client held every connection slot with idle sockets (security finding): each
+    /// address now has its share, `maxConnectionsPerAddress`.
+    @Test func oneAddressCannotHoldMoreThanItsShareOfConnections() async throws {
+        let harness = try ServiceHarness { $0.maxConnectionsPerAddress = 4 }
+        var held = try (0..<4).map { _ in try harness.client(harness.alpha) }
+        for client in held { #expect(try client.send("GET", "/v1/properties").status == 200) }
+        let fifth = try harness.client(harness.alpha)
+        let refused = try fifth.send("GET", "/v1/properties")
+        #expect(refused.status == 503)
+        #expect(refused.json.flatMap { ($0["error"] as? [String: Any])?["message"] as? String } == "too many connections from your address")
+        #expect(refused.header("Retry-After") != nil)
+        // A connection given back is a slot again (bounded wait for the close to be seen).
+        held.removeLast()
+        try await waitUntil("a slot is free again") {
+            (try? harness.client(harness.alpha).send("GET", "/v1/properties"))?.status == 200
+        }
+        await harness.finish()
     }
 }

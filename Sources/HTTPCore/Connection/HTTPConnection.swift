@@ -22,7 +22,8 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
 
     let channel: any Channel
     private let context: ServerContext
-    private let rejecting: Bool
+    /// Why every request of this connection is refused with 503 (past a connection limit).
+    private let rejection: String?
     private var machine: ConnectionStateMachine
     private var decoder: RequestDecoder
     private let buffer: UnsafeMutableRawBufferPointer
@@ -40,10 +41,10 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
     /// Monotonic nanoseconds after which `checkDeadline` acts; 0 for none.
     let deadline = Atomic<UInt64>(0)
 
-    init(channel: any Channel, context: ServerContext, rejecting: Bool) {
+    init(channel: any Channel, context: ServerContext, rejection: String?) {
         self.channel = channel
         self.context = context
-        self.rejecting = rejecting
+        self.rejection = rejection
         let configuration = context.configuration
         decoder = RequestDecoder(maxHeadBytes: configuration.maxHeadBytes)
         buffer = .allocate(byteCount: max(configuration.readBufferBytes, configuration.maxHeadBytes + 1), alignment: 16)
@@ -225,13 +226,13 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
                 refusal = .payloadTooLarge("the body of \(length) bytes exceeds \(found.bodyLimit)")
             }
         }
-        if rejecting || configuration.maxConnections <= 0 {
-            refusal = .unavailable("too many connections", retryAfterSeconds: configuration.retryAfterSeconds)
+        if let reason = rejection ?? (configuration.maxConnections <= 0 ? "too many connections" : nil) {
+            refusal = .unavailable(reason, retryAfterSeconds: configuration.retryAfterSeconds)
         }
         let stream = head.framing.hasBody ? makeStream(serial: serial) : nil
         current = Current(serial: serial, id: id ?? RequestID.next(), head: head, route: route, stream: stream)
         var summary = HeadSummary(head, bodyLimit: route?.bodyLimit ?? 0)
-        summary.keepAlive = summary.keepAlive && !rejecting // a connection past the limit closes after its 503
+        summary.keepAlive = summary.keepAlive && rejection == nil // a connection past a limit closes after its 503
         _ = machine.headReceived(summary, refused: refusal != nil, now: now)
         var request = Request(head: head, id: current!.id, body: RequestBody(stream: stream), route: route, parameterValues: parameters, receivedAt: now)
         request.attributes[Refusal.self] = refusal

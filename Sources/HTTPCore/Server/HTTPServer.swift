@@ -150,9 +150,14 @@ public final class HTTPServer: Sendable {
                     continue
                 }
                 let channel = backend.makeChannel(fd: fd)
-                let connection = HTTPConnection(channel: channel, context: context, rejecting: active >= configuration.maxConnections)
+                // One client must not hold every slot: past its share, its requests get 503.
+                let address = configuration.maxConnectionsPerAddress > 0 ? Socket.peerAddress(fd) : nil
+                let fromAddress = address.map { context.registry.admit($0) } ?? 0
+                let rejection = active >= configuration.maxConnections ? "too many connections"
+                    : fromAddress > configuration.maxConnectionsPerAddress ? "too many connections from your address" : nil
+                let connection = HTTPConnection(channel: channel, context: context, rejection: rejection)
                 context.metrics.connectionOpened()
-                context.registry.insert(connection)
+                context.registry.insert(connection, address: address)
                 channel.start(connection)
             case .wouldBlock:
                 return

@@ -30,6 +30,10 @@ public struct ServerConfiguration: Sendable {
     /// After that long, a body must also have averaged at least this many bytes a second
     /// (a byte every 25 s is progress, but no upload): else 408. 0 turns it off.
     public var minBodyBytesPerSecond: Int = 1024
+    /// The connections one peer address may hold; past it, its requests get 503 (one client
+    /// must not hold every slot). 0: no cap (behind a proxy on the same host, all clients
+    /// share its address).
+    public var maxConnectionsPerAddress: Int = 256
     /// A client that reads nothing of a response for this long is disconnected.
     public var sendTimeoutMilliseconds: Int = 30_000
     /// After a response that closes the connection while the client may still be sending,

@@ -123,6 +123,32 @@ enum Socket {
         }
     }
 
+    /// The peer's IP address of a connected socket: 4 bytes (IPv4, also when mapped into
+    /// IPv6) or 16; nil when it cannot be read.
+    static func peerAddress(_ fd: Int32) -> [UInt8]? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let result = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
+        }
+        guard result == 0 else { return nil }
+        let family = Int32(storage.ss_family)
+        return withUnsafeBytes(of: &storage) { raw -> [UInt8]? in
+            switch family {
+            case AF_INET:
+                var address = raw.load(as: sockaddr_in.self).sin_addr
+                return withUnsafeBytes(of: &address) { Array($0) }
+            case AF_INET6:
+                var address = raw.load(as: sockaddr_in6.self).sin6_addr
+                let bytes = withUnsafeBytes(of: &address) { Array($0) }
+                let mapped = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xff && bytes[11] == 0xff
+                return mapped ? Array(bytes[12...]) : bytes
+            default:
+                return nil
+            }
+        }
+    }
+
     enum AcceptResult {
         case accepted(Int32)
         case wouldBlock

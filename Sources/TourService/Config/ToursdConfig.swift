@@ -36,6 +36,8 @@ public struct ToursdConfig: Sendable, Equatable {
     public var eventLoopThreads = 0
     public var backlog = 1024
     public var maxConnections = 1024
+    /// Connections one peer address may hold (0: no cap; set it behind a local proxy).
+    public var maxConnectionsPerAddress = 256
     public var retryAfterSeconds = 1
     public var maxHeadBytes = 16 * 1024
     public var readBufferBytes = 16 * 1024
@@ -80,6 +82,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "eventLoopThreads": { config, text in setInt(&config.eventLoopThreads, text, 0...256) },
         "backlog": { config, text in setInt(&config.backlog, text, 1...65_535) },
         "maxConnections": { config, text in setInt(&config.maxConnections, text, 1...1_000_000) },
+        "maxConnectionsPerAddress": { config, text in setInt(&config.maxConnectionsPerAddress, text, 0...1_000_000) },
         "retryAfterSeconds": { config, text in setInt(&config.retryAfterSeconds, text, 0...3600) },
         "maxHeadBytes": { config, text in setInt(&config.maxHeadBytes, text, 1024...1_048_576) },
         "readBufferBytes": { config, text in setInt(&config.readBufferBytes, text, 4096...16_777_216) },
@@ -173,6 +176,7 @@ public struct ToursdConfig: Sendable, Equatable {
         server.idleTimeoutMilliseconds = idleTimeoutMs
         server.bodyTimeoutMilliseconds = bodyTimeoutMs
         server.minBodyBytesPerSecond = minBodyBytesPerSecond
+        server.maxConnectionsPerAddress = maxConnectionsPerAddress
         server.sendTimeoutMilliseconds = sendTimeoutMs
         server.lingerTimeoutMilliseconds = lingerTimeoutMs
         server.maxDiscardBytes = Int64(maxDiscardBytes)
