@@ -38,6 +38,7 @@ test: deps
 	$(SWIFT) test --skip-build
 	bash Tests/contract/schemathesis.sh
 	bash Tests/contract/tus_interop.sh
+	bash Tests/attack/run.sh
 	.build/debug/Soak --seconds 20 --clients 2
 	FUZZ_SECONDS=5 bash Tests/Fuzz/run.sh
 

@@ -27,14 +27,15 @@ import TestSupport
         let location = try #require(try setup.tusCreate(panoramaId: partialPanorama, floorId: floorId, length: partialImage.count).header("Location"))
         #expect(try setup.tusPatch(location, offset: 0, Array(partialImage[0..<600_000])).status == 204)
 
-        // Eight clients upload panoramas one after another (bounded) until told to stop.
+        // Eight clients upload panoramas one after another until told to stop (bounded: 400
+        // each, far more than fit in the time a backup takes).
         let acknowledged = Mutex<[String: UInt8]>([:])
         let stop = Atomic<Bool>(false)
         let port = daemon.port
         let uploaders = (0..<8).map { client in
             Thread.detachedTask {
                 guard let api = try? APIClient(port: port, token: token) else { return }
-                for round in 0..<60 where !stop.load(ordering: .relaxed) {
+                for round in 0..<400 where !stop.load(ordering: .relaxed) {
                     let seed = UInt8(client * 30 + round % 30), id = newID()
                     if (try? api.putPanorama(id, floorId: floorId, bytes: imageBytes(150_000, seed: seed)))?.status == 201 {
                         acknowledged.withLock { $0[id] = seed }
