@@ -6,7 +6,8 @@ cd "$(dirname "$0")/../.."
 . bench/lib.sh
 work=$(mktemp -d)
 trap 'stop_servers "$work"' EXIT
-bin=$(ls -t .build/release/toursd .build/debug/toursd 2>/dev/null | head -1)
+bin=.build/debug/toursd
+if [ -x .build/release/toursd ] && [ .build/release/toursd -nt "$bin" ]; then bin=.build/release/toursd; fi
 TOURSD_BIN=$bin start_toursd "$work"
 token=$(cat "$work/data/admin.token")
 property=$(cat /proc/sys/kernel/random/uuid) floor=$(cat /proc/sys/kernel/random/uuid)
