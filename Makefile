@@ -33,7 +33,9 @@ build: deps
 run: build
 	ulimit -n $$(ulimit -Hn); .build/release/toursd serve --config config/toursd.json
 
+# The attack tests run against the release toursd, as operators run it.
 test: deps
+	$(SWIFT) build $(RELEASE) --product toursd
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	bash Tests/contract/schemathesis.sh

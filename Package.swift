@@ -49,6 +49,8 @@ let package = Package(
         .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB", "TestSupport"]),
         .testTarget(name: "TourServiceTests", dependencies: ["TourService", "HTTPCore", "Hashing", "TestSupport"]),
         .testTarget(name: "NoughtyToursTests", dependencies: ["NoughtyTours", "TestSupport"]),
+        // One test per finding of the attack probe, black box, against the release toursd.
+        .testTarget(name: "AttackTests", dependencies: ["TestSupport"]),
         // A client process the library's tests start and kill mid-drain.
         .executableTarget(name: "SyncWorker", dependencies: ["NoughtyTours"], path: "Tests/SyncWorker"),
         // make soak: clients through a chaos proxy while toursd is killed; checks both sides after.

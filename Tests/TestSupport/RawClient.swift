@@ -71,6 +71,13 @@ public final class RawClient {
         throw Failure(description: errno == EAGAIN ? "timed out waiting for the server" : "recv: \(String(cString: strerror(errno)))")
     }
 
+    /// Whether the server has sent something not read yet (or closed), without waiting.
+    public func hasPendingInput() -> Bool {
+        if !pending.isEmpty { return true }
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, 0) > 0
+    }
+
     /// Whether the server closed the connection (reads until end of stream or timeout).
     public func isClosedByServer() -> Bool {
         while true {

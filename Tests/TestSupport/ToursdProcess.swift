@@ -10,6 +10,9 @@ public final class ToursdProcess {
 
     public static func builtExecutable(_ name: String) -> URL { Bundle.main.bundleURL.appendingPathComponent(name) }
 
+    /// The release build operators run (`make build`).
+    public static var releaseExecutable: URL { packageRoot.appendingPathComponent(".build/release/toursd") }
+
     /// The package's root, where `make run` starts toursd (its migrations are under it).
     public static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
@@ -28,15 +31,16 @@ public final class ToursdProcess {
     /// `workingDirectory`: where it runs (the package's root, as `make run`, unless told).
     /// `descriptorLimit`: its RLIMIT_NOFILE (started through prlimit(1), which execs it).
     public init(dataDir: String, port: UInt16 = 0, extra: [String] = [], environment: [String: String] = [:],
-                workingDirectory: URL = ToursdProcess.packageRoot, descriptorLimit: Int? = nil) throws {
+                workingDirectory: URL = ToursdProcess.packageRoot, descriptorLimit: Int? = nil,
+                executable: URL = ToursdProcess.executable) throws {
         self.dataDir = dataDir
         process = Process()
         let arguments = ["serve", "--port", String(port), "--data-dir", dataDir] + extra
         if let descriptorLimit {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
-            process.arguments = ["--nofile=\(descriptorLimit):\(descriptorLimit)", Self.executable.path] + arguments
+            process.arguments = ["--nofile=\(descriptorLimit):\(descriptorLimit)", executable.path] + arguments
         } else {
-            process.executableURL = Self.executable
+            process.executableURL = executable
             process.arguments = arguments
         }
         process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
