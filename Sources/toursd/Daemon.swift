@@ -125,7 +125,12 @@ enum Daemon {
         } catch {
             throw StartupError("cannot listen on \(config.host):\(config.port): \(error)")
         }
-        logger.info("started", ["dataDir": config.dataDir, "maxConnections": String(config.maxConnections)])
+        let ceiling = server.connectionsTheDescriptorLimitAllows
+        if ceiling < config.maxConnections {
+            logger.warn("the descriptor limit leaves room for fewer connections than maxConnections; raise it (ulimit -n, LimitNOFILE)",
+                        ["maxConnections": String(config.maxConnections), "allowed": String(ceiling)])
+        }
+        logger.info("started", ["dataDir": config.dataDir, "maxConnections": String(min(config.maxConnections, ceiling))])
         // The line scripts and tests wait for; written whole, at once.
         writeToStandardError("listening on http://\(address)\n")
         handleSignals(server: server, logger: logger, config: config, arguments: arguments)

@@ -91,7 +91,10 @@ import TestSupport
         #expect(target.descriptors - before < 10, "300 unfinished uploads: \(before) -> \(target.descriptors) descriptors")
     }
 
-    @Test func outOfDescriptorsNewClientsGet503AndTheDaemonRecovers() async throws {
+    /// The daemon had died at the descriptor limit (SIGILL: libdispatch's worker monitor
+    /// cannot open its /proc files at EMFILE). Connections now stop short of the limit, and
+    /// the clients past it are told 503.
+    @Test func atTheDescriptorLimitNewClientsGet503AndTheDaemonLives() async throws {
         let target = try Target(descriptorLimit: 64)
         var held: [RawClient] = []
         var refused = 0
@@ -100,7 +103,7 @@ import TestSupport
             guard let client = try? target.client(timeoutSeconds: 3) else { continue }
             try? client.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
             if let response = try? client.readResponse(), response.status == 503 {
-                #expect(response.text.contains("out of file descriptors"))
+                #expect(response.text.contains("too many connections") || response.text.contains("out of file descriptors"))
                 #expect(response.header("Retry-After") != nil)
                 refused += 1
             } else {
@@ -108,6 +111,8 @@ import TestSupport
             }
         }
         #expect(refused > 0, "no client was told 503")
+        // Past the 1 s of libdispatch's monitor: still alive.
+        usleep(1_500_000)
         #expect(target.daemon.process.isRunning)
         held.removeAll()
         try await waitUntil("/healthz answers 200 again") { (try? target.send("GET", "/healthz"))?.status == 200 }

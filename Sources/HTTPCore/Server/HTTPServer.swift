@@ -15,6 +15,16 @@ public final class HTTPServer: Sendable {
     /// A descriptor kept in reserve: out of descriptors, it is given up for a moment to
     /// accept the waiting client and tell it 503, instead of leaving it hanging in the backlog.
     private let spareDescriptor = Mutex<Int32>(-1)
+    /// The most connections the descriptor limit allows: RLIMIT_NOFILE less a quarter (at
+    /// least 32) kept for files, the database and the runtime. At EMFILE libdispatch's own
+    /// thread-pool monitor, which opens /proc files, crashes the process (SIGILL), so
+    /// connections must never be what uses the last descriptors.
+    private let connectionCeiling: Int = {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return Int.max }
+        let descriptors = Int(clamping: limit.rlim_cur)
+        return max(1, descriptors - max(32, descriptors / 4))
+    }()
 
     private struct State {
         var backend: (any EventBackend)?
@@ -26,6 +36,9 @@ public final class HTTPServer: Sendable {
     private struct SweepTimer: @unchecked Sendable {
         let source: DispatchSourceTimer
     }
+
+    /// How many connections the descriptor limit leaves room for (see `connectionCeiling`).
+    public var connectionsTheDescriptorLimitAllows: Int { connectionCeiling }
 
     public var metrics: ServerMetrics { context.metrics }
     public var router: Router { context.router }
@@ -139,21 +152,23 @@ public final class HTTPServer: Sendable {
 
     private func acceptConnections(_ listener: Int32, _ backend: any EventBackend) {
         let configuration = context.configuration
-        // Past the limit, a few more are accepted only to be told 503; past those, refused at once.
-        let hardLimit = configuration.maxConnections + configuration.maxConnections / 8 + 16
+        // Past the limit, a few more are accepted only to be told 503; past those, refused at
+        // once. Both stay within what the descriptor limit leaves for connections.
+        let hardLimit = min(configuration.maxConnections + configuration.maxConnections / 8 + 16, connectionCeiling)
+        let softLimit = min(configuration.maxConnections, hardLimit - hardLimit / 8)
         for _ in 0..<64 {
             switch Socket.accept(listener) {
             case .accepted(let fd):
                 let active = context.metrics.activeConnections
                 if active >= hardLimit || context.registry.isShuttingDown {
-                    close(fd)
+                    answerAndClose(fd, HTTPError.unavailable("too many connections", retryAfterSeconds: configuration.retryAfterSeconds))
                     continue
                 }
                 let channel = backend.makeChannel(fd: fd)
                 // One client must not hold every slot: past its share, its requests get 503.
                 let address = configuration.maxConnectionsPerAddress > 0 ? Socket.peerAddress(fd) : nil
                 let fromAddress = address.map { context.registry.admit($0) } ?? 0
-                let rejection = active >= configuration.maxConnections ? "too many connections"
+                let rejection = active >= softLimit ? "too many connections"
                     : fromAddress > configuration.maxConnectionsPerAddress ? "too many connections from your address" : nil
                 let connection = HTTPConnection(channel: channel, context: context, rejection: rejection)
                 context.metrics.connectionOpened()
@@ -182,13 +197,17 @@ public final class HTTPServer: Sendable {
             close(spare)
             let fd = Glibc.accept(listener, nil, nil)
             if fd >= 0 {
-                let error = HTTPError.unavailable("the server is out of file descriptors", retryAfterSeconds: context.configuration.retryAfterSeconds)
-                let answer = Response.error(error).closingBytes()
-                _ = answer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-                close(fd)
+                answerAndClose(fd, HTTPError.unavailable("the server is out of file descriptors", retryAfterSeconds: context.configuration.retryAfterSeconds))
             }
             spare = open("/dev/null", O_RDONLY | O_CLOEXEC)
         }
+    }
+
+    /// A 503 written at once (a fresh socket's buffer takes it whole) and the socket closed.
+    private func answerAndClose(_ fd: Int32, _ error: HTTPError) {
+        let answer = Response.error(error).closingBytes()
+        _ = answer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        close(fd)
     }
 
     private func pauseAccepting() {
