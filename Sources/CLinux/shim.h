@@ -60,4 +60,11 @@ extern int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char
 static inline int nt_rename_noreplace(const char *from, const char *to) {
     return renameat2(-100 /* AT_FDCWD */, from, -100, to, 1 /* RENAME_NOREPLACE */);
 }
+
+/* Gives memory freed into glibc's arenas back to the system (malloc.h, which Glibc's Swift
+   module leaves out). */
+#include <malloc.h>
+static inline int nt_malloc_trim(void) {
+    return malloc_trim(0);
+}
 #endif

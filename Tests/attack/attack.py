@@ -121,7 +121,7 @@ def main():
     while time.monotonic() - ended < 10:
         # The margin: 1,000 live upload sessions (the tenant's quota of unfinished uploads)
         # and SQLite's page caches stay, as they should.
-        if descriptors() <= idle_fds + 8 and rss_mb() <= idle_rss + 24:
+        if descriptors() <= idle_fds + 8 and rss_mb() <= idle_rss + 12:
             settled = True
             break
         time.sleep(0.2)

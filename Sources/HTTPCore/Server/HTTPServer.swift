@@ -5,6 +5,7 @@ import Dispatch
 import Synchronization
 import ThreadPools
 import Logging
+import CLinux
 
 /// The HTTP/1.1 server: listens, accepts within the connection limit, serves each
 /// connection with an `HTTPConnection`, sweeps deadlines, and shuts down gracefully.
@@ -15,6 +16,8 @@ public final class HTTPServer: Sendable {
     /// A descriptor kept in reserve: out of descriptors, it is given up for a moment to
     /// accept the waiting client and tell it 503, instead of leaving it hanging in the backlog.
     private let spareDescriptor = Mutex<Int32>(-1)
+    /// The most connections open since memory was last given back (see `giveBackMemoryAfterBursts`).
+    private let connectionPeak = Mutex<Int>(0)
     /// The most connections the descriptor limit allows: RLIMIT_NOFILE less a quarter (at
     /// least 32) kept for files, the database and the runtime. At EMFILE libdispatch's own
     /// thread-pool monitor, which opens /proc files, crashes the process (SIGILL), so
@@ -214,7 +217,22 @@ public final class HTTPServer: Sendable {
         state.withLock { $0.listener }?.pause(milliseconds: 100)
     }
 
+    /// Once a burst of connections is over, the memory their threads freed goes back to the
+    /// system: glibc keeps it in per-thread arenas otherwise (after 300 connections had gone,
+    /// malloc_trim gave back 9 MB of 39). On the sweep's thread, never a loop's.
+    private func giveBackMemoryAfterBursts() {
+        let active = context.metrics.activeConnections
+        let burstEnded = connectionPeak.withLock { peak -> Bool in
+            peak = max(peak, active)
+            guard peak >= 64, active <= peak / 4 else { return false }
+            peak = active
+            return true
+        }
+        if burstEnded { _ = nt_malloc_trim() }
+    }
+
     private func sweepDeadlines() {
+        giveBackMemoryAfterBursts()
         let now = monotonicNanoseconds()
         for connection in context.registry.all() {
             let due = connection.deadline.load(ordering: .relaxed)
