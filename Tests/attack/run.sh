@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# make test: the attacks of attack.py against the newest built toursd (make test builds the
-# debug one; after make build, the release one operators run).
+# make test: the attacks of attack.py against the release toursd operators run (make test
+# builds it first; the debug one when run by hand without it).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . bench/lib.sh
 work=$(mktemp -d)
 trap 'stop_servers "$work"' EXIT
-bin=.build/debug/toursd
-if [ -x .build/release/toursd ] && [ .build/release/toursd -nt "$bin" ]; then bin=.build/release/toursd; fi
+bin=.build/release/toursd
+[ -x "$bin" ] || bin=.build/debug/toursd
 TOURSD_BIN=$bin start_toursd "$work"
 token=$(cat "$work/data/admin.token")
 property=$(cat /proc/sys/kernel/random/uuid) floor=$(cat /proc/sys/kernel/random/uuid)
