@@ -39,7 +39,7 @@ enum Backup {
             for key in source.keys() { try take(key, from: source, to: target, &summary) }
             let database = try Database(path: dataDir + "/toursd.sqlite")
             try database.backup(to: destination + "/toursd.sqlite")
-            let named = try Set(Self.namedFiles(Database(path: destination + "/toursd.sqlite")))
+            let named = try Set(StoredFiles.named(by: Database(path: destination + "/toursd.sqlite")))
             for key in named.subtracting(target.keys()) {
                 guard source.exists(key) else {
                     // Placed after step 1 and deleted after step 2: run again.
@@ -68,17 +68,6 @@ enum Backup {
         return summary
     }
 
-    /// The files the database's rows name: panoramas, the floors' world maps, the partial
-    /// files of uploads still receiving.
-    static func namedFiles(_ db: Database) throws -> [BlobKey] {
-        func keys(_ kind: BlobKey.Kind, _ sql: String) throws -> [BlobKey] {
-            try db.query(sql).map { BlobKey(tenant: $0[0].int64 ?? 0, kind: kind, id: $0[1].string ?? "") }
-        }
-        return try keys(.panorama, "SELECT tenant_id, id FROM panoramas")
-            + keys(.worldMap, "SELECT tenant_id, coalesce(world_map_file, id) FROM floors WHERE world_map_sha256 IS NOT NULL")
-            + keys(.upload, "SELECT tenant_id, id FROM uploads WHERE state = 'receiving'")
-    }
-
     /// Links a file that never changes (copies it across file systems); copies a partial one.
     private static func take(_ key: BlobKey, from source: StoredFiles, to target: StoredFiles, _ summary: inout Summary) throws(ServiceError) {
         try target.makeDirectory(for: key)
@@ -103,6 +92,18 @@ struct StoredFiles {
     let root: String
 
     func path(_ key: BlobKey) -> String { "\(root)/blobs/\(key.tenant)/\(key.kind.rawValue)/\(key.id)" }
+
+    /// The files the database's rows name: panoramas, the floors' world maps, the partial
+    /// files of uploads still receiving. Any other stored file is an orphan (start-up removes
+    /// it, a backup leaves it out).
+    static func named(by db: Database) throws -> [BlobKey] {
+        func keys(_ kind: BlobKey.Kind, _ sql: String) throws -> [BlobKey] {
+            try db.query(sql).map { BlobKey(tenant: $0[0].int64 ?? 0, kind: kind, id: $0[1].string ?? "") }
+        }
+        return try keys(.panorama, "SELECT tenant_id, id FROM panoramas")
+            + keys(.worldMap, "SELECT tenant_id, coalesce(world_map_file, id) FROM floors WHERE world_map_sha256 IS NOT NULL")
+            + keys(.upload, "SELECT tenant_id, id FROM uploads WHERE state = 'receiving'")
+    }
 
     func exists(_ key: BlobKey) -> Bool { access(path(key), F_OK) == 0 }
 

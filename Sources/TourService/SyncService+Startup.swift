@@ -55,24 +55,11 @@ extension SyncService {
         let temporary = context.blobs.removeTemporaryFiles()
         var orphans = 0
         do {
-            for key in context.blobs.allKeys() {
-                let known = try context.pool.readBlocking { db -> Bool in
-                    switch key.kind {
-                    case .panorama:
-                        return try db.first("SELECT 1 FROM panoramas WHERE tenant_id = ? AND id = ?", key.tenant, key.id) != nil
-                    case .worldMap:
-                        return try db.first("""
-                            SELECT 1 FROM floors WHERE tenant_id = ? AND coalesce(world_map_file, id) = ? AND world_map_sha256 IS NOT NULL
-                            """, key.tenant, key.id) != nil
-                    case .upload:
-                        return try db.first("SELECT 1 FROM uploads WHERE tenant_id = ? AND id = ? AND state = 'receiving'",
-                                            key.tenant, key.id) != nil
-                    }
-                }
-                if !known {
-                    context.blobs.removeNow(key)
-                    orphans += 1
-                }
+            // One query for every name the rows use, not one per file found.
+            let named = Set(try context.pool.readBlocking { try StoredFiles.named(by: $0) })
+            for key in context.blobs.allKeys() where !named.contains(key) {
+                context.blobs.removeNow(key)
+                orphans += 1
             }
         } catch {
             throw StartupError("cannot check stored files against the database: \(error)")
