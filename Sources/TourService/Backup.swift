@@ -39,7 +39,7 @@ enum Backup {
             for key in source.keys() { try take(key, from: source, to: target, &summary) }
             let database = try Database(path: dataDir + "/toursd.sqlite")
             try database.backup(to: destination + "/toursd.sqlite")
-            let named = try Set(StoredFiles.named(by: Database(path: destination + "/toursd.sqlite")))
+            let named = try Set(StoredFiles.named(by: Database(path: destination + "/toursd.sqlite"), kinds: Set(BlobKey.Kind.allCases)))
             for key in named.subtracting(target.keys()) {
                 guard source.exists(key) else {
                     // Placed after step 1 and deleted after step 2: run again.
@@ -95,14 +95,17 @@ struct StoredFiles {
 
     /// The files the database's rows name: panoramas, the floors' world maps, the partial
     /// files of uploads still receiving. Any other stored file is an orphan (start-up removes
-    /// it, a backup leaves it out).
-    static func named(by db: Database) throws -> [BlobKey] {
-        func keys(_ kind: BlobKey.Kind, _ sql: String) throws -> [BlobKey] {
-            try db.query(sql).map { BlobKey(tenant: $0[0].int64 ?? 0, kind: kind, id: $0[1].string ?? "") }
+    /// it, a backup leaves it out). Only `kinds` are asked for: the kinds of the files there
+    /// are (a database a folder of older migrations made may lack the columns of the others).
+    static func named(by db: Database, kinds: Set<BlobKey.Kind>) throws -> [BlobKey] {
+        try kinds.flatMap { kind -> [BlobKey] in
+            let sql = switch kind {
+            case .panorama: "SELECT tenant_id, id FROM panoramas"
+            case .worldMap: "SELECT tenant_id, coalesce(world_map_file, id) FROM floors WHERE world_map_sha256 IS NOT NULL"
+            case .upload: "SELECT tenant_id, id FROM uploads WHERE state = 'receiving'"
+            }
+            return try db.query(sql).map { BlobKey(tenant: $0[0].int64 ?? 0, kind: kind, id: $0[1].string ?? "") }
         }
-        return try keys(.panorama, "SELECT tenant_id, id FROM panoramas")
-            + keys(.worldMap, "SELECT tenant_id, coalesce(world_map_file, id) FROM floors WHERE world_map_sha256 IS NOT NULL")
-            + keys(.upload, "SELECT tenant_id, id FROM uploads WHERE state = 'receiving'")
     }
 
     func exists(_ key: BlobKey) -> Bool { access(path(key), F_OK) == 0 }

@@ -56,8 +56,10 @@ extension SyncService {
         var orphans = 0
         do {
             // One query for every name the rows use, not one per file found.
-            let named = Set(try context.pool.readBlocking { try StoredFiles.named(by: $0) })
-            for key in context.blobs.allKeys() where !named.contains(key) {
+            let stored = context.blobs.allKeys()
+            let kinds = Set(stored.map(\.kind))
+            let named = Set(try context.pool.readBlocking { try StoredFiles.named(by: $0, kinds: kinds) })
+            for key in stored where !named.contains(key) {
                 context.blobs.removeNow(key)
                 orphans += 1
             }
