@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 
@@ -74,6 +75,59 @@ import TestSupport
         #expect(undeclared.status == 409)
         #expect(try client.send("GET", "/v1/panoramas/\(id)/content").body == image)
         #expect(harness.storedFiles().count == 1)
+        await harness.finish()
+    }
+
+    /// A re-send that arrives while the first request is still storing (the client gave up
+    /// waiting and sent again), one-shot or resumable: it waits its turn and is answered as a
+    /// re-send, never refused; one file is kept.
+    @Test func sendsOfOnePanoramaInFlightTogetherAllSucceed() async throws {
+        let harness = try ServiceHarness()
+        let setup = try harness.client(harness.alpha)
+        let (_, floorId) = try setup.makeFloor()
+        let image = imageBytes(400_000)
+        let id = newID()
+        let port = harness.port, token = harness.alpha
+        let answers = Mutex<[(resumable: Bool, status: Int)]>([])
+        let senders = (0..<8).map { sender in
+            Thread.detachedTask {
+                let resumable = sender % 4 == 3
+                let status: Int
+                do {
+                    let client = try APIClient(port: port, token: token)
+                    status = resumable ? try client.tusCreate(panoramaId: id, floorId: floorId, length: image.count, body: image).status
+                                       : try client.putPanorama(id, floorId: floorId, bytes: image).status
+                } catch {
+                    status = 0
+                }
+                answers.withLock { $0.append((resumable, status)) }
+            }
+        }
+        for sender in senders { await sender.value }
+        let all = answers.withLock { $0 }
+        #expect(all.filter(\.resumable).allSatisfy { $0.status == 201 }, "answers: \(all)")
+        let oneShot = all.filter { !$0.resumable }.map(\.status)
+        #expect(oneShot.allSatisfy { $0 == 200 || $0 == 201 }, "one-shot answers: \(oneShot)")
+        #expect(oneShot.filter { $0 == 201 }.count <= 1)
+        #expect(try setup.send("GET", "/v1/panoramas/\(id)/content").body == image)
+        #expect(harness.storedFiles().count == 1, "\(harness.storedFiles())")
+        await harness.finish()
+    }
+
+    /// A panorama file left without its row (its removal failed) does not block the id: the
+    /// next store replaces it.
+    @Test func aFileWithoutItsRowIsReplaced() async throws {
+        let harness = try ServiceHarness()
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let first = newID()
+        try client.putPanorama(first, floorId: floorId, bytes: imageBytes(100))
+        let folder = (try #require(harness.storedFiles().first) as NSString).deletingLastPathComponent
+        let id = newID()
+        #expect(FileManager.default.createFile(atPath: "\(harness.dataDir)/\(folder)/\(id)", contents: Data("left over".utf8)))
+        let image = imageBytes(5000, seed: 9)
+        #expect(try client.putPanorama(id, floorId: floorId, bytes: image).status == 201)
+        #expect(try client.send("GET", "/v1/panoramas/\(id)/content").body == image)
         await harness.finish()
     }
 

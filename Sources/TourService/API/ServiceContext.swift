@@ -13,6 +13,8 @@ final class ServiceContext: Sendable {
     let config: ToursdConfig
     let logger: Logger
     let crashPoints: CrashPoints
+    /// Panorama ids whose file and row are being changed: one request at a time per id.
+    let panoramaTurns = AsyncKeyedLock<BlobKey>()
 
     init(pool: DatabasePool, blobs: BlobStore, config: ToursdConfig, logger: Logger, crashPoints: CrashPoints) {
         self.pool = pool

@@ -21,36 +21,34 @@ enum PanoramaRoutes {
                 await context.blobs.discard(received)
                 throw ServiceError(.digestMismatch, "the body's sha-256 is \(received.sha256), not the declared \(declared)")
             }
-            // In place (where nothing is) before its row is committed: the row is the switch.
+            // In place before its row is committed: the row is the switch.
             let key = BlobKey(tenant: tenant, kind: .panorama, id: id)
-            let placed: Bool
-            do {
-                placed = try await context.blobs.place(received, as: key)
-            } catch {
-                await context.blobs.discard(received)
-                throw error
-            }
-            guard placed else {
-                // Stored meanwhile (a re-send), or being stored by another request.
-                await context.blobs.discard(received)
-                guard let existing = try await context.read({ try TourStore.panorama($0, tenant, id) }) else {
-                    throw ServiceError.conflict("panorama \(id) is being stored by another request")
+            return try await context.panoramaTurns.withLock(key) {
+                let placement: PanoramaPlacement
+                do {
+                    placement = try await context.placePanorama(key) { try await context.blobs.place(received, as: key) }
+                } catch {
+                    await context.blobs.discard(received)
+                    throw error
                 }
-                return try PanoramaUpload.resend(existing, digest: received.sha256)
-            }
-            context.crashPoints.reached(.panoramaPlaced)
-            let stored: PanoramaRecord
-            do {
-                stored = try await context.write { db in
-                    try TourStore.insertPanorama(db, tenant, id: id, floorId: floorId, roomId: roomId,
-                                                 contentType: contentType, size: received.size, sha256: received.sha256)
+                if case .stored(let existing) = placement {
+                    await context.blobs.discard(received)
+                    return try PanoramaUpload.resend(existing, digest: received.sha256)
                 }
-            } catch {
-                await context.blobs.remove(key) // the row was refused: no file without its row
-                throw error
+                context.crashPoints.reached(.panoramaPlaced)
+                let stored: PanoramaRecord
+                do {
+                    stored = try await context.write { db in
+                        try TourStore.insertPanorama(db, tenant, id: id, floorId: floorId, roomId: roomId,
+                                                     contentType: contentType, size: received.size, sha256: received.sha256)
+                    }
+                } catch {
+                    await context.blobs.remove(key) // the row was refused: no file without its row
+                    throw error
+                }
+                context.crashPoints.reached(.panoramaCommitted)
+                return .json(.created, encodeJSON(stored.json))
             }
-            context.crashPoints.reached(.panoramaCommitted)
-            return .json(.created, encodeJSON(stored.json))
         }
 
         table.add(.get, "/v1/panoramas/{panoramaId}") { request in
@@ -74,9 +72,46 @@ enum PanoramaRoutes {
 
         table.add(.delete, "/v1/panoramas/{panoramaId}") { request in
             let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
-            guard try await context.write({ try TourStore.deletePanorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
-            await context.blobs.remove(BlobKey(tenant: tenant, kind: .panorama, id: id))
-            return Response(status: .noContent)
+            let key = BlobKey(tenant: tenant, kind: .panorama, id: id)
+            return try await context.panoramaTurns.withLock(key) {
+                guard try await context.write({ try TourStore.deletePanorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
+                await context.blobs.remove(key)
+                return Response(status: .noContent)
+            }
+        }
+    }
+}
+
+/// Where a panorama's file stands once its name is asked for.
+enum PanoramaPlacement {
+    /// The file has the panorama's name; its row is to be committed (or the file removed).
+    case placed
+    /// The panorama is stored already: this row.
+    case stored(PanoramaRecord)
+}
+
+extension ServiceContext {
+    /// Gives panorama `key` its file with `put` (false when the name is taken), or finds it
+    /// stored. The caller holds the panorama's turn until its commit, so a re-send arriving
+    /// while the first request is still storing waits and is answered as a re-send. A name
+    /// taken without a row is then a file a failed removal left: it goes, and `put` runs again.
+    func placePanorama(_ key: BlobKey, by put: () async throws -> Bool) async throws -> PanoramaPlacement {
+        if try await put() { return .placed }
+        if let existing = try await read({ try TourStore.panorama($0, key.tenant, key.id) }) { return .stored(existing) }
+        logger.warn("a panorama file without its row is replaced", ["panorama": key.id])
+        await blobs.remove(key)
+        guard try await put() else { throw ServiceError(.internal, "panorama \(key.id) cannot be placed") }
+        return .placed
+    }
+
+    /// Removes panorama files after the commit that dropped their rows, each in its turn; one
+    /// stored again meanwhile (a new row) keeps its file.
+    func removePanoramaFiles(_ keys: [BlobKey]) async {
+        for key in keys {
+            try? await panoramaTurns.withLock(key) {
+                guard try await read({ try TourStore.panorama($0, key.tenant, key.id) }) == nil else { return }
+                await blobs.remove(key)
+            }
         }
     }
 }

@@ -37,7 +37,8 @@ enum PropertyRoutes {
             let (tenant, id) = (request.tenant, try request.uuid("propertyId"))
             guard let files = try await context.write({ try TourStore.deleteProperty($0, tenant, id) }) else { throw ServiceError.notFound("property", id) }
             // After the commit: a crash before this leaves files with no row, swept at start-up.
-            await context.blobs.remove(files)
+            await context.blobs.remove(files.filter { $0.kind != .panorama })
+            await context.removePanoramaFiles(files.filter { $0.kind == .panorama })
             return Response(status: .noContent)
         }
 

@@ -83,10 +83,7 @@ struct Uploads: Sendable {
         // A creation sent again (its 201 was lost): the same upload, at the offset it holds.
         let now = self.now
         if let open = try await context.read({ try UploadStore.receiving($0, tenant, panoramaId: wanted.panoramaId) }), open.expiresAt > now {
-            guard open.length == wanted.length else {
-                throw ServiceError.conflict("panorama \(wanted.panoramaId) has an unfinished upload of another length")
-            }
-            return created(open, offset: try await resumeOffset(open, tenant))
+            return try await sentAgain(open, wanted, tenant)
         }
         _ = try await context.read { try TourStore.panoramaPlace($0, tenant, floorId: wanted.floorId, roomId: wanted.roomId) }
         // The partial file exists, durably, before the row that names it.
@@ -95,13 +92,17 @@ struct Uploads: Sendable {
         let session = try await sessions.session(key, recordedOffset: 0)
         let expiresAt = now + expiry
         let (maxCount, maxBytes) = (context.config.maxUnfinishedUploadsPerTenant, Int64(context.config.maxUnfinishedUploadBytesPerTenant))
-        let upload: UploadRecord
-        let stale: UploadRecord?
+        let creation: Creation
         do {
-            (upload, stale) = try await context.write { db -> (UploadRecord, UploadRecord?) in
-                // Expired leftovers under the same panorama go first (the sweep may not have run yet).
-                let stale = try UploadStore.receiving(db, tenant, panoramaId: wanted.panoramaId)
-                if let stale { _ = try UploadStore.delete(db, tenant, stale.id) }
+            creation = try await context.write { db -> Creation in
+                var stale: UploadRecord?
+                if let open = try UploadStore.receiving(db, tenant, panoramaId: wanted.panoramaId) {
+                    // Created since the read above, by a request still in flight: that one.
+                    if open.expiresAt > now { return .sentAgain(open) }
+                    // Expired leftovers go first (the sweep may not have run yet).
+                    _ = try UploadStore.delete(db, tenant, open.id)
+                    stale = open
+                }
                 // The tenant's quota, checked in the transaction that would exceed it.
                 let held = try UploadStore.unfinished(db, tenant, now: now)
                 guard held.count < maxCount else {
@@ -110,12 +111,21 @@ struct Uploads: Sendable {
                 guard held.bytes + wanted.length <= maxBytes else {
                     throw ServiceError(.insufficientStorage, "this tenant's unfinished uploads reserve \(held.bytes) bytes; \(wanted.length) more would pass its \(maxBytes)")
                 }
-                return (try UploadStore.create(db, tenant, id: id, wanted, expiresAt: expiresAt), stale)
+                return .created(try UploadStore.create(db, tenant, id: id, wanted, expiresAt: expiresAt), replacing: stale)
             }
         } catch {
             sessions.end(key)
             await context.blobs.remove(key)
             throw error
+        }
+        let (upload, stale): (UploadRecord, UploadRecord?)
+        switch creation {
+        case .created(let record, let replacing):
+            (upload, stale) = (record, replacing)
+        case .sentAgain(let open):
+            sessions.end(key)
+            await context.blobs.remove(key)
+            return try await sentAgain(open, wanted, tenant)
         }
         if let stale {
             let staleKey = partialKey(stale, tenant)
@@ -129,6 +139,23 @@ struct Uploads: Sendable {
         }
         let claim = try await session.claim(checksum: nil)
         return try await receive(request, upload, session, token: claim.token, checksum: nil, creation: true)
+    }
+
+    /// What a creation's transaction found.
+    private enum Creation {
+        /// A new upload, in place of an expired one under the same panorama.
+        case created(UploadRecord, replacing: UploadRecord?)
+        /// The panorama has an unfinished upload already.
+        case sentAgain(UploadRecord)
+    }
+
+    /// A creation whose panorama has an unfinished upload: that upload, at the offset it holds
+    /// (its body, if any, is not stored: the client goes on from that offset).
+    private func sentAgain(_ open: UploadRecord, _ wanted: UploadRequest, _ tenant: Int64) async throws -> Response {
+        guard open.length == wanted.length else {
+            throw ServiceError.conflict("panorama \(wanted.panoramaId) has an unfinished upload of another length")
+        }
+        return created(open, offset: try await resumeOffset(open, tenant))
     }
 
     /// The upload as it is now (a request may have finished it since `upload` was read):
@@ -269,27 +296,27 @@ struct Uploads: Sendable {
             if let declared = upload.declaredSHA256, declared != digest {
                 throw ServiceError(.digestMismatch, "the upload's sha-256 is \(digest), not the declared \(declared)")
             }
-            if try await context.blobs.link(partial: partial, as: panorama) {
-                context.crashPoints.reached(.uploadLinked)
-                do {
-                    try await context.write { db in
-                        _ = try TourStore.insertPanorama(db, tenant, id: upload.panoramaId, floorId: upload.floorId, roomId: upload.roomId,
-                                                         contentType: upload.contentType, size: upload.length, sha256: digest)
-                        try UploadStore.markFinished(db, tenant, upload.id)
+            try await context.panoramaTurns.withLock(panorama) {
+                switch try await context.placePanorama(panorama, by: { try await context.blobs.link(partial: partial, as: panorama) }) {
+                case .placed:
+                    context.crashPoints.reached(.uploadLinked)
+                    do {
+                        try await context.write { db in
+                            _ = try TourStore.insertPanorama(db, tenant, id: upload.panoramaId, floorId: upload.floorId, roomId: upload.roomId,
+                                                             contentType: upload.contentType, size: upload.length, sha256: digest)
+                            try UploadStore.markFinished(db, tenant, upload.id)
+                        }
+                    } catch {
+                        await context.blobs.remove(panorama) // no file without its row
+                        throw error
                     }
-                } catch {
-                    await context.blobs.remove(panorama) // no file without its row
-                    throw error
+                    context.crashPoints.reached(.uploadCommitted)
+                case .stored(let existing):
+                    // Stored meanwhile: the same bytes are a re-send (its bytes were not needed),
+                    // others a conflict.
+                    _ = try PanoramaUpload.resend(existing, digest: digest)
+                    try await context.write { try UploadStore.markFinished($0, tenant, upload.id) }
                 }
-                context.crashPoints.reached(.uploadCommitted)
-            } else {
-                // Stored meanwhile: the same bytes are a re-send (its bytes were not needed),
-                // others a conflict; or a one-shot upload is storing it.
-                guard let existing = try await context.read({ try TourStore.panorama($0, tenant, upload.panoramaId) }) else {
-                    throw ServiceError.conflict("panorama \(upload.panoramaId) is being stored by another request")
-                }
-                _ = try PanoramaUpload.resend(existing, digest: digest)
-                try await context.write { try UploadStore.markFinished($0, tenant, upload.id) }
             }
         } catch let error as ServiceError where !error.isServerFailure {
             // Nothing of a refused upload is kept.
