@@ -178,4 +178,32 @@ import TestSupport
         #expect(wrongType.status == 415)
         await harness.finish()
     }
+
+    /// Another station downloads the world map to continue the floor: the bytes, the digest as
+    /// ETag, ranges, 304 for the map it has; 404 for a floor without one.
+    @Test func theWorldMapIsReadBackWithItsDigest() async throws {
+        let harness = try ServiceHarness()
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let none = try client.send("GET", "/v1/floors/\(floorId)/worldmap")
+        #expect(none.status == 404)
+        #expect(none.errorCode == "not_found")
+        let map = imageBytes(3000, seed: 4)
+        try client.putWorldMap(floorId, bytes: map)
+        let whole = try client.send("GET", "/v1/floors/\(floorId)/worldmap")
+        #expect(whole.status == 200)
+        #expect(whole.body == map)
+        #expect(whole.header("Content-Type") == "application/octet-stream")
+        #expect(whole.header("ETag") == "\"\(sha256Hex(map))\"")
+        let part = try client.send("GET", "/v1/floors/\(floorId)/worldmap", headers: ["Range": "bytes=100-199"])
+        #expect(part.status == 206)
+        #expect(part.body == Array(map[100..<200]))
+        #expect(try client.send("GET", "/v1/floors/\(floorId)/worldmap", headers: ["If-None-Match": "\"\(sha256Hex(map))\""]).status == 304)
+        // Replaced: the new map is what comes back.
+        let newer = imageBytes(500, seed: 8)
+        try client.putWorldMap(floorId, bytes: newer)
+        #expect(try client.send("GET", "/v1/floors/\(floorId)/worldmap").body == newer)
+        #expect(try client.send("GET", "/v1/floors/\(newID())/worldmap").status == 404)
+        await harness.finish()
+    }
 }

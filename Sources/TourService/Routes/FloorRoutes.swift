@@ -30,6 +30,15 @@ enum FloorRoutes {
             return .json(.ok, outcome.answer)
         }
 
+        table.add(.get, "/v1/floors/{floorId}/worldmap") { request in
+            let (tenant, floorId) = (request.tenant, try request.uuid("floorId"))
+            guard let floor = try await context.read({ try TourStore.floor($0, tenant, floorId) }) else { throw ServiceError.notFound("floor", floorId) }
+            guard let key = floor.worldMapKey(tenant), let content = floor.worldMap else {
+                throw ServiceError(.notFound, "floor \(floorId) has no world map")
+            }
+            return try await context.content(key, content, for: request)
+        }
+
         table.add(.put, "/v1/floors/{floorId}/worldmap", bodyLimit: Int64(context.config.maxWorldMapBytes)) { request in
             let (tenant, floorId) = (request.tenant, try request.uuid("floorId"))
             if let type = request.headers["content-type"], !type.lowercased().hasPrefix("application/octet-stream") {

@@ -60,14 +60,8 @@ enum PanoramaRoutes {
         table.add(.get, "/v1/panoramas/{panoramaId}/content") { request in
             let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
             guard let panorama = try await context.read({ try TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
-            switch PanoramaContent.answer(panorama, range: request.headers["range"], ifNoneMatch: request.headers["if-none-match"]) {
-            case .response(let response):
-                return response
-            case .bytes(let range, var response):
-                let fd = try await context.blobs.openForReading(BlobKey(tenant: tenant, kind: .panorama, id: id))
-                response.body = .file(FileRegion(fd: fd, offset: range.lowerBound, length: range.upperBound - range.lowerBound))
-                return response
-            }
+            return try await context.content(BlobKey(tenant: tenant, kind: .panorama, id: id),
+                                             StoredContent(size: panorama.size, sha256: panorama.sha256, contentType: panorama.contentType), for: request)
         }
 
         table.add(.delete, "/v1/panoramas/{panoramaId}") { request in
@@ -127,62 +121,4 @@ enum PanoramaUpload {
         return .json(.ok, encodeJSON(existing.json))
     }
 
-}
-
-/// GET …/content: the bytes, whole or a range (RFC 9110 §14), with the digest as ETag.
-enum PanoramaContent {
-    enum Answer {
-        /// Send this range of the file with this head.
-        case bytes(Range<Int64>, Response)
-        /// Answer without the file (304, 416).
-        case response(Response)
-    }
-
-    static func answer(_ panorama: PanoramaRecord, range: String?, ifNoneMatch: String?) -> Answer {
-        let etag = "\"\(panorama.sha256)\""
-        var headers = [HTTPField(name: "ETag", value: etag), HTTPField(name: "Accept-Ranges", value: "bytes")]
-        if let ifNoneMatch, ifNoneMatch == "*" || ifNoneMatch.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
-            return .response(Response(status: .notModified, headers: headers))
-        }
-        switch ByteRange.parse(range, size: panorama.size) {
-        case .whole:
-            if let bytes = ByteEncoding.bytes(fromHex: panorama.sha256) {
-                headers.append(HTTPField(name: "Repr-Digest", value: "sha-256=:\(ByteEncoding.base64(bytes)):"))
-            }
-            return .bytes(0..<panorama.size, Response(status: .ok, contentType: panorama.contentType, headers: headers))
-        case .part(let part):
-            headers.append(HTTPField(name: "Content-Range", value: "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(panorama.size)"))
-            return .bytes(part, Response(status: .partialContent, contentType: panorama.contentType, headers: headers))
-        case .unsatisfiable:
-            var error = ServiceError(.rangeNotSatisfiable, "the range is outside the \(panorama.size) bytes").httpError
-            error.headers.append(HTTPField(name: "Content-Range", value: "bytes */\(panorama.size)"))
-            return .response(.error(error))
-        }
-    }
-}
-
-/// A `Range: bytes=…` header of one range (RFC 9110 §14.1.2). Several ranges, or a header
-/// this does not understand, are answered whole, as §14.2 allows.
-enum ByteRange: Equatable {
-    case whole
-    case part(Range<Int64>)
-    case unsatisfiable
-
-    static func parse(_ header: String?, size: Int64) -> ByteRange {
-        guard let header, header.hasPrefix("bytes="), !header.contains(",") else { return .whole }
-        let spec = header.dropFirst(6).trimmingCharacters(in: .whitespaces)
-        let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2 else { return .whole }
-        if parts[0].isEmpty {
-            // A suffix: the last N bytes.
-            guard let count = Int64(parts[1]), count >= 0 else { return .whole }
-            guard count > 0, size > 0 else { return .unsatisfiable }
-            return .part(max(0, size - count)..<size)
-        }
-        guard let first = Int64(parts[0]), first >= 0 else { return .whole }
-        guard first < size else { return .unsatisfiable }
-        if parts[1].isEmpty { return .part(first..<size) }
-        guard let last = Int64(parts[1]), last >= first else { return .whole }
-        return .part(first..<(min(last, size - 1) + 1))
-    }
 }

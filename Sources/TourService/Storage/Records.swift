@@ -50,6 +50,8 @@ struct RoomRecord: Equatable {
     var name: String?
     var outline: String
     var height: Double?
+    /// The opaque capture output, JSON text (in the tour document only).
+    var capture: String?
 
     init(_ row: Row) {
         id = row["id"].string ?? ""
@@ -57,6 +59,7 @@ struct RoomRecord: Equatable {
         name = row["name"].string
         outline = row["outline"].string ?? "[]"
         height = row["height"].double
+        capture = row["capture"].string
     }
 
     var json: [String: Any] {
@@ -73,6 +76,7 @@ struct FloorRecord: Equatable {
     var planRevision: Int
     var structure: String?
     var worldMapSHA256: String?
+    var worldMapSize: Int64?
     /// The world map file's name (older maps: the floor id).
     var worldMapFile: String?
     var rooms: [RoomRecord]
@@ -85,6 +89,7 @@ struct FloorRecord: Equatable {
         planRevision = row["plan_revision"].int ?? 0
         structure = row["structure"].string
         worldMapSHA256 = row["world_map_sha256"].string
+        worldMapSize = row["world_map_size"].int64
         worldMapFile = worldMapSHA256 == nil ? nil : row["world_map_file"].string ?? id
         self.rooms = rooms
     }
@@ -92,6 +97,12 @@ struct FloorRecord: Equatable {
     /// The world map's file, when the floor has one.
     func worldMapKey(_ tenant: Int64) -> BlobKey? {
         worldMapFile.map { BlobKey(tenant: tenant, kind: .worldMap, id: $0) }
+    }
+
+    /// The world map as GET answers it, when the floor has one.
+    var worldMap: StoredContent? {
+        guard let worldMapSHA256, let worldMapSize else { return nil }
+        return StoredContent(size: worldMapSize, sha256: worldMapSHA256, contentType: "application/octet-stream")
     }
 
     /// A plan can be continued only with the saved world map to relocalise into (seeds).

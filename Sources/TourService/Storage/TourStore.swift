@@ -243,9 +243,15 @@ enum TourStore {
         for floorId in floorIds {
             guard let floor = try floor(db, tenant, floorId) else { continue }
             var json = floor.json
+            json["rooms"] = floor.rooms.map { room -> [String: Any] in
+                var json = room.json
+                json["capture"] = decodeStoredJSON(room.capture)
+                return json
+            }
             json["plan"] = floor.planRevision > 0
                 ? ["revision": floor.planRevision, "structure": decodeStoredJSON(floor.structure)] as [String: Any]
                 : NSNull()
+            json["worldMap"] = floor.worldMap.map { ["sha256": $0.sha256, "size": $0.size, "url": "/v1/floors/\(floor.id)/worldmap"] as [String: Any] } ?? NSNull()
             json["panoramas"] = try db.query("SELECT * FROM panoramas WHERE tenant_id = ? AND floor_id = ? ORDER BY created_at, id", tenant, floorId)
                 .map { row -> [String: Any] in
                     var panorama = PanoramaRecord(row).json
