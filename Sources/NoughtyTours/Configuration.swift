@@ -41,11 +41,11 @@ public final class NoughtyTours: Sendable {
         self.configuration = configuration
         let options = try configuration.sync.validated()
         store = try LocalStore(directory: configuration.storageDirectory)
-        properties = PropertyManagement(store: store)
+        let server = ServerEndpoint(server: configuration.server, token: configuration.token)
+        properties = PropertyManagement(store: store, remote: RemoteServer(server: server, options: options))
         structureCapture = StructureCapture(store: store)
         panoramaCapture = PanoramaCapture(store: store)
-        queue = UploadQueue(store: store, server: ServerEndpoint(server: configuration.server, token: configuration.token),
-                            options: options, events: syncEvents)
+        queue = UploadQueue(store: store, server: server, options: options, events: syncEvents)
     }
 
     /// Starts the upload queue: what was in flight when the process last stopped resumes
@@ -88,8 +88,9 @@ public final class NoughtyTours: Sendable {
     }
 
     /// The queue's progress, uploads and failed attempts, from now on, until the iterating
-    /// task is cancelled.
-    public func events() -> AsyncStream<SyncEvent> {
+    /// task is cancelled. Every `uploaded` and `attemptFailed` is delivered however slowly
+    /// the host reads; progress events of one item may be coalesced to the latest.
+    public func events() -> SyncEventStream {
         syncEvents.stream()
     }
 

@@ -19,12 +19,19 @@ public enum PanoramaCaptureEvent: Sendable, Equatable {
 public struct PanoramaCapture: Sendable {
     let store: LocalStore
 
-    public func session(floor: Floor) -> PanoramaCaptureSession {
-        PanoramaCaptureSession(store: store, floor: floor, room: nil)
+    /// A session into the floor; `notFound` for a deleted floor.
+    public func session(floor: Floor) async throws(NoughtyToursError) -> PanoramaCaptureSession {
+        try await store.read { db in try Records.requireFloor(db, floor.id) }
+        return PanoramaCaptureSession(store: store, floor: floor, room: nil)
     }
 
+    /// A session into the room; `notFound` for a deleted room.
     public func session(room: Room) async throws(NoughtyToursError) -> PanoramaCaptureSession {
-        guard let floor = try await store.read({ db in try Records.floor(db, id: room.floorId) }) else { throw .notFound }
+        let floor = try await store.read { db -> Floor? in
+            guard try db.first("SELECT 1 FROM rooms WHERE id = ?", room.id) != nil else { return nil }
+            return try Records.floor(db, id: room.floorId)
+        }
+        guard let floor else { throw .notFound }
         return PanoramaCaptureSession(store: store, floor: floor, room: room)
     }
 }
@@ -65,14 +72,18 @@ public actor PanoramaCaptureSession {
         let contentType = try Self.contentType(of: image)
         let id = UUID().uuidString.lowercased()
         let target = store.directory.appendingPathComponent("panoramas/\(id).\(source.pathExtension.lowercased())")
-        let (size, digest) = try Self.store(source, at: target)
+        let (size, digest) = try LocalFiles.copy(source, to: target)
         let floor = self.floor, room = self.room
         do {
             try await store.write { db in
+                try Records.requireFloor(db, floor.id)
+                // A room a later newScan removed: the panorama goes to its floor, as the
+                // server puts a removed room's panoramas.
+                let roomId = try room.flatMap { room in try db.first("SELECT 1 FROM rooms WHERE id = ?", room.id) == nil ? nil : room.id }
                 try db.run("""
                     INSERT INTO panoramas (id, property_id, floor_id, room_id, path, content_type, size, sha256, created_at)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-                    """, id, floor.propertyId, floor.id, room?.id, target.path, contentType, size, digest)
+                    """, id, floor.propertyId, floor.id, roomId, target.path, contentType, size, digest)
                 // After the floor's plan when it has one (a room's panorama needs its room), else after the floor.
                 let after = try Queue.latest(db, kinds: [.plan, .floor], entity: floor.id)
                 try Queue.add(db, property: floor.propertyId, kind: .panorama, entity: id, dependsOn: after)
@@ -100,28 +111,50 @@ public actor PanoramaCaptureSession {
         default: throw .invalidInput("a panorama is a .jpg, .heic or .png file, not \(name)")
         }
     }
+}
 
-    /// Copies the image into local storage, hashing it as it goes; returns size and SHA-256.
-    static func store(_ source: URL, at target: URL) throws(NoughtyToursError) -> (Int64, String) {
-        guard let input = FileHandle(forReadingAtPath: source.path) else { throw .invalidInput("cannot read \(source.path)") }
-        defer { try? input.close() }
+/// Files brought into local storage.
+enum LocalFiles {
+    /// Copies a file into local storage, hashing it as it goes, durably (fsynced); returns
+    /// size and SHA-256 (hex). A source that cannot be read is `invalidInput`.
+    static func copy(_ source: URL, to target: URL) throws(NoughtyToursError) -> (Int64, String) {
         guard FileManager.default.createFile(atPath: target.path, contents: nil), let output = FileHandle(forWritingAtPath: target.path) else {
             throw .storageUnavailable(reason: "cannot write \(target.path)")
         }
-        let digest = StreamingDigest(.sha256)
-        var size: Int64 = 0
         do {
-            while let chunk = try input.read(upToCount: 1 << 20), !chunk.isEmpty {
-                try output.write(contentsOf: chunk)
-                digest.update(Array(chunk))
-                size += Int64(chunk.count)
-            }
+            let result = try read(source, into: output)
             try output.synchronize()
             try output.close()
+            return result
         } catch {
             try? output.close()
             try? FileManager.default.removeItem(at: target)
+            if let error = error as? NoughtyToursError { throw error }
             throw .storageUnavailable(reason: "copying \(source.lastPathComponent): \(error)")
+        }
+    }
+
+    /// A local file's size and SHA-256 (hex).
+    static func digest(of path: String) throws(NoughtyToursError) -> (Int64, String) {
+        do {
+            return try read(URL(fileURLWithPath: path), into: nil)
+        } catch let error as NoughtyToursError {
+            throw error
+        } catch {
+            throw .storageUnavailable(reason: "reading \(path): \(error)")
+        }
+    }
+
+    /// Reads `source` through, hashing it, writing it to `output` when there is one.
+    private static func read(_ source: URL, into output: FileHandle?) throws -> (Int64, String) {
+        guard let input = FileHandle(forReadingAtPath: source.path) else { throw NoughtyToursError.invalidInput("cannot read \(source.path)") }
+        defer { try? input.close() }
+        let digest = StreamingDigest(.sha256)
+        var size: Int64 = 0
+        while let chunk = try input.read(upToCount: 1 << 20), !chunk.isEmpty {
+            try output?.write(contentsOf: chunk)
+            digest.update(Array(chunk))
+            size += Int64(chunk.count)
         }
         return (size, ByteEncoding.hex(digest.finish()))
     }

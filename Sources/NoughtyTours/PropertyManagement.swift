@@ -6,6 +6,7 @@ import SQLiteDB
 /// without the screens).
 public struct PropertyManagement: Sendable {
     let store: LocalStore
+    let remote: RemoteServer
 
     static let maxMetadataKeys = 64
     static let maxMetadataBytes = 16 * 1024
@@ -58,19 +59,27 @@ public struct PropertyManagement: Sendable {
         }
     }
 
+    /// The property's floors; `notFound` for a deleted property.
     public func floors(of property: Property) async throws(NoughtyToursError) -> [Floor] {
-        try await store.read { db in try Records.floors(db, propertyId: property.id) }
+        try await store.read { db in
+            try Records.requireProperty(db, property.id)
+            return try Records.floors(db, propertyId: property.id)
+        }
     }
 
+    /// The floor's rooms in plan order; `notFound` for a deleted floor.
     public func rooms(of floor: Floor) async throws(NoughtyToursError) -> [Room] {
-        try await store.read { db in try Records.rooms(db, floorId: floor.id) }
+        try await store.read { db in
+            try Records.requireFloor(db, floor.id)
+            return try Records.rooms(db, floorId: floor.id)
+        }
     }
 
     /// Deletes the property and everything under it locally, and queues its deletion on the
     /// server (its other queued uploads are dropped). Throws `notFound` for an unknown one.
     public func deleteProperty(_ property: Property) async throws(NoughtyToursError) {
         let files = try await store.write { db -> [String] in
-            guard try db.first("SELECT 1 FROM properties WHERE id = ?", property.id) != nil else { throw NoughtyToursError.notFound }
+            try Records.requireProperty(db, property.id)
             let files = try db.query("SELECT path FROM panoramas WHERE property_id = ? UNION ALL SELECT world_map_path FROM floors WHERE property_id = ? AND world_map_path IS NOT NULL",
                                      property.id, property.id).compactMap { $0[0].string }
             try db.run("DELETE FROM properties WHERE id = ?", property.id)
@@ -80,13 +89,73 @@ public struct PropertyManagement: Sendable {
             try Queue.add(db, property: property.id, kind: .deleteProperty, entity: property.id, dependsOn: nil)
             return files
         }
-        for file in files { try? FileManager.default.removeItem(atPath: file) }
+        // A downloaded panorama has no local file (its path is empty).
+        for file in files where !file.isEmpty { try? FileManager.default.removeItem(atPath: file) }
     }
 
     /// The property's status, from local storage only.
     public func status(of property: Property) async throws(NoughtyToursError) -> PropertyStatus {
         guard let status = try await store.read({ db in try Records.status(db, propertyId: property.id) }) else { throw .notFound }
         return status
+    }
+
+    /// The tenant's properties on the server, every page of them (a station that did not
+    /// create a property finds it here, to `download` it).
+    public func remoteProperties() async throws(NoughtyToursError) -> [RemoteProperty] {
+        var properties: [RemoteProperty] = []
+        var after: String?
+        // Bounded: each page moves the cursor on, and a cursor seen twice ends the walk.
+        var seen: Set<String> = []
+        for _ in 0..<100_000 {
+            let page = try await remote.json("/v1/properties?limit=200" + (after.map { "&after=\($0)" } ?? ""))
+            guard let items = page["items"] as? [[String: Any]] else { throw .transport("the server's property list has no items") }
+            for item in items { properties.append(try RemoteProperty.parse(item)) }
+            guard let next = page["next"] as? String, !items.isEmpty, seen.insert(next).inserted else { break }
+            after = next
+        }
+        return properties
+    }
+
+    /// Brings the server's property into local storage: the property, its floors, their
+    /// plans and rooms with the server's ids and names, each floor's world map, and its
+    /// panoramas (as uploaded: their images stay on the server). Afterwards the property's
+    /// status is synced and a floor the server offers for continuing can be continued here.
+    /// Again later, it refreshes what the server changed; local work still queued is kept.
+    /// `notFound` when the server has no such property.
+    @discardableResult
+    public func download(propertyId: String) async throws(NoughtyToursError) -> Property {
+        guard let uuid = UUID(uuidString: propertyId) else { throw .invalidInput("a property id is a UUID, not \(propertyId)") }
+        let id = uuid.uuidString.lowercased()
+        let listed = try RemoteProperty.parse(try await remote.json("/v1/properties/\(id)"))
+        let tour = try RemoteTour.parse(try await remote.json("/v1/tours/\(listed.tourId.uuidString.lowercased())",
+                                                               limit: Int(remote.maxDownloadBytes)))
+        let wanted = try await store.read { db in try Downloads.worldMapsToFetch(db, tour) }
+        var fetched: [String: StoredMap] = [:]
+        do throws(NoughtyToursError) {
+            for (floorId, map) in wanted {
+                let path = StoredMap.newPath(store.directory, floorId: floorId)
+                fetched[floorId] = StoredMap(path: path, sha256: map.sha256)
+                try await remote.download(map.path, to: path)
+                let (_, digest) = try LocalFiles.digest(of: path)
+                guard digest == map.sha256 else { throw .transport("floor \(floorId)'s world map arrived with another digest") }
+            }
+            let (property, obsolete) = try await store.write { [fetched] db in try Downloads.apply(db, tour, fetched: fetched) }
+            for file in obsolete { try? FileManager.default.removeItem(atPath: file) }
+            return property
+        } catch {
+            for map in fetched.values { try? FileManager.default.removeItem(atPath: map.path) }
+            throw error
+        }
+    }
+
+    /// The property's items that failed at least once and are not done, each with its last
+    /// error and whether the queue will try it again; from local storage (it survives a
+    /// restart). Throws `notFound` for an unknown or deleted property.
+    public func uploadFailures(of property: Property) async throws(NoughtyToursError) -> [UploadFailure] {
+        try await store.read { db in
+            try Records.requireProperty(db, property.id)
+            return try Queue.failures(db, propertyId: property.id)
+        }
     }
 
     /// The current status at once, then one value per change of it (never the same value
@@ -111,14 +180,12 @@ enum StatusStreams {
 }
 
 extension LocalStore {
-    /// Yields the status now and after every committed change that alters it.
+    /// Yields the status now and after every committed change that alters it. A read that
+    /// fails (storage failing for a moment) yields nothing and the stream goes on: it ends
+    /// only when the property is gone.
     func followStatus(of propertyId: String, stream: Int, _ continuation: AsyncStream<PropertyStatus>.Continuation) {
-        guard let current = try? read({ db in try Records.status(db, propertyId: propertyId) }) else {
-            continuation.finish()
-            return
-        }
-        continuation.yield(current)
-        let last = LastStatus(current)
+        let last = LastStatus()
+        guard refresh(propertyId, last, continuation) else { return }
         // Called on this actor, inside the write that committed (the observer is removed when
         // the stream ends, which also breaks the reference to self).
         let registered = observe(stream: stream) { tables in
@@ -128,20 +195,28 @@ extension LocalStore {
         if !registered { continuation.finish() }
     }
 
-    private func refresh(_ propertyId: String, _ last: LastStatus, _ continuation: AsyncStream<PropertyStatus>.Continuation) {
-        guard let status = try? read({ db in try Records.status(db, propertyId: propertyId) }) else {
+    /// Yields the status if it changed; false (and the stream finished) once the property is gone.
+    @discardableResult
+    private func refresh(_ propertyId: String, _ last: LastStatus, _ continuation: AsyncStream<PropertyStatus>.Continuation) -> Bool {
+        let status: PropertyStatus?
+        do {
+            status = try read { db in try Records.status(db, propertyId: propertyId) }
+        } catch {
+            return true
+        }
+        guard let status else {
             continuation.finish() // deleted
-            return
+            return false
         }
         if status != last.value {
             last.value = status
             continuation.yield(status)
         }
+        return true
     }
 }
 
 /// The last value a status stream yielded; touched only on the store's actor.
 final class LastStatus: @unchecked Sendable {
-    var value: PropertyStatus
-    init(_ value: PropertyStatus) { self.value = value }
+    var value: PropertyStatus?
 }

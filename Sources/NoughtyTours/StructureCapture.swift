@@ -19,12 +19,16 @@ public struct CapturedRoom: Sendable {
     /// The floor polygon in metres, in the floor's plan coordinates: [[x, y], …].
     public var outline: [[Double]]
     public var height: Double?
+    /// The opaque output the capture produced for the room: a JSON value, uploaded with the
+    /// plan and kept by the server as that same value.
+    public var capture: Data?
 
-    public init(room: Room? = nil, name: String?, outline: [[Double]], height: Double? = nil) {
+    public init(room: Room? = nil, name: String?, outline: [[Double]], height: Double? = nil, capture: Data? = nil) {
         self.room = room
         self.name = name
         self.outline = outline
         self.height = height
+        self.capture = capture
     }
 }
 
@@ -33,24 +37,29 @@ public struct CapturedRoom: Sendable {
 public struct StructureCapture: Sendable {
     let store: LocalStore
 
-    /// Applies a captured plan to a floor; returns the floor's rooms afterwards.
+    /// Applies a captured plan to a floor; returns the floor's rooms afterwards. `structure`
+    /// is the floor's opaque capture output, a JSON value like each room's `capture`.
     @discardableResult
     public func apply(floor: Floor, mode: StructureCaptureMode, rooms captured: [CapturedRoom],
-                      worldMap: URL? = nil) async throws(NoughtyToursError) -> [Room] {
+                      structure: Data? = nil, worldMap: URL? = nil) async throws(NoughtyToursError) -> [Room] {
+        let structureText = try structure.map { data throws(NoughtyToursError) in try CaptureOutput.text(data, "the structure") }
+        var plan: [PlanRoom] = []
         for room in captured {
             guard room.outline.count >= 3, room.outline.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isFinite) }) else {
                 throw .invalidInput("a room outline needs at least 3 points of [x, y]")
             }
             if let height = room.height, !(height > 0 && height < 100) { throw .invalidInput("a room height is between 0 and 100 metres") }
             if let existing = room.room, existing.floorId != floor.id { throw .invalidInput("room \(existing.id) is on another floor") }
+            plan.append(PlanRoom(id: room.room?.id, name: room.name, outline: room.outline, height: room.height,
+                                 capture: try room.capture.map { data throws(NoughtyToursError) in try CaptureOutput.text(data, "a room's capture") }))
         }
         let storedMap = try worldMap.map { url throws(NoughtyToursError) in try copyWorldMap(url, floor: floor) }
         do {
-            return try await store.write { db in
-                try Plans.apply(db, floor: floor, mode: mode, captured, worldMap: storedMap)
+            return try await store.write { [plan] db in
+                try Plans.apply(db, floor: floor, mode: mode, plan, structure: structureText, worldMap: storedMap)
             }
         } catch {
-            if let storedMap { try? FileManager.default.removeItem(atPath: storedMap) }
+            if let storedMap { try? FileManager.default.removeItem(atPath: storedMap.path) }
             throw error
         }
     }
@@ -62,15 +71,15 @@ public struct StructureCapture: Sendable {
         do {
             let replaced = try await store.write { db -> String? in
                 guard let row = try db.first("SELECT world_map_path FROM floors WHERE id = ?", floor.id) else { throw NoughtyToursError.notFound }
-                try db.run("UPDATE floors SET world_map_path = ? WHERE id = ?", stored, floor.id)
+                try stored.record(db, floorId: floor.id)
                 try Queue.add(db, property: floor.propertyId, kind: .worldmap, entity: floor.id,
-                              dependsOn: try Queue.latest(db, kinds: [.floor, .plan, .worldmap], entity: floor.id), payload: stored)
+                              dependsOn: try Queue.latest(db, kinds: [.floor, .plan, .worldmap], entity: floor.id), payload: stored.path)
                 return row[0].string
             }
             // The old map's upload, if still queued, finds its file gone: nothing left to send.
             if let replaced { try? FileManager.default.removeItem(atPath: replaced) }
         } catch {
-            try? FileManager.default.removeItem(atPath: stored)
+            try? FileManager.default.removeItem(atPath: stored.path)
             throw error
         }
     }
@@ -78,23 +87,62 @@ public struct StructureCapture: Sendable {
     /// Whether `.continueScan` may be used on the floor: it has a plan and a saved world map
     /// (the floors a property event would raise continueStructureCapture for).
     public func isContinuable(_ floor: Floor) async throws(NoughtyToursError) -> Bool {
-        try await store.read { db in try Plans.isContinuable(db, floorId: floor.id) }
+        try await store.read { db in
+            try Records.requireFloor(db, floor.id)
+            return try Plans.isContinuable(db, floorId: floor.id)
+        }
     }
 
     public func continuableFloors(of property: Property) async throws(NoughtyToursError) -> [Floor] {
         try await store.read { db in
-            try Records.floors(db, propertyId: property.id).filter { try Plans.isContinuable(db, floorId: $0.id) }
+            try Records.requireProperty(db, property.id)
+            return try Records.floors(db, propertyId: property.id).filter { try Plans.isContinuable(db, floorId: $0.id) }
         }
     }
 
-    private func copyWorldMap(_ url: URL, floor: Floor) throws(NoughtyToursError) -> String {
-        let target = store.directory.appendingPathComponent("worldmap-\(floor.id)-\(UUID().uuidString.lowercased())")
-        do {
-            try FileManager.default.copyItem(at: url, to: target)
-        } catch {
-            throw .invalidInput("the world map \(url.path) cannot be read")
+    private func copyWorldMap(_ url: URL, floor: Floor) throws(NoughtyToursError) -> StoredMap {
+        let target = StoredMap.newPath(store.directory, floorId: floor.id)
+        let (_, digest) = try LocalFiles.copy(url, to: URL(fileURLWithPath: target))
+        return StoredMap(path: target, sha256: digest)
+    }
+}
+
+/// A floor's saved world map in local storage: its file and the file's SHA-256.
+struct StoredMap: Sendable, Equatable {
+    var path: String
+    var sha256: String
+
+    static func newPath(_ directory: URL, floorId: String) -> String {
+        directory.appendingPathComponent("worldmap-\(floorId)-\(UUID().uuidString.lowercased())").path
+    }
+
+    func record(_ db: Database, floorId: String) throws {
+        try db.run("UPDATE floors SET world_map_path = ?, world_map_sha256 = ? WHERE id = ?", path, sha256, floorId)
+    }
+
+    static func clear(_ db: Database, floorId: String) throws {
+        try db.run("UPDATE floors SET world_map_path = NULL, world_map_sha256 = NULL WHERE id = ?", floorId)
+    }
+}
+
+/// A room of a plan as it is stored and uploaded: `id` names a room on the floor (nil: a new
+/// one); `capture` is JSON text.
+struct PlanRoom: Sendable {
+    var id: String?
+    var name: String?
+    var outline: [[Double]]
+    var height: Double?
+    var capture: String?
+}
+
+/// The capture's opaque output: any JSON value, kept as its text.
+enum CaptureOutput {
+    static func text(_ data: Data, _ what: String) throws(NoughtyToursError) -> String {
+        guard (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil,
+              let text = String(data: data, encoding: .utf8) else {
+            throw .invalidInput("\(what) is not a JSON value")
         }
-        return target.path
+        return text
     }
 }
 
@@ -104,68 +152,102 @@ enum Plans {
         try db.first("SELECT 1 FROM floors WHERE id = ? AND plan_revision > 0 AND world_map_path IS NOT NULL", floorId) != nil
     }
 
-    static func apply(_ db: Database, floor: Floor, mode: StructureCaptureMode, _ captured: [CapturedRoom], worldMap: String?) throws -> [Room] {
+    static func apply(_ db: Database, floor: Floor, mode: StructureCaptureMode, _ plan: [PlanRoom], structure: String?, worldMap: StoredMap?) throws -> [Room] {
         guard let row = try db.first("SELECT plan_revision, world_map_path FROM floors WHERE id = ?", floor.id) else { throw NoughtyToursError.notFound }
-        let existing = try Records.rooms(db, floorId: floor.id)
-        var planRooms: [(id: String, room: CapturedRoom)] = []
+        // Rooms are known by id alone: a handle taken before a rename still names its room.
+        let existing = Set(try Records.rooms(db, floorId: floor.id).map(\.id))
+        for room in plan {
+            if let id = room.id, !existing.contains(id) { throw NoughtyToursError.notFound } // a room deleted since
+        }
+        var planRooms: [(id: String, room: PlanRoom)] = []
         switch mode {
         case .continueScan:
             guard try isContinuable(db, floorId: floor.id) else { throw NoughtyToursError.notContinuable }
             var position = existing.count
-            for room in captured {
-                if let known = room.room, existing.contains(known) {
+            for room in plan {
+                if let known = room.id {
                     // Kept: id, name, panoramas. Updated: geometry.
-                    try db.run("UPDATE rooms SET outline = ?, height = ? WHERE id = ?", try encode(room.outline), room.height, known.id)
-                    planRooms.append((known.id, room))
+                    try db.run("UPDATE rooms SET outline = ?, height = ?, capture = coalesce(?, capture) WHERE id = ?",
+                               try encode(room.outline), room.height, room.capture, known)
+                    planRooms.append((known, room))
                 } else {
                     let id = UUID().uuidString.lowercased()
-                    try db.run("INSERT INTO rooms (id, floor_id, name, outline, height, position) VALUES (?, ?, ?, ?, ?, ?)",
-                               id, floor.id, room.name, try encode(room.outline), room.height, position)
+                    try db.run("INSERT INTO rooms (id, floor_id, name, outline, height, capture, position) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                               id, floor.id, room.name, try encode(room.outline), room.height, room.capture, position)
                     position += 1
                     planRooms.append((id, room))
                 }
             }
         case .newScan:
-            let kept = Set(captured.compactMap { $0.room?.id })
-            for room in existing where !kept.contains(room.id) {
-                // Nothing is lost: a removed room's panoramas stay on the floor.
-                try db.run("UPDATE panoramas SET room_id = NULL WHERE room_id = ?", room.id)
-                try db.run("DELETE FROM rooms WHERE id = ?", room.id)
-            }
-            for (position, room) in captured.enumerated() {
-                let id = room.room.flatMap { existing.contains($0) ? $0.id : nil } ?? UUID().uuidString.lowercased()
-                try db.run("""
-                    INSERT INTO rooms (id, floor_id, name, outline, height, position) VALUES (?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (id) DO UPDATE SET name = excluded.name, outline = excluded.outline, height = excluded.height,
-                        position = excluded.position
-                    """, id, floor.id, room.name, try encode(room.outline), room.height, position)
+            let kept = Set(plan.compactMap(\.id))
+            try Rooms.remove(db, existing.subtracting(kept))
+            for (position, room) in plan.enumerated() {
+                let id = room.id ?? UUID().uuidString.lowercased()
+                try Rooms.upsert(db, id: id, floorId: floor.id, name: room.name, outline: try encode(room.outline), height: room.height,
+                                 capture: room.capture, position: position)
                 planRooms.append((id, room))
             }
             // The old world map belongs to the old plan.
             if let old = row[1].string {
-                try db.run("UPDATE floors SET world_map_path = NULL WHERE id = ?", floor.id)
+                try StoredMap.clear(db, floorId: floor.id)
                 try? FileManager.default.removeItem(atPath: old)
             }
         }
-        try db.run("UPDATE floors SET plan_revision = plan_revision + 1 WHERE id = ?", floor.id)
+        try db.run("UPDATE floors SET plan_revision = plan_revision + 1, structure = coalesce(?, structure) WHERE id = ?", structure, floor.id)
         // The upload: the plan after whatever of its floor was queued last (the floor, the
         // previous plan, its world map: a continueScan needs that map on the server), then
-        // the world map after the plan.
-        let planId = UUID().uuidString.lowercased()
-        let payload: [String: Any] = [
-            "planId": planId, "mode": mode.rawValue,
-            "rooms": planRooms.map { ["id": $0.id, "name": $0.room.name ?? NSNull(), "outline": $0.room.outline, "height": $0.room.height ?? NSNull()] as [String: Any] },
-        ]
+        // the world map after the plan. Capture output goes as the JSON text it was given.
+        let rooms = try planRooms.map { entry in
+            try JSONText.object([
+                ("id", JSONText.string(entry.id)), ("name", entry.room.name.map(JSONText.string) ?? "null"),
+                ("outline", try encode(entry.room.outline)), ("height", entry.room.height.map { try encode($0) } ?? "null"),
+                ("capture", entry.room.capture ?? "null"),
+            ])
+        }
+        var fields = [("planId", JSONText.string(UUID().uuidString.lowercased())), ("mode", JSONText.string(mode.rawValue)),
+                      ("rooms", "[" + rooms.joined(separator: ",") + "]")]
+        if let structure { fields.append(("structure", structure)) }
         let planItem = try Queue.add(db, property: floor.propertyId, kind: .plan, entity: floor.id,
-                                     dependsOn: try Queue.latest(db, kinds: [.floor, .plan, .worldmap], entity: floor.id), payload: try encode(payload))
+                                     dependsOn: try Queue.latest(db, kinds: [.floor, .plan, .worldmap], entity: floor.id), payload: JSONText.object(fields))
         if let worldMap {
-            try db.run("UPDATE floors SET world_map_path = ? WHERE id = ?", worldMap, floor.id)
-            try Queue.add(db, property: floor.propertyId, kind: .worldmap, entity: floor.id, dependsOn: planItem, payload: worldMap)
+            try worldMap.record(db, floorId: floor.id)
+            try Queue.add(db, property: floor.propertyId, kind: .worldmap, entity: floor.id, dependsOn: planItem, payload: worldMap.path)
         }
         return try Records.rooms(db, floorId: floor.id)
     }
 
     static func encode(_ value: Any) throws -> String {
-        String(decoding: try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]), as: UTF8.self)
+        String(decoding: try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed]), as: UTF8.self)
+    }
+}
+
+/// Rooms of the local plan, as plans and downloads change them.
+enum Rooms {
+    /// Removes rooms; nothing is lost: their panoramas stay on the floor (as the server does).
+    static func remove(_ db: Database, _ ids: Set<String>) throws {
+        for id in ids {
+            try db.run("UPDATE panoramas SET room_id = NULL WHERE room_id = ?", id)
+            try db.run("DELETE FROM rooms WHERE id = ?", id)
+        }
+    }
+
+    static func upsert(_ db: Database, id: String, floorId: String, name: String?, outline: String, height: Double?, capture: String?, position: Int) throws {
+        try db.run("""
+            INSERT INTO rooms (id, floor_id, name, outline, height, capture, position) VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (id) DO UPDATE SET name = excluded.name, outline = excluded.outline, height = excluded.height,
+                capture = excluded.capture, position = excluded.position
+            """, id, floorId, name, outline, height, capture, position)
+    }
+}
+
+/// JSON text put together from pieces already JSON (opaque capture output is spliced as the
+/// text it came as, never re-encoded).
+enum JSONText {
+    static func string(_ text: String) -> String {
+        (try? Plans.encode(text)) ?? "\"\""
+    }
+
+    static func object(_ fields: [(String, String)]) -> String {
+        "{" + fields.map { string($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
     }
 }

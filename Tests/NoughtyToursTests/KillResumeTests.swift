@@ -59,7 +59,7 @@ private final class WorkerProcess {
             let tours = try await makeSyncingLibrary(server: proxied, token: server.token, directory: storage)
             property = try await tours.properties.createProperty(name: "Killed", floorCount: 1)
             let floor = try #require(try await tours.properties.floors(of: property).first)
-            let session = tours.panoramaCapture.session(floor: floor)
+            let session = try await tours.panoramaCapture.session(floor: floor)
             try await capturePanorama(session, bytes: 4_096, seed: 5)
             large = try await capturePanorama(session, bytes: largeSize, seed: 11)
         }
@@ -102,7 +102,7 @@ private final class WorkerProcess {
         let status = try await tours.properties.status(of: property)
         #expect(status.isComplete && status.panoramasUploaded == 2)
         #expect(try await queueItems(tours).allSatisfy { $0.state == "done" })
-        let tourId = try #require(status.tourId)
+        let tourId = try #require(status.tourId).uuidString.lowercased()
         #expect(TourContent.server(try server.json("/v1/tours/\(tourId)")) == (try await TourContent.local(tours, property)))
     }
 }

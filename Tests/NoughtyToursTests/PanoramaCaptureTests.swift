@@ -33,7 +33,7 @@ import TestSupport
         let tours = try await makeLibrary()
         let property = try await tours.properties.createProperty(name: "Villa", floorCount: 1)
         let floor = try #require(try await tours.properties.floors(of: property).first)
-        let session = tours.panoramaCapture.session(floor: floor)
+        let session = try await tours.panoramaCapture.session(floor: floor)
         let folder = try recordedFolder()
         let outcome = try await session.record(folder: folder, image: "pano.jpg", readings: good)
         guard case .kept(let id) = outcome else { Issue.record("not kept: \(outcome)"); return }
@@ -47,7 +47,7 @@ import TestSupport
         _ = try await session.record(folder: try recordedFolder(), image: "pano.jpg", readings: good)
         #expect(await session.finish() == .finished(floor, capturedInSession: 2))
         // Another visit counts its own only.
-        let second = tours.panoramaCapture.session(floor: floor)
+        let second = try await tours.panoramaCapture.session(floor: floor)
         _ = try await second.record(folder: try recordedFolder(), image: "pano.jpg", readings: good)
         #expect(await second.finish() == .finished(floor, capturedInSession: 1))
         #expect(try await tours.properties.status(of: property).panoramaCount == 3)
@@ -58,7 +58,7 @@ import TestSupport
         let property = try await tours.properties.createProperty(name: "Villa", floorCount: 1)
         let floor = try #require(try await tours.properties.floors(of: property).first)
         let queueBefore = try await tours.store.read { db in try db.first("SELECT count(*) FROM queue_items")?[0].int }
-        let session = tours.panoramaCapture.session(floor: floor)
+        let session = try await tours.panoramaCapture.session(floor: floor)
         let shaky = try recordedFolder()
         let outcome = try await session.record(folder: shaky, image: "pano.jpg", readings: CaptureReadings(iso: 400, shutterSeconds: 0.01, shake: 0.9))
         #expect(outcome == .discarded(.shake(radiansPerSecond: 0.9)))
@@ -79,7 +79,7 @@ import TestSupport
         let tours = try await makeLibrary()
         let property = try await tours.properties.createProperty(name: "Villa", floorCount: 1)
         let floor = try #require(try await tours.properties.floors(of: property).first)
-        let session = tours.panoramaCapture.session(floor: floor)
+        let session = try await tours.panoramaCapture.session(floor: floor)
         do {
             try await session.checkLight(CaptureReadings(iso: 3200, shutterSeconds: 0.01))
             Issue.record("very low light did not block")

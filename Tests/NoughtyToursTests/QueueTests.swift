@@ -140,12 +140,12 @@ import TestSupport
         _ = try await tours.properties.createProperty(name: "Backoff", floorCount: 1)
         let now = Date().timeIntervalSince1970
         let item = try #require(try await claim(tours, now: now).first)
-        try await tours.store.write { db in try Queue.attemptFailed(db, item, error: .transport("refused"), retryAt: now + 30) }
+        try await tours.store.write { db in try Queue.attemptFailed(db, item, error: .transport("refused"), retryAt: now + 30, now: now) }
         #expect(try await claim(tours, now: now + 29).isEmpty)
         #expect(try await tours.store.read { db in try Queue.nextDue(db, after: now) } == now + 30)
         let again = try #require(try await claim(tours, now: now + 30).first)
         #expect(again.id == item.id && again.attempts == 1)
-        try await tours.store.write { db in try Queue.attemptFailed(db, again, error: .server(status: 400, code: "bad_request", message: ""), retryAt: nil) }
+        try await tours.store.write { db in try Queue.attemptFailed(db, again, error: .server(status: 400, code: "bad_request", message: ""), retryAt: nil, now: now) }
         #expect(try await claim(tours, now: now + 3600).isEmpty) // failed, and the floor waits on it
         try await tours.store.write { db in try Queue.forgive(db) }
         let forgiven = try #require(try await claim(tours, now: now).first)
@@ -202,11 +202,12 @@ import TestSupport
         let second = try await makeSyncingLibrary(server: server, token: "t", directory: directory)
         try await first.start()
         let refused = await #expect(throws: NoughtyToursError.self) { try await second.start() }
-        guard case .storageUnavailable(let reason)? = refused else {
-            Issue.record("not storageUnavailable: \(String(describing: refused))")
+        guard case .busy(let reason)? = refused else {
+            Issue.record("not busy: \(String(describing: refused))")
             return
         }
         #expect(reason.contains("another process is syncing"))
+        #expect(refused?.isRetryable == true)
         await first.stop()
         try await second.start() // released by stop (and by the kernel when a process dies)
         await second.stop()

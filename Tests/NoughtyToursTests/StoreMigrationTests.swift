@@ -16,7 +16,7 @@ import SQLiteDB
             let tours = try await NoughtyTours(configuration: configuration)
             let property = try await tours.properties.createProperty(name: "Villa", floorCount: 2)
             let floor = try #require(try await tours.properties.floors(of: property).first)
-            let session = tours.panoramaCapture.session(floor: floor)
+            let session = try await tours.panoramaCapture.session(floor: floor)
             for seed in 1...3 { try await capturePanorama(session, seed: seed) }
             counts = try await tours.store.read { try Self.counts($0) }
         }

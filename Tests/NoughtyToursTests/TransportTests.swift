@@ -86,7 +86,7 @@ private final class SilentListener {
         let tours = try await makeSyncingLibrary(server: URL(string: "http://127.0.0.1:\(proxy.port)")!, token: server.token, options: options)
         let property = try await tours.properties.createProperty(name: "Reused", floorCount: 2)
         for floor in try await tours.properties.floors(of: property) {
-            let session = tours.panoramaCapture.session(floor: floor)
+            let session = try await tours.panoramaCapture.session(floor: floor)
             for seed in 1...6 { try await capturePanorama(session, bytes: 50_000, seed: seed) }
         }
         try await tours.start()

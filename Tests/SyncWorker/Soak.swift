@@ -72,7 +72,7 @@ struct Soak {
                 try await tours.structureCapture.apply(floor: floor, mode: .continueScan, rooms: [CapturedRoom(name: "C", outline: outline)])
             }
             for index in 0..<3 {
-                let session = index == 2 ? tours.panoramaCapture.session(floor: floor) : try await tours.panoramaCapture.session(room: rooms[index])
+                let session = index == 2 ? try await tours.panoramaCapture.session(floor: floor) : try await tours.panoramaCapture.session(room: rooms[index])
                 let outcome = try await session.record(folder: try file(bytes: Int.random(in: 10_000...600_000), name: "pano.jpg"),
                                                        image: "pano.jpg", readings: CaptureReadings(iso: 200, shutterSeconds: 0.01))
                 if case .kept = outcome { count += 1 }

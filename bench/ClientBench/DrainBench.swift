@@ -11,7 +11,7 @@ enum DrainBench {
         let tours = try await NoughtyTours(configuration: Configuration(server: server, token: token, storageDirectory: storage))
         let property = try await tours.properties.createProperty(name: "Drain bench", floorCount: 1)
         let floor = try await tours.properties.floors(of: property)[0]
-        let session = tours.panoramaCapture.session(floor: floor)
+        let session = try await tours.panoramaCapture.session(floor: floor)
         let names = try FileManager.default.contentsOfDirectory(atPath: files.path).filter { $0.hasSuffix(".jpg") }.sorted()
         for name in names {
             // The capture takes over (and deletes) its folder: each file goes in a copy.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Where a property's sync stands.
 public enum SyncState: String, Sendable, Equatable {
     case pending, syncing, synced, failed
@@ -8,7 +10,7 @@ public enum SyncState: String, Sendable, Equatable {
 public struct PropertyStatus: Sendable, Equatable {
     public let property: Property
     /// nil until the property has synced for the first time.
-    public let tourId: String?
+    public let tourId: UUID?
     public let sync: SyncState
     public let floorCount: Int
     public let roomCount: Int

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What an upload queue item carries.
 public enum UploadKind: String, Sendable, Equatable {
     case property, floor, plan, worldMap, panorama, propertyDeletion
@@ -9,6 +11,18 @@ public struct UploadItem: Sendable, Equatable, Hashable {
     public let kind: UploadKind
     /// The property, floor or panorama id the item uploads.
     public let entityId: String
+}
+
+/// An item that failed at least once and is not done, as local storage keeps it: it
+/// survives a restart, for a host that subscribed to events late or not at all.
+public struct UploadFailure: Sendable, Equatable {
+    public let item: UploadItem
+    /// Attempts made since the last `sync()`.
+    public let attempts: Int
+    public let lastError: NoughtyToursError
+    /// False: the item stays failed until `sync()`.
+    public let willRetry: Bool
+    public let failedAt: Date
 }
 
 /// What the background queue reports as it works: byte progress (for a progress bar), items

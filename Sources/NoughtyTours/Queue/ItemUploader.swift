@@ -124,15 +124,19 @@ struct ItemUploader: Sendable {
 
 extension QueueItem {
     var uploadItem: UploadItem {
-        let kind: UploadKind
-        switch self.kind {
-        case .property: kind = .property
-        case .floor: kind = .floor
-        case .plan: kind = .plan
-        case .worldmap: kind = .worldMap
-        case .panorama: kind = .panorama
-        case .deleteProperty: kind = .propertyDeletion
+        UploadItem(propertyId: propertyId, kind: kind.uploadKind, entityId: entityId)
+    }
+}
+
+extension Queue.Kind {
+    var uploadKind: UploadKind {
+        switch self {
+        case .property: return .property
+        case .floor: return .floor
+        case .plan: return .plan
+        case .worldmap: return .worldMap
+        case .panorama: return .panorama
+        case .deleteProperty: return .propertyDeletion
         }
-        return UploadItem(propertyId: propertyId, kind: kind, entityId: entityId)
     }
 }

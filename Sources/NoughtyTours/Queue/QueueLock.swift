@@ -6,7 +6,7 @@ import Foundation
 /// One draining process per storage directory: an exclusive `flock` on `queue.lock`, held
 /// from `start()` to `stop()`. Two processes resuming the same queue would each put the
 /// other's transfers back to pending and send them twice at once. The kernel drops the lock
-/// when its process dies, so a killed client never leaves it behind.
+/// when its process dies, so a killed client never leaves it behind. Held elsewhere: `busy`.
 final class QueueLock {
     private let fd: Int32
 
@@ -15,9 +15,10 @@ final class QueueLock {
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .storageUnavailable(reason: "cannot open \(path): \(String(cString: strerror(errno)))") }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            let reason = errno == EWOULDBLOCK ? "another process is syncing \(directory.path)" : String(cString: strerror(errno))
+            let failure = errno
             close(fd)
-            throw .storageUnavailable(reason: reason)
+            if failure == EWOULDBLOCK { throw .busy("another process is syncing \(directory.path)") }
+            throw .storageUnavailable(reason: String(cString: strerror(failure)))
         }
     }
 

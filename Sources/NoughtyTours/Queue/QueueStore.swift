@@ -28,6 +28,12 @@ enum Queue {
         return try db.first("SELECT last_insert_rowid()")?[0].int64 ?? 0
     }
 
+    /// An item already on the server (brought by a download): status counts it as uploaded.
+    static func addUploaded(_ db: Database, property: String, kind: Kind, entity: String) throws {
+        try db.run("INSERT INTO queue_items (property_id, kind, entity_id, state, created_at) VALUES (?, ?, ?, 'done', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+                   property, kind.rawValue, entity)
+    }
+
     /// The newest item of an entity among `kinds`: what a new item of it must come after.
     static func latest(_ db: Database, kinds: [Kind], entity: String) throws -> Int64? {
         try kinds.compactMap { kind in
@@ -73,15 +79,28 @@ enum Queue {
 
     /// The item reached the server (or no longer needs to).
     static func succeeded(_ db: Database, _ item: QueueItem) throws {
-        try db.run("UPDATE queue_items SET state = 'done', attempts = attempts + 1, last_error = NULL WHERE id = ? AND state = 'inflight'", item.id)
+        try db.run("UPDATE queue_items SET state = 'done', attempts = attempts + 1, last_error = NULL, failed_at = NULL WHERE id = ? AND state = 'inflight'", item.id)
     }
 
     /// The attempt failed: tried again at `retryAt` (unix seconds), or failed for good (nil).
-    static func attemptFailed(_ db: Database, _ item: QueueItem, error: NoughtyToursError, retryAt: Double?) throws {
+    static func attemptFailed(_ db: Database, _ item: QueueItem, error: NoughtyToursError, retryAt: Double?, now: Double) throws {
         try db.run("""
-            UPDATE queue_items SET state = ?, attempts = attempts + 1, not_before = ?, last_error = ?
+            UPDATE queue_items SET state = ?, attempts = attempts + 1, not_before = ?, last_error = ?, failed_at = ?
             WHERE id = ? AND state = 'inflight'
-            """, retryAt == nil ? "failed" : "pending", retryAt ?? 0, "\(error)", item.id)
+            """, retryAt == nil ? "failed" : "pending", retryAt ?? 0, StoredError.encode(error), now, item.id)
+    }
+
+    /// A property's items that failed at least once and are not done, oldest first.
+    static func failures(_ db: Database, propertyId: String) throws -> [UploadFailure] {
+        try db.query("""
+            SELECT kind, entity_id, attempts, last_error, failed_at, state FROM queue_items
+            WHERE property_id = ? AND state != 'done' AND last_error IS NOT NULL ORDER BY id
+            """, propertyId).compactMap { row in
+            guard let kind = Kind(rawValue: row[0].string ?? "") else { return nil }
+            return UploadFailure(item: UploadItem(propertyId: propertyId, kind: kind.uploadKind, entityId: row[1].string ?? ""),
+                                 attempts: row[2].int ?? 0, lastError: StoredError.decode(row[3].string ?? ""),
+                                 willRetry: row[5].string != "failed", failedAt: Date(timeIntervalSince1970: row[4].double ?? 0))
+        }
     }
 
     /// The interrupted attempt (the library stopping) is not counted: the item goes back.
@@ -92,7 +111,7 @@ enum Queue {
     /// "The user taps sync": every failed item's counter is forgiven, and items waiting out a
     /// backoff go now.
     static func forgive(_ db: Database) throws {
-        try db.run("UPDATE queue_items SET state = 'pending', attempts = 0, not_before = 0, last_error = NULL WHERE state = 'failed'")
+        try db.run("UPDATE queue_items SET state = 'pending', attempts = 0, not_before = 0, last_error = NULL, failed_at = NULL WHERE state = 'failed'")
         try db.run("UPDATE queue_items SET not_before = 0 WHERE state = 'pending' AND not_before > 0")
     }
 }

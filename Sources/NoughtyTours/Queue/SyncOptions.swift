@@ -20,6 +20,8 @@ public struct SyncOptions: Sendable, Equatable {
     public var maxSendBytesPerSecond: Int64? = nil
     /// libcurl's upload buffer: how much of a file each read takes.
     public var uploadBufferBytes: Int = 256 << 10
+    /// The largest tour document or world map `download(propertyId:)` takes.
+    public var maxDownloadBytes: Int64 = 256 << 20
 
     public init() {}
 
@@ -38,6 +40,7 @@ public struct SyncOptions: Sendable, Equatable {
         guard connectTimeout > .zero, lowSpeedTime > .zero, lowSpeedBytesPerSecond >= 0 else { throw .invalidInput("timeouts must be positive") }
         guard resumableThreshold > 0 else { throw .invalidInput("resumableThreshold must be positive") }
         guard (16 << 10...16 << 20).contains(uploadBufferBytes) else { throw .invalidInput("uploadBufferBytes must be 16 KiB to 16 MiB") }
+        guard maxDownloadBytes >= 1 << 20 else { throw .invalidInput("maxDownloadBytes must be at least 1 MiB") }
         if let cap = maxSendBytesPerSecond, cap <= 0 { throw .invalidInput("maxSendBytesPerSecond must be positive") }
         return self
     }

@@ -163,7 +163,8 @@ actor UploadQueue {
                 let decision = policy.decide(error, attempt: attempt, retryAfter: retryAfter, random: Double.random(in: 0..<1))
                 let retryAt: Double?
                 if case .retry(let wait) = decision { retryAt = Date().timeIntervalSince1970 + wait.timeInterval } else { retryAt = nil }
-                try await store.write { db in try Queue.attemptFailed(db, item, error: error, retryAt: retryAt) }
+                let now = Date().timeIntervalSince1970
+                try await store.write { db in try Queue.attemptFailed(db, item, error: error, retryAt: retryAt, now: now) }
                 events.send(.attemptFailed(named, error, attempt: attempt, willRetry: retryAt != nil))
             }
         } catch {

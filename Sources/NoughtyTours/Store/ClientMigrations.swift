@@ -81,5 +81,12 @@ enum ClientMigrations {
         Migration(version: 4, name: "queue_by_entity", sql: """
             CREATE INDEX queue_by_entity ON queue_items (entity_id, kind, id);
             """),
+        // A failure a host can explain after a restart: last_error holds the error as JSON
+        // (StoredError), failed_at when it happened (unix seconds). A floor's world map keeps
+        // its digest, so that a download fetches only a map that changed.
+        Migration(version: 5, name: "second_version", sql: """
+            ALTER TABLE queue_items ADD COLUMN failed_at REAL;
+            ALTER TABLE floors ADD COLUMN world_map_sha256 TEXT;
+            """),
     ]
 }

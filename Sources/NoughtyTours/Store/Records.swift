@@ -1,9 +1,19 @@
+import Foundation
 import SQLiteDB
 
 /// Reading handles and status out of the local database.
 enum Records {
     /// The tables whose changes can alter a status.
     static let statusTables: Set<String> = ["properties", "floors", "rooms", "panoramas", "queue_items"]
+
+    /// Stale handles: a deleted property, floor or room is `notFound` in every call.
+    static func requireProperty(_ db: Database, _ id: String) throws {
+        guard try db.first("SELECT 1 FROM properties WHERE id = ?", id) != nil else { throw NoughtyToursError.notFound }
+    }
+
+    static func requireFloor(_ db: Database, _ id: String) throws {
+        guard try db.first("SELECT 1 FROM floors WHERE id = ?", id) != nil else { throw NoughtyToursError.notFound }
+    }
 
     static func floors(_ db: Database, propertyId: String) throws -> [Floor] {
         try db.query("SELECT id, name, number FROM floors WHERE property_id = ? ORDER BY number, id", propertyId).map {
@@ -49,7 +59,7 @@ enum Records {
         } else {
             sync = .synced
         }
-        return PropertyStatus(property: Property(id: propertyId, name: row[0].string ?? ""), tourId: row[1].string, sync: sync,
+        return PropertyStatus(property: Property(id: propertyId, name: row[0].string ?? ""), tourId: row[1].string.flatMap(UUID.init(uuidString:)), sync: sync,
                               floorCount: floors, roomCount: rooms, panoramaCount: panoramas,
                               panoramasUploaded: uploaded, panoramasFailed: failedPanoramas)
     }

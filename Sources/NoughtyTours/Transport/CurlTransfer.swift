@@ -14,7 +14,7 @@ struct TransferLimits: Sendable {
     /// 0: no cap.
     var maxSendBytesPerSecond: Int64
     var uploadBufferBytes: Int
-    /// Answers larger than this are cut (the API's answers are small JSON).
+    /// The largest answer kept in memory by default (the API's answers are small JSON).
     static let maxResponseBytes = 1 << 20
 }
 
@@ -32,6 +32,11 @@ final class CurlTransfer: @unchecked Sendable {
     private var status = 0
     private var headers: [String: String] = [:]
     private var body: [UInt8] = []
+    private let sink: HTTPRequest.Sink
+    /// The file a successful answer is written to (`sink` .file), and how much it holds.
+    private var output: Int32 = -1
+    private var received: Int64 = 0
+    private var writeFailure: NoughtyToursError?
     private let progress: ProgressHandler?
     private var reported: Int64 = -1
     /// Set once, by `perform`'s caller, before the transfer is handed to the loop.
@@ -44,6 +49,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.easy = easy
         self.source = request.body
         self.remaining = request.body.length
+        self.sink = request.sink
         self.progress = progress
         do {
             try configure(request, limits)
@@ -57,6 +63,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     private func release() {
         if fd >= 0 { close(fd); fd = -1 }
+        if output >= 0 { close(output); output = -1 }
         if let headerList { curl_slist_free_all(headerList); self.headerList = nil }
         curl_easy_cleanup(easy)
     }
@@ -81,6 +88,10 @@ final class CurlTransfer: @unchecked Sendable {
         }
         if limits.maxSendBytesPerSecond > 0 {
             try check(nt_curl_easy_setopt_off(easy, CURLOPT_MAX_SEND_SPEED_LARGE, curl_off_t(limits.maxSendBytesPerSecond)), "MAX_SEND_SPEED_LARGE")
+        }
+        if case .file(let path, _) = request.sink {
+            output = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            guard output >= 0 else { throw .storageUnavailable(reason: "cannot write \(path): \(String(cString: strerror(errno)))") }
         }
         switch request.body {
         case .none:
@@ -125,11 +136,15 @@ final class CurlTransfer: @unchecked Sendable {
     func result(_ code: CURLcode) -> Result<HTTPResponse, NoughtyToursError> {
         guard code == CURLE_OK else {
             if case .invalidInput(let reason)? = readFailure { return .failure(.invalidInput(reason)) }
+            if let writeFailure { return .failure(writeFailure) }
             return .failure(.transport(String(cString: curl_easy_strerror(code))))
         }
         // Only an interim answer (a 100 Continue, then the connection cut): no answer at all.
         guard status >= 200 else {
             return .failure(.transport(status == 0 ? "no answer from the server" : "the connection closed after an interim \(status) answer"))
+        }
+        if output >= 0, (200..<300).contains(status), fsync(output) != 0 {
+            return .failure(.storageUnavailable(reason: "the answer could not be made durable: \(String(cString: strerror(errno)))"))
         }
         return .success(HTTPResponse(status: status, headers: headers, body: body))
     }
@@ -192,12 +207,36 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     private static let onBody: curl_write_callback = { data, size, count, user in
-        let length = size * count
-        let me = transfer(user)
-        if me.body.count + length <= TransferLimits.maxResponseBytes {
-            me.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
+        transfer(user).write(UnsafeRawBufferPointer(start: data, count: size * count))
+    }
+
+    /// Keeps a piece of the answer; a short count (0) stops the transfer.
+    private func write(_ bytes: UnsafeRawBufferPointer) -> Int {
+        let limit: Int64
+        switch sink {
+        case .memory(let bytes): limit = Int64(bytes)
+        case .file(_, let bytes): limit = (200..<300).contains(status) ? bytes : Int64(TransferLimits.maxResponseBytes)
         }
-        return length
+        received += Int64(bytes.count)
+        guard received <= limit else {
+            writeFailure = .transport("the answer is larger than \(limit) bytes")
+            return 0
+        }
+        guard output >= 0, (200..<300).contains(status) else {
+            body.append(contentsOf: bytes)
+            return bytes.count
+        }
+        var offset = 0
+        while offset < bytes.count {
+            let written = Glibc.write(output, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else {
+                writeFailure = .storageUnavailable(reason: "writing the answer: \(String(cString: strerror(errno)))")
+                return 0
+            }
+            offset += written
+        }
+        return bytes.count
     }
 
     private static let onProgress: curl_xferinfo_callback = { user, _, _, total, sent in

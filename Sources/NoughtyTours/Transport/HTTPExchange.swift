@@ -17,16 +17,27 @@ struct HTTPRequest: Sendable {
         }
     }
 
+    /// Where a successful answer's body goes: memory (up to `limit` bytes) or a file, written
+    /// and fsynced as it arrives. Error answers always come to memory. Larger than `limit`:
+    /// the transfer fails rather than keep part of it.
+    enum Sink: Sendable, Equatable {
+        case memory(limit: Int)
+        case file(path: String, limit: Int64)
+    }
+
     var method: String
     var url: String
     var headers: [(name: String, value: String)]
     var body: Body
+    var sink: Sink
 
-    init(_ method: String, _ url: String, headers: [(name: String, value: String)] = [], body: Body = .none) {
+    init(_ method: String, _ url: String, headers: [(name: String, value: String)] = [], body: Body = .none,
+         sink: Sink = .memory(limit: TransferLimits.maxResponseBytes)) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
+        self.sink = sink
     }
 
     func header(_ name: String) -> String? {

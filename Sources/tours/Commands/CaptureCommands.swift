@@ -74,7 +74,7 @@ enum CaptureCommands {
             guard let room = rooms.first(where: { $0.id == roomId.lowercased() }) else { throw .library(.notFound) }
             session = try await library { () async throws(NoughtyToursError) in try await tours.panoramaCapture.session(room: room) }
         } else {
-            session = tours.panoramaCapture.session(floor: floor)
+            session = try await library { () async throws(NoughtyToursError) in try await tours.panoramaCapture.session(floor: floor) }
         }
         var added: [String] = []
         for path in arguments.positional.dropFirst() {

@@ -16,7 +16,7 @@ enum CLIError: Error {
         case .library(.notFound): return 4
         case .library(.invalidInput), .library(.notContinuable), .library(.captureBlocked): return 5
         case .notSynced: return 6
-        case .library(.storageUnavailable), .library(.transport), .library(.server): return 1
+        case .library(.storageUnavailable), .library(.transport), .library(.server), .library(.busy): return 1
         }
     }
 
@@ -25,13 +25,7 @@ enum CLIError: Error {
         case .usage(let text): return "\(text); see tours --help"
         case .notConfigured(let text): return text
         case .notSynced(let text): return text
-        case .library(.notFound): return "not found"
-        case .library(.invalidInput(let text)): return text
-        case .library(.notContinuable): return "this floor cannot be continued: it needs a plan and a saved world map"
-        case .library(.captureBlocked(let reason)): return reason
-        case .library(.storageUnavailable(let reason)): return "local storage unavailable: \(reason)"
-        case .library(.transport(let reason)): return "cannot reach the server: \(reason)"
-        case .library(.server(let status, let code, let message)): return "the server answered \(status) \(code): \(message)"
+        case .library(let error): return error.description
         }
     }
 }

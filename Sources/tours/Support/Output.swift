@@ -26,15 +26,18 @@ enum Output {
     }
 
     static func status(_ status: PropertyStatus) -> [String: Any] {
-        ["property": property(status.property), "tourId": status.tourId ?? NSNull(), "sync": status.sync.rawValue,
+        ["property": property(status.property), "tourId": status.tourId.map(Output.id) ?? NSNull(), "sync": status.sync.rawValue,
          "floorCount": status.floorCount, "roomCount": status.roomCount, "panoramaCount": status.panoramaCount,
          "panoramasUploaded": status.panoramasUploaded, "panoramasFailed": status.panoramasFailed, "isComplete": status.isComplete]
     }
 
     static func summary(_ status: PropertyStatus) -> String {
         "\(status.property.id)  \(status.property.name)  \(status.sync.rawValue)  panoramas \(status.panoramasUploaded)/\(status.panoramaCount)"
-            + (status.panoramasFailed > 0 ? " (\(status.panoramasFailed) failing)" : "") + (status.tourId.map { "  tour \($0)" } ?? "")
+            + (status.panoramasFailed > 0 ? " (\(status.panoramasFailed) failing)" : "") + (status.tourId.map { "  tour \(Output.id($0))" } ?? "")
     }
+
+    /// A UUID as the API writes ids: lowercase.
+    static func id(_ uuid: UUID) -> String { uuid.uuidString.lowercased() }
 
     static func megabytes(_ bytes: Int64) -> String { String(format: "%.1f MB", Double(bytes) / 1_000_000) }
 }

@@ -1,0 +1,47 @@
+import Foundation
+import Synchronization
+
+/// Reads from the server outside the upload queue (listing, downloading), on a transport of
+/// its own made at the first read: a download never waits behind the queue's uploads.
+final class RemoteServer: Sendable {
+    private let server: ServerEndpoint
+    private let options: SyncOptions
+    private let transport = Mutex<CurlMulti?>(nil)
+
+    init(server: ServerEndpoint, options: SyncOptions) {
+        self.server = server
+        self.options = options
+    }
+
+    var maxDownloadBytes: Int64 { options.maxDownloadBytes }
+
+    deinit {
+        transport.withLock { $0?.shutdown() }
+    }
+
+    /// GET of a JSON object; `notFound` for a 404, the server's error for other answers.
+    func json(_ path: String, limit: Int = TransferLimits.maxResponseBytes) async throws(NoughtyToursError) -> [String: Any] {
+        let response = try await get(path, sink: .memory(limit: limit))
+        guard let json = response.json else { throw .transport("the server's answer to GET \(path) is not a JSON object") }
+        return json
+    }
+
+    /// GET into a file (written and fsynced as it arrives).
+    func download(_ path: String, to file: String) async throws(NoughtyToursError) {
+        _ = try await get(path, sink: .file(path: file, limit: options.maxDownloadBytes))
+    }
+
+    private func get(_ path: String, sink: HTTPRequest.Sink) async throws(NoughtyToursError) -> HTTPResponse {
+        let transport = try self.transport.withLock { transport throws(NoughtyToursError) -> CurlMulti in
+            if let transport { return transport }
+            let made = try CurlMulti(connectionsPerHost: 2)
+            transport = made
+            return made
+        }
+        let request = HTTPRequest("GET", server.url(path), headers: [server.authorization], sink: sink)
+        let response = try await transport.perform(request, limits: options.limits).get()
+        if response.status == 404 { throw .notFound }
+        guard response.isSuccess else { throw response.error }
+        return response
+    }
+}

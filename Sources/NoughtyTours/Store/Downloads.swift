@@ -1,0 +1,120 @@
+import Foundation
+import SQLiteDB
+
+/// Bringing a server's tour into local storage (`download(propertyId:)`): pure SQL on a
+/// connection. What the server holds replaces what this station holds, except local work
+/// still queued, which is never overwritten:
+/// - the property's name, floor count and metadata, unless its own upload is queued;
+/// - each floor's number and name, unless its upload is queued;
+/// - each floor's plan (rooms, structure, revision) and world map, unless a plan or a world
+///   map of the floor is queued here;
+/// - panoramas: the server's are added (without a local file) as already uploaded; one
+///   uploaded from here and since deleted on the server goes; one still queued stays.
+enum Downloads {
+    /// The floors whose world map must be fetched: the server has one this station lacks (by
+    /// digest), and no plan or map of the floor is queued here.
+    static func worldMapsToFetch(_ db: Database, _ tour: RemoteTour) throws -> [(floorId: String, map: RemoteTour.WorldMap)] {
+        try tour.floors.compactMap { floor in
+            guard let map = floor.worldMap, try !hasQueuedPlan(db, floor.id) else { return nil }
+            let local = try db.first("SELECT world_map_sha256 FROM floors WHERE id = ?", floor.id)?[0].string
+            return local == map.sha256 ? nil : (floor.id, map)
+        }
+    }
+
+    /// Applies the tour; `fetched` holds the world maps fetched for it, by floor. Returns the
+    /// property, and the files no row names any more (to remove after the commit).
+    static func apply(_ db: Database, _ tour: RemoteTour, fetched: [String: StoredMap]) throws -> (Property, obsolete: [String]) {
+        let property = tour.property
+        if try db.first("SELECT 1 FROM queue_items WHERE property_id = ? AND kind = 'deleteProperty' AND state != 'done'", property.id) != nil {
+            throw NoughtyToursError.invalidInput("property \(property.id) was deleted here and its deletion is still queued")
+        }
+        let metadata = try Plans.encode(tour.metadata)
+        let tourId = property.tourId.uuidString.lowercased()
+        if try db.first("SELECT 1 FROM properties WHERE id = ?", property.id) == nil {
+            try db.run("INSERT INTO properties (id, name, floor_count, metadata, tour_id, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                       property.id, property.name, property.floorCount, metadata, tourId, tour.createdAt)
+        } else {
+            try db.run("UPDATE properties SET tour_id = coalesce(tour_id, ?) WHERE id = ?", tourId, property.id)
+            if try !isQueued(db, kinds: [.property], entity: property.id) {
+                try db.run("UPDATE properties SET name = ?, floor_count = ?, metadata = ? WHERE id = ?",
+                           property.name, property.floorCount, metadata, property.id)
+            }
+        }
+        var obsolete: [String] = []
+        for floor in tour.floors {
+            obsolete += try apply(db, floor, propertyId: property.id, fetched: fetched[floor.id])
+        }
+        obsolete += try applyPanoramas(db, tour)
+        return (Property(id: property.id, name: property.name), obsolete)
+    }
+
+    private static func apply(_ db: Database, _ floor: RemoteTour.Floor, propertyId: String, fetched: StoredMap?) throws -> [String] {
+        if try db.first("SELECT 1 FROM floors WHERE id = ?", floor.id) == nil {
+            try db.run("INSERT INTO floors (id, property_id, number, name) VALUES (?, ?, ?, ?)", floor.id, propertyId, floor.number, floor.name)
+        } else if try !isQueued(db, kinds: [.floor], entity: floor.id) {
+            try db.run("UPDATE floors SET number = ?, name = ? WHERE id = ?", floor.number, floor.name, floor.id)
+        }
+        // This station's own plan or map, still queued, stands.
+        guard try !hasQueuedPlan(db, floor.id) else { return fetched.map { [$0.path] } ?? [] }
+        let server = Set(floor.rooms.map(\.id))
+        let local = Set(try Records.rooms(db, floorId: floor.id).map(\.id))
+        try Rooms.remove(db, local.subtracting(server))
+        for (position, room) in floor.rooms.enumerated() {
+            try Rooms.upsert(db, id: room.id, floorId: floor.id, name: room.name, outline: room.outline, height: room.height,
+                             capture: room.capture, position: position)
+        }
+        try db.run("UPDATE floors SET plan_revision = ?, structure = ? WHERE id = ?", floor.planRevision, floor.structure, floor.id)
+        let oldMap = try db.first("SELECT world_map_path FROM floors WHERE id = ?", floor.id)?[0].string
+        if let fetched {
+            try fetched.record(db, floorId: floor.id)
+            return oldMap.map { [$0] } ?? []
+        }
+        guard floor.worldMap == nil, let oldMap else { return [] } // the same map, or none on either side
+        try StoredMap.clear(db, floorId: floor.id)
+        return [oldMap]
+    }
+
+    private static func applyPanoramas(_ db: Database, _ tour: RemoteTour) throws -> [String] {
+        let propertyId = tour.property.id
+        var onServer: Set<String> = []
+        for floor in tour.floors {
+            for panorama in floor.panoramas {
+                onServer.insert(panorama.id)
+                if try db.first("SELECT 1 FROM panoramas WHERE id = ?", panorama.id) == nil {
+                    try db.run("""
+                        INSERT INTO panoramas (id, property_id, floor_id, room_id, path, content_type, size, sha256, created_at)
+                        VALUES (?, ?, ?, ?, '', ?, ?, ?, ?)
+                        """, panorama.id, propertyId, panorama.floorId, panorama.roomId, panorama.contentType, panorama.size,
+                        panorama.sha256, panorama.createdAt)
+                    try Queue.addUploaded(db, property: propertyId, kind: .panorama, entity: panorama.id)
+                } else if try !isQueued(db, kinds: [.panorama], entity: panorama.id) {
+                    // Where the server keeps it (a newScan elsewhere re-attaches panoramas).
+                    try db.run("UPDATE panoramas SET floor_id = ?, room_id = ? WHERE id = ?", panorama.floorId, panorama.roomId, panorama.id)
+                }
+            }
+        }
+        // Uploaded once, since deleted on the server.
+        var obsolete: [String] = []
+        let uploaded = try db.query("""
+            SELECT p.id, p.path FROM panoramas AS p WHERE p.property_id = ?
+              AND NOT EXISTS (SELECT 1 FROM queue_items AS q WHERE q.entity_id = p.id AND q.kind = 'panorama' AND q.state != 'done')
+            """, propertyId)
+        for row in uploaded {
+            guard let id = row[0].string, !onServer.contains(id) else { continue }
+            try db.run("DELETE FROM panoramas WHERE id = ?", id)
+            try db.run("DELETE FROM queue_items WHERE entity_id = ? AND kind = 'panorama'", id)
+            if let path = row[1].string, !path.isEmpty { obsolete.append(path) }
+        }
+        return obsolete
+    }
+
+    private static func isQueued(_ db: Database, kinds: [Queue.Kind], entity: String) throws -> Bool {
+        try kinds.contains { kind in
+            try db.first("SELECT 1 FROM queue_items WHERE entity_id = ? AND kind = ? AND state != 'done'", entity, kind.rawValue) != nil
+        }
+    }
+
+    private static func hasQueuedPlan(_ db: Database, _ floorId: String) throws -> Bool {
+        try isQueued(db, kinds: [.plan, .worldmap], entity: floorId)
+    }
+}
