@@ -25,7 +25,7 @@ public final class NoughtyTours: Sendable {
     public let panoramaCapture: PanoramaCapture
     let store: LocalStore
     let queue: UploadQueue
-    private let syncEvents = SyncEvents()
+    let syncEvents = SyncEvents()
 
     /// Opens local storage (creating it); throws `storageUnavailable` when it cannot, and
     /// `invalidInput` for a server URL, token or sync options the queue cannot work with.

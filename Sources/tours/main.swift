@@ -14,7 +14,12 @@ commands:
   property create NAME [--floors N] [--meta KEY=VALUE ...] [--json]
                                a new property (prints its id)
   property list [--json]       every property, with its sync state
+  property list --remote [--json]
+                               the properties on the server (another station's too)
   property show ID [--json]    a property: floors, rooms, status
+  property download ID [--json]
+                               bring a property from the server here, to continue its floors;
+                               again later, it refreshes (work queued here is kept)
   property delete ID           delete it here, and on the server at the next sync
   plan ID PLAN_FILE [--floor N] [--mode newScan|continueScan] [--worldmap FILE] [--json]
                                a floor's plan from a JSON file:
@@ -24,8 +29,9 @@ commands:
   panorama add ID IMAGE... [--floor N] [--room ROOM_ID] [--json]
                                images (.jpg, .heic, .png) as panoramas of a floor or a room
   sync [--json]                upload everything queued, with progress
-  status ID [--json] [--watch] a property's status; --watch follows it, uploading, until
-                               it is complete
+  status ID [--json] [--watch] a property's status, and each failed upload with its last
+                               error and whether it will be retried; --watch follows it,
+                               uploading, until it is complete
 
 --floor is the floor's number (0, the ground floor, by default).
 

@@ -13,6 +13,10 @@ import TestSupport
 
     /// Runs tours with this test's configuration.
     private func tours(_ arguments: String...) throws -> (status: Int32, out: String, err: String) {
+        try tours(config: config, arguments)
+    }
+
+    private func tours(config: String, _ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
         try runCommand(ToursdProcess.builtExecutable("tours").path, ["--config", config] + arguments)
     }
 
@@ -29,8 +33,9 @@ import TestSupport
     }
 
     /// `tours init` against `server`, with backoff in milliseconds for the tests.
-    private func initialize(_ server: URL, token: String) throws {
-        let result = try tours("init", "--server", server.absoluteString, "--token", token, "--storage", work.appendingPathComponent("storage").path)
+    private func initialize(_ server: URL, token: String, config: String? = nil, storage: String = "storage") throws {
+        let config = config ?? self.config
+        let result = try tours(config: config, ["init", "--server", server.absoluteString, "--token", token, "--storage", work.appendingPathComponent(storage).path])
         #expect(result.status == 0, "\(result.err)")
         var saved = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: config))) as? [String: Any])
         #expect(saved["token"] as? String == token)
@@ -161,5 +166,56 @@ import TestSupport
         #expect(shown.out.contains("\r\u{1B}[K[")) // redrawn in place
         #expect(shown.out.contains("4/4 items") && shown.out.contains("1.6 MB/1.6 MB") && shown.out.contains("MB/s"))
         #expect(!shown.out.contains("uploaded panorama")) // the plain lines are for logs
+    }
+
+    /// A second station: lists the server's properties, downloads one and can continue its
+    /// floor; `tours status` names a failed upload with its error and whether it retries.
+    @Test func anotherStationListsDownloadsAndIsToldWhyAnUploadFailed() throws {
+        let server = try LiveServer()
+        defer { server.stop() }
+        try initialize(server.url, token: server.token)
+        let property = try tours("property", "create", "Shared").out.trimmingCharacters(in: .whitespacesAndNewlines)
+        let plan = try file("shared-plan.json", bytes: 0)
+        try #"{"rooms": [{"name": "Kitchen", "outline": [[0,0],[4,0],[4,3]], "capture": {"walls": [1, 2]}}], "structure": {"v": 1}}"#
+            .write(toFile: plan, atomically: true, encoding: .utf8)
+        #expect(try tours("plan", property, plan, "--worldmap", try file("shared-map.bin", bytes: 2_000)).status == 0)
+        #expect(try tours("sync").status == 0)
+
+        let second = work.appendingPathComponent("second.json").path
+        try initialize(server.url, token: server.token, config: second, storage: "second-storage")
+        let listed = try tours(config: second, ["property", "list", "--remote", "--json"])
+        #expect(listed.status == 0, "\(listed.err)")
+        #expect((try json(listed.out)["properties"] as? [[String: Any]])?.map { $0["id"] as? String } == [property])
+        #expect(try tours(config: second, ["property", "list", "--remote"]).out.contains("\(property)  Shared  floors 1"))
+        let downloaded = try tours(config: second, ["property", "download", property, "--json"])
+        #expect(downloaded.status == 0, "\(downloaded.err)")
+        let result = try json(downloaded.out)
+        #expect((result["status"] as? [String: Any])?["isComplete"] as? Bool == true)
+        #expect(result["continuableFloors"] as? [Int] == [0])
+        #expect(try tours(config: second, ["property", "download", UUID().uuidString.lowercased()]).status == 4)
+
+        // The property is deleted on the server; the second station's new plan is refused.
+        #expect(try RawClient(port: server.port).request("DELETE", "/v1/properties/\(property)", headers: ["Authorization": "Bearer \(server.token)"]).status == 204)
+        #expect(try tours(config: second, ["plan", property, plan, "--mode", "continueScan"]).status == 0)
+        #expect(try tours(config: second, ["sync"]).status == 6)
+        let status = try tours(config: second, ["status", property])
+        #expect(status.out.contains("plan "), "\(status.out)")
+        #expect(status.out.contains("the server answered 404 not_found") && status.out.contains("will not retry: run tours sync"), "\(status.out)")
+        let failures = try #require(try json(try tours(config: second, ["status", property, "--json"]).out)["failures"] as? [[String: Any]])
+        #expect(failures.map { $0["kind"] as? String } == ["plan"])
+        #expect(failures.first?["willRetry"] as? Bool == false)
+    }
+
+    /// `--config tours.json`: a configuration file named relative to the current directory.
+    @Test func aRelativeConfigPathIsWrittenAndRead() throws {
+        let server = try LiveServer()
+        defer { server.stop() }
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let tours = ToursdProcess.builtExecutable("tours").path
+        let initialized = try runCommand(tours, ["--config", "relative.json", "init", "--server", server.url.absoluteString, "--token", server.token,
+                                                 "--storage", "relative-storage"], workingDirectory: work)
+        #expect(initialized.status == 0, "\(initialized.err)")
+        #expect(FileManager.default.fileExists(atPath: work.appendingPathComponent("relative.json").path))
+        #expect(try runCommand(tours, ["--config", "relative.json", "property", "list"], workingDirectory: work).status == 0)
     }
 }

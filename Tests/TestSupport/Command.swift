@@ -2,7 +2,8 @@ import Foundation
 
 /// Runs a program to completion; returns its exit status, stdout and stderr. Stderr goes to
 /// a temporary file, so neither stream can fill a pipe and block the program.
-public func runCommand(_ path: String, _ arguments: [String], stdin: String? = nil) throws -> (status: Int32, out: String, err: String) {
+public func runCommand(_ path: String, _ arguments: [String], stdin: String? = nil,
+                       workingDirectory: URL? = nil) throws -> (status: Int32, out: String, err: String) {
     let errPath = FileManager.default.temporaryDirectory.appendingPathComponent("stderr-\(UUID().uuidString)").path
     guard FileManager.default.createFile(atPath: errPath, contents: nil), let errFile = FileHandle(forWritingAtPath: errPath) else {
         throw CocoaError(.fileWriteUnknown)
@@ -11,6 +12,7 @@ public func runCommand(_ path: String, _ arguments: [String], stdin: String? = n
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
+    if let workingDirectory { process.currentDirectoryURL = workingDirectory }
     let out = Pipe()
     process.standardOutput = out
     process.standardError = errFile

@@ -67,6 +67,9 @@ final class EventBuffer: Sendable {
 
     private let state = Mutex(State())
 
+    /// Events sent and not yet read.
+    var unread: Int { state.withLock { $0.events.count } }
+
     func append(_ event: SyncEvent) {
         let waiter = state.withLock { state -> CheckedContinuation<SyncEvent?, Never>? in
             guard !state.cancelled else { return nil }

@@ -5,7 +5,8 @@ import NoughtyTours
 /// at once and queued for upload.
 enum CaptureCommands {
     /// A plan file: `{"rooms": [{"room": "ID of a room to keep" (optional), "name": "Kitchen",
-    /// "outline": [[x, y], ...], "height": 2.5}]}`, outlines in metres.
+    /// "outline": [[x, y], ...], "height": 2.5, "capture": {...}}], "structure": {...}}`,
+    /// outlines in metres; `capture` and `structure` are the capture's opaque output.
     static func plan(_ tours: NoughtyTours, _ arguments: Arguments) async throws(CLIError) {
         let values = try arguments.exactly("PROPERTY_ID", "PLAN_FILE")
         let property = try await PropertyCommands.find(tours, values[0])
@@ -14,10 +15,10 @@ enum CaptureCommands {
             throw .usage("--mode is newScan or continueScan")
         }
         let existing = try await library { () async throws(NoughtyToursError) in try await tours.properties.rooms(of: floor) }
-        let rooms = try readPlan(values[1], existing: existing)
+        let (rooms, structure) = try readPlan(values[1], existing: existing)
         let worldMap = arguments.value("--worldmap").map { URL(fileURLWithPath: $0) }
         let result = try await library { () async throws(NoughtyToursError) in
-            try await tours.structureCapture.apply(floor: floor, mode: mode, rooms: rooms, worldMap: worldMap)
+            try await tours.structureCapture.apply(floor: floor, mode: mode, rooms: rooms, structure: structure, worldMap: worldMap)
         }
         if arguments.has("--json") {
             Output.json(["floor": floor.id, "rooms": result.map { ["id": $0.id, "name": $0.name ?? NSNull()] as [String: Any] }])
@@ -26,7 +27,7 @@ enum CaptureCommands {
         }
     }
 
-    static func readPlan(_ path: String, existing: [Room]) throws(CLIError) -> [CapturedRoom] {
+    static func readPlan(_ path: String, existing: [Room]) throws(CLIError) -> (rooms: [CapturedRoom], structure: Data?) {
         guard let data = FileManager.default.contents(atPath: path) else { throw .library(.invalidInput("cannot read the plan file \(path)")) }
         guard let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], let rooms = json["rooms"] as? [[String: Any]] else {
             throw .library(.invalidInput("\(path) is not a plan: {\"rooms\": [{\"name\", \"outline\": [[x, y], ...], \"height\"}]}"))
@@ -49,9 +50,20 @@ enum CaptureCommands {
                 guard let room = existing.first(where: { $0.id == id }) else { throw .library(.invalidInput("\(path): rooms[\(index)]: no room \(id) on this floor")) }
                 return room
             }
-            captured.append(CapturedRoom(room: kept, name: room["name"] as? String, outline: outline, height: (room["height"] as? NSNumber)?.doubleValue))
+            captured.append(CapturedRoom(room: kept, name: room["name"] as? String, outline: outline, height: (room["height"] as? NSNumber)?.doubleValue,
+                                         capture: try opaque(room["capture"])))
         }
-        return captured
+        return (captured, try opaque(json["structure"]))
+    }
+
+    /// Capture output from the plan file, as JSON bytes for the library.
+    private static func opaque(_ value: Any?) throws(CLIError) -> Data? {
+        guard let value, !(value is NSNull) else { return nil }
+        do {
+            return try JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed, .sortedKeys])
+        } catch {
+            throw .library(.invalidInput("capture output the plan file holds cannot be written as JSON"))
+        }
     }
 
     static func worldMap(_ tours: NoughtyTours, _ arguments: Arguments) async throws(CLIError) {

@@ -19,13 +19,14 @@ enum Commands {
         case "init":
             try await initialize(Arguments(rest, valued: ["--server", "--token", "--storage"], flags: []), path)
         case "property":
-            guard let action = rest.popFirst() else { throw .usage("property needs create, list, show or delete") }
-            let arguments = try Arguments(rest, valued: ["--floors", "--meta"], flags: ["--json"])
+            guard let action = rest.popFirst() else { throw .usage("property needs create, list, show, download or delete") }
+            let arguments = try Arguments(rest, valued: ["--floors", "--meta"], flags: ["--json", "--remote"])
             let tours = try await ClientConfig.load(path).open()
             switch action {
             case "create": try await PropertyCommands.create(tours, arguments)
             case "list": try await PropertyCommands.list(tours, arguments)
             case "show": try await PropertyCommands.show(tours, arguments)
+            case "download": try await PropertyCommands.download(tours, arguments)
             case "delete": try await PropertyCommands.delete(tours, arguments)
             default: throw .usage("unknown property command \"\(action)\"")
             }
@@ -83,6 +84,15 @@ enum PropertyCommands {
 
     static func list(_ tours: NoughtyTours, _ arguments: Arguments) async throws(CLIError) {
         _ = try arguments.exactly()
+        guard !arguments.has("--remote") else {
+            let remote = try await library { () async throws(NoughtyToursError) in try await tours.properties.remoteProperties() }
+            if arguments.has("--json") {
+                Output.json(["properties": remote.map(Output.remoteProperty)])
+            } else {
+                remote.forEach { Output.line(Output.summary($0)) }
+            }
+            return
+        }
         let statuses = try await allStatuses(tours)
         if arguments.has("--json") {
             Output.json(["properties": statuses.map(Output.status)])
@@ -111,6 +121,23 @@ enum PropertyCommands {
                         + ((floor["continuable"] as? Bool) == true ? "  (continuable)" : ""))
             for room in floor["rooms"] as? [[String: Any]] ?? [] {
                 Output.line("    room \(room["id"] ?? "")  \(room["name"] as? String ?? "(unnamed)")")
+            }
+        }
+    }
+
+    /// `tours property download ID`: the server's property into local storage, to continue
+    /// its floors from this station.
+    static func download(_ tours: NoughtyTours, _ arguments: Arguments) async throws(CLIError) {
+        let id = try arguments.exactly("PROPERTY_ID")[0]
+        let property = try await library { () async throws(NoughtyToursError) in try await tours.properties.download(propertyId: id) }
+        let status = try await library { () async throws(NoughtyToursError) in try await tours.properties.status(of: property) }
+        let continuable = try await library { () async throws(NoughtyToursError) in try await tours.structureCapture.continuableFloors(of: property) }
+        if arguments.has("--json") {
+            Output.json(["status": Output.status(status), "continuableFloors": continuable.map { $0.number ?? 0 }])
+        } else {
+            Output.line(Output.summary(status))
+            if !continuable.isEmpty {
+                Output.line("  continuable floors: " + continuable.map { "\($0.number ?? 0)" }.joined(separator: ", "))
             }
         }
     }

@@ -29,7 +29,7 @@ enum SyncCommands {
             statuses.forEach { Output.line(Output.summary($0)) }
         }
         if left.items > 0 {
-            throw .notSynced("\(left.items) uploads stayed queued (kept): run tours sync again once the server can be reached")
+            throw .notSynced("\(Output.count(left.items, "upload")) stayed queued (kept): run tours sync again once the server can be reached")
         }
     }
 
@@ -41,7 +41,16 @@ enum SyncCommands {
             if arguments.has("--json") { Output.json(Output.status(status)) } else { Output.line(Output.summary(status)) }
         }
         guard arguments.has("--watch") else {
-            show(try await library { () async throws(NoughtyToursError) in try await tours.properties.status(of: property) })
+            let status = try await library { () async throws(NoughtyToursError) in try await tours.properties.status(of: property) }
+            let failures = try await library { () async throws(NoughtyToursError) in try await tours.properties.uploadFailures(of: property) }
+            if arguments.has("--json") {
+                var json = Output.status(status)
+                json["failures"] = failures.map(Output.failure)
+                Output.json(json)
+            } else {
+                Output.line(Output.summary(status))
+                failures.forEach { Output.line(Output.summary($0)) }
+            }
             return
         }
         // The status as it is first; then drain while watching, unless another process (a
@@ -66,6 +75,9 @@ enum SyncCommands {
             if status.sync == .failed, draining {
                 await tours.idle()
                 if let now = try? await tours.properties.status(of: property), now.sync == .failed {
+                    if let failures = try? await tours.properties.uploadFailures(of: property) {
+                        failures.forEach { Output.line(Output.summary($0)) }
+                    }
                     return .failure(.notSynced("\(property.id) failed to sync; its uploads stay queued: run tours sync to try again"))
                 }
             }

@@ -36,6 +36,32 @@ enum Output {
             + (status.panoramasFailed > 0 ? " (\(status.panoramasFailed) failing)" : "") + (status.tourId.map { "  tour \(Output.id($0))" } ?? "")
     }
 
+    static func remoteProperty(_ property: RemoteProperty) -> [String: Any] {
+        ["id": property.id, "name": property.name, "tourId": id(property.tourId), "floorCount": property.floorCount,
+         "updatedAt": ISO8601DateFormatter().string(from: property.updatedAt)]
+    }
+
+    static func summary(_ property: RemoteProperty) -> String {
+        "\(property.id)  \(property.name)  floors \(property.floorCount)  updated \(ISO8601DateFormatter().string(from: property.updatedAt))"
+    }
+
+    static func failure(_ failure: UploadFailure) -> [String: Any] {
+        ["kind": failure.item.kind.rawValue, "id": failure.item.entityId, "attempts": failure.attempts,
+         "lastError": failure.lastError.description, "willRetry": failure.willRetry,
+         "failedAt": ISO8601DateFormatter().string(from: failure.failedAt)]
+    }
+
+    /// One failed item: what it is, why it failed, and what happens next.
+    static func summary(_ failure: UploadFailure) -> String {
+        "  \(failure.item.kind.rawValue) \(failure.item.entityId): \(failure.lastError.description) (after \(count(failure.attempts, "attempt")); "
+            + (failure.willRetry ? "will retry)" : "will not retry: run tours sync)")
+    }
+
+    /// "1 attempt", "3 attempts".
+    static func count(_ number: Int, _ noun: String) -> String {
+        "\(number) \(noun)\(number == 1 ? "" : "s")"
+    }
+
     /// A UUID as the API writes ids: lowercase.
     static func id(_ uuid: UUID) -> String { uuid.uuidString.lowercased() }
 

@@ -44,6 +44,13 @@ func makeSyncingLibrary(server: URL, token: String, options: SyncOptions = fastS
     try await NoughtyTours(configuration: Configuration(server: server, token: token, storageDirectory: directory, sync: options))
 }
 
+/// Starts the queue, waits until nothing more can be sent, and stops it.
+func drain(_ tours: NoughtyTours) async throws {
+    try await tours.start()
+    await tours.idle()
+    await tours.stop()
+}
+
 /// The queue's items as (kind, state, attempts), for assertions.
 func queueItems(_ tours: NoughtyTours, kind: Queue.Kind? = nil) async throws -> [(kind: String, state: String, attempts: Int)] {
     try await tours.store.read { db in

@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import NoughtyTours
+
+/// CLIENT.md "Second version": the whole capture travels, and another station continues a
+/// floor. Two storage directories (two stations) and one toursd.
+@Suite struct TwoStationTests {
+    /// Capture output with values a careless re-encoding would change: nesting, unicode,
+    /// an integer beside a fraction, an empty array, a null.
+    static let capture = Data(#"{"walls":[{"id":1,"length":3.25,"tags":["load-bearing","ü"]}],"openings":[],"note":null,"confidence":0.875}"#.utf8)
+    static let structure = Data(#"{"version":2,"floors":[{"levels":[0,2.6]}],"source":"lidar"}"#.utf8)
+
+    private func jsonValue(_ data: Data) throws -> NSObject {
+        try #require(try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) as? NSObject)
+    }
+
+    private func jsonValue(_ value: Any?) throws -> NSObject {
+        try #require(value as? NSObject)
+    }
+
+    @Test func anotherStationDownloadsAFloorAndContinuesIt() async throws {
+        let server = try LiveServer()
+        defer { server.stop() }
+
+        // Station A: a floor with a plan (capture output and structure) and a world map, synced.
+        let stationA = try await makeSyncingLibrary(server: server.url, token: server.token)
+        let property = try await stationA.properties.createProperty(name: "Harbour View", floorCount: 2, metadata: ["ref": "A-17"])
+        let floor = try #require(try await stationA.properties.floors(of: property).first)
+        let map = testDirectory("map").appendingPathExtension("bin")
+        try Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }).write(to: map)
+        let roomsA = try await stationA.structureCapture.apply(floor: floor, mode: .newScan, rooms: [
+            CapturedRoom(name: "Kitchen", outline: [[0, 0], [4, 0], [4, 3]], height: 2.5, capture: Self.capture),
+            CapturedRoom(name: "Hall", outline: [[4, 0], [6, 0], [6, 3]]),
+        ], structure: Self.structure, worldMap: map)
+        let panoramaA = try await capturePanorama(try await stationA.panoramaCapture.session(room: roomsA[0]))
+        try await drain(stationA)
+        let syncedA = try await stationA.properties.status(of: property)
+        #expect(syncedA.isComplete)
+
+        // Station B: lists the tenant's properties, downloads this one.
+        let stationB = try await makeSyncingLibrary(server: server.url, token: server.token)
+        let listed = try await stationB.properties.remoteProperties()
+        let remote = try #require(listed.first { $0.id == property.id })
+        #expect(remote.name == "Harbour View" && remote.floorCount == 2 && remote.tourId == syncedA.tourId)
+        let downloaded = try await stationB.properties.download(propertyId: property.id)
+        #expect(downloaded == property)
+        let statusB = try await stationB.properties.status(of: downloaded)
+        #expect(statusB.tourId == syncedA.tourId)
+        #expect(statusB.sync == .synced && statusB.isComplete)
+        #expect((statusB.floorCount, statusB.roomCount, statusB.panoramaCount, statusB.panoramasUploaded) == (2, 2, 1, 1))
+        #expect(try await stationB.properties.floors(of: downloaded) == (try await stationA.properties.floors(of: property)))
+        let floorB = try #require(try await stationB.properties.floors(of: downloaded).first)
+        #expect(try await stationB.properties.rooms(of: floorB) == roomsA)
+        #expect(try await stationB.structureCapture.continuableFloors(of: downloaded) == [floorB])
+        // The world map came whole.
+        let mapPath = try #require(try await stationB.store.read { db in try db.first("SELECT world_map_path FROM floors WHERE id = ?", floorB.id)?[0].string })
+        #expect(FileManager.default.contents(atPath: mapPath) == (try Data(contentsOf: map)))
+
+        // B continues the floor with a new room and a panorama in it, and syncs.
+        let roomsB = try await stationB.structureCapture.apply(floor: floorB, mode: .continueScan, rooms: [
+            CapturedRoom(name: "Study", outline: [[0, 3], [4, 3], [4, 6]], height: 2.4),
+        ])
+        #expect(roomsB.count == 3 && Array(roomsB.prefix(2)) == roomsA)
+        let study = try #require(roomsB.last)
+        let panoramaB = try await capturePanorama(try await stationB.panoramaCapture.session(room: study), seed: 9)
+        try await drain(stationB)
+        #expect(try await stationB.properties.uploadFailures(of: downloaded).isEmpty)
+        #expect(try await stationB.properties.status(of: downloaded).isComplete)
+
+        // The server's floor: A's rooms with their ids, names and panoramas, B's new room, and
+        // A's capture output and structure as the same JSON values.
+        let tour = try server.json("/v1/tours/\(try #require(syncedA.tourId).uuidString.lowercased())")
+        let floors = try #require(tour["floors"] as? [[String: Any]])
+        let serverFloor = try #require(floors.first { $0["id"] as? String == floor.id })
+        let rooms = try #require(serverFloor["rooms"] as? [[String: Any]])
+        #expect(rooms.map { $0["id"] as? String } == roomsB.map(\.id))
+        #expect(rooms.map { $0["name"] as? String } == ["Kitchen", "Hall", "Study"])
+        #expect(try jsonValue(rooms[0]["capture"]) == (try jsonValue(Self.capture)))
+        #expect(rooms[1]["capture"] is NSNull)
+        #expect(try jsonValue((serverFloor["plan"] as? [String: Any])?["structure"]) == (try jsonValue(Self.structure)))
+        let panoramas = try #require(serverFloor["panoramas"] as? [[String: Any]])
+        #expect(Set(panoramas.map { "\($0["id"] ?? "")@\($0["roomId"] ?? "")" }) == ["\(panoramaA)@\(roomsA[0].id)", "\(panoramaB)@\(study.id)"])
+        #expect(serverFloor["continuable"] as? Bool == true)
+
+        // A downloads again: B's room and panorama arrive; A's own work is untouched.
+        try await stationA.properties.download(propertyId: property.id)
+        #expect(try await stationA.properties.rooms(of: floor).map(\.id) == roomsB.map(\.id))
+        let statusA = try await stationA.properties.status(of: property)
+        #expect((statusA.roomCount, statusA.panoramaCount, statusA.panoramasUploaded, statusA.sync) == (3, 2, 2, .synced))
+        let capturedHere = try await stationA.store.read { db in try db.first("SELECT path FROM panoramas WHERE id = ?", panoramaA)?[0].string }
+        #expect(capturedHere?.isEmpty == false)
+    }
+
+    /// Local work still queued is never overwritten by a download.
+    @Test func aDownloadKeepsLocalWorkStillQueued() async throws {
+        let server = try LiveServer()
+        defer { server.stop() }
+        let stationA = try await makeSyncingLibrary(server: server.url, token: server.token)
+        let property = try await stationA.properties.createProperty(name: "Queued", floorCount: 1)
+        let floor = try #require(try await stationA.properties.floors(of: property).first)
+        try await stationA.structureCapture.apply(floor: floor, mode: .newScan, rooms: [CapturedRoom(name: "Old", outline: [[0, 0], [1, 0], [1, 1]])])
+        try await drain(stationA)
+
+        // A new plan here, not yet uploaded; the server still has the old one.
+        let replanned = try await stationA.structureCapture.apply(floor: floor, mode: .newScan, rooms: [
+            CapturedRoom(name: "New", outline: [[0, 0], [2, 0], [2, 2]], capture: Data("[1,2]".utf8)),
+        ])
+        try await stationA.properties.download(propertyId: property.id)
+        #expect(try await stationA.properties.rooms(of: floor) == replanned)
+        // Uploaded, it wins on the server too.
+        try await drain(stationA)
+        let serverFloor = try server.json("/v1/floors/\(floor.id)")
+        #expect((serverFloor["rooms"] as? [[String: Any]])?.map { $0["name"] as? String } == ["New"])
+    }
+
+    @Test func downloadingWhatTheServerLacksIsNotFound() async throws {
+        let server = try LiveServer()
+        defer { server.stop() }
+        let station = try await makeSyncingLibrary(server: server.url, token: server.token)
+        await #expect(throws: NoughtyToursError.notFound) { try await station.properties.download(propertyId: UUID().uuidString) }
+        await #expect(throws: NoughtyToursError.invalidInput("a property id is a UUID, not nope")) {
+            try await station.properties.download(propertyId: "nope")
+        }
+        #expect(try await station.properties.remoteProperties().isEmpty)
+    }
+
+    @Test func captureOutputThatIsNotJSONChangesNothing() async throws {
+        let tours = try await makeLibrary()
+        let property = try await tours.properties.createProperty(name: "Bad output", floorCount: 1)
+        let floor = try #require(try await tours.properties.floors(of: property).first)
+        let room = CapturedRoom(name: "K", outline: [[0, 0], [1, 0], [1, 1]], capture: Data("{not json".utf8))
+        await #expect(throws: NoughtyToursError.invalidInput("a room's capture is not a JSON value")) {
+            try await tours.structureCapture.apply(floor: floor, mode: .newScan, rooms: [room])
+        }
+        await #expect(throws: NoughtyToursError.invalidInput("the structure is not a JSON value")) {
+            try await tours.structureCapture.apply(floor: floor, mode: .newScan, rooms: [], structure: Data([0xff, 0xfe]))
+        }
+        #expect(try await tours.properties.rooms(of: floor).isEmpty)
+        #expect(try await queueItems(tours, kind: .plan).isEmpty)
+    }
+}
