@@ -52,7 +52,8 @@ soak: deps
 	$(SWIFT) build --build-tests
 	.build/debug/Soak --seconds $(SOAK_SECONDS) --clients $(SOAK_CLIENTS)
 
-# libFuzzer targets (the request decoder, chunked bodies, the upload header parsers), each
+# libFuzzer targets (the request decoder, chunked bodies, the upload header parsers, the
+# JSON reader and the request parsers on it), each
 # for FUZZ_SECONDS (60 by default) from its seed corpus in Tests/Fuzz/corpus.
 fuzz: deps
 	bash Tests/Fuzz/run.sh

@@ -27,28 +27,34 @@ let package = Package(
         .target(name: "ThreadPools", dependencies: ["CLinux"]),
         .target(name: "SQLiteDB", dependencies: ["CSQLite", "ThreadPools"]),
         .target(name: "HTTPCore", dependencies: ["Logging", "CLinux", "ThreadPools"]),
+        // The API's documents and request bodies as types, with our own JSON reader and
+        // writer: what server and client both speak (neither imports the other).
+        .target(name: "APIModel", dependencies: ["Logging"]),
 
         // The server: the sync service and its thin executable.
-        .target(name: "TourService", dependencies: ["HTTPCore", "Logging", "Hashing", "SQLiteDB", "ThreadPools", "CLinux"]),
+        .target(name: "TourService", dependencies: ["APIModel", "HTTPCore", "Logging", "Hashing", "SQLiteDB", "ThreadPools", "CLinux"]),
         .executableTarget(name: "toursd", dependencies: ["TourService"]),
 
         // The client: library and thin command line.
-        .target(name: "NoughtyTours", dependencies: ["CCurl", "SQLiteDB", "Hashing"]),
+        .target(name: "NoughtyTours", dependencies: ["APIModel", "CCurl", "SQLiteDB", "Hashing"]),
         .executableTarget(name: "tours", dependencies: ["NoughtyTours"]),
         // What make bench runs against the client library.
         .executableTarget(name: "ClientBench", dependencies: ["NoughtyTours"], path: "bench/ClientBench"),
+        // Our JSON beside Foundation's, on the API's documents (make bench).
+        .executableTarget(name: "DocumentBench", dependencies: ["APIModel"], path: "bench/DocumentBench"),
         // The durable reference make bench measures toursd's uploads against.
         .executableTarget(name: "DurableReceiver", dependencies: ["Hashing"], path: "bench/DurableReceiver"),
 
         // What the loopback tests of several modules share: a raw HTTP client, a command runner.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
+        .testTarget(name: "APIModelTests", dependencies: ["APIModel"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "Logging", "ThreadPools", "TestSupport"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "ThreadPoolsTests", dependencies: ["ThreadPools", "TestSupport"]),
         .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB", "TestSupport"]),
         .testTarget(name: "TourServiceTests", dependencies: ["TourService", "HTTPCore", "Hashing", "TestSupport"]),
-        .testTarget(name: "NoughtyToursTests", dependencies: ["NoughtyTours", "TestSupport"]),
+        .testTarget(name: "NoughtyToursTests", dependencies: ["NoughtyTours", "APIModel", "TestSupport"]),
         // One test per finding of the attack probe, black box, against the release toursd.
         .testTarget(name: "AttackTests", dependencies: ["TestSupport"]),
         // A client process the library's tests start and kill mid-drain.

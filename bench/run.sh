@@ -8,6 +8,10 @@ bash bench/mixed_load.sh
 echo
 bash bench/uploads.sh
 echo
+bash bench/documents.sh
+echo
+.build/release/DocumentBench
+echo
 .build/release/ClientBench
 echo
 bash bench/client_sync.sh

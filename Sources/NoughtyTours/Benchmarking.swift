@@ -1,3 +1,4 @@
+import APIModel
 import Foundation
 import SQLiteDB
 
@@ -7,22 +8,23 @@ extension NoughtyTours {
     /// panoramas on the first): the data `make bench` measures status against, without a
     /// server holding it. Package-only.
     package func seedDownloadedPropertyForBenchmark(name: String, floorCount: Int, panoramas: Int) async throws(NoughtyToursError) -> Property {
-        let id = UUID().uuidString.lowercased()
+        func id() -> String { UUID().uuidString.lowercased() }
+        let property = PropertyDocument(id: id(), tourId: id(), name: name, floorCount: floorCount, metadata: "{}",
+                                        createdAt: "2026-12-01T00:00:00Z", updatedAt: "2026-12-01T00:00:00Z")
         let floors = (0..<floorCount).map { number in
-            let floorId = UUID().uuidString.lowercased()
+            let floorId = id()
             let rooms = (0..<10).map { index in
-                RemoteTour.Room(id: UUID().uuidString.lowercased(), name: "Room \(index)", outline: "[[0,0],[4,0],[4,3]]", height: 2.5,
-                                capture: #"{"walls":[1,2,3]}"#)
+                RoomDocument(id: id(), floorId: floorId, name: "Room \(index)", outline: "[[0,0],[4,0],[4,3]]", height: 2.5, capture: #"{"walls":[1,2,3]}"#)
             }
-            return RemoteTour.Floor(id: floorId, number: number, name: nil, planRevision: 1, structure: #"{"v":1}"#, rooms: rooms, worldMap: nil,
-                                    panoramas: number > 0 ? [] : (0..<panoramas).map { index in
-                                        RemoteTour.Panorama(id: UUID().uuidString.lowercased(), floorId: floorId, roomId: rooms[index % 10].id,
-                                                            contentType: "image/jpeg", size: 1000, sha256: String(repeating: "0", count: 64),
-                                                            createdAt: "2026-12-01T00:00:00Z")
-                                    })
+            let floor = FloorDocument(id: floorId, propertyId: property.id, number: number, name: nil, planRevision: 1, continuable: false, rooms: rooms)
+            return TourDocument.Floor(floor: floor, plan: .init(revision: 1, structure: #"{"v":1}"#), worldMap: nil,
+                                      panoramas: number > 0 ? [] : (0..<panoramas).map { index in
+                                          PanoramaDocument(id: id(), propertyId: property.id, floorId: floorId, roomId: rooms[index % 10].id,
+                                                           contentType: "image/jpeg", size: 1000, sha256: String(repeating: "0", count: 64),
+                                                           createdAt: "2026-12-01T00:00:00Z")
+                                      })
         }
-        let tour = RemoteTour(property: RemoteProperty(id: id, name: name, tourId: UUID(), floorCount: floorCount, updatedAt: Date()),
-                              metadata: [:], createdAt: "2026-12-01T00:00:00Z", floors: floors)
+        let tour = TourDocument(tourId: property.tourId, property: property, floors: floors)
         return try await store.write { db in try Downloads.apply(db, tour, fetched: [:]).0 }
     }
 }

@@ -1,3 +1,4 @@
+import APIModel
 import Foundation
 import Synchronization
 import SQLiteDB
@@ -8,26 +9,19 @@ public struct PropertyManagement: Sendable {
     let store: LocalStore
     let remote: RemoteServer
 
-    static let maxMetadataKeys = 64
-    static let maxMetadataBytes = 16 * 1024
-
     /// Creates a property and its floors at once, offline, and queues them for upload.
     public func createProperty(name: String, floorCount: Int, metadata: [String: String] = [:]) async throws(NoughtyToursError) -> Property {
-        // The server's rules (API.md), checked here so that nothing is queued that it would refuse.
-        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...200).contains(trimmed.count) else { throw .invalidInput("a property name is 1 to 200 characters") }
-        guard trimmed.utf8.count <= 800 else { throw .invalidInput("a property name is at most 800 bytes in UTF-8") }
-        guard !Self.hasControlCharacters(trimmed) else { throw .invalidInput("a property name must not contain control characters") }
-        guard (1...200).contains(floorCount) else { throw .invalidInput("floorCount must be 1 to 200") }
-        guard metadata.count <= Self.maxMetadataKeys else { throw .invalidInput("metadata has more than \(Self.maxMetadataKeys) keys") }
-        for (key, value) in metadata {
-            guard (1...128).contains(key.utf8.count), !Self.hasControlCharacters(key) else {
-                throw .invalidInput("a metadata key is 1 to 128 bytes in UTF-8, without control characters")
-            }
-            guard value.utf8.count <= 4096 else { throw .invalidInput("metadata.\(key) is longer than 4096 bytes") }
+        // The server's rules (API.md), the same code, so that nothing is queued that it would refuse.
+        let input: PropertyInput
+        do {
+            input = try PropertyInput(name: name, floorCount: floorCount, metadata: metadata).validated()
+        } catch {
+            throw .invalidInput(error.message)
         }
-        let encoded = (try? JSONSerialization.data(withJSONObject: metadata, options: [.sortedKeys])) ?? Data()
-        guard encoded.count <= Self.maxMetadataBytes else { throw .invalidInput("metadata is larger than \(Self.maxMetadataBytes) bytes") }
+        var writer = JSONWriter()
+        writer.object(input.metadata)
+        let encoded = writer.bytes
+        let trimmed = input.name
         let id = UUID().uuidString.lowercased()
         try await store.write { db in
             try db.run("INSERT INTO properties (id, name, floor_count, metadata, created_at) VALUES (?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
@@ -40,10 +34,6 @@ public struct PropertyManagement: Sendable {
             }
         }
         return Property(id: id, name: trimmed)
-    }
-
-    static func hasControlCharacters(_ text: String) -> Bool {
-        text.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 
     /// The property, or nil for an unknown or deleted id.
@@ -107,10 +97,15 @@ public struct PropertyManagement: Sendable {
         // Bounded: each page moves the cursor on, and a cursor seen twice ends the walk.
         var seen: Set<String> = []
         for _ in 0..<100_000 {
-            let page = try await remote.json("/v1/properties?limit=200" + (after.map { "&after=\($0)" } ?? ""))
-            guard let items = page["items"] as? [[String: Any]] else { throw .transport("the server's property list has no items") }
-            for item in items { properties.append(try RemoteProperty.parse(item)) }
-            guard let next = page["next"] as? String, !items.isEmpty, seen.insert(next).inserted else { break }
+            let page = try await remote.document("/v1/properties?limit=200" + (after.map { "&after=\($0)" } ?? ""), PropertyPage.init)
+            for item in page.items {
+                do {
+                    properties.append(try RemoteProperty(item))
+                } catch {
+                    throw .transport("the server listed a property that is not API.md's: \(error.message)")
+                }
+            }
+            guard let next = page.next, !page.items.isEmpty, seen.insert(next).inserted else { break }
             after = next
         }
         return properties
@@ -126,16 +121,16 @@ public struct PropertyManagement: Sendable {
     public func download(propertyId: String) async throws(NoughtyToursError) -> Property {
         guard let uuid = UUID(uuidString: propertyId) else { throw .invalidInput("a property id is a UUID, not \(propertyId)") }
         let id = uuid.uuidString.lowercased()
-        let listed = try RemoteProperty.parse(try await remote.json("/v1/properties/\(id)"))
-        let tour = try RemoteTour.parse(try await remote.json("/v1/tours/\(listed.tourId.uuidString.lowercased())",
-                                                               limit: Int(remote.maxDownloadBytes)))
+        let listed = try await remote.document("/v1/properties/\(id)", PropertyDocument.init)
+        let tour = try await remote.document("/v1/tours/\(listed.tourId)", limit: Int(remote.maxDownloadBytes), TourDocument.init)
+        try Downloads.check(tour)
         let wanted = try await store.read { db in try Downloads.worldMapsToFetch(db, tour) }
         var fetched: [String: StoredMap] = [:]
         do throws(NoughtyToursError) {
             for (floorId, map) in wanted {
                 let path = StoredMap.newPath(store.directory, floorId: floorId)
                 fetched[floorId] = StoredMap(path: path, sha256: map.sha256)
-                try await remote.download(map.path, to: path)
+                try await remote.download(map.url, to: path)
                 let (_, digest) = try LocalFiles.digest(of: path)
                 guard digest == map.sha256 else { throw .transport("floor \(floorId)'s world map arrived with another digest") }
             }

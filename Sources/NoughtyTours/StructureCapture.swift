@@ -1,3 +1,4 @@
+import APIModel
 import Foundation
 import SQLiteDB
 
@@ -135,14 +136,15 @@ struct PlanRoom: Sendable {
     var capture: String?
 }
 
-/// The capture's opaque output: any JSON value, kept as its text.
+/// The capture's opaque output: any JSON value, validated once and kept as canonical text
+/// (the same JSON value; the server keeps it the same way).
 enum CaptureOutput {
     static func text(_ data: Data, _ what: String) throws(NoughtyToursError) -> String {
-        guard (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil,
-              let text = String(data: data, encoding: .utf8) else {
-            throw .invalidInput("\(what) is not a JSON value")
+        do {
+            return try JSONReader.parse(Array(data)).canonicalText
+        } catch {
+            throw .invalidInput("\(what) is not a JSON value (\(error.message))")
         }
-        return text
     }
 }
 
@@ -168,12 +170,12 @@ enum Plans {
                 if let known = room.id {
                     // Kept: id, name, panoramas. Updated: geometry.
                     try db.run("UPDATE rooms SET outline = ?, height = ?, capture = coalesce(?, capture) WHERE id = ?",
-                               try encode(room.outline), room.height, room.capture, known)
+                               encode(room.outline), room.height, room.capture, known)
                     planRooms.append((known, room))
                 } else {
                     let id = UUID().uuidString.lowercased()
                     try db.run("INSERT INTO rooms (id, floor_id, name, outline, height, capture, position) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                               id, floor.id, room.name, try encode(room.outline), room.height, room.capture, position)
+                               id, floor.id, room.name, encode(room.outline), room.height, room.capture, position)
                     position += 1
                     planRooms.append((id, room))
                 }
@@ -183,7 +185,7 @@ enum Plans {
             try Rooms.remove(db, existing.subtracting(kept))
             for (position, room) in plan.enumerated() {
                 let id = room.id ?? UUID().uuidString.lowercased()
-                try Rooms.upsert(db, id: id, floorId: floor.id, name: room.name, outline: try encode(room.outline), height: room.height,
+                try Rooms.upsert(db, id: id, floorId: floor.id, name: room.name, outline: encode(room.outline), height: room.height,
                                  capture: room.capture, position: position)
                 planRooms.append((id, room))
             }
@@ -196,19 +198,15 @@ enum Plans {
         try db.run("UPDATE floors SET plan_revision = plan_revision + 1, structure = coalesce(?, structure) WHERE id = ?", structure, floor.id)
         // The upload: the plan after whatever of its floor was queued last (the floor, the
         // previous plan, its world map: a continueScan needs that map on the server), then
-        // the world map after the plan. Capture output goes as the JSON text it was given.
-        let rooms = try planRooms.map { entry in
-            try JSONText.object([
-                ("id", JSONText.string(entry.id)), ("name", entry.room.name.map(JSONText.string) ?? "null"),
-                ("outline", try encode(entry.room.outline)), ("height", entry.room.height.map { try encode($0) } ?? "null"),
-                ("capture", entry.room.capture ?? "null"),
-            ])
-        }
-        var fields = [("planId", JSONText.string(UUID().uuidString.lowercased())), ("mode", JSONText.string(mode.rawValue)),
-                      ("rooms", "[" + rooms.joined(separator: ",") + "]")]
-        if let structure { fields.append(("structure", structure)) }
+        // the world map after the plan.
+        let upload = PlanInput(planId: UUID().uuidString.lowercased(), mode: mode == .newScan ? .newScan : .continueScan,
+                               rooms: planRooms.map { entry in
+                                   RoomInput(id: entry.id, name: entry.room.name, outline: encode(entry.room.outline), height: entry.room.height,
+                                             capture: entry.room.capture)
+                               }, structure: structure)
         let planItem = try Queue.add(db, property: floor.propertyId, kind: .plan, entity: floor.id,
-                                     dependsOn: try Queue.latest(db, kinds: [.floor, .plan, .worldmap], entity: floor.id), payload: JSONText.object(fields))
+                                     dependsOn: try Queue.latest(db, kinds: [.floor, .plan, .worldmap], entity: floor.id),
+                                     payload: String(decoding: upload.jsonBytes, as: UTF8.self))
         if let worldMap {
             try worldMap.record(db, floorId: floor.id)
             try Queue.add(db, property: floor.propertyId, kind: .worldmap, entity: floor.id, dependsOn: planItem, payload: worldMap.path)
@@ -216,8 +214,11 @@ enum Plans {
         return try Records.rooms(db, floorId: floor.id)
     }
 
-    static func encode(_ value: Any) throws -> String {
-        String(decoding: try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed]), as: UTF8.self)
+    /// An outline as canonical JSON text.
+    static func encode(_ outline: [[Double]]) -> String {
+        var writer = JSONWriter()
+        writer.array(outline) { writer, point in writer.array(point) { $0.double($1) } }
+        return String(decoding: writer.bytes, as: UTF8.self)
     }
 }
 
@@ -237,17 +238,5 @@ enum Rooms {
             ON CONFLICT (id) DO UPDATE SET name = excluded.name, outline = excluded.outline, height = excluded.height,
                 capture = excluded.capture, position = excluded.position
             """, id, floorId, name, outline, height, capture, position)
-    }
-}
-
-/// JSON text put together from pieces already JSON (opaque capture output is spliced as the
-/// text it came as, never re-encoded).
-enum JSONText {
-    static func string(_ text: String) -> String {
-        (try? Plans.encode(text)) ?? "\"\""
-    }
-
-    static func object(_ fields: [(String, String)]) -> String {
-        "{" + fields.map { string($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
     }
 }

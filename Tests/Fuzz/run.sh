@@ -14,10 +14,10 @@ mkdir -p "$out"
 swift build --build-path .build/fuzz --target TourService -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library 2>&1 \
     | grep -E "error|warning:" && exit 1
 lib=.build/fuzz/debug
-objects=$(ls $lib/TourService.build/*.o $lib/HTTPCore.build/*.o $lib/Logging.build/*.o $lib/Hashing.build/*.o $lib/SQLiteDB.build/*.o $lib/ThreadPools.build/*.o)
+objects=$(ls $lib/TourService.build/*.o $lib/APIModel.build/*.o $lib/HTTPCore.build/*.o $lib/Logging.build/*.o $lib/Hashing.build/*.o $lib/SQLiteDB.build/*.o $lib/ThreadPools.build/*.o)
 
 status=0
-for target in request-decoder chunked-body header-parsers; do
+for target in request-decoder chunked-body header-parsers json-reader; do
     source=Tests/Fuzz/$(echo "$target" | sed -E 's/(^|-)([a-z])/\U\2/g')Target.swift
     rm -f "$out/$target"
     if ! swiftc -sanitize=fuzzer,address -parse-as-library -module-name "Fuzz${target//-/}" -I $lib/Modules \

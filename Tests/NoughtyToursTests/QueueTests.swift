@@ -1,3 +1,4 @@
+import APIModel
 import Foundation
 import Hashing
 import SQLiteDB
@@ -97,11 +98,11 @@ import TestSupport
     }
 
     @Test func propertyAndFloorBodiesAreTheAPIsJSON() throws {
-        let property = ItemRequests.property(server, id: "a", name: "Villa", floorCount: 2, metadata: ["k": "v"])
+        let property = ItemRequests.property(server, id: "a", PropertyInput(name: "Villa", floorCount: 2, metadata: ["k": "v"]))
         guard case .bytes(let body) = property.body else { Issue.record("no body"); return }
         let json = try #require(try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
         #expect(json["name"] as? String == "Villa" && json["floorCount"] as? Int == 2 && json["metadata"] as? [String: String] == ["k": "v"])
-        let floor = ItemRequests.floor(server, propertyId: "a", floorId: "b", number: 0, name: nil)
+        let floor = ItemRequests.floor(server, propertyId: "a", floorId: "b", FloorInput(number: 0, name: nil))
         #expect(floor.url == "http://127.0.0.1:8080/v1/properties/a/floors/b")
         guard case .bytes(let floorBody) = floor.body else { Issue.record("no body"); return }
         #expect(String(decoding: floorBody, as: UTF8.self) == #"{"name":null,"number":0}"#)

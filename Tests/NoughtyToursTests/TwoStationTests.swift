@@ -130,10 +130,10 @@ import TestSupport
         let property = try await tours.properties.createProperty(name: "Bad output", floorCount: 1)
         let floor = try #require(try await tours.properties.floors(of: property).first)
         let room = CapturedRoom(name: "K", outline: [[0, 0], [1, 0], [1, 1]], capture: Data("{not json".utf8))
-        await #expect(throws: NoughtyToursError.invalidInput("a room's capture is not a JSON value")) {
+        await #expect(throws: NoughtyToursError.invalidInput("a room's capture is not a JSON value (at byte 1, an object key must be a string)")) {
             try await tours.structureCapture.apply(floor: floor, mode: .newScan, rooms: [room])
         }
-        await #expect(throws: NoughtyToursError.invalidInput("the structure is not a JSON value")) {
+        await #expect(throws: NoughtyToursError.invalidInput("the structure is not a JSON value (at byte 0, unexpected character)")) {
             try await tours.structureCapture.apply(floor: floor, mode: .newScan, rooms: [], structure: Data([0xff, 0xfe]))
         }
         #expect(try await tours.properties.rooms(of: floor).isEmpty)

@@ -1,3 +1,4 @@
+import APIModel
 import Foundation
 import Testing
 import TestSupport

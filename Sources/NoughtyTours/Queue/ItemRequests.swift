@@ -1,3 +1,4 @@
+import APIModel
 import Foundation
 import Hashing
 
@@ -39,12 +40,12 @@ struct PanoramaFile: Sendable, Equatable {
 enum ItemRequests {
     static let tusVersion = ("Tus-Resumable", "1.0.0")
 
-    static func property(_ server: ServerEndpoint, id: String, name: String, floorCount: Int, metadata: [String: String]) -> HTTPRequest {
-        json("PUT", server, "/v1/properties/\(id)", ["name": name, "floorCount": floorCount, "metadata": metadata])
+    static func property(_ server: ServerEndpoint, id: String, _ input: PropertyInput) -> HTTPRequest {
+        json("PUT", server, "/v1/properties/\(id)", input)
     }
 
-    static func floor(_ server: ServerEndpoint, propertyId: String, floorId: String, number: Int, name: String?) -> HTTPRequest {
-        json("PUT", server, "/v1/properties/\(propertyId)/floors/\(floorId)", ["number": number, "name": name ?? NSNull()])
+    static func floor(_ server: ServerEndpoint, propertyId: String, floorId: String, _ input: FloorInput) -> HTTPRequest {
+        json("PUT", server, "/v1/properties/\(propertyId)/floors/\(floorId)", input)
     }
 
     /// The plan's body was made when it was captured (its planId with it).
@@ -97,8 +98,7 @@ enum ItemRequests {
         "sha-256=:\(ByteEncoding.base64(ByteEncoding.bytes(fromHex: hex) ?? [])):"
     }
 
-    private static func json(_ method: String, _ server: ServerEndpoint, _ path: String, _ body: [String: Any]) -> HTTPRequest {
-        let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return HTTPRequest(method, server.url(path), headers: [server.authorization, ("Content-Type", "application/json")], body: .bytes(Array(data)))
+    private static func json(_ method: String, _ server: ServerEndpoint, _ path: String, _ body: some JSONDocument) -> HTTPRequest {
+        HTTPRequest(method, server.url(path), headers: [server.authorization, ("Content-Type", "application/json")], body: .bytes(body.jsonBytes))
     }
 }

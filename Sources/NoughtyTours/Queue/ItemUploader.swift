@@ -1,3 +1,4 @@
+import APIModel
 import Foundation
 import SQLiteDB
 
@@ -49,7 +50,12 @@ struct ItemUploader: Sendable {
     private func send(_ request: HTTPRequest, _ item: QueueItem, offset: Int64, total: Int64) async -> AttemptOutcome {
         switch await perform(request, item, offset: offset, total: total) {
         case .success(let response) where response.isSuccess || (item.kind == .deleteProperty && response.status == 404):
-            return .uploaded(tourId: item.kind == .property ? response.json?["tourId"] as? String : nil)
+            guard item.kind == .property else { return .uploaded(tourId: nil) }
+            do {
+                return .uploaded(tourId: try response.document(PropertyDocument.init).tourId)
+            } catch {
+                return .failed(error, retryAfter: nil)
+            }
         case .success(let response):
             return .failed(response.error, retryAfter: response.retryAfter)
         case .failure(let error):
@@ -99,11 +105,13 @@ struct ItemUploader: Sendable {
         switch item.kind {
         case .property:
             guard let row = try db.first("SELECT name, floor_count, metadata FROM properties WHERE id = ?", item.entityId) else { return .obsolete }
-            let metadata = (try? JSONSerialization.jsonObject(with: Data((row[2].string ?? "{}").utf8))) as? [String: String] ?? [:]
-            return .request(ItemRequests.property(server, id: item.entityId, name: row[0].string ?? "", floorCount: row[1].int ?? 1, metadata: metadata))
+            let input = PropertyInput(name: row[0].string ?? "", floorCount: row[1].int ?? 1,
+                                      metadata: ((try? JSONReader.parse(row[2].string ?? "{}")) ?? .null).stringMap)
+            return .request(ItemRequests.property(server, id: item.entityId, input))
         case .floor:
             guard let row = try db.first("SELECT property_id, number, name FROM floors WHERE id = ?", item.entityId) else { return .obsolete }
-            return .request(ItemRequests.floor(server, propertyId: row[0].string ?? "", floorId: item.entityId, number: row[1].int ?? 0, name: row[2].string))
+            return .request(ItemRequests.floor(server, propertyId: row[0].string ?? "", floorId: item.entityId,
+                                               FloorInput(number: row[1].int ?? 0, name: row[2].string)))
         case .plan:
             guard try db.first("SELECT 1 FROM floors WHERE id = ?", item.entityId) != nil, let body = item.payload else { return .obsolete }
             return .request(ItemRequests.plan(server, floorId: item.entityId, body: body))

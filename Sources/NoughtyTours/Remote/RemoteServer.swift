@@ -1,3 +1,4 @@
+import APIModel
 import Foundation
 import Synchronization
 
@@ -19,11 +20,11 @@ final class RemoteServer: Sendable {
         transport.withLock { $0?.shutdown() }
     }
 
-    /// GET of a JSON object; `notFound` for a 404, the server's error for other answers.
-    func json(_ path: String, limit: Int = TransferLimits.maxResponseBytes) async throws(NoughtyToursError) -> [String: Any] {
-        let response = try await get(path, sink: .memory(limit: limit))
-        guard let json = response.json else { throw .transport("the server's answer to GET \(path) is not a JSON object") }
-        return json
+    /// GET of one of the API's documents; `notFound` for a 404, the server's error for other
+    /// answers.
+    func document<T>(_ path: String, limit: Int = TransferLimits.maxResponseBytes,
+                     _ read: (JSONValue) throws(InvalidDocument) -> T) async throws(NoughtyToursError) -> T {
+        try await get(path, sink: .memory(limit: limit)).document(read)
     }
 
     /// GET into a file (written and fsynced as it arrives).

@@ -1,3 +1,4 @@
+import APIModel
 import Foundation
 import SQLiteDB
 
@@ -13,26 +14,39 @@ import SQLiteDB
 enum Downloads {
     /// The floors whose world map must be fetched: the server has one this station lacks (by
     /// digest), and no plan or map of the floor is queued here.
-    static func worldMapsToFetch(_ db: Database, _ tour: RemoteTour) throws -> [(floorId: String, map: RemoteTour.WorldMap)] {
+    static func worldMapsToFetch(_ db: Database, _ tour: TourDocument) throws -> [(floorId: String, map: TourDocument.WorldMap)] {
         try tour.floors.compactMap { floor in
-            guard let map = floor.worldMap, try !hasQueuedPlan(db, floor.id) else { return nil }
-            let local = try db.first("SELECT world_map_sha256 FROM floors WHERE id = ?", floor.id)?[0].string
-            return local == map.sha256 ? nil : (floor.id, map)
+            guard let map = floor.worldMap, try !hasQueuedPlan(db, floor.floor.id) else { return nil }
+            let local = try db.first("SELECT world_map_sha256 FROM floors WHERE id = ?", floor.floor.id)?[0].string
+            return local == map.sha256 ? nil : (floor.floor.id, map)
+        }
+    }
+
+    /// Every id of the document is an id (they name local rows and files): a server that
+    /// sends anything else is refused, and nothing is stored.
+    static func check(_ tour: TourDocument) throws(NoughtyToursError) {
+        var ids = [tour.property.id, tour.property.tourId]
+        for floor in tour.floors {
+            ids.append(floor.floor.id)
+            ids += floor.floor.rooms.map(\.id)
+            ids += floor.panoramas.flatMap { [$0.id, $0.floorId] + ($0.roomId.map { [$0] } ?? []) }
+        }
+        if let bad = ids.first(where: { !Identifier.isValid($0) }) {
+            throw .transport("the server's tour document holds \"\(bad.prefix(64))\" where an id belongs")
         }
     }
 
     /// Applies the tour; `fetched` holds the world maps fetched for it, by floor. Returns the
     /// property, and the files no row names any more (to remove after the commit).
-    static func apply(_ db: Database, _ tour: RemoteTour, fetched: [String: StoredMap]) throws -> (Property, obsolete: [String]) {
+    static func apply(_ db: Database, _ tour: TourDocument, fetched: [String: StoredMap]) throws -> (Property, obsolete: [String]) {
         let property = tour.property
         if try db.first("SELECT 1 FROM queue_items WHERE property_id = ? AND kind = 'deleteProperty' AND state != 'done'", property.id) != nil {
             throw NoughtyToursError.invalidInput("property \(property.id) was deleted here and its deletion is still queued")
         }
-        let metadata = try Plans.encode(tour.metadata)
-        let tourId = property.tourId.uuidString.lowercased()
+        let (metadata, tourId) = (property.metadata, property.tourId)
         if try db.first("SELECT 1 FROM properties WHERE id = ?", property.id) == nil {
             try db.run("INSERT INTO properties (id, name, floor_count, metadata, tour_id, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                       property.id, property.name, property.floorCount, metadata, tourId, tour.createdAt)
+                       property.id, property.name, property.floorCount, metadata, tourId, property.createdAt)
         } else {
             try db.run("UPDATE properties SET tour_id = coalesce(tour_id, ?) WHERE id = ?", tourId, property.id)
             if try !isQueued(db, kinds: [.property], entity: property.id) {
@@ -42,13 +56,14 @@ enum Downloads {
         }
         var obsolete: [String] = []
         for floor in tour.floors {
-            obsolete += try apply(db, floor, propertyId: property.id, fetched: fetched[floor.id])
+            obsolete += try apply(db, floor, propertyId: property.id, fetched: fetched[floor.floor.id])
         }
         obsolete += try applyPanoramas(db, tour)
         return (Property(id: property.id, name: property.name), obsolete)
     }
 
-    private static func apply(_ db: Database, _ floor: RemoteTour.Floor, propertyId: String, fetched: StoredMap?) throws -> [String] {
+    private static func apply(_ db: Database, _ tourFloor: TourDocument.Floor, propertyId: String, fetched: StoredMap?) throws -> [String] {
+        let floor = tourFloor.floor
         if try db.first("SELECT 1 FROM floors WHERE id = ?", floor.id) == nil {
             try db.run("INSERT INTO floors (id, property_id, number, name) VALUES (?, ?, ?, ?)", floor.id, propertyId, floor.number, floor.name)
         } else if try !isQueued(db, kinds: [.floor], entity: floor.id) {
@@ -63,18 +78,18 @@ enum Downloads {
             try Rooms.upsert(db, id: room.id, floorId: floor.id, name: room.name, outline: room.outline, height: room.height,
                              capture: room.capture, position: position)
         }
-        try db.run("UPDATE floors SET plan_revision = ?, structure = ? WHERE id = ?", floor.planRevision, floor.structure, floor.id)
+        try db.run("UPDATE floors SET plan_revision = ?, structure = ? WHERE id = ?", floor.planRevision, tourFloor.plan?.structure, floor.id)
         let oldMap = try db.first("SELECT world_map_path FROM floors WHERE id = ?", floor.id)?[0].string
         if let fetched {
             try fetched.record(db, floorId: floor.id)
             return oldMap.map { [$0] } ?? []
         }
-        guard floor.worldMap == nil, let oldMap else { return [] } // the same map, or none on either side
+        guard tourFloor.worldMap == nil, let oldMap else { return [] } // the same map, or none on either side
         try StoredMap.clear(db, floorId: floor.id)
         return [oldMap]
     }
 
-    private static func applyPanoramas(_ db: Database, _ tour: RemoteTour) throws -> [String] {
+    private static func applyPanoramas(_ db: Database, _ tour: TourDocument) throws -> [String] {
         let propertyId = tour.property.id
         var onServer: Set<String> = []
         for floor in tour.floors {

@@ -1,3 +1,4 @@
+import APIModel
 import Foundation
 
 /// One request the queue sends. Bodies are bytes held in memory (small JSON) or a range of a
@@ -61,17 +62,24 @@ struct HTTPResponse: Sendable, Equatable {
 
     var isSuccess: Bool { (200..<300).contains(status) }
 
-    /// The body as a JSON object, when it is one.
-    var json: [String: Any]? {
-        guard !body.isEmpty else { return nil }
-        return (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+    /// The body read as one of the API's documents; a body that is not one is the server's
+    /// fault (`transport`, retryable).
+    func document<T>(_ read: (JSONValue) throws(InvalidDocument) -> T) throws(NoughtyToursError) -> T {
+        do {
+            return try read(try JSONReader.parse(body))
+        } catch let error as InvalidDocument {
+            throw .transport("the server's answer is not the document API.md describes: \(error.message)")
+        } catch {
+            throw .transport("the server's answer is not JSON: \((error as? JSONReader.Failure)?.message ?? "\(error)")")
+        }
     }
 
     /// An error answer as the library's error: API.md's JSON error body when there is one.
     var error: NoughtyToursError {
-        let error = json?["error"] as? [String: Any]
-        let message = (error?["message"] as? String) ?? String(decoding: body.prefix(200), as: UTF8.self)
-        return .server(status: status, code: (error?["code"] as? String) ?? "http_\(status)", message: message)
+        guard let document = try? document(ErrorDocument.init) else {
+            return .server(status: status, code: "http_\(status)", message: String(decoding: body.prefix(200), as: UTF8.self))
+        }
+        return .server(status: status, code: document.code, message: document.message)
     }
 
     /// `Retry-After` in seconds (RFC 9110 delay-seconds form), when present.

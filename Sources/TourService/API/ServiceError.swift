@@ -1,3 +1,4 @@
+import APIModel
 import HTTPCore
 
 /// Why a request to the sync service failed, as a value: a code of API.md's error table and a
@@ -53,6 +54,17 @@ public struct ServiceError: HTTPErrorConvertible, Equatable {
         case .rangeNotSatisfiable: return HTTPError(.rangeNotSatisfiable, code: code.rawValue, message)
         case .insufficientStorage: return HTTPError(.insufficientStorage, code: code.rawValue, message)
         case .internal: return HTTPError(.internalServerError, code: code.rawValue, message)
+        }
+    }
+}
+
+extension ServiceError {
+    /// A request body or field the API model refused: a 400 with its message.
+    static func parsing<T>(_ body: () throws(InvalidDocument) -> T) throws(ServiceError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw .badRequest(error.message)
         }
     }
 }

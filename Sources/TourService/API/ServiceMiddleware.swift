@@ -1,3 +1,4 @@
+import APIModel
 import HTTPCore
 import Logging
 import SQLiteDB
@@ -49,5 +50,12 @@ struct ServiceErrors: Middleware {
         } catch let error as SQLiteError where error.isDiskFull {
             throw ServiceError(.insufficientStorage, "the server's disk is full")
         }
+    }
+}
+
+extension Response {
+    /// An answer whose body is one of the API's documents.
+    static func document(_ status: HTTPStatus, _ document: some JSONDocument) -> Response {
+        .json(status, document.jsonBytes)
     }
 }

@@ -1,3 +1,4 @@
+import APIModel
 import Foundation
 import Hashing
 
@@ -75,9 +76,9 @@ struct UploadRequest: Equatable {
         let length = try TusHeaders.integer(length, "Upload-Length")
         guard length <= maxLength else { throw ServiceError(.payloadTooLarge, "Upload-Length exceeds Tus-Max-Size \(maxLength)") }
         let metadata = try TusHeaders.metadata(header)
-        let panoramaId = try Identifier.validated(metadata["panoramaId"], "panoramaId in Upload-Metadata")
-        let floorId = try Identifier.validated(metadata["floorId"], "floorId in Upload-Metadata")
-        let roomId = try metadata["roomId"].map { text throws(ServiceError) in try Identifier.validated(text, "roomId in Upload-Metadata") }
+        let panoramaId = try Identifier.checked(metadata["panoramaId"], "panoramaId in Upload-Metadata")
+        let floorId = try Identifier.checked(metadata["floorId"], "floorId in Upload-Metadata")
+        let roomId = try metadata["roomId"].map { text throws(ServiceError) in try Identifier.checked(text, "roomId in Upload-Metadata") }
         let contentType = try PanoramaMediaType.validated(metadata["contentType"])
         var declared: String?
         if let hex = metadata["sha256"] {

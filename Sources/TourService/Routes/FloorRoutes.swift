@@ -1,3 +1,4 @@
+import APIModel
 import Foundation
 import Hashing
 import HTTPCore
@@ -9,21 +10,22 @@ enum FloorRoutes {
 
         table.add(.put, "/v1/properties/{propertyId}/floors/{floorId}", bodyLimit: jsonLimit) { request in
             let (tenant, propertyId, floorId) = (request.tenant, try request.uuid("propertyId"), try request.uuid("floorId"))
-            let input = try FloorInput.parse(try await request.body.collect(upTo: request.bodyLimit))
+            let body = try await request.body.collect(upTo: request.bodyLimit)
+            let input = try ServiceError.parsing { () throws(InvalidDocument) in try FloorInput.parse(body) }
             let (floor, created) = try await context.write { try TourStore.putFloor($0, tenant, propertyId: propertyId, floorId: floorId, input) }
-            return .json(created ? .created : .ok, encodeJSON(floor.json))
+            return .document(created ? .created : .ok, floor.document)
         }
 
         table.add(.get, "/v1/floors/{floorId}") { request in
             let (tenant, id) = (request.tenant, try request.uuid("floorId"))
             guard let floor = try await context.read({ try TourStore.floor($0, tenant, id) }) else { throw ServiceError.notFound("floor", id) }
-            return .json(.ok, encodeJSON(floor.json))
+            return .document(.ok, floor.document)
         }
 
         table.add(.put, "/v1/floors/{floorId}/plan", bodyLimit: Int64(context.config.maxPlanBodyBytes)) { request in
             try requireJSON(request)
             let (tenant, floorId) = (request.tenant, try request.uuid("floorId"))
-            let plan = try PlanInput.parse(try await request.body.collect(upTo: request.bodyLimit))
+            let plan = try PlanUpload.parse(try await request.body.collect(upTo: request.bodyLimit))
             let outcome = try await context.write { try TourStore.applyPlan($0, tenant, floorId: floorId, plan) }
             context.crashPoints.reached(.planCommitted)
             if let cleared = outcome.clearedWorldMap { await context.blobs.remove(cleared) }
@@ -49,7 +51,7 @@ enum FloorRoutes {
             // The same map again changes nothing.
             if let floor = try? await context.read({ try TourStore.floor($0, tenant, floorId) }), floor.worldMapSHA256 == received.sha256 {
                 await context.blobs.discard(received)
-                return .json(.ok, encodeJSON(floor.json))
+                return .document(.ok, floor.document)
             }
             // A fresh name: in place before the row points at it; the map it replaces stays
             // until the commit says otherwise.
@@ -71,7 +73,7 @@ enum FloorRoutes {
             } else if let replaced = outcome.replaced {
                 await context.blobs.remove(replaced)
             }
-            return .json(outcome.change == .created ? .created : .ok, encodeJSON(outcome.floor.json))
+            return .document(outcome.change == .created ? .created : .ok, outcome.floor.document)
         }
     }
 

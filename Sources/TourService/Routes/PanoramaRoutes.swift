@@ -1,3 +1,4 @@
+import APIModel
 import Foundation
 import Hashing
 import HTTPCore
@@ -7,8 +8,8 @@ enum PanoramaRoutes {
     static func add(to table: inout RouteTable, _ context: ServiceContext) {
         table.add(.put, "/v1/panoramas/{panoramaId}", bodyLimit: Int64(context.config.maxPanoramaBytes)) { request in
             let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
-            let floorId = try Identifier.validated(try request.queryParameter("floorId"), "floorId")
-            let roomId = try request.queryParameter("roomId").map { text throws(ServiceError) in try Identifier.validated(text, "roomId") }
+            let floorId = try Identifier.checked(try request.queryParameter("floorId"), "floorId")
+            let roomId = try request.queryParameter("roomId").map { text throws(ServiceError) in try Identifier.checked(text, "roomId") }
             let contentType = try PanoramaMediaType.validated(request.headers["content-type"])
             let declared = try ReprDigest.sha256(request.headers["repr-digest"]).map(ByteEncoding.hex)
             // A re-send whose digest is declared is answered without reading the body again.
@@ -47,14 +48,14 @@ enum PanoramaRoutes {
                     throw error
                 }
                 context.crashPoints.reached(.panoramaCommitted)
-                return .json(.created, encodeJSON(stored.json))
+                return .document(.created, stored)
             }
         }
 
         table.add(.get, "/v1/panoramas/{panoramaId}") { request in
             let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
             guard let panorama = try await context.read({ try TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
-            return .json(.ok, encodeJSON(panorama.json))
+            return .document(.ok, panorama)
         }
 
         table.add(.get, "/v1/panoramas/{panoramaId}/content") { request in
@@ -118,7 +119,7 @@ enum PanoramaUpload {
         guard existing.sha256 == digest else {
             throw ServiceError.conflict("panorama \(existing.id) is stored with another digest")
         }
-        return .json(.ok, encodeJSON(existing.json))
+        return .document(.ok, existing)
     }
 
 }

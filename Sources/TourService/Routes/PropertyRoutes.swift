@@ -1,3 +1,4 @@
+import APIModel
 import Foundation
 import HTTPCore
 
@@ -8,9 +9,10 @@ enum PropertyRoutes {
 
         table.add(.put, "/v1/properties/{propertyId}", bodyLimit: jsonLimit) { request in
             let (tenant, id) = (request.tenant, try request.uuid("propertyId"))
-            let input = try PropertyInput.parse(try await request.body.collect(upTo: request.bodyLimit))
+            let body = try await request.body.collect(upTo: request.bodyLimit)
+            let input = try ServiceError.parsing { () throws(InvalidDocument) in try PropertyInput.parse(body) }
             let (property, created) = try await context.write { try TourStore.putProperty($0, tenant, id, input) }
-            return .json(created ? .created : .ok, encodeJSON(property))
+            return .document(created ? .created : .ok, property)
         }
 
         table.add(.get, "/v1/properties") { request in
@@ -22,15 +24,15 @@ enum PropertyRoutes {
             } else {
                 limit = 50
             }
-            let after = try request.queryParameter("after").map { text throws(ServiceError) in try Identifier.validated(text, "after") }
+            let after = try request.queryParameter("after").map { text throws(ServiceError) in try Identifier.checked(text, "after") }
             let (page, next) = try await context.read { try TourStore.properties($0, tenant, limit: limit, after: after) }
-            return .json(.ok, encodeJSON(["items": page, "next": next ?? NSNull()] as [String: Any]))
+            return .document(.ok, PropertyPage(items: page, next: next))
         }
 
         table.add(.get, "/v1/properties/{propertyId}") { request in
             let (tenant, id) = (request.tenant, try request.uuid("propertyId"))
             guard let property = try await context.read({ try TourStore.property($0, tenant, id) }) else { throw ServiceError.notFound("property", id) }
-            return .json(.ok, encodeJSON(property))
+            return .document(.ok, property)
         }
 
         table.add(.delete, "/v1/properties/{propertyId}") { request in
@@ -44,7 +46,7 @@ enum PropertyRoutes {
 
         table.add(.get, "/v1/properties/{propertyId}/status") { request in
             let (tenant, id) = (request.tenant, try request.uuid("propertyId"))
-            guard let status = try await context.read({ db in try TourStore.status(db, tenant, id).map(encodeJSON) }) else {
+            guard let status = try await context.read({ db in try TourStore.status(db, tenant, id).map(\.jsonBytes) }) else {
                 throw ServiceError.notFound("property", id)
             }
             return .json(.ok, status)
@@ -52,7 +54,7 @@ enum PropertyRoutes {
 
         table.add(.get, "/v1/tours/{tourId}") { request in
             let (tenant, id) = (request.tenant, try request.uuid("tourId"))
-            guard let tour = try await context.read({ db in try TourStore.tour(db, tenant, tourId: id).map(encodeJSON) }) else {
+            guard let tour = try await context.read({ db in try TourStore.tour(db, tenant, tourId: id).map(\.jsonBytes) }) else {
                 throw ServiceError.notFound("tour", id)
             }
             return .json(.ok, tour)

@@ -1,69 +1,25 @@
+import APIModel
 import Foundation
 import SQLiteDB
 
-/// A stored property, and its JSON (API.md "Property").
-struct PropertyRecord: Equatable, JSONEncodable {
-    var id: String
-    var tourId: String
-    var name: String
-    var floorCount: Int
-    /// The metadata as stored: canonical JSON text (sorted keys, compact), written into
-    /// answers as it is.
-    var metadataJSON: String
-    var createdAt: String
-    var updatedAt: String
+/// A stored property (API.md "Property"); the metadata is stored as canonical JSON text.
+typealias PropertyRecord = PropertyDocument
 
+extension PropertyDocument {
     init(_ row: Row) {
-        id = row["id"].string ?? ""
-        tourId = row["tour_id"].string ?? ""
-        name = row["name"].string ?? ""
-        floorCount = row["floor_count"].int ?? 0
-        metadataJSON = row["metadata"].string ?? "{}"
-        createdAt = row["created_at"].string ?? ""
-        updatedAt = row["updated_at"].string ?? ""
-    }
-
-    /// Keys in sorted order, as `encodeJSON` writes objects: the same bytes either way.
-    func appendJSON(to out: inout [UInt8]) {
-        out.append(ascii: "{\"createdAt\":")
-        out.append(jsonString: createdAt)
-        out.append(ascii: ",\"floorCount\":")
-        out.append(decimal: floorCount)
-        out.append(ascii: ",\"id\":")
-        out.append(jsonString: id)
-        out.append(ascii: ",\"metadata\":")
-        out.append(utf8: metadataJSON)
-        out.append(ascii: ",\"name\":")
-        out.append(jsonString: name)
-        out.append(ascii: ",\"tourId\":")
-        out.append(jsonString: tourId)
-        out.append(ascii: ",\"updatedAt\":")
-        out.append(jsonString: updatedAt)
-        out.append(UInt8(ascii: "}"))
+        self.init(id: row["id"].string ?? "", tourId: row["tour_id"].string ?? "", name: row["name"].string ?? "",
+                  floorCount: row["floor_count"].int ?? 0, metadata: row["metadata"].string ?? "{}",
+                  createdAt: row["created_at"].string ?? "", updatedAt: row["updated_at"].string ?? "")
     }
 }
 
-/// A stored room (API.md "Room").
-struct RoomRecord: Equatable {
-    var id: String
-    var floorId: String
-    var name: String?
-    var outline: String
-    var height: Double?
-    /// The opaque capture output, JSON text (in the tour document only).
-    var capture: String?
+/// A stored room (API.md "Room"), its outline and capture output canonical JSON text.
+typealias RoomRecord = RoomDocument
 
+extension RoomDocument {
     init(_ row: Row) {
-        id = row["id"].string ?? ""
-        floorId = row["floor_id"].string ?? ""
-        name = row["name"].string
-        outline = row["outline"].string ?? "[]"
-        height = row["height"].double
-        capture = row["capture"].string
-    }
-
-    var json: [String: Any] {
-        ["id": id, "floorId": floorId, "name": name ?? NSNull(), "outline": decodeStoredJSON(outline), "height": height ?? NSNull()]
+        self.init(id: row["id"].string ?? "", floorId: row["floor_id"].string ?? "", name: row["name"].string,
+                  outline: row["outline"].string ?? "[]", height: row["height"].double, capture: row["capture"].string)
     }
 }
 
@@ -108,36 +64,18 @@ struct FloorRecord: Equatable {
     /// A plan can be continued only with the saved world map to relocalise into (seeds).
     var continuable: Bool { planRevision > 0 && worldMapSHA256 != nil }
 
-    var json: [String: Any] {
-        ["id": id, "propertyId": propertyId, "number": number, "name": name ?? NSNull(), "planRevision": planRevision,
-         "continuable": continuable, "rooms": rooms.map(\.json)]
+    var document: FloorDocument {
+        FloorDocument(id: id, propertyId: propertyId, number: number, name: name, planRevision: planRevision, continuable: continuable, rooms: rooms)
     }
 }
 
 /// A stored panorama (API.md "Panorama").
-struct PanoramaRecord: Equatable {
-    var id: String
-    var propertyId: String
-    var floorId: String
-    var roomId: String?
-    var contentType: String
-    var size: Int64
-    var sha256: String
-    var createdAt: String
+typealias PanoramaRecord = PanoramaDocument
 
+extension PanoramaDocument {
     init(_ row: Row) {
-        id = row["id"].string ?? ""
-        propertyId = row["property_id"].string ?? ""
-        floorId = row["floor_id"].string ?? ""
-        roomId = row["room_id"].string
-        contentType = row["content_type"].string ?? ""
-        size = row["size"].int64 ?? 0
-        sha256 = row["sha256"].string ?? ""
-        createdAt = row["created_at"].string ?? ""
-    }
-
-    var json: [String: Any] {
-        ["id": id, "propertyId": propertyId, "floorId": floorId, "roomId": roomId ?? NSNull(), "contentType": contentType,
-         "size": size, "sha256": sha256, "createdAt": createdAt]
+        self.init(id: row["id"].string ?? "", propertyId: row["property_id"].string ?? "", floorId: row["floor_id"].string ?? "",
+                  roomId: row["room_id"].string, contentType: row["content_type"].string ?? "", size: row["size"].int64 ?? 0,
+                  sha256: row["sha256"].string ?? "", createdAt: row["created_at"].string ?? "")
     }
 }

@@ -1,3 +1,4 @@
+import APIModel
 import Foundation
 import SQLiteDB
 
@@ -14,10 +15,12 @@ enum TourStore {
     /// Creates (assigning the tour id, once) or updates a property. Returns it and whether it
     /// was created.
     static func putProperty(_ db: Database, _ tenant: Int64, _ id: String, _ input: PropertyInput) throws -> (PropertyRecord, created: Bool) {
-        let metadata = try JSONObject.encode(input.metadata, "metadata")
+        var writer = JSONWriter()
+        writer.object(input.metadata)
+        let metadata = String(decoding: writer.bytes, as: UTF8.self)
         if let existing = try property(db, tenant, id) {
             // Both metadata texts are canonical: equal text is equal metadata.
-            if existing.name != input.name || existing.floorCount != input.floorCount || existing.metadataJSON != metadata {
+            if existing.name != input.name || existing.floorCount != input.floorCount || existing.metadata != metadata {
                 try db.run("UPDATE properties SET name = ?, floor_count = ?, metadata = ?, updated_at = ? WHERE tenant_id = ? AND id = ?",
                            input.name, input.floorCount, metadata, Timestamp.now(), tenant, id)
             }
@@ -54,7 +57,7 @@ enum TourStore {
     }
 
     /// What the server holds for a property (API.md "ServerStatus").
-    static func status(_ db: Database, _ tenant: Int64, _ id: String) throws -> [String: Any]? {
+    static func status(_ db: Database, _ tenant: Int64, _ id: String) throws -> ServerStatusDocument? {
         guard let property = try property(db, tenant, id) else { return nil }
         let floors = try db.first("SELECT count(*) FROM floors WHERE tenant_id = ? AND property_id = ?", tenant, id)?[0].int ?? 0
         let rooms = try db.first("""
@@ -62,8 +65,8 @@ enum TourStore {
             WHERE rooms.tenant_id = ? AND floors.property_id = ?
             """, tenant, id)?[0].int ?? 0
         let panoramas = try db.first("SELECT count(*), coalesce(sum(size), 0) FROM panoramas WHERE tenant_id = ? AND property_id = ?", tenant, id)
-        return ["propertyId": id, "tourId": property.tourId, "floorCount": floors, "roomCount": rooms,
-                "panoramaCount": panoramas?[0].int ?? 0, "panoramaBytes": panoramas?[1].int64 ?? 0, "updatedAt": property.updatedAt]
+        return ServerStatusDocument(propertyId: id, tourId: property.tourId, floorCount: floors, roomCount: rooms,
+                                    panoramaCount: panoramas?[0].int ?? 0, panoramaBytes: panoramas?[1].int64 ?? 0, updatedAt: property.updatedAt)
     }
 
     static func touch(_ db: Database, _ tenant: Int64, property id: String) throws {
@@ -105,9 +108,10 @@ enum TourStore {
 
     /// Applies a plan (API.md "Plan upload"), or answers what it answered before for a planId
     /// already applied.
-    static func applyPlan(_ db: Database, _ tenant: Int64, floorId: String, _ plan: PlanInput) throws -> PlanOutcome {
+    static func applyPlan(_ db: Database, _ tenant: Int64, floorId: String, _ upload: PlanUpload) throws -> PlanOutcome {
+        let plan = upload.plan
         if let applied = try db.first("SELECT floor_id, request_sha256, result FROM plans WHERE tenant_id = ? AND id = ?", tenant, plan.planId) {
-            guard applied["floor_id"].string == floorId, applied["request_sha256"].string == plan.digest else {
+            guard applied["floor_id"].string == floorId, applied["request_sha256"].string == upload.digest else {
                 throw ServiceError.conflict("plan \(plan.planId) was already applied with other content")
             }
             return PlanOutcome(answer: Array((applied["result"].string ?? "").utf8), clearedWorldMap: nil)
@@ -164,9 +168,9 @@ enum TourStore {
                    plan.structure, tenant, floorId)
         try touch(db, tenant, property: floor.propertyId)
         guard let applied = try self.floor(db, tenant, floorId) else { throw ServiceError(.internal, "floor vanished") }
-        let answer = encodeJSON(applied.json)
+        let answer = applied.document.jsonBytes
         try db.run("INSERT INTO plans (tenant_id, id, floor_id, mode, request_sha256, result, applied_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                   tenant, plan.planId, floorId, plan.mode.rawValue, plan.digest, String(decoding: answer, as: UTF8.self), Timestamp.now())
+                   tenant, plan.planId, floorId, plan.mode.rawValue, upload.digest, String(decoding: answer, as: UTF8.self), Timestamp.now())
         return PlanOutcome(answer: answer, clearedWorldMap: clearedWorldMap)
     }
 
@@ -232,34 +236,24 @@ enum TourStore {
 
     // MARK: Tours
 
-    /// The tour document: the property, its floors with plan and rooms, their panoramas with
-    /// content URLs.
-    static func tour(_ db: Database, _ tenant: Int64, tourId: String) throws -> [String: Any]? {
+    /// The tour document: the property, its floors with plan, rooms (with capture output) and
+    /// world map, their panoramas with content URLs.
+    static func tour(_ db: Database, _ tenant: Int64, tourId: String) throws -> TourDocument? {
         guard let row = try db.first("SELECT * FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId) else { return nil }
         let property = PropertyRecord(row)
         let floorIds = try db.query("SELECT id FROM floors WHERE tenant_id = ? AND property_id = ? ORDER BY number, id", tenant, property.id)
             .compactMap { $0["id"].string }
-        var floors: [[String: Any]] = []
+        var floors: [TourDocument.Floor] = []
         for floorId in floorIds {
             guard let floor = try floor(db, tenant, floorId) else { continue }
-            var json = floor.json
-            json["rooms"] = floor.rooms.map { room -> [String: Any] in
-                var json = room.json
-                json["capture"] = decodeStoredJSON(room.capture)
-                return json
-            }
-            json["plan"] = floor.planRevision > 0
-                ? ["revision": floor.planRevision, "structure": decodeStoredJSON(floor.structure)] as [String: Any]
-                : NSNull()
-            json["worldMap"] = floor.worldMap.map { ["sha256": $0.sha256, "size": $0.size, "url": "/v1/floors/\(floor.id)/worldmap"] as [String: Any] } ?? NSNull()
-            json["panoramas"] = try db.query("SELECT * FROM panoramas WHERE tenant_id = ? AND floor_id = ? ORDER BY created_at, id", tenant, floorId)
-                .map { row -> [String: Any] in
-                    var panorama = PanoramaRecord(row).json
-                    panorama["contentUrl"] = "/v1/panoramas/\(panorama["id"] as? String ?? "")/content"
-                    return panorama
-                }
-            floors.append(json)
+            let panoramas = try db.query("SELECT * FROM panoramas WHERE tenant_id = ? AND floor_id = ? ORDER BY created_at, id", tenant, floorId)
+                .map(PanoramaRecord.init)
+            floors.append(TourDocument.Floor(
+                floor: floor.document,
+                plan: floor.planRevision > 0 ? TourDocument.Plan(revision: floor.planRevision, structure: floor.structure) : nil,
+                worldMap: floor.worldMap.map { TourDocument.WorldMap(sha256: $0.sha256, size: $0.size, url: "/v1/floors/\(floor.id)/worldmap") },
+                panoramas: panoramas))
         }
-        return ["tourId": property.tourId, "property": property, "floors": floors]
+        return TourDocument(tourId: property.tourId, property: property, floors: floors)
     }
 }
