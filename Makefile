@@ -1,12 +1,12 @@
 # The two commands: `make run` (the daemon on the embedded default) and `make test`.
 SWIFT ?= swift
 # Build and runtime libraries, plus the tools the tests and benchmarks drive.
-APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev pkg-config curl python3 wrk nginx
+APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev pkg-config curl python3 wrk nginx gcc fuse3 libfuse3-dev
 
 # Python tools for the tests, pinned, in a venv of the project's own.
 PYTHON_TOOLS := schemathesis==4.32.5 tuspy==1.1.0
 
-.PHONY: deps build run test bench soak fuzz clean migrations
+.PHONY: deps build run test bench soak fuzz clean migrations powerlossfs
 
 deps:
 	@missing=""; \
@@ -33,24 +33,37 @@ build: deps
 run: build
 	ulimit -n $$(ulimit -Hn); .build/release/toursd serve --config config/toursd.json
 
+# The file system that loses power on command (Tests/powerloss), for the power-loss tests.
+POWERLOSSFS := .build/powerloss/powerlossfs
+powerlossfs: deps
+	mkdir -p .build/powerloss
+	gcc -O2 -Wall -Wextra -Werror -o $(POWERLOSSFS) Tests/powerloss/powerlossfs.c $$(pkg-config --cflags --libs fuse3)
+
 # The attack tests run against the release toursd, as operators run it.
-test: deps
+test: deps powerlossfs
 	$(SWIFT) build $(RELEASE) --product toursd
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	bash Tests/contract/schemathesis.sh
 	bash Tests/contract/tus_interop.sh
 	bash Tests/attack/run.sh
+	python3 Tests/powerloss/server.py $(POWERLOSSFS) .build/release/toursd --rounds 4
+	python3 Tests/powerloss/client.py $(POWERLOSSFS) .build/release/toursd .build/debug/tours --rounds 3
 	.build/debug/Soak --seconds 20 --clients 2
+	bash Tests/ledger/tamper.sh
 	FUZZ_SECONDS=5 bash Tests/Fuzz/run.sh
 
 # Clients uploading through a chaos proxy while toursd is killed at random (SOAK_SECONDS,
-# 3 minutes by default); then nothing lost, nothing duplicated, no orphan, on both sides.
+# 3 minutes by default); then nothing lost, nothing duplicated, no orphan, on both sides;
+# then the power-loss tests' long form.
 SOAK_SECONDS ?= 180
 SOAK_CLIENTS ?= 3
-soak: deps
+soak: deps powerlossfs
+	$(SWIFT) build $(RELEASE) --product toursd
 	$(SWIFT) build --build-tests
 	.build/debug/Soak --seconds $(SOAK_SECONDS) --clients $(SOAK_CLIENTS)
+	python3 Tests/powerloss/server.py $(POWERLOSSFS) .build/release/toursd --rounds 30
+	python3 Tests/powerloss/client.py $(POWERLOSSFS) .build/release/toursd .build/debug/tours --rounds 10
 
 # libFuzzer targets (the request decoder, chunked bodies, the upload header parsers, the
 # JSON reader and the request parsers on it), each

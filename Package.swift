@@ -58,7 +58,7 @@ let package = Package(
         // One test per finding of the attack probe, black box, against the release toursd.
         .testTarget(name: "AttackTests", dependencies: ["TestSupport"]),
         // A client process the library's tests start and kill mid-drain.
-        .executableTarget(name: "SyncWorker", dependencies: ["NoughtyTours"], path: "Tests/SyncWorker"),
+        .executableTarget(name: "SyncWorker", dependencies: ["NoughtyTours", "Hashing"], path: "Tests/SyncWorker"),
         // make soak: clients through a chaos proxy while toursd is killed; checks both sides after.
         .executableTarget(name: "Soak", dependencies: ["TestSupport", "SQLiteDB", "Hashing"], path: "Tests/Soak"),
     ],

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The client library's upload queue draining 50 panoramas of 10 MB, 4 at a time, to a local
-# toursd, beside curl uploading the same files 4 at a time (xargs -P4) to the same server in
-# the same run: the same one-shot PUTs, each with its Repr-Digest. Rounds alternate which
+# toursd, beside one curl process uploading the same files 4 at a time over reused
+# connections (--parallel, a config file) to the same server in the same run: the same
+# one-shot PUTs, each with its Repr-Digest. Rounds alternate which
 # goes first; the best round of each is compared. The library's peak RSS is over its drain.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,11 +30,20 @@ curl_round() {
     floor=$(python3 -c 'import uuid; print(uuid.uuid4())')
     curl -fsS -o /dev/null -X PUT -H "Authorization: Bearer $token" -d '{"name":"curl","floorCount":1}' "$base/v1/properties/$property"
     curl -fsS -o /dev/null -X PUT -H "Authorization: Bearer $token" -d '{"number":0}' "$base/v1/properties/$property/floors/$floor"
+    # One curl process, 4 transfers at a time over reused connections, as the library does.
+    python3 - "$work/digests" "$base" "$token" "$floor" > "$work/curl.config" <<'PY'
+import sys, uuid
+digests, base, token, floor = sys.argv[1:5]
+print("parallel\nparallel-max = 4")
+for index, line in enumerate(open(digests)):
+    path, digest = line.split()
+    if index:
+        print("next")
+    print(f'fail\nsilent\nshow-error\noutput = "/dev/null"\nupload-file = "{path}"\nheader = "Authorization: Bearer {token}"\n'
+          f'header = "Content-Type: image/jpeg"\nheader = "Repr-Digest: sha-256=:{digest}:"\nurl = "{base}/v1/panoramas/{uuid.uuid4()}?floorId={floor}"')
+PY
     start=$(date +%s.%N)
-    BASE=$base TOKEN=$token FLOOR=$floor xargs -P4 -n2 sh -c \
-        'curl -fsS -o /dev/null -T "$0" -H "Authorization: Bearer $TOKEN" -H "Content-Type: image/jpeg" \
-              -H "Repr-Digest: sha-256=:$1:" "$BASE/v1/panoramas/$(cat /proc/sys/kernel/random/uuid)?floorId=$FLOOR"' \
-        < "$work/digests"
+    curl --config "$work/curl.config"
     end=$(date +%s.%N)
     curl -fsS -o /dev/null -X DELETE -H "Authorization: Bearer $token" "$base/v1/properties/$property"
     python3 -c "print($end - $start)"
@@ -62,7 +72,7 @@ count, size = int(sys.argv[1]), int(sys.argv[2])
 curl, library, rss = ([float(v) for v in arg.split()] for arg in sys.argv[3:6])
 total = count * size
 print(f"Client upload queue: {count} panoramas of {size} MB, 4 at a time, to the same toursd, same run")
-print(f"  rounds, seconds: curl xargs -P4 {' '.join(f'{v:.2f}' for v in curl)}; library {' '.join(f'{v:.2f}' for v in library)}")
+print(f"  rounds, seconds: curl --parallel 4 {' '.join(f'{v:.2f}' for v in curl)}; library {' '.join(f'{v:.2f}' for v in library)}")
 print(f"  best: curl {min(curl):.2f} s ({total / min(curl):.0f} MB/s), library {min(library):.2f} s ({total / min(library):.0f} MB/s): "
       f"{min(library) / min(curl):.2f}x curl's time (target <= 1.10x)")
 print(f"  library peak RSS while draining: {max(rss):.1f} MB (target < 48 MB)")

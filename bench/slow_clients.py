@@ -1,9 +1,15 @@
 """2,000 idle and slow connections held open against toursd while one client keeps working:
 its requests' latencies beside the same client's with no crowd, measured in the same run.
-usage: slow_clients.py PORT TOKEN CONNECTIONS SECONDS"""
-import asyncio, statistics, sys, time, uuid
+The working client runs in a process of its own, so the crowd's event loop never delays it.
+usage: slow_clients.py PORT TOKEN CONNECTIONS SECONDS
+       slow_clients.py work PORT TOKEN SECONDS   (the working client: prints its figures as JSON)"""
+import asyncio, json, statistics, sys, time, uuid
 
-port, token, crowd, seconds = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+working = sys.argv[1] == "work"
+if working:
+    port, token, seconds = int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
+else:
+    port, token, crowd, seconds = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
 held = {"open": 0, "opened": 0, "closed_by_server": 0}
 
 
@@ -78,8 +84,17 @@ def p99(values):
     return sorted(values)[int(len(values) * 0.99) - 1]
 
 
+async def worker(duration):
+    """The working client's latencies and failures, from its own process."""
+    process = await asyncio.create_subprocess_exec(sys.executable, __file__, "work", str(port), token, str(duration),
+                                                   stdout=asyncio.subprocess.PIPE)
+    out, _ = await process.communicate()
+    figures = json.loads(out)
+    return figures["latencies"], figures["failures"]
+
+
 async def main():
-    alone, alone_failures = await work(3)
+    alone, alone_failures = await worker(3)
     stop = asyncio.Event()
     crowd_tasks = [asyncio.ensure_future(hold(stop, idle if i % 2 else slow)) for i in range(crowd)]
     for _ in range(100):  # until the crowd is in (bounded: 10 s)
@@ -87,7 +102,7 @@ async def main():
             break
         await asyncio.sleep(0.1)
     in_crowd = held["open"]
-    crowded, crowded_failures = await work(seconds)
+    crowded, crowded_failures = await worker(seconds)
     still_open = held["open"]
     stop.set()
     await asyncio.gather(*crowd_tasks, return_exceptions=True)
@@ -96,4 +111,9 @@ async def main():
           f"{statistics.median(crowded):.2f} {p99(crowded):.2f} {crowded_failures} {len(crowded)}")
 
 
-asyncio.run(main())
+async def work_alone():
+    latencies, failures = await work(seconds)
+    print(json.dumps({"latencies": latencies, "failures": failures}))
+
+
+asyncio.run(work_alone() if working else main())

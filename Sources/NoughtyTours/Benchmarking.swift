@@ -27,4 +27,9 @@ extension NoughtyTours {
         let tour = TourDocument(tourId: property.tourId, property: property, floors: floors)
         return try await store.write { db in try Downloads.apply(db, tour, fetched: [:]).0 }
     }
+
+    /// When local storage last committed a write. Package-only (make bench).
+    package var lastCommitForBenchmark: ContinuousClock.Instant? {
+        get async { await store.lastCommit }
+    }
 }

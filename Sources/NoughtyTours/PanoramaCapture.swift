@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Hashing
 import SQLiteDB
@@ -115,8 +118,9 @@ public actor PanoramaCaptureSession {
 
 /// Files brought into local storage.
 enum LocalFiles {
-    /// Copies a file into local storage, hashing it as it goes, durably (fsynced); returns
-    /// size and SHA-256 (hex). A source that cannot be read is `invalidInput`.
+    /// Copies a file into local storage, hashing it as it goes, durably (the file and its
+    /// directory fsynced: the name survives a power loss too); returns size and SHA-256 (hex).
+    /// A source that cannot be read is `invalidInput`.
     static func copy(_ source: URL, to target: URL) throws(NoughtyToursError) -> (Int64, String) {
         guard FileManager.default.createFile(atPath: target.path, contents: nil), let output = FileHandle(forWritingAtPath: target.path) else {
             throw .storageUnavailable(reason: "cannot write \(target.path)")
@@ -125,6 +129,7 @@ enum LocalFiles {
             let result = try read(source, into: output)
             try output.synchronize()
             try output.close()
+            try syncDirectory(of: target.path)
             return result
         } catch {
             try? output.close()
@@ -132,6 +137,15 @@ enum LocalFiles {
             if let error = error as? NoughtyToursError { throw error }
             throw .storageUnavailable(reason: "copying \(source.lastPathComponent): \(error)")
         }
+    }
+
+    /// Makes the entries of `path`'s directory durable (a new name in it survives a crash).
+    static func syncDirectory(of path: String) throws(NoughtyToursError) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw .storageUnavailable(reason: "cannot open \(directory): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw .storageUnavailable(reason: "cannot sync \(directory): \(String(cString: strerror(errno)))") }
     }
 
     /// A local file's size and SHA-256 (hex).

@@ -133,6 +133,7 @@ public struct PropertyManagement: Sendable {
                 try await remote.download(map.url, to: path)
                 let (_, digest) = try LocalFiles.digest(of: path)
                 guard digest == map.sha256 else { throw .transport("floor \(floorId)'s world map arrived with another digest") }
+                try LocalFiles.syncDirectory(of: path)
             }
             let (property, obsolete) = try await store.write { [fetched] db in try Downloads.apply(db, tour, fetched: fetched) }
             for file in obsolete { try? FileManager.default.removeItem(atPath: file) }

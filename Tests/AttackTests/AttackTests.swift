@@ -8,7 +8,7 @@ import TestSupport
 /// The daemon as an attacker on the network found it: one test per finding of the probe
 /// (issue "Hold under attack"), black box, against the release toursd operators run
 /// (`make test` builds it first).
-@Suite(.serialized) struct AttackTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct AttackTests {
     /// A release toursd on a data directory of its own, with config keys set as asked.
     final class Target {
         let dataDir = testDirectory("attack").path

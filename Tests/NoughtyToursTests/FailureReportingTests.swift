@@ -5,7 +5,7 @@ import TestSupport
 
 /// CLIENT.md "Failures a host can explain": failures read from local storage after a
 /// restart, and events that never drop what matters.
-@Suite struct FailureReportingTests {
+@Suite(.timeLimit(.minutes(3))) struct FailureReportingTests {
     /// A refused plan (its floor gone on the server) and a server that cannot be reached:
     /// both explained by uploadFailures(of:), from a fresh library on the same storage.
     @Test func uploadFailuresSurviveARestart() async throws {
@@ -48,6 +48,31 @@ import TestSupport
         // sync() forgives: nothing failed any more until the next attempt.
         try await reopened.sync()
         #expect(try await reopened.properties.uploadFailures(of: property).isEmpty)
+    }
+
+    /// A panorama whose file vanished from local storage (found by the power-loss test: the
+    /// transfer's handle was freed twice and the process aborted): its item fails at once,
+    /// explained; the other items upload.
+    @Test func aPanoramaWhoseFileVanishedFailsExplainedWithoutACrash() async throws {
+        let server = try LiveServer()
+        defer { server.stop() }
+        let tours = try await makeSyncingLibrary(server: server.url, token: server.token)
+        let property = try await tours.properties.createProperty(name: "Vanished", floorCount: 1)
+        let floor = try #require(try await tours.properties.floors(of: property).first)
+        let session = try await tours.panoramaCapture.session(floor: floor)
+        let gone = try await capturePanorama(session, seed: 1)
+        let kept = try await capturePanorama(session, seed: 2)
+        let path = try #require(try await tours.store.read { db in try db.first("SELECT path FROM panoramas WHERE id = ?", gone)?[0].string })
+        try FileManager.default.removeItem(atPath: path)
+        try await drain(tours)
+        let failures = try await tours.properties.uploadFailures(of: property)
+        #expect(failures.map(\.item.entityId) == [gone])
+        guard case .invalidInput(let reason)? = failures.first?.lastError else {
+            Issue.record("not invalidInput: \(String(describing: failures.first?.lastError))")
+            return
+        }
+        #expect(reason.contains(path) && failures.first?.willRetry == false)
+        #expect(try server.json("/v1/panoramas/\(kept)")["id"] as? String == kept)
     }
 
     /// Every attemptFailed reaches a slow reader while 10,000 progress events flow, in order;

@@ -10,7 +10,7 @@ func makeLibrary() async throws -> NoughtyTours {
 }
 
 
-@Suite struct PropertyManagementTests {
+@Suite(.timeLimit(.minutes(3))) struct PropertyManagementTests {
     @Test func createPropertyWorksOfflineWithItsFloorsTitledAsTheScreensDo() async throws {
         let tours = try await makeLibrary()
         let property = try await tours.properties.createProperty(name: "  Villa  ", floorCount: 3, metadata: ["ref": "A-1"])
@@ -129,7 +129,7 @@ actor Counter {
     func increment() { value += 1 }
 }
 
-@Suite struct StructureCaptureTests {
+@Suite(.timeLimit(.minutes(3))) struct StructureCaptureTests {
     private func worldMap() throws -> URL {
         let url = testDirectory("map")
         try Data([1, 2, 3, 4]).write(to: url)

@@ -7,7 +7,7 @@ import TestSupport
 @testable import NoughtyTours
 
 /// The queue's rules as pure functions and SQL, without a server.
-@Suite struct RetryPolicyTests {
+@Suite(.timeLimit(.minutes(3))) struct RetryPolicyTests {
     private var policy: RetryPolicy {
         var options = SyncOptions()
         options.initialBackoff = .seconds(2)
@@ -64,7 +64,7 @@ import TestSupport
     }
 }
 
-@Suite struct ItemRequestTests {
+@Suite(.timeLimit(.minutes(3))) struct ItemRequestTests {
     private let server = ServerEndpoint(server: URL(string: "http://127.0.0.1:8080/")!, token: "nt_secret")
     private let file = PanoramaFile(id: "p1", floorId: "f1", roomId: "r1", path: "/tmp/p1.jpg", contentType: "image/jpeg", size: 1000,
                                     sha256: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
@@ -117,7 +117,7 @@ import TestSupport
     }
 }
 
-@Suite struct QueueStoreTests {
+@Suite(.timeLimit(.minutes(3))) struct QueueStoreTests {
     private func claim(_ tours: NoughtyTours, limit: Int = 50, now: Double = Date().timeIntervalSince1970) async throws -> [QueueItem] {
         try await tours.store.write { db in try Queue.claim(db, limit: limit, now: now) }
     }
@@ -195,7 +195,7 @@ import TestSupport
     }
 }
 
-@Suite struct QueueLockTests {
+@Suite(.timeLimit(.minutes(3))) struct QueueLockTests {
     @Test func oneProcessAtATimeDrainsAStorageDirectory() async throws {
         let directory = testDirectory("client")
         let server = URL(string: "http://127.0.0.1:9")!

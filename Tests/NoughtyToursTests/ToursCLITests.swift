@@ -7,7 +7,7 @@ import TestSupport
 
 /// The built `tours` command line, as scripts run it: from `tours init` to a synced property,
 /// `--json` parsed, and the exit codes `tours --help` documents.
-@Suite(.serialized) struct ToursCLITests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct ToursCLITests {
     private let work = testDirectory("tours-cli")
     private var config: String { work.appendingPathComponent("tours.json").path }
 
@@ -93,7 +93,11 @@ import TestSupport
         let server = try LiveServer()
         defer { server.stop() }
         try initialize(server.url, token: server.token)
-        let property = try tours("property", "create", "Codes").out.trimmingCharacters(in: .whitespacesAndNewlines)
+        let created = try tours("property", "create", "Codes")
+        let property = created.out.trimmingCharacters(in: .whitespacesAndNewlines)
+        // Each code below is for the reason named, not because the property is missing.
+        try #require(created.status == 0 && UUID(uuidString: property) != nil, "\(created.err)")
+        #expect(try tours("status", property).status == 0)
         #expect(try tours("status", "00000000-0000-4000-8000-000000000000").status == 4) // unknown property
         #expect(try tours("plan", property, "--floor", "7", try file("p.json", bytes: 10)).status == 4) // no floor 7
         let badPlan = try tours("plan", property, try file("bad.json", bytes: 100))

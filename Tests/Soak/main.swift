@@ -8,10 +8,13 @@ import TestSupport
 
 // make soak: several client processes (SyncWorker soak) capture and upload through a proxy
 // that resets, stalls and truncates connections at random, while toursd is killed with
-// SIGKILL and restarted at random moments. Then it checks, from both databases and the
-// files on disk: every panorama exactly once on the server with the right digest, no orphan
-// file, no row without its file, no item failed that had attempts left.
-// usage: Soak [--seconds N] [--clients N]
+// SIGKILL and restarted at random moments. Each worker keeps its own fsynced ledger of what
+// the library told it was stored. Then: ledger = client database = server, for every kind
+// (properties, floors, plans as planRevision and rooms, world maps, panoramas with their
+// digests); no orphan file, no row without its file, no item failed that had attempts left.
+// --tamper deletes one acknowledged panorama from the server before the comparison: the
+// soak must then fail (a test of the test).
+// usage: Soak [--seconds N] [--clients N] [--tamper]
 
 func option(_ name: String, _ fallback: Int) -> Int {
     let arguments = CommandLine.arguments
@@ -39,7 +42,7 @@ var workers: [(process: Process, output: Pipe)] = []
 for storage in storages {
     let process = Process()
     process.executableURL = ToursdProcess.builtExecutable("SyncWorker")
-    process.arguments = ["soak", "http://127.0.0.1:\(proxy.port)", token, storage.path, String(seconds)]
+    process.arguments = ["soak", "http://127.0.0.1:\(proxy.port)", token, storage.path, String(seconds), storage.path + ".ledger"]
     let output = Pipe()
     process.standardOutput = output
     try process.run()
@@ -62,10 +65,10 @@ while Date().addingTimeInterval(3) < deadline {
 var summaries: [[String: Int]] = []
 var failures: [String] = []
 for (index, worker) in workers.enumerated() {
-    let pid = worker.process.processIdentifier
-    DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(seconds + 300)) { kill(pid, SIGKILL) }
+    let watchdog = Watchdog(worker.process, seconds: Double(seconds + 300))
     let text = String(decoding: worker.output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     worker.process.waitUntilExit()
+    watchdog.cancel()
     guard worker.process.terminationStatus == 0, let line = text.split(separator: "\n").last(where: { $0.hasPrefix("summary ") }) else {
         failures.append("client \(index) ended with status \(worker.process.terminationStatus)")
         continue
@@ -76,21 +79,32 @@ for (index, worker) in workers.enumerated() {
     }))
 }
 proxy.stop()
+
+// The ledgers: what each worker was told was stored.
+let ledger = try Snapshot(ledgers: storages.map { $0.path + ".ledger" })
+if CommandLine.arguments.contains("--tamper"), let victim = ledger.panoramas.keys.sorted().first {
+    let deleted = try RawClient(port: port).request("DELETE", "/v1/panoramas/\(victim)", headers: ["Authorization": "Bearer \(token)"])
+    say("tamper: acknowledged panorama \(victim) deleted from the server by hand (\(deleted.status))")
+}
 toursd.signal(SIGTERM)
 _ = toursd.wait()
 
-// What the clients captured: panorama id → sha256, and every queue item's state.
-var captured: [String: String] = [:]
+// The same, from every client database and from the server's.
 var itemsNotDone = 0, failedWithAttemptsLeft = 0
+var clientSide = Snapshot()
 for storage in storages {
     let db = try Database(path: storage.appendingPathComponent("noughtytours.sqlite").path)
-    for row in try db.query("SELECT id, sha256 FROM panoramas") { captured[row[0].string ?? ""] = row[1].string ?? "" }
+    clientSide.merge(try Snapshot(database: db, roomPosition: "position", floorMap: "world_map_sha256"))
     itemsNotDone += try db.first("SELECT count(*) FROM queue_items WHERE state != 'done'")?[0].int ?? -1
     failedWithAttemptsLeft += try db.first("SELECT count(*) FROM queue_items WHERE state = 'failed' AND attempts < 3")?[0].int ?? -1
 }
+let captured = ledger.panoramas.mapValues(\.sha256)
 
 // What the server holds: rows, and files.
 let server = try Database(path: dataDir + "/toursd.sqlite")
+let serverSide = try Snapshot(database: server, roomPosition: "position", floorMap: "world_map_sha256")
+let clientDifferences = ledger.differences(clientSide)
+let serverDifferences = ledger.differences(serverSide)
 var stored: [String: (tenant: Int64, sha256: String, size: Int64)] = [:]
 for row in try server.query("SELECT tenant_id, id, sha256, size FROM panoramas") {
     stored[row[1].string ?? ""] = (row[0].int64 ?? 0, row[2].string ?? "", row[3].int64 ?? 0)
@@ -131,10 +145,14 @@ say("""
       duplicates: \(strangers), losses: \(losses), wrong digests: \(wrongDigest + filesWrong), rows without their file: \(rowsWithoutFile), \
     orphan files: \(orphans.count)
       items not done: \(itemsNotDone), failed with attempts left: \(failedWithAttemptsLeft + total("failedWithAttemptsLeft"))
+      ledgers: \(ledger.summary); differences from the client databases: \(clientDifferences.count), from the server: \(serverDifferences.count)
     """)
+for difference in clientDifferences.prefix(5) { say("  client database: \(difference)") }
+for difference in serverDifferences.prefix(5) { say("  server: \(difference)") }
 for orphan in orphans.prefix(10) { say("  orphan: \(orphan)") }
 for failure in failures { say("  \(failure)") }
 let bad = strangers + losses + wrongDigest + filesWrong + rowsWithoutFile + orphans.count + itemsNotDone + failedWithAttemptsLeft
+    + clientDifferences.count + serverDifferences.count
     + total("failedWithAttemptsLeft") + failures.count
 say(bad == 0 && !captured.isEmpty ? "soak: PASS" : "soak: FAIL")
 try? FileManager.default.removeItem(at: work) // exit() runs no defer

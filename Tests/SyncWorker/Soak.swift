@@ -1,10 +1,33 @@
 import Foundation
+import Hashing
 import NoughtyTours
 import Synchronization
+
+/// What the library told this worker it stored, one JSON line each, fsynced before the next
+/// capture: the soak compares it with the client's database and the server's, so the system
+/// is not checked against itself.
+final class Ledger {
+    private let handle: FileHandle
+
+    init(path: String) throws {
+        guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
+            throw CocoaError(.fileWriteUnknown)
+        }
+        self.handle = handle
+    }
+
+    func append(_ entry: [String: Any]) throws {
+        var line = try JSONSerialization.data(withJSONObject: entry, options: [.sortedKeys])
+        line.append(0x0a)
+        try handle.write(contentsOf: line)
+        try handle.synchronize()
+    }
+}
 
 /// One soak client: captures while the queue drains through faults, then drains to the end.
 struct Soak {
     let tours: NoughtyTours
+    let ledger: Ledger
 
     /// Counts what the queue reports.
     final class Tally: Sendable {
@@ -59,26 +82,43 @@ struct Soak {
     /// scan on the first, and panoramas of 10 KB to 600 KB in rooms and on floors.
     private func captureProperty(number: Int) async throws -> Int {
         let property = try await tours.properties.createProperty(name: "Soak \(number)", floorCount: 2, metadata: ["n": String(number)])
+        try ledger.append(["kind": "property", "id": property.id])
         var count = 0
         for floor in try await tours.properties.floors(of: property) {
+            try ledger.append(["kind": "floor", "id": floor.id, "propertyId": property.id])
             let outline: [[Double]] = [[0, 0], [4, 0], [4, 3]]
             // The library keeps a copy of the map; the folder it came in goes.
             let mapFolder = try file(bytes: 20_000, name: "map.bin")
             defer { try? FileManager.default.removeItem(at: mapFolder) }
-            let rooms = try await tours.structureCapture.apply(floor: floor, mode: .newScan, rooms: [
+            let map = mapFolder.appendingPathComponent("map.bin")
+            let mapDigest = try digest(map)
+            var rooms = try await tours.structureCapture.apply(floor: floor, mode: .newScan, rooms: [
                 CapturedRoom(name: "A", outline: outline), CapturedRoom(name: "B", outline: outline, height: 2.6),
-            ], worldMap: mapFolder.appendingPathComponent("map.bin"))
+            ], worldMap: map)
+            try ledger.append(["kind": "plan", "mode": "newScan", "floorId": floor.id, "rooms": rooms.map(\.id)])
+            try ledger.append(["kind": "worldmap", "floorId": floor.id, "sha256": mapDigest])
             if floor.number == 0 {
-                try await tours.structureCapture.apply(floor: floor, mode: .continueScan, rooms: [CapturedRoom(name: "C", outline: outline)])
+                rooms = try await tours.structureCapture.apply(floor: floor, mode: .continueScan, rooms: [CapturedRoom(name: "C", outline: outline)])
+                try ledger.append(["kind": "plan", "mode": "continueScan", "floorId": floor.id, "rooms": rooms.map(\.id)])
             }
             for index in 0..<3 {
-                let session = index == 2 ? try await tours.panoramaCapture.session(floor: floor) : try await tours.panoramaCapture.session(room: rooms[index])
-                let outcome = try await session.record(folder: try file(bytes: Int.random(in: 10_000...600_000), name: "pano.jpg"),
-                                                       image: "pano.jpg", readings: CaptureReadings(iso: 200, shutterSeconds: 0.01))
-                if case .kept = outcome { count += 1 }
+                let room = index == 2 ? nil : rooms[index]
+                let session: PanoramaCaptureSession
+                if let room { session = try await tours.panoramaCapture.session(room: room) } else { session = try await tours.panoramaCapture.session(floor: floor) }
+                let folder = try file(bytes: Int.random(in: 10_000...600_000), name: "pano.jpg")
+                let sha256 = try digest(folder.appendingPathComponent("pano.jpg"))
+                let outcome = try await session.record(folder: folder, image: "pano.jpg", readings: CaptureReadings(iso: 200, shutterSeconds: 0.01))
+                if case .kept(let id) = outcome {
+                    count += 1
+                    try ledger.append(["kind": "panorama", "id": id, "floorId": floor.id, "roomId": room?.id ?? NSNull(), "sha256": sha256])
+                }
             }
         }
         return count
+    }
+
+    private func digest(_ file: URL) throws -> String {
+        ByteEncoding.hex(StreamingDigest.hash(.sha256, Array(try Data(contentsOf: file))))
     }
 
     /// Properties whose status is not complete.

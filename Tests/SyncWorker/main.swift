@@ -4,10 +4,11 @@ import NoughtyTours
 // A client process for the tests and the soak to start and kill.
 //   SyncWorker drain SERVER TOKEN STORAGE [MAX_SEND_BYTES_PER_SECOND] [RESUMABLE_THRESHOLD]
 //     drains the storage directory's queue, printing each transfer's progress, then "idle".
-//   SyncWorker soak SERVER TOKEN STORAGE SECONDS
+//   SyncWorker soak SERVER TOKEN STORAGE SECONDS LEDGER
 //     captures properties, plans, world maps and panoramas for SECONDS while the queue drains,
-//     then drains to the end (tapping sync() when items failed, as a user would) and prints
-//     one line of figures: "summary key=value ...".
+//     each acknowledged capture appended to LEDGER (JSON lines, fsynced), then drains to the
+//     end (tapping sync() when items failed, as a user would) and prints one line of figures:
+//     "summary key=value ...".
 
 func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
@@ -45,12 +46,12 @@ do {
         printer.cancel()
         say("idle")
     case "soak":
-        guard arguments.count == 6, let seconds = Double(arguments[5]) else { fail("usage: SyncWorker soak SERVER TOKEN STORAGE SECONDS") }
+        guard arguments.count == 7, let seconds = Double(arguments[5]) else { fail("usage: SyncWorker soak SERVER TOKEN STORAGE SECONDS LEDGER") }
         options.lowSpeedTime = .seconds(2)
         options.connectTimeout = .seconds(2)
         options.resumableThreshold = 256 << 10 // many panoramas take the tus path
         let tours = try await NoughtyTours(configuration: Configuration(server: server, token: arguments[3], storageDirectory: storage, sync: options))
-        say(try await Soak(tours: tours).run(seconds: seconds))
+        say(try await Soak(tours: tours, ledger: try Ledger(path: arguments[6])).run(seconds: seconds))
     default:
         fail("usage: SyncWorker drain|soak SERVER TOKEN STORAGE ...")
     }

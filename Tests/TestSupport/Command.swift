@@ -2,8 +2,9 @@ import Foundation
 
 /// Runs a program to completion; returns its exit status, stdout and stderr. Stderr goes to
 /// a temporary file, so neither stream can fill a pipe and block the program.
+/// Runs a program to its end, bounded: killed after `timeoutSeconds` (its status then says so).
 public func runCommand(_ path: String, _ arguments: [String], stdin: String? = nil,
-                       workingDirectory: URL? = nil) throws -> (status: Int32, out: String, err: String) {
+                       workingDirectory: URL? = nil, timeoutSeconds: Double = 300) throws -> (status: Int32, out: String, err: String) {
     let errPath = FileManager.default.temporaryDirectory.appendingPathComponent("stderr-\(UUID().uuidString)").path
     guard FileManager.default.createFile(atPath: errPath, contents: nil), let errFile = FileHandle(forWritingAtPath: errPath) else {
         throw CocoaError(.fileWriteUnknown)
@@ -18,8 +19,10 @@ public func runCommand(_ path: String, _ arguments: [String], stdin: String? = n
     process.standardError = errFile
     if let stdin { process.standardInput = FileHandle(forReadingAtPath: stdin) }
     try process.run()
+    let watchdog = Watchdog(process, seconds: timeoutSeconds)
     let outData = out.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
+    watchdog.cancel()
     try errFile.close()
     let errData = FileManager.default.contents(atPath: errPath) ?? Data()
     return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))

@@ -49,6 +49,8 @@ public final class FaultProxy: @unchecked Sendable {
     private let injected = Mutex<[InjectedFault: Int]>([:])
     private let tunnels: Bool
     private let accepted = Atomic<Int>(0)
+    /// Tunnels open now, and the most that were open at once.
+    private let open = Mutex<(now: Int, most: Int)>((0, 0))
 
     /// `tunnels`: relay each connection as it is, keep-alive and all (no rule, no chaos), to
     /// count the connections a client opens.
@@ -85,6 +87,9 @@ public final class FaultProxy: @unchecked Sendable {
     /// The client connections accepted so far.
     public var connectionsAccepted: Int { accepted.load(ordering: .relaxed) }
 
+    /// The most tunnels that were open at the same moment (transfers running at once).
+    public var mostOpenAtOnce: Int { open.withLock { $0.most } }
+
     /// The faults injected so far, by kind.
     public var faults: [InjectedFault: Int] { injected.withLock { $0 } }
 
@@ -120,6 +125,8 @@ public final class FaultProxy: @unchecked Sendable {
         defer { close(client) }
         var buffer: [UInt8] = []
         if tunnels {
+            open.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+            defer { open.withLock { $0.now -= 1 } }
             forward(client, head: nil, pending: &buffer)
             return
         }

@@ -30,19 +30,18 @@ public final class ToursdProcess {
     /// and waits (bounded) for its "listening on" line.
     /// `workingDirectory`: where it runs (the package's root, as `make run`, unless told).
     /// `descriptorLimit`: its RLIMIT_NOFILE (started through prlimit(1), which execs it).
+    /// `defaultSignals`: every signal at its default, even one this process ignores (children
+    /// inherit ignored signals; started through env(1) --default-signal, which execs it).
     public init(dataDir: String, port: UInt16 = 0, extra: [String] = [], environment: [String: String] = [:],
-                workingDirectory: URL = ToursdProcess.packageRoot, descriptorLimit: Int? = nil,
+                workingDirectory: URL = ToursdProcess.packageRoot, descriptorLimit: Int? = nil, defaultSignals: Bool = false,
                 executable: URL = ToursdProcess.executable) throws {
         self.dataDir = dataDir
         process = Process()
-        let arguments = ["serve", "--port", String(port), "--data-dir", dataDir] + extra
-        if let descriptorLimit {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
-            process.arguments = ["--nofile=\(descriptorLimit):\(descriptorLimit)", executable.path] + arguments
-        } else {
-            process.executableURL = executable
-            process.arguments = arguments
-        }
+        var command = [executable.path, "serve", "--port", String(port), "--data-dir", dataDir] + extra
+        if let descriptorLimit { command = ["/usr/bin/prlimit", "--nofile=\(descriptorLimit):\(descriptorLimit)"] + command }
+        if defaultSignals { command = ["/usr/bin/env", "--default-signal"] + command }
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
         process.currentDirectoryURL = workingDirectory
         stderr = Pipe()
@@ -50,7 +49,7 @@ public final class ToursdProcess {
         try process.run()
         var seen = ""
         let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
+        while waitReadable(stderr.fileHandleForReading.fileDescriptor, until: deadline) {
             let data = stderr.fileHandleForReading.availableData
             if data.isEmpty { break } // the process ended
             seen += String(decoding: data, as: UTF8.self)

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// API.md "Floors, plans and world maps": newScan, continueScan and planId idempotency.
-@Suite struct FloorPlanAPITests {
+@Suite(.timeLimit(.minutes(3))) struct FloorPlanAPITests {
     @Test func floorsAreCreatedThenUpdated() async throws {
         let harness = try ServiceHarness()
         let client = try harness.client(harness.alpha)

@@ -5,7 +5,7 @@ import Logging
 @testable import TourService
 
 /// docs/openapi.yaml describes every route the router serves.
-@Suite struct OpenAPITests {
+@Suite(.timeLimit(.minutes(3))) struct OpenAPITests {
     /// "METHOD /path" for each operation under `paths:` (two-space paths, four-space methods).
     private func documentedOperations() throws -> Set<String> {
         let path = URL(fileURLWithPath: ServiceHarness.migrationsDir).deletingLastPathComponent().appendingPathComponent("docs/openapi.yaml").path

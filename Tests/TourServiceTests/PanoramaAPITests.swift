@@ -7,7 +7,7 @@ import Testing
 import TestSupport
 
 /// API.md "Panoramas — one-shot upload".
-@Suite struct PanoramaAPITests {
+@Suite(.timeLimit(.minutes(3))) struct PanoramaAPITests {
     /// The inode of a stored file, to tell whether it was written again.
     private func inode(_ path: String) -> UInt64? {
         var info = stat()

@@ -5,7 +5,7 @@ import TestSupport
 @testable import TourService
 
 /// API.md "Principles" and "Properties".
-@Suite struct PropertyAPITests {
+@Suite(.timeLimit(.minutes(3))) struct PropertyAPITests {
     @Test func firstPutCreatesWithATourIdThatNeverChanges() async throws {
         let harness = try ServiceHarness()
         let client = try harness.client(harness.alpha)

@@ -7,7 +7,7 @@ import TestSupport
 
 /// Nothing that waits on a disk runs on an event loop: with the file I/O pool stalled (a disk
 /// that takes seconds), requests that need no file are answered at once on other connections.
-@Suite struct SlowDiskTests {
+@Suite(.timeLimit(.minutes(3))) struct SlowDiskTests {
     /// A disk that stalls every file operation from `stall` to `release` (each at most 10 s,
     /// so nothing hangs).
     final class StalledDisk: Sendable {

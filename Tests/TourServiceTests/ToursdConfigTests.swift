@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import TourService
 
-@Suite struct ToursdConfigTests {
+@Suite(.timeLimit(.minutes(3))) struct ToursdConfigTests {
     @Test func defaultsAreTheEmbeddedConfiguration() throws {
         let command = try ToursdCommand.parse([])
         #expect(command == .serve(ToursdConfig()))

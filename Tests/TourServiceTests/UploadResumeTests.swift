@@ -8,7 +8,7 @@ import TestSupport
 @testable import TourService
 
 /// Resuming: connections cut mid-PATCH, a newer PATCH taking over, restarts.
-@Suite struct UploadResumeTests {
+@Suite(.timeLimit(.minutes(3))) struct UploadResumeTests {
     private func head(_ client: APIClient, _ location: String) throws -> Int {
         Int(try client.tus("HEAD", location).header("Upload-Offset") ?? "") ?? -1
     }

@@ -11,7 +11,11 @@ enum ClientBench {
     }
 
     static func milliseconds(since start: ContinuousClock.Instant) -> Double {
-        let elapsed = ContinuousClock.now - start
+        milliseconds(between: start, and: .now)
+    }
+
+    static func milliseconds(between start: ContinuousClock.Instant, and end: ContinuousClock.Instant) -> Double {
+        let elapsed = end - start
         return Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
     }
 }

@@ -24,6 +24,10 @@ actor LocalStore {
             try FileManager.default.removeItem(at: probe)
             database = try Database(path: directory.appendingPathComponent("noughtytours.sqlite").path)
             try Migrator.migrate(database, ClientMigrations.all)
+            // The names made here (the storage directory itself, the database, panoramas/)
+            // survive a power loss.
+            try LocalFiles.syncDirectory(of: directory.appendingPathComponent("noughtytours.sqlite").path)
+            try LocalFiles.syncDirectory(of: directory.standardizedFileURL.path)
         } catch let error as NoughtyToursError {
             throw error
         } catch {
@@ -32,10 +36,14 @@ actor LocalStore {
         observation = ChangeObservation(database: database)
     }
 
+    /// When the last write committed (for make bench: statusUpdates timed from the commit).
+    private(set) var lastCommit: ContinuousClock.Instant?
+
     /// Runs `body` in a transaction; observers hear of it once committed.
     func write<T>(_ body: (Database) throws -> T) throws(NoughtyToursError) -> T {
         do {
             let value = try database.transaction { try body(database) }
+            lastCommit = .now
             observation.transactionCommitted()
             return value
         } catch {

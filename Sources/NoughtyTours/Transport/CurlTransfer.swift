@@ -51,12 +51,8 @@ final class CurlTransfer: @unchecked Sendable {
         self.remaining = request.body.length
         self.sink = request.sink
         self.progress = progress
-        do {
-            try configure(request, limits)
-        } catch {
-            release()
-            throw error
-        }
+        // A failure here leaves a whole object: deinit releases the handle (once).
+        try configure(request, limits)
     }
 
     deinit { release() }
