@@ -52,7 +52,8 @@ public final class Database {
         self.handle = handle
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, options.busyTimeoutMilliseconds)
-        try execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON")
+        try enterWAL(waitingAtMost: options.busyTimeoutMilliseconds)
+        try execute("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON")
     }
 
     deinit {

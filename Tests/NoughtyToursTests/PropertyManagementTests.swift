@@ -52,6 +52,24 @@ func makeLibrary() async throws -> NoughtyTours {
         await #expect(throws: NoughtyToursError.notFound) { try await tours.properties.deleteProperty(property) }
     }
 
+    /// Several processes open one storage directory at once (tours sync beside a capture):
+    /// each opens it (found by the power-loss test: they removed each other's write probe).
+    @Test func oneStorageOpenedByManyAtOnceOpensForEach() async throws {
+        let directory = testDirectory("client")
+        let server = URL(string: "http://127.0.0.1:9")!
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<16 {
+                group.addTask {
+                    let tours = try await NoughtyTours(configuration: Configuration(server: server, token: "t", storageDirectory: directory))
+                    _ = try await tours.properties.properties()
+                }
+            }
+            try await group.waitForAll()
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(!names.contains { $0.hasPrefix(".write-probe") }, "\(names)")
+    }
+
     @Test func storageThatCannotBeCreatedIsStorageUnavailable() async throws {
         let file = testDirectory("not-a-dir")
         #expect(FileManager.default.createFile(atPath: file.path, contents: Data([1])))

@@ -20,6 +20,7 @@ import Testing
         "TourService/Admin.swift", // the operator's command-line tools
         "SQLiteDB/DatabasePool.swift", // defines the blocking calls for those two
         "SQLiteDB/OnlineBackup.swift", // toursd backup, a command of its own
+        "SQLiteDB/EnteringWAL.swift", // opening a database: start-up, the tools, the client
         // Its idle threads sleep on their queue's condition; runAndWait (asserted off pool
         // threads) serves only DatabasePool's blocking calls above.
         "ThreadPools/ThreadPool.swift",

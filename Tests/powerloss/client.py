@@ -44,8 +44,11 @@ def tours(*words, check=True):
     running.append(process)
     out, err = process.communicate(timeout=120)
     running.remove(process)
-    if check and process.returncode != 0:
-        raise RuntimeError(f"tours {' '.join(words)}: {process.returncode} {err.strip()}")
+    if process.returncode != 0:
+        with open(os.path.join(work, "tours-failures.log"), "a") as log:
+            log.write(f"tours {' '.join(words)}: {process.returncode} {err.strip()}\n")
+        if check:
+            raise RuntimeError(f"tours {' '.join(words)}: {process.returncode} {err.strip()}")
     return process.returncode, out
 
 

@@ -16,8 +16,10 @@ actor LocalStore {
         self.directory = directory
         do {
             try FileManager.default.createDirectory(at: directory.appendingPathComponent("panoramas"), withIntermediateDirectories: true)
-            // Writable, or storage is unavailable now rather than at the first capture.
-            let probe = directory.appendingPathComponent(".write-probe")
+            // Writable, or storage is unavailable now rather than at the first capture. A name
+            // of its own: two processes opening the storage at once (tours sync and a capture)
+            // must not remove each other's probe.
+            let probe = directory.appendingPathComponent(".write-probe-\(UUID().uuidString)")
             guard FileManager.default.createFile(atPath: probe.path, contents: Data([1])) else {
                 throw NoughtyToursError.storageUnavailable(reason: "\(directory.path) is not writable")
             }
