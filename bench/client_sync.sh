@@ -34,7 +34,7 @@ curl_round() {
     python3 - "$work/digests" "$base" "$token" "$floor" > "$work/curl.config" <<'PY'
 import sys, uuid
 digests, base, token, floor = sys.argv[1:5]
-print("parallel\nparallel-max = 4")
+print("parallel\nparallel-max = 4\nsilent\nshow-error")
 for index, line in enumerate(open(digests)):
     path, digest = line.split()
     if index:
@@ -43,7 +43,7 @@ for index, line in enumerate(open(digests)):
           f'header = "Content-Type: image/jpeg"\nheader = "Repr-Digest: sha-256=:{digest}:"\nurl = "{base}/v1/panoramas/{uuid.uuid4()}?floorId={floor}"')
 PY
     start=$(date +%s.%N)
-    curl --config "$work/curl.config"
+    curl --no-progress-meter --config "$work/curl.config"
     end=$(date +%s.%N)
     curl -fsS -o /dev/null -X DELETE -H "Authorization: Bearer $token" "$base/v1/properties/$property"
     python3 -c "print($end - $start)"
