@@ -31,11 +31,6 @@ public struct PropertyDocument: JSONDocument, Equatable, Sendable {
                   createdAt: try json.string("createdAt"), updatedAt: try json.string("updatedAt"))
     }
 
-    /// The metadata as a dictionary.
-    public var metadataStrings: [String: String] {
-        ((try? JSONReader.parse(metadata)) ?? .null).stringMap
-    }
-
     public func write(to writer: inout JSONWriter) {
         writer.object { writer in
             writer.key("createdAt"); writer.string(createdAt)

@@ -36,8 +36,6 @@ public struct Fields {
         members.first { $0.key == key }?.value
     }
 
-    public func has(_ key: String) -> Bool { self[key] != nil }
-
     public func string(_ key: String) throws(InvalidDocument) -> String {
         guard let value = self[key] else { throw InvalidDocument("missing field \(key)") }
         guard let string = value.string else { throw InvalidDocument("\(key) must be a string") }
