@@ -44,14 +44,24 @@ public struct StructureCapture: Sendable {
     public func apply(floor: Floor, mode: StructureCaptureMode, rooms captured: [CapturedRoom],
                       structure: Data? = nil, worldMap: URL? = nil) async throws(NoughtyToursError) -> [Room] {
         let structureText = try structure.map { data throws(NoughtyToursError) in try CaptureOutput.text(data, "the structure") }
+        // The server's limits (API.md, the same constants), so that nothing is queued that it
+        // would refuse.
+        guard captured.count <= PlanInput.maxRooms else { throw .invalidInput("a plan has at most \(PlanInput.maxRooms) rooms") }
+        guard captured.reduce(0, { $0 + $1.outline.count }) <= PlanInput.maxPoints else {
+            throw .invalidInput("a plan has at most \(PlanInput.maxPoints) outline points in all its rooms")
+        }
         var plan: [PlanRoom] = []
         for room in captured {
-            guard room.outline.count >= 3, room.outline.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isFinite) }) else {
-                throw .invalidInput("a room outline needs at least 3 points of [x, y]")
+            guard PlanInput.pointsPerRoom.contains(room.outline.count), room.outline.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isFinite) }) else {
+                throw .invalidInput("a room outline needs \(PlanInput.pointsPerRoom.lowerBound) to \(PlanInput.pointsPerRoom.upperBound) points of [x, y]")
+            }
+            var name: String?
+            if let given = room.name {
+                do { name = try DisplayName.validated(given, "a room name") } catch { throw .invalidInput(error.message) }
             }
             if let height = room.height, !(height > 0 && height < 100) { throw .invalidInput("a room height is between 0 and 100 metres") }
             if let existing = room.room, existing.floorId != floor.id { throw .invalidInput("room \(existing.id) is on another floor") }
-            plan.append(PlanRoom(id: room.room?.id, name: room.name, outline: room.outline, height: room.height,
+            plan.append(PlanRoom(id: room.room?.id, name: name, outline: room.outline, height: room.height,
                                  capture: try room.capture.map { data throws(NoughtyToursError) in try CaptureOutput.text(data, "a room's capture") }))
         }
         let storedMap = try worldMap.map { url throws(NoughtyToursError) in try copyWorldMap(url, floor: floor) }

@@ -139,4 +139,29 @@ import TestSupport
         #expect(try await tours.properties.rooms(of: floor).isEmpty)
         #expect(try await queueItems(tours, kind: .plan).isEmpty)
     }
+
+    /// A plan as large as the server takes (10 rooms of 10,000 points): its upload succeeds
+    /// although the answer, the floor with every outline, is larger than the library keeps
+    /// of an answer in memory (it is not read). One point more is refused before it is queued.
+    @Test func aPlanAsLargeAsTheServerTakesUploads() async throws {
+        let server = try LiveServer()
+        defer { server.stop() }
+        let tours = try await makeSyncingLibrary(server: server.url, token: server.token)
+        let property = try await tours.properties.createProperty(name: "Large plan", floorCount: 1)
+        let floor = try #require(try await tours.properties.floors(of: property).first)
+        let outline = (0..<10_000).map { index -> [Double] in
+            let angle = Double(index) / 10_000 * 2 * Double.pi
+            return [1234.5 + 3.25 * cos(angle), 678.25 + 3.25 * sin(angle)]
+        }
+        let rooms = (0..<10).map { CapturedRoom(name: "Room \($0)", outline: outline) }
+        await #expect(throws: NoughtyToursError.invalidInput("a plan has at most 100000 outline points in all its rooms")) {
+            try await tours.structureCapture.apply(floor: floor, mode: .newScan, rooms: rooms + [CapturedRoom(name: "One more", outline: [[0, 0], [1, 0], [1, 1]])])
+        }
+        try await tours.structureCapture.apply(floor: floor, mode: .newScan, rooms: rooms)
+        try await drain(tours)
+        #expect(try await tours.properties.uploadFailures(of: property).isEmpty)
+        let serverRooms = try #require(try server.json("/v1/floors/\(floor.id)")["rooms"] as? [[String: Any]])
+        #expect(serverRooms.count == 10)
+        #expect((serverRooms.first?["outline"] as? [[Double]])?.count == 10_000)
+    }
 }

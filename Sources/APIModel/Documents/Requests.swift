@@ -136,6 +136,8 @@ public struct PlanInput: Equatable, Sendable, JSONDocument {
     public var structure: String?
 
     public static let maxRooms = 500
+    /// Outline points in one room.
+    public static let pointsPerRoom = 3...10_000
     /// Outline points in all the plan's rooms (a floor's rooms have tens each): 500 rooms of
     /// 10,000 points took minutes of CPU and a gigabyte to store.
     public static let maxPoints = 100_000
@@ -184,7 +186,9 @@ public struct PlanInput: Equatable, Sendable, JSONDocument {
 
     /// outline: an array of [x, y] points, at least 3, finite numbers; as canonical text.
     private static func outline(_ points: [JSONValue], _ index: Int) throws(InvalidDocument) -> String {
-        guard points.count >= 3, points.count <= 10_000 else { throw InvalidDocument("rooms[\(index)].outline needs 3 to 10000 points") }
+        guard pointsPerRoom.contains(points.count) else {
+            throw InvalidDocument("rooms[\(index)].outline needs \(pointsPerRoom.lowerBound) to \(pointsPerRoom.upperBound) points")
+        }
         var writer = JSONWriter(capacity: points.count * 12)
         var valid = true
         writer.array(points) { writer, point in

@@ -45,19 +45,19 @@ enum ItemRequests {
     }
 
     static func floor(_ server: ServerEndpoint, propertyId: String, floorId: String, _ input: FloorInput) -> HTTPRequest {
-        json("PUT", server, "/v1/properties/\(propertyId)/floors/\(floorId)", input)
+        json("PUT", server, "/v1/properties/\(propertyId)/floors/\(floorId)", input, sink: .discard)
     }
 
     /// The plan's body was made when it was captured (its planId with it).
     static func plan(_ server: ServerEndpoint, floorId: String, body: String) -> HTTPRequest {
         HTTPRequest("PUT", server.url("/v1/floors/\(floorId)/plan"),
-                    headers: [server.authorization, ("Content-Type", "application/json")], body: .bytes(Array(body.utf8)))
+                    headers: [server.authorization, ("Content-Type", "application/json")], body: .bytes(Array(body.utf8)), sink: .discard)
     }
 
     static func worldMap(_ server: ServerEndpoint, floorId: String, path: String, size: Int64) -> HTTPRequest {
         HTTPRequest("PUT", server.url("/v1/floors/\(floorId)/worldmap"),
                     headers: [server.authorization, ("Content-Type", "application/octet-stream")],
-                    body: .file(path: path, offset: 0, length: size))
+                    body: .file(path: path, offset: 0, length: size), sink: .discard)
     }
 
     /// One-shot upload, its digest declared (RFC 9530) so the server checks the bytes.
@@ -66,7 +66,7 @@ enum ItemRequests {
         if let room = file.roomId { path += "&roomId=\(room)" }
         return HTTPRequest("PUT", server.url(path),
                            headers: [server.authorization, ("Content-Type", file.contentType), ("Repr-Digest", reprDigest(file.sha256))],
-                           body: .file(path: file.path, offset: 0, length: file.size))
+                           body: .file(path: file.path, offset: 0, length: file.size), sink: .discard)
     }
 
     static func deleteProperty(_ server: ServerEndpoint, id: String) -> HTTPRequest {
@@ -98,7 +98,8 @@ enum ItemRequests {
         "sha-256=:\(ByteEncoding.base64(ByteEncoding.bytes(fromHex: hex) ?? [])):"
     }
 
-    private static func json(_ method: String, _ server: ServerEndpoint, _ path: String, _ body: some JSONDocument) -> HTTPRequest {
-        HTTPRequest(method, server.url(path), headers: [server.authorization, ("Content-Type", "application/json")], body: .bytes(body.jsonBytes))
+    private static func json(_ method: String, _ server: ServerEndpoint, _ path: String, _ body: some JSONDocument,
+                             sink: HTTPRequest.Sink = .memory(limit: TransferLimits.maxResponseBytes)) -> HTTPRequest {
+        HTTPRequest(method, server.url(path), headers: [server.authorization, ("Content-Type", "application/json")], body: .bytes(body.jsonBytes), sink: sink)
     }
 }

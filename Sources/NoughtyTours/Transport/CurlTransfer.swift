@@ -208,17 +208,20 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Keeps a piece of the answer; a short count (0) stops the transfer.
     private func write(_ bytes: UnsafeRawBufferPointer) -> Int {
+        let success = (200..<300).contains(status)
+        if case .discard = sink, success { return bytes.count }
         let limit: Int64
         switch sink {
         case .memory(let bytes): limit = Int64(bytes)
-        case .file(_, let bytes): limit = (200..<300).contains(status) ? bytes : Int64(TransferLimits.maxResponseBytes)
+        case .file(_, let bytes): limit = success ? bytes : Int64(TransferLimits.maxResponseBytes)
+        case .discard: limit = Int64(TransferLimits.maxResponseBytes)
         }
         received += Int64(bytes.count)
         guard received <= limit else {
             writeFailure = .transport("the answer is larger than \(limit) bytes")
             return 0
         }
-        guard output >= 0, (200..<300).contains(status) else {
+        guard output >= 0, success else {
             body.append(contentsOf: bytes)
             return bytes.count
         }

@@ -18,12 +18,14 @@ struct HTTPRequest: Sendable {
         }
     }
 
-    /// Where a successful answer's body goes: memory (up to `limit` bytes) or a file, written
-    /// and fsynced as it arrives. Error answers always come to memory. Larger than `limit`:
-    /// the transfer fails rather than keep part of it.
+    /// Where a successful answer's body goes: memory (up to `limit` bytes), a file (written
+    /// and fsynced as it arrives), or nowhere (an upload whose answer nobody reads, however
+    /// large: a plan's answer is its floor with every outline). Error answers always come to
+    /// memory. Larger than its limit, an answer fails the transfer rather than keep part of it.
     enum Sink: Sendable, Equatable {
         case memory(limit: Int)
         case file(path: String, limit: Int64)
+        case discard
     }
 
     var method: String
