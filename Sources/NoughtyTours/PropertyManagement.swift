@@ -122,7 +122,7 @@ public struct PropertyManagement: Sendable {
         guard let uuid = UUID(uuidString: propertyId) else { throw .invalidInput("a property id is a UUID, not \(propertyId)") }
         let id = uuid.uuidString.lowercased()
         let listed = try await remote.document("/v1/properties/\(id)", PropertyDocument.init)
-        let tour = try await remote.document("/v1/tours/\(listed.tourId)", limit: Int(remote.maxDownloadBytes), TourDocument.init)
+        let tour = try await remote.document("/v1/tours/\(listed.tourId)", TourDocument.init)
         try Downloads.check(tour)
         let wanted = try await store.read { db in try Downloads.worldMapsToFetch(db, tour) }
         var fetched: [String: StoredMap] = [:]

@@ -164,4 +164,23 @@ import TestSupport
         #expect(serverRooms.count == 10)
         #expect((serverRooms.first?["outline"] as? [[Double]])?.count == 10_000)
     }
+
+    /// Pages of 200 properties with their metadata pass a few MB: every page arrives whole.
+    @Test func remotePropertiesReadsLargePagesWhole() async throws {
+        let server = try LiveServer()
+        defer { server.stop() }
+        let client = try RawClient(port: server.port)
+        let metadata = Dictionary(uniqueKeysWithValues: (0..<4).map { ("k\($0)", String(repeating: "m", count: 4000)) })
+        let body = Array(try JSONSerialization.data(withJSONObject: ["name": "Big", "floorCount": 1, "metadata": metadata]))
+        var made: Set<String> = []
+        for _ in 0..<230 {
+            let id = UUID().uuidString.lowercased()
+            #expect(try client.request("PUT", "/v1/properties/\(id)", headers: ["Authorization": "Bearer \(server.token)", "Content-Type": "application/json"],
+                                       body: body).status == 201)
+            made.insert(id)
+        }
+        let station = try await makeSyncingLibrary(server: server.url, token: server.token)
+        let listed = try await station.properties.remoteProperties()
+        #expect(Set(listed.map(\.id)) == made)
+    }
 }

@@ -20,7 +20,8 @@ public struct SyncOptions: Sendable, Equatable {
     public var maxSendBytesPerSecond: Int64? = nil
     /// libcurl's upload buffer: how much of a file each read takes.
     public var uploadBufferBytes: Int = 256 << 10
-    /// The largest tour document or world map `download(propertyId:)` takes.
+    /// The largest answer `remoteProperties()` and `download(propertyId:)` take: a page of
+    /// properties, a tour document, a world map.
     public var maxDownloadBytes: Int64 = 256 << 20
 
     public init() {}

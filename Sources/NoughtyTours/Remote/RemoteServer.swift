@@ -14,17 +14,15 @@ final class RemoteServer: Sendable {
         self.options = options
     }
 
-    var maxDownloadBytes: Int64 { options.maxDownloadBytes }
-
     deinit {
         transport.withLock { $0?.shutdown() }
     }
 
-    /// GET of one of the API's documents; `notFound` for a 404, the server's error for other
-    /// answers.
-    func document<T>(_ path: String, limit: Int = TransferLimits.maxResponseBytes,
-                     _ read: (JSONValue) throws(InvalidDocument) -> T) async throws(NoughtyToursError) -> T {
-        try await get(path, sink: .memory(limit: limit)).document(read)
+    /// GET of one of the API's documents, up to `maxDownloadBytes` (a page of 200 properties
+    /// with their metadata can pass a few MB); `notFound` for a 404, the server's error for
+    /// other answers.
+    func document<T>(_ path: String, _ read: (JSONValue) throws(InvalidDocument) -> T) async throws(NoughtyToursError) -> T {
+        try await get(path, sink: .memory(limit: Int(options.maxDownloadBytes))).document(read)
     }
 
     /// GET into a file (written and fsynced as it arrives).
