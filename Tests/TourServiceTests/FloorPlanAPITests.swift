@@ -206,4 +206,23 @@ import TestSupport
         #expect(try client.send("GET", "/v1/floors/\(newID())/worldmap").status == 404)
         await harness.finish()
     }
+
+    /// Capture output nested past maxJsonDepth (64 by default) is a 400 that says so; at the
+    /// limit it is kept.
+    @Test func captureNestedPastTheDepthLimitIs400() async throws {
+        let harness = try ServiceHarness()
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        func plan(captureDepth: Int) -> [UInt8] {
+            let capture = String(repeating: "[", count: captureDepth) + String(repeating: "]", count: captureDepth)
+            return Array(#"{"planId": "\#(newID())", "mode": "newScan", "rooms": [{"id": "\#(newID())", "outline": [[0,0],[1,0],[1,1]], "capture": \#(capture)}]}"#.utf8)
+        }
+        // The body's own nesting is 4 (object, rooms, room, capture's first array is the 4th).
+        let refused = try client.send("PUT", "/v1/floors/\(floorId)/plan", body: plan(captureDepth: 62), headers: ["Content-Type": "application/json"])
+        #expect(refused.status == 400)
+        #expect(refused.text.contains("nested deeper than 64 levels"), "\(refused.text)")
+        let kept = try client.send("PUT", "/v1/floors/\(floorId)/plan", body: plan(captureDepth: 61), headers: ["Content-Type": "application/json"])
+        #expect(kept.status == 200, "\(kept.text)")
+        await harness.finish()
+    }
 }

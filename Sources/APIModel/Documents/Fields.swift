@@ -22,14 +22,17 @@ public struct Fields {
     }
 
     /// Parses a body that must be one JSON object.
-    public static func parse(_ bytes: [UInt8], context: String = "body") throws(InvalidDocument) -> Fields {
-        let value: JSONValue
+    public static func parse(_ bytes: [UInt8], context: String = "body", maxDepth: Int = JSONReader.defaultMaxDepth) throws(InvalidDocument) -> Fields {
+        try Fields(try value(bytes, context: context, maxDepth: maxDepth), context: context)
+    }
+
+    /// Reads a body's JSON, or says why it is not JSON.
+    public static func value(_ bytes: [UInt8], context: String = "body", maxDepth: Int = JSONReader.defaultMaxDepth) throws(InvalidDocument) -> JSONValue {
         do {
-            value = try JSONReader.parse(bytes)
+            return try JSONReader.parse(bytes, maxDepth: maxDepth)
         } catch {
             throw InvalidDocument("the \(context) is not valid JSON: \(error.message)")
         }
-        return try Fields(value, context: context)
     }
 
     public subscript(key: String) -> JSONValue? {

@@ -45,8 +45,8 @@ public struct PropertyInput: Equatable, Sendable, JSONDocument {
     /// Parses and checks API.md's rules: name a DisplayName, floorCount 1–200, metadata string
     /// to string with at most 64 keys, each key 1–128 UTF-8 bytes without control characters,
     /// each value at most 4096 bytes.
-    public static func parse(_ bytes: [UInt8]) throws(InvalidDocument) -> PropertyInput {
-        let json = try Fields.parse(bytes)
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = JSONReader.defaultMaxDepth) throws(InvalidDocument) -> PropertyInput {
+        let json = try Fields.parse(bytes, maxDepth: maxDepth)
         let input = PropertyInput(name: try json.string("name"), floorCount: try json.integer("floorCount"),
                                   metadata: try json.strings("metadata") ?? [:])
         return try input.validated()
@@ -88,8 +88,8 @@ public struct FloorInput: Equatable, Sendable, JSONDocument {
         self.name = name
     }
 
-    public static func parse(_ bytes: [UInt8]) throws(InvalidDocument) -> FloorInput {
-        let json = try Fields.parse(bytes)
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = JSONReader.defaultMaxDepth) throws(InvalidDocument) -> FloorInput {
+        let json = try Fields.parse(bytes, maxDepth: maxDepth)
         let number = try json.integer("number")
         guard (-10...500).contains(number) else { throw InvalidDocument("number must be -10 to 500") }
         let name = try json.optionalString("name").map { text throws(InvalidDocument) in try DisplayName.validated(text, "name") }
@@ -151,13 +151,8 @@ public struct PlanInput: Equatable, Sendable, JSONDocument {
 
     /// The plan, and its canonical bytes (the same plan re-sent with other key order or
     /// spacing has the same bytes: what tells a planId's other content apart).
-    public static func parse(_ bytes: [UInt8]) throws(InvalidDocument) -> (plan: PlanInput, canonical: [UInt8]) {
-        let value: JSONValue
-        do {
-            value = try JSONReader.parse(bytes)
-        } catch {
-            throw InvalidDocument("the body is not valid JSON: \(error.message)")
-        }
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = JSONReader.defaultMaxDepth) throws(InvalidDocument) -> (plan: PlanInput, canonical: [UInt8]) {
+        let value = try Fields.value(bytes, maxDepth: maxDepth)
         let json = try Fields(value, context: "body")
         let planId = try Identifier.validated(try json.string("planId"), "planId")
         guard let mode = PlanMode(rawValue: try json.string("mode")) else { throw InvalidDocument("mode must be newScan or continueScan") }

@@ -6,20 +6,22 @@ public struct JSONReader {
         public var message: String
     }
 
-    /// Arrays and objects nested deeper than this are refused (a deep nest would take the
-    /// stack; no document of the API nests more than six).
-    public static let maxDepth = 64
+    /// Arrays and objects nested deeper than this are refused by default (a deep nest would
+    /// take the stack; no document of the API nests more than six). toursd's is `maxJsonDepth`.
+    public static let defaultMaxDepth = 64
 
     private let bytes: [UInt8]
+    private let maxDepth: Int
     private var index = 0
     private var depth = 0
 
-    private init(_ bytes: [UInt8]) {
+    private init(_ bytes: [UInt8], maxDepth: Int) {
         self.bytes = bytes
+        self.maxDepth = maxDepth
     }
 
-    public static func parse(_ bytes: [UInt8]) throws(Failure) -> JSONValue {
-        var reader = JSONReader(bytes)
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(Failure) -> JSONValue {
+        var reader = JSONReader(bytes, maxDepth: maxDepth)
         reader.skipWhitespace()
         let value = try reader.value()
         reader.skipWhitespace()
@@ -65,7 +67,7 @@ public struct JSONReader {
 
     private mutating func nest() throws(Failure) {
         depth += 1
-        guard depth <= Self.maxDepth else { throw failure("nested deeper than \(Self.maxDepth) levels") }
+        guard depth <= maxDepth else { throw failure("nested deeper than \(maxDepth) levels") }
         index += 1
     }
 

@@ -19,6 +19,8 @@ public struct ToursdConfig: Sendable, Equatable {
     /// How much lower than the request threads the file I/O threads run (nice 0–19).
     public var ioThreadNiceness = 19
     public var maxJsonBodyBytes = 1024 * 1024
+    /// Arrays and objects nested deeper than this in a request body are a 400.
+    public var maxJsonDepth = 64
     public var maxPlanBodyBytes = 16 * 1024 * 1024
     public var maxPanoramaBytes = 512 * 1024 * 1024
     public var maxWorldMapBytes = 256 * 1024 * 1024
@@ -68,6 +70,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "bodyBatchBytes": { config, text in setInt(&config.bodyBatchBytes, text, 4096...1 << 30) },
         "bodyBufferBudgetBytes": { config, text in setInt(&config.bodyBufferBudgetBytes, text, 8192...1 << 34) },
         "maxJsonBodyBytes": { config, text in setInt(&config.maxJsonBodyBytes, text, 1024...1_073_741_824) },
+        "maxJsonDepth": { config, text in setInt(&config.maxJsonDepth, text, 8...1024) },
         "maxPlanBodyBytes": { config, text in setInt(&config.maxPlanBodyBytes, text, 1024...1_073_741_824) },
         "maxPanoramaBytes": { config, text in setInt(&config.maxPanoramaBytes, text, 1...1 << 40) },
         "maxWorldMapBytes": { config, text in setInt(&config.maxWorldMapBytes, text, 1...1 << 40) },

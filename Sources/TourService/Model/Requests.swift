@@ -8,8 +8,8 @@ struct PlanUpload {
     var plan: PlanInput
     var digest: String
 
-    static func parse(_ bytes: [UInt8]) throws(ServiceError) -> PlanUpload {
-        let (plan, canonical) = try ServiceError.parsing { () throws(InvalidDocument) in try PlanInput.parse(bytes) }
+    static func parse(_ bytes: [UInt8], maxDepth: Int = JSONReader.defaultMaxDepth) throws(ServiceError) -> PlanUpload {
+        let (plan, canonical) = try ServiceError.parsing { () throws(InvalidDocument) in try PlanInput.parse(bytes, maxDepth: maxDepth) }
         return PlanUpload(plan: plan, digest: ByteEncoding.hex(StreamingDigest.hash(.sha256, canonical)))
     }
 }

@@ -11,7 +11,7 @@ enum FloorRoutes {
         table.add(.put, "/v1/properties/{propertyId}/floors/{floorId}", bodyLimit: jsonLimit) { request in
             let (tenant, propertyId, floorId) = (request.tenant, try request.uuid("propertyId"), try request.uuid("floorId"))
             let body = try await request.body.collect(upTo: request.bodyLimit)
-            let input = try ServiceError.parsing { () throws(InvalidDocument) in try FloorInput.parse(body) }
+            let input = try ServiceError.parsing { () throws(InvalidDocument) in try FloorInput.parse(body, maxDepth: context.config.maxJsonDepth) }
             let (floor, created) = try await context.write { try TourStore.putFloor($0, tenant, propertyId: propertyId, floorId: floorId, input) }
             return .document(created ? .created : .ok, floor.document)
         }
@@ -25,7 +25,7 @@ enum FloorRoutes {
         table.add(.put, "/v1/floors/{floorId}/plan", bodyLimit: Int64(context.config.maxPlanBodyBytes)) { request in
             try requireJSON(request)
             let (tenant, floorId) = (request.tenant, try request.uuid("floorId"))
-            let plan = try PlanUpload.parse(try await request.body.collect(upTo: request.bodyLimit))
+            let plan = try PlanUpload.parse(try await request.body.collect(upTo: request.bodyLimit), maxDepth: context.config.maxJsonDepth)
             let outcome = try await context.write { try TourStore.applyPlan($0, tenant, floorId: floorId, plan) }
             context.crashPoints.reached(.planCommitted)
             if let cleared = outcome.clearedWorldMap { await context.blobs.remove(cleared) }

@@ -10,7 +10,7 @@ enum PropertyRoutes {
         table.add(.put, "/v1/properties/{propertyId}", bodyLimit: jsonLimit) { request in
             let (tenant, id) = (request.tenant, try request.uuid("propertyId"))
             let body = try await request.body.collect(upTo: request.bodyLimit)
-            let input = try ServiceError.parsing { () throws(InvalidDocument) in try PropertyInput.parse(body) }
+            let input = try ServiceError.parsing { () throws(InvalidDocument) in try PropertyInput.parse(body, maxDepth: context.config.maxJsonDepth) }
             let (property, created) = try await context.write { try TourStore.putProperty($0, tenant, id, input) }
             return .document(created ? .created : .ok, property)
         }
