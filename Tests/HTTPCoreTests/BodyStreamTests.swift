@@ -151,12 +151,14 @@ import TestSupport
         let draining = Task {
             try await stream.drain(on: pool) { _ in
                 consuming.signal()
-                _ = release.wait(timeout: .now() + 10)
+                // Bounded, but long: on a loaded machine a 10 s wait ran out before the check
+                // below ran, and the batch was released under it.
+                _ = release.wait(timeout: .now() + 120)
             }
         }
         try await waitUntil("the drain to start") { stream.isDraining }
         #expect(append(stream, "123456", high: 6))
-        #expect(await Task.detached { consuming.wait(timeout: .now() + 10) }.value == .success)
+        #expect(await Task.detached { consuming.wait(timeout: .now() + 120) }.value == .success)
         #expect(budget.used == 6) // being written
         release.signal()
         stream.finish()

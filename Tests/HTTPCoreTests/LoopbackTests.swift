@@ -228,9 +228,18 @@ import TestSupport
         }
         #expect(idle.isClosedByServer()) // idle connections are closed at once
         #expect(!stopped.isSet) // still waiting for the request in flight
-        // No longer accepting: the connection itself is refused (a read time-out would not do).
-        let refused = #expect(throws: RawClient.Failure.self) { _ = try RawClient(port: server.port) }
-        #expect(refused?.description == "connect: \(String(cString: strerror(ECONNREFUSED)))")
+        // No longer accepting: soon the connection itself is refused (a read time-out would not
+        // do), while the request in flight still runs.
+        let refusal = "connect: \(String(cString: strerror(ECONNREFUSED)))"
+        try await waitUntil("new connections to be refused") {
+            do {
+                _ = try RawClient(port: server.port)
+                return false
+            } catch let failure as RawClient.Failure {
+                return failure.description == refusal
+            }
+        }
+        #expect(!stopped.isSet)
         release.release()
         let response = try inFlight.readResponse()
         #expect(response.status == 200)

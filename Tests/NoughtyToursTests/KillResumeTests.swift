@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SQLiteDB
 import Testing
 import TestSupport
 @testable import NoughtyTours
@@ -83,6 +84,13 @@ private final class WorkerProcess {
         }
         #expect(killedAt != nil)
         #expect(first.process.terminationReason == .uncaughtSignal)
+        // The server keeps what reached it once it sees the connection end (API.md: an older
+        // PATCH keeps only what it had fsynced when a newer one takes over, so a client back
+        // before that resumes from the last fsync). Waited for: its database says so.
+        let serverDatabase = try Database(path: server.dataDir + "/toursd.sqlite")
+        try await waitUntil("the server to record the interrupted upload") {
+            (try serverDatabase.first(#"SELECT "offset" FROM uploads WHERE panorama_id = ?"#, large)?[0].int64 ?? 0) > 0
+        }
 
         // Started again: the queue finishes, continuing the large panorama from the server's offset.
         let second = try WorkerProcess(server: proxied, token: server.token, storage: storage, resumableThreshold: threshold)
