@@ -187,7 +187,9 @@ def get(port, token, path, headers=None):
 
 
 def verify(port, token):
-    """Every acknowledged item is there, byte for byte; returns the problems."""
+    """Every acknowledged item is there, byte for byte; returns the problems. What was in
+    flight may or may not have happened; what did is folded into the ledger, since later
+    rounds build on it."""
     problems = []
     in_flight = [value for value in pending.values() if value]
     for pid in ledger.properties:
@@ -203,14 +205,20 @@ def verify(port, token):
         planned = [p for p in in_flight if p[0] == "plan" and p[1] == floor]
         revision, rooms = document["planRevision"], [room["id"] for room in document["rooms"]]
         if planned and revision == len(state["plans"]) + 1 and rooms == list(planned[0][3]):
-            continue  # the plan in flight was applied: its answer was lost with the power
+            # The plan in flight was applied (its answer was lost with the power): it is in the
+            # ledger from now on, as the server holds it.
+            state["plans"].append(planned[0][2])
+            state["rooms"], state["map"] = list(planned[0][3]), None
+            continue
         if revision != len(state["plans"]) or rooms != state["rooms"]:
             problems.append(f"floor {floor}: revision {revision} rooms {rooms}, acknowledged {len(state['plans'])} plans, rooms {state['rooms']}")
             continue
         status, headers, content = get(port, token, f"/v1/floors/{floor}/worldmap")
         now = hashlib.sha256(content).hexdigest() if status == 200 else None
         mapped = [p for p in in_flight if p[0] == "worldmap" and p[1] == floor]
-        if now != state["map"] and not (mapped and now == mapped[0][2]):
+        if now != state["map"] and mapped and now == mapped[0][2]:
+            state["map"] = now  # the map in flight was stored: from now on it is the floor's
+        elif now != state["map"]:
             problems.append(f"floor {floor}: world map {now}, acknowledged {state['map']}")
     for panorama, sha in ledger.panoramas.items():
         status, _, content = get(port, token, f"/v1/panoramas/{panorama}/content")
