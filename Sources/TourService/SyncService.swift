@@ -52,7 +52,7 @@ public final class SyncService: Sendable {
 
     private init(context: ServiceContext) {
         self.context = context
-        sessions = UploadSessions(blobs: context.blobs)
+        sessions = UploadSessions(blobs: context.blobs, durableStep: context.config.uploadDurableStepBytes)
     }
 
     deinit { stop() }

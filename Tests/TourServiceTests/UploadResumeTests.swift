@@ -67,6 +67,33 @@ import TestSupport
         await harness.finish()
     }
 
+    /// A long PATCH whose connection dies without the server seeing it (a phone that lost its
+    /// network) made its bytes durable as it went (`uploadDurableStepBytes`): the client's
+    /// next PATCH continues from there, not from where the dead one began. (Small steps and
+    /// batches, so that half a megabyte makes several.)
+    @Test func aLongPatchKeepsWhatItHasForTheNextOne() async throws {
+        let harness = try ServiceHarness(configure: { $0.uploadDurableStepBytes = 64 * 1024; $0.bodyBatchBytes = 16 * 1024 })
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let image = imageBytes(900_000)
+        let panoramaId = newID()
+        let location = try #require(try client.tusCreate(panoramaId: panoramaId, floorId: floorId, length: image.count).header("Location"))
+        let dead = try RawClient(port: harness.port)
+        try dead.send(patchHead(location, token: harness.alpha, offset: 0, length: image.count, expectContinue: true))
+        #expect(try dead.readResponse(bodyExpected: false).status == 100)
+        try dead.send(Array(image[0..<500_000]))
+        // Its connection stays open and says nothing more; the server keeps what arrived, step
+        // by step: at least 7 steps of 64 KiB of the 500,000 bytes.
+        try await waitUntil("the long PATCH's bytes to be durable") { try head(client, location) >= 7 * 65_536 }
+        let offset = try head(client, location)
+        #expect(offset <= 500_000)
+        let next = try client.tusPatch(location, offset: offset, Array(image[offset...]))
+        #expect(next.status == 204)
+        #expect(try client.send("GET", "/v1/panoramas/\(panoramaId)/content").body == image)
+        shutdown(dead.fd, Int32(SHUT_RDWR)) // else shutting down waits out its grace for it
+        await harness.finish()
+    }
+
     @Test func theOffsetAndItsDigestSurviveARestart() async throws {
         let first = try ServiceHarness()
         let client = try first.client(first.alpha)

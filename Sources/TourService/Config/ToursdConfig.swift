@@ -24,6 +24,9 @@ public struct ToursdConfig: Sendable, Equatable {
     public var maxPlanBodyBytes = 16 * 1024 * 1024
     public var maxPanoramaBytes = 512 * 1024 * 1024
     public var maxWorldMapBytes = 256 * 1024 * 1024
+    /// A long tus PATCH makes its bytes durable every this many (0: only at its end), so that a
+    /// newer PATCH taking over from a connection that died unseen keeps them.
+    public var uploadDurableStepBytes = 8 * 1024 * 1024
     public var uploadExpirySeconds = 24 * 3600
     /// What one tenant's unfinished uploads may hold at once: how many, and the bytes their
     /// Upload-Length reserves (507 past either).
@@ -74,6 +77,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "maxPlanBodyBytes": { config, text in setInt(&config.maxPlanBodyBytes, text, 1024...1_073_741_824) },
         "maxPanoramaBytes": { config, text in setInt(&config.maxPanoramaBytes, text, 1...1 << 40) },
         "maxWorldMapBytes": { config, text in setInt(&config.maxWorldMapBytes, text, 1...1 << 40) },
+        "uploadDurableStepBytes": { config, text in setInt(&config.uploadDurableStepBytes, text, 0...1 << 30) },
         "uploadExpirySeconds": { config, text in setInt(&config.uploadExpirySeconds, text, 1...365 * 24 * 3600) },
         "maxUnfinishedUploadsPerTenant": { config, text in setInt(&config.maxUnfinishedUploadsPerTenant, text, 1...10_000_000) },
         "maxUnfinishedUploadBytesPerTenant": { config, text in setInt(&config.maxUnfinishedUploadBytesPerTenant, text, 1...(1 << 50)) },

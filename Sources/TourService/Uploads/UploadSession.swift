@@ -23,6 +23,9 @@ final class UploadSession: Sendable {
     private let lane: SerialLane
     private let file: FileState
     private let bookkeeping: Mutex<Bookkeeping>
+    /// `uploadDurableStepBytes`: a long PATCH is made durable every this many bytes (0: never
+    /// before its end).
+    private let durableStep: Int64
 
     private struct Bookkeeping {
         /// The PATCH allowed to write; another one's writes fail.
@@ -104,9 +107,10 @@ final class UploadSession: Sendable {
     /// ones before are hashed, once. A file holding less than that (lost in a crash between
     /// finishing and committing) is never extended: the session continues from what it holds
     /// (`durableOffset` says so).
-    init(key: BlobKey, path: String, fd: Int32, recordedOffset recorded: Int64, lane: SerialLane) throws(ServiceError) {
+    init(key: BlobKey, path: String, fd: Int32, recordedOffset recorded: Int64, lane: SerialLane, durableStep: Int64) throws(ServiceError) {
         self.key = key
         self.lane = lane
+        self.durableStep = durableStep
         let size = lseek(fd, 0, SEEK_END)
         guard size >= 0 else {
             Glibc.close(fd)
@@ -198,6 +202,12 @@ final class UploadSession: Sendable {
             _ = nt_start_writeback(try file.fd(), file.writebackStarted, file.liveOffset - file.writebackStarted)
             file.writebackStarted = file.liveOffset
         }
+        // A long PATCH keeps what it has as it goes: a newer PATCH taking over (from a
+        // connection that died without the server seeing it) continues from here, not from
+        // where this one began. Not while a checksum must first vouch for the whole body.
+        if durableStep > 0, file.chunkDigest == nil, file.liveOffset - file.durableOffset >= durableStep {
+            _ = try durable()
+        }
     }
 
     /// The claimant's body is complete: checks its checksum, makes its bytes durable, and
@@ -275,8 +285,11 @@ final class UploadSessions: Sendable {
     /// Held while an upload's session is looked up against its row, and while it finishes.
     let finishing = AsyncKeyedLock<BlobKey>()
 
-    init(blobs: BlobStore) {
+    private let durableStep: Int64
+
+    init(blobs: BlobStore, durableStep: Int) {
         self.blobs = blobs
+        self.durableStep = Int64(durableStep)
     }
 
     /// The upload's session, opened from its partial file when it is not live yet (after a
@@ -316,11 +329,12 @@ final class UploadSessions: Sendable {
             if let joined { return joined }
             return try await session(key, recordedOffset: recordedOffset)
         case .opening:
-            let blobs = self.blobs
+            let (blobs, durableStep) = (self.blobs, self.durableStep)
             var outcome: Result<UploadSession, any Error>
             do {
                 outcome = .success(try await blobs.io.run {
-                    try UploadSession(key: key, path: blobs.path(key), fd: try blobs.openPartial(key), recordedOffset: recordedOffset, lane: SerialLane(pool: blobs.io))
+                    try UploadSession(key: key, path: blobs.path(key), fd: try blobs.openPartial(key), recordedOffset: recordedOffset,
+                                      lane: SerialLane(pool: blobs.io), durableStep: durableStep)
                 })
             } catch {
                 outcome = .failure(error)
