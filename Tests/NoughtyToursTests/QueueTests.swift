@@ -79,7 +79,7 @@ import TestSupport
         #expect(request.body == .file(path: "/tmp/p1.jpg", offset: 0, length: 1000))
     }
 
-    @Test func aLargePanoramaIsCreatedWithTusMetadataAndPatchedFromTheOffset() {
+    @Test func aLargePanoramaIsCreatedWithTusMetadataAndPatchedFromTheOffset() throws {
         let creation = ItemRequests.resumableCreation(server, file)
         #expect(creation.method == "POST" && creation.url.hasSuffix("/v1/uploads"))
         #expect(creation.header("upload-length") == "1000")
@@ -89,12 +89,24 @@ import TestSupport
             return (String(parts[0]), String(decoding: ByteEncoding.bytes(fromBase64: parts[1]) ?? [], as: UTF8.self))
         })
         #expect(pairs == ["panoramaId": "p1", "floorId": "f1", "roomId": "r1", "contentType": "image/jpeg", "sha256": file.sha256])
-        let patch = ItemRequests.resumablePatch(server, location: "/v1/uploads/u1", offset: 400, file)
+        let location = try #require(server.ownURL("/v1/uploads/u1"))
+        let patch = ItemRequests.resumablePatch(server, location: location, offset: 400, file)
         #expect(patch.method == "PATCH" && patch.url == "http://127.0.0.1:8080/v1/uploads/u1")
         #expect(patch.header("upload-offset") == "400")
         #expect(patch.header("content-type") == "application/offset+octet-stream")
         #expect(patch.body == .file(path: "/tmp/p1.jpg", offset: 400, length: 600)) // only the rest
         #expect(patch.header("upload-checksum") == nil) // so the server keeps what arrives before a cut
+    }
+
+    /// A URL the server names (a tus Location, a world map) is followed only when it is the
+    /// server's own: the token is never sent to another host.
+    @Test func onlyTheServersOwnURLsAreFollowed() {
+        #expect(server.ownURL("/v1/uploads/u1") == "http://127.0.0.1:8080/v1/uploads/u1")
+        #expect(server.ownURL("http://127.0.0.1:8080/v1/uploads/u1") == "http://127.0.0.1:8080/v1/uploads/u1")
+        for elsewhere in ["http://evil.example/v1/uploads/u1", "//evil.example/x", "http://127.0.0.1:8080.evil.example/x",
+                          "https://127.0.0.1:8080/v1/uploads/u1", "v1/uploads/u1", ""] {
+            #expect(server.ownURL(elsewhere) == nil, "\(elsewhere)")
+        }
     }
 
     @Test func propertyAndFloorBodiesAreTheAPIsJSON() throws {

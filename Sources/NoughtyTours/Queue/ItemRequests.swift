@@ -14,9 +14,17 @@ struct ServerEndpoint: Sendable {
         self.token = token
     }
 
-    /// A path of the API, or a `Location` the server answered (relative or absolute).
+    /// A path of the API.
     func url(_ path: String) -> String {
-        path.hasPrefix("http://") || path.hasPrefix("https://") ? path : base + path
+        base + path
+    }
+
+    /// A URL the server named (a tus `Location`, a tour document's world map), when it is
+    /// this server's: a path, or an absolute URL under the base. Anything else is refused, so
+    /// that the token is never sent to another host.
+    func ownURL(_ named: String) -> String? {
+        if named.hasPrefix("/"), !named.hasPrefix("//") { return base + named }
+        return named.hasPrefix(base + "/") ? named : nil
     }
 
     var authorization: (name: String, value: String) { ("Authorization", "Bearer \(token)") }
@@ -84,10 +92,10 @@ enum ItemRequests {
                            body: .bytes([]))
     }
 
-    /// The rest of the file, from the server's offset. No per-PATCH checksum: the server then
+    /// The rest of the file, from the server's offset, to `location` (a URL `ownURL` gave). No per-PATCH checksum: the server then
     /// keeps what arrived before an interruption, and the declared sha256 checks the whole.
     static func resumablePatch(_ server: ServerEndpoint, location: String, offset: Int64, _ file: PanoramaFile) -> HTTPRequest {
-        HTTPRequest("PATCH", server.url(location),
+        HTTPRequest("PATCH", location,
                     headers: [server.authorization, tusVersion, ("Upload-Offset", String(offset)),
                               ("Content-Type", "application/offset+octet-stream")],
                     body: .file(path: file.path, offset: offset, length: file.size - offset))

@@ -74,9 +74,9 @@ struct ItemUploader: Sendable {
             }
             // 200: the panorama is stored already, with this digest.
             if created.status == 200 { return .uploaded(tourId: nil) }
-            guard created.status == 201, let location = created.header("location"),
+            guard created.status == 201, let location = created.header("location").flatMap(server.ownURL),
                   let offset = created.header("upload-offset").flatMap(Int64.init), (0...file.size).contains(offset) else {
-                return .failed(created.isSuccess ? .transport("the server's tus creation answer lacks Location or Upload-Offset") : created.error,
+                return .failed(created.isSuccess ? .transport("the server's tus creation answer lacks Upload-Offset, or a Location of its own") : created.error,
                                retryAfter: created.retryAfter)
             }
             let patched: HTTPResponse

@@ -25,19 +25,25 @@ final class RemoteServer: Sendable {
         try await get(path, sink: .memory(limit: Int(options.maxDownloadBytes))).document(read)
     }
 
-    /// GET into a file (written and fsynced as it arrives).
-    func download(_ path: String, to file: String) async throws(NoughtyToursError) {
-        _ = try await get(path, sink: .file(path: file, limit: options.maxDownloadBytes))
+    /// GET of a URL a document named into a file (written and fsynced as it arrives); one
+    /// that is not this server's is refused (the token goes nowhere else).
+    func download(_ named: String, to file: String) async throws(NoughtyToursError) {
+        guard let url = server.ownURL(named) else { throw .transport("the server named \"\(named.prefix(200))\", which is not its own, to download") }
+        _ = try await get(url: url, sink: .file(path: file, limit: options.maxDownloadBytes))
     }
 
     private func get(_ path: String, sink: HTTPRequest.Sink) async throws(NoughtyToursError) -> HTTPResponse {
+        try await get(url: server.url(path), sink: sink)
+    }
+
+    private func get(url: String, sink: HTTPRequest.Sink) async throws(NoughtyToursError) -> HTTPResponse {
         let transport = try self.transport.withLock { transport throws(NoughtyToursError) -> CurlMulti in
             if let transport { return transport }
             let made = try CurlMulti(connectionsPerHost: 2)
             transport = made
             return made
         }
-        let request = HTTPRequest("GET", server.url(path), headers: [server.authorization], sink: sink)
+        let request = HTTPRequest("GET", url, headers: [server.authorization], sink: sink)
         let response = try await transport.perform(request, limits: options.limits).get()
         if response.status == 404 { throw .notFound }
         guard response.isSuccess else { throw response.error }
