@@ -12,6 +12,15 @@ final class AsyncKeyedLock<Key: Hashable & Sendable>: Sendable {
         return try await body()
     }
 
+    /// Holds every key of `keys` at once, taken one by one in one order (callers that hold
+    /// one key at a time cannot deadlock with it).
+    func withLocks<T>(_ keys: [Key], by order: (Key, Key) -> Bool, _ body: () async throws -> T) async throws -> T {
+        let sorted = Array(Set(keys)).sorted(by: order)
+        for key in sorted { await acquire(key) }
+        defer { for key in sorted { release(key) } }
+        return try await body()
+    }
+
     private func acquire(_ key: Key) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let free = held.withLock { held -> Bool in

@@ -99,14 +99,15 @@ extension ServiceContext {
         return .placed
     }
 
-    /// Removes panorama files after the commit that dropped their rows, each in its turn; one
-    /// stored again meanwhile (a new row) keeps its file.
+    /// Removes panorama files after the commit that dropped their rows, in their turns (all
+    /// held at once, asked about in one query); one stored again meanwhile (a new row) keeps
+    /// its file.
     func removePanoramaFiles(_ keys: [BlobKey]) async {
-        for key in keys {
-            try? await panoramaTurns.withLock(key) {
-                guard try await read({ try TourStore.panorama($0, key.tenant, key.id) }) == nil else { return }
-                await blobs.remove(key)
-            }
+        guard let tenant = keys.first?.tenant else { return }
+        try? await panoramaTurns.withLocks(keys, by: { $0.id < $1.id }) {
+            let ids = keys.map(\.id)
+            let storedAgain = try await read { try TourStore.storedPanoramas($0, tenant, among: ids) }
+            await blobs.remove(keys.filter { !storedAgain.contains($0.id) })
         }
     }
 }

@@ -227,6 +227,15 @@ enum TourStore {
         return stored
     }
 
+    /// Which of `ids` have a panorama row: one query, the ids bound as one JSON array.
+    static func storedPanoramas(_ db: Database, _ tenant: Int64, among ids: [String]) throws -> Set<String> {
+        var list = JSONWriter()
+        list.array(ids) { $0.string($1) }
+        let rows = try db.query("SELECT id FROM panoramas WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))",
+                                tenant, String(decoding: list.bytes, as: UTF8.self))
+        return Set(rows.compactMap { $0["id"].string })
+    }
+
     static func deletePanorama(_ db: Database, _ tenant: Int64, _ id: String) throws -> Bool {
         guard let existing = try panorama(db, tenant, id) else { return false }
         try db.run("DELETE FROM panoramas WHERE tenant_id = ? AND id = ?", tenant, id)
