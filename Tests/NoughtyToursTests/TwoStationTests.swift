@@ -183,4 +183,46 @@ import TestSupport
         let listed = try await station.properties.remoteProperties()
         #expect(Set(listed.map(\.id)) == made)
     }
+
+    /// CLIENT.md: "Downloading again refreshes what the server changed". Changed on the server
+    /// behind this station: a newScan that removes a room (its panorama goes to the floor), a
+    /// new world map, a panorama deleted. Downloaded again, the station has each change, and
+    /// the replaced map's file is gone.
+    @Test func downloadingAgainRefreshesWhatTheServerChanged() async throws {
+        let server = try LiveServer()
+        defer { server.stop() }
+        let station = try await makeSyncingLibrary(server: server.url, token: server.token)
+        let property = try await station.properties.createProperty(name: "Refreshed", floorCount: 1)
+        let floor = try #require(try await station.properties.floors(of: property).first)
+        let map = testDirectory("map").appendingPathExtension("bin")
+        try Data(repeating: 1, count: 4096).write(to: map)
+        let rooms = try await station.structureCapture.apply(floor: floor, mode: .newScan, rooms: [
+            CapturedRoom(name: "Kept", outline: [[0, 0], [1, 0], [1, 1]]), CapturedRoom(name: "Removed", outline: [[0, 0], [2, 0], [2, 2]]),
+        ], worldMap: map)
+        let inRemoved = try await capturePanorama(try await station.panoramaCapture.session(room: rooms[1]), seed: 3)
+        let deleted = try await capturePanorama(try await station.panoramaCapture.session(room: rooms[0]), seed: 4)
+        try await drain(station)
+        let oldMap = try #require(try await station.store.read { db in try db.first("SELECT world_map_path FROM floors WHERE id = ?", floor.id)?[0].string })
+
+        // Another station's work, straight through the API.
+        let api = try RawClient(port: server.port)
+        let auth = ["Authorization": "Bearer \(server.token)", "Content-Type": "application/json"]
+        let plan = #"{"planId": "\#(UUID().uuidString.lowercased())", "mode": "newScan", "rooms": [{"id": "\#(rooms[0].id)", "name": "Kept", "outline": [[0,0],[1,0],[1,1]]}]}"#
+        #expect(try api.request("PUT", "/v1/floors/\(floor.id)/plan", headers: auth, body: Array(plan.utf8)).status == 200)
+        let newMap = [UInt8](repeating: 2, count: 5000)
+        #expect(try api.request("PUT", "/v1/floors/\(floor.id)/worldmap", headers: ["Authorization": "Bearer \(server.token)", "Content-Type": "application/octet-stream"],
+                                body: newMap).status == 201) // the newScan cleared the old one
+        #expect(try api.request("DELETE", "/v1/panoramas/\(deleted)", headers: auth).status == 204)
+
+        try await station.properties.download(propertyId: property.id)
+        #expect(try await station.properties.rooms(of: floor).map(\.id) == [rooms[0].id])
+        let moved = try await station.store.read { db in try db.first("SELECT room_id FROM panoramas WHERE id = ?", inRemoved) }
+        #expect(moved != nil && moved?[0].string == nil) // on the floor now, as on the server
+        #expect(try await station.store.read { db in try db.first("SELECT 1 FROM panoramas WHERE id = ?", deleted) } == nil)
+        let mapPath = try #require(try await station.store.read { db in try db.first("SELECT world_map_path FROM floors WHERE id = ?", floor.id)?[0].string })
+        #expect(FileManager.default.contents(atPath: mapPath).map(Array.init) == newMap)
+        #expect(!FileManager.default.fileExists(atPath: oldMap))
+        let status = try await station.properties.status(of: property)
+        #expect((status.roomCount, status.panoramaCount, status.sync) == (1, 1, .synced))
+    }
 }
