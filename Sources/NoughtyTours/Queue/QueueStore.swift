@@ -28,12 +28,6 @@ enum Queue {
         return try db.first("SELECT last_insert_rowid()")?[0].int64 ?? 0
     }
 
-    /// An item already on the server (brought by a download): status counts it as uploaded.
-    static func addUploaded(_ db: Database, property: String, kind: Kind, entity: String) throws {
-        try db.run("INSERT INTO queue_items (property_id, kind, entity_id, state, created_at) VALUES (?, ?, ?, 'done', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
-                   property, kind.rawValue, entity)
-    }
-
     /// The newest item of an entity among `kinds`: what a new item of it must come after.
     static func latest(_ db: Database, kinds: [Kind], entity: String) throws -> Int64? {
         try kinds.compactMap { kind in

@@ -89,38 +89,43 @@ enum Downloads {
         return [oldMap]
     }
 
+    /// The server's panoramas, set by set (a property has thousands: no statement per row).
+    /// The document's panoramas are bound as one JSON array and read with json_each.
     private static func applyPanoramas(_ db: Database, _ tour: TourDocument) throws -> [String] {
         let propertyId = tour.property.id
-        var onServer: Set<String> = []
-        for floor in tour.floors {
-            for panorama in floor.panoramas {
-                onServer.insert(panorama.id)
-                if try db.first("SELECT 1 FROM panoramas WHERE id = ?", panorama.id) == nil {
-                    try db.run("""
-                        INSERT INTO panoramas (id, property_id, floor_id, room_id, path, content_type, size, sha256, created_at)
-                        VALUES (?, ?, ?, ?, '', ?, ?, ?, ?)
-                        """, panorama.id, propertyId, panorama.floorId, panorama.roomId, panorama.contentType, panorama.size,
-                        panorama.sha256, panorama.createdAt)
-                    try Queue.addUploaded(db, property: propertyId, kind: .panorama, entity: panorama.id)
-                } else if try !isQueued(db, kinds: [.panorama], entity: panorama.id) {
-                    // Where the server keeps it (a newScan elsewhere re-attaches panoramas).
-                    try db.run("UPDATE panoramas SET floor_id = ?, room_id = ? WHERE id = ?", panorama.floorId, panorama.roomId, panorama.id)
-                }
-            }
-        }
+        var list = JSONWriter()
+        list.array(tour.floors.flatMap(\.panoramas)) { $1.write(to: &$0) }
+        let onServer = String(decoding: list.bytes, as: UTF8.self)
+        // New here: counted as uploaded (a done item), then their rows, without a local file.
+        try db.run("""
+            INSERT INTO queue_items (property_id, kind, entity_id, state, created_at)
+            SELECT ?, 'panorama', json_extract(value, '$.id'), 'done', strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM json_each(?)
+            WHERE NOT EXISTS (SELECT 1 FROM panoramas WHERE id = json_extract(value, '$.id'))
+            """, propertyId, onServer)
+        try db.run("""
+            INSERT INTO panoramas (id, property_id, floor_id, room_id, path, content_type, size, sha256, created_at)
+            SELECT json_extract(value, '$.id'), ?, json_extract(value, '$.floorId'), json_extract(value, '$.roomId'), '',
+                   json_extract(value, '$.contentType'), json_extract(value, '$.size'), json_extract(value, '$.sha256'),
+                   json_extract(value, '$.createdAt')
+            FROM json_each(?) WHERE true
+            ON CONFLICT (id) DO NOTHING
+            """, propertyId, onServer)
+        // Known here and not queued: where the server keeps them (a newScan elsewhere
+        // re-attaches panoramas).
+        let notQueued = "NOT EXISTS (SELECT 1 FROM queue_items AS q WHERE q.entity_id = panoramas.id AND q.kind = 'panorama' AND q.state != 'done')"
+        try db.run("""
+            UPDATE panoramas SET floor_id = json_extract(s.value, '$.floorId'), room_id = json_extract(s.value, '$.roomId')
+            FROM json_each(?) AS s WHERE panoramas.id = json_extract(s.value, '$.id') AND \(notQueued)
+            """, onServer)
         // Uploaded once, since deleted on the server.
-        var obsolete: [String] = []
-        let uploaded = try db.query("""
-            SELECT p.id, p.path FROM panoramas AS p WHERE p.property_id = ?
-              AND NOT EXISTS (SELECT 1 FROM queue_items AS q WHERE q.entity_id = p.id AND q.kind = 'panorama' AND q.state != 'done')
-            """, propertyId)
-        for row in uploaded {
-            guard let id = row[0].string, !onServer.contains(id) else { continue }
-            try db.run("DELETE FROM panoramas WHERE id = ?", id)
-            try db.run("DELETE FROM queue_items WHERE entity_id = ? AND kind = 'panorama'", id)
-            if let path = row[1].string, !path.isEmpty { obsolete.append(path) }
-        }
-        return obsolete
+        let gone = """
+            SELECT id FROM panoramas WHERE property_id = ? AND \(notQueued)
+              AND id NOT IN (SELECT json_extract(value, '$.id') FROM json_each(?))
+            """
+        let files = try db.query("SELECT path FROM panoramas WHERE id IN (\(gone))", propertyId, onServer).compactMap { $0[0].string }
+        try db.run("DELETE FROM queue_items WHERE kind = 'panorama' AND entity_id IN (\(gone))", propertyId, onServer)
+        try db.run("DELETE FROM panoramas WHERE id IN (\(gone))", propertyId, onServer)
+        return files.filter { !$0.isEmpty }
     }
 
     private static func isQueued(_ db: Database, kinds: [Queue.Kind], entity: String) throws -> Bool {
