@@ -112,19 +112,23 @@ enum Downloads {
             """, propertyId, onServer)
         // Known here and not queued: where the server keeps them (a newScan elsewhere
         // re-attaches panoramas).
-        let notQueued = "NOT EXISTS (SELECT 1 FROM queue_items AS q WHERE q.entity_id = panoramas.id AND q.kind = 'panorama' AND q.state != 'done')"
         try db.run("""
             UPDATE panoramas SET floor_id = json_extract(s.value, '$.floorId'), room_id = json_extract(s.value, '$.roomId')
-            FROM json_each(?) AS s WHERE panoramas.id = json_extract(s.value, '$.id') AND \(notQueued)
+            FROM json_each(?) AS s WHERE panoramas.id = json_extract(s.value, '$.id')
+              AND NOT EXISTS (SELECT 1 FROM queue_items AS q WHERE q.entity_id = panoramas.id AND q.kind = 'panorama' AND q.state != 'done')
             """, onServer)
-        // Uploaded once, since deleted on the server.
-        let gone = """
-            SELECT id FROM panoramas WHERE property_id = ? AND \(notQueued)
+        // Uploaded once (nothing of them queued here), since deleted on the server: marked, then
+        // their files read, their items and rows removed.
+        try db.run("CREATE TEMP TABLE IF NOT EXISTS download_gone (id TEXT PRIMARY KEY)")
+        try db.run("DELETE FROM download_gone")
+        try db.run("""
+            INSERT INTO download_gone (id) SELECT id FROM panoramas WHERE property_id = ?
+              AND NOT EXISTS (SELECT 1 FROM queue_items AS q WHERE q.entity_id = panoramas.id AND q.kind = 'panorama' AND q.state != 'done')
               AND id NOT IN (SELECT json_extract(value, '$.id') FROM json_each(?))
-            """
-        let files = try db.query("SELECT path FROM panoramas WHERE id IN (\(gone))", propertyId, onServer).compactMap { $0[0].string }
-        try db.run("DELETE FROM queue_items WHERE kind = 'panorama' AND entity_id IN (\(gone))", propertyId, onServer)
-        try db.run("DELETE FROM panoramas WHERE id IN (\(gone))", propertyId, onServer)
+            """, propertyId, onServer)
+        let files = try db.query("SELECT path FROM panoramas WHERE id IN (SELECT id FROM download_gone)").compactMap { $0[0].string }
+        try db.run("DELETE FROM queue_items WHERE kind = 'panorama' AND entity_id IN (SELECT id FROM download_gone)")
+        try db.run("DELETE FROM panoramas WHERE id IN (SELECT id FROM download_gone)")
         return files.filter { !$0.isEmpty }
     }
 
