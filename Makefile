@@ -1,10 +1,11 @@
 # The two commands: `make run` (the daemon on the embedded default) and `make test`.
 SWIFT ?= swift
 # Build and runtime libraries, plus the tools the tests and benchmarks drive.
-APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev pkg-config curl python3 wrk nginx gcc fuse3 libfuse3-dev
+APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libturbojpeg0-dev pkg-config curl python3 python3-venv wrk nginx gcc \
+	fuse3 libfuse3-dev chromium chromium-driver
 
 # Python tools for the tests, pinned, in a venv of the project's own.
-PYTHON_TOOLS := schemathesis==4.32.5 tuspy==1.1.0
+PYTHON_TOOLS := schemathesis==4.32.5 tuspy==1.1.0 selenium==4.51.0 pillow==13.0.0
 
 .PHONY: deps build run test bench soak fuzz clean migrations powerlossfs
 
@@ -18,8 +19,9 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 	@[ -x .venv/bin/python ] || python3 -m venv .venv
-	@.venv/bin/pip freeze 2>/dev/null | grep -qx "$(word 1,$(PYTHON_TOOLS))" && .venv/bin/pip freeze | grep -qx "$(word 2,$(PYTHON_TOOLS))" \
-		|| .venv/bin/pip install -q $(PYTHON_TOOLS)
+	@installed=$$(.venv/bin/pip freeze 2>/dev/null | tr A-Z a-z); \
+	for tool in $(PYTHON_TOOLS); do echo "$$installed" | grep -qx "$$tool" || missing=1; done; \
+	[ -z "$$missing" ] || .venv/bin/pip install -q $(PYTHON_TOOLS)
 
 # Release binaries carry the Swift runtime and Foundation statically: self-contained on the
 # host, and only the pages they touch count in their memory (26 MB idle RSS becomes 20).
@@ -47,6 +49,7 @@ test: deps powerlossfs
 	bash Tests/contract/schemathesis.sh
 	bash Tests/contract/tus_interop.sh
 	bash Tests/attack/run.sh
+	.venv/bin/python Tests/browser/viewer_test.py .build/release/toursd .build/browser-artifacts
 	python3 Tests/powerloss/server.py $(POWERLOSSFS) .build/release/toursd --rounds 4
 	python3 Tests/powerloss/client.py $(POWERLOSSFS) .build/release/toursd .build/debug/tours --rounds 3
 	.build/debug/Soak --seconds 20 --clients 2

@@ -17,6 +17,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         // Linux calls Glibc's Swift module does not export (epoll, eventfd, sync_file_range).
         .systemLibrary(name: "CLinux"),
 
@@ -30,9 +31,14 @@ let package = Package(
         // The API's documents and request bodies as types, with our own JSON reader and
         // writer: what server and client both speak (neither imports the other).
         .target(name: "APIModel", dependencies: ["Logging"]),
+        // Smaller JPEGs of panoramas, with libjpeg-turbo: knows images, not tours.
+        .target(name: "ImagePreviews", dependencies: ["CTurboJPEG"]),
+        // The tour viewer's pages as pure functions of the API's documents: HTML, SVG, the
+        // viewer's script. Knows neither HTTP nor storage.
+        .target(name: "TourViewer", dependencies: ["APIModel"]),
 
         // The server: the sync service and its thin executable.
-        .target(name: "TourService", dependencies: ["APIModel", "HTTPCore", "Logging", "Hashing", "SQLiteDB", "ThreadPools", "CLinux"]),
+        .target(name: "TourService", dependencies: ["APIModel", "TourViewer", "ImagePreviews", "HTTPCore", "Logging", "Hashing", "SQLiteDB", "ThreadPools", "CLinux"]),
         .executableTarget(name: "toursd", dependencies: ["TourService"]),
 
         // The client: library and thin command line.
@@ -49,11 +55,13 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
         .testTarget(name: "APIModelTests", dependencies: ["APIModel"]),
+        .testTarget(name: "TourViewerTests", dependencies: ["TourViewer", "APIModel"]),
+        .testTarget(name: "ImagePreviewsTests", dependencies: ["ImagePreviews"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "Logging", "ThreadPools", "TestSupport"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "ThreadPoolsTests", dependencies: ["ThreadPools", "TestSupport"]),
         .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB", "TestSupport"]),
-        .testTarget(name: "TourServiceTests", dependencies: ["TourService", "HTTPCore", "Hashing", "TestSupport"]),
+        .testTarget(name: "TourServiceTests", dependencies: ["TourService", "HTTPCore", "Hashing", "ImagePreviews", "Logging", "TestSupport"]),
         .testTarget(name: "NoughtyToursTests", dependencies: ["NoughtyTours", "APIModel", "TestSupport"]),
         // One test per finding of the attack probe, black box, against the release toursd.
         .testTarget(name: "AttackTests", dependencies: ["TestSupport"]),

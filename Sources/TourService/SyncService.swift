@@ -94,9 +94,12 @@ public final class SyncService: Sendable {
                     PropertyRoutes.add(to: &table, context)
                     FloorRoutes.add(to: &table, context)
                     PanoramaRoutes.add(to: &table, context)
+                    PreviewRoutes.add(to: &table, context)
+                    ShareRoutes.add(to: &table, context)
                 }
                 UploadRoutes.add(to: &table, uploads, authenticated: authenticated)
             }
+            ViewerRoutes.add(to: &table, context)
         }
         routerBox.set(router)
         return router

@@ -45,9 +45,9 @@ import Testing
 @Suite(.timeLimit(.minutes(3))) struct ServiceErrorTests {
     @Test func eachCodeMapsToItsStatus() {
         let statuses: [ServiceError.Code: Int] = [
-            .badRequest: 400, .digestMismatch: 400, .unauthorized: 401, .notFound: 404, .conflict: 409, .notContinuable: 409,
+            .badRequest: 400, .digestMismatch: 400, .unauthorized: 401, .forbidden: 403, .notFound: 404, .conflict: 409, .notContinuable: 409,
             .offsetMismatch: 409, .preconditionFailed: 412, .payloadTooLarge: 413, .unsupportedMediaType: 415,
-            .rangeNotSatisfiable: 416, .checksumMismatch: 460, .internal: 500, .insufficientStorage: 507,
+            .rangeNotSatisfiable: 416, .tooManyRequests: 429, .checksumMismatch: 460, .internal: 500, .insufficientStorage: 507,
         ]
         for code in ServiceError.Code.allCases {
             let error = ServiceError(code, "m").httpError
@@ -56,6 +56,7 @@ import Testing
         }
         #expect(ServiceError(.unauthorized, "m").httpError.headers.contains { $0.name == "WWW-Authenticate" })
         #expect(ServiceError(.preconditionFailed, "m").httpError.headers.contains { $0.name == "Tus-Version" })
+        #expect(ServiceError(.tooManyRequests, "m", retryAfterSeconds: 42).httpError.headers.contains { $0.name == "Retry-After" && $0.value == "42" })
     }
 }
 

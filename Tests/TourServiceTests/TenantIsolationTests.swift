@@ -18,7 +18,7 @@ import TestSupport
 
     private struct Fixture: Sendable {
         var propertyId = newID(), floorId = newID(), roomId = newID(), panoramaId = newID()
-        var tourId = "", uploadId = ""
+        var tourId = "", uploadId = "", shareId = ""
     }
 
     private static let json = ["Content-Type": "application/json"]
@@ -40,6 +40,10 @@ import TestSupport
                                                query: { "?floorId=\($0.floorId)" }),
         "GET /v1/panoramas/{panoramaId}": Case(status: 404),
         "GET /v1/panoramas/{panoramaId}/content": Case(status: 404),
+        "GET /v1/panoramas/{panoramaId}/preview": Case(status: 404, query: { _ in "?width=320" }),
+        "POST /v1/tours/{tourId}/shares": Case(status: 404, body: { _ in (Array(#"{"expiresInSeconds": 3600}"#.utf8), json) }),
+        "GET /v1/tours/{tourId}/shares": Case(status: 404),
+        "DELETE /v1/shares/{shareId}": Case(status: 404),
         "DELETE /v1/panoramas/{panoramaId}": Case(status: 404),
         "OPTIONS /v1/uploads": Case(status: 204), // no tenant data, but a token is required
         "POST /v1/uploads": Case(status: 404, body: { fixture in
@@ -56,6 +60,8 @@ import TestSupport
     ]
     /// Routes with no tenant data.
     private static let publicRoutes: Set<String> = ["GET /healthz", "GET /metrics"]
+    /// The viewer's pages take no bearer token (ViewerAPITests holds their isolation cases).
+    private static func isViewerRoute(_ pattern: String) -> Bool { pattern == "/app" || pattern.hasPrefix("/app/") || pattern.hasPrefix("/t/") }
 
     @Test func everyRouteHidesAnotherTenantsIds() async throws {
         let harness = try ServiceHarness()
@@ -71,6 +77,7 @@ import TestSupport
         let location = try #require(try alpha.tusCreate(panoramaId: newID(), floorId: fixture.floorId, length: 100).header("Location"))
         #expect(try alpha.tusPatch(location, offset: 0, imageBytes(40)).status == 204)
         fixture.uploadId = String(location.split(separator: "/").last ?? "")
+        fixture.shareId = try #require(try alpha.send("POST", "/v1/tours/\(fixture.tourId)/shares", json: ["expiresInSeconds": 3600]).string("id"))
         let alphaFloor = try alpha.send("GET", "/v1/floors/\(fixture.floorId)").body
 
         let router = harness.service.makeRouter(metrics: ServerMetrics())
@@ -79,7 +86,7 @@ import TestSupport
         let routes = router.routes.sorted { ($0.pattern == "/v1/properties/{propertyId}" && $0.method == .put ? 1 : 0) < ($1.pattern == "/v1/properties/{propertyId}" && $1.method == .put ? 1 : 0) }
         for route in routes {
             let name = "\(route.method.name) \(route.pattern)"
-            if Self.publicRoutes.contains(name) { continue }
+            if Self.publicRoutes.contains(name) || Self.isViewerRoute(route.pattern) { continue }
             let testCase = try #require(Self.cases[name], "route \(name) has no tenant-isolation case: add one")
             let path = route.pattern
                 .replacingOccurrences(of: "{propertyId}", with: fixture.propertyId)
@@ -87,6 +94,7 @@ import TestSupport
                 .replacingOccurrences(of: "{panoramaId}", with: fixture.panoramaId)
                 .replacingOccurrences(of: "{tourId}", with: fixture.tourId)
                 .replacingOccurrences(of: "{uploadId}", with: fixture.uploadId)
+                .replacingOccurrences(of: "{shareId}", with: fixture.shareId)
             let (body, headers) = testCase.body(fixture)
             let response = try beta.send(route.method.name, path + testCase.query(fixture), body: body, headers: headers)
             #expect(response.status == testCase.status, "\(name): \(response.status) \(response.text)")

@@ -358,3 +358,15 @@ public struct ErrorDocument: Equatable, Sendable {
         message = try json.string("message")
     }
 }
+
+/// How the SDK's screens title a floor without a name of its own: "Ground floor" for number 0,
+/// "Floor N" otherwise. The client's handles and toursd's pages both title floors so.
+public enum FloorTitle {
+    public static func of(number: Int) -> String {
+        number == 0 ? "Ground floor" : "Floor \(number)"
+    }
+
+    public static func of(number: Int, name: String?) -> String {
+        name ?? of(number: number)
+    }
+}

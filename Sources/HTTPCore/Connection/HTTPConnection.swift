@@ -41,10 +41,14 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
     /// Monotonic nanoseconds after which `checkDeadline` acts; 0 for none.
     let deadline = Atomic<UInt64>(0)
 
-    init(channel: any Channel, context: ServerContext, rejection: String?) {
+    /// The peer's address bytes (4 for IPv4, 16 for IPv6; empty when unknown).
+    private let peerAddress: [UInt8]
+
+    init(channel: any Channel, context: ServerContext, rejection: String?, peerAddress: [UInt8]?) {
         self.channel = channel
         self.context = context
         self.rejection = rejection
+        self.peerAddress = peerAddress ?? []
         let configuration = context.configuration
         decoder = RequestDecoder(maxHeadBytes: configuration.maxHeadBytes)
         buffer = .allocate(byteCount: max(configuration.readBufferBytes, configuration.maxHeadBytes + 1), alignment: 16)
@@ -234,7 +238,8 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
         var summary = HeadSummary(head, bodyLimit: route?.bodyLimit ?? 0)
         summary.keepAlive = summary.keepAlive && rejection == nil // a connection past a limit closes after its 503
         _ = machine.headReceived(summary, refused: refusal != nil, now: now)
-        var request = Request(head: head, id: current!.id, body: RequestBody(stream: stream), route: route, parameterValues: parameters, receivedAt: now)
+        var request = Request(head: head, id: current!.id, body: RequestBody(stream: stream), route: route, parameterValues: parameters,
+                              peerAddress: peerAddress, receivedAt: now)
         request.attributes[Refusal.self] = refusal
         let serial = self.serial
         // A handler that only formats bytes runs on this loop: no thread hop either way.

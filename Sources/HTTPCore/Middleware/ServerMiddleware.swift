@@ -54,7 +54,8 @@ struct AccessLogMiddleware: Middleware {
 
     func respond(to request: Request, next: RequestResponder) async throws -> Response {
         let response = try await next(request)
-        log.write(.init(id: request.id, method: request.head.methodName, path: request.path, status: response.status.code,
+        let path = request.route.map { $0.secretPath ? $0.pattern : request.path } ?? request.path
+        log.write(.init(id: request.id, method: request.head.methodName, path: path, status: response.status.code,
                         bytesIn: request.body.bytesReceived, bytesOut: response.bodyLength(answering: request.method),
                         nanoseconds: monotonicNanoseconds() &- request.receivedAt))
         return response

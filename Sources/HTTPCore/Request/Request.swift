@@ -9,11 +9,16 @@ public struct Request: Sendable {
     /// The route, or nil when none matched.
     public let route: Route?
     let parameterValues: [String]
+    /// The client's address bytes (4 for IPv4, 16 for IPv6; empty when unknown): what limits
+    /// per client key on.
+    public let peerAddress: [UInt8]
     /// Monotonic nanoseconds when the head arrived.
     public let receivedAt: UInt64
 
-    init(head: RequestHead, id: RequestID, body: RequestBody, route: Route?, parameterValues: [String], receivedAt: UInt64) {
+    init(head: RequestHead, id: RequestID, body: RequestBody, route: Route?, parameterValues: [String],
+         peerAddress: [UInt8] = [], receivedAt: UInt64) {
         self.head = head
+        self.peerAddress = peerAddress
         self.id = id
         self.body = body
         self.route = route

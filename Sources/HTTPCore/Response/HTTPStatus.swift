@@ -19,6 +19,7 @@ public struct HTTPStatus: Sendable, Equatable, Hashable {
     public static let created = HTTPStatus(201, "Created")
     public static let noContent = HTTPStatus(204, "No Content")
     public static let partialContent = HTTPStatus(206, "Partial Content")
+    public static let seeOther = HTTPStatus(303, "See Other")
     public static let notModified = HTTPStatus(304, "Not Modified")
     public static let badRequest = HTTPStatus(400, "Bad Request")
     public static let unauthorized = HTTPStatus(401, "Unauthorized")

@@ -19,14 +19,17 @@ public final class Route: Sendable {
     /// The handler only formats bytes (it never waits): its task runs on the connection's own
     /// event loop, saving two thread hops. Anything that touches a disk or a database is not.
     public let inline: Bool
+    /// The path carries a secret (a share link's): the access log writes the pattern instead.
+    public let secretPath: Bool
     let responder: RequestResponder
     let segments: [Segment]
     let parameterNames: [String]
     /// Index in the router's table, used as the metrics label.
     let index: Int
 
-    init(method: HTTPMethod, pattern: String, bodyLimit: Int64, headers: [HTTPField], inline: Bool,
+    init(method: HTTPMethod, pattern: String, bodyLimit: Int64, headers: [HTTPField], inline: Bool, secretPath: Bool,
          responder: @escaping RequestResponder, index: Int) {
+        self.secretPath = secretPath
         self.method = method
         self.pattern = pattern
         self.bodyLimit = bodyLimit
@@ -148,11 +151,12 @@ public struct RouteTable {
 
     /// Adds a route behind the middleware of the groups around it. `bodyLimit` is the most its
     /// request body may carry (0: no body); `headers` go on every answer of the route;
-    /// `inline`: the handler only formats bytes and runs on the event loop (see `Route.inline`).
+    /// `inline`: the handler only formats bytes and runs on the event loop (see `Route.inline`);
+    /// `secretPath`: the path is a secret, never logged (see `Route.secretPath`).
     public mutating func add(_ method: HTTPMethod, _ pattern: String, bodyLimit: Int64 = 0, headers: [HTTPField] = [],
-                             inline: Bool = false, _ handler: @escaping RequestResponder) {
+                             inline: Bool = false, secretPath: Bool = false, _ handler: @escaping RequestResponder) {
         precondition(!routes.contains { $0.method == method && $0.pattern == pattern }, "route \(method.name) \(pattern) added twice")
-        routes.append(Route(method: method, pattern: pattern, bodyLimit: bodyLimit, headers: headers, inline: inline,
+        routes.append(Route(method: method, pattern: pattern, bodyLimit: bodyLimit, headers: headers, inline: inline, secretPath: secretPath,
                             responder: middleware.wrapping(handler), index: routes.count))
     }
 

@@ -169,13 +169,13 @@ public final class HTTPServer: Sendable {
                 }
                 let channel = backend.makeChannel(fd: fd)
                 // One client must not hold every slot: past its share, its requests get 503.
-                let address = configuration.maxConnectionsPerAddress > 0 ? Socket.peerAddress(fd) : nil
-                let fromAddress = address.map { context.registry.admit($0) } ?? 0
+                let address = Socket.peerAddress(fd)
+                let fromAddress = configuration.maxConnectionsPerAddress > 0 ? address.map { context.registry.admit($0) } ?? 0 : 0
                 let rejection = active >= softLimit ? "too many connections"
                     : fromAddress > configuration.maxConnectionsPerAddress ? "too many connections from your address" : nil
-                let connection = HTTPConnection(channel: channel, context: context, rejection: rejection)
+                let connection = HTTPConnection(channel: channel, context: context, rejection: rejection, peerAddress: address)
                 context.metrics.connectionOpened()
-                context.registry.insert(connection, address: address)
+                context.registry.insert(connection, address: configuration.maxConnectionsPerAddress > 0 ? address : nil)
                 channel.start(connection)
             case .wouldBlock:
                 return

@@ -1,3 +1,5 @@
+import APIModel
+
 /// A property, as the SDK's screens and events hand it out. Opaque: made only by the library
 /// (a hand-built handle could only name a row that does not exist).
 public struct Property: Equatable, Hashable, Sendable {
@@ -20,13 +22,9 @@ public struct Floor: Equatable, Hashable, Sendable {
 
     init(id: String, name: String?, number: Int?, propertyId: String) {
         self.id = id
-        self.name = name ?? number.map(Floor.title)
+        self.name = name ?? number.map(FloorTitle.of(number:))
         self.number = number
         self.propertyId = propertyId
-    }
-
-    static func title(_ number: Int) -> String {
-        number == 0 ? "Ground floor" : "Floor \(number)"
     }
 }
 

@@ -15,10 +15,16 @@ final class ServiceContext: Sendable {
     let crashPoints: CrashPoints
     /// Panorama ids whose file and row are being changed: one request at a time per id.
     let panoramaTurns = AsyncKeyedLock<BlobKey>()
+    let previews: PreviewCache
+    /// Failed viewer sign-ins by client address.
+    let signIns: SignInLimiter
 
     init(pool: DatabasePool, blobs: BlobStore, config: ToursdConfig, logger: Logger, crashPoints: CrashPoints) {
         self.pool = pool
         self.blobs = blobs
+        previews = PreviewCache(dataDir: config.dataDir, io: blobs.io, quality: config.previewQuality,
+                                maxSourcePixels: config.maxPreviewSourcePixels, logger: logger)
+        signIns = SignInLimiter(allowed: config.signInFailuresAllowed, window: config.signInWindowSeconds)
         self.config = config
         self.logger = logger
         self.crashPoints = crashPoints

@@ -8,6 +8,7 @@ public struct ServiceError: HTTPErrorConvertible, Equatable {
         case badRequest = "bad_request"
         case digestMismatch = "digest_mismatch"
         case unauthorized
+        case forbidden
         case notFound = "not_found"
         case conflict
         case notContinuable = "not_continuable"
@@ -17,16 +18,20 @@ public struct ServiceError: HTTPErrorConvertible, Equatable {
         case preconditionFailed = "precondition_failed"
         case offsetMismatch = "offset_mismatch"
         case checksumMismatch = "checksum_mismatch"
+        case tooManyRequests = "too_many_requests"
         case insufficientStorage = "insufficient_storage"
         case `internal`
     }
 
     public let code: Code
     public let message: String
+    /// When asking again can work (`Retry-After`, RFC 9110 §10.2.3), for `tooManyRequests`.
+    public var retryAfterSeconds: Int?
 
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, retryAfterSeconds: Int? = nil) {
         self.code = code
         self.message = message
+        self.retryAfterSeconds = retryAfterSeconds
     }
 
     public static func badRequest(_ message: String) -> ServiceError { ServiceError(.badRequest, message) }
@@ -44,6 +49,7 @@ public struct ServiceError: HTTPErrorConvertible, Equatable {
         case .unauthorized:
             return HTTPError(.unauthorized, code: code.rawValue, message,
                              headers: [HTTPField(name: "WWW-Authenticate", value: "Bearer realm=\"toursd\"")])
+        case .forbidden: return HTTPError(.forbidden, code: code.rawValue, message)
         case .notFound: return HTTPError(.notFound, code: code.rawValue, message)
         case .conflict, .notContinuable, .offsetMismatch: return HTTPError(.conflict, code: code.rawValue, message)
         case .preconditionFailed:
@@ -52,6 +58,9 @@ public struct ServiceError: HTTPErrorConvertible, Equatable {
         case .payloadTooLarge: return HTTPError(.contentTooLarge, code: code.rawValue, message)
         case .unsupportedMediaType: return HTTPError(.unsupportedMediaType, code: code.rawValue, message)
         case .rangeNotSatisfiable: return HTTPError(.rangeNotSatisfiable, code: code.rawValue, message)
+        case .tooManyRequests:
+            return HTTPError(.tooManyRequests, code: code.rawValue, message,
+                             headers: [HTTPField(name: "Retry-After", value: String(retryAfterSeconds ?? 1))])
         case .insufficientStorage: return HTTPError(.insufficientStorage, code: code.rawValue, message)
         case .internal: return HTTPError(.internalServerError, code: code.rawValue, message)
         }

@@ -58,6 +58,28 @@ public struct ToursdConfig: Sendable, Equatable {
     public var shutdownGraceMs = 10_000
     public var bodyBatchBytes = 1 << 20
     public var bodyBufferBudgetBytes = 4 << 20
+    /// The URL browsers reach toursd at (share links are printed with it; https makes the
+    /// session cookie `Secure`). Empty: the request's Host over http.
+    public var publicUrl = ""
+    /// The line under the viewer's title; empty: the signed-in tenant's name.
+    public var viewerSubtitle = ""
+    /// How long a viewer sign-in lasts.
+    public var sessionLifetimeSeconds = 12 * 3600
+    /// Failed sign-ins one client address may make in `signInWindowSeconds` before 429.
+    public var signInFailuresAllowed = 5
+    public var signInWindowSeconds = 300
+    /// The lifetimes a share link may be given (API.md: 1 hour to 90 days).
+    public var shareMinSeconds = 3600
+    public var shareMaxSeconds = 90 * 86_400
+    /// The preview widths served, ascending (`GET /v1/panoramas/{id}/preview?width=N`).
+    public var previewWidths = [320, 1024, 4096]
+    public var previewQuality = 82
+    /// A JPEG claiming more pixels than this gets the placeholder instead of a preview.
+    public var maxPreviewSourcePixels = 16_384 * 16_384
+    /// Properties on one page of the viewer's list.
+    public var viewerPageSize = 25
+    /// The most a viewer form (sign-in, share link) may post.
+    public var maxFormBodyBytes = 16 * 1024
 
     public init() {}
 
@@ -102,6 +124,27 @@ public struct ToursdConfig: Sendable, Equatable {
         "lingerTimeoutMs": { config, text in setInt(&config.lingerTimeoutMs, text, 0...60_000) },
         "maxDiscardBytes": { config, text in setInt(&config.maxDiscardBytes, text, 0...1_073_741_824) },
         "shutdownGraceMs": { config, text in setInt(&config.shutdownGraceMs, text, 0...3_600_000) },
+        "publicUrl": { config, text in
+            config.publicUrl = text.hasSuffix("/") ? String(text.dropLast()) : text
+            return text.isEmpty || text.hasPrefix("http://") || text.hasPrefix("https://")
+        },
+        "viewerSubtitle": { $0.viewerSubtitle = $1; return $1.utf8.count <= 200 },
+        "sessionLifetimeSeconds": { config, text in setInt(&config.sessionLifetimeSeconds, text, 60...90 * 86_400) },
+        "signInFailuresAllowed": { config, text in setInt(&config.signInFailuresAllowed, text, 1...1000) },
+        "signInWindowSeconds": { config, text in setInt(&config.signInWindowSeconds, text, 1...86_400) },
+        "shareMinSeconds": { config, text in setInt(&config.shareMinSeconds, text, 1...365 * 86_400) && config.shareMinSeconds <= config.shareMaxSeconds },
+        "shareMaxSeconds": { config, text in setInt(&config.shareMaxSeconds, text, 1...10 * 365 * 86_400) && config.shareMinSeconds <= config.shareMaxSeconds },
+        "previewWidths": { config, text in
+            let widths = text.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            guard !widths.isEmpty, widths.count == text.split(separator: ",").count, widths.allSatisfy({ (16...8192).contains($0) }),
+                  widths == widths.sorted(), Set(widths).count == widths.count else { return false }
+            config.previewWidths = widths
+            return true
+        },
+        "previewQuality": { config, text in setInt(&config.previewQuality, text, 1...100) },
+        "maxPreviewSourcePixels": { config, text in setInt(&config.maxPreviewSourcePixels, text, 1...(1 << 32)) },
+        "viewerPageSize": { config, text in setInt(&config.viewerPageSize, text, 1...200) },
+        "maxFormBodyBytes": { config, text in setInt(&config.maxFormBodyBytes, text, 1024...1_048_576) },
     ]
 
     public static var keys: [String] { setters.keys.sorted() }
@@ -116,7 +159,10 @@ public struct ToursdConfig: Sendable, Equatable {
     /// Every key with its value as text, in key order (what check-config prints).
     public var values: [(key: String, value: String)] {
         let mirror = Dictionary(uniqueKeysWithValues: Mirror(reflecting: self).children.compactMap { child in
-            child.label.map { ($0, "\(child.value)") }
+            child.label.map { label in
+                // Lists print as the config file writes them: "320,1024,4096".
+                (label, (child.value as? [Int]).map { $0.map(String.init).joined(separator: ",") } ?? "\(child.value)")
+            }
         })
         return Self.keys.map { ($0, mirror[$0] ?? "") }
     }

@@ -16,8 +16,15 @@ extension Identifier {
 /// Times as RFC 3339 UTC text with milliseconds.
 enum Timestamp {
     static func now() -> String {
+        now(plus: 0)
+    }
+
+    /// The time `seconds` from now (expiry times; they compare as text with `now()`).
+    static func now(plus seconds: Int) -> String {
+        var time = WallClockTime.now()
+        time.seconds += Int64(seconds)
         var bytes: [UInt8] = []
-        bytes.append(rfc3339: WallClockTime.now())
+        bytes.append(rfc3339: time)
         return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -71,6 +71,7 @@ enum PanoramaRoutes {
             return try await context.panoramaTurns.withLock(key) {
                 guard try await context.write({ try TourStore.deletePanorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
                 await context.blobs.remove(key)
+                await context.previews.remove(tenant: tenant, ids: [id])
                 return Response(status: .noContent)
             }
         }
@@ -107,7 +108,9 @@ extension ServiceContext {
         try? await panoramaTurns.withLocks(keys, by: { $0.id < $1.id }) {
             let ids = keys.map(\.id)
             let storedAgain = try await read { try TourStore.storedPanoramas($0, tenant, among: ids) }
-            await blobs.remove(keys.filter { !storedAgain.contains($0.id) })
+            let gone = keys.filter { !storedAgain.contains($0.id) }
+            await blobs.remove(gone)
+            await previews.remove(tenant: tenant, ids: gone.map(\.id))
         }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPCore
 import Hashing
 
@@ -30,10 +31,16 @@ struct StoredContent {
         case response(Response)
     }
 
+    /// Whether `If-None-Match` names `etag` (RFC 9110 §13.1.2).
+    static func matches(_ ifNoneMatch: String?, _ etag: String) -> Bool {
+        guard let ifNoneMatch else { return false }
+        return ifNoneMatch == "*" || ifNoneMatch.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == etag }
+    }
+
     func answer(range: String?, ifNoneMatch: String?) -> Answer {
         let etag = "\"\(sha256)\""
         var headers = [HTTPField(name: "ETag", value: etag), HTTPField(name: "Accept-Ranges", value: "bytes")]
-        if let ifNoneMatch, ifNoneMatch == "*" || ifNoneMatch.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
+        if Self.matches(ifNoneMatch, etag) {
             return .response(Response(status: .notModified, headers: headers))
         }
         switch ByteRange.parse(range, size: size) {

@@ -26,11 +26,7 @@ enum TenantStore {
     /// Makes a token for the tenant (created when missing); returns its id and the token.
     static func createToken(_ db: Database, tenant name: String) throws -> (id: Int64, token: String) {
         let tenant = try createTenantIfMissing(db, named: name)
-        var random = SystemRandomNumberGenerator()
-        let secret = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &random) }
-        // base64url without padding (RFC 4648 §5): safe in headers and shells.
-        let token = "nt_" + ByteEncoding.base64(secret).replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        let token = Secrets.make(prefix: "nt_")
         try db.run("INSERT INTO tokens (tenant_id, token_hash, created_at) VALUES (?, ?, ?)", tenant, Blob(hash(token)), Timestamp.now())
         guard let id = try db.first("SELECT id FROM tokens WHERE token_hash = ?", Blob(hash(token)))?["id"].int64 else {
             throw ServiceError(.internal, "token vanished after insert")
@@ -40,10 +36,20 @@ enum TenantStore {
 
     /// The tenant a valid, unrevoked token belongs to.
     static func tenant(forToken token: String, _ db: Database) throws -> Int64? {
+        try signIn(token, db)?.tenant
+    }
+
+    /// A valid, unrevoked token's id and tenant.
+    static func signIn(_ token: String, _ db: Database) throws -> (tokenId: Int64, tenant: Int64)? {
         let digest = hash(token)
-        guard let row = try db.first("SELECT tenant_id, token_hash FROM tokens WHERE token_hash = ? AND revoked_at IS NULL", Blob(digest)),
-              let stored = row["token_hash"].bytes, constantTimeEquals(stored, digest) else { return nil }
-        return row["tenant_id"].int64
+        guard let row = try db.first("SELECT id, tenant_id, token_hash FROM tokens WHERE token_hash = ? AND revoked_at IS NULL", Blob(digest)),
+              let stored = row["token_hash"].bytes, constantTimeEquals(stored, digest),
+              let id = row["id"].int64, let tenant = row["tenant_id"].int64 else { return nil }
+        return (id, tenant)
+    }
+
+    static func name(_ db: Database, tenant: Int64) throws -> String? {
+        try db.first("SELECT name FROM tenants WHERE id = ?", tenant)?["name"].string
     }
 
     static func tokens(_ db: Database) throws -> [TokenInfo] {
@@ -61,6 +67,6 @@ enum TenantStore {
     }
 
     private static func hash(_ token: String) -> [UInt8] {
-        StreamingDigest.hash(.sha256, Array(token.utf8))
+        Secrets.hash(token)
     }
 }

@@ -249,7 +249,15 @@ enum TourStore {
     /// world map, their panoramas with content URLs.
     static func tour(_ db: Database, _ tenant: Int64, tourId: String) throws -> TourDocument? {
         guard let row = try db.first("SELECT * FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId) else { return nil }
-        let property = PropertyRecord(row)
+        return try tour(db, tenant, PropertyRecord(row))
+    }
+
+    /// The tour document of a property, by the property's id.
+    static func tour(_ db: Database, _ tenant: Int64, propertyId: String) throws -> TourDocument? {
+        try property(db, tenant, propertyId).map { try tour(db, tenant, $0) }
+    }
+
+    private static func tour(_ db: Database, _ tenant: Int64, _ property: PropertyRecord) throws -> TourDocument {
         let floorIds = try db.query("SELECT id FROM floors WHERE tenant_id = ? AND property_id = ? ORDER BY number, id", tenant, property.id)
             .compactMap { $0["id"].string }
         var floors: [TourDocument.Floor] = []

@@ -1,0 +1,41 @@
+import APIModel
+import HTTPCore
+
+/// `GET /v1/panoramas/{panoramaId}/preview?width=N`: a JPEG of the panorama at one of the
+/// configured widths, made once and then sent from its file.
+enum PreviewRoutes {
+    static func add(to table: inout RouteTable, _ context: ServiceContext) {
+        table.add(.get, "/v1/panoramas/{panoramaId}/preview") { request in
+            let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
+            guard let panorama = try await context.read({ try TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
+            return try await context.preview(tenant, panorama, for: request)
+        }
+    }
+}
+
+extension ServiceContext {
+    /// The preview answer of a panorama already found in the tenant's storage: 304 for the
+    /// ETag the client has, else the file (made first when not cached).
+    func preview(_ tenant: Int64, _ panorama: PanoramaRecord, for request: Request) async throws -> Response {
+        let widths = config.previewWidths
+        let width: Int
+        if let text = try request.queryParameter("width") {
+            guard let value = Int(text), widths.contains(value) else {
+                throw ServiceError.badRequest("width must be one of \(widths.map(String.init).joined(separator: ", "))")
+            }
+            width = value
+        } else {
+            width = widths[0]
+        }
+        let etag = "\"\(panorama.sha256.prefix(32))-\(width)\""
+        var headers = [HTTPField(name: "ETag", value: etag), HTTPField(name: "Cache-Control", value: "private, max-age=86400")]
+        if StoredContent.matches(request.headers["if-none-match"], etag) {
+            return Response(status: .notModified, headers: headers)
+        }
+        let source = blobs.path(BlobKey(tenant: tenant, kind: .panorama, id: panorama.id))
+        let file = try await previews.open(tenant: tenant, panorama, width: width, source: source)
+        headers.append(HTTPField(name: "Content-Disposition", value: "inline"))
+        return Response(status: .ok, contentType: "image/jpeg", headers: headers,
+                        body: .file(FileRegion(fd: file.fd, offset: 0, length: file.size)))
+    }
+}

@@ -1,0 +1,136 @@
+import APIModel
+import Hashing
+import SQLiteDB
+import TourViewer
+
+/// The SQL of the tour viewer: browser sessions, share links, and the property list with its
+/// counts. Secrets are made here and stored only hashed; every value is a bound parameter.
+enum ViewerStore {
+    // MARK: Sessions
+
+    /// A signed-in browser as a request finds it.
+    struct Session: Sendable {
+        var tenant: Int64
+        var tenantName: String
+        var csrf: String
+    }
+
+    /// Starts a session for a token's tenant; returns the cookie's value (shown only in the
+    /// answer's Set-Cookie). Expired sessions go at the same time.
+    static func startSession(_ db: Database, tenant: Int64, tokenId: Int64, lifetime: Int) throws -> String {
+        let cookie = Secrets.make(prefix: "")
+        let now = Timestamp.now()
+        try db.run("DELETE FROM web_sessions WHERE expires_at <= ?", now)
+        try db.run("INSERT INTO web_sessions (cookie_hash, tenant_id, token_id, csrf, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+                   Blob(Secrets.hash(cookie)), tenant, tokenId, Secrets.make(prefix: ""), now, Timestamp.now(plus: lifetime))
+        return cookie
+    }
+
+    /// The unexpired session of a cookie whose token is still valid.
+    static func session(_ db: Database, cookie: String) throws -> Session? {
+        let digest = Secrets.hash(cookie)
+        guard let row = try db.first("""
+            SELECT web_sessions.cookie_hash, web_sessions.tenant_id, web_sessions.csrf, tenants.name FROM web_sessions
+            JOIN tokens ON tokens.id = web_sessions.token_id AND tokens.revoked_at IS NULL
+            JOIN tenants ON tenants.id = web_sessions.tenant_id
+            WHERE web_sessions.cookie_hash = ? AND web_sessions.expires_at > ?
+            """, Blob(digest), Timestamp.now()),
+              let stored = row["cookie_hash"].bytes, constantTimeEquals(stored, digest),
+              let tenant = row["tenant_id"].int64, let csrf = row["csrf"].string else { return nil }
+        return Session(tenant: tenant, tenantName: row["name"].string ?? "", csrf: csrf)
+    }
+
+    static func endSession(_ db: Database, cookie: String) throws {
+        try db.run("DELETE FROM web_sessions WHERE cookie_hash = ?", Blob(Secrets.hash(cookie)))
+    }
+
+    // MARK: Shares
+
+    /// Makes a share link of a tour; nil when the tenant has no such tour. Expired links of
+    /// the tenant go at the same time.
+    static func createShare(_ db: Database, _ tenant: Int64, tourId: String, lifetime: Int) throws -> ShareDocument? {
+        guard let property = try db.first("SELECT id FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId)?["id"].string else {
+            return nil
+        }
+        let now = Timestamp.now()
+        try db.run("DELETE FROM shares WHERE tenant_id = ? AND expires_at <= ?", tenant, now)
+        let secret = Secrets.make(prefix: "")
+        let share = ShareDocument(id: Identifier.make(), tourId: tourId, url: "/t/" + secret, createdAt: now, expiresAt: Timestamp.now(plus: lifetime))
+        try db.run("INSERT INTO shares (tenant_id, id, property_id, secret_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+                   tenant, share.id, property, Blob(Secrets.hash(secret)), share.createdAt, share.expiresAt)
+        return share
+    }
+
+    /// A tour's unexpired share links, newest first; nil when the tenant has no such tour.
+    static func shares(_ db: Database, _ tenant: Int64, tourId: String) throws -> [ShareDocument]? {
+        guard try db.first("SELECT 1 FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId) != nil else { return nil }
+        return try db.query("""
+            SELECT shares.id, shares.created_at, shares.expires_at FROM shares
+            JOIN properties ON properties.tenant_id = shares.tenant_id AND properties.id = shares.property_id
+            WHERE shares.tenant_id = ? AND properties.tour_id = ? AND shares.expires_at > ?
+            ORDER BY shares.created_at DESC, shares.id
+            """, tenant, tourId, Timestamp.now())
+            .map { ShareDocument(id: $0["id"].string ?? "", tourId: tourId, url: nil, createdAt: $0["created_at"].string ?? "",
+                                 expiresAt: $0["expires_at"].string ?? "") }
+    }
+
+    /// Revokes a share link; returns its property's id, nil when the tenant has no such link.
+    static func revokeShare(_ db: Database, _ tenant: Int64, id: String) throws -> String? {
+        try db.first("DELETE FROM shares WHERE tenant_id = ? AND id = ? RETURNING property_id", tenant, id)?[0].string
+    }
+
+    /// What an unexpired share secret opens: its tenant (with the tenant's name) and property.
+    static func share(_ db: Database, secret: String) throws -> (tenant: Int64, tenantName: String, propertyId: String)? {
+        let digest = Secrets.hash(secret)
+        guard let row = try db.first("""
+            SELECT shares.tenant_id, shares.property_id, shares.secret_hash, tenants.name FROM shares
+            JOIN tenants ON tenants.id = shares.tenant_id WHERE shares.secret_hash = ? AND shares.expires_at > ?
+            """, Blob(digest), Timestamp.now()),
+              let stored = row["secret_hash"].bytes, constantTimeEquals(stored, digest),
+              let tenant = row["tenant_id"].int64, let property = row["property_id"].string else { return nil }
+        return (tenant, row["name"].string ?? "", property)
+    }
+
+    // MARK: The property list
+
+    /// A page of the tenant's properties whose name contains `query` (case-insensitive for
+    /// ASCII), by name, with their counts; whether a next page exists.
+    static func propertyList(_ db: Database, _ tenant: Int64, query: String, page: Int, pageSize: Int) throws -> ([PropertySummary], hasNext: Bool) {
+        // LIKE's wildcards in the query are literal characters.
+        let pattern = "%" + query.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_") + "%"
+        let rows = try db.query("""
+            SELECT properties.*,
+                (SELECT count(*) FROM floors WHERE floors.tenant_id = properties.tenant_id AND floors.property_id = properties.id) AS floor_total,
+                (SELECT count(*) FROM rooms JOIN floors ON floors.tenant_id = rooms.tenant_id AND floors.id = rooms.floor_id
+                    WHERE floors.tenant_id = properties.tenant_id AND floors.property_id = properties.id) AS room_total,
+                (SELECT count(*) FROM panoramas WHERE panoramas.tenant_id = properties.tenant_id AND panoramas.property_id = properties.id) AS panorama_total
+            FROM properties WHERE tenant_id = ? AND name LIKE ? ESCAPE '\\'
+            ORDER BY name COLLATE NOCASE, id LIMIT ? OFFSET ?
+            """, tenant, pattern, pageSize + 1, (page - 1) * pageSize)
+        let items = rows.prefix(pageSize).map { row in
+            PropertySummary(property: PropertyRecord(row), floors: row["floor_total"].int ?? 0, rooms: row["room_total"].int ?? 0,
+                            panoramas: row["panorama_total"].int ?? 0)
+        }
+        return (Array(items), rows.count > pageSize)
+    }
+
+    /// Which property a floor, room or panorama of the tenant belongs to.
+    enum Part {
+        case floor(String), room(String), panorama(String)
+    }
+
+    static func propertyId(_ db: Database, _ tenant: Int64, of part: Part) throws -> String? {
+        switch part {
+        case .floor(let id):
+            return try db.first("SELECT property_id FROM floors WHERE tenant_id = ? AND id = ?", tenant, id)?[0].string
+        case .room(let id):
+            return try db.first("""
+                SELECT floors.property_id FROM rooms JOIN floors ON floors.tenant_id = rooms.tenant_id AND floors.id = rooms.floor_id
+                WHERE rooms.tenant_id = ? AND rooms.id = ?
+                """, tenant, id)?[0].string
+        case .panorama(let id):
+            return try db.first("SELECT property_id FROM panoramas WHERE tenant_id = ? AND id = ?", tenant, id)?[0].string
+        }
+    }
+}

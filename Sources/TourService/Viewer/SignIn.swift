@@ -1,0 +1,58 @@
+import Hashing
+import HTTPCore
+import TourViewer
+
+/// Signing in to /app with a tenant token, and out. The token travels only in the POST body;
+/// the browser keeps a session cookie whose hash alone is stored. The sign-in form carries a
+/// CSRF value that must match its cookie (double submit), and failures are limited per client
+/// address.
+struct SignIn: Sendable {
+    let context: ServiceContext
+
+    private var secure: Bool { context.config.publicUrl.hasPrefix("https://") }
+
+    /// The form; a browser already signed in goes to the list.
+    func form(_ request: Request, message: String? = nil, status: HTTPStatus = .ok) async throws -> Response {
+        if message == nil, let cookie = Cookies(request.headers["cookie"])[ViewerCookie.session], !cookie.isEmpty,
+           try await context.read({ try ViewerStore.session($0, cookie: cookie) }) != nil {
+            return .seeOther(ViewerPaths.list)
+        }
+        let csrf = Secrets.make(prefix: "")
+        let cookie = SetCookie(name: ViewerCookie.signIn, value: csrf, path: ViewerPaths.signIn, maxAge: 3600, secure: secure)
+        return .page(ViewerPages.signIn(message: message, csrf: csrf), status: status, headers: [cookie.field])
+    }
+
+    func submit(_ request: Request) async throws -> Response {
+        let address = request.peerAddress
+        if let wait = context.signIns.retryAfter(address) {
+            throw ServiceError(.tooManyRequests, "Too many failed sign-ins from your address. Try again in \(wait) seconds.", retryAfterSeconds: wait)
+        }
+        let form = try FormFields(try await request.body.collect(upTo: request.bodyLimit))
+        guard let expected = Cookies(request.headers["cookie"])[ViewerCookie.signIn], let csrf = form["csrf"],
+              constantTimeEquals(Array(expected.utf8), Array(csrf.utf8)) else {
+            return try await self.form(request, message: "The sign-in form expired. Please try again.", status: .forbidden)
+        }
+        let token = (form["token"] ?? "").trimmingCharacters(in: .whitespaces)
+        guard let signedIn = try await context.read({ try TenantStore.signIn(token, $0) }) else {
+            context.signIns.recordFailure(address)
+            return try await self.form(request, message: "That token is not valid, or it was revoked.", status: .unauthorized)
+        }
+        context.signIns.recordSuccess(address)
+        let lifetime = context.config.sessionLifetimeSeconds
+        let cookie = try await context.write { db in
+            try ViewerStore.startSession(db, tenant: signedIn.tenant, tokenId: signedIn.tokenId, lifetime: lifetime)
+        }
+        return .seeOther(ViewerPaths.list, headers: [
+            SetCookie(name: ViewerCookie.session, value: cookie, maxAge: lifetime, secure: secure).field,
+            SetCookie(name: ViewerCookie.signIn, value: "", path: ViewerPaths.signIn, maxAge: 0, secure: secure).field,
+        ])
+    }
+
+    func signOut(_ request: Request) async throws -> Response {
+        _ = try await ViewerRoutes.checkedForm(request)
+        if let cookie = Cookies(request.headers["cookie"])[ViewerCookie.session] {
+            try await context.write { try ViewerStore.endSession($0, cookie: cookie) }
+        }
+        return .seeOther(ViewerPaths.signIn, headers: [SetCookie(name: ViewerCookie.session, value: "", maxAge: 0, secure: secure).field])
+    }
+}

@@ -1,0 +1,140 @@
+/// Where one view of the tours lives: the signed-in app under `/app`, or one tour under its
+/// share link `/t/{secret}` (read-only; its root is the property page).
+public struct ViewerPaths: Sendable, Equatable {
+    public let base: String
+    public let isShare: Bool
+
+    public static let app = ViewerPaths(base: "/app", isShare: false)
+
+    public static func share(secret: String) -> ViewerPaths {
+        ViewerPaths(base: "/t/" + secret, isShare: true)
+    }
+
+    public static let list = "/app/"
+    public static let signIn = "/app/login"
+    public static let signOut = "/app/logout"
+    public static let style = "/app/static/style.css"
+    public static let script = "/app/static/viewer.js"
+    public static let icon = "/app/static/icon.svg"
+
+    public func property(_ id: String) -> String { isShare ? base : base + "/properties/" + id }
+    public func floor(_ id: String) -> String { base + "/floors/" + id }
+    public func room(_ id: String) -> String { base + "/rooms/" + id }
+    public func panorama(_ id: String) -> String { base + "/panoramas/" + id }
+    public func preview(_ id: String, width: Int) -> String { base + "/panoramas/" + id + "/preview?width=" + String(width) }
+    public func image(_ id: String) -> String { base + "/panoramas/" + id + "/image" }
+}
+
+/// What every page of one request shares: where its links go, the subtitle line, and the
+/// signed-in session's CSRF token (nil: not signed in, or a share link: no forms).
+public struct PageFrame: Sendable {
+    public var paths: ViewerPaths
+    public var subtitle: String?
+    public var csrf: String?
+
+    public init(paths: ViewerPaths, subtitle: String?, csrf: String?) {
+        self.paths = paths
+        self.subtitle = subtitle
+        self.csrf = csrf
+    }
+}
+
+/// One step of the trail above a page's title.
+struct Crumb {
+    var label: String
+    var url: String
+}
+
+/// The frame around every page: head, bar, trail.
+enum Layout {
+    static func page(_ frame: PageFrame, title: String, crumbs: [Crumb] = [], script: Bool = false,
+                     _ body: (inout HTMLWriter) -> Void) -> [UInt8] {
+        var page = HTMLWriter()
+        page.raw("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">")
+        page.raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>")
+        page.text(title)
+        page.raw(" · NoughtyTours</title><link rel=\"icon\" href=\"")
+        page.text(ViewerPaths.icon)
+        page.raw("\"><link rel=\"stylesheet\" href=\"")
+        page.text(ViewerPaths.style)
+        page.raw("\">")
+        if script {
+            page.raw("<script src=\"")
+            page.text(ViewerPaths.script)
+            page.raw("\" defer></script>")
+        }
+        page.raw("</head><body><header class=\"bar\"><div class=\"brand\">")
+        if frame.paths.isShare {
+            page.raw("NoughtyTours")
+        } else {
+            page.link(ViewerPaths.list, "NoughtyTours")
+        }
+        if let subtitle = frame.subtitle, !subtitle.isEmpty {
+            page.element("<span class=\"subtitle\">", subtitle, "</span>")
+        }
+        page.raw("</div>")
+        if let csrf = frame.csrf {
+            page.raw("<form method=\"post\" action=\"")
+            page.text(ViewerPaths.signOut)
+            page.raw("\" class=\"signout\">")
+            page.hidden("csrf", csrf)
+            page.raw("<button type=\"submit\">Sign out</button></form>")
+        } else if frame.paths.isShare {
+            page.raw("<span class=\"shared\">Shared tour · read-only</span>")
+        }
+        page.raw("</header><main>")
+        if !crumbs.isEmpty {
+            page.raw("<nav class=\"crumbs\" aria-label=\"Trail\">")
+            for crumb in crumbs {
+                page.link(crumb.url, crumb.label)
+                page.raw("<span class=\"sep\">›</span>")
+            }
+            page.raw("</nav>")
+        }
+        body(&page)
+        page.raw("</main></body></html>")
+        return page.bytes
+    }
+}
+
+/// Numbers and sizes as the pages print them.
+enum Format {
+    static func count(_ value: Int, _ one: String, _ many: String) -> String {
+        "\(value) \(value == 1 ? one : many)"
+    }
+
+    /// Bytes in binary units with one decimal: "12.4 MB".
+    static func bytes(_ value: Int64) -> String {
+        let units = ["bytes", "KB", "MB", "GB", "TB"]
+        var amount = Double(value)
+        var unit = 0
+        while amount >= 1024, unit < units.count - 1 {
+            amount /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(value) bytes" : "\(decimal(amount, places: 1)) \(units[unit])"
+    }
+
+    /// An RFC 3339 timestamp as "2026-12-01 05:22 UTC".
+    static func time(_ timestamp: String) -> String {
+        let characters = Array(timestamp)
+        guard characters.count >= 16, characters[10] == "T" else { return timestamp }
+        return String(characters[0..<10]) + " " + String(characters[11..<16]) + " UTC"
+    }
+
+    /// A number with a fixed count of decimals, without Foundation's formatters.
+    static func decimal(_ value: Double, places: Int) -> String {
+        guard value.isFinite else { return "0" }
+        var scale = 1.0
+        for _ in 0..<places { scale *= 10 }
+        let scaled = Int((abs(value) * scale).rounded())
+        let whole = scaled / Int(scale)
+        let fraction = scaled % Int(scale)
+        var text = (value < 0 && scaled != 0 ? "-" : "") + String(whole)
+        if places > 0 {
+            let digits = String(fraction)
+            text += "." + String(repeating: "0", count: places - digits.count) + digits
+        }
+        return text
+    }
+}

@@ -1,0 +1,340 @@
+import APIModel
+
+/// A property as the list shows it: the property and what it holds.
+public struct PropertySummary: Sendable, Equatable {
+    public var property: PropertyDocument
+    public var floors: Int
+    public var rooms: Int
+    public var panoramas: Int
+
+    public init(property: PropertyDocument, floors: Int, rooms: Int, panoramas: Int) {
+        self.property = property
+        self.floors = floors
+        self.rooms = rooms
+        self.panoramas = panoramas
+    }
+}
+
+/// A share link as the property page lists it (its URL is shown once, when made).
+public struct ShareSummary: Sendable, Equatable {
+    public var id: String
+    public var createdAt: String
+    public var expiresAt: String
+
+    public init(id: String, createdAt: String, expiresAt: String) {
+        self.id = id
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+    }
+}
+
+/// The share links of a property page that manages them.
+public struct ShareSection: Sendable {
+    public var shares: [ShareSummary]
+    /// The absolute URL of a link just made, shown this once.
+    public var madeURL: String?
+    /// The lifetimes offered, in seconds.
+    public var lifetimes: [Int]
+
+    public init(shares: [ShareSummary], madeURL: String?, lifetimes: [Int]) {
+        self.shares = shares
+        self.madeURL = madeURL
+        self.lifetimes = lifetimes
+    }
+}
+
+/// The preview widths the pages ask for (each one of the server's fixed widths).
+public struct PreviewWidths: Sendable {
+    /// Thumbnails in lists.
+    public var thumbnail: Int
+    /// What the 360° viewer draws, and its plain-image fallback.
+    public var viewer: Int
+
+    public init(thumbnail: Int, viewer: Int) {
+        self.thumbnail = thumbnail
+        self.viewer = viewer
+    }
+}
+
+/// The seed's four screens as HTML, plus sign-in and errors: pure functions of documents, so
+/// tests and the benchmark call them directly.
+public enum ViewerPages {
+    public static func signIn(message: String?, csrf: String) -> [UInt8] {
+        Layout.page(PageFrame(paths: .app, subtitle: nil, csrf: nil), title: "Sign in") { page in
+            page.raw("<section class=\"card narrow\"><h1>Sign in</h1><p>Use a token your administrator gave you (<code>toursd tokens create</code>).</p>")
+            if let message { page.element("<p class=\"error\" role=\"alert\">", message, "</p>") }
+            page.raw("<form method=\"post\" action=\"")
+            page.text(ViewerPaths.signIn)
+            page.raw("\">")
+            page.hidden("csrf", csrf)
+            page.raw("<label for=\"token\">Token</label><input id=\"token\" name=\"token\" type=\"password\" autocomplete=\"current-password\" required autofocus>")
+            page.raw("<button type=\"submit\">Sign in</button></form></section>")
+        }
+    }
+
+    /// The property list (`PropertyListViewController`): a page of them, searchable by name.
+    public static func propertyList(_ frame: PageFrame, _ items: [PropertySummary], query: String, page number: Int, hasNext: Bool) -> [UInt8] {
+        Layout.page(frame, title: "Properties") { page in
+            page.raw("<h1>Properties</h1><form method=\"get\" action=\"")
+            page.text(ViewerPaths.list)
+            page.raw("\" class=\"search\" role=\"search\"><input type=\"search\" name=\"q\" placeholder=\"Search by name\" aria-label=\"Search by name\" value=\"")
+            page.text(query)
+            page.raw("\"><button type=\"submit\">Search</button></form>")
+            guard !items.isEmpty else {
+                page.raw("<p class=\"empty\">")
+                page.text(query.isEmpty ? "No properties yet: a capture station's first sync brings them here." : "No property has “\(query)” in its name.")
+                page.raw("</p>")
+                return
+            }
+            page.raw("<ul class=\"properties\">")
+            for item in items {
+                page.raw("<li><a class=\"property\" href=\"")
+                page.text(frame.paths.property(item.property.id))
+                page.raw("\"><span class=\"name\">")
+                page.text(item.property.name)
+                page.raw("</span><span class=\"counts\">")
+                page.text([Format.count(item.floors, "floor", "floors"), Format.count(item.rooms, "room", "rooms"),
+                           Format.count(item.panoramas, "panorama", "panoramas")].joined(separator: " · "))
+                page.raw("</span><span class=\"meta\">Tour <code>")
+                page.text(item.property.tourId)
+                page.raw("</code> · updated ")
+                page.text(Format.time(item.property.updatedAt))
+                page.raw("</span></a></li>")
+            }
+            page.raw("</ul><nav class=\"pages\">")
+            let search = query.isEmpty ? "" : "&q=" + URLComponent.encode(query)
+            if number > 1 { page.link(ViewerPaths.list + "?page=\(number - 1)" + search, "← Previous") }
+            page.element("<span>", "Page \(number)", "</span>")
+            if hasNext { page.link(ViewerPaths.list + "?page=\(number + 1)" + search, "Next →") }
+            page.raw("</nav>")
+        }
+    }
+
+    /// One property's floors and rooms, with the server's status; its share links when the
+    /// page manages them.
+    public static func property(_ frame: PageFrame, _ tour: TourDocument, status: ServerStatusDocument, shares: ShareSection?) -> [UInt8] {
+        let property = tour.property
+        return Layout.page(frame, title: property.name, crumbs: crumbs(frame, tour, upTo: .list)) { page in
+            page.element("<h1>", property.name, "</h1>")
+            page.raw("<p class=\"status\">")
+            page.text([Format.count(status.floorCount, "floor", "floors"), Format.count(status.roomCount, "room", "rooms"),
+                       Format.count(status.panoramaCount, "panorama", "panoramas") + " (\(Format.bytes(status.panoramaBytes)))",
+                       "updated " + Format.time(status.updatedAt)].joined(separator: " · "))
+            page.raw("<br>Tour <code>")
+            page.text(tour.tourId)
+            page.raw("</code></p>")
+            if tour.floors.isEmpty { page.raw("<p class=\"empty\">No floors on the server yet.</p>") }
+            for floor in tour.floors {
+                page.raw("<section class=\"card floor\"><h2>")
+                page.link(frame.paths.floor(floor.floor.id), FloorTitle.of(number: floor.floor.number, name: floor.floor.name))
+                page.raw("</h2><p class=\"meta\">")
+                page.text(floor.plan.map { "Plan revision \($0.revision)" } ?? "No plan yet")
+                page.text(" · " + Format.count(floor.panoramas.count, "panorama", "panoramas"))
+                page.raw("</p>")
+                if floor.floor.continuable {
+                    page.raw("<p class=\"badge continuable\">Can be continued: the plan and its saved world map are on the server, so a station can add rooms to it.</p>")
+                }
+                if !floor.floor.rooms.isEmpty {
+                    page.raw("<ul class=\"rooms\">")
+                    for room in floor.floor.rooms {
+                        page.raw("<li>")
+                        page.link(frame.paths.room(room.id), room.name ?? "Room")
+                        let count = floor.panoramas.filter { $0.roomId == room.id }.count
+                        page.element("<span class=\"meta\">", Format.count(count, "panorama", "panoramas"), "</span>")
+                        page.raw("</li>")
+                    }
+                    page.raw("</ul>")
+                }
+                page.raw("</section>")
+            }
+            if let shares, let csrf = frame.csrf { writeShares(&page, shares, propertyId: property.id, csrf: csrf) }
+        }
+    }
+
+    private static func writeShares(_ page: inout HTMLWriter, _ section: ShareSection, propertyId: String, csrf: String) {
+        page.raw("<section class=\"card shares\"><h2>Share links</h2><p>A share link opens this tour, read-only, without signing in, until it expires or is revoked.</p>")
+        if let url = section.madeURL {
+            page.raw("<p class=\"made\" role=\"status\">New link, shown only now: <input readonly class=\"share-url\" aria-label=\"Share link\" value=\"")
+            page.text(url)
+            page.raw("\"></p>")
+        }
+        page.raw("<form method=\"post\" action=\"")
+        page.text(ViewerPaths.app.property(propertyId) + "/shares")
+        page.raw("\" class=\"inline\">")
+        page.hidden("csrf", csrf)
+        page.raw("<label for=\"lifetime\">Expires after</label><select id=\"lifetime\" name=\"expiresInSeconds\">")
+        for seconds in section.lifetimes {
+            page.raw("<option value=\"")
+            page.text(seconds)
+            page.raw("\">")
+            page.text(Lifetime.describe(seconds))
+            page.raw("</option>")
+        }
+        page.raw("</select><button type=\"submit\">Make a share link</button></form>")
+        if section.shares.isEmpty {
+            page.raw("<p class=\"empty\">No active share links.</p>")
+        } else {
+            page.raw("<ul class=\"share-list\">")
+            for share in section.shares {
+                page.raw("<li><span>Made ")
+                page.text(Format.time(share.createdAt))
+                page.raw(", expires ")
+                page.text(Format.time(share.expiresAt))
+                page.raw("</span><form method=\"post\" action=\"")
+                page.text(ViewerPaths.app.base + "/shares/" + share.id + "/revoke")
+                page.raw("\" class=\"inline\">")
+                page.hidden("csrf", csrf)
+                page.raw("<button type=\"submit\" class=\"danger\">Revoke</button></form></li>")
+            }
+            page.raw("</ul>")
+        }
+        page.raw("</section>")
+    }
+
+    /// One floor: its plan drawn, each room a link, and the panoramas without a room.
+    public static func floor(_ frame: PageFrame, _ tour: TourDocument, floorId: String, widths: PreviewWidths) -> [UInt8]? {
+        guard let floor = tour.floors.first(where: { $0.floor.id == floorId }) else { return nil }
+        let title = FloorTitle.of(number: floor.floor.number, name: floor.floor.name)
+        return Layout.page(frame, title: title, crumbs: crumbs(frame, tour, upTo: .property)) { page in
+            page.element("<h1>", title, "</h1>")
+            if floor.floor.continuable { page.raw("<p class=\"badge continuable\">Can be continued</p>") }
+            let drawing = FloorPlanDrawing(floor.floor.rooms)
+            if drawing.rooms.isEmpty {
+                page.raw("<p class=\"empty\">No plan yet.</p>")
+            } else {
+                page.raw("<figure class=\"card plan-figure\">")
+                drawing.write(into: &page) { frame.paths.room($0) }
+                page.raw("</figure><ul class=\"rooms\">")
+                for room in floor.floor.rooms {
+                    page.raw("<li>")
+                    page.link(frame.paths.room(room.id), room.name ?? "Room")
+                    page.raw("</li>")
+                }
+                page.raw("</ul>")
+            }
+            let loose = floor.panoramas.filter { $0.roomId == nil }
+            if !loose.isEmpty {
+                page.raw("<h2>Panoramas without a room</h2>")
+                writePanoramas(&page, loose, frame.paths, width: widths.thumbnail)
+            }
+        }
+    }
+
+    /// One room: its panoramas as previews, each opening the viewer.
+    public static func room(_ frame: PageFrame, _ tour: TourDocument, roomId: String, widths: PreviewWidths) -> [UInt8]? {
+        guard let (floor, room) = find(room: roomId, in: tour) else { return nil }
+        let title = room.name ?? "Room"
+        var trail = crumbs(frame, tour, upTo: .property)
+        trail.append(Crumb(label: FloorTitle.of(number: floor.floor.number, name: floor.floor.name), url: frame.paths.floor(floor.floor.id)))
+        return Layout.page(frame, title: title, crumbs: trail) { page in
+            page.element("<h1>", title, "</h1>")
+            let panoramas = floor.panoramas.filter { $0.roomId == roomId }
+            if panoramas.isEmpty {
+                page.raw("<p class=\"empty\">No panoramas of this room yet.</p>")
+            } else {
+                writePanoramas(&page, panoramas, frame.paths, width: widths.thumbnail)
+            }
+        }
+    }
+
+    /// The 360° viewer of one panorama; the plain image where WebGL is missing.
+    public static func panorama(_ frame: PageFrame, _ tour: TourDocument, panoramaId: String, widths: PreviewWidths) -> [UInt8]? {
+        guard let floor = tour.floors.first(where: { $0.panoramas.contains { $0.id == panoramaId } }),
+              let panorama = floor.panoramas.first(where: { $0.id == panoramaId }) else { return nil }
+        var trail = crumbs(frame, tour, upTo: .property)
+        trail.append(Crumb(label: FloorTitle.of(number: floor.floor.number, name: floor.floor.name), url: frame.paths.floor(floor.floor.id)))
+        if let roomId = panorama.roomId, let room = floor.floor.rooms.first(where: { $0.id == roomId }) {
+            trail.append(Crumb(label: room.name ?? "Room", url: frame.paths.room(room.id)))
+        }
+        return Layout.page(frame, title: "Panorama", crumbs: trail, script: true) { page in
+            page.raw("<h1>Panorama</h1><div class=\"viewer\" id=\"viewer\"><canvas class=\"hidden\" tabindex=\"0\" aria-label=\"360° view: drag or use the arrow keys to look around, the wheel to zoom\"></canvas>")
+            page.raw("<img class=\"fallback\" alt=\"The panorama as a flat image\" src=\"")
+            page.text(frame.paths.preview(panorama.id, width: widths.viewer))
+            page.raw("\"></div><p class=\"meta\">Taken ")
+            page.text(Format.time(panorama.createdAt))
+            page.raw(" · ")
+            page.text(Format.bytes(panorama.size))
+            page.raw(" · ")
+            page.link(frame.paths.image(panorama.id), "Original image")
+            page.raw("</p>")
+        }
+    }
+
+    /// An error as a page: what went wrong, and the way back.
+    public static func error(_ frame: PageFrame, title: String, message: String) -> [UInt8] {
+        Layout.page(frame, title: title) { page in
+            page.raw("<section class=\"card narrow\">")
+            page.element("<h1>", title, "</h1>")
+            page.element("<p>", message, "</p>")
+            if !frame.paths.isShare { page.link(ViewerPaths.list, "Back to the properties") }
+            page.raw("</section>")
+        }
+    }
+
+    private static func writePanoramas(_ page: inout HTMLWriter, _ panoramas: [PanoramaDocument], _ paths: ViewerPaths, width: Int) {
+        page.raw("<ul class=\"panoramas\">")
+        for panorama in panoramas {
+            page.raw("<li><a href=\"")
+            page.text(paths.panorama(panorama.id))
+            page.raw("\"><img loading=\"lazy\" alt=\"Panorama taken ")
+            page.text(Format.time(panorama.createdAt))
+            page.raw("\" width=\"")
+            page.text(width)
+            page.raw("\" height=\"")
+            page.text(width / 2)
+            page.raw("\" src=\"")
+            page.text(paths.preview(panorama.id, width: width))
+            page.raw("\"><span>")
+            page.text(Format.time(panorama.createdAt))
+            page.raw("</span></a></li>")
+        }
+        page.raw("</ul>")
+    }
+
+    private enum Depth { case list, property }
+
+    /// The trail down to the property (and the list above it, in the app).
+    private static func crumbs(_ frame: PageFrame, _ tour: TourDocument, upTo depth: Depth) -> [Crumb] {
+        var trail: [Crumb] = []
+        if !frame.paths.isShare { trail.append(Crumb(label: "Properties", url: ViewerPaths.list)) }
+        if depth == .property { trail.append(Crumb(label: tour.property.name, url: frame.paths.property(tour.property.id))) }
+        return trail
+    }
+
+    static func find(room roomId: String, in tour: TourDocument) -> (TourDocument.Floor, RoomDocument)? {
+        for floor in tour.floors {
+            if let room = floor.floor.rooms.first(where: { $0.id == roomId }) { return (floor, room) }
+        }
+        return nil
+    }
+}
+
+/// A share link's lifetime in words: "1 hour", "7 days".
+enum Lifetime {
+    static func describe(_ seconds: Int) -> String {
+        if seconds % 86_400 == 0 { return Format.count(seconds / 86_400, "day", "days") }
+        if seconds % 3600 == 0 { return Format.count(seconds / 3600, "hour", "hours") }
+        if seconds % 60 == 0 { return Format.count(seconds / 60, "minute", "minutes") }
+        return Format.count(seconds, "second", "seconds")
+    }
+}
+
+/// Percent-encoding of a query value (RFC 3986 §2.1: everything but unreserved characters).
+enum URLComponent {
+    static func encode(_ value: String) -> String {
+        var result = ""
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                result.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".unicodeScalars)
+                result += "%"
+                result.unicodeScalars.append(hex[Int(byte >> 4)])
+                result.unicodeScalars.append(hex[Int(byte & 0xf)])
+            }
+        }
+        return result
+    }
+}

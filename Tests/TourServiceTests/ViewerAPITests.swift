@@ -1,0 +1,265 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import TourService
+import HTTPCore
+import Logging
+
+private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)), level: .error)
+
+/// The tour viewer's HTTP side: sign-in and sessions, CSRF, security headers, share links
+/// (API.md "Sharing a tour"), previews. The browser walks the pages in Tests/browser.
+@Suite(.timeLimit(.minutes(3))) struct ViewerAPITests {
+    @Test func signingInSetsAnHttpOnlyStrictCookieStoredOnlyAsItsHash() async throws {
+        let harness = try ServiceHarness()
+        let browser = try ViewerBrowser(harness)
+        #expect(try browser.send("GET", "/app/").header("Location") == "/app/login")
+        let signedIn = try browser.signIn(harness.alpha)
+        #expect(signedIn.status == 303 && signedIn.header("Location") == "/app/")
+        let setCookie = try #require(signedIn.headers.first { $0.name.lowercased() == "set-cookie" && $0.value.hasPrefix("nt_session=") }?.value)
+        #expect(setCookie.contains("; HttpOnly") && setCookie.contains("; SameSite=Strict") && setCookie.contains("; Max-Age=43200"))
+        #expect(!setCookie.contains("Secure"))
+        let cookie = try #require(browser.cookies["nt_session"])
+        #expect(cookie.utf8.count >= 43) // 256 random bits
+        let list = try browser.send("GET", "/app/")
+        #expect(list.status == 200 && String(decoding: list.body, as: UTF8.self).contains("alpha"))
+        // The database holds the cookie's hash, never the cookie, and the page never the token.
+        let database = try Data(contentsOf: URL(fileURLWithPath: harness.dataDir + "/toursd.sqlite"))
+            + ((try? Data(contentsOf: URL(fileURLWithPath: harness.dataDir + "/toursd.sqlite-wal"))) ?? Data())
+        #expect(database.range(of: Data(cookie.utf8)) == nil)
+        #expect(!String(decoding: list.body, as: UTF8.self).contains(harness.alpha))
+        await harness.finish()
+    }
+
+    @Test func theCookieIsSecureWhenThePublicURLIsHTTPS() async throws {
+        let harness = try ServiceHarness(configure: { $0.publicUrl = "https://tours.example.com" })
+        let browser = try ViewerBrowser(harness)
+        let signedIn = try browser.signIn(harness.alpha)
+        #expect(signedIn.headers.contains { $0.name.lowercased() == "set-cookie" && $0.value.hasPrefix("nt_session=") && $0.value.hasSuffix("; Secure") })
+        await harness.finish()
+    }
+
+    @Test func aSessionEndsWhenItExpiresSignsOutOrItsTokenIsRevoked() async throws {
+        let harness = try ServiceHarness()
+        let browser = try ViewerBrowser(harness)
+        _ = try browser.signIn(harness.alpha)
+        // Signing out needs the session's CSRF token.
+        #expect(try browser.send("POST", "/app/logout", form: [:]).status == 403)
+        let csrf = try #require(ViewerBrowser.csrf(try browser.send("GET", "/app/")))
+        let cookie = try #require(browser.cookies["nt_session"])
+        let out = try browser.send("POST", "/app/logout", form: ["csrf": csrf])
+        #expect(out.status == 303 && out.header("Location") == "/app/login")
+        browser.cookies["nt_session"] = cookie // a copy kept elsewhere no longer works
+        #expect(try browser.send("GET", "/app/").header("Location") == "/app/login")
+
+        // A token revoked on the command line ends the sessions signed in with it.
+        let made = try Admin.createToken(harness.config, tenant: "gamma", logger: quietLogger)
+        _ = try ViewerBrowser(harness).signIn(made.token)
+        let second = try ViewerBrowser(harness)
+        _ = try second.signIn(made.token)
+        #expect(try second.send("GET", "/app/").status == 200)
+        try Admin.revokeToken(harness.config, id: made.id, logger: quietLogger)
+        #expect(try second.send("GET", "/app/").header("Location") == "/app/login")
+
+        // An expired session is refused (its row's expiry moved into the past).
+        let third = try ViewerBrowser(harness)
+        _ = try third.signIn(harness.alpha)
+        _ = try await harness.service.context.write { try $0.run("UPDATE web_sessions SET expires_at = '2000-01-01T00:00:00.000Z'") }
+        #expect(try third.send("GET", "/app/").header("Location") == "/app/login")
+        await harness.finish()
+    }
+
+    @Test func aSignInFormWithoutItsCSRFCookieIsRefused() async throws {
+        let harness = try ServiceHarness()
+        let browser = try ViewerBrowser(harness)
+        let form = try browser.send("GET", "/app/login")
+        let csrf = try #require(ViewerBrowser.csrf(form))
+        browser.cookies["nt_signin"] = nil
+        let refused = try browser.send("POST", "/app/login", form: ["csrf": csrf, "token": harness.alpha])
+        #expect(refused.status == 403 && browser.cookies["nt_session"] == nil)
+        await harness.finish()
+    }
+
+    @Test func failedSignInsAreLimitedPerAddressWithRetryAfter() async throws {
+        let harness = try ServiceHarness(configure: { $0.signInFailuresAllowed = 2; $0.signInWindowSeconds = 120 })
+        let browser = try ViewerBrowser(harness)
+        #expect(try browser.signIn("nt_wrong").status == 401)
+        #expect(try browser.signIn("nt_wrong").status == 401)
+        let limited = try browser.signIn(harness.alpha) // even the right token waits
+        #expect(limited.status == 429)
+        #expect(Int(limited.header("Retry-After") ?? "") ?? 0 > 100)
+        #expect(String(decoding: limited.body, as: UTF8.self).contains("Too many failed sign-ins"))
+        await harness.finish()
+    }
+
+    @Test func theFailureWindowForgetsOldFailuresAndStaysBounded() {
+        var failures = SignInFailures(allowed: 2, window: 60, capacity: 3)
+        let address: [UInt8] = [127, 0, 0, 1]
+        failures.recordFailure(address, now: 0)
+        #expect(failures.retryAfter(address, now: 1) == nil)
+        failures.recordFailure(address, now: 10)
+        #expect(failures.retryAfter(address, now: 11) == 49)
+        #expect(failures.retryAfter(address, now: 60) == nil) // the first left the window
+        failures.recordSuccess(address)
+        failures.recordFailure(address, now: 61)
+        #expect(failures.retryAfter(address, now: 62) == nil)
+        for index in 0..<10 { failures.recordFailure([10, 0, 0, UInt8(index)], now: 100 + Int64(index)) }
+        failures.recordFailure([10, 0, 0, 9], now: 120)
+        #expect(failures.retryAfter([10, 0, 0, 9], now: 121) != nil) // the most recent are kept
+    }
+
+    @Test func everyViewerAnswerCarriesTheSecurityHeaders() async throws {
+        let harness = try ServiceHarness()
+        let browser = try ViewerBrowser(harness)
+        _ = try browser.signIn(harness.alpha)
+        for target in ["/app/login", "/app/", "/app/properties/\(newID())", "/app/static/style.css", "/t/not-a-secret-at-all-really"] {
+            let response = try browser.send("GET", target)
+            let csp = response.header("Content-Security-Policy") ?? ""
+            #expect(csp.contains("default-src 'self'") && csp.contains("frame-ancestors 'none'"), "\(target)")
+            #expect(response.header("X-Content-Type-Options") == "nosniff", "\(target)")
+            #expect(response.header("Referrer-Policy") == "no-referrer", "\(target)")
+        }
+        let missing = try browser.send("GET", "/app/properties/\(newID())")
+        #expect(missing.status == 404 && missing.header("Content-Type") == "text/html; charset=utf-8")
+        await harness.finish()
+    }
+
+    @Test func shareLinksAreMadeListedAndRevokedThroughTheAPI() async throws {
+        let logFile = testDirectory("viewer-log").path
+        defer { try? FileManager.default.removeItem(atPath: logFile) }
+        let harness = try ServiceHarness(logFile: logFile, logLevel: .info)
+        let alpha = try harness.client(harness.alpha)
+        let (propertyId, _) = try alpha.makeFloor()
+        let tourId = try #require(try alpha.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
+
+        let made = try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600])
+        #expect(made.status == 201)
+        let url = try #require(made.string("url"))
+        let id = try #require(made.string("id"))
+        #expect(made.string("tourId") == tourId && made.string("expiresAt") != nil)
+        let secret = String(url.dropFirst(3))
+        #expect(url.hasPrefix("/t/") && secret.utf8.count >= 22) // at least 128 random bits
+
+        let listed = try alpha.send("GET", "/v1/tours/\(tourId)/shares")
+        let items = try #require(listed.json?["items"] as? [[String: Any]])
+        #expect(items.count == 1 && items[0]["id"] as? String == id && items[0]["url"] == nil)
+
+        let anonymous = try harness.client(nil)
+        #expect(try anonymous.send("GET", url).status == 200)
+        // Another tenant sees neither the tour's links nor can revoke one.
+        let beta = try harness.client(harness.beta)
+        #expect(try beta.send("GET", "/v1/tours/\(tourId)/shares").status == 404)
+        #expect(try beta.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600]).status == 404)
+        #expect(try beta.send("DELETE", "/v1/shares/\(id)").status == 404)
+        #expect(try anonymous.send("GET", url).status == 200)
+
+        #expect(try alpha.send("DELETE", "/v1/shares/\(id)").status == 204)
+        #expect(try anonymous.send("GET", url).status == 404)
+        #expect(try alpha.send("DELETE", "/v1/shares/\(id)").status == 404)
+        let after = try alpha.send("GET", "/v1/tours/\(tourId)/shares")
+        #expect((after.json?["items"] as? [Any])?.isEmpty == true)
+
+        // Lifetimes outside 1 hour to 90 days are refused.
+        for seconds in [3599, 90 * 86_400 + 1] {
+            let refused = try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": seconds])
+            #expect(refused.status == 400 && refused.errorCode == "bad_request")
+        }
+        #expect(try alpha.send("POST", "/v1/tours/\(newID())/shares", json: ["expiresInSeconds": 3600]).status == 404)
+        await harness.stop()
+        // The secret is never logged: the access log names the route instead.
+        let log = try String(contentsOfFile: logFile, encoding: .utf8)
+        #expect(!log.contains(secret))
+        #expect(log.contains("path=/t/{secret}"))
+        await harness.finish()
+    }
+
+    @Test func aDeletedPropertyTakesItsShareLinksAlong() async throws {
+        let harness = try ServiceHarness()
+        let alpha = try harness.client(harness.alpha)
+        let (propertyId, _) = try alpha.makeFloor()
+        let tourId = try #require(try alpha.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
+        let url = try #require(try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600]).string("url"))
+        #expect(try alpha.send("DELETE", "/v1/properties/\(propertyId)").status == 204)
+        #expect(try harness.client(nil).send("GET", url).status == 404)
+        let rows = try await harness.service.context.read { try $0.first("SELECT count(*) FROM shares")?[0].int }
+        #expect(rows == 0)
+        await harness.finish()
+    }
+
+    @Test func previewsComeInTheConfiguredWidthsFromACacheThatGoesWithThePanorama() async throws {
+        let harness = try ServiceHarness()
+        let alpha = try harness.client(harness.alpha)
+        let (_, floorId) = try alpha.makeFloor()
+        let jpeg = try JPEGFixture.panorama(width: 2048)
+        let id = newID()
+        #expect(try alpha.putPanorama(id, floorId: floorId, bytes: jpeg, contentType: "image/jpeg").status == 201)
+
+        let preview = try alpha.send("GET", "/v1/panoramas/\(id)/preview?width=1024")
+        #expect(preview.status == 200 && preview.header("Content-Type") == "image/jpeg")
+        #expect(JPEGFixture.dimensions(preview.body) == [1024, 512])
+        let etag = try #require(preview.header("ETag"))
+        #expect(try alpha.send("GET", "/v1/panoramas/\(id)/preview?width=1024", headers: ["If-None-Match": etag]).status == 304)
+        #expect(try alpha.send("GET", "/v1/panoramas/\(id)/preview?width=1024").body == preview.body) // from the cache
+        #expect(JPEGFixture.dimensions(try alpha.send("GET", "/v1/panoramas/\(id)/preview").body) == [320, 160])
+        let refused = try alpha.send("GET", "/v1/panoramas/\(id)/preview?width=1000")
+        #expect(refused.status == 400 && refused.errorCode == "bad_request")
+        #expect(try harness.client(harness.beta).send("GET", "/v1/panoramas/\(id)/preview?width=1024").status == 404)
+        #expect(try harness.client(nil).send("GET", "/v1/panoramas/\(id)/preview?width=1024").status == 401)
+
+        let previews = harness.dataDir + "/previews"
+        #expect(FileManager.default.subpaths(atPath: previews)?.filter { $0.hasSuffix(".jpg") }.count == 2)
+        #expect(try alpha.send("DELETE", "/v1/panoramas/\(id)").status == 204)
+        #expect(FileManager.default.subpaths(atPath: previews)?.filter { $0.hasSuffix(".jpg") }.isEmpty == true)
+        await harness.finish()
+    }
+
+    @Test func anImageThatIsNotAJPEGGetsAPlaceholder() async throws {
+        let harness = try ServiceHarness()
+        let alpha = try harness.client(harness.alpha)
+        let (_, floorId) = try alpha.makeFloor()
+        let id = newID()
+        #expect(try alpha.putPanorama(id, floorId: floorId, bytes: imageBytes(10_000), contentType: "image/png").status == 201)
+        let preview = try alpha.send("GET", "/v1/panoramas/\(id)/preview?width=320")
+        #expect(preview.status == 200 && JPEGFixture.dimensions(preview.body) == [320, 160])
+        await harness.finish()
+    }
+
+    /// Every viewer route that names an id, as tenant beta (signed in, or through beta's own
+    /// share link) naming alpha's: 404, as in the API. Table-driven over the router.
+    @Test func everyViewerRouteHidesAnotherTenantsIds() async throws {
+        let harness = try ServiceHarness()
+        let alpha = try harness.client(harness.alpha)
+        let (propertyId, floorId) = try alpha.makeFloor()
+        let roomId = newID()
+        try alpha.putPlan(floorId, mode: "newScan", rooms: [(roomId, "Kitchen")])
+        let panoramaId = newID()
+        try alpha.putPanorama(panoramaId, floorId: floorId, roomId: roomId, bytes: try JPEGFixture.panorama(width: 512), contentType: "image/jpeg")
+        let tourId = try #require(try alpha.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
+        let shareId = try #require(try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600]).string("id"))
+
+        let betaClient = try harness.client(harness.beta)
+        let (betaProperty, _) = try betaClient.makeFloor()
+        let betaTour = try #require(try betaClient.send("GET", "/v1/properties/\(betaProperty)").string("tourId"))
+        let betaLink = try #require(try betaClient.send("POST", "/v1/tours/\(betaTour)/shares", json: ["expiresInSeconds": 3600]).string("url"))
+        let beta = try ViewerBrowser(harness)
+        _ = try beta.signIn(harness.beta)
+        let csrf = try #require(ViewerBrowser.csrf(try beta.send("GET", "/app/")))
+
+        let ids = ["properties": propertyId, "floors": floorId, "rooms": roomId, "panoramas": panoramaId, "shares": shareId]
+        var checked = 0
+        for route in harness.service.makeRouter(metrics: ServerMetrics()).routes where route.pattern.contains("{id}") {
+            let parts = route.pattern.split(separator: "/").map(String.init)
+            let kind = try #require(parts.firstIndex(of: "{id}").map { parts[$0 - 1] })
+            let path = route.pattern.replacingOccurrences(of: "{id}", with: try #require(ids[kind]))
+                .replacingOccurrences(of: "/t/{secret}", with: betaLink)
+            let response = try beta.send(route.method.name, path + (path.hasSuffix("/preview") ? "?width=320" : ""),
+                                         form: route.method == .post ? ["csrf": csrf, "expiresInSeconds": "3600"] : nil)
+            #expect(response.status == 404, "\(route.method.name) \(route.pattern): \(response.status)")
+            checked += 1
+        }
+        #expect(checked == 13) // 8 under /app, 5 under /t/{secret}
+        // Alpha's link still works: beta's attempt to revoke it changed nothing.
+        #expect((try alpha.send("GET", "/v1/tours/\(tourId)/shares").json?["items"] as? [Any])?.count == 1)
+        await harness.finish()
+    }
+}

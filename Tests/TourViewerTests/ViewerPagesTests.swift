@@ -1,0 +1,144 @@
+import APIModel
+import Foundation
+import Testing
+@testable import TourViewer
+
+/// The pages as pure functions of documents.
+@Suite struct ViewerPagesTests {
+    static let frame = PageFrame(paths: .app, subtitle: "Acme <Ltd>", csrf: "csrf-value")
+    static let widths = PreviewWidths(thumbnail: 320, viewer: 4096)
+
+    static func tour(roomNames: [String?] = ["Kitchen", "Hall"], continuable: Bool = true, propertyName: String = "Villa") -> TourDocument {
+        let rooms = roomNames.enumerated().map { index, name in
+            RoomDocument(id: "room-\(index)", floorId: "floor-0", name: name,
+                         outline: "[[\(index * 4),0],[\(index * 4 + 4),0],[\(index * 4 + 4),3],[\(index * 4),3]]", height: 2.5, capture: nil)
+        }
+        let floor = FloorDocument(id: "floor-0", propertyId: "property", number: 0, name: nil, planRevision: 1, continuable: continuable, rooms: rooms)
+        let second = FloorDocument(id: "floor-1", propertyId: "property", number: 2, name: nil, planRevision: 0, continuable: false, rooms: [])
+        let panoramas = [
+            PanoramaDocument(id: "pano-room", propertyId: "property", floorId: "floor-0", roomId: "room-0", contentType: "image/jpeg",
+                             size: 1000, sha256: "ab", createdAt: "2026-12-01T05:22:44.123Z"),
+            PanoramaDocument(id: "pano-loose", propertyId: "property", floorId: "floor-0", roomId: nil, contentType: "image/jpeg",
+                             size: 1000, sha256: "cd", createdAt: "2026-12-01T05:22:45.123Z"),
+        ]
+        let property = PropertyDocument(id: "property", tourId: "tour", name: propertyName, floorCount: 2, metadata: "{}",
+                                        createdAt: "2026-12-01T05:00:00.000Z", updatedAt: "2026-12-01T05:30:00.000Z")
+        return TourDocument(tourId: "tour", property: property, floors: [
+            TourDocument.Floor(floor: floor, plan: TourDocument.Plan(revision: 1, structure: nil), worldMap: nil, panoramas: panoramas),
+            TourDocument.Floor(floor: second, plan: nil, worldMap: nil, panoramas: []),
+        ])
+    }
+
+    static func text(_ bytes: [UInt8]?) -> String { String(decoding: bytes ?? [], as: UTF8.self) }
+
+    @Test func escapingCoversEveryCharacterThatStartsMarkupOrEndsAnAttribute() {
+        #expect(HTMLEscaping.escape(#"<a href="x" onclick='y'>&</a>"#) == "&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;&lt;/a&gt;")
+        #expect(HTMLEscaping.escape("Küche 🏠") == "Küche 🏠")
+    }
+
+    @Test func everyValueFromTheDatabaseIsEscaped() {
+        let hostile = #"<script>alert("x")</script>"#
+        let tour = Self.tour(roomNames: [hostile, "Hall"], propertyName: hostile)
+        let pages = [
+            ViewerPages.property(Self.frame, tour, status: ServerStatusDocument(propertyId: "property", tourId: "tour", floorCount: 2, roomCount: 2,
+                                                                                 panoramaCount: 2, panoramaBytes: 2000, updatedAt: "x"), shares: nil),
+            ViewerPages.floor(Self.frame, tour, floorId: "floor-0", widths: Self.widths),
+            ViewerPages.room(Self.frame, tour, roomId: "room-0", widths: Self.widths),
+        ].map(Self.text)
+        for page in pages {
+            #expect(!page.contains("<script>alert"))
+            #expect(page.contains("&lt;script&gt;alert(&quot;x&quot;)"))
+            #expect(page.contains("Acme &lt;Ltd&gt;"))
+        }
+    }
+
+    @Test func theFloorPlanHasOnePolygonPerRoomWithItsNameAndLink() {
+        let page = Self.text(ViewerPages.floor(Self.frame, Self.tour(), floorId: "floor-0", widths: Self.widths))
+        #expect(page.components(separatedBy: "<polygon").count - 1 == 2)
+        #expect(page.contains(">Kitchen</text>") && page.contains(">Hall</text>"))
+        #expect(page.contains("href=\"/app/rooms/room-0\"") && page.contains("href=\"/app/rooms/room-1\""))
+        // The panorama without a room is listed under the plan; the room's is not.
+        #expect(page.contains("/app/panoramas/pano-loose/preview?width=320"))
+        #expect(!page.contains("pano-room"))
+        #expect(page.contains("<g class=\"scale\">"))
+    }
+
+    @Test func thePlanIsScaledToFitAndItsScaleBarIsARoundNumberOfMetres() {
+        let drawing = FloorPlanDrawing(rooms: [
+            FloorPlanDrawing.Room(id: "a", name: "A", points: [(10, 20), (30, 20), (30, 28), (10, 28)]),
+        ])
+        // 20 m wide across 800 − 2 × 24 pixels.
+        #expect(abs(drawing.scale - 752.0 / 20) < 1e-9)
+        #expect(drawing.pixel((10, 20)) == (24, 24))
+        #expect(drawing.pixel((30, 28)).x == 776)
+        #expect(drawing.scaleBarMetres == 5) // a sixth of the width is 3.5 m; 5 is the closest round length
+        #expect(FloorPlanDrawing.centroid([(0, 0), (4, 0), (4, 2), (0, 2)]) == (2, 1))
+        // A tall floor is limited by its height instead.
+        let tall = FloorPlanDrawing(rooms: [FloorPlanDrawing.Room(id: "b", name: "B", points: [(0, 0), (1, 0), (1, 100), (0, 100)])])
+        #expect(abs(tall.scale - 752.0 * 1.25 / 100) < 1e-9)
+    }
+
+    @Test func anOutlineThatDoesNotReadIsLeftOut() {
+        let rooms = [RoomDocument(id: "r", floorId: "f", name: "R", outline: "[[0,0],[1]]", height: nil, capture: nil)]
+        #expect(FloorPlanDrawing(rooms).rooms.isEmpty)
+    }
+
+    @Test func floorsAreTitledAsTheScreensTitleThemAndAContinuableOneSaysSo() {
+        let page = Self.text(ViewerPages.property(Self.frame, Self.tour(), status: ServerStatusDocument(
+            propertyId: "property", tourId: "tour", floorCount: 2, roomCount: 2, panoramaCount: 2, panoramaBytes: 2048, updatedAt: "x"), shares: nil))
+        #expect(page.contains(">Ground floor</a>") && page.contains(">Floor 2</a>"))
+        #expect(page.contains("Can be continued"))
+        #expect(page.contains("2 panoramas (2.0 KB)"))
+        let notContinuable = Self.text(ViewerPages.property(Self.frame, Self.tour(continuable: false), status: ServerStatusDocument(
+            propertyId: "property", tourId: "tour", floorCount: 2, roomCount: 2, panoramaCount: 2, panoramaBytes: 0, updatedAt: "x"), shares: nil))
+        #expect(!notContinuable.contains("Can be continued"))
+    }
+
+    @Test func shareFormsCarryTheCSRFTokenAndASharedTourHasNoForms() {
+        let shares = ShareSection(shares: [ShareSummary(id: "share-1", createdAt: "a", expiresAt: "b")], madeURL: "http://h/t/secret",
+                                  lifetimes: [3600, 86_400])
+        let status = ServerStatusDocument(propertyId: "property", tourId: "tour", floorCount: 2, roomCount: 2, panoramaCount: 2, panoramaBytes: 0, updatedAt: "x")
+        let page = Self.text(ViewerPages.property(Self.frame, Self.tour(), status: status, shares: shares))
+        // Sign out, make a link, revoke a link: each form carries the token.
+        #expect(page.components(separatedBy: "<form method=\"post\"").count - 1 == 3)
+        #expect(page.components(separatedBy: "name=\"csrf\" value=\"csrf-value\"").count - 1 == 3)
+        #expect(page.contains("value=\"http://h/t/secret\""))
+        #expect(page.contains("<option value=\"3600\">1 hour</option><option value=\"86400\">1 day</option>"))
+        let shared = PageFrame(paths: .share(secret: "s3cret"), subtitle: nil, csrf: nil)
+        let sharedPage = Self.text(ViewerPages.property(shared, Self.tour(), status: status, shares: shares))
+        #expect(!sharedPage.contains("<form"))
+        #expect(sharedPage.contains("href=\"/t/s3cret/floors/floor-0\""))
+        #expect(!sharedPage.contains("/app/properties"))
+    }
+
+    @Test func theViewerPageLoadsItsScriptFromTheOriginAndFallsBackToTheImage() {
+        let page = Self.text(ViewerPages.panorama(Self.frame, Self.tour(), panoramaId: "pano-room", widths: Self.widths))
+        #expect(page.contains("<script src=\"/app/static/viewer.js\" defer></script>"))
+        #expect(page.contains("<img class=\"fallback\""))
+        #expect(page.contains("src=\"/app/panoramas/pano-room/preview?width=4096\""))
+        #expect(!page.contains("<script>")) // nothing inline: the CSP allows only 'self'
+        #expect(!page.contains("style=\""))
+        #expect(ViewerPages.panorama(Self.frame, Self.tour(), panoramaId: "unknown", widths: Self.widths) == nil)
+    }
+
+    @Test func theListPagesAndSearches() {
+        let property = Self.tour().property
+        let items = [PropertySummary(property: property, floors: 2, rooms: 3, panoramas: 1)]
+        let page = Self.text(ViewerPages.propertyList(Self.frame, items, query: "a&b c", page: 2, hasNext: true))
+        #expect(page.contains("2 floors · 3 rooms · 1 panorama"))
+        #expect(page.contains("href=\"/app/?page=1&amp;q=a%26b%20c\"") && page.contains("href=\"/app/?page=3&amp;q=a%26b%20c\""))
+        #expect(page.contains("value=\"a&amp;b c\""))
+        #expect(page.contains("Tour <code>tour</code>"))
+    }
+
+    @Test func numbersAndTimesPrintAsThePagesShowThem() {
+        #expect(Format.decimal(2.345, places: 1) == "2.3")
+        #expect(Format.decimal(-0.04, places: 1) == "0.0")
+        #expect(Format.decimal(-1.25, places: 2) == "-1.25")
+        #expect(Format.bytes(1_040_000) == "1015.6 KB")
+        #expect(Format.bytes(512) == "512 bytes")
+        #expect(Format.time("2026-12-01T05:22:44.123Z") == "2026-12-01 05:22 UTC")
+        #expect(Lifetime.describe(7 * 86_400) == "7 days")
+        #expect(Lifetime.describe(3600) == "1 hour")
+    }
+}

@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+"""The tour viewer in a real browser (Debian's chromium and chromium-driver, headless, through
+selenium), against the release toursd with real JPEG panoramas: sign in, walk list → property
+→ floor → room → viewer by clicking, the floor's SVG, the viewer's WebGL canvas before and
+after a drag, sign out, share links (open without a session, stop after revocation and after
+expiry), the cookie's flags, no token in any page, another tenant's ids 404, every page under
+100 KB without its images and with no request outside the origin. A screenshot of each page
+goes to the artifacts folder.
+
+usage: viewer_test.py TOURSD ARTIFACTS_DIR"""
+import http.client
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+import urllib.parse
+
+from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tourfixture  # noqa: E402
+
+TOURSD, ARTIFACTS = sys.argv[1], sys.argv[2]
+WAIT = 30  # seconds any one awaited browser condition may take
+failures = []
+
+
+def check(condition, what):
+    print(("ok   " if condition else "FAIL ") + what, flush=True)
+    if not condition:
+        failures.append(what)
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    for flag in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900",
+                 "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--ignore-gpu-blocklist",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--disable-features=OptimizationHints,MediaRouter,Translate"]:
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    service = webdriver.ChromeService(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver")
+    driver = webdriver.Chrome(options=options, service=service)
+    driver.set_page_load_timeout(WAIT)
+    return driver
+
+
+def requests_made(driver):
+    """The URLs the browser requested since the last call (its own performance log)."""
+    urls = []
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message.get("method") == "Network.requestWillBeSent":
+            urls.append(message["params"]["request"]["url"])
+    return urls
+
+
+def page_bytes(driver, daemon, cookie):
+    """The page's HTML as the server sent it (its size without images)."""
+    path = urllib.parse.urlsplit(driver.current_url)
+    status, _, content = daemon.request("GET", path.path + ("?" + path.query if path.query else ""),
+                                        headers={"Cookie": cookie} if cookie else {})
+    return status, content
+
+
+def look(driver, daemon, name, token_values, cookie=None):
+    """Every page visited: screenshot, size, requests, no token in its source."""
+    shot = os.path.join(ARTIFACTS, f"{name}.png")
+    driver.save_screenshot(shot)
+    status, content = page_bytes(driver, daemon, cookie)
+    if status != 200:  # a page a form's POST answered: its DOM is what was sent
+        content = driver.page_source.encode()
+    check(len(content) < 100 * 1024, f"{name}: the page is {len(content)} bytes without its images (< 100 KB)")
+    outside = [url for url in requests_made(driver) if not url.startswith(daemon.base + "/")]
+    check(not outside, f"{name}: no request outside the origin {outside[:3]}")
+    source = driver.page_source
+    check(not any(token in source for token in token_values), f"{name}: no token in the page source")
+
+
+def await_condition(driver, condition, what):
+    try:
+        WebDriverWait(driver, WAIT, poll_frequency=0.1).until(lambda d: condition(d))
+        return True
+    except TimeoutException:
+        check(False, f"{what} (waited {WAIT} s)")
+        return False
+
+
+CANVAS_SAMPLE = """
+const canvas = document.querySelector('#viewer canvas');
+const copy = document.createElement('canvas');
+copy.width = 64; copy.height = 36;
+const context = copy.getContext('2d');
+context.drawImage(canvas, 0, 0, 64, 36);
+return Array.from(context.getImageData(0, 0, 64, 36).data);
+"""
+
+
+def main():
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="toursd-browser-")
+    daemon = tourfixture.Daemon(TOURSD, work, {"shareMinSeconds": 1, "signInFailuresAllowed": 3, "signInWindowSeconds": 600,
+                                               "viewerSubtitle": "", "logLevel": "info"})
+    drivers = []
+    try:
+        other_token = daemon.create_token("Other Agency")
+        image = tourfixture.panorama_jpeg(2048)
+        tour = tourfixture.build_tour(daemon, daemon.token, "Maple Street 12", rooms=6, panoramas_per_room=1, loose=1,
+                                      image=image, floors=2)
+        hostile = '<script>alert("x")</script> & Sons'
+        tourfixture.build_tour(daemon, daemon.token, hostile, rooms=3, panoramas_per_room=0, loose=0, image=image)
+        other = tourfixture.build_tour(daemon, other_token, "Other Agency's house", rooms=2, panoramas_per_room=1, loose=0, image=image)
+        tokens = [daemon.token, other_token]
+
+        driver = browser()
+        drivers.append(driver)
+        # Signed out, every page leads to sign-in.
+        driver.get(daemon.base + "/app/")
+        check(driver.current_url.endswith("/app/login"), "a page without a session redirects to sign-in")
+        look(driver, daemon, "01-sign-in", tokens)
+        driver.find_element(By.ID, "token").send_keys("nt_not-a-token")
+        driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+        await_condition(driver, lambda d: "not valid" in d.page_source, "a wrong token is refused on the page")
+        check("/app/login" in driver.current_url, "a wrong token stays at sign-in")
+        driver.find_element(By.ID, "token").send_keys(daemon.token)
+        driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+        await_condition(driver, lambda d: d.current_url.endswith("/app/"), "signing in leads to the property list")
+
+        session = driver.get_cookie("nt_session")
+        check(session is not None and session["httpOnly"] and session.get("sameSite") == "Strict" and not session["secure"],
+              f"the session cookie is HttpOnly, SameSite=Strict, not Secure over http: {session and {k: session[k] for k in ('httpOnly', 'sameSite', 'secure')}}")
+        cookie = f"nt_session={session['value']}"
+        check(session["value"] not in open(os.path.join(work, "toursd.log")).read(), "the session cookie is in no log line")
+
+        # The list: subtitle, counts, the hostile name escaped.
+        source = driver.page_source
+        check("default" in driver.find_element(By.CSS_SELECTOR, ".subtitle").text, "the subtitle line is the tenant's name")
+        check("<script>alert" not in source and "&lt;script&gt;alert" in source, "a name from the database is escaped")
+        item = driver.find_element(By.PARTIAL_LINK_TEXT, "Maple Street 12")
+        check("2 floors · 6 rooms · 7 panoramas" in item.text and tour["tour"] in item.text,
+              f"the list shows the tour id and counts: {item.text!r}")
+        look(driver, daemon, "02-property-list", tokens, cookie)
+        driver.find_element(By.NAME, "q").send_keys("maple")
+        driver.find_element(By.CSS_SELECTOR, "form.search button").click()
+        await_condition(driver, lambda d: "q=maple" in d.current_url, "the search runs")
+        names = [element.text for element in driver.find_elements(By.CSS_SELECTOR, "a.property .name")]
+        check(names == ["Maple Street 12"], f"search by name finds only matching properties: {names}")
+
+        # list → property → floor → room → viewer, by clicking.
+        driver.find_element(By.PARTIAL_LINK_TEXT, "Maple Street 12").click()
+        await_condition(driver, lambda d: d.find_elements(By.TAG_NAME, "h1") and d.find_element(By.TAG_NAME, "h1").text == "Maple Street 12",
+                        "the property page opens")
+        floors = [element.text for element in driver.find_elements(By.CSS_SELECTOR, "section.floor h2")]
+        check(floors == ["Ground floor", "Floor 1"], f"floors are titled as the screens title them: {floors}")
+        check("Can be continued" in driver.page_source, "a floor with a plan and world map says it can be continued")
+        look(driver, daemon, "03-property", tokens, cookie)
+        driver.find_element(By.LINK_TEXT, "Ground floor").click()
+        await_condition(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "svg.plan"), "the floor page draws its plan")
+        polygons = driver.find_elements(By.CSS_SELECTOR, "svg.plan a.room polygon")
+        labels = [element.get_attribute("textContent") for element in driver.find_elements(By.CSS_SELECTOR, "svg.plan a.room text")]
+        check(len(polygons) == 6, f"the floor's SVG has one polygon per room: {len(polygons)}")
+        check(labels == tour["roomNames"], f"each room's name is inside its polygon: {labels}")
+        check("m" in driver.find_element(By.CSS_SELECTOR, "svg.plan .scale text").get_attribute("textContent"), "the plan has a metre scale bar")
+        check(len(driver.find_elements(By.CSS_SELECTOR, "ul.panoramas img")) == 1, "the panorama without a room is listed under the plan")
+        look(driver, daemon, "04-floor", tokens, cookie)
+        driver.find_element(By.CSS_SELECTOR, "svg.plan a.room").click()
+        await_condition(driver, lambda d: "/app/rooms/" in d.current_url, "a room of the plan links to its page")
+        check(driver.find_element(By.TAG_NAME, "h1").text == tour["roomNames"][0], "the room page is the room clicked")
+        await_condition(driver, lambda d: d.execute_script(
+            "const i = document.querySelector('ul.panoramas img'); return i && i.complete && i.naturalWidth > 0;"),
+            "the room's preview image loads")
+        check(driver.execute_script("return document.querySelector('ul.panoramas img').naturalWidth") in (320, 1024),
+              "the preview is one of the fixed widths")
+        look(driver, daemon, "05-room", tokens, cookie)
+        driver.find_element(By.CSS_SELECTOR, "ul.panoramas a").click()
+        await_condition(driver, lambda d: "/app/panoramas/" in d.current_url, "a preview opens the viewer")
+        drawn = await_condition(driver, lambda d: int(d.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-frames") or 0) >= 1,
+                                "the viewer draws a frame with WebGL")
+        if drawn:
+            before = driver.execute_script(CANVAS_SAMPLE)
+            colours = {tuple(before[index:index + 3]) for index in range(0, len(before), 4)}
+            check(len(colours) > 20, f"the viewer's canvas is not blank: {len(colours)} colours in a 64×36 sample")
+            frames = int(driver.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-frames"))
+            canvas = driver.find_element(By.CSS_SELECTOR, "#viewer canvas")
+            ActionChains(driver).move_to_element(canvas).click_and_hold().move_by_offset(200, 40).release().perform()
+            await_condition(driver, lambda d: int(d.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-frames")) > frames,
+                            "a drag draws again")
+            after = driver.execute_script(CANVAS_SAMPLE)
+            changed = sum(1 for a, b in zip(before, after) if abs(a - b) > 8)
+            check(changed > len(before) // 10, f"the view changes after a drag: {changed} of {len(before)} channel values")
+            frames = int(canvas.get_attribute("data-frames"))
+            canvas.send_keys("\ue012")  # the left arrow key
+            await_condition(driver, lambda d: int(canvas.get_attribute("data-frames")) > frames, "the arrow keys look around")
+        look(driver, daemon, "06-viewer", tokens, cookie)
+
+        # Another tenant's ids are 404, as in the API; so are their images.
+        for path in [f"/app/properties/{other['property']}", f"/app/floors/{other['floors'][0]}", f"/app/rooms/{other['rooms'][0]}",
+                     f"/app/panoramas/{other['panoramas'][0]}", f"/app/panoramas/{other['panoramas'][0]}/preview?width=320",
+                     f"/app/panoramas/{other['panoramas'][0]}/image"]:
+            status, _, _ = daemon.request("GET", path, headers={"Cookie": cookie})
+            check(status == 404, f"another tenant's {path.split('/')[2]} is 404: {status}")
+        driver.get(daemon.base + f"/app/floors/{other['floors'][0]}")
+        check(driver.find_element(By.TAG_NAME, "h1").text == "Not found", "another tenant's floor shows the not-found page")
+
+        # Share links: made on the property page, open without a session.
+        driver.get(daemon.base + f"/app/properties/{tour['property']}")
+        Select(driver.find_element(By.NAME, "expiresInSeconds")).select_by_visible_text("1 day")
+        driver.find_element(By.XPATH, "//button[text()='Make a share link']").click()
+        await_condition(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "input.share-url"), "a share link is made")
+        share_url = driver.find_element(By.CSS_SELECTOR, "input.share-url").get_attribute("value")
+        check(re.fullmatch(re.escape(daemon.base) + r"/t/[A-Za-z0-9_-]{43}", share_url) is not None, f"the share URL is absolute: {share_url}")
+        check(len(driver.find_elements(By.CSS_SELECTOR, "ul.share-list li")) == 1, "the property page lists the link")
+        look(driver, daemon, "07-property-shares", tokens, cookie)
+        secret = share_url.rsplit("/", 1)[1]
+        check(secret not in open(os.path.join(work, "toursd.log")).read(), "the share secret is in no log line")
+
+        guest = browser()
+        drivers.append(guest)
+        guest.get(share_url)
+        check(guest.find_element(By.TAG_NAME, "h1").text == "Maple Street 12", "a share link opens the tour without a session")
+        check(not guest.find_elements(By.CSS_SELECTOR, "form.signout") and not guest.find_elements(By.CSS_SELECTOR, "section.shares"),
+              "the shared tour is read-only: no sign-out, no share links")
+        look(guest, daemon, "08-shared-property", tokens)
+        guest.find_element(By.LINK_TEXT, "Floor 1").click()
+        await_condition(guest, lambda d: d.find_element(By.TAG_NAME, "h1").text == "Floor 1", "the shared tour's second floor opens")
+        guest.back()
+        guest.find_element(By.LINK_TEXT, "Ground floor").click()
+        await_condition(guest, lambda d: d.find_elements(By.CSS_SELECTOR, "svg.plan a.room"), "the shared floor draws its plan")
+        look(guest, daemon, "09-shared-floor", tokens)
+        rooms_seen = 0
+        for index in range(len(tour["rooms"])):
+            guest.find_elements(By.CSS_SELECTOR, "ul.rooms a")[index].click()
+            await_condition(guest, lambda d: "/rooms/" in d.current_url, "a shared room opens")
+            rooms_seen += len(guest.find_elements(By.CSS_SELECTOR, "ul.panoramas img"))
+            guest.back()
+        check(rooms_seen == 6, f"every room's panorama is in the shared tour: {rooms_seen}")
+        guest.find_elements(By.CSS_SELECTOR, "ul.rooms a")[0].click()
+        guest.find_element(By.CSS_SELECTOR, "ul.panoramas a").click()
+        await_condition(guest, lambda d: int(d.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-frames") or 0) >= 1,
+                        "the shared viewer draws")
+        look(guest, daemon, "10-shared-viewer", tokens)
+        status, _, _ = daemon.request("GET", f"/t/{secret}/floors/{other['floors'][0]}")
+        check(status == 404, f"a share link opens nothing outside its tour: {status}")
+        status, _, _ = daemon.request("GET", f"/t/{secret}/panoramas/{other['panoramas'][0]}/preview?width=320")
+        check(status == 404, f"a share link's images are its tour's only: {status}")
+
+        # Revoked: the link stops at once.
+        driver.get(daemon.base + f"/app/properties/{tour['property']}")
+        driver.find_element(By.XPATH, "//button[text()='Revoke']").click()
+        await_condition(driver, lambda d: not d.find_elements(By.CSS_SELECTOR, "ul.share-list li"), "revoking removes the link from the list")
+        guest.get(share_url)
+        check(guest.find_element(By.TAG_NAME, "h1").text == "Not found", "a revoked share link stops working")
+        status, _, _ = daemon.request("GET", f"/t/{secret}")
+        check(status == 404, f"a revoked share link is 404: {status}")
+
+        # Expired: a link of 2 seconds (the test's config allows 1 second and up) stops by itself.
+        made = daemon.api("POST", f"/v1/tours/{tour['tour']}/shares", {"expiresInSeconds": 2}, daemon.token)
+        guest.get(daemon.base + made["url"])
+        check(guest.find_element(By.TAG_NAME, "h1").text == "Maple Street 12", "a fresh short link opens")
+        await_condition(guest, lambda d: d.get(daemon.base + made["url"]) or d.find_element(By.TAG_NAME, "h1").text == "Not found",
+                        "an expired share link stops working")
+        check("expired" in guest.page_source, "the expired link's page says so")
+
+        # Signing out ends the session: the pages go back to sign-in, the old cookie is refused.
+        driver.find_element(By.CSS_SELECTOR, "form.signout button").click()
+        await_condition(driver, lambda d: d.current_url.endswith("/app/login"), "signing out leads to sign-in")
+        driver.get(daemon.base + f"/app/properties/{tour['property']}")
+        check(driver.current_url.endswith("/app/login"), "after signing out the pages redirect to sign-in")
+        status, headers, _ = daemon.request("GET", "/app/", headers={"Cookie": cookie})
+        check(status == 303 and headers.get("Location") == "/app/login", f"the old session cookie is refused: {status}")
+
+        # Failed sign-ins are limited per address: past 3 (the test's config), 429 with Retry-After.
+        codes = []
+        for _ in range(5):
+            status, headers, content = daemon.request("GET", "/app/login")
+            csrf = re.search(rb'name="csrf" value="([^"]+)"', content).group(1).decode()
+            body = urllib.parse.urlencode({"csrf": csrf, "token": "nt_wrong"}).encode()
+            status, headers, _ = daemon.request("POST", "/app/login", body, headers={
+                "Cookie": f"nt_signin={csrf}", "Content-Type": "application/x-www-form-urlencoded"})
+            codes.append(status)
+        check(codes == [401, 401, 401, 429, 429], f"failed sign-ins are rate-limited: {codes}")
+        check(int(headers.get("Retry-After", "0")) > 0, f"429 says when to try again: Retry-After {headers.get('Retry-After')}")
+        log = open(os.path.join(work, "toursd.log")).read()
+        check(all(token not in log for token in tokens), "no token in any log line")
+    finally:
+        for driver in drivers:
+            driver.quit()
+        daemon.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"screenshots in {ARTIFACTS}: {', '.join(sorted(os.listdir(ARTIFACTS)))}")
+    if failures:
+        print(f"FAIL: {len(failures)} check(s) failed")
+        sys.exit(1)
+    print("PASS")
+
+
+main()
