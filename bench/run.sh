@@ -10,6 +10,8 @@ bash bench/uploads.sh
 echo
 bash bench/documents.sh
 echo
+bash bench/viewer.sh
+echo
 .build/release/DocumentBench
 echo
 .build/release/ClientBench

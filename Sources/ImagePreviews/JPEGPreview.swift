@@ -16,11 +16,21 @@ public enum JPEGPreview {
     /// aspect ratio. `maxSourcePixels` refuses a header that claims a larger image, before any
     /// memory is given to it.
     public static func make(from jpeg: [UInt8], width: Int, quality: Int, maxSourcePixels: Int) throws(PreviewError) -> [UInt8] {
+        let result = jpeg.withUnsafeBytes { bytes in
+            Result { () throws(PreviewError) in try make(from: bytes, width: width, quality: quality, maxSourcePixels: maxSourcePixels) }
+        }
+        return try result.get()
+    }
+
+    /// The same from bytes in place (a mapped file: a panorama is never copied whole).
+    public static func make(from source: UnsafeRawBufferPointer, width: Int, quality: Int, maxSourcePixels: Int) throws(PreviewError) -> [UInt8] {
         guard width > 0 else { throw PreviewError("a preview needs a width") }
+        guard let base = source.baseAddress?.assumingMemoryBound(to: UInt8.self), !source.isEmpty else { throw PreviewError("an empty file is not a JPEG") }
+        let jpeg = UnsafeBufferPointer(start: base, count: source.count)
         guard let handle = tjInitDecompress() else { throw PreviewError("libjpeg-turbo cannot start a decoder") }
         defer { tjDestroy(handle) }
         var sourceWidth: Int32 = 0, sourceHeight: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
-        guard tjDecompressHeader3(handle, jpeg, UInt(jpeg.count), &sourceWidth, &sourceHeight, &subsampling, &colorspace) == 0 else {
+        guard tjDecompressHeader3(handle, jpeg.baseAddress, UInt(jpeg.count), &sourceWidth, &sourceHeight, &subsampling, &colorspace) == 0 else {
             throw PreviewError("not a readable JPEG: \(errorText(handle))")
         }
         guard sourceWidth > 0, sourceHeight > 0, Int(sourceWidth) * Int(sourceHeight) <= maxSourcePixels else {
@@ -31,7 +41,7 @@ public enum JPEGPreview {
         let decoded = Image(width: scaled(Int(sourceWidth), scale), height: scaled(Int(sourceHeight), scale))
         var pixels = [UInt8](repeating: 0, count: decoded.width * decoded.height * 3)
         let status = pixels.withUnsafeMutableBufferPointer { buffer in
-            tjDecompress2(handle, jpeg, UInt(jpeg.count), buffer.baseAddress, Int32(decoded.width), 0, Int32(decoded.height),
+            tjDecompress2(handle, jpeg.baseAddress, UInt(jpeg.count), buffer.baseAddress, Int32(decoded.width), 0, Int32(decoded.height),
                           Int32(TJPF_RGB.rawValue), TJFLAG_FASTDCT)
         }
         // A warning (a truncated file, say) still leaves an image worth showing.

@@ -199,17 +199,27 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         #expect(JPEGFixture.dimensions(preview.body) == [1024, 512])
         let etag = try #require(preview.header("ETag"))
         #expect(try alpha.send("GET", "/v1/panoramas/\(id)/preview?width=1024", headers: ["If-None-Match": etag]).status == 304)
-        #expect(try alpha.send("GET", "/v1/panoramas/\(id)/preview?width=1024").body == preview.body) // from the cache
+        // The preview made is sent at once and cached behind the answer; later ones are the file.
+        let previews = harness.dataDir + "/previews"
+        let cached = { FileManager.default.subpaths(atPath: previews)?.filter { $0.hasSuffix(".jpg") } ?? [] }
+        try await waitUntil("the 1024 preview's file") { cached().count == 1 }
+        #expect(try alpha.send("GET", "/v1/panoramas/\(id)/preview?width=1024").body == preview.body)
         #expect(JPEGFixture.dimensions(try alpha.send("GET", "/v1/panoramas/\(id)/preview").body) == [320, 160])
+        try await waitUntil("the 320 preview's file") { cached().count == 2 }
+        // Private like the rest of the data directory.
+        for path in ["previews"] + (FileManager.default.subpaths(atPath: previews) ?? []).map({ "previews/" + $0 }) {
+            var isFolder: ObjCBool = false
+            _ = FileManager.default.fileExists(atPath: harness.dataDir + "/" + path, isDirectory: &isFolder)
+            let mode = ((try? FileManager.default.attributesOfItem(atPath: harness.dataDir + "/" + path)[.posixPermissions]) as? Int ?? -1) & 0o777
+            #expect(mode == (isFolder.boolValue ? 0o700 : 0o600), "\(path) is \(String(mode, radix: 8))")
+        }
         let refused = try alpha.send("GET", "/v1/panoramas/\(id)/preview?width=1000")
         #expect(refused.status == 400 && refused.errorCode == "bad_request")
         #expect(try harness.client(harness.beta).send("GET", "/v1/panoramas/\(id)/preview?width=1024").status == 404)
         #expect(try harness.client(nil).send("GET", "/v1/panoramas/\(id)/preview?width=1024").status == 401)
 
-        let previews = harness.dataDir + "/previews"
-        #expect(FileManager.default.subpaths(atPath: previews)?.filter { $0.hasSuffix(".jpg") }.count == 2)
         #expect(try alpha.send("DELETE", "/v1/panoramas/\(id)").status == 204)
-        #expect(FileManager.default.subpaths(atPath: previews)?.filter { $0.hasSuffix(".jpg") }.isEmpty == true)
+        #expect(cached().isEmpty)
         await harness.finish()
     }
 

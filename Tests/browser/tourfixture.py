@@ -81,9 +81,10 @@ class Daemon:
         return json.loads(content) if content else None
 
 
-def panorama_jpeg(width=2048, seed=0, quality=85):
+def panorama_jpeg(width=2048, seed=0, quality=85, grain=0):
     """An equirectangular test image: hue by longitude, light by latitude, a grid every 30°,
-    so that any change of view direction changes the pixels."""
+    so that any change of view direction changes the pixels. `grain` adds noise of that
+    strength, for the detail (and the file size) of a camera's image."""
     height = width // 2
     hues = []
     for x in range(width):
@@ -94,6 +95,9 @@ def panorama_jpeg(width=2048, seed=0, quality=85):
     column = Image.new("L", (1, height))
     column.putdata([int(255 * (0.35 + 0.5 * math.cos((y / height - 0.5) * math.pi))) for y in range(height)])
     image = ImageChops.multiply(row.resize((width, height)), column.resize((width, height)).convert("RGB"))
+    if grain:
+        noise = Image.effect_noise((width, height), grain).convert("RGB")
+        image = ImageChops.add(image, noise, scale=1.0, offset=-128)
     draw = ImageDraw.Draw(image)
     for step in range(12):
         x = step * width // 12

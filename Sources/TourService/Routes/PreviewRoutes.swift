@@ -28,14 +28,15 @@ extension ServiceContext {
             width = widths[0]
         }
         let etag = "\"\(panorama.sha256.prefix(32))-\(width)\""
-        var headers = [HTTPField(name: "ETag", value: etag), HTTPField(name: "Cache-Control", value: "private, max-age=86400")]
+        let headers = [HTTPField(name: "ETag", value: etag), HTTPField(name: "Cache-Control", value: "private, max-age=86400")]
         if StoredContent.matches(request.headers["if-none-match"], etag) {
             return Response(status: .notModified, headers: headers)
         }
         let source = blobs.path(BlobKey(tenant: tenant, kind: .panorama, id: panorama.id))
-        let file = try await previews.open(tenant: tenant, panorama, width: width, source: source)
-        headers.append(HTTPField(name: "Content-Disposition", value: "inline"))
-        return Response(status: .ok, contentType: "image/jpeg", headers: headers,
-                        body: .file(FileRegion(fd: file.fd, offset: 0, length: file.size)))
+        let body: ResponseBody = switch try await previews.preview(tenant: tenant, panorama, width: width, source: source) {
+        case .file(let fd, let size): .file(FileRegion(fd: fd, offset: 0, length: size))
+        case .made(let bytes): .bytes(bytes)
+        }
+        return Response(status: .ok, contentType: "image/jpeg", headers: headers, body: body)
     }
 }

@@ -32,31 +32,43 @@ final class PreviewCache: Sendable {
         "\(directory(tenant: tenant, id: panorama.id))/\(width)-\(panorama.sha256.prefix(16)).jpg"
     }
 
-    /// The preview of a stored panorama at `width`, opened for sending (the caller owns the
-    /// descriptor), made first from `source` when not cached. Runs on the I/O pool.
-    func open(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: String) async throws -> (fd: Int32, size: Int64) {
+    /// What a preview request is answered with: the cached file, or the preview just made
+    /// (sent from memory while its file is written to the cache behind the answer).
+    enum Preview {
+        case file(fd: Int32, size: Int64)
+        case made([UInt8])
+    }
+
+    /// The preview of a stored panorama at `width`, made first from `source` when not
+    /// cached. Runs on the I/O pool.
+    func preview(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: String) async throws -> Preview {
         let target = path(tenant: tenant, panorama, width: width)
-        return try await io.run { [self] in
-            if let opened = Self.openFile(target) { return opened }
-            let bytes = try makePreview(panorama, width: width, source: source)
-            try write(bytes, to: target, tenant: tenant, id: panorama.id)
-            guard let opened = Self.openFile(target) else {
-                throw ServiceError(.internal, "the preview of \(panorama.id) cannot be opened: \(String(cString: strerror(errno)))")
-            }
-            return opened
+        let preview = try await io.run { [self] () throws -> Preview in
+            if let opened = Self.openFile(target) { return .file(fd: opened.fd, size: opened.size) }
+            return .made(try makePreview(panorama, width: width, source: source))
         }
+        if case .made(let bytes) = preview {
+            let written = io.submit { [self] _ in
+                do {
+                    try write(bytes, to: target, tenant: tenant, id: panorama.id)
+                } catch {
+                    logger.warn("a preview cannot be cached", ["panorama": panorama.id, "error": "\(error)"])
+                }
+            }
+            if !written { logger.warn("a preview is not cached: the file pool has stopped", ["panorama": panorama.id]) }
+        }
+        return preview
     }
 
     /// A JPEG panorama's preview; any other image, or a JPEG that cannot be read, gets the
     /// placeholder (panoramas are 2:1).
     func makePreview(_ panorama: PanoramaRecord, width: Int, source: String) throws -> [UInt8] {
         if panorama.contentType == "image/jpeg" {
-            guard let data = FileManager.default.contents(atPath: source) else {
-                throw ServiceError(.internal, "panorama \(panorama.id) cannot be read: \(String(cString: strerror(errno)))")
-            }
             do {
-                return try JPEGPreview.make(from: [UInt8](data), width: width, quality: quality, maxSourcePixels: maxSourcePixels)
-            } catch {
+                return try MappedFile.read(source) { bytes in
+                    try JPEGPreview.make(from: bytes, width: width, quality: quality, maxSourcePixels: maxSourcePixels)
+                }
+            } catch let error as PreviewError {
                 logger.warn("a panorama's preview cannot be made: the placeholder stands in", ["panorama": panorama.id, "error": error.message])
             }
         }
@@ -68,10 +80,12 @@ final class PreviewCache: Sendable {
     }
 
     private func write(_ bytes: [UInt8], to target: String, tenant: Int64, id: String) throws {
-        let directory = directory(tenant: tenant, id: id)
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        // Private like every file of the data directory: 0700 folders, 0600 files.
+        for directory in [root, "\(root)/\(tenant)", directory(tenant: tenant, id: id)] where mkdir(directory, 0o700) != 0 && errno != EEXIST {
+            throw ServiceError(.internal, "\(directory) cannot be made: \(String(cString: strerror(errno)))")
+        }
         let temporary = "\(target).\(UInt64.random(in: .min ... .max)).tmp"
-        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw ServiceError(.internal, "a preview cannot be written: \(String(cString: strerror(errno)))") }
         var written = 0
         let ok = bytes.withUnsafeBytes { raw -> Bool in
@@ -107,5 +121,24 @@ final class PreviewCache: Sendable {
         _ = try? await io.run { [self] in
             for id in ids { try? FileManager.default.removeItem(atPath: directory(tenant: tenant, id: id)) }
         }
+    }
+}
+
+/// A file mapped read-only for the length of one call: a panorama of hundreds of MB is read
+/// by the page cache, never copied into the heap.
+enum MappedFile {
+    static func read<T>(_ path: String, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw ServiceError(.internal, "\(path) cannot be opened: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw ServiceError(.internal, "\(path) cannot be read: \(String(cString: strerror(errno)))") }
+        let size = Int(info.st_size)
+        guard size > 0 else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        guard let address = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), address != MAP_FAILED else {
+            throw ServiceError(.internal, "\(path) cannot be mapped: \(String(cString: strerror(errno)))")
+        }
+        defer { munmap(address, size) }
+        return try body(UnsafeRawBufferPointer(start: address, count: size))
     }
 }
