@@ -50,7 +50,7 @@ struct FloorPlanDrawing {
         guard let array = try? JSONReader.parse(outline).array else { return nil }
         var points: [(x: Double, y: Double)] = []
         for point in array {
-            guard let pair = point.array, pair.count == 2, let x = pair[0].double, let y = pair[1].double else { return nil }
+            guard let pair = point.array, pair.count == 2, let x = pair[0].double, let y = pair[1].double, x.isFinite, y.isFinite else { return nil }
             points.append((x, y))
         }
         return points

@@ -1,0 +1,31 @@
+@testable import HTTPCore
+@testable import ImagePreviews
+@testable import TourViewer
+
+// libFuzzer target: what the tour viewer takes from outside. A form body and a Cookie header
+// (either parses or is refused, never a crash); any text escaped for HTML (no character that
+// could start markup or end an attribute survives); any text as a room's outline and name on
+// a floor page (the name appears only escaped); any bytes as a JPEG to preview (an error or a
+// JPEG, never a crash, with a small pixel budget so a hostile header costs nothing).
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzViewerInputs(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: count))
+    let text = String(decoding: bytes, as: UTF8.self)
+    if let form = try? FormFields(bytes) {
+        precondition(form.values.keys.allSatisfy { form[$0] != nil }, "a form field that cannot be read back")
+    }
+    _ = Cookies(text)
+    let escaped = HTMLEscaping.escape(text)
+    precondition(!escaped.contains(where: { "<>\"'".contains($0) }), "markup survived escaping")
+    let outline = FloorPlanDrawing.points(text) ?? []
+    precondition(outline.allSatisfy { $0.x.isFinite && $0.y.isFinite }, "an outline point that is not a number")
+    let square: [(x: Double, y: Double)] = [(0, 0), (4, 0), (4, 3), (0, 3)]
+    let drawing = FloorPlanDrawing(rooms: [FloorPlanDrawing.Room(id: "r", name: text, points: outline.count >= 3 ? outline : square)])
+    var page = HTMLWriter()
+    drawing.write(into: &page) { _ in "/app/rooms/r" }
+    precondition(!text.contains("<") || !page.html.contains(text), "a room name unescaped in the SVG")
+    if let preview = try? JPEGPreview.make(from: bytes, width: 64, quality: 50, maxSourcePixels: 1 << 20) {
+        precondition(JPEGPreview.dimensions(of: preview) != nil, "a preview that is not a JPEG")
+    }
+    return 0
+}
