@@ -20,10 +20,19 @@ public func fuzzViewerInputs(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt
     let outline = FloorPlanDrawing.points(text) ?? []
     precondition(outline.allSatisfy { $0.x.isFinite && $0.y.isFinite }, "an outline point that is not a number")
     let square: [(x: Double, y: Double)] = [(0, 0), (4, 0), (4, 3), (0, 3)]
-    let drawing = FloorPlanDrawing(rooms: [FloorPlanDrawing.Room(id: "r", name: text, points: outline.count >= 3 ? outline : square)])
-    var page = HTMLWriter()
-    drawing.write(into: &page) { _ in "/app/rooms/r" }
-    precondition(!text.contains("<") || !page.html.contains(text), "a room name unescaped in the SVG")
+    // The same drawing with the text as a room's name and with a plain name: the name may add
+    // no markup (as many '<' and '"' either way) and must be there, escaped.
+    let points = outline.count >= 3 ? outline : square
+    let svg = { (name: String) -> String in
+        var page = HTMLWriter()
+        FloorPlanDrawing(rooms: [FloorPlanDrawing.Room(id: "r", name: name, points: points)]).write(into: &page) { _ in "/app/rooms/r" }
+        return page.html
+    }
+    let named = svg(text), plain = svg("x")
+    for mark: Character in ["<", "\""] {
+        precondition(named.filter { $0 == mark }.count == plain.filter { $0 == mark }.count, "a room name added markup to the SVG")
+    }
+    precondition(named.contains(">" + escaped + "</text>"), "a room name missing from the SVG")
     if let preview = try? JPEGPreview.make(from: bytes, width: 64, quality: 50, maxSourcePixels: 1 << 20) {
         precondition(JPEGPreview.dimensions(of: preview) != nil, "a preview that is not a JPEG")
     }
