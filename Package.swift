@@ -26,7 +26,9 @@ let package = Package(
         .target(name: "Hashing", dependencies: ["CCrypto"]),
         // The fixed thread pools that blocking calls (disk, SQLite) run on, off every event loop.
         .target(name: "ThreadPools", dependencies: ["CLinux"]),
-        .target(name: "SQLiteDB", dependencies: ["CSQLite", "ThreadPools"]),
+        // What the server's storage is written against: values, rows, connections, storages.
+        .target(name: "SQLKit", dependencies: ["ThreadPools"]),
+        .target(name: "SQLiteDB", dependencies: ["CSQLite", "SQLKit", "ThreadPools"]),
         .target(name: "HTTPCore", dependencies: ["Logging", "CLinux", "ThreadPools"]),
         // The API's documents and request bodies as types, with our own JSON reader and
         // writer: what server and client both speak (neither imports the other).
@@ -62,7 +64,7 @@ let package = Package(
         .testTarget(name: "ThreadPoolsTests", dependencies: ["ThreadPools", "TestSupport"]),
         .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB", "TestSupport"]),
         .testTarget(name: "TourServiceTests", dependencies: ["TourService", "HTTPCore", "Hashing", "ImagePreviews", "Logging", "TestSupport"]),
-        .testTarget(name: "NoughtyToursTests", dependencies: ["NoughtyTours", "APIModel", "TestSupport"]),
+        .testTarget(name: "NoughtyToursTests", dependencies: ["NoughtyTours", "APIModel", "SQLiteDB", "TestSupport"]),
         // One test per finding of the attack probe, black box, against the release toursd.
         .testTarget(name: "AttackTests", dependencies: ["TestSupport"]),
         // A client process the library's tests start and kill mid-drain.

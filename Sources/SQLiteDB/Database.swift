@@ -1,4 +1,5 @@
 import CSQLite
+@_exported import SQLKit
 
 /// An error from SQLite, with its result code and message.
 public struct SQLiteError: Error, Sendable, CustomStringConvertible {
@@ -25,7 +26,9 @@ private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 /// journal (readers never wait behind the writer), `synchronous=FULL` (a commit is on disk
 /// when it returns), foreign keys on, and a busy timeout instead of instant SQLITE_BUSY.
 /// Prepared statements are cached by their SQL. Not thread-safe: one owner at a time.
-public final class Database {
+public final class Database: SQLConnection {
+    public var dialect: SQLDialect { .sqlite }
+
     let handle: OpaquePointer
     private var statements: [String: Prepared] = [:]
 
@@ -74,7 +77,11 @@ public final class Database {
 
     /// Runs one statement with bound parameters; returns the number of rows it changed.
     @discardableResult
-    public func run(_ sql: String, _ arguments: any SQLiteBindable...) throws(SQLiteError) -> Int {
+    public func run(_ sql: String, _ arguments: any SQLBindable...) throws(SQLiteError) -> Int {
+        try run(sql, arguments: arguments)
+    }
+
+    public func run(_ sql: String, arguments: [any SQLBindable]) throws(SQLiteError) -> Int {
         let statement = try prepared(sql, arguments).statement
         defer { sqlite3_reset(statement) }
         let result = sqlite3_step(statement)
@@ -83,11 +90,11 @@ public final class Database {
     }
 
     /// Every row of a query with bound parameters.
-    public func query(_ sql: String, _ arguments: any SQLiteBindable...) throws(SQLiteError) -> [Row] {
+    public func query(_ sql: String, _ arguments: any SQLBindable...) throws(SQLiteError) -> [Row] {
         try query(sql, arguments: arguments)
     }
 
-    public func query(_ sql: String, arguments: [any SQLiteBindable]) throws(SQLiteError) -> [Row] {
+    public func query(_ sql: String, arguments: [any SQLBindable]) throws(SQLiteError) -> [Row] {
         let prepared = try prepared(sql, arguments)
         let statement = prepared.statement
         defer { sqlite3_reset(statement) }
@@ -103,7 +110,7 @@ public final class Database {
     }
 
     /// The first row of a query, or nil.
-    public func first(_ sql: String, _ arguments: any SQLiteBindable...) throws(SQLiteError) -> Row? {
+    public func first(_ sql: String, _ arguments: any SQLBindable...) throws(SQLiteError) -> Row? {
         try query(sql, arguments: arguments).first
     }
 
@@ -125,7 +132,7 @@ public final class Database {
     /// Whether a transaction is open (SQLite rolls one back by itself after some errors).
     public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
-    private func prepared(_ sql: String, _ arguments: [any SQLiteBindable]) throws(SQLiteError) -> Prepared {
+    private func prepared(_ sql: String, _ arguments: [any SQLBindable]) throws(SQLiteError) -> Prepared {
         let prepared: Prepared
         if let cached = statements[sql] {
             prepared = cached
@@ -143,7 +150,7 @@ public final class Database {
         for (offset, argument) in arguments.enumerated() {
             let index = Int32(offset + 1)
             let result: Int32
-            switch argument.sqliteValue {
+            switch argument.sqlValue {
             case .null: result = sqlite3_bind_null(statement, index)
             case .integer(let value): result = sqlite3_bind_int64(statement, index, value)
             case .real(let value): result = sqlite3_bind_double(statement, index, value)
@@ -162,7 +169,7 @@ public final class Database {
         return prepared
     }
 
-    private func column(_ statement: OpaquePointer, _ index: Int32) -> SQLiteValue {
+    private func column(_ statement: OpaquePointer, _ index: Int32) -> SQLValue {
         switch sqlite3_column_type(statement, index) {
         case SQLITE_INTEGER: return .integer(sqlite3_column_int64(statement, index))
         case SQLITE_FLOAT: return .real(sqlite3_column_double(statement, index))

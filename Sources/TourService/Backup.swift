@@ -97,7 +97,7 @@ struct StoredFiles {
     /// files of uploads still receiving. Any other stored file is an orphan (start-up removes
     /// it, a backup leaves it out). Only `kinds` are asked for: the kinds of the files there
     /// are (a database a folder of older migrations made may lack the columns of the others).
-    static func named(by db: Database, kinds: Set<BlobKey.Kind>) throws -> [BlobKey] {
+    static func named(by db: any SQLConnection, kinds: Set<BlobKey.Kind>) throws -> [BlobKey] {
         try kinds.flatMap { kind -> [BlobKey] in
             let sql = switch kind {
             case .panorama: "SELECT tenant_id, id FROM panoramas"

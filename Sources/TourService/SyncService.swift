@@ -42,7 +42,7 @@ public final class SyncService: Sendable {
             throw StartupError("cannot open the database in \(config.dataDir): \(error)")
         }
         try migrate(pool, config: config, logger: logger)
-        let service = SyncService(context: ServiceContext(pool: pool, blobs: blobs, config: config, logger: logger,
+        let service = SyncService(context: ServiceContext(pool: SQLiteStorage(pool), blobs: blobs, config: config, logger: logger,
                                                                crashPoints: CrashPoints(armed: crashAt)))
         try service.recover()
         try service.bootstrapToken()
@@ -78,7 +78,7 @@ public final class SyncService: Sendable {
 
     /// The threads toursd's request handlers run on: the database's reader threads, each
     /// with its own read connection, so a handler's reads need no thread hop.
-    public var handlerThreads: ThreadPool { context.pool.readerThreads }
+    public var handlerThreads: ThreadPool { context.pool.handlerThreads }
 
     /// The router of every route toursd serves, each behind the middleware it needs.
     public func makeRouter(metrics: ServerMetrics) -> Router {

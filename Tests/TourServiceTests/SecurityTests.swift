@@ -133,13 +133,14 @@ import TestSupport
         #expect(interpolated.isEmpty, "SQL built by interpolation: \(interpolated)")
     }
 
-    /// The string literals passed first to `run(`, `query(`, `first(` and `execute(`.
+    /// The string literals passed first to `run(`, `query(`, `first(` and `execute(`, and each
+    /// dialect's statement given to `SQLDialect.pick(sqlite:postgresql:)`.
     static func sqlLiterals(in text: String) -> [String] {
         var literals: [String] = []
-        let pattern = try! NSRegularExpression(pattern: #"\.(run|query|first|execute)\(\s*("""|")"#)
+        let pattern = try! NSRegularExpression(pattern: #"(\.(run|query|first|execute)\(|\b(sqlite|postgresql): )\s*("""|")"#)
         let whole = text as NSString
         for match in pattern.matches(in: text, range: NSRange(location: 0, length: whole.length)) {
-            let quote = whole.substring(with: match.range(at: 2))
+            let quote = whole.substring(with: match.range(at: 4))
             let start = match.range.location + match.range.length
             let rest = whole.substring(from: start)
             guard let end = rest.range(of: quote == "\"\"\"" ? "\"\"\"" : "\"") else { continue }

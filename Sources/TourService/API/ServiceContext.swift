@@ -8,7 +8,7 @@ import SQLiteDB
 /// file calls are async: they run on the SQLite pool's and the I/O pool's threads, never on
 /// an event loop or a thread of Swift's cooperative pool.
 final class ServiceContext: Sendable {
-    let pool: DatabasePool
+    let pool: any SQLStorage
     let blobs: BlobStore
     let config: ToursdConfig
     let logger: Logger
@@ -19,7 +19,7 @@ final class ServiceContext: Sendable {
     /// Failed viewer sign-ins by client address.
     let signIns: SignInLimiter
 
-    init(pool: DatabasePool, blobs: BlobStore, config: ToursdConfig, logger: Logger, crashPoints: CrashPoints) {
+    init(pool: any SQLStorage, blobs: BlobStore, config: ToursdConfig, logger: Logger, crashPoints: CrashPoints) {
         self.pool = pool
         self.blobs = blobs
         previews = PreviewCache(dataDir: config.dataDir, io: blobs.io, quality: config.previewQuality,
@@ -48,11 +48,11 @@ final class ServiceContext: Sendable {
 
     /// Writes in a transaction of its own on the single writer, group-committed: durable
     /// when this returns.
-    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         try await pool.write(body)
     }
 
-    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         try await pool.read(body)
     }
 }

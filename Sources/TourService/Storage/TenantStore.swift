@@ -12,11 +12,11 @@ enum TenantStore {
         var revokedAt: String?
     }
 
-    static func tenantID(_ db: Database, named name: String) throws -> Int64? {
+    static func tenantID(_ db: any SQLConnection, named name: String) throws -> Int64? {
         try db.first("SELECT id FROM tenants WHERE name = ?", name)?["id"].int64
     }
 
-    static func createTenantIfMissing(_ db: Database, named name: String) throws -> Int64 {
+    static func createTenantIfMissing(_ db: any SQLConnection, named name: String) throws -> Int64 {
         if let id = try tenantID(db, named: name) { return id }
         try db.run("INSERT INTO tenants (name, created_at) VALUES (?, ?)", name, Timestamp.now())
         guard let id = try tenantID(db, named: name) else { throw ServiceError(.internal, "tenant vanished after insert") }
@@ -24,7 +24,7 @@ enum TenantStore {
     }
 
     /// Makes a token for the tenant (created when missing); returns its id and the token.
-    static func createToken(_ db: Database, tenant name: String) throws -> (id: Int64, token: String) {
+    static func createToken(_ db: any SQLConnection, tenant name: String) throws -> (id: Int64, token: String) {
         let tenant = try createTenantIfMissing(db, named: name)
         let token = Secrets.make(prefix: "nt_")
         try db.run("INSERT INTO tokens (tenant_id, token_hash, created_at) VALUES (?, ?, ?)", tenant, Blob(hash(token)), Timestamp.now())
@@ -35,12 +35,12 @@ enum TenantStore {
     }
 
     /// The tenant a valid, unrevoked token belongs to.
-    static func tenant(forToken token: String, _ db: Database) throws -> Int64? {
+    static func tenant(forToken token: String, _ db: any SQLConnection) throws -> Int64? {
         try signIn(token, db)?.tenant
     }
 
     /// A valid, unrevoked token's id and tenant.
-    static func signIn(_ token: String, _ db: Database) throws -> (tokenId: Int64, tenant: Int64)? {
+    static func signIn(_ token: String, _ db: any SQLConnection) throws -> (tokenId: Int64, tenant: Int64)? {
         let digest = hash(token)
         guard let row = try db.first("SELECT id, tenant_id, token_hash FROM tokens WHERE token_hash = ? AND revoked_at IS NULL", Blob(digest)),
               let stored = row["token_hash"].bytes, constantTimeEquals(stored, digest),
@@ -48,21 +48,21 @@ enum TenantStore {
         return (id, tenant)
     }
 
-    static func name(_ db: Database, tenant: Int64) throws -> String? {
+    static func name(_ db: any SQLConnection, tenant: Int64) throws -> String? {
         try db.first("SELECT name FROM tenants WHERE id = ?", tenant)?["name"].string
     }
 
-    static func tokens(_ db: Database) throws -> [TokenInfo] {
+    static func tokens(_ db: any SQLConnection) throws -> [TokenInfo] {
         try db.query("SELECT tokens.id, tenants.name, tokens.created_at, tokens.revoked_at FROM tokens JOIN tenants ON tenants.id = tokens.tenant_id ORDER BY tokens.id")
             .map { TokenInfo(id: $0[0].int64 ?? 0, tenant: $0[1].string ?? "", createdAt: $0[2].string ?? "", revokedAt: $0[3].string) }
     }
 
     /// Revokes a token; false when there is no such unrevoked token.
-    static func revoke(_ db: Database, id: Int64) throws -> Bool {
+    static func revoke(_ db: any SQLConnection, id: Int64) throws -> Bool {
         try db.run("UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", Timestamp.now(), id) == 1
     }
 
-    static func hasTokens(_ db: Database) throws -> Bool {
+    static func hasTokens(_ db: any SQLConnection) throws -> Bool {
         try db.first("SELECT 1 FROM tokens LIMIT 1") != nil
     }
 

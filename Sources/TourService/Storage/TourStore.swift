@@ -8,13 +8,13 @@ import SQLiteDB
 enum TourStore {
     // MARK: Properties
 
-    static func property(_ db: Database, _ tenant: Int64, _ id: String) throws -> PropertyRecord? {
+    static func property(_ db: any SQLConnection, _ tenant: Int64, _ id: String) throws -> PropertyRecord? {
         try db.first("SELECT * FROM properties WHERE tenant_id = ? AND id = ?", tenant, id).map(PropertyRecord.init)
     }
 
     /// Creates (assigning the tour id, once) or updates a property. Returns it and whether it
     /// was created.
-    static func putProperty(_ db: Database, _ tenant: Int64, _ id: String, _ input: PropertyInput) throws -> (PropertyRecord, created: Bool) {
+    static func putProperty(_ db: any SQLConnection, _ tenant: Int64, _ id: String, _ input: PropertyInput) throws -> (PropertyRecord, created: Bool) {
         var writer = JSONWriter()
         writer.object(input.metadata)
         let metadata = String(decoding: writer.bytes, as: UTF8.self)
@@ -34,7 +34,7 @@ enum TourStore {
     }
 
     /// A page of properties in id order, after the cursor; the cursor of the next page.
-    static func properties(_ db: Database, _ tenant: Int64, limit: Int, after: String?) throws -> ([PropertyRecord], next: String?) {
+    static func properties(_ db: any SQLConnection, _ tenant: Int64, limit: Int, after: String?) throws -> ([PropertyRecord], next: String?) {
         let rows = try db.query("SELECT * FROM properties WHERE tenant_id = ? AND id > ? ORDER BY id LIMIT ?",
                                 tenant, after ?? "", limit + 1)
         let page = rows.prefix(limit).map(PropertyRecord.init)
@@ -43,7 +43,7 @@ enum TourStore {
 
     /// Deletes a property and everything under it; returns the files to remove afterwards, or
     /// nil when there is no such property.
-    static func deleteProperty(_ db: Database, _ tenant: Int64, _ id: String) throws -> [BlobKey]? {
+    static func deleteProperty(_ db: any SQLConnection, _ tenant: Int64, _ id: String) throws -> [BlobKey]? {
         guard try property(db, tenant, id) != nil else { return nil }
         var blobs = try db.query("SELECT id FROM panoramas WHERE tenant_id = ? AND property_id = ?", tenant, id)
             .compactMap { $0["id"].string }.map { BlobKey(tenant: tenant, kind: .panorama, id: $0) }
@@ -57,7 +57,7 @@ enum TourStore {
     }
 
     /// What the server holds for a property (API.md "ServerStatus").
-    static func status(_ db: Database, _ tenant: Int64, _ id: String) throws -> ServerStatusDocument? {
+    static func status(_ db: any SQLConnection, _ tenant: Int64, _ id: String) throws -> ServerStatusDocument? {
         guard let property = try property(db, tenant, id) else { return nil }
         let floors = try db.first("SELECT count(*) FROM floors WHERE tenant_id = ? AND property_id = ?", tenant, id)?[0].int ?? 0
         let rooms = try db.first("""
@@ -69,19 +69,19 @@ enum TourStore {
                                     panoramaCount: panoramas?[0].int ?? 0, panoramaBytes: panoramas?[1].int64 ?? 0, updatedAt: property.updatedAt)
     }
 
-    static func touch(_ db: Database, _ tenant: Int64, property id: String) throws {
+    static func touch(_ db: any SQLConnection, _ tenant: Int64, property id: String) throws {
         try db.run("UPDATE properties SET updated_at = ? WHERE tenant_id = ? AND id = ?", Timestamp.now(), tenant, id)
     }
 
     // MARK: Floors
 
-    static func floor(_ db: Database, _ tenant: Int64, _ id: String) throws -> FloorRecord? {
+    static func floor(_ db: any SQLConnection, _ tenant: Int64, _ id: String) throws -> FloorRecord? {
         guard let row = try db.first("SELECT * FROM floors WHERE tenant_id = ? AND id = ?", tenant, id) else { return nil }
         let rooms = try db.query("SELECT * FROM rooms WHERE tenant_id = ? AND floor_id = ? ORDER BY position", tenant, id).map(RoomRecord.init)
         return FloorRecord(row, rooms: rooms)
     }
 
-    static func putFloor(_ db: Database, _ tenant: Int64, propertyId: String, floorId: String, _ input: FloorInput) throws -> (FloorRecord, created: Bool) {
+    static func putFloor(_ db: any SQLConnection, _ tenant: Int64, propertyId: String, floorId: String, _ input: FloorInput) throws -> (FloorRecord, created: Bool) {
         guard try property(db, tenant, propertyId) != nil else { throw ServiceError.notFound("property", propertyId) }
         if let existing = try floor(db, tenant, floorId) {
             guard existing.propertyId == propertyId else { throw ServiceError.conflict("floor \(floorId) belongs to another property") }
@@ -108,7 +108,7 @@ enum TourStore {
 
     /// Applies a plan (API.md "Plan upload"), or answers what it answered before for a planId
     /// already applied.
-    static func applyPlan(_ db: Database, _ tenant: Int64, floorId: String, _ upload: PlanUpload) throws -> PlanOutcome {
+    static func applyPlan(_ db: any SQLConnection, _ tenant: Int64, floorId: String, _ upload: PlanUpload) throws -> PlanOutcome {
         let plan = upload.plan
         if let applied = try db.first("SELECT floor_id, request_sha256, result FROM plans WHERE tenant_id = ? AND id = ?", tenant, plan.planId) {
             guard applied["floor_id"].string == floorId, applied["request_sha256"].string == upload.digest else {
@@ -187,7 +187,7 @@ enum TourStore {
     }
 
     /// Records a floor's world map whose file is already in place under the name `file`.
-    static func setWorldMap(_ db: Database, _ tenant: Int64, floorId: String, sha256: String, size: Int64, file: String) throws -> WorldMapOutcome {
+    static func setWorldMap(_ db: any SQLConnection, _ tenant: Int64, floorId: String, sha256: String, size: Int64, file: String) throws -> WorldMapOutcome {
         guard let floor = try floor(db, tenant, floorId) else { throw ServiceError.notFound("floor", floorId) }
         if floor.worldMapSHA256 == sha256 { return WorldMapOutcome(change: .unchanged, floor: floor) }
         try db.run("UPDATE floors SET world_map_sha256 = ?, world_map_size = ?, world_map_file = ? WHERE tenant_id = ? AND id = ?",
@@ -199,12 +199,12 @@ enum TourStore {
 
     // MARK: Panoramas
 
-    static func panorama(_ db: Database, _ tenant: Int64, _ id: String) throws -> PanoramaRecord? {
+    static func panorama(_ db: any SQLConnection, _ tenant: Int64, _ id: String) throws -> PanoramaRecord? {
         try db.first("SELECT * FROM panoramas WHERE tenant_id = ? AND id = ?", tenant, id).map(PanoramaRecord.init)
     }
 
     /// Where a new panorama goes: its floor's property, after checking the room is on that floor.
-    static func panoramaPlace(_ db: Database, _ tenant: Int64, floorId: String, roomId: String?) throws -> String {
+    static func panoramaPlace(_ db: any SQLConnection, _ tenant: Int64, floorId: String, roomId: String?) throws -> String {
         guard let floor = try db.first("SELECT property_id FROM floors WHERE tenant_id = ? AND id = ?", tenant, floorId),
               let propertyId = floor["property_id"].string else { throw ServiceError.notFound("floor", floorId) }
         if let roomId {
@@ -215,7 +215,7 @@ enum TourStore {
         return propertyId
     }
 
-    static func insertPanorama(_ db: Database, _ tenant: Int64, id: String, floorId: String, roomId: String?,
+    static func insertPanorama(_ db: any SQLConnection, _ tenant: Int64, id: String, floorId: String, roomId: String?,
                                contentType: String, size: Int64, sha256: String) throws -> PanoramaRecord {
         let propertyId = try panoramaPlace(db, tenant, floorId: floorId, roomId: roomId)
         try db.run("""
@@ -228,15 +228,17 @@ enum TourStore {
     }
 
     /// Which of `ids` have a panorama row: one query, the ids bound as one JSON array.
-    static func storedPanoramas(_ db: Database, _ tenant: Int64, among ids: [String]) throws -> Set<String> {
+    static func storedPanoramas(_ db: any SQLConnection, _ tenant: Int64, among ids: [String]) throws -> Set<String> {
         var list = JSONWriter()
         list.array(ids) { $0.string($1) }
-        let rows = try db.query("SELECT id FROM panoramas WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))",
+        let rows = try db.query(db.dialect.pick(
+            sqlite: "SELECT id FROM panoramas WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))",
+            postgresql: "SELECT id FROM panoramas WHERE tenant_id = ? AND id IN (SELECT json_array_elements_text(CAST(? AS json)))"),
                                 tenant, String(decoding: list.bytes, as: UTF8.self))
         return Set(rows.compactMap { $0["id"].string })
     }
 
-    static func deletePanorama(_ db: Database, _ tenant: Int64, _ id: String) throws -> Bool {
+    static func deletePanorama(_ db: any SQLConnection, _ tenant: Int64, _ id: String) throws -> Bool {
         guard let existing = try panorama(db, tenant, id) else { return false }
         try db.run("DELETE FROM panoramas WHERE tenant_id = ? AND id = ?", tenant, id)
         try touch(db, tenant, property: existing.propertyId)
@@ -247,17 +249,17 @@ enum TourStore {
 
     /// The tour document: the property, its floors with plan, rooms (with capture output) and
     /// world map, their panoramas with content URLs.
-    static func tour(_ db: Database, _ tenant: Int64, tourId: String) throws -> TourDocument? {
+    static func tour(_ db: any SQLConnection, _ tenant: Int64, tourId: String) throws -> TourDocument? {
         guard let row = try db.first("SELECT * FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId) else { return nil }
         return try tour(db, tenant, PropertyRecord(row))
     }
 
     /// The tour document of a property, by the property's id.
-    static func tour(_ db: Database, _ tenant: Int64, propertyId: String) throws -> TourDocument? {
+    static func tour(_ db: any SQLConnection, _ tenant: Int64, propertyId: String) throws -> TourDocument? {
         try property(db, tenant, propertyId).map { try tour(db, tenant, $0) }
     }
 
-    private static func tour(_ db: Database, _ tenant: Int64, _ property: PropertyRecord) throws -> TourDocument {
+    private static func tour(_ db: any SQLConnection, _ tenant: Int64, _ property: PropertyRecord) throws -> TourDocument {
         let floorIds = try db.query("SELECT id FROM floors WHERE tenant_id = ? AND property_id = ? ORDER BY number, id", tenant, property.id)
             .compactMap { $0["id"].string }
         var floors: [TourDocument.Floor] = []

@@ -17,7 +17,7 @@ enum ViewerStore {
 
     /// Starts a session for a token's tenant; returns the cookie's value (shown only in the
     /// answer's Set-Cookie). Expired sessions go at the same time.
-    static func startSession(_ db: Database, tenant: Int64, tokenId: Int64, lifetime: Int) throws -> String {
+    static func startSession(_ db: any SQLConnection, tenant: Int64, tokenId: Int64, lifetime: Int) throws -> String {
         let cookie = Secrets.make(prefix: "")
         let now = Timestamp.now()
         try db.run("DELETE FROM web_sessions WHERE expires_at <= ?", now)
@@ -27,7 +27,7 @@ enum ViewerStore {
     }
 
     /// The unexpired session of a cookie whose token is still valid.
-    static func session(_ db: Database, cookie: String) throws -> Session? {
+    static func session(_ db: any SQLConnection, cookie: String) throws -> Session? {
         let digest = Secrets.hash(cookie)
         guard let row = try db.first("""
             SELECT web_sessions.cookie_hash, web_sessions.tenant_id, web_sessions.csrf, tenants.name FROM web_sessions
@@ -40,7 +40,7 @@ enum ViewerStore {
         return Session(tenant: tenant, tenantName: row["name"].string ?? "", csrf: csrf)
     }
 
-    static func endSession(_ db: Database, cookie: String) throws {
+    static func endSession(_ db: any SQLConnection, cookie: String) throws {
         try db.run("DELETE FROM web_sessions WHERE cookie_hash = ?", Blob(Secrets.hash(cookie)))
     }
 
@@ -48,7 +48,7 @@ enum ViewerStore {
 
     /// Makes a share link of a tour; nil when the tenant has no such tour. Expired links of
     /// the tenant go at the same time.
-    static func createShare(_ db: Database, _ tenant: Int64, tourId: String, lifetime: Int) throws -> ShareDocument? {
+    static func createShare(_ db: any SQLConnection, _ tenant: Int64, tourId: String, lifetime: Int) throws -> ShareDocument? {
         guard let property = try db.first("SELECT id FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId)?["id"].string else {
             return nil
         }
@@ -62,7 +62,7 @@ enum ViewerStore {
     }
 
     /// A tour's unexpired share links, newest first; nil when the tenant has no such tour.
-    static func shares(_ db: Database, _ tenant: Int64, tourId: String) throws -> [ShareDocument]? {
+    static func shares(_ db: any SQLConnection, _ tenant: Int64, tourId: String) throws -> [ShareDocument]? {
         guard try db.first("SELECT 1 FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId) != nil else { return nil }
         return try db.query("""
             SELECT shares.id, shares.created_at, shares.expires_at FROM shares
@@ -75,12 +75,12 @@ enum ViewerStore {
     }
 
     /// Revokes a share link; returns its property's id, nil when the tenant has no such link.
-    static func revokeShare(_ db: Database, _ tenant: Int64, id: String) throws -> String? {
+    static func revokeShare(_ db: any SQLConnection, _ tenant: Int64, id: String) throws -> String? {
         try db.first("DELETE FROM shares WHERE tenant_id = ? AND id = ? RETURNING property_id", tenant, id)?[0].string
     }
 
     /// What an unexpired share secret opens: its tenant (with the tenant's name) and property.
-    static func share(_ db: Database, secret: String) throws -> (tenant: Int64, tenantName: String, propertyId: String)? {
+    static func share(_ db: any SQLConnection, secret: String) throws -> (tenant: Int64, tenantName: String, propertyId: String)? {
         let digest = Secrets.hash(secret)
         guard let row = try db.first("""
             SELECT shares.tenant_id, shares.property_id, shares.secret_hash, tenants.name FROM shares
@@ -95,11 +95,11 @@ enum ViewerStore {
 
     /// A page of the tenant's properties whose name contains `query` (case-insensitive for
     /// ASCII), by name, with their counts; whether a next page exists.
-    static func propertyList(_ db: Database, _ tenant: Int64, query: String, page: Int, pageSize: Int) throws -> ([PropertySummary], hasNext: Bool) {
+    static func propertyList(_ db: any SQLConnection, _ tenant: Int64, query: String, page: Int, pageSize: Int) throws -> ([PropertySummary], hasNext: Bool) {
         // LIKE's wildcards in the query are literal characters.
         let pattern = "%" + query.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
             .replacingOccurrences(of: "_", with: "\\_") + "%"
-        let rows = try db.query("""
+        let rows = try db.query(db.dialect.pick(sqlite: """
             SELECT properties.*,
                 (SELECT count(*) FROM floors WHERE floors.tenant_id = properties.tenant_id AND floors.property_id = properties.id) AS floor_total,
                 (SELECT count(*) FROM rooms JOIN floors ON floors.tenant_id = rooms.tenant_id AND floors.id = rooms.floor_id
@@ -107,7 +107,15 @@ enum ViewerStore {
                 (SELECT count(*) FROM panoramas WHERE panoramas.tenant_id = properties.tenant_id AND panoramas.property_id = properties.id) AS panorama_total
             FROM properties WHERE tenant_id = ? AND name LIKE ? ESCAPE '\\'
             ORDER BY name COLLATE NOCASE, id LIMIT ? OFFSET ?
-            """, tenant, pattern, pageSize + 1, (page - 1) * pageSize)
+            """, postgresql: """
+            SELECT properties.*,
+                (SELECT count(*) FROM floors WHERE floors.tenant_id = properties.tenant_id AND floors.property_id = properties.id) AS floor_total,
+                (SELECT count(*) FROM rooms JOIN floors ON floors.tenant_id = rooms.tenant_id AND floors.id = rooms.floor_id
+                    WHERE floors.tenant_id = properties.tenant_id AND floors.property_id = properties.id) AS room_total,
+                (SELECT count(*) FROM panoramas WHERE panoramas.tenant_id = properties.tenant_id AND panoramas.property_id = properties.id) AS panorama_total
+            FROM properties WHERE tenant_id = ? AND name ILIKE ? ESCAPE '\\'
+            ORDER BY lower(name), id LIMIT ? OFFSET ?
+            """), tenant, pattern, pageSize + 1, (page - 1) * pageSize)
         let items = rows.prefix(pageSize).map { row in
             PropertySummary(property: PropertyRecord(row), floors: row["floor_total"].int ?? 0, rooms: row["room_total"].int ?? 0,
                             panoramas: row["panorama_total"].int ?? 0)
@@ -120,7 +128,7 @@ enum ViewerStore {
         case floor(String), room(String), panorama(String)
     }
 
-    static func propertyId(_ db: Database, _ tenant: Int64, of part: Part) throws -> String? {
+    static func propertyId(_ db: any SQLConnection, _ tenant: Int64, of part: Part) throws -> String? {
         switch part {
         case .floor(let id):
             return try db.first("SELECT property_id FROM floors WHERE tenant_id = ? AND id = ?", tenant, id)?[0].string
