@@ -2,7 +2,7 @@
 SWIFT ?= swift
 # Build and runtime libraries, plus the tools the tests and benchmarks drive.
 APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libturbojpeg0-dev pkg-config curl python3 python3-venv wrk nginx gcc \
-	fuse3 libfuse3-dev chromium chromium-driver
+	fuse3 libfuse3-dev chromium chromium-driver postgresql libpq-dev
 
 # Python tools for the tests, pinned, in a venv of the project's own.
 PYTHON_TOOLS := schemathesis==4.32.5 tuspy==1.1.0 selenium==4.51.0 pillow==13.0.0
@@ -46,6 +46,7 @@ test: deps powerlossfs
 	$(SWIFT) build $(RELEASE) --product toursd
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	bash Tests/postgres/api.sh
 	bash Tests/contract/schemathesis.sh
 	bash Tests/contract/tus_interop.sh
 	bash Tests/attack/run.sh
@@ -74,7 +75,7 @@ soak: deps powerlossfs
 fuzz: deps
 	bash Tests/Fuzz/run.sh
 
-# The SQL files of migrations/ compiled into toursd (EmbeddedMigrationsTests checks they agree).
+# The SQL files of migrations/<dialect>/ compiled into toursd (EmbeddedMigrationsTests checks they agree).
 migrations:
 	python3 scripts/embed_migrations.py
 

@@ -17,6 +17,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         // Linux calls Glibc's Swift module does not export (epoll, eventfd, sync_file_range).
         .systemLibrary(name: "CLinux"),
@@ -29,6 +30,8 @@ let package = Package(
         // What the server's storage is written against: values, rows, connections, storages.
         .target(name: "SQLKit", dependencies: ["ThreadPools"]),
         .target(name: "SQLiteDB", dependencies: ["CSQLite", "SQLKit", "ThreadPools"]),
+        // PostgreSQL through libpq, behind the same seam: for several toursd sharing one state.
+        .target(name: "PostgresDB", dependencies: ["CPostgres", "SQLKit", "ThreadPools"]),
         .target(name: "HTTPCore", dependencies: ["Logging", "CLinux", "ThreadPools"]),
         // The API's documents and request bodies as types, with our own JSON reader and
         // writer: what server and client both speak (neither imports the other).
@@ -40,7 +43,7 @@ let package = Package(
         .target(name: "TourViewer", dependencies: ["APIModel"]),
 
         // The server: the sync service and its thin executable.
-        .target(name: "TourService", dependencies: ["APIModel", "TourViewer", "ImagePreviews", "HTTPCore", "Logging", "Hashing", "SQLiteDB", "ThreadPools", "CLinux"]),
+        .target(name: "TourService", dependencies: ["APIModel", "TourViewer", "ImagePreviews", "HTTPCore", "Logging", "Hashing", "SQLiteDB", "PostgresDB", "ThreadPools", "CLinux"]),
         .executableTarget(name: "toursd", dependencies: ["TourService"]),
 
         // The client: library and thin command line.
@@ -63,6 +66,7 @@ let package = Package(
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "ThreadPoolsTests", dependencies: ["ThreadPools", "TestSupport"]),
         .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB", "TestSupport"]),
+        .testTarget(name: "PostgresDBTests", dependencies: ["PostgresDB", "TestSupport"]),
         .testTarget(name: "TourServiceTests", dependencies: ["TourService", "HTTPCore", "Hashing", "ImagePreviews", "Logging", "TestSupport"]),
         .testTarget(name: "NoughtyToursTests", dependencies: ["NoughtyTours", "APIModel", "SQLiteDB", "TestSupport"]),
         // One test per finding of the attack probe, black box, against the release toursd.

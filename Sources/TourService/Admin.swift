@@ -32,7 +32,10 @@ public enum Admin {
         let applied: [Int: (name: String, at: String)]
         do {
             applied = try pool.readBlocking { db in
-                guard try db.first("SELECT 1 FROM sqlite_master WHERE name = 'schema_migrations'") != nil else { return [:] }
+                guard try db.first(db.dialect.pick(sqlite: "SELECT 1 FROM sqlite_master WHERE name = 'schema_migrations'",
+                                                   postgresql: "SELECT 1 FROM information_schema.tables WHERE table_name = 'schema_migrations'")) != nil else {
+                    return [:]
+                }
                 let rows = try db.query("SELECT version, name, applied_at FROM schema_migrations")
                 return Dictionary(uniqueKeysWithValues: rows.map { ($0["version"].int ?? 0, ($0["name"].string ?? "", $0["applied_at"].string ?? "")) })
             }
@@ -46,16 +49,8 @@ public enum Admin {
             .map { MigrationState(fileName: $0.fileName, appliedAt: applied[$0.version]?.at) }
     }
 
-    private static func open(_ config: ToursdConfig, logger: Logger, migrating: Bool = true) throws(StartupError) -> DatabasePool {
-        try StartupError.makeDirectories(config.dataDir)
-        let pool: DatabasePool
-        do {
-            pool = try DatabasePool(path: config.dataDir + "/toursd.sqlite", readerCount: 1)
-        } catch {
-            throw StartupError("cannot open the database in \(config.dataDir): \(error)")
-        }
-        if migrating { try SyncService.migrate(pool, config: config, logger: logger) }
-        return pool
+    private static func open(_ config: ToursdConfig, logger: Logger, migrating: Bool = true) throws(StartupError) -> any SQLStorage {
+        try ServerStorage.open(config, logger: logger, connections: 1, migrating: migrating)
     }
 
     /// Applies pending migrations.

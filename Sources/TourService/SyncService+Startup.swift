@@ -27,22 +27,10 @@ extension StartupError {
 /// token. These may block (they use the database's blocking calls); nothing on a request's
 /// way does.
 extension SyncService {
-    /// Applies pending migrations; a failure names the file and leaves the database as it was.
-    static func migrate(_ pool: DatabasePool, config: ToursdConfig, logger: Logger) throws(StartupError) {
-        let migrations = try self.migrations(config)
-        do {
-            let applied = try pool.writeNow { db in try Migrator.migrate(db, migrations) }
-            for migration in applied { logger.info("migration applied", ["file": migration.fileName]) }
-        } catch let error as MigrationError {
-            throw StartupError(error.description)
-        } catch {
-            throw StartupError("migration failed: \(error)")
-        }
-    }
-
-    /// The migrations to apply: those built in, or those of `migrationsDir` when it is set.
+    /// The migrations to apply: those built in for the database's dialect, or those of
+    /// `migrationsDir` when it is set.
     static func migrations(_ config: ToursdConfig) throws(StartupError) -> [Migration] {
-        guard !config.migrationsDir.isEmpty else { return ServerMigrations.all }
+        guard !config.migrationsDir.isEmpty else { return config.databaseUrl.isEmpty ? ServerMigrations.sqlite : ServerMigrations.postgresql }
         do {
             return try Migrator.load(from: config.migrationsDir)
         } catch {

@@ -31,18 +31,14 @@ public final class SyncService: Sendable {
     static func open(config: ToursdConfig, logger: Logger, crashAt: CrashPoint? = nil,
                      beforeEachFileJob: (@Sendable () -> Void)?) throws(StartupError) -> SyncService {
         let blobs: BlobStore
-        let pool: DatabasePool
         let io = ThreadPool(name: "file-io", threads: config.ioThreads, niceness: Int32(config.ioThreadNiceness), beforeEachJob: beforeEachFileJob)
         do {
             blobs = try BlobStore(root: config.dataDir, io: io)
-            pool = try DatabasePool(path: config.dataDir + "/toursd.sqlite", readerCount: config.sqliteReaders)
-        } catch let error as ServiceError {
-            throw StartupError("cannot open the data directory \(config.dataDir): \(error.message)")
         } catch {
-            throw StartupError("cannot open the database in \(config.dataDir): \(error)")
+            throw StartupError("cannot open the data directory \(config.dataDir): \(error.message)")
         }
-        try migrate(pool, config: config, logger: logger)
-        let service = SyncService(context: ServiceContext(pool: SQLiteStorage(pool), blobs: blobs, config: config, logger: logger,
+        let pool = try ServerStorage.open(config, logger: logger, connections: config.databaseUrl.isEmpty ? config.sqliteReaders : config.databasePoolSize)
+        let service = SyncService(context: ServiceContext(pool: pool, blobs: blobs, config: config, logger: logger,
                                                                crashPoints: CrashPoints(armed: crashAt)))
         try service.recover()
         try service.bootstrapToken()

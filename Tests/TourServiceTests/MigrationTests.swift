@@ -9,11 +9,13 @@ import SQLiteDB
 @Suite(.timeLimit(.minutes(3))) struct MigrationTests {
     @Test func theBuiltInMigrationsAreTheFolders() throws {
         let folder = try Migrator.load(from: ServiceHarness.migrationsDir)
-        #expect(folder == ServerMigrations.all, "migrations/ and ServerMigrations.swift differ: run make migrations")
+        #expect(folder == ServerMigrations.sqlite, "migrations/sqlite and ServerMigrations.swift differ: run make migrations")
+        let postgresql = try Migrator.load(from: ServiceHarness.root.appendingPathComponent("migrations/postgresql").path)
+        #expect(postgresql == ServerMigrations.postgresql, "migrations/postgresql and ServerMigrations.swift differ: run make migrations")
     }
 
     @Test func aMigrationThatRebuildsFloorsKeepsEveryFloorRoomAndPanorama() async throws {
-        let harness = try ServiceHarness()
+        let harness = try ServiceHarness(configure: ServiceHarness.onSQLite)
         let client = try harness.client(harness.alpha)
         let (propertyId, floorId) = try client.makeFloor()
         let rooms = (0..<3).map { _ in (id: newID(), name: Optional("Room")) }
@@ -34,15 +36,15 @@ import SQLiteDB
         let folder = testDirectory("migrations").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        for migration in ServerMigrations.all {
+        for migration in ServerMigrations.sqlite {
             try migration.sql.write(toFile: folder + "/" + migration.fileName, atomically: true, encoding: .utf8)
         }
-        let next = String(format: "%04d_rebuild_floors.sql", (ServerMigrations.all.last?.version ?? 0) + 1)
+        let next = String(format: "%04d_rebuild_floors.sql", (ServerMigrations.sqlite.last?.version ?? 0) + 1)
         try tableRebuild("floors", createSQL: table, indexSQL: indexes).write(toFile: folder + "/" + next, atomically: true, encoding: .utf8)
 
-        let reopened = try ServiceHarness(dataDir: harness.dataDir) { $0.migrationsDir = folder }
+        let reopened = try ServiceHarness(dataDir: harness.dataDir) { ServiceHarness.onSQLite(&$0); $0.migrationsDir = folder }
         let after = try reopened.client(reopened.alpha)
-        #expect(try pool.readBlocking { try Migrator.appliedVersions($0) }.last == (ServerMigrations.all.last?.version ?? 0) + 1)
+        #expect(try pool.readBlocking { try Migrator.appliedVersions($0) }.last == (ServerMigrations.sqlite.last?.version ?? 0) + 1)
         #expect(try after.send("GET", "/v1/floors/\(floorId)").rooms.compactMap { $0["id"] as? String } == rooms.map(\.id))
         for (index, id) in panoramas.enumerated() {
             let panorama = try after.send("GET", "/v1/panoramas/\(id)")

@@ -18,9 +18,11 @@ import Testing
     static let exempt: Set = [
         "TourService/SyncService+Startup.swift", // before the server listens
         "TourService/Admin.swift", // the operator's command-line tools
+        "TourService/Storage/ServerStorage.swift", // opening and migrating the database: start-up and the tools
         "SQLiteDB/DatabasePool.swift", // defines the blocking calls for those two
         "SQLiteDB/SQLiteStorage.swift", // passes them on, for the same two
         "SQLKit/SQLConnection.swift", // declares them, for the same two
+        "PostgresDB/PostgresStorage+Blocking.swift", // PostgreSQL's, for the same two
         "SQLiteDB/OnlineBackup.swift", // toursd backup, a command of its own
         "SQLiteDB/EnteringWAL.swift", // opening a database: start-up, the tools, the client
         // Its idle threads sleep on their queue's condition; runAndWait (asserted off pool
@@ -31,7 +33,7 @@ import Testing
     @Test func noRequestPathBlocksAThread() throws {
         var scanned = 0
         var found: [String] = []
-        for module in ["HTTPCore", "TourService", "SQLiteDB", "SQLKit", "ThreadPools"] {
+        for module in ["HTTPCore", "TourService", "SQLiteDB", "SQLKit", "PostgresDB", "ThreadPools"] {
             let directory = Self.root.appendingPathComponent("Sources/\(module)")
             for case let file as String in FileManager.default.enumerator(atPath: directory.path) ?? FileManager.DirectoryEnumerator()
             where file.hasSuffix(".swift") && !Self.exempt.contains("\(module)/\(file)") {

@@ -8,7 +8,7 @@ import Logging
 @Suite(.timeLimit(.minutes(3))) struct OpenAPITests {
     /// "METHOD /path" for each operation under `paths:` (two-space paths, four-space methods).
     private func documentedOperations() throws -> Set<String> {
-        let path = URL(fileURLWithPath: ServiceHarness.migrationsDir).deletingLastPathComponent().appendingPathComponent("docs/openapi.yaml").path
+        let path = ServiceHarness.root.appendingPathComponent("docs/openapi.yaml").path
         let text = try String(contentsOfFile: path, encoding: .utf8)
         var operations = Set<String>()
         var inPaths = false
@@ -28,7 +28,7 @@ import Logging
     }
 
     @Test func everyErrorCodeIsInTheErrorSchema() throws {
-        let path = URL(fileURLWithPath: ServiceHarness.migrationsDir).deletingLastPathComponent().appendingPathComponent("docs/openapi.yaml").path
+        let path = ServiceHarness.root.appendingPathComponent("docs/openapi.yaml").path
         let text = try String(contentsOfFile: path, encoding: .utf8)
         let start = try #require(text.range(of: "enum: [bad_request"))
         let end = try #require(text[start.upperBound...].firstIndex(of: "]"))

@@ -12,8 +12,16 @@ import TestSupport
 /// A toursd service on a fresh data directory, served on 127.0.0.1 with an OS-chosen port,
 /// with two tenants ("alpha", "beta") and a token each.
 final class ServiceHarness: @unchecked Sendable {
-    static let migrationsDir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("migrations").path
+    /// The repository's root.
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    /// For tests of SQLite itself (its files, its migrations): SQLite even when the run is on
+    /// PostgreSQL.
+    static func onSQLite(_ config: inout ToursdConfig) {
+        config.databaseUrl = ""
+        config.migrationsDir = migrationsDir
+    }
+    /// The SQLite migrations (the tests' database unless they say otherwise).
+    static let migrationsDir = root.appendingPathComponent("migrations/sqlite").path
 
     let dataDir: String
     let config: ToursdConfig
@@ -33,6 +41,13 @@ final class ServiceHarness: @unchecked Sendable {
         config.port = 0
         config.dataDir = dataDir
         config.migrationsDir = Self.migrationsDir
+        // TOURSD_TEST_POSTGRES (a server's URL, as Tests/postgres/cluster.sh prints it): each
+        // harness on a database of its own there instead of SQLite.
+        if let server = ProcessInfo.processInfo.environment["TOURSD_TEST_POSTGRES"], !server.isEmpty {
+            config.databaseUrl = try Self.freshDatabase(on: server, for: dataDir)
+            config.migrationsDir = Self.root.appendingPathComponent("migrations/postgresql").path
+            config.databasePoolSize = 2 // the tests run side by side: a few connections each
+        }
         configure(&config)
         self.config = config
         let logger = Logger(sink: LogSink(fd: open(logFile ?? "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0o600)), level: logLevel)
@@ -44,6 +59,17 @@ final class ServiceHarness: @unchecked Sendable {
         server = HTTPServer(configuration: config.server, router: service.makeRouter(metrics: metrics), metrics: metrics, logger: logger,
                             handlers: service.handlerThreads)
         port = try server.start().port
+    }
+
+    /// A new, empty database on a PostgreSQL server, named after the harness's directory
+    /// (made with psql; a data directory reopened finds its database again).
+    static func freshDatabase(on server: String, for dataDir: String) throws -> String {
+        let name = "t_" + String(dataDir.unicodeScalars.filter { CharacterSet.alphanumerics.contains($0) }.map(Character.init)).lowercased().suffix(40)
+        let created = try runCommand("/usr/bin/psql", ["\(server)/postgres", "-qc", "CREATE DATABASE \(name)"], timeoutSeconds: 60)
+        guard created.status == 0 || created.err.contains("already exists") else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "cannot create database \(name): \(created.err)"])
+        }
+        return "\(server)/\(name)"
     }
 
     /// A client speaking as one tenant (nil: no token).

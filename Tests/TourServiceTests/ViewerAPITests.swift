@@ -24,9 +24,15 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         let list = try browser.send("GET", "/app/")
         #expect(list.status == 200 && String(decoding: list.body, as: UTF8.self).contains("alpha"))
         // The database holds the cookie's hash, never the cookie, and the page never the token.
-        let database = try Data(contentsOf: URL(fileURLWithPath: harness.dataDir + "/toursd.sqlite"))
-            + ((try? Data(contentsOf: URL(fileURLWithPath: harness.dataDir + "/toursd.sqlite-wal"))) ?? Data())
-        #expect(database.range(of: Data(cookie.utf8)) == nil)
+        let stored = try await harness.service.context.read { db in
+            try db.query("SELECT cookie_hash, csrf FROM web_sessions").map { ($0["cookie_hash"].bytes ?? [], $0["csrf"].string ?? "") }
+        }
+        #expect(stored.count == 1 && stored[0].0 == Secrets.hash(cookie) && stored[0].1 != cookie)
+        if harness.config.databaseUrl.isEmpty { // SQLite: nowhere in its files either
+            let database = try Data(contentsOf: URL(fileURLWithPath: harness.dataDir + "/toursd.sqlite"))
+                + ((try? Data(contentsOf: URL(fileURLWithPath: harness.dataDir + "/toursd.sqlite-wal"))) ?? Data())
+            #expect(database.range(of: Data(cookie.utf8)) == nil)
+        }
         #expect(!String(decoding: list.body, as: UTF8.self).contains(harness.alpha))
         await harness.finish()
     }

@@ -9,8 +9,13 @@ public struct ToursdConfig: Sendable, Equatable {
     public var host = "127.0.0.1"
     public var port = 8080
     public var dataDir = "./data"
-    /// Empty: the migrations built into toursd (from `migrations/`); else a folder of
-    /// `NNNN_name.sql` files to apply instead (tests, or a fix applied by hand).
+    /// Empty: SQLite in `dataDir`, the embedded default; a `postgresql://` URL: PostgreSQL,
+    /// which several daemons can share.
+    public var databaseUrl = ""
+    /// Connections (and threads) to PostgreSQL when `databaseUrl` is set.
+    public var databasePoolSize = 8
+    /// Empty: the migrations built into toursd (from `migrations/<dialect>/`); else a folder
+    /// of `NNNN_name.sql` files to apply instead (tests, or a fix applied by hand).
     public var migrationsDir = ""
     /// The threads that answer requests, each with a read connection of its own.
     public var sqliteReaders = 4
@@ -89,6 +94,8 @@ public struct ToursdConfig: Sendable, Equatable {
         "port": { config, text in setInt(&config.port, text, 0...65_535) },
         "dataDir": { $0.dataDir = $1; return !$1.isEmpty },
         "migrationsDir": { $0.migrationsDir = $1; return true },
+        "databaseUrl": { $0.databaseUrl = $1; return $1.isEmpty || $1.hasPrefix("postgresql://") || $1.hasPrefix("postgres://") },
+        "databasePoolSize": { config, text in setInt(&config.databasePoolSize, text, 1...1000) },
         "sqliteReaders": { config, text in setInt(&config.sqliteReaders, text, 1...64) },
         "ioThreads": { config, text in setInt(&config.ioThreads, text, 1...256) },
         "ioThreadNiceness": { config, text in setInt(&config.ioThreadNiceness, text, 0...19) },

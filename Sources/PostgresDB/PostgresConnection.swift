@@ -1,0 +1,206 @@
+import CPostgres
+@_exported import SQLKit
+
+/// An error from PostgreSQL or from reaching it, with its SQLSTATE (PostgreSQL's appendix A).
+public struct PostgresError: Error, Sendable, CustomStringConvertible {
+    /// Five characters; empty when the connection itself failed.
+    public let sqlState: String
+    public let message: String
+
+    public init(sqlState: String, message: String) {
+        self.sqlState = sqlState
+        self.message = message
+    }
+
+    public var description: String { sqlState.isEmpty ? "PostgreSQL: \(message)" : "PostgreSQL error \(sqlState): \(message)" }
+
+    /// The server cannot be reached, or the connection broke (class 08, 57P0x shutdowns, or
+    /// no answer at all): asking again later can work.
+    public var isUnavailable: Bool {
+        sqlState.isEmpty || sqlState.hasPrefix("08") || sqlState.hasPrefix("57P") || sqlState == "53300"
+    }
+
+    /// A transaction that lost to a concurrent one (serialization failure, deadlock) or a
+    /// unique key another transaction committed first: run again, it sees the other's work.
+    public var isConflict: Bool { sqlState == "40001" || sqlState == "40P01" || sqlState == "23505" }
+
+    /// The disk is full (53100).
+    public var isDiskFull: Bool { sqlState == "53100" }
+}
+
+/// One PostgreSQL connection through libpq's blocking calls, on the thread that owns it.
+/// Statements are written with `?` (as for SQLite) and prepared once per connection with
+/// `$1…$n`; values travel as text, blobs as binary; results come back as text and are read by
+/// their column's type into `SQLValue`s.
+public final class PostgresConnection: SQLConnection {
+    public var dialect: SQLDialect { .postgresql }
+    private let url: String
+    private var connection: OpaquePointer?
+    /// Prepared statements by their SQL: their names on this connection.
+    private var prepared: [String: String] = [:]
+
+    public init(url: String) throws(PostgresError) {
+        self.url = url
+        try connect()
+    }
+
+    deinit { PQfinish(connection) }
+
+    private func connect() throws(PostgresError) {
+        PQfinish(connection)
+        prepared = [:]
+        connection = PQconnectdb(url)
+        guard let connection, PQstatus(connection) == CONNECTION_OK else {
+            let message = connection.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
+            throw PostgresError(sqlState: "", message: message.trimmingTrailingNewlines)
+        }
+    }
+
+    /// Connects again when the connection broke (the server restarted): the next statement
+    /// then runs on a fresh one.
+    public func reconnectIfBroken() throws(PostgresError) {
+        if connection == nil || PQstatus(connection) != CONNECTION_OK { try connect() }
+    }
+
+    public var isBroken: Bool { connection == nil || PQstatus(connection) != CONNECTION_OK }
+
+    public func execute(_ sql: String) throws {
+        try reconnectIfBroken()
+        let result = PQexec(connection, sql)
+        defer { PQclear(result) }
+        try check(result)
+    }
+
+    public func run(_ sql: String, arguments: [any SQLBindable]) throws -> Int {
+        let result = try perform(sql, arguments)
+        defer { PQclear(result) }
+        return Int(String(cString: PQcmdTuples(result))) ?? 0
+    }
+
+    public func query(_ sql: String, arguments: [any SQLBindable]) throws -> [Row] {
+        let result = try perform(sql, arguments)
+        defer { PQclear(result) }
+        let columns = (0..<PQnfields(result)).map { String(cString: PQfname(result, $0)) }
+        let types = (0..<PQnfields(result)).map { PQftype(result, $0) }
+        return (0..<PQntuples(result)).map { row in
+            Row(columns: columns, values: types.indices.map { column in
+                Self.value(result, row, Int32(column), type: types[column])
+            })
+        }
+    }
+
+    private func perform(_ sql: String, _ arguments: [any SQLBindable]) throws -> OpaquePointer? {
+        try reconnectIfBroken()
+        let name = try statement(sql)
+        let values = arguments.map(\.sqlValue)
+        // Each parameter as text (blobs as bytes, format 1), kept alive for the call.
+        let texts: [[CChar]?] = values.map { value in
+            switch value {
+            case .null: nil
+            case .integer(let number): Array(String(number).utf8CString)
+            case .real(let number): Array("\(number)".utf8CString)
+            case .text(let text): Array(text.utf8CString)
+            case .blob(let bytes): bytes.map { CChar(bitPattern: $0) }
+            }
+        }
+        let lengths = values.map { value -> Int32 in if case .blob(let bytes) = value { Int32(bytes.count) } else { 0 } }
+        let formats = values.map { value -> Int32 in if case .blob = value { 1 } else { 0 } }
+        let result = withPointers(texts) { pointers in
+            PQexecPrepared(connection, name, Int32(values.count), pointers, lengths, formats, 0)
+        }
+        do {
+            try check(result)
+        } catch {
+            PQclear(result)
+            throw error
+        }
+        return result
+    }
+
+    /// The name of `sql` prepared on this connection, preparing it the first time.
+    private func statement(_ sql: String) throws(PostgresError) -> String {
+        if let name = prepared[sql] { return name }
+        let name = "s\(prepared.count + 1)"
+        let result = PQprepare(connection, name, Self.numbered(sql), 0, nil)
+        defer { PQclear(result) }
+        try check(result)
+        prepared[sql] = name
+        return name
+    }
+
+    private func check(_ result: OpaquePointer?) throws(PostgresError) {
+        let status = result.map(PQresultStatus) ?? PGRES_FATAL_ERROR
+        guard status != PGRES_COMMAND_OK, status != PGRES_TUPLES_OK else { return }
+        let sqlState = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) } ?? ""
+        let message = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "M"))) }.map { String(cString: $0) }
+            ?? String(cString: PQerrorMessage(connection)).trimmingTrailingNewlines
+        throw PostgresError(sqlState: sqlState, message: message)
+    }
+
+    /// `?` placeholders as `$1…$n`, outside quoted strings and identifiers.
+    static func numbered(_ sql: String) -> String {
+        var result = ""
+        result.reserveCapacity(sql.utf8.count + 16)
+        var quote: Character?
+        var number = 0
+        for character in sql {
+            if let open = quote {
+                if character == open { quote = nil }
+                result.append(character)
+            } else if character == "'" || character == "\"" {
+                quote = character
+                result.append(character)
+            } else if character == "?" {
+                number += 1
+                result += "$\(number)"
+            } else {
+                result.append(character)
+            }
+        }
+        return result
+    }
+
+    /// PostgreSQL type OIDs (pg_type.dat) read as what SQLite would have returned.
+    private static func value(_ result: OpaquePointer?, _ row: Int32, _ column: Int32, type: Oid) -> SQLValue {
+        guard PQgetisnull(result, row, column) == 0, let raw = PQgetvalue(result, row, column) else { return .null }
+        let text = String(cString: raw)
+        switch type {
+        case 16: return .integer(text == "t" ? 1 : 0) // bool
+        case 20, 21, 23: return Int64(text).map(SQLValue.integer) ?? .text(text) // int8, int2, int4
+        case 1700: return Int64(text).map(SQLValue.integer) ?? Double(text).map(SQLValue.real) ?? .text(text) // numeric (sum)
+        case 700, 701: return Double(text).map(SQLValue.real) ?? .text(text) // float4, float8
+        case 17: // bytea, in its hex text form
+            var length = 0
+            guard let bytes = PQunescapeBytea(raw, &length) else { return .blob([]) }
+            defer { PQfreemem(bytes) }
+            return .blob(Array(UnsafeBufferPointer(start: bytes, count: length)))
+        default: return .text(text)
+        }
+    }
+}
+
+/// Runs `body` with C pointers to each optional byte array (nil for SQL NULL).
+private func withPointers<R>(_ arrays: [[CChar]?], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+    var pointers: [UnsafePointer<CChar>?] = []
+    pointers.reserveCapacity(arrays.count)
+    func next(_ index: Int) -> R {
+        guard index < arrays.count else { return body(pointers) }
+        guard let array = arrays[index] else {
+            pointers.append(nil)
+            return next(index + 1)
+        }
+        return array.withUnsafeBufferPointer { buffer in
+            pointers.append(buffer.baseAddress)
+            return next(index + 1)
+        }
+    }
+    return next(0)
+}
+
+extension String {
+    var trimmingTrailingNewlines: String {
+        var text = self
+        while text.last == "\n" { text.removeLast() }
+        return text
+    }
+}

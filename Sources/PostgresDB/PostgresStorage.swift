@@ -1,0 +1,88 @@
+import SQLKit
+import ThreadPools
+
+/// A pool of PostgreSQL connections as an `SQLStorage`: `size` threads, each owning one
+/// connection and using libpq's blocking calls (a query is a network round trip: it waits on
+/// these threads, never on an event loop or Swift's cooperative pool). Request handlers run on
+/// the same threads, so a handler's reads need no thread hop, as with SQLite's readers.
+///
+/// Writes run `SERIALIZABLE` and are run again when they lose to a concurrent transaction
+/// (serialization failure, deadlock, or a unique key committed first), for at most
+/// `conflictRetrySeconds`: the stores' read-then-write logic keeps the meaning it has on
+/// SQLite's single writer. A loser retries at once: the winner has already committed. Reads of several statements run in one `REPEATABLE READ` snapshot.
+/// A connection that broke (the server restarted) is opened again on its next use.
+public final class PostgresStorage: SQLStorage {
+    public let threads: ThreadPool
+    let connections: [Connection]
+    public let conflictRetrySeconds: Double
+
+    /// A connection owned by one thread of the pool.
+    final class Connection: @unchecked Sendable {
+        let url: String
+        var connection: PostgresConnection?
+        init(url: String) { self.url = url }
+
+        func open() throws -> PostgresConnection {
+            if let connection {
+                try connection.reconnectIfBroken()
+                return connection
+            }
+            let made = try PostgresConnection(url: url)
+            connection = made
+            return made
+        }
+    }
+
+    /// Connections are opened on first use, so a daemon starts while the database is away and
+    /// answers 503 until it is back.
+    public init(url: String, size: Int, conflictRetrySeconds: Double = 10) {
+        let count = max(1, size)
+        connections = (0..<count).map { _ in Connection(url: url) }
+        threads = ThreadPool(name: "postgres", threads: count)
+        self.conflictRetrySeconds = conflictRetrySeconds
+    }
+
+    deinit { threads.stop() }
+
+    public var dialect: SQLDialect { .postgresql }
+    public var handlerThreads: ThreadPool { threads }
+
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        if let thread = threads.indexOfCurrentThread { return try runRead(thread, body) }
+        return try await threads.run { [self] thread in try runRead(thread, body) }
+    }
+
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        if let thread = threads.indexOfCurrentThread { return try runWrite(thread, body) }
+        return try await threads.run { [self] thread in try runWrite(thread, body) }
+    }
+
+    func runRead<T>(_ thread: Int, _ body: (any SQLConnection) throws -> T) throws -> T {
+        let connection = try connections[thread].open()
+        return try transaction(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+    }
+
+    func runWrite<T>(_ thread: Int, _ body: (any SQLConnection) throws -> T) throws -> T {
+        let deadline = ContinuousClock.now + .milliseconds(Int(conflictRetrySeconds * 1000))
+        while true {
+            let connection = try connections[thread].open()
+            do {
+                return try transaction(connection, "BEGIN ISOLATION LEVEL SERIALIZABLE", body)
+            } catch let error as PostgresError where error.isConflict && ContinuousClock.now < deadline {
+                continue
+            }
+        }
+    }
+
+    private func transaction<T>(_ connection: PostgresConnection, _ begin: String, _ body: (any SQLConnection) throws -> T) throws -> T {
+        try connection.execute(begin)
+        do {
+            let value = try body(connection)
+            try connection.execute("COMMIT")
+            return value
+        } catch {
+            if !connection.isBroken { try? connection.execute("ROLLBACK") }
+            throw error
+        }
+    }
+}
