@@ -39,8 +39,10 @@ public final class PostgresConnection: SQLConnection {
     /// Prepared statements by their SQL: their names on this connection.
     private var prepared: [String: String] = [:]
 
-    public init(url: String) throws(PostgresError) {
-        self.url = url
+    /// `connectTimeoutSeconds` bounds reaching the server (libpq's `connect_timeout`) unless
+    /// the URL sets it; a statement on a broken connection fails at once.
+    public init(url: String, connectTimeoutSeconds: Int = 5) throws(PostgresError) {
+        self.url = url.contains("connect_timeout=") ? url : url + (url.contains("?") ? "&" : "?") + "connect_timeout=\(connectTimeoutSeconds)"
         try connect()
     }
 

@@ -1,4 +1,5 @@
 import SQLKit
+import Synchronization
 import ThreadPools
 
 /// A pool of PostgreSQL connections as an `SQLStorage`: `size` threads, each owning one
@@ -15,6 +16,8 @@ public final class PostgresStorage: SQLStorage {
     public let threads: ThreadPool
     let connections: [Connection]
     public let conflictRetrySeconds: Double
+    /// The last failure to reach the server, until a statement succeeds again.
+    private let unavailable = Mutex<String?>(nil)
 
     /// A connection owned by one thread of the pool.
     final class Connection: @unchecked Sendable {
@@ -45,6 +48,19 @@ public final class PostgresStorage: SQLStorage {
     deinit { threads.stop() }
 
     public var dialect: SQLDialect { .postgresql }
+    public var unavailableReason: String? { unavailable.withLock { $0 } }
+
+    /// Runs `work`, recording whether the server could be reached.
+    private func observed<T>(_ work: () throws -> T) throws -> T {
+        do {
+            let value = try work()
+            if unavailable.withLock({ $0 != nil }) { unavailable.withLock { $0 = nil } }
+            return value
+        } catch let error as PostgresError where error.isUnavailable {
+            unavailable.withLock { $0 = error.message }
+            throw error
+        }
+    }
     public var handlerThreads: ThreadPool { threads }
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
@@ -58,18 +74,22 @@ public final class PostgresStorage: SQLStorage {
     }
 
     func runRead<T>(_ thread: Int, _ body: (any SQLConnection) throws -> T) throws -> T {
-        let connection = try connections[thread].open()
-        return try transaction(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+        try observed {
+            let connection = try connections[thread].open()
+            return try transaction(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+        }
     }
 
     func runWrite<T>(_ thread: Int, _ body: (any SQLConnection) throws -> T) throws -> T {
         let deadline = ContinuousClock.now + .milliseconds(Int(conflictRetrySeconds * 1000))
-        while true {
-            let connection = try connections[thread].open()
-            do {
-                return try transaction(connection, "BEGIN ISOLATION LEVEL SERIALIZABLE", body)
-            } catch let error as PostgresError where error.isConflict && ContinuousClock.now < deadline {
-                continue
+        return try observed {
+            while true {
+                let connection = try connections[thread].open()
+                do {
+                    return try transaction(connection, "BEGIN ISOLATION LEVEL SERIALIZABLE", body)
+                } catch let error as PostgresError where error.isConflict && ContinuousClock.now < deadline {
+                    continue
+                }
             }
         }
     }

@@ -47,6 +47,13 @@ public protocol SQLStorage: Sendable {
     /// `read` and `write` blocking the calling thread: start-up and command-line tools only.
     func readBlocking<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) throws -> T
     func writeBlocking<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) throws -> T
+    /// Why the database cannot be reached now (nil: it can, as far as the last statement
+    /// knows): read without I/O, for a health check.
+    var unavailableReason: String? { get }
+}
+
+extension SQLStorage {
+    public var unavailableReason: String? { nil }
 }
 
 extension SQLDialect {

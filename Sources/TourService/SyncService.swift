@@ -84,8 +84,8 @@ public final class SyncService: Sendable {
         let authenticated = Authentication(context: context)
         let uploads = Uploads(context: context, sessions: sessions)
         let router = Router { table in
-            OpsRoutes.add(to: &table, metrics: metrics, routes: { routerBox.routes })
-            table.group(ServiceErrors(logger: context.logger)) { table in
+            OpsRoutes.add(to: &table, metrics: metrics, routes: { routerBox.routes }, unavailable: { context.pool.unavailableReason })
+            table.group(ServiceErrors(logger: context.logger, retryAfterSeconds: context.config.retryAfterSeconds)) { table in
                 table.group(authenticated) { table in
                     PropertyRoutes.add(to: &table, context)
                     FloorRoutes.add(to: &table, context)

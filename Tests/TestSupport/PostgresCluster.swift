@@ -28,10 +28,16 @@ public final class PostgresCluster: @unchecked Sendable {
     }
 
     /// Stops the server (fast: sessions are cut) and starts it again on the same port.
-    public func restart() throws {
-        let restarted = try runCommand("/bin/bash", [Self.script, "restart", directory], timeoutSeconds: 120)
-        guard restarted.status == 0 else {
-            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "PostgreSQL did not restart: \(restarted.err)"])
+    public func restart() throws { try control("restart") }
+    /// Stops the server, keeping its data.
+    public func down() throws { try control("down") }
+    /// Starts it again after `down`, on the same port.
+    public func up() throws { try control("up") }
+
+    private func control(_ command: String) throws {
+        let done = try runCommand("/bin/bash", [Self.script, command, directory], timeoutSeconds: 120)
+        guard done.status == 0 else {
+            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "PostgreSQL \(command) failed: \(done.err)"])
         }
     }
 

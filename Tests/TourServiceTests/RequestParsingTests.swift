@@ -47,7 +47,8 @@ import Testing
         let statuses: [ServiceError.Code: Int] = [
             .badRequest: 400, .digestMismatch: 400, .unauthorized: 401, .forbidden: 403, .notFound: 404, .conflict: 409, .notContinuable: 409,
             .offsetMismatch: 409, .preconditionFailed: 412, .payloadTooLarge: 413, .unsupportedMediaType: 415,
-            .rangeNotSatisfiable: 416, .tooManyRequests: 429, .checksumMismatch: 460, .internal: 500, .insufficientStorage: 507,
+            .rangeNotSatisfiable: 416, .tooManyRequests: 429, .checksumMismatch: 460, .internal: 500, .unavailable: 503,
+            .insufficientStorage: 507,
         ]
         for code in ServiceError.Code.allCases {
             let error = ServiceError(code, "m").httpError

@@ -5,6 +5,7 @@
 #   cluster.sh start DIR   prints the server's URL, postgresql://postgres@127.0.0.1:PORT
 #   cluster.sh stop DIR    stops it and removes DIR
 #   cluster.sh restart DIR stops it (fast) and starts it again on the same port
+#   cluster.sh down DIR    stops it (fast), keeping its data; cluster.sh up DIR starts it again
 set -euo pipefail
 bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 as_postgres() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
@@ -37,12 +38,18 @@ restart)
     as_postgres "$bin/pg_ctl" -D "$dir/data" -m fast -w -t 60 stop >/dev/null
     start_server "$port"
     ;;
+down)
+    as_postgres "$bin/pg_ctl" -D "$dir/data" -m fast -w -t 60 stop >/dev/null
+    ;;
+up)
+    start_server "$(cat "$dir/port")"
+    ;;
 stop)
     [ -d "$dir/data" ] && as_postgres "$bin/pg_ctl" -D "$dir/data" -m fast -w -t 60 stop >/dev/null 2>&1 || true
     rm -rf "$dir"
     ;;
 *)
-    echo "usage: cluster.sh start|stop|restart DIR" >&2
+    echo "usage: cluster.sh start|stop|restart|down|up DIR" >&2
     exit 2
     ;;
 esac

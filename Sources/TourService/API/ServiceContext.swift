@@ -2,6 +2,7 @@ import ThreadPools
 import Foundation
 import HTTPCore
 import Logging
+import PostgresDB
 import SQLiteDB
 
 /// What every route of the service shares: storage, files, limits, the log. Its database and
@@ -39,6 +40,8 @@ final class ServiceContext: Sendable {
         let tenant: Int64?
         do {
             tenant = try await pool.read { try TenantStore.tenant(forToken: token, $0) }
+        } catch let error as PostgresError {
+            throw ServiceError(database: error, retryAfterSeconds: config.retryAfterSeconds)
         } catch {
             throw ServiceError(.internal, "token lookup failed: \(error)")
         }

@@ -19,6 +19,7 @@ public struct ServiceError: HTTPErrorConvertible, Equatable {
         case offsetMismatch = "offset_mismatch"
         case checksumMismatch = "checksum_mismatch"
         case tooManyRequests = "too_many_requests"
+        case unavailable
         case insufficientStorage = "insufficient_storage"
         case `internal`
     }
@@ -40,7 +41,7 @@ public struct ServiceError: HTTPErrorConvertible, Equatable {
 
     /// The server could not do it (its disk, its database): trying again may work. Every
     /// other code refuses the request for what it asks, and asking again changes nothing.
-    var isServerFailure: Bool { code == .internal || code == .insufficientStorage }
+    var isServerFailure: Bool { code == .internal || code == .insufficientStorage || code == .unavailable }
 
     /// The status and headers of each code (API.md "Errors").
     public var httpError: HTTPError {
@@ -60,6 +61,9 @@ public struct ServiceError: HTTPErrorConvertible, Equatable {
         case .rangeNotSatisfiable: return HTTPError(.rangeNotSatisfiable, code: code.rawValue, message)
         case .tooManyRequests:
             return HTTPError(.tooManyRequests, code: code.rawValue, message,
+                             headers: [HTTPField(name: "Retry-After", value: String(retryAfterSeconds ?? 1))])
+        case .unavailable:
+            return HTTPError(.serviceUnavailable, code: code.rawValue, message,
                              headers: [HTTPField(name: "Retry-After", value: String(retryAfterSeconds ?? 1))])
         case .insufficientStorage: return HTTPError(.insufficientStorage, code: code.rawValue, message)
         case .internal: return HTTPError(.internalServerError, code: code.rawValue, message)

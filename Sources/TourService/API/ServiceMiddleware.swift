@@ -1,6 +1,7 @@
 import APIModel
 import HTTPCore
 import Logging
+import PostgresDB
 import SQLiteDB
 
 /// The tenant a request's bearer token belongs to, set by `Authentication`.
@@ -40,6 +41,8 @@ struct TusVersionCheck: Middleware {
 /// answered; any other error is a 500 the server logs.)
 struct ServiceErrors: Middleware {
     let logger: Logger
+    /// The `Retry-After` of a database that cannot be reached.
+    var retryAfterSeconds = 1
 
     func respond(to request: Request, next: RequestResponder) async throws -> Response {
         do {
@@ -49,6 +52,10 @@ struct ServiceErrors: Middleware {
             throw error
         } catch let error as SQLiteError where error.isDiskFull {
             throw ServiceError(.insufficientStorage, "the server's disk is full")
+        } catch let error as PostgresError {
+            let mapped = ServiceError(database: error, retryAfterSeconds: retryAfterSeconds)
+            if mapped.code == .internal { logger.error("request failed", ["id": request.id.description, "error": mapped.message]) }
+            throw mapped
         }
     }
 }
@@ -57,5 +64,19 @@ extension Response {
     /// An answer whose body is one of the API's documents.
     static func document(_ status: HTTPStatus, _ document: some JSONDocument) -> Response {
         .json(status, document.jsonBytes)
+    }
+}
+
+extension ServiceError {
+    /// A PostgreSQL failure as the service answers it: unreachable or restarting is 503 with
+    /// `Retry-After` (the daemon reconnects by itself), a full disk 507, anything else 500.
+    init(database error: PostgresError, retryAfterSeconds: Int) {
+        if error.isUnavailable {
+            self.init(.unavailable, "the database cannot be reached: \(error.message)", retryAfterSeconds: retryAfterSeconds)
+        } else if error.isDiskFull {
+            self.init(.insufficientStorage, "the database's disk is full")
+        } else {
+            self.init(.internal, "database error: \(error)")
+        }
     }
 }

@@ -1,4 +1,5 @@
 import HTTPCore
+import Logging
 
 /// `GET /healthz` and `GET /metrics` (API.md "Service"): no token needed. Both only format
 /// bytes, so they run inline on their connection's event loop.
@@ -6,9 +7,16 @@ enum OpsRoutes {
     /// The health answer never changes, so it is encoded once.
     private static let healthBody: [UInt8] = Array(#"{"status":"ok"}"#.utf8)
 
-    static func add(to table: inout RouteTable, metrics: ServerMetrics, routes: @escaping @Sendable () -> [Route]) {
+    /// `unavailable`: why the database cannot be reached, as its storage last saw (read
+    /// without I/O): then `/healthz` says `degraded` with the reason.
+    static func add(to table: inout RouteTable, metrics: ServerMetrics, routes: @escaping @Sendable () -> [Route],
+                    unavailable: @escaping @Sendable () -> String? = { nil }) {
         table.add(.get, "/healthz", inline: true) { _ in
-            .json(.ok, healthBody)
+            guard let reason = unavailable() else { return .json(.ok, healthBody) }
+            var body: [UInt8] = Array(#"{"reason":"#.utf8)
+            body.append(jsonString: "database: " + reason)
+            body.append(contentsOf: Array(#","status":"degraded"}"#.utf8))
+            return .json(.ok, body)
         }
         table.add(.get, "/metrics", inline: true) { _ in
             Response(status: .ok, contentType: "text/plain; version=0.0.4; charset=utf-8",

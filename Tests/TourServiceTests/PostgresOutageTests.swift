@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import TourService
+
+/// PostgreSQL going away under load and coming back (issue 16 "Failure behaviour"): requests
+/// meanwhile get 503 with Retry-After, never 500 and never a hang; /healthz says degraded with
+/// the reason; nothing acknowledged is lost; service resumes on its own once the database is
+/// back.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct PostgresOutageTests {
+    @Test func theDatabaseRestartingUnderLoadIs503ThenServiceResumes() async throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        let url = try cluster.database("outage")
+        let harness = try ServiceHarness(configure: {
+            $0.databaseUrl = url
+            $0.migrationsDir = ServiceHarness.root.appendingPathComponent("migrations/postgresql").path
+            $0.databasePoolSize = 4
+            $0.retryAfterSeconds = 2
+        })
+        let client = try harness.client(harness.alpha)
+        var acknowledged: [String] = []
+        var statuses: [Int: Int] = [:]
+        // Load before, during and after the outage, one request at a time, each bounded by the
+        // client's timeout (a hang would fail it).
+        func send() throws -> Int {
+            let id = newID()
+            let response = try client.putProperty(id, name: "Outage \(acknowledged.count)", floorCount: 1)
+            statuses[response.status, default: 0] += 1
+            if response.status == 201 { acknowledged.append(id) }
+            if response.status == 503 {
+                #expect(response.header("Retry-After") == "2")
+                #expect(response.errorCode == "unavailable")
+            }
+            return response.status
+        }
+        for _ in 0..<20 { #expect(try send() == 201) }
+        try cluster.down()
+        for _ in 0..<10 { #expect(try send() == 503) }
+        let health = try harness.client(nil).send("GET", "/healthz")
+        #expect(health.status == 200 && health.string("status") == "degraded")
+        #expect((health.string("reason") ?? "").hasPrefix("database: "))
+        try cluster.up()
+        let back = ContinuousClock.now
+        // Within 5 s of the database, requests succeed again (polled, bounded).
+        var resumed = false
+        for _ in 0..<100 where !resumed {
+            if try send() == 201 { resumed = true } else { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(resumed && ContinuousClock.now - back < .seconds(5), "resumed after \(ContinuousClock.now - back)")
+        for _ in 0..<20 { #expect(try send() == 201) }
+        #expect(try harness.client(nil).send("GET", "/healthz").string("status") == "ok")
+        #expect(statuses[500] == nil, "\(statuses)")
+        // Everything acknowledged is there.
+        for id in acknowledged {
+            #expect(try client.send("GET", "/v1/properties/\(id)").status == 200)
+        }
+        #expect(acknowledged.count >= 41)
+        await harness.finish()
+    }
+}
