@@ -47,6 +47,7 @@ test: deps powerlossfs
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	bash Tests/postgres/api.sh
+	bash Tests/postgres/scaleout.sh .build/release/toursd .build/debug/tours
 	bash Tests/contract/schemathesis.sh
 	bash Tests/contract/tus_interop.sh
 	bash Tests/attack/run.sh

@@ -25,8 +25,8 @@ enum Backup {
     }
 
     static func run(from dataDir: String, to destination: String) throws(StartupError) -> Summary {
-        let source = StoredFiles(root: dataDir)
-        let target = StoredFiles(root: destination)
+        let source = StoredFiles(blobs: dataDir + "/blobs")
+        let target = StoredFiles(blobs: destination + "/blobs")
         guard FileManager.default.fileExists(atPath: dataDir + "/toursd.sqlite") else {
             throw StartupError("\(dataDir) holds no toursd database (toursd.sqlite): nothing to back up")
         }
@@ -86,12 +86,14 @@ enum Backup {
     }
 }
 
-/// The `blobs/<tenant>/<kind>/<name>` tree of a data directory, read and written directly
-/// (the backup runs beside the daemon, in a process of its own).
+/// The `<tenant>/<kind>/<name>` tree of a blob folder (`blobDir`, by default a data
+/// directory's `blobs/`), read and written directly (the backup runs beside the daemon, in a
+/// process of its own).
 struct StoredFiles {
-    let root: String
+    /// The blob folder.
+    let blobs: String
 
-    func path(_ key: BlobKey) -> String { "\(root)/blobs/\(key.tenant)/\(key.kind.rawValue)/\(key.id)" }
+    func path(_ key: BlobKey) -> String { "\(blobs)/\(key.tenant)/\(key.kind.rawValue)/\(key.id)" }
 
     /// The files the database's rows name: panoramas, the floors' world maps, the partial
     /// files of uploads still receiving. Any other stored file is an orphan (start-up removes
@@ -112,10 +114,10 @@ struct StoredFiles {
 
     func keys() -> Set<BlobKey> {
         var keys: Set<BlobKey> = []
-        for tenantName in (try? FileManager.default.contentsOfDirectory(atPath: root + "/blobs")) ?? [] {
+        for tenantName in (try? FileManager.default.contentsOfDirectory(atPath: blobs)) ?? [] {
             guard let tenant = Int64(tenantName) else { continue }
             for kind in BlobKey.Kind.allCases {
-                for id in (try? FileManager.default.contentsOfDirectory(atPath: "\(root)/blobs/\(tenantName)/\(kind.rawValue)")) ?? [] {
+                for id in (try? FileManager.default.contentsOfDirectory(atPath: "\(blobs)/\(tenantName)/\(kind.rawValue)")) ?? [] {
                     keys.insert(BlobKey(tenant: tenant, kind: kind, id: id))
                 }
             }
@@ -124,18 +126,18 @@ struct StoredFiles {
     }
 
     func makeDirectory(for key: BlobKey) throws(ServiceError) {
-        for directory in ["\(root)/blobs/\(key.tenant)", "\(root)/blobs/\(key.tenant)/\(key.kind.rawValue)"] {
+        for directory in ["\(blobs)/\(key.tenant)", "\(blobs)/\(key.tenant)/\(key.kind.rawValue)"] {
             guard mkdir(directory, 0o700) == 0 || errno == EEXIST else { throw BlobStore.failure("mkdir \(directory)", errno) }
         }
     }
 
     /// Every folder of the tree fsynced: the names in it survive a crash.
     func syncDirectories() throws(ServiceError) {
-        var folders = [root, root + "/blobs"]
-        for tenant in (try? FileManager.default.contentsOfDirectory(atPath: root + "/blobs")) ?? [] {
-            folders.append("\(root)/blobs/\(tenant)")
-            for kind in BlobKey.Kind.allCases where access("\(root)/blobs/\(tenant)/\(kind.rawValue)", F_OK) == 0 {
-                folders.append("\(root)/blobs/\(tenant)/\(kind.rawValue)")
+        var folders = [(blobs as NSString).deletingLastPathComponent, blobs]
+        for tenant in (try? FileManager.default.contentsOfDirectory(atPath: blobs)) ?? [] {
+            folders.append("\(blobs)/\(tenant)")
+            for kind in BlobKey.Kind.allCases where access("\(blobs)/\(tenant)/\(kind.rawValue)", F_OK) == 0 {
+                folders.append("\(blobs)/\(tenant)/\(kind.rawValue)")
             }
         }
         for folder in folders { try BlobStore.syncDirectory(folder) }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import APIModel
 import Logging
 import SQLiteDB
 
@@ -44,7 +45,16 @@ extension SyncService {
         var orphans = 0
         do {
             // One query for every name the rows use, not one per file found.
-            let stored = context.blobs.allKeys()
+            var stored = context.blobs.allKeys()
+            // Another daemon on the same database may be between placing a file and committing
+            // its row: with a shared database only files older than the grace can be orphans.
+            if !context.config.databaseUrl.isEmpty {
+                let cutoff = time(nil) - context.config.orphanGraceSeconds
+                stored = stored.filter { key in
+                    var info = stat()
+                    return stat(context.blobs.path(key), &info) == 0 && info.st_mtim.tv_sec <= cutoff
+                }
+            }
             let kinds = Set(stored.map(\.kind))
             let named = Set(try context.pool.readBlocking { try StoredFiles.named(by: $0, kinds: kinds) })
             for key in stored where !named.contains(key) {
@@ -81,5 +91,26 @@ extension SyncService {
         } catch {
             throw StartupError("cannot create the first token: \(error)")
         }
+    }
+}
+
+extension SyncService {
+    /// This daemon's id, made once and kept in its data directory (`instance.id`): names its
+    /// own folders in shared places.
+    static func instanceId(_ config: ToursdConfig) throws(StartupError) -> String {
+        let path = config.dataDir + "/instance.id"
+        if let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8),
+           let id = try? Identifier.checked(text.trimmingCharacters(in: .whitespacesAndNewlines), "instance.id") {
+            return id
+        }
+        let id = Identifier.make()
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw StartupError("cannot write \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        let line = Array((id + "\n").utf8)
+        guard write(fd, line, line.count) == line.count, fsync(fd) == 0 else {
+            throw StartupError("cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+        return id
     }
 }

@@ -32,10 +32,13 @@ public final class SyncService: Sendable {
                      beforeEachFileJob: (@Sendable () -> Void)?) throws(StartupError) -> SyncService {
         let blobs: BlobStore
         let io = ThreadPool(name: "file-io", threads: config.ioThreads, niceness: Int32(config.ioThreadNiceness), beforeEachJob: beforeEachFileJob)
+        try StartupError.makeDirectories(config.dataDir)
+        // A shared blob folder receives each daemon's bodies in a folder of that daemon's own.
+        let temporary = config.blobDir.isEmpty ? config.dataDir + "/tmp" : config.blobDir + "/.incoming/" + (try instanceId(config))
         do {
-            blobs = try BlobStore(root: config.dataDir, io: io)
+            blobs = try BlobStore(blobs: config.blobFolder, temporaryDirectory: temporary, io: io)
         } catch {
-            throw StartupError("cannot open the data directory \(config.dataDir): \(error.message)")
+            throw StartupError("cannot open the blob folder \(config.blobFolder): \(error.message)")
         }
         let pool = try ServerStorage.open(config, logger: logger, connections: config.databaseUrl.isEmpty ? config.sqliteReaders : config.databasePoolSize)
         let service = SyncService(context: ServiceContext(pool: pool, blobs: blobs, config: config, logger: logger,

@@ -4,16 +4,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . bench/lib.sh
-work=$(mktemp -d)
-trap 'stop_servers "$work"' EXIT
-TOURSD_BIN=.build/debug/toursd start_toursd "$work"
-port=$TOURSD_PORT
-token=$(cat "$work/data/admin.token")
+# TOURSD_URL and TOURSD_TOKEN: against toursd already running there (several behind a
+# balancer, Tests/postgres/scaleout.sh); else a debug toursd of the test's own.
+if [ -z "${TOURSD_URL:-}" ]; then
+    work=$(mktemp -d)
+    trap 'stop_servers "$work"' EXIT
+    TOURSD_BIN=.build/debug/toursd start_toursd "$work"
+    TOURSD_URL="http://127.0.0.1:$TOURSD_PORT" TOURSD_TOKEN=$(cat "$work/data/admin.token")
+fi
+token=$TOURSD_TOKEN
 # Test data the hooks (schemathesis_hooks.py) put in place of generated ids: a property with a
 # floor, a panorama on it, an unfinished upload, and the property's tour.
 api() { curl -fsS -H "Authorization: Bearer $token" "$@"; }
 uuid() { cat /proc/sys/kernel/random/uuid; }
-export ST_URL="http://127.0.0.1:$port" ST_TOKEN="$token" ST_PROPERTY=$(uuid) ST_FLOOR=$(uuid) ST_PANORAMA=$(uuid)
+export ST_URL="$TOURSD_URL" ST_TOKEN="$token" ST_PROPERTY=$(uuid) ST_FLOOR=$(uuid) ST_PANORAMA=$(uuid)
 export ST_TOUR=$(api -X PUT -H "Content-Type: application/json" -d '{"name":"Contract","floorCount":1}' "$ST_URL/v1/properties/$ST_PROPERTY" \
     | python3 -c 'import json, sys; print(json.load(sys.stdin)["tourId"])')
 api -o /dev/null -X PUT -H "Content-Type: application/json" -d '{"number":0}' "$ST_URL/v1/properties/$ST_PROPERTY/floors/$ST_FLOOR"
@@ -25,7 +29,7 @@ ST_UPLOAD=$(api -o /dev/null -D - -X POST -H "Tus-Resumable: 1.0.0" -H "Upload-L
 export ST_UPLOAD
 # A fixed seed: the same cases on every run, so a failure can be replayed.
 .venv/bin/schemathesis --config-file Tests/contract/schemathesis.toml run docs/openapi.yaml \
-    --url "http://127.0.0.1:$port" \
+    --url "$TOURSD_URL" \
     -H "Authorization: Bearer $token" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
     --max-examples "${SCHEMATHESIS_EXAMPLES:-30}" \

@@ -14,6 +14,12 @@ public struct ToursdConfig: Sendable, Equatable {
     public var databaseUrl = ""
     /// Connections (and threads) to PostgreSQL when `databaseUrl` is set.
     public var databasePoolSize = 8
+    /// Where panoramas, world maps and partial uploads are kept; empty: `<dataDir>/blobs`. For
+    /// several daemons, a folder all of them mount.
+    public var blobDir = ""
+    /// With a shared database, the start-up sweep leaves files younger than this alone (another
+    /// daemon may be between placing a file and committing its row).
+    public var orphanGraceSeconds = 3600
     /// Empty: the migrations built into toursd (from `migrations/<dialect>/`); else a folder
     /// of `NNNN_name.sql` files to apply instead (tests, or a fix applied by hand).
     public var migrationsDir = ""
@@ -96,6 +102,8 @@ public struct ToursdConfig: Sendable, Equatable {
         "migrationsDir": { $0.migrationsDir = $1; return true },
         "databaseUrl": { $0.databaseUrl = $1; return $1.isEmpty || $1.hasPrefix("postgresql://") || $1.hasPrefix("postgres://") },
         "databasePoolSize": { config, text in setInt(&config.databasePoolSize, text, 1...1000) },
+        "blobDir": { $0.blobDir = $1; return true },
+        "orphanGraceSeconds": { config, text in setInt(&config.orphanGraceSeconds, text, 0...30 * 86_400) },
         "sqliteReaders": { config, text in setInt(&config.sqliteReaders, text, 1...64) },
         "ioThreads": { config, text in setInt(&config.ioThreads, text, 1...256) },
         "ioThreadNiceness": { config, text in setInt(&config.ioThreadNiceness, text, 0...19) },
@@ -245,6 +253,9 @@ public struct ToursdConfig: Sendable, Equatable {
         server.bodyBufferBudgetBytes = bodyBufferBudgetBytes
         return server
     }
+
+    /// The blob folder in use.
+    public var blobFolder: String { blobDir.isEmpty ? dataDir + "/blobs" : blobDir }
 
     public var level: LogLevel { LogLevel(name: logLevel) ?? .info }
     public var format: LogFormat { LogFormat(rawValue: logFormat) ?? .logfmt }

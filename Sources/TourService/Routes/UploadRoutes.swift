@@ -187,7 +187,15 @@ struct Uploads: Sendable {
     /// broke its fsync promise), the row goes back to what the file holds: the client resends
     /// from there.
     private func liveSession(_ upload: UploadRecord, _ tenant: Int64) async throws -> (session: UploadSession, offset: Int64) {
-        let session = try await sessions.session(partialKey(upload, tenant), recordedOffset: upload.offset)
+        var session = try await sessions.session(partialKey(upload, tenant), recordedOffset: upload.offset)
+        if upload.offset > session.durableOffset {
+            // Another daemon on the same database and blob folder took the upload further since
+            // this one last held it: this session's view of the file is old. It ends (a PATCH of
+            // this daemon still writing through it stops, as an older PATCH does), and a new one
+            // reads the file as it is now.
+            sessions.end(partialKey(upload, tenant))
+            session = try await sessions.session(partialKey(upload, tenant), recordedOffset: upload.offset)
+        }
         let offset = session.durableOffset
         if offset < upload.offset {
             try await context.write { try UploadStore.repairOffset($0, tenant, upload.id, offset: offset) }

@@ -34,24 +34,28 @@ struct BlobKey: Hashable, Sendable {
 /// start-up and for jobs already on that pool. Ids reach paths only after `Identifier`
 /// validation.
 final class BlobStore: Sendable {
-    let root: String
+    /// The blob folder (`blobDir`): `<tenant>/<kind>/<name>`.
+    let blobs: String
     let io: ThreadPool
-    private var temporaryDirectory: String { root + "/tmp" }
+    /// Where bodies are received before they are placed: on the blob folder's file system
+    /// (a rename places them), and this daemon's alone (start-up empties it).
+    let temporaryDirectory: String
 
-    init(root: String, io: ThreadPool) throws(ServiceError) {
-        self.root = root
+    init(blobs: String, temporaryDirectory: String, io: ThreadPool) throws(ServiceError) {
+        self.blobs = blobs
+        self.temporaryDirectory = temporaryDirectory
         self.io = io
-        for directory in [root, root + "/blobs", root + "/tmp"] {
+        for directory in [blobs, (temporaryDirectory as NSString).deletingLastPathComponent, temporaryDirectory] {
             try Self.makeDirectory(directory)
         }
     }
 
     func path(_ key: BlobKey) -> String {
-        StoredFiles(root: root).path(key)
+        StoredFiles(blobs: blobs).path(key)
     }
 
     private func directory(_ key: BlobKey) -> String {
-        "\(root)/blobs/\(key.tenant)/\(key.kind.rawValue)"
+        "\(blobs)/\(key.tenant)/\(key.kind.rawValue)"
     }
 
     // MARK: Request paths (async, on the I/O pool)
@@ -138,7 +142,7 @@ final class BlobStore: Sendable {
     /// Gives `from` the name `key` unless taken, and makes the new entry durable: renamed, or
     /// linked when the source name is to stay (`keepingSource`).
     private func placeNow(from: String, as key: BlobKey, keepingSource: Bool = false) throws(ServiceError) -> Bool {
-        try Self.makeDirectory("\(root)/blobs/\(key.tenant)")
+        try Self.makeDirectory("\(blobs)/\(key.tenant)")
         try Self.makeDirectory(directory(key))
         var byLink = keepingSource
         if !keepingSource, nt_rename_noreplace(from, path(key)) != 0 {
@@ -161,7 +165,7 @@ final class BlobStore: Sendable {
 
     /// Creates an upload's empty partial file (durably), or opens the existing one.
     func openPartial(_ key: BlobKey) throws(ServiceError) -> Int32 {
-        try Self.makeDirectory("\(root)/blobs/\(key.tenant)")
+        try Self.makeDirectory("\(blobs)/\(key.tenant)")
         try Self.makeDirectory(directory(key))
         let existed = access(path(key), F_OK) == 0
         let fd = open(path(key), O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
@@ -187,7 +191,7 @@ final class BlobStore: Sendable {
 
     /// Every stored file's key, for the orphan sweep.
     func allKeys() -> Set<BlobKey> {
-        StoredFiles(root: root).keys()
+        StoredFiles(blobs: blobs).keys()
     }
 
     private static func makeDirectory(_ path: String) throws(ServiceError) {

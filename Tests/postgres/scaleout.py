@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Checks that hold across several toursd on one PostgreSQL (Tests/postgres/scaleout.sh).
+
+--across URL TOKEN TOURSD DATADIR PORT...: every daemon answers the same for ids made through
+  the balancer (one tourId each, all distinct; a re-send answered the same by another daemon),
+  and a token revoked with `toursd tokens revoke` is refused by every daemon at once.
+--kill URL TOKEN PORT PID: a tus upload whose first half went to the daemon on PORT, which is
+  then killed with SIGKILL; the upload is completed through the balancer (the other daemons),
+  byte for byte, and there is exactly one panorama."""
+import base64
+import hashlib
+import http.client
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.parse
+import uuid
+
+
+def request(base, method, path, token=None, body=None, headers=None):
+    target = urllib.parse.urlsplit(base)
+    connection = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
+    all_headers = dict(headers or {})
+    if token:
+        all_headers["Authorization"] = f"Bearer {token}"
+    connection.request(method, path, body=body, headers=all_headers)
+    response = connection.getresponse()
+    content = response.read()
+    connection.close()
+    return response.status, {k.lower(): v for k, v in response.getheaders()}, content
+
+
+def fail(message):
+    print(f"scale-out: FAIL: {message}")
+    sys.exit(1)
+
+
+def across(base, token, toursd, data_dir, ports):
+    daemons = [f"http://127.0.0.1:{port}" for port in ports]
+    json_headers = {"Content-Type": "application/json"}
+    made = {}
+    for index in range(30):
+        pid = str(uuid.uuid4())
+        status, _, content = request(base, "PUT", f"/v1/properties/{pid}", token,
+                                     json.dumps({"name": f"Across {index}", "floorCount": 1}).encode(), json_headers)
+        if status != 201:
+            fail(f"PUT property through the balancer: {status} {content[:200]!r}")
+        made[pid] = json.loads(content)["tourId"]
+    if len(set(made.values())) != len(made):
+        fail("two properties got one tourId")
+    for pid, tour in made.items():
+        for daemon in daemons:
+            status, _, content = request(daemon, "GET", f"/v1/properties/{pid}", token)
+            if status != 200 or json.loads(content)["tourId"] != tour:
+                fail(f"{daemon} answers {status} for {pid}")
+    # A re-send through another daemon is answered the same (200, the same tourId).
+    pid, tour = next(iter(made.items()))
+    for daemon in daemons:
+        status, _, content = request(daemon, "PUT", f"/v1/properties/{pid}", token,
+                                     json.dumps({"name": "Across 0", "floorCount": 1}).encode(), json_headers)
+        if status != 200 or json.loads(content)["tourId"] != tour:
+            fail(f"a re-send to {daemon}: {status}")
+    print(f"scale-out: {len(made)} properties made through the balancer, each answered alike by all 3 daemons")
+
+    # A token made and revoked on the command line: every daemon refuses it at once.
+    def tokens(*args):
+        return subprocess.run([toursd, "tokens", *args, "--data-dir", data_dir], capture_output=True, text=True, timeout=60, check=True).stdout
+    other = tokens("create", "--tenant", "scale-out").strip().splitlines()[-1]
+    for daemon in daemons:
+        if request(daemon, "GET", "/v1/properties", other)[0] != 200:
+            fail(f"{daemon} refuses a new token")
+    token_id = [line.split()[0] for line in tokens("list").splitlines() if "scale-out" in line][0]
+    tokens("revoke", token_id)
+    for daemon in daemons:
+        if request(daemon, "GET", "/v1/properties", other)[0] != 401:
+            fail(f"{daemon} still takes a revoked token")
+    print("scale-out: a token revoked on the command line is refused by all 3 daemons at once")
+
+
+def kill(base, token, port, pid):
+    daemon = f"http://127.0.0.1:{port}"
+    tus = {"Tus-Resumable": "1.0.0"}
+    floor, prop = str(uuid.uuid4()), str(uuid.uuid4())
+    json_headers = {"Content-Type": "application/json"}
+    request(base, "PUT", f"/v1/properties/{prop}", token, json.dumps({"name": "Killed", "floorCount": 1}).encode(), json_headers)
+    request(base, "PUT", f"/v1/properties/{prop}/floors/{floor}", token, json.dumps({"number": 0}).encode(), json_headers)
+    panorama = str(uuid.uuid4())
+    data = os.urandom(8 * 1024 * 1024)
+    metadata = ",".join(f"{k} {base64.b64encode(v.encode()).decode()}" for k, v in
+                        [("panoramaId", panorama), ("floorId", floor), ("contentType", "image/jpeg")])
+    status, headers, _ = request(daemon, "POST", "/v1/uploads", token, b"",
+                                 dict(tus, **{"Upload-Length": str(len(data)), "Upload-Metadata": metadata}))
+    if status != 201:
+        fail(f"creation on the first daemon: {status}")
+    location = urllib.parse.urlsplit(headers["location"]).path
+    half = len(data) // 2
+    status, headers, _ = request(daemon, "PATCH", location, token, data[:half],
+                                 dict(tus, **{"Upload-Offset": "0", "Content-Type": "application/offset+octet-stream"}))
+    if status != 204 or int(headers["upload-offset"]) != half:
+        fail(f"the first half on the first daemon: {status}")
+    os.kill(pid, signal.SIGKILL)
+    # Through the balancer, on the daemons left: HEAD says what was acknowledged, the rest follows.
+    deadline = time.monotonic() + 30
+    while True:
+        status, headers, _ = request(base, "HEAD", location, token, headers=tus)
+        if status == 200 or time.monotonic() > deadline:
+            break
+    offset = int(headers.get("upload-offset", "-1"))
+    if status != 200 or offset < half:
+        fail(f"HEAD after the kill: {status}, offset {offset} (acknowledged {half})")
+    status, headers, _ = request(base, "PATCH", location, token, data[offset:],
+                                 dict(tus, **{"Upload-Offset": str(offset), "Content-Type": "application/offset+octet-stream"}))
+    if status != 204:
+        fail(f"the rest through the other daemons: {status}")
+    status, _, content = request(base, "GET", f"/v1/panoramas/{panorama}/content", token)
+    if status != 200 or hashlib.sha256(content).digest() != hashlib.sha256(data).digest():
+        fail(f"the panorama read back: {status}, {len(content)} bytes")
+    status, _, content = request(base, "GET", f"/v1/properties/{prop}/status", token)
+    count = json.loads(content)["panoramaCount"]
+    if count != 1:
+        fail(f"{count} panoramas, not 1")
+    print(f"scale-out: a daemon killed after {half} acknowledged bytes of an upload; the others resumed at {offset} "
+          f"and completed it byte for byte, one panorama")
+
+
+if sys.argv[1] == "--across":
+    across(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6:])
+elif sys.argv[1] == "--kill":
+    kill(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+else:
+    fail(f"unknown mode {sys.argv[1]}")

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Three toursd on one PostgreSQL and one shared blob folder, behind nginx as a round-robin
+# balancer (issue 16): every request may land on any daemon. They start at the same moment
+# (the migrations are applied once, under an advisory lock; one daemon writes the first
+# token). Then, through the balancer: schemathesis, tuspy, the tours command line syncing a
+# property, and the cross-instance checks of Tests/postgres/scaleout.py (ids and tourIds, a
+# token revoked on one daemon refused by all at once, a daemon killed mid-upload).
+#   scaleout.sh TOURSD TOURS
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. bench/lib.sh
+toursd=${1:-.build/release/toursd} tours=${2:-.build/debug/tours}
+work=$(mktemp -d /tmp/toursd-scaleout.XXXXXX)
+chmod 755 "$work" # the postgres user runs the cluster inside
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    [ -f "$work/nginx/nginx.pid" ] && nginx -c "$work/nginx/nginx.conf" -s stop 2>/dev/null || true
+    bash Tests/postgres/cluster.sh stop "$work/pg"
+    rm -rf "$work"
+}
+trap cleanup EXIT
+server=$(bash Tests/postgres/cluster.sh start "$work/pg")
+psql "$server/postgres" -qc "CREATE DATABASE tours"
+database="$server/tours"
+mkdir -p "$work/blobs"
+
+ports=()
+for n in 1 2 3; do
+    mkdir -p "$work/d$n"
+    TOURSD_databaseUrl="$database" TOURSD_blobDir="$work/blobs" TOURSD_databasePoolSize=4 TOURSD_maxConnectionsPerAddress=0 \
+        "$toursd" serve --port 0 --data-dir "$work/d$n" 2> "$work/d$n.log" &
+    pids+=($!)
+done
+for n in 1 2 3; do ports+=("$(toursd_port "$work/d$n.log")"); done
+for port in "${ports[@]}"; do wait_for_url "http://127.0.0.1:$port/healthz" >/dev/null; done
+applied=$(cat "$work"/d?.log | grep -c "migration applied" || true)
+made=$(ls "$work"/d?/admin.token 2>/dev/null | wc -l)
+echo "scale-out: 3 toursd on ports ${ports[*]}; migrations applied $applied time(s) in all (one per file), first token written by $made daemon(s)"
+[ "$applied" = "$(ls migrations/postgresql/*.sql | wc -l)" ] || { echo "FAIL: migrations applied $applied times"; exit 1; }
+[ "$made" = 1 ] || { echo "FAIL: $made daemons made the first token"; exit 1; }
+token=$(cat "$work"/d?/admin.token)
+
+# nginx, round robin, bodies streamed through; a request whose daemon cannot be reached goes
+# to the next (it never reached the dead one).
+mkdir -p "$work/nginx/logs" "$work/nginx/tmp"
+lb=$(free_port)
+{
+    echo "worker_processes 1; pid $work/nginx/nginx.pid; error_log $work/nginx/logs/error.log warn;"
+    echo "events { worker_connections 1024; }"
+    echo "http { access_log $work/nginx/logs/access.log; client_body_temp_path $work/nginx/tmp;"
+    echo "  upstream toursd { server 127.0.0.1:${ports[0]}; server 127.0.0.1:${ports[1]}; server 127.0.0.1:${ports[2]}; }"
+    echo "  server { listen 127.0.0.1:$lb; client_max_body_size 0; proxy_request_buffering off; proxy_buffering off;"
+    echo "    location / { proxy_pass http://toursd; proxy_http_version 1.1; proxy_set_header Connection \"\";"
+    echo "      proxy_set_header Host \$http_host; proxy_next_upstream error non_idempotent; } } }"
+} > "$work/nginx/nginx.conf"
+nginx -c "$work/nginx/nginx.conf"
+wait_for_url "http://127.0.0.1:$lb/healthz" >/dev/null
+export TOURSD_URL="http://127.0.0.1:$lb" TOURSD_TOKEN="$token"
+
+TOURSD_databaseUrl="$database" .venv/bin/python Tests/postgres/scaleout.py --across "$TOURSD_URL" "$token" "$toursd" "$work/d1" "${ports[@]}"
+SCHEMATHESIS_EXAMPLES=${SCHEMATHESIS_EXAMPLES:-15} bash Tests/contract/schemathesis.sh
+bash Tests/contract/tus_interop.sh
+
+# The client library, through the balancer: capture and sync a property.
+station="$work/station"
+mkdir -p "$station"
+tours_at() { "$tours" --config "$station/config.json" "$@"; }
+tours_at init --server "$TOURSD_URL" --token "$token" --storage "$station/storage" >/dev/null
+property=$(tours_at property create "Scaled villa" --floors 1)
+printf '{"rooms": [{"name": "Kitchen", "outline": [[0,0],[4,0],[4,3],[0,3]], "height": 2.5}]}' > "$station/plan.json"
+tours_at plan "$property" "$station/plan.json" --floor 0 >/dev/null
+head -c 3000000 /dev/urandom > "$station/pano.jpg"
+tours_at panorama add "$property" "$station/pano.jpg" --floor 0 >/dev/null
+tours_at sync >/dev/null
+state=$(tours_at status "$property" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["sync"])')
+[ "$state" = synced ] || { echo "FAIL: the station's property is $state, not synced"; exit 1; }
+echo "scale-out: the tours command line synced a property through the balancer: $state"
+
+# Last: a daemon killed in the middle of a resumable upload; the others complete it.
+.venv/bin/python Tests/postgres/scaleout.py --kill "$TOURSD_URL" "$token" "${ports[0]}" "${pids[0]}"
+for n in 1 2 3; do echo "scale-out: daemon $n answered $(grep -c 'msg=request' "$work/d$n.log" || true) requests"; done
+echo "scale-out: PASS"
