@@ -1,4 +1,7 @@
 import CPostgres
+#if canImport(Glibc)
+import Glibc
+#endif
 @_exported import SQLKit
 
 /// An error from PostgreSQL or from reaching it, with its SQLSTATE (PostgreSQL's appendix A).
@@ -56,6 +59,8 @@ public final class PostgresConnection: SQLConnection {
             let message = connection.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
             throw PostgresError(sqlState: "", message: message.trimmingTrailingNewlines)
         }
+        // Notices ("already exists, skipping") would go to stderr beside the daemon's log.
+        PQclear(PQexec(connection, "SET client_min_messages TO warning"))
     }
 
     /// Connects again when the connection broke (the server restarted): the next statement
@@ -137,6 +142,26 @@ public final class PostgresConnection: SQLConnection {
         let message = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "M"))) }.map { String(cString: $0) }
             ?? String(cString: PQerrorMessage(connection)).trimmingTrailingNewlines
         throw PostgresError(sqlState: sqlState, message: message)
+    }
+
+    /// Waits up to `timeoutMilliseconds` for NOTIFY messages on the channels this connection
+    /// LISTENs to; returns their payloads (none: the time passed). Throws when the connection
+    /// broke (the caller reconnects and LISTENs again).
+    public func notifications(timeoutMilliseconds: Int32) throws(PostgresError) -> [String] {
+        guard let connection, PQstatus(connection) == CONNECTION_OK else {
+            throw PostgresError(sqlState: "", message: "the connection is closed")
+        }
+        var waiting = pollfd(fd: PQsocket(connection), events: Int16(POLLIN), revents: 0)
+        _ = poll(&waiting, 1, timeoutMilliseconds)
+        guard PQconsumeInput(connection) == 1 else {
+            throw PostgresError(sqlState: "", message: String(cString: PQerrorMessage(connection)).trimmingTrailingNewlines)
+        }
+        var payloads: [String] = []
+        while let notify = PQnotifies(connection) {
+            payloads.append(String(cString: notify.pointee.extra))
+            PQfreemem(notify)
+        }
+        return payloads
     }
 
     /// `?` placeholders as `$1…$n`, outside quoted strings and identifiers.

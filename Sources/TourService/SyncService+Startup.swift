@@ -8,12 +8,20 @@ import SQLiteDB
 
 extension StartupError {
     /// `mkdir -p`, a failure said in the system's words and naming the folder (Foundation's
-    /// would be an NSCocoaErrorDomain dump).
+    /// would be an NSCocoaErrorDomain dump). Each folder it makes is made durable (its parent
+    /// fsynced): a data directory that vanished with a power cut would take the database along.
     static func makeDirectories(_ path: String) throws(StartupError) {
         var built = path.hasPrefix("/") ? "" : "."
         for part in path.split(separator: "/") {
+            let parent = built.isEmpty ? "/" : built
             built += "/" + part
-            guard mkdir(built, 0o700) == 0 || errno == EEXIST else {
+            if mkdir(built, 0o700) == 0 {
+                do {
+                    try BlobStore.syncDirectory(parent)
+                } catch {
+                    throw StartupError("cannot make \(built) durable: \(error.message)")
+                }
+            } else if errno != EEXIST {
                 throw StartupError("cannot create \(path) (\(built): \(String(cString: strerror(errno))))")
             }
         }
@@ -78,13 +86,7 @@ extension SyncService {
                 return try TenantStore.createToken(db, tenant: "default").token
             }
             guard let token = made else { return }
-            let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { throw StartupError("cannot write \(path): \(String(cString: strerror(errno)))") }
-            defer { close(fd) }
-            let line = Array((token + "\n").utf8)
-            guard write(fd, line, line.count) == line.count, fsync(fd) == 0 else {
-                throw StartupError("cannot write \(path): \(String(cString: strerror(errno)))")
-            }
+            try Self.writePrivateFile(path, line: token)
             context.logger.info("created tenant default; its bearer token is in the file", ["file": path])
         } catch let error as StartupError {
             throw error
@@ -104,13 +106,18 @@ extension SyncService {
             return id
         }
         let id = Identifier.make()
+        try writePrivateFile(path, line: id)
+        return id
+    }
+
+    /// A one-line file its owner alone may read (mode 0600), fsynced.
+    static func writePrivateFile(_ path: String, line text: String) throws(StartupError) {
         let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw StartupError("cannot write \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
-        let line = Array((id + "\n").utf8)
+        let line = Array((text + "\n").utf8)
         guard write(fd, line, line.count) == line.count, fsync(fd) == 0 else {
             throw StartupError("cannot write \(path): \(String(cString: strerror(errno)))")
         }
-        return id
     }
 }

@@ -17,6 +17,7 @@ public struct StartupError: Error, Sendable, CustomStringConvertible {
 public final class SyncService: Sendable {
     let context: ServiceContext
     let sessions: UploadSessions
+    let ownership: any UploadOwnership
     private let sweep = Mutex<UploadSweep?>(nil)
 
     /// Opens the data directory: the database migrated to the newest schema, files left by a
@@ -51,14 +52,20 @@ public final class SyncService: Sendable {
 
     private init(context: ServiceContext) {
         self.context = context
-        sessions = UploadSessions(blobs: context.blobs, durableStep: context.config.uploadDurableStepBytes)
+        let sessions = UploadSessions(blobs: context.blobs, durableStep: context.config.uploadDurableStepBytes)
+        self.sessions = sessions
+        let config = context.config
+        ownership = config.databaseUrl.isEmpty ? LocalOwnership()
+            : SharedOwnership(url: config.databaseUrl, waitSeconds: Double(config.uploadTakeoverSeconds), logger: context.logger) { key in
+                await sessions.endAndWait(key)
+            }
     }
 
     deinit { stop() }
 
     /// Expired uploads go at start-up and then on a timer.
     private func startUploadSweep() {
-        let uploads = Uploads(context: context, sessions: sessions)
+        let uploads = Uploads(context: context, sessions: sessions, ownership: ownership)
         let timer = DispatchSource.makeTimerSource(queue: .global())
         let interval = context.config.uploadSweepIntervalSeconds
         timer.schedule(deadline: .now(), repeating: .seconds(interval), leeway: .seconds(1))
@@ -72,6 +79,7 @@ public final class SyncService: Sendable {
     /// tests and tools that open a service and drop it).
     public func stop() {
         sweep.withLock { $0?.timer.cancel(); $0 = nil }
+        ownership.stop()
         context.blobs.io.stop()
     }
 
@@ -85,7 +93,7 @@ public final class SyncService: Sendable {
         let routerBox = RouterReference()
         let context = self.context
         let authenticated = Authentication(context: context)
-        let uploads = Uploads(context: context, sessions: sessions)
+        let uploads = Uploads(context: context, sessions: sessions, ownership: ownership)
         let router = Router { table in
             OpsRoutes.add(to: &table, metrics: metrics, routes: { routerBox.routes }, unavailable: { context.pool.unavailableReason })
             table.group(ServiceErrors(logger: context.logger, retryAfterSeconds: context.config.retryAfterSeconds)) { table in

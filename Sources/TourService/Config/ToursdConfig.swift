@@ -20,6 +20,9 @@ public struct ToursdConfig: Sendable, Equatable {
     /// With a shared database, the start-up sweep leaves files younger than this alone (another
     /// daemon may be between placing a file and committing its row).
     public var orphanGraceSeconds = 3600
+    /// With several daemons: how long a PATCH waits for the daemon writing its upload to stop
+    /// (then 503 with Retry-After).
+    public var uploadTakeoverSeconds = 10
     /// Empty: the migrations built into toursd (from `migrations/<dialect>/`); else a folder
     /// of `NNNN_name.sql` files to apply instead (tests, or a fix applied by hand).
     public var migrationsDir = ""
@@ -104,6 +107,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "databasePoolSize": { config, text in setInt(&config.databasePoolSize, text, 1...1000) },
         "blobDir": { $0.blobDir = $1; return true },
         "orphanGraceSeconds": { config, text in setInt(&config.orphanGraceSeconds, text, 0...30 * 86_400) },
+        "uploadTakeoverSeconds": { config, text in setInt(&config.uploadTakeoverSeconds, text, 1...600) },
         "sqliteReaders": { config, text in setInt(&config.sqliteReaders, text, 1...64) },
         "ioThreads": { config, text in setInt(&config.ioThreads, text, 1...256) },
         "ioThreadNiceness": { config, text in setInt(&config.ioThreadNiceness, text, 0...19) },

@@ -40,6 +40,8 @@ enum UploadRoutes {
 struct Uploads: Sendable {
     let context: ServiceContext
     let sessions: UploadSessions
+    /// Which daemon writes an upload, when several share the database and blob folder.
+    var ownership: any UploadOwnership = LocalOwnership()
 
     private var expiry: Int64 { Int64(context.config.uploadExpirySeconds) }
     private var now: Int64 { Int64(Date().timeIntervalSince1970) }
@@ -216,8 +218,22 @@ struct Uploads: Sendable {
         return Response(status: .ok, headers: headers)
     }
 
-    /// PATCH: the next bytes, at the offset the server has; a newer PATCH wins.
+    /// PATCH: the next bytes, at the offset the server has; a newer PATCH wins, on this daemon
+    /// or, through the upload's lock, on another.
     @Sendable func patch(_ request: Request) async throws -> Response {
+        let key = BlobKey(tenant: request.tenant, kind: .upload, id: try request.uuid("uploadId"))
+        let token = try await ownership.acquire(key)
+        do {
+            let response = try await patchOwned(request)
+            await ownership.release(key, token)
+            return response
+        } catch {
+            await ownership.release(key, token)
+            throw error
+        }
+    }
+
+    private func patchOwned(_ request: Request) async throws -> Response {
         let tenant = request.tenant
         guard request.headers["content-type"]?.lowercased() == UploadRoutes.offsetType else {
             throw ServiceError(.unsupportedMediaType, "a PATCH body is \(UploadRoutes.offsetType)")

@@ -245,6 +245,12 @@ final class UploadSession: Sendable {
         try await lane.run { [file] in file.durableDigest.copy().finish() }
     }
 
+    /// `close`, returning once the writes queued before it are done.
+    func closeAndWait() async {
+        close()
+        _ = try? await lane.run {}
+    }
+
     /// Stops every writer and closes the file (finished, deleted or expired).
     func close() {
         bookkeeping.withLock { state in
@@ -355,6 +361,16 @@ final class UploadSessions: Sendable {
             for waiter in waiters { waiter.resume(with: outcome.map { Optional($0) }) }
             return try outcome.get()
         }
+    }
+
+    /// `end`, returning once the session's writes are done (another daemon takes the file).
+    func endAndWait(_ key: BlobKey) async {
+        let session = entries.withLock { entries -> UploadSession? in
+            guard case .open(let session) = entries[key] else { return nil }
+            entries[key] = nil
+            return session
+        }
+        await session?.closeAndWait()
     }
 
     /// Ends an upload's session: its writers stop, its file closes.
