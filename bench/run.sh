@@ -12,6 +12,8 @@ bash bench/documents.sh
 echo
 bash bench/viewer.sh
 echo
+bash bench/scaleout.sh
+echo
 .build/release/DocumentBench
 echo
 .build/release/ClientBench

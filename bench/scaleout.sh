@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Scale-out (issue 16): an authenticated GET and one-shot uploads against 1 toursd on SQLite,
+# 1 toursd on PostgreSQL, and 3 toursd on that PostgreSQL behind nginx (round robin, a shared
+# blob folder), same run. Everything (PostgreSQL, nginx, the daemons, wrk, curl) shares this
+# machine's cores, so "3 daemons" measures the cost of the balancer and the shared database,
+# not added capacity.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+toursd=.build/release/toursd
+work=$(mktemp -d -p "${BENCH_DIR:-$PWD}" bench.XXXXXX)
+chmod 755 "$work"
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    [ -f "$work/nginx/nginx.pid" ] && nginx -c "$work/nginx/nginx.conf" -s stop 2>/dev/null || true
+    bash Tests/postgres/cluster.sh stop "$work/pg"
+    rm -rf "$work"
+}
+trap cleanup EXIT
+server=$(bash Tests/postgres/cluster.sh start "$work/pg")
+psql "$server/postgres" -qc "CREATE DATABASE tours"
+
+start() { # name, then environment assignments; prints the port
+    local name=$1
+    shift
+    mkdir -p "$work/$name"
+    env "$@" TOURSD_maxConnectionsPerAddress=0 "$toursd" serve --port 0 --data-dir "$work/$name" 2> "$work/$name.log" &
+    pids+=($!)
+}
+start sqlite
+start pg1 TOURSD_databaseUrl="$server/tours" TOURSD_blobDir="$work/blobs"
+port_sqlite=$(toursd_port "$work/sqlite.log") port_pg1=$(toursd_port "$work/pg1.log")
+wait_for_url "http://127.0.0.1:$port_pg1/healthz" >/dev/null
+start pg2 TOURSD_databaseUrl="$server/tours" TOURSD_blobDir="$work/blobs"
+start pg3 TOURSD_databaseUrl="$server/tours" TOURSD_blobDir="$work/blobs"
+port_pg2=$(toursd_port "$work/pg2.log") port_pg3=$(toursd_port "$work/pg3.log")
+mkdir -p "$work/nginx/logs" "$work/nginx/tmp"
+lb=$(free_port)
+cat > "$work/nginx/nginx.conf" <<CONF
+worker_processes 1; pid $work/nginx/nginx.pid; error_log $work/nginx/logs/error.log warn;
+events { worker_connections 4096; }
+http { access_log off; client_body_temp_path $work/nginx/tmp;
+  upstream toursd { server 127.0.0.1:$port_pg1; server 127.0.0.1:$port_pg2; server 127.0.0.1:$port_pg3; keepalive 64; }
+  server { listen 127.0.0.1:$lb; client_max_body_size 0; proxy_request_buffering off; proxy_buffering off;
+    location / { proxy_pass http://toursd; proxy_http_version 1.1; proxy_set_header Connection ""; } } }
+CONF
+nginx -c "$work/nginx/nginx.conf"
+for port in "$port_sqlite" "$port_pg1" "$port_pg2" "$port_pg3" "$lb"; do wait_for_url "http://127.0.0.1:$port/healthz" >/dev/null; done
+
+token_sqlite=$(cat "$work/sqlite/admin.token") token_pg=$(cat "$work"/pg1/admin.token)
+property=$(cat /proc/sys/kernel/random/uuid)
+for target in "$port_sqlite $token_sqlite" "$lb $token_pg"; do
+    set -- $target
+    curl -fsS -o /dev/null -X PUT -H "Authorization: Bearer $2" -H "Content-Type: application/json" \
+        -d '{"name":"Bench","floorCount":1}' "http://127.0.0.1:$1/v1/properties/$property"
+done
+
+get() { # port token: "RPS P99"
+    WRK_CONNECTIONS=32 BENCH_SECONDS=${BENCH_SECONDS:-8} wrk_figures "http://127.0.0.1:$1/v1/properties/$property" "$work/wrk.txt" \
+        -H "Authorization: Bearer $2"
+}
+uploads() { # port token: aggregate MB/s of 32 one-shot 4 MB panoramas, 8 at a time
+    local floor
+    floor=$(cat /proc/sys/kernel/random/uuid)
+    curl -fsS -o /dev/null -X PUT -H "Authorization: Bearer $2" -H "Content-Type: application/json" -d '{"number":0}' \
+        "http://127.0.0.1:$1/v1/properties/$property/floors/$floor"
+    head -c 4194304 /dev/urandom > "$work/pano.bin"
+    : > "$work/curl.cfg"
+    for _ in $(seq 1 32); do
+        printf 'url = "http://127.0.0.1:%s/v1/panoramas/%s?floorId=%s"\nupload-file = "%s"\n-o /dev/null\n' \
+            "$1" "$(cat /proc/sys/kernel/random/uuid)" "$floor" "$work/pano.bin" >> "$work/curl.cfg"
+    done
+    local start end
+    start=$(date +%s.%N)
+    curl -fsS --parallel --parallel-max 8 -H "Authorization: Bearer $2" -H "Content-Type: image/jpeg" -K "$work/curl.cfg"
+    end=$(date +%s.%N)
+    python3 -c "print(f'{32 * 4 / ($end - $start):.0f}')"
+}
+
+read -r get_sqlite p99_sqlite <<< "$(get "$port_sqlite" "$token_sqlite")"
+read -r get_pg1 p99_pg1 <<< "$(get "$port_pg1" "$token_pg")"
+read -r get_pg3 p99_pg3 <<< "$(get "$lb" "$token_pg")"
+up_sqlite=$(uploads "$port_sqlite" "$token_sqlite")
+up_pg1=$(uploads "$port_pg1" "$token_pg")
+up_pg3=$(uploads "$lb" "$token_pg")
+python3 - "$get_sqlite" "$p99_sqlite" "$get_pg1" "$p99_pg1" "$get_pg3" "$p99_pg3" "$up_sqlite" "$up_pg1" "$up_pg3" <<'PY'
+import sys
+gs, ps, g1, p1, g3, p3, us, u1, u3 = map(float, sys.argv[1:])
+print("Scale-out, same run, one machine (2 cores shared by PostgreSQL, nginx, the daemons and the load)")
+print("                                   GET /v1/properties/{id}, token        uploads (32 x 4 MB, 8 at a time)")
+print(f"  1 toursd on SQLite               {gs:8.0f} req/s  p99 {ps:6.2f} ms          {us:5.0f} MB/s")
+print(f"  1 toursd on PostgreSQL           {g1:8.0f} req/s  p99 {p1:6.2f} ms          {u1:5.0f} MB/s")
+print(f"  3 toursd on PostgreSQL, nginx    {g3:8.0f} req/s  p99 {p3:6.2f} ms          {u3:5.0f} MB/s")
+print(f"  authenticated GET on PostgreSQL / SQLite: {g1 / gs:.2f}x (target >= 0.50x); 3 daemons / 1: {g3 / g1:.2f}x")
+PY
