@@ -99,6 +99,29 @@ start_toursd() {
     wait_for_url "http://127.0.0.1:$TOURSD_PORT/healthz"
 }
 
+# nginx in $1/nginx as a round-robin balancer over the toursd ports after $1, bodies streamed
+# through; a request whose daemon cannot be reached goes to the next (it never reached the
+# dead one). Prints its port; stop it with stop_nginx $1.
+start_balancer() {
+    local dir=$1/nginx port upstreams=""
+    shift
+    for backend in "$@"; do upstreams="$upstreams server 127.0.0.1:$backend;"; done
+    port=$(free_port)
+    mkdir -p "$dir/logs" "$dir/tmp"
+    cat > "$dir/nginx.conf" <<CONF
+worker_processes 1; pid $dir/nginx.pid; error_log $dir/logs/error.log warn;
+events { worker_connections 4096; }
+http { access_log $dir/logs/access.log; client_body_temp_path $dir/tmp;
+  upstream toursd { $upstreams keepalive 64; }
+  server { listen 127.0.0.1:$port; client_max_body_size 0; proxy_request_buffering off; proxy_buffering off;
+    location / { proxy_pass http://toursd; proxy_http_version 1.1; proxy_set_header Connection "";
+      proxy_set_header Host \$http_host; proxy_next_upstream error non_idempotent; } } }
+CONF
+    nginx -c "$dir/nginx.conf"
+    wait_for_url "http://127.0.0.1:$port/healthz" >/dev/null
+    echo "$port"
+}
+
 # Stops what start_toursd and start_nginx started in $1 and removes $1 (an EXIT trap).
 stop_servers() {
     stop_nginx "$1"

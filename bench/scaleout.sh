@@ -14,7 +14,7 @@ pids=()
 cleanup() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     wait 2>/dev/null || true
-    [ -f "$work/nginx/nginx.pid" ] && nginx -c "$work/nginx/nginx.conf" -s stop 2>/dev/null || true
+    stop_nginx "$work"
     bash Tests/postgres/cluster.sh stop "$work/pg"
     rm -rf "$work"
 }
@@ -36,17 +36,7 @@ wait_for_url "http://127.0.0.1:$port_pg1/healthz" >/dev/null
 start pg2 TOURSD_databaseUrl="$server/tours" TOURSD_blobDir="$work/blobs"
 start pg3 TOURSD_databaseUrl="$server/tours" TOURSD_blobDir="$work/blobs"
 port_pg2=$(toursd_port "$work/pg2.log") port_pg3=$(toursd_port "$work/pg3.log")
-mkdir -p "$work/nginx/logs" "$work/nginx/tmp"
-lb=$(free_port)
-cat > "$work/nginx/nginx.conf" <<CONF
-worker_processes 1; pid $work/nginx/nginx.pid; error_log $work/nginx/logs/error.log warn;
-events { worker_connections 4096; }
-http { access_log off; client_body_temp_path $work/nginx/tmp;
-  upstream toursd { server 127.0.0.1:$port_pg1; server 127.0.0.1:$port_pg2; server 127.0.0.1:$port_pg3; keepalive 64; }
-  server { listen 127.0.0.1:$lb; client_max_body_size 0; proxy_request_buffering off; proxy_buffering off;
-    location / { proxy_pass http://toursd; proxy_http_version 1.1; proxy_set_header Connection ""; } } }
-CONF
-nginx -c "$work/nginx/nginx.conf"
+lb=$(start_balancer "$work" "$port_pg1" "$port_pg2" "$port_pg3")
 for port in "$port_sqlite" "$port_pg1" "$port_pg2" "$port_pg3" "$lb"; do wait_for_url "http://127.0.0.1:$port/healthz" >/dev/null; done
 
 token_sqlite=$(cat "$work/sqlite/admin.token") token_pg=$(cat "$work"/pg1/admin.token)

@@ -39,6 +39,11 @@ public enum JPEGPreview {
         let target = min(width, Int(sourceWidth))
         let scale = decodeScale(sourceWidth: Int(sourceWidth), target: target)
         let decoded = Image(width: scaled(Int(sourceWidth), scale), height: scaled(Int(sourceHeight), scale))
+        // A panorama (2:1) decodes to less than twice the preview's width by its width; an image
+        // far taller than wide would decode whole to make a narrow preview: refused instead.
+        guard decoded.width * decoded.height <= 4 * target * target else {
+            throw PreviewError("a \(sourceWidth) × \(sourceHeight) image would decode to \(decoded.width) × \(decoded.height) pixels for a \(target)-wide preview")
+        }
         var pixels = [UInt8](repeating: 0, count: decoded.width * decoded.height * 3)
         let status = pixels.withUnsafeMutableBufferPointer { buffer in
             tjDecompress2(handle, jpeg.baseAddress, UInt(jpeg.count), buffer.baseAddress, Int32(decoded.width), 0, Int32(decoded.height),

@@ -107,7 +107,8 @@ public final class PostgresConnection: SQLConnection {
             case .integer(let number): Array(String(number).utf8CString)
             case .real(let number): Array("\(number)".utf8CString)
             case .text(let text): Array(text.utf8CString)
-            case .blob(let bytes): bytes.map { CChar(bitPattern: $0) }
+            // An empty blob still needs a pointer: libpq reads a null one as SQL NULL.
+            case .blob(let bytes): bytes.isEmpty ? [0] : bytes.map { CChar(bitPattern: $0) }
             }
         }
         let lengths = values.map { value -> Int32 in if case .blob(let bytes) = value { Int32(bytes.count) } else { 0 } }

@@ -47,6 +47,15 @@ import Testing
         #expect(throws: PreviewError.self) { try JPEGPreview.make(from: source, width: 100, quality: 80, maxSourcePixels: 400 * 200 - 1) }
     }
 
+    @Test func anImageFarTallerThanWideIsRefusedRatherThanDecodedWhole() throws {
+        // 200 × 3000 asked at 200 wide would decode all 600,000 pixels for a 200 × 3000 preview.
+        let tall = try JPEGPreview.placeholder(width: 200, height: 3000, quality: 50)
+        #expect(throws: PreviewError.self) { try JPEGPreview.make(from: tall, width: 200, quality: 80, maxSourcePixels: 1 << 26) }
+        // A square one is still fine.
+        let square = try JPEGPreview.placeholder(width: 400, height: 400, quality: 50)
+        #expect(JPEGPreview.dimensions(of: try JPEGPreview.make(from: square, width: 200, quality: 80, maxSourcePixels: 1 << 26))?.width == 200)
+    }
+
     @Test func bytesThatAreNotAJPEGAreAnErrorNotACrash() {
         #expect(throws: PreviewError.self) { try JPEGPreview.make(from: Array("not a jpeg".utf8), width: 100, quality: 80, maxSourcePixels: 1 << 26) }
         #expect(throws: PreviewError.self) { try JPEGPreview.make(from: [], width: 100, quality: 80, maxSourcePixels: 1 << 26) }

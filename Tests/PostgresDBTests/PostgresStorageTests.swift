@@ -26,12 +26,14 @@ import TestSupport
             try db.execute("CREATE TABLE v (i BIGINT, n INTEGER, r DOUBLE PRECISION, t TEXT, b BYTEA, f BOOLEAN)")
             try db.run("INSERT INTO v VALUES (?, ?, ?, ?, ?, ?)", Int64.max, 7, 2.5, "ünï'code?", Blob([0, 1, 254, 255]), true)
             try db.run("INSERT INTO v VALUES (?, ?, ?, ?, ?, ?)", SQLValue.null, SQLValue.null, SQLValue.null, SQLValue.null, SQLValue.null, SQLValue.null)
+            try db.run("INSERT INTO v (i, b) VALUES (?, ?)", 0, Blob([]))
         }
-        let rows = try await storage.read { try $0.query("SELECT * FROM v ORDER BY i NULLS LAST") }
+        #expect(try await storage.read { try $0.first("SELECT b FROM v WHERE i = 0")?["b"] } == .blob([])) // empty, not NULL
+        let rows = try await storage.read { try $0.query("SELECT * FROM v WHERE i IS DISTINCT FROM 0 ORDER BY i NULLS LAST") }
         #expect(rows[0]["i"] == .integer(Int64.max) && rows[0]["n"] == .integer(7) && rows[0]["r"] == .real(2.5))
         #expect(rows[0]["t"] == .text("ünï'code?") && rows[0]["b"] == .blob([0, 1, 254, 255]) && rows[0]["f"] == .integer(1))
         #expect(rows[1].values.allSatisfy { $0 == .null })
-        let sum = try await storage.read { try $0.first("SELECT coalesce(sum(i / 2), 0) AS s, count(*) AS c FROM v") }
+        let sum = try await storage.read { try $0.first("SELECT coalesce(sum(i / 2), 0) AS s, count(*) AS c FROM v WHERE i IS DISTINCT FROM 0") }
         #expect(sum?["s"] == .integer(Int64.max / 2) && sum?["c"] == .integer(2))
     }
 

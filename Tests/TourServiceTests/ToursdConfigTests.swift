@@ -104,4 +104,15 @@ import Testing
         #expect(error?.message.contains(message) == true, "\(error?.message ?? "")")
         #expect(config == ToursdConfig()) // nothing half-applied from a bad value
     }
+
+    /// The share lifetimes' relation is checked once every source is applied, whatever the
+    /// order of the keys: a file lowering both is fine, one with min over max says so.
+    @Test func shareLifetimesAreCheckedTogether() throws {
+        let both = try ToursdCommand.parse(["check-config"], environment: ["TOURSD_shareMinSeconds": "60", "TOURSD_shareMaxSeconds": "1800"])
+        guard case .checkConfig(let config) = both else { Issue.record("\(both)"); return }
+        #expect(config.shareMinSeconds == 60 && config.shareMaxSeconds == 1800)
+        #expect(throws: ConfigError.self) {
+            try ToursdCommand.parse(["check-config"], environment: ["TOURSD_shareMinSeconds": "7200", "TOURSD_shareMaxSeconds": "3600"])
+        }
+    }
 }

@@ -179,6 +179,27 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         await harness.finish()
     }
 
+    /// API.md: the list holds the unexpired links; a secret is stored only as its hash.
+    @Test func anExpiredLinkLeavesTheListAndNoSecretIsStored() async throws {
+        let harness = try ServiceHarness(configure: { $0.shareMinSeconds = 1 })
+        let alpha = try harness.client(harness.alpha)
+        let (propertyId, _) = try alpha.makeFloor()
+        let tourId = try #require(try alpha.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
+        let short = try #require(try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 1]).string("id"))
+        let long = try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600])
+        let secret = String(try #require(long.string("url")).dropFirst(3))
+        let listed = { try ((alpha.send("GET", "/v1/tours/\(tourId)/shares").json?["items"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String } }
+        #expect(try listed().contains(short))
+        try await waitUntil("the short link's expiry") { try !listed().contains(short) }
+        #expect(try listed() == [try #require(long.string("id"))])
+        let stored = try await harness.service.context.read { db in
+            try db.query("SELECT * FROM shares").flatMap(\.values)
+        }
+        #expect(stored.contains(.blob(Secrets.hash(secret))))
+        #expect(!stored.contains { $0 == .text(secret) || $0 == .blob(Array(secret.utf8)) })
+        await harness.finish()
+    }
+
     @Test func aDeletedPropertyTakesItsShareLinksAlong() async throws {
         let harness = try ServiceHarness()
         let alpha = try harness.client(harness.alpha)

@@ -16,7 +16,7 @@ pids=()
 cleanup() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     wait 2>/dev/null || true
-    [ -f "$work/nginx/nginx.pid" ] && nginx -c "$work/nginx/nginx.conf" -s stop 2>/dev/null || true
+    stop_nginx "$work"
     bash Tests/postgres/cluster.sh stop "$work/pg"
     rm -rf "$work"
 }
@@ -42,21 +42,7 @@ echo "scale-out: 3 toursd on ports ${ports[*]}; migrations applied $applied time
 [ "$made" = 1 ] || { echo "FAIL: $made daemons made the first token"; exit 1; }
 token=$(cat "$work"/d?/admin.token)
 
-# nginx, round robin, bodies streamed through; a request whose daemon cannot be reached goes
-# to the next (it never reached the dead one).
-mkdir -p "$work/nginx/logs" "$work/nginx/tmp"
-lb=$(free_port)
-{
-    echo "worker_processes 1; pid $work/nginx/nginx.pid; error_log $work/nginx/logs/error.log warn;"
-    echo "events { worker_connections 1024; }"
-    echo "http { access_log $work/nginx/logs/access.log; client_body_temp_path $work/nginx/tmp;"
-    echo "  upstream toursd { server 127.0.0.1:${ports[0]}; server 127.0.0.1:${ports[1]}; server 127.0.0.1:${ports[2]}; }"
-    echo "  server { listen 127.0.0.1:$lb; client_max_body_size 0; proxy_request_buffering off; proxy_buffering off;"
-    echo "    location / { proxy_pass http://toursd; proxy_http_version 1.1; proxy_set_header Connection \"\";"
-    echo "      proxy_set_header Host \$http_host; proxy_next_upstream error non_idempotent; } } }"
-} > "$work/nginx/nginx.conf"
-nginx -c "$work/nginx/nginx.conf"
-wait_for_url "http://127.0.0.1:$lb/healthz" >/dev/null
+lb=$(start_balancer "$work" "${ports[@]}")
 export TOURSD_URL="http://127.0.0.1:$lb" TOURSD_TOKEN="$token"
 
 TOURSD_databaseUrl="$database" .venv/bin/python Tests/postgres/scaleout.py --across "$TOURSD_URL" "$token" "$toursd" "$work/d1" "${ports[@]}"

@@ -2,7 +2,6 @@ import ThreadPools
 import Foundation
 import HTTPCore
 import Logging
-import PostgresDB
 import SQLiteDB
 
 /// What every route of the service shares: storage, files, limits, the log. Its database and
@@ -37,14 +36,8 @@ final class ServiceContext: Sendable {
         guard let token = BearerToken.parse(header) else {
             throw ServiceError(.unauthorized, "Authorization must be \"Bearer <token>\"")
         }
-        let tenant: Int64?
-        do {
-            tenant = try await pool.read { try TenantStore.tenant(forToken: token, $0) }
-        } catch let error as PostgresError {
-            throw ServiceError(database: error, retryAfterSeconds: config.retryAfterSeconds)
-        } catch {
-            throw ServiceError(.internal, "token lookup failed: \(error)")
-        }
+        // A database error goes on as it is: `ServiceErrors` maps it (503, 507, 500).
+        let tenant = try await pool.read { try TenantStore.tenant(forToken: token, $0) }
         guard let tenant else { throw ServiceError(.unauthorized, "unknown or revoked token") }
         return tenant
     }

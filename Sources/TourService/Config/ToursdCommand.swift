@@ -164,6 +164,7 @@ public enum ToursdCommand: Equatable, Sendable {
             }
         }
         for (key, value) in overrides { try config.set(key, value) }
+        try config.checkRelations()
         let arguments = Array(words.dropFirst())
         switch (subcommand, arguments.first) {
         case ("serve", nil): return .serve(config)

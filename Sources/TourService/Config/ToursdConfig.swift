@@ -151,8 +151,8 @@ public struct ToursdConfig: Sendable, Equatable {
         "sessionLifetimeSeconds": { config, text in setInt(&config.sessionLifetimeSeconds, text, 60...90 * 86_400) },
         "signInFailuresAllowed": { config, text in setInt(&config.signInFailuresAllowed, text, 1...1000) },
         "signInWindowSeconds": { config, text in setInt(&config.signInWindowSeconds, text, 1...86_400) },
-        "shareMinSeconds": { config, text in setInt(&config.shareMinSeconds, text, 1...365 * 86_400) && config.shareMinSeconds <= config.shareMaxSeconds },
-        "shareMaxSeconds": { config, text in setInt(&config.shareMaxSeconds, text, 1...10 * 365 * 86_400) && config.shareMinSeconds <= config.shareMaxSeconds },
+        "shareMinSeconds": { config, text in setInt(&config.shareMinSeconds, text, 1...365 * 86_400) },
+        "shareMaxSeconds": { config, text in setInt(&config.shareMaxSeconds, text, 1...10 * 365 * 86_400) },
         "previewWidths": { config, text in
             let widths = text.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
             guard !widths.isEmpty, widths.count == text.split(separator: ",").count, widths.allSatisfy({ (16...8192).contains($0) }),
@@ -222,6 +222,14 @@ public struct ToursdConfig: Sendable, Equatable {
             } catch {
                 throw ConfigError("\(source): \(error.message)")
             }
+        }
+    }
+
+    /// What no single key can check: the relations between keys, once every source (file,
+    /// environment, flags) is applied, in whatever order they came.
+    public func checkRelations() throws(ConfigError) {
+        guard shareMinSeconds <= shareMaxSeconds else {
+            throw ConfigError("shareMinSeconds (\(shareMinSeconds)) is more than shareMaxSeconds (\(shareMaxSeconds))")
         }
     }
 

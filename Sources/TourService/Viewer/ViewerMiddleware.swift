@@ -1,7 +1,6 @@
 import Hashing
 import HTTPCore
 import Logging
-import SQLiteDB
 import TourViewer
 
 /// Who a viewer page is for and what it may show: a signed-in tenant (all its tours), or a
@@ -82,7 +81,8 @@ struct ShareAuthentication: Middleware {
 }
 
 /// Errors of viewer pages as pages: the status and message `ServiceError.httpError` gives
-/// them (the one mapping), in HTML instead of JSON, with the same headers (`Retry-After`).
+/// them (the one mapping; `ServiceErrors`, inside this, has turned database errors into
+/// service errors), in HTML instead of JSON, with the same headers (`Retry-After`).
 struct ViewerErrors: Middleware {
     let logger: Logger
     let shared: Bool
@@ -96,8 +96,6 @@ struct ViewerErrors: Middleware {
             case let error as ServiceError:
                 if error.code == .internal { logger.error("request failed", ["id": request.id.description, "error": error.message]) }
                 http = error.httpError
-            case let error as SQLiteError where error.isDiskFull:
-                http = ServiceError(.insufficientStorage, "the server's disk is full").httpError
             case let error as HTTPErrorConvertible:
                 http = error.httpError
             default:

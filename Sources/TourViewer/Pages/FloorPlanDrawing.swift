@@ -86,9 +86,12 @@ struct FloorPlanDrawing {
 
     func write(into page: inout HTMLWriter, roomURL: (String) -> String) {
         page.raw("<svg class=\"plan\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"Floor plan\" viewBox=\"0 0 ")
-        page.raw("800 ")
+        page.text(Format.decimal(Self.width, places: 0))
+        page.raw(" ")
         page.text(Format.decimal(height, places: 0))
-        page.raw("\" width=\"800\" height=\"")
+        page.raw("\" width=\"")
+        page.text(Format.decimal(Self.width, places: 0))
+        page.raw("\" height=\"")
         page.text(Format.decimal(height, places: 0))
         page.raw("\">")
         for room in rooms {

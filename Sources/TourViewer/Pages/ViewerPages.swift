@@ -135,12 +135,12 @@ public enum ViewerPages {
                     page.raw("<p class=\"badge continuable\">Can be continued: the plan and its saved world map are on the server, so a station can add rooms to it.</p>")
                 }
                 if !floor.floor.rooms.isEmpty {
+                    let perRoom = Dictionary(grouping: floor.panoramas.compactMap(\.roomId), by: { $0 }).mapValues(\.count)
                     page.raw("<ul class=\"rooms\">")
                     for room in floor.floor.rooms {
                         page.raw("<li>")
                         page.link(frame.paths.room(room.id), room.name ?? "Room")
-                        let count = floor.panoramas.filter { $0.roomId == room.id }.count
-                        page.element("<span class=\"meta\">", Format.count(count, "panorama", "panoramas"), "</span>")
+                        page.element("<span class=\"meta\">", Format.count(perRoom[room.id] ?? 0, "panorama", "panoramas"), "</span>")
                         page.raw("</li>")
                     }
                     page.raw("</ul>")
