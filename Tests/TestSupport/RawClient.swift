@@ -41,7 +41,9 @@ public final class RawClient {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard result == 0 else {
-            close(fd)
+            // Not closed here: `fd` is set, so the throw runs deinit, which closes it. Closing it
+            // twice closed whatever descriptor another thread had opened under that number
+            // meanwhile (a pipe, a listener: the crashes and refusals of parallel tests).
             throw Failure(description: "connect: \(String(cString: strerror(errno)))")
         }
     }

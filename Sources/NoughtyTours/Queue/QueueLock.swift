@@ -15,12 +15,13 @@ final class QueueLock {
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .storageUnavailable(reason: "cannot open \(path): \(String(cString: strerror(errno)))") }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            // Not closed here: the throw runs deinit, which closes `fd`. A second close would
+            // close whatever the host had opened under that number meanwhile (its database).
             let failure = errno
-            close(fd)
             if failure == EWOULDBLOCK { throw .busy("another process is syncing \(directory.path)") }
             throw .storageUnavailable(reason: String(cString: strerror(failure)))
         }
     }
 
-    deinit { close(fd) } // releases the lock
+    deinit { if fd >= 0 { close(fd) } } // releases the lock
 }
