@@ -117,7 +117,18 @@ http { access_log $dir/logs/access.log; client_body_temp_path $dir/tmp;
     location / { proxy_pass http://toursd; proxy_http_version 1.1; proxy_set_header Connection "";
       proxy_set_header Host \$http_host; proxy_next_upstream error non_idempotent; } } }
 CONF
-    nginx -c "$dir/nginx.conf"
+    # nginx outlives this function: it must not hold its caller's pipes or other descriptors
+    # (Foundation's Process waits for every holder of its own).
+    if ! (
+        for fd in /proc/self/fd/*; do
+            fd=${fd##*/}
+            [ "$fd" -gt 2 ] && eval "exec $fd>&-" 2>/dev/null
+        done
+        nginx -c "$dir/nginx.conf" </dev/null >/dev/null 2>"$dir/logs/start.log"
+    ); then
+        cat "$dir/logs/start.log" >&2
+        return 1
+    fi
     wait_for_url "http://127.0.0.1:$port/healthz" >/dev/null
     echo "$port"
 }

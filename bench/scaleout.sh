@@ -48,7 +48,7 @@ for target in "$port_sqlite $token_sqlite" "$lb $token_pg"; do
 done
 
 get() { # port token: "RPS P99"
-    WRK_CONNECTIONS=32 BENCH_SECONDS=${BENCH_SECONDS:-8} wrk_figures "http://127.0.0.1:$1/v1/properties/$property" "$work/wrk.txt" \
+    WRK_CONNECTIONS=32 BENCH_SECONDS=${BENCH_SECONDS:-6} wrk_figures "http://127.0.0.1:$1/v1/properties/$property" "$work/wrk.txt" \
         -H "Authorization: Bearer $2"
 }
 uploads() { # port token: aggregate MB/s of 32 one-shot 4 MB panoramas, 8 at a time
@@ -69,16 +69,32 @@ uploads() { # port token: aggregate MB/s of 32 one-shot 4 MB panoramas, 8 at a t
     python3 -c "print(f'{32 * 4 / ($end - $start):.0f}')"
 }
 
-read -r get_sqlite p99_sqlite <<< "$(get "$port_sqlite" "$token_sqlite")"
-read -r get_pg1 p99_pg1 <<< "$(get "$port_pg1" "$token_pg")"
-read -r get_pg3 p99_pg3 <<< "$(get "$lb" "$token_pg")"
+# Alternating rounds, the median of each: this machine's run-to-run noise is larger than
+# the differences measured.
+rounds=${BENCH_ROUNDS:-3}
+: > "$work/gets.txt"
+for _ in $(seq 1 "$rounds"); do
+    echo "sqlite $(get "$port_sqlite" "$token_sqlite")" >> "$work/gets.txt"
+    echo "pg1 $(get "$port_pg1" "$token_pg")" >> "$work/gets.txt"
+    echo "pg3 $(get "$lb" "$token_pg")" >> "$work/gets.txt"
+done
+median() { # name: "RPS P99", each the median of its rounds
+    python3 - "$1" "$work/gets.txt" <<'PY'
+import statistics, sys
+rows = [line.split() for line in open(sys.argv[2]) if line.split()[0] == sys.argv[1]]
+print(f"{statistics.median(float(r[1]) for r in rows):.0f} {statistics.median(float(r[2]) for r in rows):.3f}")
+PY
+}
+read -r get_sqlite p99_sqlite <<< "$(median sqlite)"
+read -r get_pg1 p99_pg1 <<< "$(median pg1)"
+read -r get_pg3 p99_pg3 <<< "$(median pg3)"
 up_sqlite=$(uploads "$port_sqlite" "$token_sqlite")
 up_pg1=$(uploads "$port_pg1" "$token_pg")
 up_pg3=$(uploads "$lb" "$token_pg")
 python3 - "$get_sqlite" "$p99_sqlite" "$get_pg1" "$p99_pg1" "$get_pg3" "$p99_pg3" "$up_sqlite" "$up_pg1" "$up_pg3" <<'PY'
 import sys
 gs, ps, g1, p1, g3, p3, us, u1, u3 = map(float, sys.argv[1:])
-print("Scale-out, same run, one machine (2 cores shared by PostgreSQL, nginx, the daemons and the load)")
+print("Scale-out, same run, one machine (2 cores shared by PostgreSQL, nginx, the daemons and the load); GETs: wrk -c32, median of alternating rounds")
 print("                                   GET /v1/properties/{id}, token        uploads (32 x 4 MB, 8 at a time)")
 print(f"  1 toursd on SQLite               {gs:8.0f} req/s  p99 {ps:6.2f} ms          {us:5.0f} MB/s")
 print(f"  1 toursd on PostgreSQL           {g1:8.0f} req/s  p99 {p1:6.2f} ms          {u1:5.0f} MB/s")

@@ -16,22 +16,26 @@ public final class LogSink: Sendable {
         var ownsFD = false
     }
 
-    private let state: Mutex<State>
+    private let state: SleepingLock<State>
     private let batchBytes: Int
     private let writer = DispatchQueue(label: "log.writer")
 
     public init(fd: Int32 = STDERR_FILENO, batchBytes: Int = 32 * 1024) {
         var pending = [UInt8]()
         pending.reserveCapacity(batchBytes * 2)
-        self.state = Mutex(State(fd: fd, pending: pending))
+        self.state = SleepingLock(State(fd: fd, pending: pending))
         self.batchBytes = batchBytes
     }
 
     /// Appends one line, built in place by `build` (which must end it with a newline), to the
     /// batch. A full batch goes to the writer; `immediately` also waits until it is written.
     public func append(immediately: Bool = false, _ build: (inout [UInt8]) -> Void) {
+        // Built outside the lock: many threads log at once, and the lock is held only to copy.
+        var line = [UInt8]()
+        line.reserveCapacity(256)
+        build(&line)
         let handedOff = state.withLock { state -> Bool in
-            build(&state.pending)
+            state.pending.append(contentsOf: line)
             guard immediately || state.pending.count >= batchBytes else { return false }
             handOff(&state)
             return true

@@ -87,6 +87,10 @@ public final class PostgresConnection: SQLConnection {
     public func query(_ sql: String, arguments: [any SQLBindable]) throws -> [Row] {
         let result = try perform(sql, arguments)
         defer { PQclear(result) }
+        return rows(result)
+    }
+
+    private func rows(_ result: OpaquePointer?) -> [Row] {
         let columns = (0..<PQnfields(result)).map { String(cString: PQfname(result, $0)) }
         let types = (0..<PQnfields(result)).map { PQftype(result, $0) }
         return (0..<PQntuples(result)).map { row in
@@ -99,8 +103,96 @@ public final class PostgresConnection: SQLConnection {
     private func perform(_ sql: String, _ arguments: [any SQLBindable]) throws -> OpaquePointer? {
         try reconnectIfBroken()
         let name = try statement(sql)
+        if let first = ahead {
+            ahead = nil
+            return try pipelined(first, then: name, arguments)
+        }
+        let result = withParameters(arguments) { count, values, lengths, formats in
+            PQexecPrepared(connection, name, count, values, lengths, formats, 0)
+        }
+        do {
+            try check(result)
+        } catch {
+            PQclear(result)
+            throw error
+        }
+        return result
+    }
+
+    /// The query to send ahead of the next statement, and then what it gave.
+    private var ahead: SQLStatement?
+    private var aheadOutcome: Result<[Row], PostgresError>?
+
+    public func withQueryAhead<T>(_ first: SQLStatement, _ body: (any SQLConnection) throws -> T) throws -> (rows: [Row], result: Result<T, any Error>) {
+        (ahead, aheadOutcome) = (first, nil)
+        defer { (ahead, aheadOutcome) = (nil, nil) }
+        let result = Result { try body(self) }
+        switch aheadOutcome {
+        case .success(let rows): return (rows, result)
+        case .failure(let error): throw error
+        case nil: // body ran no statement
+            ahead = nil
+            return (try query(first.sql, arguments: first.arguments), result)
+        }
+    }
+
+    /// `first`, then the prepared statement `name`, in one round trip (libpq's pipeline mode):
+    /// records first's rows in `aheadOutcome` and returns the second's result. When `first`
+    /// fails, the server skips the second, and both throw first's error.
+    private func pipelined(_ first: SQLStatement, then name: String, _ arguments: [any SQLBindable]) throws -> OpaquePointer? {
+        let firstName = try statement(first.sql)
+        guard PQenterPipelineMode(connection) == 1 else { throw connectionError() }
+        let sent = withParameters(first.arguments) { count, values, lengths, formats in
+            PQsendQueryPrepared(connection, firstName, count, values, lengths, formats, 0)
+        } == 1 && withParameters(arguments) { count, values, lengths, formats in
+            PQsendQueryPrepared(connection, name, count, values, lengths, formats, 0)
+        } == 1 && PQpipelineSync(connection) == 1
+        // Each query's result is followed by a null one; the sync point ends the pipeline.
+        var results: [OpaquePointer] = []
+        var nullsInARow = 0
+        while sent, nullsInARow < 3 {
+            guard let result = PQgetResult(connection) else {
+                nullsInARow += 1
+                continue
+            }
+            nullsInARow = 0
+            if PQresultStatus(result) == PGRES_PIPELINE_SYNC {
+                PQclear(result)
+                break
+            }
+            results.append(result)
+        }
+        if PQexitPipelineMode(connection) != 1 {
+            // Left mid-pipeline (the connection broke): the next statement starts afresh.
+            PQfinish(connection)
+            connection = nil
+        }
+        func failed(_ error: PostgresError) -> PostgresError {
+            results.forEach { PQclear($0) }
+            aheadOutcome = .failure(error)
+            return error
+        }
+        guard sent, results.count == 2 else { throw failed(connectionError()) }
+        do {
+            try check(results[0])
+        } catch {
+            throw failed(error)
+        }
+        aheadOutcome = .success(rows(results[0]))
+        PQclear(results[0])
+        do {
+            try check(results[1])
+        } catch {
+            PQclear(results[1])
+            throw error
+        }
+        return results[1]
+    }
+
+    /// Each parameter as text (blobs as bytes, format 1), kept alive for the call.
+    private func withParameters<R>(_ arguments: [any SQLBindable],
+                                   _ body: (Int32, [UnsafePointer<CChar>?], [Int32], [Int32]) -> R) -> R {
         let values = arguments.map(\.sqlValue)
-        // Each parameter as text (blobs as bytes, format 1), kept alive for the call.
         let texts: [[CChar]?] = values.map { value in
             switch value {
             case .null: nil
@@ -113,16 +205,11 @@ public final class PostgresConnection: SQLConnection {
         }
         let lengths = values.map { value -> Int32 in if case .blob(let bytes) = value { Int32(bytes.count) } else { 0 } }
         let formats = values.map { value -> Int32 in if case .blob = value { 1 } else { 0 } }
-        let result = withPointers(texts) { pointers in
-            PQexecPrepared(connection, name, Int32(values.count), pointers, lengths, formats, 0)
-        }
-        do {
-            try check(result)
-        } catch {
-            PQclear(result)
-            throw error
-        }
-        return result
+        return withPointers(texts) { pointers in body(Int32(values.count), pointers, lengths, formats) }
+    }
+
+    private func connectionError() -> PostgresError {
+        PostgresError(sqlState: "", message: connection.map { String(cString: PQerrorMessage($0)).trimmingTrailingNewlines } ?? "the connection is closed")
     }
 
     /// The name of `sql` prepared on this connection, preparing it the first time.

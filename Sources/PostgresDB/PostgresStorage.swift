@@ -19,6 +19,8 @@ public final class PostgresStorage: SQLStorage {
     public let conflictRetrySeconds: Double
     /// The last failure to reach the server, until a statement succeeds again.
     private let unavailable = Mutex<String?>(nil)
+    /// Whether `unavailable` holds a failure: read on every statement's way, without the lock.
+    private let failing = Atomic<Bool>(false)
 
     /// A connection owned by one thread of the pool.
     final class Connection: @unchecked Sendable {
@@ -55,10 +57,18 @@ public final class PostgresStorage: SQLStorage {
     private func observed<T>(_ work: () throws -> T) throws -> T {
         do {
             let value = try work()
-            if unavailable.withLock({ $0 != nil }) { unavailable.withLock { $0 = nil } }
+            if failing.load(ordering: .relaxed) {
+                unavailable.withLock { reason in
+                    reason = nil
+                    failing.store(false, ordering: .relaxed)
+                }
+            }
             return value
         } catch let error as PostgresError where error.isUnavailable {
-            unavailable.withLock { $0 = error.message }
+            unavailable.withLock { reason in
+                reason = error.message
+                failing.store(true, ordering: .relaxed)
+            }
             throw error
         }
     }
@@ -79,7 +89,14 @@ public final class PostgresStorage: SQLStorage {
             // Each statement on its own (autocommit, READ COMMITTED): one round trip where a
             // transaction would take three. A read of several statements may see a write that
             // committed between them; every reader here tolerates that (a row gone is skipped).
-            try body(try connections[thread].open())
+            let connection = try connections[thread].open()
+            do {
+                return try body(connection)
+            } catch let error as PostgresError where error.isUnavailable && connection.isBroken {
+                // The server closed this connection while it was idle (it restarted): a read
+                // can run again, once, on a new one.
+                return try body(try connections[thread].open())
+            }
         }
     }
 
@@ -98,7 +115,13 @@ public final class PostgresStorage: SQLStorage {
     }
 
     private func transaction<T>(_ connection: PostgresConnection, _ begin: String, _ body: (any SQLConnection) throws -> T) throws -> T {
-        try connection.execute(begin)
+        do {
+            try connection.execute(begin)
+        } catch let error as PostgresError where error.isUnavailable && connection.isBroken {
+            // The server closed this connection while it was idle (it restarted); nothing has
+            // run yet: begin again on a new one (`execute` reconnects).
+            try connection.execute(begin)
+        }
         do {
             let value = try body(connection)
             try connection.execute("COMMIT")

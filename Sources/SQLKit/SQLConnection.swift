@@ -17,6 +17,29 @@ public protocol SQLConnection: AnyObject {
     func run(_ sql: String, arguments: [any SQLBindable]) throws -> Int
     /// Every row of a query.
     func query(_ sql: String, arguments: [any SQLBindable]) throws -> [Row]
+    /// Runs `body`, with the query `ahead` sent before body's first statement: in the same
+    /// round trip where the database is across a network. Returns ahead's rows and what
+    /// `body` returned or threw; throws only when `ahead` itself failed.
+    func withQueryAhead<T>(_ ahead: SQLStatement, _ body: (any SQLConnection) throws -> T) throws -> (rows: [Row], result: Result<T, any Error>)
+}
+
+/// A statement with its arguments, to be run later.
+public struct SQLStatement: Sendable {
+    public let sql: String
+    public let arguments: [any SQLBindable]
+
+    public init(_ sql: String, _ arguments: any SQLBindable...) {
+        self.sql = sql
+        self.arguments = arguments
+    }
+}
+
+extension SQLConnection {
+    /// A database on this machine answers a statement in microseconds: `ahead` simply runs first.
+    public func withQueryAhead<T>(_ ahead: SQLStatement, _ body: (any SQLConnection) throws -> T) throws -> (rows: [Row], result: Result<T, any Error>) {
+        let rows = try query(ahead.sql, arguments: ahead.arguments)
+        return (rows, Result { try body(self) })
+    }
 }
 
 extension SQLConnection {

@@ -52,11 +52,20 @@ public final class SyncService: Sendable {
 
     private init(context: ServiceContext) {
         self.context = context
-        let sessions = UploadSessions(blobs: context.blobs, durableStep: context.config.uploadDurableStepBytes)
+        let sessions = UploadSessions(blobs: context.blobs, durableStep: context.config.uploadDurableStepBytes) { [context] key, offset in
+            Task(executorPreference: context.blobs.io) {
+                do {
+                    try await context.write { try UploadStore.advanceOffset($0, key.tenant, key.id, to: offset) }
+                } catch {
+                    context.logger.warn("could not record an upload's durable step", ["upload": key.id, "error": "\(error)"])
+                }
+            }
+        }
         self.sessions = sessions
         let config = context.config
         ownership = config.databaseUrl.isEmpty ? LocalOwnership()
-            : SharedOwnership(url: config.databaseUrl, waitSeconds: Double(config.uploadTakeoverSeconds), logger: context.logger) { key in
+            : SharedOwnership(url: config.databaseUrl, locks: context.advisoryLocks!, waitSeconds: Double(config.uploadTakeoverSeconds),
+                              logger: context.logger) { key in
                 await sessions.endAndWait(key)
             }
     }
@@ -80,6 +89,7 @@ public final class SyncService: Sendable {
     public func stop() {
         sweep.withLock { $0?.timer.cancel(); $0 = nil }
         ownership.stop()
+        context.advisoryLocks?.stop()
         context.blobs.io.stop()
     }
 

@@ -97,4 +97,53 @@ import TestSupport
         #expect(worked >= 8)
         #expect(try await storage.read { try $0.first("SELECT count(*) AS c FROM r")?["c"].int } == worked)
     }
+
+    /// A query sent ahead of a read's first statement, in one round trip: both answered, in
+    /// order, whatever the read does; its failure is the read's; the connection goes on.
+    @Test func aQueryAheadIsAnsweredWithTheFirstStatement() async throws {
+        let storage = PostgresStorage(url: try cluster.database("ahead"), size: 1)
+        try await storage.write { db in
+            try db.execute("CREATE TABLE k (id INTEGER PRIMARY KEY, name TEXT)")
+            try db.run("INSERT INTO k VALUES (?, ?), (?, ?)", 1, "one", 2, "two")
+        }
+        let ahead = SQLStatement("SELECT name FROM k WHERE id = ?", 1)
+        // With one statement, with two, with none.
+        let one = try await storage.read { db in try db.withQueryAhead(ahead) { try $0.first("SELECT name FROM k WHERE id = ?", 2)?["name"] } }
+        #expect(one.rows.first?["name"] == .text("one"))
+        #expect(try one.result.get() == .text("two"))
+        let two = try await storage.read { db in
+            try db.withQueryAhead(ahead) { db in try db.query("SELECT id FROM k ORDER BY id").count + db.query("SELECT id FROM k").count }
+        }
+        #expect(two.rows.count == 1)
+        #expect(try two.result.get() == 4)
+        let none = try await storage.read { db in try db.withQueryAhead(ahead) { _ in 7 } }
+        #expect(none.rows.first?["name"] == .text("one"))
+        #expect(try none.result.get() == 7)
+        // The body's own error is its result; the query ahead still answered.
+        let failing = try await storage.read { db in try db.withQueryAhead(ahead) { try $0.query("SELECT nothing FROM k") } }
+        #expect(failing.rows.count == 1)
+        #expect(throws: PostgresError.self) { try failing.result.get() }
+        // A query ahead that fails throws, and the statement sent behind it was not run.
+        await #expect(throws: PostgresError.self) {
+            try await storage.read { db in try db.withQueryAhead(SQLStatement("SELECT nothing FROM k")) { try $0.query("SELECT 1") } }
+        }
+        // The connection is usable afterwards, in and out of pipelines.
+        #expect(try await storage.read { try $0.query("SELECT id FROM k").count } == 2)
+        let again = try await storage.read { db in try db.withQueryAhead(ahead) { try $0.query("SELECT id FROM k").count } }
+        #expect(again.rows.count == 1)
+        #expect(try again.result.get() == 2)
+        // A restarted server: the pipeline fails as unavailable, and a later one works.
+        try cluster.restart()
+        var worked = false
+        for _ in 0..<3 where !worked {
+            do {
+                let after = try await storage.read { db in try db.withQueryAhead(ahead) { try $0.query("SELECT id FROM k").count } }
+                let count = try after.result.get()
+                worked = after.rows.count == 1 && count == 2
+            } catch let error as PostgresError {
+                #expect(error.isUnavailable, "\(error)")
+            }
+        }
+        #expect(worked)
+    }
 }

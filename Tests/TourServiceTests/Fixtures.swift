@@ -50,3 +50,23 @@ extension RawClient.Response {
     var errorCode: String? { (json?["error"] as? [String: Any])?["code"] as? String }
     var rooms: [[String: Any]] { json?["rooms"] as? [[String: Any]] ?? [] }
 }
+
+/// The head of a PATCH sent by hand (to stall it, cut it, or hold it open).
+func patchHead(_ location: String, token: String, offset: Int, length: Int, expectContinue: Bool = false) -> String {
+    "PATCH \(location) HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(token)\r\nTus-Resumable: 1.0.0\r\n"
+        + "Content-Type: application/offset+octet-stream\r\nUpload-Offset: \(offset)\r\nContent-Length: \(length)\r\n"
+        + (expectContinue ? "Expect: 100-continue\r\n" : "") + "\r\n"
+}
+
+/// A tus upload of `image` begun by hand on `port`: created, its PATCH claimed (100 Continue)
+/// and its first `sent` bytes sent, its connection left open.
+func beginLongPatch(_ client: APIClient, port: UInt16, floorId: String, image: [UInt8], sent: Int) throws
+    -> (writer: RawClient, location: String, panoramaId: String) {
+    let panoramaId = newID()
+    let location = try #require(try client.tusCreate(panoramaId: panoramaId, floorId: floorId, length: image.count).header("Location"))
+    let writer = try RawClient(port: port)
+    try writer.send(patchHead(location, token: try #require(client.token), offset: 0, length: image.count, expectContinue: true))
+    #expect(try writer.readResponse(bodyExpected: false).status == 100)
+    try writer.send(Array(image[0..<sent]))
+    return (writer, location, panoramaId)
+}

@@ -14,8 +14,27 @@ import TestSupport
         await harness.finish()
     }
 
-    @Test func metricsCountRequestsByRouteAndStatusInPrometheusFormat() async throws {
+    /// In a balanced run (TOURSD_TEST_BALANCED=N on PostgreSQL) each harness is N daemons
+    /// behind nginx, and the requests of one client reach every one of them.
+    @Test func requestsReachEveryDaemonOfTheHarness() async throws {
         let harness = try ServiceHarness()
+        let environment = ProcessInfo.processInfo.environment
+        let daemons = harness.config.databaseUrl.isEmpty ? 1 : Int(environment["TOURSD_TEST_BALANCED"] ?? "") ?? 1
+        #expect(harness.daemonPorts.count == daemons)
+        let client = try harness.client(harness.alpha)
+        for _ in 0..<(4 * daemons) { #expect(try client.send("GET", "/v1/properties").status == 200) }
+        let served = try harness.daemonPorts.map { port in
+            try APIClient(port: port, token: nil).send("GET", "/metrics").text.split(separator: "\n")
+                .filter { $0.hasPrefix(#"http_requests_total{route="GET /v1/properties",status="200"}"#) }
+                .compactMap { $0.split(separator: " ").last.flatMap { Int($0) } }.reduce(0, +)
+        }
+        #expect(served.reduce(0, +) == 4 * daemons)
+        #expect(served.allSatisfy { $0 > 0 }, "requests per daemon: \(served)")
+        await harness.finish()
+    }
+
+    @Test func metricsCountRequestsByRouteAndStatusInPrometheusFormat() async throws {
+        let harness = try ServiceHarness(alone: true) // one daemon's counters
         let client = try harness.client(nil)
         try client.send("GET", "/healthz")
         try client.send("GET", "/healthz")

@@ -25,15 +25,27 @@ final class ServiceHarness: @unchecked Sendable {
 
     let dataDir: String
     let config: ToursdConfig
-    let service: SyncService
-    let server: HTTPServer
+    /// One daemon, or with TOURSD_TEST_BALANCED=N on PostgreSQL, N daemons (each on a data
+    /// directory of its own, sharing the database and `<dataDir>/blobs`) behind nginx.
+    let services: [SyncService]
+    private let servers: [HTTPServer]
+    /// The first daemon: its database and routes are every daemon's.
+    var service: SyncService { services[0] }
+    /// Where clients go: the only daemon, or the balancer in front of them all.
     let port: UInt16
+    /// Each daemon's own port.
+    let daemonPorts: [UInt16]
+    /// The balancer's folder (Tests/postgres/balancer.sh), when there is one.
+    private let balancer: String?
     let alpha: String
     let beta: String
 
     /// `logFile`: where the service logs, at `logLevel` (else nowhere, errors only).
     /// `beforeEachFileJob` runs before every job of the service's file I/O pool (a slow disk).
-    init(dataDir: String? = nil, logFile: String? = nil, logLevel: LogLevel = .error,
+    /// `alone`: one daemon even in a balanced run, for tests of what one daemon does by itself
+    /// (its HTTP layer, its metrics, its files, its memory), which a balancer in front would
+    /// answer for or spread over several.
+    init(dataDir: String? = nil, logFile: String? = nil, logLevel: LogLevel = .error, alone: Bool = false,
          configure: (inout ToursdConfig) -> Void = { _ in }, beforeEachFileJob: (@Sendable () -> Void)? = nil) throws {
         let dataDir = dataDir ?? testDirectory("toursd").path
         self.dataDir = dataDir
@@ -49,16 +61,39 @@ final class ServiceHarness: @unchecked Sendable {
             config.databasePoolSize = 2 // the tests run side by side: a few connections each
         }
         configure(&config)
+        let daemons = alone || config.databaseUrl.isEmpty ? 1 : Int(ProcessInfo.processInfo.environment["TOURSD_TEST_BALANCED"] ?? "") ?? 1
+        if daemons > 1 {
+            if config.blobDir.isEmpty { config.blobDir = dataDir + "/blobs" }
+            config.maxConnectionsPerAddress = 0 // every client arrives from the balancer's address
+        }
         self.config = config
         let logger = Logger(sink: LogSink(fd: open(logFile ?? "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0o600)), level: logLevel)
         // New tokens for the tenants (made on a first start, reused on a reopened directory).
         alpha = try Admin.createToken(config, tenant: "alpha", logger: logger).token
         beta = try Admin.createToken(config, tenant: "beta", logger: logger).token
-        service = try SyncService.open(config: config, logger: logger, beforeEachFileJob: beforeEachFileJob)
-        let metrics = ServerMetrics()
-        server = HTTPServer(configuration: config.server, router: service.makeRouter(metrics: metrics), metrics: metrics, logger: logger,
-                            handlers: service.handlerThreads)
-        port = try server.start().port
+        var services: [SyncService] = [], servers: [HTTPServer] = [], ports: [UInt16] = []
+        for daemon in 0..<daemons {
+            var own = config
+            if daemon > 0 { own.dataDir = "\(dataDir)-daemon\(daemon)" }
+            let service = try SyncService.open(config: own, logger: logger, beforeEachFileJob: beforeEachFileJob)
+            let metrics = ServerMetrics()
+            let server = HTTPServer(configuration: own.server, router: service.makeRouter(metrics: metrics), metrics: metrics, logger: logger,
+                                    handlers: service.handlerThreads)
+            ports.append(try server.start().port)
+            (services, servers) = (services + [service], servers + [server])
+        }
+        (self.services, self.servers, daemonPorts) = (services, servers, ports)
+        guard daemons > 1 else {
+            (port, balancer) = (ports[0], nil)
+            return
+        }
+        let folder = dataDir + "-nginx"
+        let started = try runCommand("/bin/bash", [Self.root.appendingPathComponent("Tests/postgres/balancer.sh").path, "start", folder]
+                                     + ports.map(String.init), timeoutSeconds: 60)
+        guard started.status == 0, let balanced = UInt16(started.out.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "nginx did not start: \(started.err)"])
+        }
+        (port, balancer) = (balanced, folder)
     }
 
     /// A new, empty database on a PostgreSQL server, named after the harness's directory
@@ -78,14 +113,19 @@ final class ServiceHarness: @unchecked Sendable {
     }
 
     func stop() async {
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in server.shutdown { done.resume() } }
-        service.stop()
+        if let balancer { _ = try? runCommand("/bin/bash", [Self.root.appendingPathComponent("Tests/postgres/balancer.sh").path, "stop", balancer]) }
+        for server in servers {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in server.shutdown { done.resume() } }
+        }
+        services.forEach { $0.stop() }
     }
 
-    /// Stops and removes the data directory.
+    /// Stops and removes the data directories.
     func finish() async {
         await stop()
-        try? FileManager.default.removeItem(atPath: dataDir)
+        for daemon in services.indices {
+            try? FileManager.default.removeItem(atPath: daemon == 0 ? dataDir : "\(dataDir)-daemon\(daemon)")
+        }
     }
 
     /// Every file under the data directory's blobs and tmp, relative to it.

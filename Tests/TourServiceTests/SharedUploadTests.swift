@@ -5,21 +5,47 @@ import TestSupport
 
 /// Two daemons on one PostgreSQL and one blob folder (issue 16 "tus across instances"): a
 /// newer PATCH arriving at the other daemon than a stalled one wins, without corrupting the
-/// file, within the takeover wait.
+/// file, within the takeover wait; a HEAD on the other daemon leaves a writer's file alone.
 @Suite(.serialized, .timeLimit(.minutes(3))) struct SharedUploadTests {
-    @Test func aNewerPatchOnAnotherDaemonWinsOverAStalledOne() async throws {
-        let cluster = try PostgresCluster()
-        defer { cluster.stop() }
-        let url = try cluster.database("shared")
+    /// Two daemons, each alone, on one database of a cluster of the test's own (stopped by the
+    /// test) and one blob folder.
+    private final class TwoDaemons {
+        let cluster: PostgresCluster
         let blobs = testDirectory("shared-blobs").path
-        let shared: (inout ToursdConfig) -> Void = {
-            $0.databaseUrl = url
-            $0.blobDir = blobs
-            $0.migrationsDir = ServiceHarness.root.appendingPathComponent("migrations/postgresql").path
-            $0.databasePoolSize = 4
+        let first: ServiceHarness
+        let second: ServiceHarness
+
+        init(configure: @escaping (inout ToursdConfig) -> Void = { _ in }) throws {
+            let cluster = try PostgresCluster()
+            self.cluster = cluster
+            do {
+                let (url, blobs) = (try cluster.database("shared"), blobs)
+                let shared: (inout ToursdConfig) -> Void = {
+                    $0.databaseUrl = url
+                    $0.blobDir = blobs
+                    $0.migrationsDir = ServiceHarness.root.appendingPathComponent("migrations/postgresql").path
+                    $0.databasePoolSize = 2
+                    configure(&$0)
+                }
+                first = try ServiceHarness(alone: true, configure: shared)
+                second = try ServiceHarness(alone: true, configure: shared)
+            } catch {
+                cluster.stop()
+                throw error
+            }
         }
-        let first = try ServiceHarness(configure: shared)
-        let second = try ServiceHarness(configure: shared)
+
+        func finish() async {
+            await second.finish()
+            await first.finish()
+            try? FileManager.default.removeItem(atPath: blobs)
+        }
+    }
+
+    @Test func aNewerPatchOnAnotherDaemonWinsOverAStalledOne() async throws {
+        let daemons = try TwoDaemons()
+        defer { daemons.cluster.stop() }
+        let (first, second) = (daemons.first, daemons.second)
         let onFirst = try first.client(first.alpha)
         let onSecond = try second.client(first.alpha) // one database: the token works on both
         let (_, floorId) = try onFirst.makeFloor()
@@ -29,9 +55,7 @@ import TestSupport
         #expect(try onFirst.tusPatch(location, offset: 0, Array(image[0..<100_000])).status == 204)
         // The older PATCH, on the first daemon: claimed (its 100 Continue), then stalled halfway.
         let older = try RawClient(port: first.port)
-        try older.send("PATCH \(location) HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(first.alpha)\r\nTus-Resumable: 1.0.0\r\n"
-                       + "Content-Type: application/offset+octet-stream\r\nUpload-Offset: 100000\r\nContent-Length: 500000\r\n"
-                       + "Expect: 100-continue\r\n\r\n")
+        try older.send(patchHead(location, token: first.alpha, offset: 100_000, length: 500_000, expectContinue: true))
         #expect(try older.readResponse(bodyExpected: false).status == 100)
         try older.send(Array(image[100_000..<300_000]))
         // The newer PATCH, on the second daemon, from the offset the database records: the first
@@ -49,8 +73,33 @@ import TestSupport
             #expect(try client.send("GET", "/v1/panoramas/\(panoramaId)").string("sha256") == sha256Hex(image))
             #expect(try client.send("GET", "/v1/panoramas/\(panoramaId)/content").body == image)
         }
-        await second.finish()
-        await first.finish()
-        try? FileManager.default.removeItem(atPath: blobs)
+        await daemons.finish()
+    }
+
+    /// A HEAD on another daemon while a long PATCH is being written: it reports the fsynced
+    /// offset the writer recorded at its durable steps, and leaves the partial file alone (a
+    /// session opened there once cut the file under the writer, whose next bytes then landed
+    /// after a hole).
+    @Test func aHeadOnAnotherDaemonReportsTheDurableStepsAndCutsNothing() async throws {
+        let daemons = try TwoDaemons { $0.uploadDurableStepBytes = 64 * 1024; $0.bodyBatchBytes = 16 * 1024 }
+        defer { daemons.cluster.stop() }
+        let (first, second) = (daemons.first, daemons.second)
+        let onFirst = try first.client(first.alpha), onSecond = try second.client(first.alpha)
+        let (_, floorId) = try onFirst.makeFloor()
+        let image = imageBytes(600_000)
+        let (writer, location, panoramaId) = try beginLongPatch(onFirst, port: first.port, floorId: floorId, image: image, sent: 300_000)
+        // The second daemon sees the steps the first made durable (4 of 64 KiB in 300,000 bytes).
+        func offsetOnSecond() throws -> Int { Int(try onSecond.tus("HEAD", location).header("Upload-Offset") ?? "") ?? -1 }
+        try await waitUntil("the durable steps to be reported by the other daemon") { try offsetOnSecond() >= 4 * 65_536 }
+        #expect(try offsetOnSecond() <= 300_000)
+        // The writer goes on undisturbed, and the panorama is the image, byte for byte.
+        try writer.send(Array(image[300_000...]))
+        let done = try writer.readResponse()
+        #expect(done.status == 204 && done.header("Upload-Offset") == String(image.count), "\(done.status)")
+        for client in [onFirst, onSecond] {
+            #expect(try client.send("GET", "/v1/panoramas/\(panoramaId)").string("sha256") == sha256Hex(image))
+            #expect(try client.send("GET", "/v1/panoramas/\(panoramaId)/content").body == image)
+        }
+        await daemons.finish()
     }
 }

@@ -13,12 +13,6 @@ import TestSupport
         Int(try client.tus("HEAD", location).header("Upload-Offset") ?? "") ?? -1
     }
 
-    private func patchHead(_ location: String, token: String, offset: Int, length: Int, expectContinue: Bool = false) -> String {
-        "PATCH \(location) HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(token)\r\nTus-Resumable: 1.0.0\r\n"
-            + "Content-Type: application/offset+octet-stream\r\nUpload-Offset: \(offset)\r\nContent-Length: \(length)\r\n"
-            + (expectContinue ? "Expect: 100-continue\r\n" : "") + "\r\n"
-    }
-
     @Test func aPatchCutAfterNBytesKeepsAtMostNAndTheUploadResumes() async throws {
         let harness = try ServiceHarness()
         let client = try harness.client(harness.alpha)
@@ -76,12 +70,7 @@ import TestSupport
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let image = imageBytes(900_000)
-        let panoramaId = newID()
-        let location = try #require(try client.tusCreate(panoramaId: panoramaId, floorId: floorId, length: image.count).header("Location"))
-        let dead = try RawClient(port: harness.port)
-        try dead.send(patchHead(location, token: harness.alpha, offset: 0, length: image.count, expectContinue: true))
-        #expect(try dead.readResponse(bodyExpected: false).status == 100)
-        try dead.send(Array(image[0..<500_000]))
+        let (dead, location, panoramaId) = try beginLongPatch(client, port: harness.port, floorId: floorId, image: image, sent: 500_000)
         // Its connection stays open and says nothing more; the server keeps what arrived, step
         // by step: at least 7 steps of 64 KiB of the 500,000 bytes.
         try await waitUntil("the long PATCH's bytes to be durable") { try head(client, location) >= 7 * 65_536 }

@@ -87,7 +87,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
     }
 
     @Test func failedSignInsAreLimitedPerAddressWithRetryAfter() async throws {
-        let harness = try ServiceHarness(configure: { $0.signInFailuresAllowed = 2; $0.signInWindowSeconds = 120 })
+        let harness = try ServiceHarness(alone: true, configure: { $0.signInFailuresAllowed = 2; $0.signInWindowSeconds = 120 })
         let browser = try ViewerBrowser(harness)
         #expect(try browser.signIn("nt_wrong").status == 401)
         #expect(try browser.signIn("nt_wrong").status == 401)
@@ -214,7 +214,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
     }
 
     @Test func previewsComeInTheConfiguredWidthsFromACacheThatGoesWithThePanorama() async throws {
-        let harness = try ServiceHarness()
+        let harness = try ServiceHarness(alone: true) // reads the cache in the daemon's own dataDir
         let alpha = try harness.client(harness.alpha)
         let (_, floorId) = try alpha.makeFloor()
         let jpeg = try JPEGFixture.panorama(width: 2048)

@@ -18,7 +18,7 @@ start_server() {
             [ "$fd" -gt 2 ] && eval "exec $fd>&-" 2>/dev/null
         done
         as_postgres "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-            -o "-p $1 -k $dir -c listen_addresses=127.0.0.1 -c max_connections=300" start >/dev/null </dev/null
+            -o "-p $1 -k $dir -c listen_addresses=127.0.0.1 -c max_connections=1000" start >/dev/null </dev/null
     )
 }
 command=$1 dir=$2

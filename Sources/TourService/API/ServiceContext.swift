@@ -13,43 +13,86 @@ final class ServiceContext: Sendable {
     let config: ToursdConfig
     let logger: Logger
     let crashPoints: CrashPoints
+    /// With several daemons on one PostgreSQL: the locks they take turns by (nil on SQLite).
+    let advisoryLocks: AdvisoryLocks?
     /// Panorama ids whose file and row are being changed: one request at a time per id.
-    let panoramaTurns = AsyncKeyedLock<BlobKey>()
+    let panoramaTurns: PanoramaTurns
     let previews: PreviewCache
     /// Failed viewer sign-ins by client address.
     let signIns: SignInLimiter
+    let knownTokens: KnownTokens
 
     init(pool: any SQLStorage, blobs: BlobStore, config: ToursdConfig, logger: Logger, crashPoints: CrashPoints) {
         self.pool = pool
         self.blobs = blobs
+        advisoryLocks = config.databaseUrl.isEmpty ? nil : AdvisoryLocks(url: config.databaseUrl)
+        panoramaTurns = PanoramaTurns(shared: advisoryLocks, waitSeconds: Double(config.uploadTakeoverSeconds))
         previews = PreviewCache(dataDir: config.dataDir, io: blobs.io, quality: config.previewQuality,
                                 maxSourcePixels: config.maxPreviewSourcePixels, logger: logger)
         signIns = SignInLimiter(allowed: config.signInFailuresAllowed, window: config.signInWindowSeconds)
+        knownTokens = KnownTokens(capacity: config.tokenCacheEntries, threads: pool.handlerThreads)
         self.config = config
         self.logger = logger
         self.crashPoints = crashPoints
     }
 
-    /// The tenant of the request's bearer token (API.md "Tenants are isolated").
+    /// The tenant of the request's bearer token (API.md "Tenants are isolated"), asked of the
+    /// database.
     func authenticate(_ request: Request) async throws -> Int64 {
+        let digest = try tokenDigest(request)
+        // A database error goes on as it is: `ServiceErrors` maps it (503, 507, 500).
+        let rows = try await pool.read { db in
+            let lookup = TenantStore.tokenQuery(digest)
+            return try db.query(lookup.sql, arguments: lookup.arguments)
+        }
+        guard let tenant = TenantStore.validToken(in: rows, digest: digest)?.tenant else {
+            throw ServiceError(.unauthorized, "unknown or revoked token")
+        }
+        knownTokens.remember(digest, tenant: tenant)
+        return tenant
+    }
+
+    /// A check of the request's token to make with its first read, when this daemon knows the
+    /// token's tenant; nil when it does not.
+    func deferredCheck(_ request: Request) throws -> TokenCheck? {
+        let digest = try tokenDigest(request)
+        return knownTokens.tenant(of: digest).map { TokenCheck(digest: digest, tenant: $0) }
+    }
+
+    /// Settles `check` if no read has yet; throws 401 if it failed.
+    func settle(_ check: TokenCheck) async throws {
+        if !check.isSettled {
+            let query = check.query
+            try check.settle(try await pool.read { try $0.query(query.sql, arguments: query.arguments) })
+        }
+        try check.verdict()
+    }
+
+    private func tokenDigest(_ request: Request) throws(ServiceError) -> [UInt8] {
         guard let header = request.headers["authorization"] else { throw ServiceError(.unauthorized, "a bearer token is required") }
         guard let token = BearerToken.parse(header) else {
             throw ServiceError(.unauthorized, "Authorization must be \"Bearer <token>\"")
         }
-        // A database error goes on as it is: `ServiceErrors` maps it (503, 507, 500).
-        let tenant = try await pool.read { try TenantStore.tenant(forToken: token, $0) }
-        guard let tenant else { throw ServiceError(.unauthorized, "unknown or revoked token") }
-        return tenant
+        return Secrets.hash(token)
     }
 
     /// Writes in a transaction of its own on the single writer, group-committed: durable
-    /// when this returns.
+    /// when this returns. A request's pending token check is settled first.
     func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        try await pool.write(body)
+        if let check = TokenCheck.pending { try await settle(check) }
+        return try await pool.write(body)
     }
 
+    /// Reads; a request's pending token check goes ahead of the read's first statement.
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        try await pool.read(body)
+        guard let check = TokenCheck.pending, !check.isSettled else {
+            if let check = TokenCheck.pending { try check.verdict() }
+            return try await pool.read(body)
+        }
+        let query = check.query
+        let (rows, result) = try await pool.read { db in try db.withQueryAhead(query, body) }
+        try check.settle(rows)
+        return try result.get()
     }
 }
 

@@ -13,7 +13,7 @@ public struct ToursdConfig: Sendable, Equatable {
     /// which several daemons can share.
     public var databaseUrl = ""
     /// Connections (and threads) to PostgreSQL when `databaseUrl` is set.
-    public var databasePoolSize = 8
+    public var databasePoolSize = 4
     /// Where panoramas, world maps and partial uploads are kept; empty: `<dataDir>/blobs`. For
     /// several daemons, a folder all of them mount.
     public var blobDir = ""
@@ -23,6 +23,9 @@ public struct ToursdConfig: Sendable, Equatable {
     /// With several daemons: how long a PATCH waits for the daemon writing its upload to stop
     /// (then 503 with Retry-After).
     public var uploadTakeoverSeconds = 10
+    /// Bearer tokens whose tenant a daemon remembers, so that a GET sends its token check and
+    /// its first query together (`TokenCheck`); when full, it forgets them all and starts again.
+    public var tokenCacheEntries = 10_000
     /// Empty: the migrations built into toursd (from `migrations/<dialect>/`); else a folder
     /// of `NNNN_name.sql` files to apply instead (tests, or a fix applied by hand).
     public var migrationsDir = ""
@@ -108,6 +111,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "blobDir": { $0.blobDir = $1; return true },
         "orphanGraceSeconds": { config, text in setInt(&config.orphanGraceSeconds, text, 0...30 * 86_400) },
         "uploadTakeoverSeconds": { config, text in setInt(&config.uploadTakeoverSeconds, text, 1...600) },
+        "tokenCacheEntries": { config, text in setInt(&config.tokenCacheEntries, text, 1...10_000_000) },
         "sqliteReaders": { config, text in setInt(&config.sqliteReaders, text, 1...64) },
         "ioThreads": { config, text in setInt(&config.ioThreads, text, 1...256) },
         "ioThreadNiceness": { config, text in setInt(&config.ioThreadNiceness, text, 0...19) },

@@ -24,7 +24,7 @@ enum PanoramaRoutes {
             }
             // In place before its row is committed: the row is the switch.
             let key = BlobKey(tenant: tenant, kind: .panorama, id: id)
-            return try await context.panoramaTurns.withLock(key) {
+            return try await context.panoramaTurns.withTurn(key) {
                 let placement: PanoramaPlacement
                 do {
                     placement = try await context.placePanorama(key) { try await context.blobs.place(received, as: key) }
@@ -68,7 +68,7 @@ enum PanoramaRoutes {
         table.add(.delete, "/v1/panoramas/{panoramaId}") { request in
             let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
             let key = BlobKey(tenant: tenant, kind: .panorama, id: id)
-            return try await context.panoramaTurns.withLock(key) {
+            return try await context.panoramaTurns.withTurn(key) {
                 guard try await context.write({ try TourStore.deletePanorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
                 await context.blobs.remove(key)
                 await context.previews.remove(tenant: tenant, ids: [id])
@@ -105,7 +105,7 @@ extension ServiceContext {
     /// its file.
     func removePanoramaFiles(_ keys: [BlobKey]) async {
         guard let tenant = keys.first?.tenant else { return }
-        try? await panoramaTurns.withLocks(keys, by: { $0.id < $1.id }) {
+        try? await panoramaTurns.withTurns(keys) {
             let ids = keys.map(\.id)
             let storedAgain = try await read { try TourStore.storedPanoramas($0, tenant, among: ids) }
             let gone = keys.filter { !storedAgain.contains($0.id) }

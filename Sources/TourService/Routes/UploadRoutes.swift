@@ -158,7 +158,7 @@ struct Uploads: Sendable {
         guard open.length == wanted.length else {
             throw ServiceError.conflict("panorama \(wanted.panoramaId) has an unfinished upload of another length")
         }
-        return created(open, offset: try await resumeOffset(open, tenant))
+        return created(open, offset: try await reportedOffset(open, tenant))
     }
 
     /// The upload as it is now (a request may have finished it since `upload` was read):
@@ -182,6 +182,22 @@ struct Uploads: Sendable {
         let now = try await current(upload, tenant)
         guard now.session != nil else { return now.offset }
         return try await finishIfComplete(now.record, tenant, offset: now.offset, answer: now.offset)
+    }
+
+    /// `resumeOffset` when no other daemon writes the upload; while one does, the fsynced
+    /// offset it recorded, and its partial file is not touched (a session opened here would cut
+    /// the file to the row's offset under the writer).
+    private func reportedOffset(_ upload: UploadRecord, _ tenant: Int64) async throws -> Int64 {
+        let key = partialKey(upload, tenant)
+        guard let token = try await ownership.tryAcquire(key) else { return upload.offset }
+        do {
+            let offset = try await resumeOffset(upload, tenant)
+            await ownership.release(key, token)
+            return offset
+        } catch {
+            await ownership.release(key, token)
+            throw error
+        }
     }
 
     /// The upload's live session and its durable offset (callers hold the upload's lock).
@@ -210,7 +226,7 @@ struct Uploads: Sendable {
     /// HEAD: the offset (only fsynced bytes count), the length, no caching.
     @Sendable func head(_ request: Request) async throws -> Response {
         let upload = try await upload(request)
-        let offset = upload.finished ? upload.length : try await resumeOffset(upload, request.tenant)
+        let offset = upload.finished ? upload.length : try await reportedOffset(upload, request.tenant)
         var headers = progressHeaders(upload, offset: offset)
         headers.append(HTTPField(name: "Upload-Length", value: String(upload.length)))
         headers.append(HTTPField(name: "Cache-Control", value: "no-store"))
@@ -321,7 +337,7 @@ struct Uploads: Sendable {
             if let declared = upload.declaredSHA256, declared != digest {
                 throw ServiceError(.digestMismatch, "the upload's sha-256 is \(digest), not the declared \(declared)")
             }
-            try await context.panoramaTurns.withLock(panorama) {
+            try await context.panoramaTurns.withTurn(panorama) {
                 switch try await context.placePanorama(panorama, by: { try await context.blobs.link(partial: partial, as: panorama) }) {
                 case .placed:
                     context.crashPoints.reached(.uploadLinked)

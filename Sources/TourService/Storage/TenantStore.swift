@@ -42,8 +42,18 @@ enum TenantStore {
     /// A valid, unrevoked token's id and tenant.
     static func signIn(_ token: String, _ db: any SQLConnection) throws -> (tokenId: Int64, tenant: Int64)? {
         let digest = hash(token)
-        guard let row = try db.first("SELECT id, tenant_id, token_hash FROM tokens WHERE token_hash = ? AND revoked_at IS NULL", Blob(digest)),
-              let stored = row["token_hash"].bytes, constantTimeEquals(stored, digest),
+        let lookup = tokenQuery(digest)
+        return validToken(in: try db.query(lookup.sql, arguments: lookup.arguments), digest: digest)
+    }
+
+    /// The query finding the unrevoked token whose SHA-256 is `digest`.
+    static func tokenQuery(_ digest: [UInt8]) -> SQLStatement {
+        SQLStatement("SELECT id, tenant_id, token_hash FROM tokens WHERE token_hash = ? AND revoked_at IS NULL", Blob(digest))
+    }
+
+    /// The token's id and tenant, when the rows of `tokenQuery(digest)` hold it.
+    static func validToken(in rows: [Row], digest: [UInt8]) -> (tokenId: Int64, tenant: Int64)? {
+        guard let row = rows.first, let stored = row["token_hash"].bytes, constantTimeEquals(stored, digest),
               let id = row["id"].int64, let tenant = row["tenant_id"].int64 else { return nil }
         return (id, tenant)
     }

@@ -70,6 +70,14 @@ enum UploadStore {
                    offset, expiresAt, tenant, id)
     }
 
+    /// A receiving upload's offset, moved forward only (a durable step of a long PATCH).
+    static func advanceOffset(_ db: any SQLConnection, _ tenant: Int64, _ id: String, to offset: Int64) throws {
+        try db.run(db.dialect.pick(
+            sqlite: "UPDATE uploads SET \"offset\" = max(\"offset\", ?) WHERE tenant_id = ? AND id = ? AND state = 'receiving'",
+            postgresql: "UPDATE uploads SET \"offset\" = greatest(\"offset\", ?) WHERE tenant_id = ? AND id = ? AND state = 'receiving'"),
+                   offset, tenant, id)
+    }
+
     /// Sets the offset back to what the partial file really holds (it lost bytes in a crash).
     static func repairOffset(_ db: any SQLConnection, _ tenant: Int64, _ id: String, offset: Int64) throws {
         try db.run("UPDATE uploads SET \"offset\" = ? WHERE tenant_id = ? AND id = ? AND state = 'receiving'", offset, tenant, id)

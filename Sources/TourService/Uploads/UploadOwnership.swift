@@ -14,6 +14,8 @@ import ThreadPools
 protocol UploadOwnership: Sendable {
     /// Makes this daemon the upload's writer; returns a token for `release`.
     func acquire(_ key: BlobKey) async throws -> UInt64
+    /// `acquire` when no other daemon writes the upload now; nil (at once) when one does.
+    func tryAcquire(_ key: BlobKey) async throws -> UInt64?
     func release(_ key: BlobKey, _ token: UInt64) async
     func stop()
 }
@@ -21,37 +23,31 @@ protocol UploadOwnership: Sendable {
 /// One daemon: nothing to coordinate beyond its own sessions.
 struct LocalOwnership: UploadOwnership {
     func acquire(_ key: BlobKey) async throws -> UInt64 { 0 }
-    /// Resumes the caller after a while, holding no thread meanwhile (a timer, not a wait).
-    private static func pause(milliseconds: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { continuation.resume() }
-        }
-    }
-
+    func tryAcquire(_ key: BlobKey) async throws -> UInt64? { 0 }
     func release(_ key: BlobKey, _ token: UInt64) async {}
     func stop() {}
 }
 
-/// Several daemons on one PostgreSQL (see `UploadOwnership`). The locks live on one
-/// connection of this daemon's own, on a thread of its own; the takeover requests arrive on a
-/// second connection that LISTENs, on another thread.
+/// Several daemons on one PostgreSQL (see `UploadOwnership`). The locks are the daemon's
+/// `AdvisoryLocks`; the takeover requests arrive on a connection that LISTENs, on a thread of
+/// its own.
 final class SharedOwnership: UploadOwnership {
     static let channel = "toursd_upload_takeover"
     private let url: String
+    private let locks: AdvisoryLocks
     private let waitSeconds: Double
     private let logger: Logger
     /// Ends this daemon's session of an upload and returns once its writes are done.
     private let yieldUpload: @Sendable (BlobKey) async -> Void
-    private let lockThread = ThreadPool(name: "upload-locks", threads: 1)
     private let listenThread = ThreadPool(name: "upload-takeover", threads: 1)
-    private let lockConnection = Mutex<PostgresConnection?>(nil)
     /// The PATCHes of this daemon holding each upload's lock.
     private let holders = Mutex<[BlobKey: Set<UInt64>]>([:])
     private let tokens = Atomic<UInt64>(0)
     private let running = Atomic<Bool>(true)
 
-    init(url: String, waitSeconds: Double, logger: Logger, yieldUpload: @escaping @Sendable (BlobKey) async -> Void) {
+    init(url: String, locks: AdvisoryLocks, waitSeconds: Double, logger: Logger, yieldUpload: @escaping @Sendable (BlobKey) async -> Void) {
         self.url = url
+        self.locks = locks
         self.waitSeconds = waitSeconds
         self.logger = logger
         self.yieldUpload = yieldUpload
@@ -60,57 +56,41 @@ final class SharedOwnership: UploadOwnership {
 
     func stop() {
         running.store(false, ordering: .relaxed)
-        lockThread.stop()
         listenThread.stop()
     }
 
-    /// The upload's lock key: 64 bits of the SHA-256 of its name.
-    static func lockKey(_ key: BlobKey) -> Int64 {
-        let digest = StreamingDigest.hash(.sha256, Array("\(key.tenant)/\(key.id)".utf8))
-        return digest.prefix(8).reduce(Int64(0)) { $0 << 8 | Int64($1) }
-    }
+    /// The upload's lock name (and the takeover request's payload).
+    static func lockName(_ key: BlobKey) -> String { "\(key.tenant)/\(key.id)" }
 
     func acquire(_ key: BlobKey) async throws -> UInt64 {
+        let token = try await take(key) { [locks, waitSeconds] name in
+            try await locks.lock(name, waitSeconds: waitSeconds, busy: "another daemon still writes upload \(key.id); try again") { tries in
+                // The holder is told (again every half second: a listener that was
+                // reconnecting missed it); it lets go as soon as its writes are done.
+                if tries % 25 == 0 { try await locks.notify(Self.channel, name) }
+            }
+            return true
+        }
+        return token! // `lock` takes it or throws
+    }
+
+    func tryAcquire(_ key: BlobKey) async throws -> UInt64? {
+        try await take(key) { [locks] name in try await locks.tryLock(name) }
+    }
+
+    /// A token for the upload: at once when a PATCH of this daemon holds it (the sessions
+    /// settle it locally), else once `lock` took its lock (nil: it did not).
+    private func take(_ key: BlobKey, lock: (String) async throws -> Bool) async throws -> UInt64? {
         let token = tokens.add(1, ordering: .relaxed).newValue
-        // Another PATCH of this daemon holds it: the sessions settle it locally.
         let heldHere = holders.withLock { holders -> Bool in
             guard holders[key]?.isEmpty == false else { return false }
             holders[key, default: []].insert(token)
             return true
         }
         if heldHere { return token }
-        let lock = Self.lockKey(key)
-        let deadline = ContinuousClock.now + .milliseconds(Int(waitSeconds * 1000))
-        var polls = 0
-        while true {
-            let taken = try await onLockConnection { connection in
-                try connection.first("SELECT pg_try_advisory_lock(?) AS taken", lock)?["taken"].int == 1
-            }
-            if taken {
-                _ = holders.withLock { $0[key, default: []].insert(token) }
-                return token
-            }
-            if polls % 25 == 0 {
-                // The holder is told (again every half second: a listener that was reconnecting
-                // missed it); it lets go as soon as its writes are done.
-                _ = try await onLockConnection { connection in
-                    try connection.query("SELECT pg_notify(?, ?)", Self.channel, "\(key.tenant)/\(key.id)")
-                }
-            }
-            polls += 1
-            guard ContinuousClock.now < deadline else {
-                throw ServiceError(.unavailable, "another daemon still writes upload \(key.id); try again", retryAfterSeconds: 1)
-            }
-            // The holder needs a round trip to hear and a moment to finish its last write.
-            await Self.pause(milliseconds: 20)
-        }
-    }
-
-    /// Resumes the caller after a while, holding no thread meanwhile (a timer, not a wait).
-    private static func pause(milliseconds: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { continuation.resume() }
-        }
+        guard try await lock(Self.lockName(key)) else { return nil }
+        _ = holders.withLock { $0[key, default: []].insert(token) }
+        return token
     }
 
     func release(_ key: BlobKey, _ token: UInt64) async {
@@ -134,24 +114,10 @@ final class SharedOwnership: UploadOwnership {
     }
 
     private func unlock(_ key: BlobKey) async {
-        let lock = Self.lockKey(key)
         do {
-            _ = try await onLockConnection { try $0.query("SELECT pg_advisory_unlock(?)", lock) }
+            try await locks.unlock(Self.lockName(key))
         } catch {
             logger.warn("an upload's lock could not be let go", ["upload": key.id, "error": "\(error)"])
-        }
-    }
-
-    private func onLockConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
-        try await lockThread.run { [self] in
-            let connection = try lockConnection.withLock { current -> PostgresConnection in
-                if let current, !current.isBroken { return current }
-                // A new connection: locks held on the old one went with it.
-                let made = try PostgresConnection(url: url)
-                current = made
-                return made
-            }
-            return try body(connection)
         }
     }
 
@@ -172,7 +138,7 @@ final class SharedOwnership: UploadOwnership {
                     let key = BlobKey(tenant: tenant, kind: .upload, id: String(parts[1]))
                     // On this daemon's own thread: the request is answered even when Swift's
                     // shared pool is busy.
-                    Task(executorPreference: lockThread) { await self.yield(key) }
+                    Task(executorPreference: locks.thread) { await self.yield(key) }
                 }
             } catch {
                 connection = nil

@@ -26,6 +26,8 @@ final class UploadSession: Sendable {
     /// `uploadDurableStepBytes`: a long PATCH is made durable every this many bytes (0: never
     /// before its end).
     private let durableStep: Int64
+    /// Told each durable step's offset, to record it for other daemons (see `UploadSessions`).
+    private let stepped: @Sendable (BlobKey, Int64) -> Void
 
     private struct Bookkeeping {
         /// The PATCH allowed to write; another one's writes fail.
@@ -107,10 +109,12 @@ final class UploadSession: Sendable {
     /// ones before are hashed, once. A file holding less than that (lost in a crash between
     /// finishing and committing) is never extended: the session continues from what it holds
     /// (`durableOffset` says so).
-    init(key: BlobKey, path: String, fd: Int32, recordedOffset recorded: Int64, lane: SerialLane, durableStep: Int64) throws(ServiceError) {
+    init(key: BlobKey, path: String, fd: Int32, recordedOffset recorded: Int64, lane: SerialLane, durableStep: Int64,
+         stepped: @escaping @Sendable (BlobKey, Int64) -> Void) throws(ServiceError) {
         self.key = key
         self.lane = lane
         self.durableStep = durableStep
+        self.stepped = stepped
         let size = lseek(fd, 0, SEEK_END)
         guard size >= 0 else {
             Glibc.close(fd)
@@ -206,7 +210,7 @@ final class UploadSession: Sendable {
         // connection that died without the server seeing it) continues from here, not from
         // where this one began. Not while a checksum must first vouch for the whole body.
         if durableStep > 0, file.chunkDigest == nil, file.liveOffset - file.durableOffset >= durableStep {
-            _ = try durable()
+            stepped(key, try durable())
         }
     }
 
@@ -292,10 +296,15 @@ final class UploadSessions: Sendable {
     let finishing = AsyncKeyedLock<BlobKey>()
 
     private let durableStep: Int64
+    /// Told each durable step's offset, to record it for other daemons (see `UploadSessions`).
+    private let stepped: @Sendable (BlobKey, Int64) -> Void
 
-    init(blobs: BlobStore, durableStep: Int) {
+    /// `stepped`: told the offset of each durable step of a long PATCH. The step's bytes are
+    /// fsynced; recorded, every daemon reports them (a HEAD on another daemon reads the row).
+    init(blobs: BlobStore, durableStep: Int, stepped: @escaping @Sendable (BlobKey, Int64) -> Void) {
         self.blobs = blobs
         self.durableStep = Int64(durableStep)
+        self.stepped = stepped
     }
 
     /// The upload's session, opened from its partial file when it is not live yet (after a
@@ -335,12 +344,12 @@ final class UploadSessions: Sendable {
             if let joined { return joined }
             return try await session(key, recordedOffset: recordedOffset)
         case .opening:
-            let (blobs, durableStep) = (self.blobs, self.durableStep)
+            let (blobs, durableStep, stepped) = (self.blobs, self.durableStep, self.stepped)
             var outcome: Result<UploadSession, any Error>
             do {
                 outcome = .success(try await blobs.io.run {
                     try UploadSession(key: key, path: blobs.path(key), fd: try blobs.openPartial(key), recordedOffset: recordedOffset,
-                                      lane: SerialLane(pool: blobs.io), durableStep: durableStep)
+                                      lane: SerialLane(pool: blobs.io), durableStep: durableStep, stepped: stepped)
                 })
             } catch {
                 outcome = .failure(error)
