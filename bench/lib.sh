@@ -115,7 +115,8 @@ http { access_log $dir/logs/access.log; client_body_temp_path $dir/tmp;
   upstream toursd { $upstreams keepalive 64; }
   server { listen 127.0.0.1:$port; client_max_body_size 0; proxy_request_buffering off; proxy_buffering off;
     location / { proxy_pass http://toursd; proxy_http_version 1.1; proxy_set_header Connection "";
-      proxy_set_header Host \$http_host; proxy_next_upstream error non_idempotent; } } }
+      proxy_set_header Host \$http_host; proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
+      proxy_next_upstream error non_idempotent; } } }
 CONF
     # nginx outlives this function: it must not hold its caller's pipes or other descriptors
     # (Foundation's Process waits for every holder of its own).

@@ -61,8 +61,8 @@ import Testing
         #expect(expected.values.map(\.key) == ToursdConfig.keys)
         #expect(ToursdConfig.liveKeys.isSubset(of: Set(ToursdConfig.keys))) // what a reload applies is configurable
         #expect(expected.values.first { $0.key == "port" }?.value == "81")
-        #expect(expected.values.allSatisfy { !$0.value.isEmpty || ["logFile", "migrationsDir", "publicUrl", "viewerSubtitle", "databaseUrl", "blobDir"].contains($0.key) })
-        // empty: stderr, built in, the request's Host, the tenant's name, SQLite
+        #expect(expected.values.allSatisfy { !$0.value.isEmpty || ["logFile", "migrationsDir", "publicUrl", "viewerSubtitle", "databaseUrl", "blobDir", "trustedProxies"].contains($0.key) })
+        // empty: stderr, built in, the request's Host, the tenant's name, SQLite, <dataDir>/blobs, no proxy
     }
 
     @Test func migrateTakesStatusAndAFolder() throws {

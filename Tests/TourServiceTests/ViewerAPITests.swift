@@ -98,6 +98,25 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         await harness.finish()
     }
 
+    /// Behind a proxy named in `trustedProxies`, failed sign-ins count per client it names;
+    /// from any other peer `X-Forwarded-For` is ignored (anyone can send it).
+    @Test func failedSignInsBehindATrustedProxyCountPerForwardedClient() async throws {
+        for trusted in [true, false] {
+            let harness = try ServiceHarness(alone: true, configure: {
+                $0.signInFailuresAllowed = 2
+                $0.trustedProxies = trusted ? ["127.0.0.1"] : []
+            })
+            let attacker = try ViewerBrowser(harness, forwardedFor: "203.0.113.7")
+            #expect(try attacker.signIn("nt_wrong").status == 401)
+            #expect(try attacker.signIn("nt_wrong").status == 401)
+            #expect(try attacker.signIn("nt_wrong").status == 429)
+            // Another client of the proxy; what it claims left of the proxy's entry counts for nothing.
+            let other = try ViewerBrowser(harness, forwardedFor: "203.0.113.7, 198.51.100.2")
+            #expect(try other.signIn(harness.alpha).status == (trusted ? 303 : 429), "trusted: \(trusted)")
+            await harness.finish()
+        }
+    }
+
     @Test func theFailureWindowForgetsOldFailuresAndStaysBounded() {
         var failures = SignInFailures(allowed: 2, window: 60, capacity: 3)
         let address: [UInt8] = [127, 0, 0, 1]

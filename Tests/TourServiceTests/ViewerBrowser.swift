@@ -5,14 +5,18 @@ import TestSupport
 final class ViewerBrowser {
     let client: APIClient
     var cookies: [String: String] = [:]
+    /// Sent as `X-Forwarded-For` with every request (a proxy's doing).
+    let forwardedFor: String?
 
-    init(_ harness: ServiceHarness) throws {
+    init(_ harness: ServiceHarness, forwardedFor: String? = nil) throws {
         client = try harness.client(nil)
+        self.forwardedFor = forwardedFor
     }
 
     @discardableResult
     func send(_ method: String, _ target: String, form: [String: String]? = nil) throws -> RawClient.Response {
         var headers: [String: String] = [:]
+        if let forwardedFor { headers["X-Forwarded-For"] = forwardedFor }
         if !cookies.isEmpty { headers["Cookie"] = cookies.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }
         var body: [UInt8] = []
         if let form {

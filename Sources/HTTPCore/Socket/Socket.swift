@@ -140,9 +140,7 @@ enum Socket {
                 return withUnsafeBytes(of: &address) { Array($0) }
             case AF_INET6:
                 var address = raw.load(as: sockaddr_in6.self).sin6_addr
-                let bytes = withUnsafeBytes(of: &address) { Array($0) }
-                let mapped = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xff && bytes[11] == 0xff
-                return mapped ? Array(bytes[12...]) : bytes
+                return ClientAddress.unmapped(withUnsafeBytes(of: &address) { Array($0) })
             default:
                 return nil
             }

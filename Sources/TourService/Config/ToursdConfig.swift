@@ -90,6 +90,10 @@ public struct ToursdConfig: Sendable, Equatable {
     public var shareMaxSeconds = 90 * 86_400
     /// The preview widths served, ascending (`GET /v1/panoramas/{id}/preview?width=N`).
     public var previewWidths = [320, 1024, 4096]
+    /// Proxies (a balancer) whose `X-Forwarded-For` names the client, for limits per client
+    /// address (failed viewer sign-ins); empty: the connection's peer is the client.
+    public var trustedProxies: [String] = []
+    var trustedProxyAddresses: Set<[UInt8]> { Set(trustedProxies.compactMap(ClientAddress.parse)) }
     public var previewQuality = 82
     /// A JPEG claiming more pixels than this gets the placeholder instead of a preview.
     public var maxPreviewSourcePixels = 16_384 * 16_384
@@ -164,6 +168,12 @@ public struct ToursdConfig: Sendable, Equatable {
             config.previewWidths = widths
             return true
         },
+        "trustedProxies": { config, text in
+            let entries = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard entries.allSatisfy({ ClientAddress.parse($0) != nil }) else { return false }
+            config.trustedProxies = entries
+            return true
+        },
         "previewQuality": { config, text in setInt(&config.previewQuality, text, 1...100) },
         "maxPreviewSourcePixels": { config, text in setInt(&config.maxPreviewSourcePixels, text, 1...(1 << 32)) },
         "viewerPageSize": { config, text in setInt(&config.viewerPageSize, text, 1...200) },
@@ -184,7 +194,8 @@ public struct ToursdConfig: Sendable, Equatable {
         let mirror = Dictionary(uniqueKeysWithValues: Mirror(reflecting: self).children.compactMap { child in
             child.label.map { label in
                 // Lists print as the config file writes them: "320,1024,4096".
-                (label, (child.value as? [Int]).map { $0.map(String.init).joined(separator: ",") } ?? "\(child.value)")
+                (label, (child.value as? [Int]).map { $0.map(String.init).joined(separator: ",") }
+                    ?? (child.value as? [String]).map { $0.joined(separator: ",") } ?? "\(child.value)")
             }
         })
         return Self.keys.map { ($0, mirror[$0] ?? "") }

@@ -23,7 +23,8 @@ struct SignIn: Sendable {
     }
 
     func submit(_ request: Request) async throws -> Response {
-        let address = request.peerAddress
+        let address = ClientAddress.of(peer: request.peerAddress, forwardedFor: request.headers["x-forwarded-for"],
+                                       trusted: context.config.trustedProxyAddresses)
         if let wait = context.signIns.retryAfter(address) {
             throw ServiceError(.tooManyRequests, "Too many failed sign-ins from your address. Try again in \(wait) seconds.", retryAfterSeconds: wait)
         }
