@@ -35,9 +35,11 @@ port_sqlite=$(toursd_port "$work/sqlite.log") port_pg1=$(toursd_port "$work/pg1.
 wait_for_url "http://127.0.0.1:$port_pg1/healthz" >/dev/null
 start pg2 TOURSD_databaseUrl="$server/tours" TOURSD_blobDir="$work/blobs"
 start pg3 TOURSD_databaseUrl="$server/tours" TOURSD_blobDir="$work/blobs"
-port_pg2=$(toursd_port "$work/pg2.log") port_pg3=$(toursd_port "$work/pg3.log")
+# The same database through its Unix socket, as a daemon on the database's machine would reach it.
+start pgsocket TOURSD_databaseUrl="postgresql://postgres@/tours?host=$work/pg&port=$(cat "$work/pg/port")" TOURSD_blobDir="$work/blobs"
+port_pg2=$(toursd_port "$work/pg2.log") port_pg3=$(toursd_port "$work/pg3.log") port_socket=$(toursd_port "$work/pgsocket.log")
 lb=$(start_balancer "$work" "$port_pg1" "$port_pg2" "$port_pg3")
-for port in "$port_sqlite" "$port_pg1" "$port_pg2" "$port_pg3" "$lb"; do wait_for_url "http://127.0.0.1:$port/healthz" >/dev/null; done
+for port in "$port_sqlite" "$port_pg1" "$port_pg2" "$port_pg3" "$port_socket" "$lb"; do wait_for_url "http://127.0.0.1:$port/healthz" >/dev/null; done
 
 token_sqlite=$(cat "$work/sqlite/admin.token") token_pg=$(cat "$work"/pg1/admin.token)
 property=$(cat /proc/sys/kernel/random/uuid)
@@ -76,6 +78,7 @@ rounds=${BENCH_ROUNDS:-3}
 for _ in $(seq 1 "$rounds"); do
     echo "sqlite $(get "$port_sqlite" "$token_sqlite")" >> "$work/gets.txt"
     echo "pg1 $(get "$port_pg1" "$token_pg")" >> "$work/gets.txt"
+    echo "socket $(get "$port_socket" "$token_pg")" >> "$work/gets.txt"
     echo "pg3 $(get "$lb" "$token_pg")" >> "$work/gets.txt"
 done
 median() { # name: "RPS P99", each the median of its rounds
@@ -87,17 +90,20 @@ PY
 }
 read -r get_sqlite p99_sqlite <<< "$(median sqlite)"
 read -r get_pg1 p99_pg1 <<< "$(median pg1)"
+read -r get_socket p99_socket <<< "$(median socket)"
 read -r get_pg3 p99_pg3 <<< "$(median pg3)"
 up_sqlite=$(uploads "$port_sqlite" "$token_sqlite")
 up_pg1=$(uploads "$port_pg1" "$token_pg")
 up_pg3=$(uploads "$lb" "$token_pg")
-python3 - "$get_sqlite" "$p99_sqlite" "$get_pg1" "$p99_pg1" "$get_pg3" "$p99_pg3" "$up_sqlite" "$up_pg1" "$up_pg3" <<'PY'
+python3 - "$get_sqlite" "$p99_sqlite" "$get_pg1" "$p99_pg1" "$get_pg3" "$p99_pg3" "$up_sqlite" "$up_pg1" "$up_pg3" \
+    "$get_socket" "$p99_socket" <<'PY'
 import sys
-gs, ps, g1, p1, g3, p3, us, u1, u3 = map(float, sys.argv[1:])
+gs, ps, g1, p1, g3, p3, us, u1, u3, gu, pu = map(float, sys.argv[1:])
 print("Scale-out, same run, one machine (2 cores shared by PostgreSQL, nginx, the daemons and the load); GETs: wrk -c32, median of alternating rounds")
 print("                                   GET /v1/properties/{id}, token        uploads (32 x 4 MB, 8 at a time)")
 print(f"  1 toursd on SQLite               {gs:8.0f} req/s  p99 {ps:6.2f} ms          {us:5.0f} MB/s")
 print(f"  1 toursd on PostgreSQL           {g1:8.0f} req/s  p99 {p1:6.2f} ms          {u1:5.0f} MB/s")
 print(f"  3 toursd on PostgreSQL, nginx    {g3:8.0f} req/s  p99 {p3:6.2f} ms          {u3:5.0f} MB/s")
-print(f"  authenticated GET on PostgreSQL / SQLite: {g1 / gs:.2f}x (target >= 0.50x); 3 daemons / 1: {g3 / g1:.2f}x")
+print(f"  1 toursd, PostgreSQL's socket    {gu:8.0f} req/s  p99 {pu:6.2f} ms")
+print(f"  authenticated GET on PostgreSQL / SQLite: {g1 / gs:.2f}x over TCP, {gu / gs:.2f}x over the Unix socket (target >= 0.50x); 3 daemons / 1: {g3 / g1:.2f}x")
 PY
