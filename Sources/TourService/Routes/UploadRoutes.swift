@@ -92,6 +92,15 @@ struct Uploads: Sendable {
         // The partial file exists, durably, before the row that names it.
         let id = Identifier.make()
         let key = BlobKey(tenant: tenant, kind: .upload, id: id)
+        // Held from before the row exists: once it does, another daemon asked for the upload
+        // (a HEAD, a creation sent again) must not open its file while this one writes it.
+        return try await owning(key) {
+            try await createOwned(request, id: id, key: key, wanted: wanted, hasBody: hasBody, now: now)
+        }
+    }
+
+    private func createOwned(_ request: Request, id: String, key: BlobKey, wanted: UploadRequest, hasBody: Bool, now: Int64) async throws -> Response {
+        let tenant = request.tenant
         let session = try await sessions.session(key, recordedOffset: 0)
         let expiresAt = now + expiry
         let (maxCount, maxBytes) = (context.config.maxUnfinishedUploadsPerTenant, Int64(context.config.maxUnfinishedUploadBytesPerTenant))
@@ -238,11 +247,16 @@ struct Uploads: Sendable {
     /// or, through the upload's lock, on another.
     @Sendable func patch(_ request: Request) async throws -> Response {
         let key = BlobKey(tenant: request.tenant, kind: .upload, id: try request.uuid("uploadId"))
+        return try await owning(key) { try await patchOwned(request) }
+    }
+
+    /// Runs `body` as the upload's writer (`UploadOwnership`).
+    private func owning<T>(_ key: BlobKey, _ body: () async throws -> T) async throws -> T {
         let token = try await ownership.acquire(key)
         do {
-            let response = try await patchOwned(request)
+            let value = try await body()
             await ownership.release(key, token)
-            return response
+            return value
         } catch {
             await ownership.release(key, token)
             throw error
@@ -338,6 +352,8 @@ struct Uploads: Sendable {
                 throw ServiceError(.digestMismatch, "the upload's sha-256 is \(digest), not the declared \(declared)")
             }
             try await context.panoramaTurns.withTurn(panorama) {
+                // Finished meanwhile by another daemon (which held the turn first): nothing to do.
+                guard try await context.read({ try UploadStore.upload($0, tenant, upload.id) })?.finished == false else { return }
                 switch try await context.placePanorama(panorama, by: { try await context.blobs.link(partial: partial, as: panorama) }) {
                 case .placed:
                     context.crashPoints.reached(.uploadLinked)
