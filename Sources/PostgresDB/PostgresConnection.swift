@@ -127,6 +127,9 @@ public final class PostgresConnection: SQLConnection {
         (ahead, aheadOutcome) = (first, nil)
         defer { (ahead, aheadOutcome) = (nil, nil) }
         let result = Result { try body(self) }
+        // The connection broke under the body: that is the read's failure, not its answer (the
+        // storage runs it again on a new connection).
+        if case .failure(let error as PostgresError) = result, error.isUnavailable, isBroken { throw error }
         switch aheadOutcome {
         case .success(let rows): return (rows, result)
         case .failure(let error): throw error

@@ -15,7 +15,8 @@ import TestSupport
         let first: ServiceHarness
         let second: ServiceHarness
 
-        init(configure: @escaping (inout ToursdConfig) -> Void = { _ in }) throws {
+        /// `firstLog`: where the first daemon logs (warnings and up).
+        init(firstLog: String? = nil, configure: @escaping (inout ToursdConfig) -> Void = { _ in }) throws {
             let cluster = try PostgresCluster()
             self.cluster = cluster
             do {
@@ -27,7 +28,7 @@ import TestSupport
                     $0.databasePoolSize = 2
                     configure(&$0)
                 }
-                first = try ServiceHarness(alone: true, configure: shared)
+                first = try ServiceHarness(logFile: firstLog, logLevel: .warn, alone: true, configure: shared)
                 second = try ServiceHarness(alone: true, configure: shared)
             } catch {
                 cluster.stop()
@@ -35,11 +36,34 @@ import TestSupport
             }
         }
 
+        /// A long PATCH on the first daemon (durable steps of 64 KiB), stalled after 300,000
+        /// bytes of a 600,000-byte image, once the second daemon reports 4 of its steps.
+        func stalledWrite() async throws -> StalledWrite {
+            let onFirst = try first.client(first.alpha), onSecond = try second.client(first.alpha)
+            let (_, floorId) = try onFirst.makeFloor()
+            let image = imageBytes(600_000)
+            let (writer, location, panoramaId) = try beginLongPatch(onFirst, port: first.port, floorId: floorId, image: image, sent: 300_000)
+            let stalled = StalledWrite(writer: writer, location: location, panoramaId: panoramaId, image: image, onFirst: onFirst, onSecond: onSecond)
+            try await waitUntil("the durable steps to be reported by the other daemon") { try stalled.offsetOnSecond() >= 4 * 65_536 }
+            return stalled
+        }
+
         func finish() async {
             await second.finish()
             await first.finish()
             try? FileManager.default.removeItem(atPath: blobs)
         }
+    }
+
+    struct StalledWrite {
+        let writer: RawClient
+        let location: String
+        let panoramaId: String
+        let image: [UInt8]
+        let onFirst: APIClient
+        let onSecond: APIClient
+
+        func offsetOnSecond() throws -> Int { Int(try onSecond.tus("HEAD", location).header("Upload-Offset") ?? "") ?? -1 }
     }
 
     @Test func aNewerPatchOnAnotherDaemonWinsOverAStalledOne() async throws {
@@ -83,21 +107,55 @@ import TestSupport
     @Test func aHeadOnAnotherDaemonReportsTheDurableStepsAndCutsNothing() async throws {
         let daemons = try TwoDaemons { $0.uploadDurableStepBytes = 64 * 1024; $0.bodyBatchBytes = 16 * 1024 }
         defer { daemons.cluster.stop() }
-        let (first, second) = (daemons.first, daemons.second)
-        let onFirst = try first.client(first.alpha), onSecond = try second.client(first.alpha)
-        let (_, floorId) = try onFirst.makeFloor()
-        let image = imageBytes(600_000)
-        let (writer, location, panoramaId) = try beginLongPatch(onFirst, port: first.port, floorId: floorId, image: image, sent: 300_000)
         // The second daemon sees the steps the first made durable (4 of 64 KiB in 300,000 bytes).
-        func offsetOnSecond() throws -> Int { Int(try onSecond.tus("HEAD", location).header("Upload-Offset") ?? "") ?? -1 }
-        try await waitUntil("the durable steps to be reported by the other daemon") { try offsetOnSecond() >= 4 * 65_536 }
-        #expect(try offsetOnSecond() <= 300_000)
+        let stalled = try await daemons.stalledWrite()
+        let (writer, image, panoramaId) = (stalled.writer, stalled.image, stalled.panoramaId)
+        #expect(try stalled.offsetOnSecond() <= 300_000)
         // The writer goes on undisturbed, and the panorama is the image, byte for byte.
         try writer.send(Array(image[300_000...]))
         let done = try writer.readResponse()
         #expect(done.status == 204 && done.header("Upload-Offset") == String(image.count), "\(done.status)")
-        for client in [onFirst, onSecond] {
+        for client in [stalled.onFirst, stalled.onSecond] {
             #expect(try client.send("GET", "/v1/panoramas/\(panoramaId)").string("sha256") == sha256Hex(image))
+            #expect(try client.send("GET", "/v1/panoramas/\(panoramaId)/content").body == image)
+        }
+        await daemons.finish()
+    }
+
+    /// The connection holding a daemon's upload locks breaks (the database restarted, a
+    /// network fault): another daemon may take the upload at once, so the daemon stops its
+    /// writer: its next bytes would otherwise go on into the file another daemon now writes
+    /// (and, once that one finished, into the panorama's file itself).
+    @Test func aDaemonWhoseLockConnectionBreaksStopsItsWriter() async throws {
+        let folder = testDirectory("lock-log")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let log = folder.appendingPathComponent("first.log").path
+        let daemons = try TwoDaemons(firstLog: log) { $0.uploadDurableStepBytes = 64 * 1024; $0.bodyBatchBytes = 16 * 1024 }
+        defer { daemons.cluster.stop() }
+        let stalled = try await daemons.stalledWrite()
+        let (writer, location, image, panoramaId) = (stalled.writer, stalled.location, stalled.image, stalled.panoramaId)
+        // Every connection to the database is cut, the locks' among them.
+        let cut = try runCommand("/usr/bin/psql", ["\(daemons.cluster.url)/postgres", "-qAtc",
+                                                   "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = 'shared'"])
+        #expect(cut.status == 0, "\(cut.err)")
+        try await waitUntil("the first daemon to stop its writer") {
+            (try? String(contentsOfFile: log, encoding: .utf8))?.contains("upload locks went with their database connection") == true
+        }
+        // The client resumes on the second daemon and finishes.
+        var resumed: RawClient.Response?
+        for _ in 0..<20 where resumed?.status != 204 {
+            let offset = try stalled.offsetOnSecond()
+            resumed = try stalled.onSecond.tusPatch(location, offset: offset, Array(image[offset...]))
+        }
+        #expect(resumed?.status == 204, "\(resumed?.status ?? 0) \(resumed?.text ?? "")")
+        // The stalled writer wakes and sends other bytes: none of them reach the panorama.
+        try? writer.send([UInt8](repeating: 0xEE, count: 300_000))
+        let refused = try? writer.readResponse()
+        #expect(refused == nil || refused?.status == 409, "\(refused?.status ?? 0)")
+        for client in [stalled.onFirst, stalled.onSecond] {
+            let panorama = try client.send("GET", "/v1/panoramas/\(panoramaId)")
+            #expect(panorama.string("sha256") == sha256Hex(image), "\(panorama.status) \(panorama.text)")
             #expect(try client.send("GET", "/v1/panoramas/\(panoramaId)/content").body == image)
         }
         await daemons.finish()

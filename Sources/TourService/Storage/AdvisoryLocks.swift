@@ -14,12 +14,27 @@ final class AdvisoryLocks: Sendable {
     /// request promptly can run).
     let thread = ThreadPool(name: "advisory-locks", threads: 1)
     private let connection = Mutex<PostgresConnection?>(nil)
+    /// Told when the connection broke: every lock it held is gone.
+    private let lostHandlers = Mutex<[@Sendable () async -> Void]>([])
 
     init(url: String) {
         self.url = url
     }
 
     func stop() { thread.stop() }
+
+    /// `handler` runs whenever the connection holding the locks broke (a database restart, a
+    /// network fault): from then on another daemon may take any of them.
+    func whenLost(_ handler: @escaping @Sendable () async -> Void) {
+        lostHandlers.withLock { $0.append(handler) }
+    }
+
+    /// Asks whether the lock connection still stands (for a caller that saw the database go
+    /// away): when it broke, the locks are reported lost.
+    func check() async {
+        guard connection.withLock({ $0 != nil }) else { return }
+        _ = try? await onConnection { try $0.query("SELECT 1") }
+    }
 
     /// A lock's key: 64 bits of the SHA-256 of its name.
     static func key(_ name: String) -> Int64 {
@@ -63,15 +78,26 @@ final class AdvisoryLocks: Sendable {
     }
 
     private func onConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
-        try await thread.run { [self] in
+        let (outcome, broke) = try await thread.run { [self] () throws -> (Result<T, any Error>, Bool) in
             let current = try connection.withLock { current -> PostgresConnection in
-                if let current, !current.isBroken { return current }
-                // A new connection: locks held on the old one went with it.
+                if let current { return current }
                 let made = try PostgresConnection(url: url)
                 current = made
                 return made
             }
-            return try body(current)
+            do {
+                return (.success(try body(current)), false)
+            } catch {
+                guard current.isBroken else { return (.failure(error), false) }
+                // The locks went with the connection; the next use makes a new one.
+                let broken = ObjectIdentifier(current)
+                connection.withLock { if let held = $0, ObjectIdentifier(held) == broken { $0 = nil } }
+                return (.failure(error), true)
+            }
         }
+        if broke {
+            for handler in lostHandlers.withLock({ $0 }) { await handler() }
+        }
+        return try outcome.get()
     }
 }

@@ -52,6 +52,7 @@ final class SharedOwnership: UploadOwnership {
         self.logger = logger
         self.yieldUpload = yieldUpload
         listenThread.submit { [weak self] _ in self?.listen() }
+        locks.whenLost { [weak self] in await self?.lostAll() }
     }
 
     func stop() {
@@ -113,6 +114,19 @@ final class SharedOwnership: UploadOwnership {
         if held { await unlock(key) }
     }
 
+    /// The connection holding this daemon's upload locks broke (the database restarted):
+    /// another daemon may take any of them now, so this daemon's writers stop; their clients
+    /// resume from the offset the database records.
+    private func lostAll() async {
+        let keys = holders.withLock { holders -> [BlobKey] in
+            defer { holders = [:] }
+            return Array(holders.keys)
+        }
+        guard !keys.isEmpty else { return }
+        logger.warn("upload locks went with their database connection; their writers stop", ["uploads": String(keys.count)])
+        for key in keys { await yieldUpload(key) }
+    }
+
     private func unlock(_ key: BlobKey) async {
         do {
             try await locks.unlock(Self.lockName(key))
@@ -141,6 +155,10 @@ final class SharedOwnership: UploadOwnership {
                     Task(executorPreference: locks.thread) { await self.yield(key) }
                 }
             } catch {
+                if connection != nil {
+                    // The database went away: the lock connection may have gone with it.
+                    Task(executorPreference: locks.thread) { await self.locks.check() }
+                }
                 connection = nil
                 var idle = pollfd()
                 _ = poll(&idle, 0, 250) // the database is away: try again shortly
