@@ -71,6 +71,16 @@ public final class PostgresConnection: SQLConnection {
 
     public var isBroken: Bool { connection == nil || PQstatus(connection) != CONNECTION_OK }
 
+    /// Whether the server has closed this idle connection (it restarted, or ended the
+    /// session): its socket is readable while no statement runs, and reading finds it closed.
+    /// No round trip; for a connection that holds session state (advisory locks).
+    public var closedByServer: Bool {
+        guard let connection, PQstatus(connection) == CONNECTION_OK else { return true }
+        var waiting = pollfd(fd: PQsocket(connection), events: Int16(POLLIN), revents: 0)
+        guard poll(&waiting, 1, 0) > 0 else { return false }
+        return PQconsumeInput(connection) == 0 || PQstatus(connection) != CONNECTION_OK
+    }
+
     public func execute(_ sql: String) throws {
         try reconnectIfBroken()
         let result = PQexec(connection, sql)

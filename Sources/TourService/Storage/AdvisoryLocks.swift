@@ -29,11 +29,21 @@ final class AdvisoryLocks: Sendable {
         lostHandlers.withLock { $0.append(handler) }
     }
 
-    /// Asks whether the lock connection still stands (for a caller that saw the database go
-    /// away): when it broke, the locks are reported lost.
-    func check() async {
-        guard connection.withLock({ $0 != nil }) else { return }
-        _ = try? await onConnection { try $0.query("SELECT 1") }
+    /// Looks whether the server closed the lock connection (no round trip: called often);
+    /// when it did, the locks are reported lost.
+    func watch() async {
+        let broke = (try? await thread.run { [self] () -> Bool in
+            connection.withLock { current in
+                guard let held = current, held.closedByServer else { return false }
+                current = nil
+                return true
+            }
+        }) ?? false
+        if broke { await reportLost() }
+    }
+
+    private func reportLost() async {
+        for handler in lostHandlers.withLock({ $0 }) { await handler() }
     }
 
     /// A lock's key: 64 bits of the SHA-256 of its name.
@@ -79,12 +89,7 @@ final class AdvisoryLocks: Sendable {
 
     private func onConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
         let (outcome, broke) = try await thread.run { [self] () throws -> (Result<T, any Error>, Bool) in
-            let current = try connection.withLock { current -> PostgresConnection in
-                if let current { return current }
-                let made = try PostgresConnection(url: url)
-                current = made
-                return made
-            }
+            let current = try held()
             do {
                 return (.success(try body(current)), false)
             } catch {
@@ -95,9 +100,19 @@ final class AdvisoryLocks: Sendable {
                 return (.failure(error), true)
             }
         }
-        if broke {
-            for handler in lostHandlers.withLock({ $0 }) { await handler() }
+        guard broke else { return try outcome.get() }
+        await reportLost()
+        // What was asked never happened on the dead connection: once more on a new one.
+        return try await thread.run { [self] in try body(try held()) }
+    }
+
+    /// The lock connection, made when there is none (on `thread`).
+    private func held() throws -> PostgresConnection {
+        try connection.withLock { current -> PostgresConnection in
+            if let current { return current }
+            let made = try PostgresConnection(url: url)
+            current = made
+            return made
         }
-        return try outcome.get()
     }
 }

@@ -140,6 +140,9 @@ final class SharedOwnership: UploadOwnership {
     private func listen() {
         var connection: PostgresConnection?
         while running.load(ordering: .relaxed) {
+            // While this daemon writes uploads, their locks' connection is looked at every turn
+            // (about every 250 ms), the database away or not.
+            if holders.withLock({ !$0.isEmpty }) { Task(executorPreference: locks.thread) { await self.locks.watch() } }
             do {
                 if connection == nil || connection?.isBroken == true {
                     let made = try PostgresConnection(url: url)
@@ -155,10 +158,6 @@ final class SharedOwnership: UploadOwnership {
                     Task(executorPreference: locks.thread) { await self.yield(key) }
                 }
             } catch {
-                if connection != nil {
-                    // The database went away: the lock connection may have gone with it.
-                    Task(executorPreference: locks.thread) { await self.locks.check() }
-                }
                 connection = nil
                 var idle = pollfd()
                 _ = poll(&idle, 0, 250) // the database is away: try again shortly
