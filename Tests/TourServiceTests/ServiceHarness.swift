@@ -37,6 +37,7 @@ final class ServiceHarness: @unchecked Sendable {
     let daemonPorts: [UInt16]
     /// The balancer's folder (Tests/postgres/balancer.sh), when there is one.
     private let balancer: String?
+    private var balancerStopped = false
     let alpha: String
     let beta: String
 
@@ -112,8 +113,17 @@ final class ServiceHarness: @unchecked Sendable {
         try APIClient(port: port, token: token)
     }
 
+    /// A test that fails before `finish` still stops its nginx (a process of its own).
+    deinit { stopBalancer() }
+
+    private func stopBalancer() {
+        guard let balancer, !balancerStopped else { return }
+        balancerStopped = true
+        _ = try? runCommand("/bin/bash", [Self.root.appendingPathComponent("Tests/postgres/balancer.sh").path, "stop", balancer])
+    }
+
     func stop() async {
-        if let balancer { _ = try? runCommand("/bin/bash", [Self.root.appendingPathComponent("Tests/postgres/balancer.sh").path, "stop", balancer]) }
+        stopBalancer()
         for server in servers {
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in server.shutdown { done.resume() } }
         }
