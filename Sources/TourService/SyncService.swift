@@ -65,8 +65,13 @@ public final class SyncService: Sendable {
         let config = context.config
         ownership = config.databaseUrl.isEmpty ? LocalOwnership()
             : SharedOwnership(url: config.databaseUrl, locks: context.advisoryLocks!, waitSeconds: Double(config.uploadTakeoverSeconds),
-                              logger: context.logger) { key in
-                await sessions.endAndWait(key)
+                              logger: context.logger) { key, letGo in
+                // Under the lock that opening a session and finishing hold: a finish under way
+                // completes first, and no session opens between the end and the letting go.
+                try? await sessions.finishing.withLock(key) {
+                    await sessions.endAndWait(key)
+                    await letGo()
+                }
             }
     }
 

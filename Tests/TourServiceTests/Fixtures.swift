@@ -70,3 +70,14 @@ func beginLongPatch(_ client: APIClient, port: UInt16, floorId: String, image: [
     try writer.send(Array(image[0..<sent]))
     return (writer, location, panoramaId)
 }
+
+/// A tus upload of a 600,000-byte image on a new floor of `client`'s, created and its first
+/// 100,000 bytes sent.
+func uploadBegun(_ client: APIClient) throws -> (location: String, panoramaId: String, image: [UInt8]) {
+    let (_, floorId) = try client.makeFloor()
+    let image = imageBytes(600_000)
+    let panoramaId = newID()
+    let location = try #require(try client.tusCreate(panoramaId: panoramaId, floorId: floorId, length: image.count).header("Location"))
+    #expect(try client.tusPatch(location, offset: 0, Array(image[0..<100_000])).status == 204)
+    return (location, panoramaId, image)
+}

@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import Logging
+import PostgresDB
 import TestSupport
 @testable import TourService
 
@@ -14,13 +16,16 @@ import TestSupport
         let blobs = testDirectory("shared-blobs").path
         let first: ServiceHarness
         let second: ServiceHarness
+        /// The daemons' database.
+        let url: String
 
-        /// `firstLog`: where the first daemon logs (warnings and up).
-        init(firstLog: String? = nil, configure: @escaping (inout ToursdConfig) -> Void = { _ in }) throws {
+        /// `firstLog`: where the first daemon logs (`firstLogLevel` and up).
+        init(firstLog: String? = nil, firstLogLevel: LogLevel = .warn, configure: @escaping (inout ToursdConfig) -> Void = { _ in }) throws {
             let cluster = try PostgresCluster()
             self.cluster = cluster
             do {
                 let (url, blobs) = (try cluster.database("shared"), blobs)
+                self.url = url
                 let shared: (inout ToursdConfig) -> Void = {
                     $0.databaseUrl = url
                     $0.blobDir = blobs
@@ -28,7 +33,7 @@ import TestSupport
                     $0.databasePoolSize = 2
                     configure(&$0)
                 }
-                first = try ServiceHarness(logFile: firstLog, logLevel: .warn, alone: true, configure: shared)
+                first = try ServiceHarness(logFile: firstLog, logLevel: firstLogLevel, alone: true, configure: shared)
                 second = try ServiceHarness(alone: true, configure: shared)
             } catch {
                 cluster.stop()
@@ -72,11 +77,7 @@ import TestSupport
         let (first, second) = (daemons.first, daemons.second)
         let onFirst = try first.client(first.alpha)
         let onSecond = try second.client(first.alpha) // one database: the token works on both
-        let (_, floorId) = try onFirst.makeFloor()
-        let image = imageBytes(600_000)
-        let panoramaId = newID()
-        let location = try #require(try onFirst.tusCreate(panoramaId: panoramaId, floorId: floorId, length: image.count).header("Location"))
-        #expect(try onFirst.tusPatch(location, offset: 0, Array(image[0..<100_000])).status == 204)
+        let (location, panoramaId, image) = try uploadBegun(onFirst)
         // The older PATCH, on the first daemon: claimed (its 100 Continue), then stalled halfway.
         let older = try RawClient(port: first.port)
         try older.send(patchHead(location, token: first.alpha, offset: 100_000, length: 500_000, expectContinue: true))
@@ -157,6 +158,49 @@ import TestSupport
         for client in [stalled.onFirst, stalled.onSecond] {
             let panorama = try client.send("GET", "/v1/panoramas/\(panoramaId)")
             #expect(panorama.string("sha256") == sha256Hex(image), "\(panorama.status) \(panorama.text)")
+            #expect(try client.send("GET", "/v1/panoramas/\(panoramaId)/content").body == image)
+        }
+        await daemons.finish()
+    }
+
+    /// A PATCH arriving at one daemon while the other finishes the upload (its last byte in,
+    /// the panorama being committed) waits for that finish and finds the upload complete. The
+    /// finishing daemon once let go of the upload at once when asked: the other then worked on
+    /// a half-finished upload, and opened the partial file that the finish was removing (a 500).
+    @Test func aPatchOnAnotherDaemonWaitsForAFinishUnderWay() async throws {
+        let folder = testDirectory("finish-log")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let log = folder.appendingPathComponent("first.log").path
+        let daemons = try TwoDaemons(firstLog: log, firstLogLevel: .info)
+        defer { daemons.cluster.stop() }
+        let (first, second) = (daemons.first, daemons.second)
+        let onFirst = try first.client(first.alpha), onSecond = try second.client(first.alpha)
+        let (location, panoramaId, image) = try uploadBegun(onFirst)
+        // No panorama row can be written for now: the first daemon's finish waits there, its
+        // file linked, its commit to come.
+        let holder = try PostgresConnection(url: daemons.url)
+        try holder.execute("BEGIN")
+        try holder.execute("LOCK TABLE panoramas IN EXCLUSIVE MODE")
+        let last = try RawClient(port: first.port)
+        try last.send(Array(patchHead(location, token: first.alpha, offset: 100_000, length: 500_000).utf8) + Array(image[100_000...]))
+        try await waitUntil("the first daemon's finish to wait for the panorama's row") {
+            try holder.query("SELECT 1 FROM pg_locks WHERE NOT granted", arguments: []).count == 1
+        }
+        // A PATCH from an older offset arrives at the second daemon, which asks for the upload.
+        let stale = try RawClient(port: second.port)
+        try stale.send(patchHead(location, token: first.alpha, offset: 100_000, length: 500_000, expectContinue: true))
+        try await waitUntil("the first daemon to be asked for the upload") {
+            (try? String(contentsOfFile: log, encoding: .utf8))?.contains("another daemon asks for an upload") == true
+        }
+        try holder.execute("COMMIT")
+        let done = try last.readResponse()
+        #expect(done.status == 204 && done.header("Upload-Offset") == String(image.count), "\(done.status) \(done.text)")
+        // The second daemon had the upload only once the finish was done: complete.
+        let refused = try stale.readResponse()
+        #expect(refused.status == 409 && refused.text.contains("is complete"), "\(refused.status) \(refused.text)")
+        for client in [onFirst, onSecond] {
+            #expect(try client.send("GET", "/v1/panoramas/\(panoramaId)").string("sha256") == sha256Hex(image))
             #expect(try client.send("GET", "/v1/panoramas/\(panoramaId)/content").body == image)
         }
         await daemons.finish()

@@ -94,12 +94,13 @@ struct Uploads: Sendable {
         let key = BlobKey(tenant: tenant, kind: .upload, id: id)
         // Held from before the row exists: once it does, another daemon asked for the upload
         // (a HEAD, a creation sent again) must not open its file while this one writes it.
-        return try await owning(key) {
-            try await createOwned(request, id: id, key: key, wanted: wanted, hasBody: hasBody, now: now)
+        return try await owning(key) { owner in
+            try await createOwned(request, id: id, key: key, wanted: wanted, hasBody: hasBody, now: now, owner: owner)
         }
     }
 
-    private func createOwned(_ request: Request, id: String, key: BlobKey, wanted: UploadRequest, hasBody: Bool, now: Int64) async throws -> Response {
+    private func createOwned(_ request: Request, id: String, key: BlobKey, wanted: UploadRequest, hasBody: Bool, now: Int64,
+                             owner: UInt64) async throws -> Response {
         let tenant = request.tenant
         let session = try await sessions.session(key, recordedOffset: 0)
         let expiresAt = now + expiry
@@ -146,11 +147,11 @@ struct Uploads: Sendable {
         }
         guard hasBody, upload.length > 0 else {
             // Nothing to send: complete at once.
-            if upload.length == 0 { return try await finishIfComplete(upload, tenant, offset: 0, answer: created(upload, offset: 0)) }
+            if upload.length == 0 { return try await finishIfComplete(upload, tenant, offset: 0, answer: created(upload, offset: 0), owner: owner) }
             return created(upload, offset: 0)
         }
         let claim = try await session.claim(checksum: nil)
-        return try await receive(request, upload, session, token: claim.token, checksum: nil, creation: true)
+        return try await receive(request, upload, session, token: claim.token, checksum: nil, creation: true, owner: owner)
     }
 
     /// What a creation's transaction found.
@@ -172,10 +173,14 @@ struct Uploads: Sendable {
 
     /// The upload as it is now (a request may have finished it since `upload` was read):
     /// finished (no session), or receiving, with its live session and durable offset. Under the
-    /// upload's lock, so that no session is opened on a file that finishing is removing.
-    private func current(_ upload: UploadRecord, _ tenant: Int64) async throws
+    /// upload's lock, so that no session is opened on a file that finishing is removing; and
+    /// only while `owner` still makes this daemon the upload's writer (another daemon's newer
+    /// request may have taken it since: its writer must be the only one).
+    private func current(_ upload: UploadRecord, _ tenant: Int64, owner: UInt64) async throws
         -> (record: UploadRecord, session: UploadSession?, offset: Int64) {
-        try await sessions.finishing.withLock(partialKey(upload, tenant)) {
+        let key = partialKey(upload, tenant)
+        return try await sessions.finishing.withLock(key) {
+            guard ownership.holds(key, owner) else { throw ServiceError.conflict("a newer PATCH to upload \(upload.id) took over") }
             guard let record = try await context.read({ try UploadStore.upload($0, tenant, upload.id) }) else {
                 throw ServiceError.notFound("upload", upload.id)
             }
@@ -187,10 +192,10 @@ struct Uploads: Sendable {
 
     /// The offset a client resumes from. An upload whose file holds every byte but which did
     /// not become its panorama (the server crashed while finishing it) finishes now.
-    private func resumeOffset(_ upload: UploadRecord, _ tenant: Int64) async throws -> Int64 {
-        let now = try await current(upload, tenant)
+    private func resumeOffset(_ upload: UploadRecord, _ tenant: Int64, owner: UInt64) async throws -> Int64 {
+        let now = try await current(upload, tenant, owner: owner)
         guard now.session != nil else { return now.offset }
-        return try await finishIfComplete(now.record, tenant, offset: now.offset, answer: now.offset)
+        return try await finishIfComplete(now.record, tenant, offset: now.offset, answer: now.offset, owner: owner)
     }
 
     /// `resumeOffset` when no other daemon writes the upload; while one does, the fsynced
@@ -200,7 +205,7 @@ struct Uploads: Sendable {
         let key = partialKey(upload, tenant)
         guard let token = try await ownership.tryAcquire(key) else { return upload.offset }
         do {
-            let offset = try await resumeOffset(upload, tenant)
+            let offset = try await resumeOffset(upload, tenant, owner: token)
             await ownership.release(key, token)
             return offset
         } catch {
@@ -247,14 +252,14 @@ struct Uploads: Sendable {
     /// or, through the upload's lock, on another.
     @Sendable func patch(_ request: Request) async throws -> Response {
         let key = BlobKey(tenant: request.tenant, kind: .upload, id: try request.uuid("uploadId"))
-        return try await owning(key) { try await patchOwned(request) }
+        return try await owning(key) { try await patchOwned(request, owner: $0) }
     }
 
-    /// Runs `body` as the upload's writer (`UploadOwnership`).
-    private func owning<T>(_ key: BlobKey, _ body: () async throws -> T) async throws -> T {
+    /// Runs `body` as the upload's writer (`UploadOwnership`), with its ownership token.
+    private func owning<T>(_ key: BlobKey, _ body: (UInt64) async throws -> T) async throws -> T {
         let token = try await ownership.acquire(key)
         do {
-            let value = try await body()
+            let value = try await body(token)
             await ownership.release(key, token)
             return value
         } catch {
@@ -263,7 +268,7 @@ struct Uploads: Sendable {
         }
     }
 
-    private func patchOwned(_ request: Request) async throws -> Response {
+    private func patchOwned(_ request: Request, owner: UInt64) async throws -> Response {
         let tenant = request.tenant
         guard request.headers["content-type"]?.lowercased() == UploadRoutes.offsetType else {
             throw ServiceError(.unsupportedMediaType, "a PATCH body is \(UploadRoutes.offsetType)")
@@ -274,7 +279,7 @@ struct Uploads: Sendable {
         if let length = request.head.contentLength, length > upload.length - offset {
             throw ServiceError(.payloadTooLarge, "the body goes past Upload-Length \(upload.length)")
         }
-        guard let session = upload.finished ? nil : try await current(upload, tenant).session else {
+        guard let session = upload.finished ? nil : try await current(upload, tenant, owner: owner).session else {
             // The client may have missed the last answer: the end again is no error.
             guard offset == upload.length, !request.head.framing.hasBody else {
                 throw ServiceError(.offsetMismatch, "upload \(upload.id) is complete at \(upload.length) bytes")
@@ -286,13 +291,13 @@ struct Uploads: Sendable {
             session.release(claim.token)
             throw ServiceError(.offsetMismatch, "Upload-Offset is \(offset) but the server has \(claim.offset) bytes")
         }
-        return try await receive(request, upload, session, token: claim.token, checksum: checksum?.1, creation: false)
+        return try await receive(request, upload, session, token: claim.token, checksum: checksum?.1, creation: false, owner: owner)
     }
 
     /// Streams a PATCH body (or a creation's first bytes) into the upload's session, then
     /// makes it durable, records it, and makes the panorama when it was the last byte.
     private func receive(_ request: Request, _ upload: UploadRecord, _ session: UploadSession, token: UInt64,
-                         checksum: [UInt8]?, creation: Bool) async throws -> Response {
+                         checksum: [UInt8]?, creation: Bool, owner: UInt64) async throws -> Response {
         let tenant = request.tenant
         let offset: Int64
         do {
@@ -312,7 +317,7 @@ struct Uploads: Sendable {
         }
         try await record(upload, tenant, offset: offset)
         let answer = creation ? created(upload, offset: offset) : Response(status: .noContent, headers: progressHeaders(upload, offset: offset))
-        return try await finishIfComplete(upload, tenant, offset: offset, answer: answer)
+        return try await finishIfComplete(upload, tenant, offset: offset, answer: answer, owner: owner)
     }
 
     private func record(_ upload: UploadRecord, _ tenant: Int64, offset: Int64) async throws {
@@ -323,15 +328,23 @@ struct Uploads: Sendable {
     /// With the last byte in, the upload becomes the panorama exactly as a one-shot upload
     /// would: the same digest check, the same idempotency, the same file; in place before
     /// the answer. Once per upload: a request that finds it finished meanwhile has nothing to do.
-    private func finishIfComplete<Answer>(_ upload: UploadRecord, _ tenant: Int64, offset: Int64, answer: Answer) async throws -> Answer {
+    /// A daemon finishes an upload only as its writer (`owner`): when another daemon took the
+    /// upload after its last byte arrived here, this one waits its turn for it again (once).
+    private func finishIfComplete<Answer>(_ upload: UploadRecord, _ tenant: Int64, offset: Int64, answer: Answer,
+                                          owner: UInt64, again: Bool = true) async throws -> Answer {
         guard offset == upload.length else { return answer }
-        try await sessions.finishing.withLock(partialKey(upload, tenant)) {
+        let key = partialKey(upload, tenant)
+        let owned = try await sessions.finishing.withLock(key) { () -> Bool in
+            guard ownership.holds(key, owner) else { return false }
             guard let record = try await context.read({ try UploadStore.upload($0, tenant, upload.id) }) else {
                 throw ServiceError.notFound("upload", upload.id)
             }
             if !record.finished { try await finish(record, tenant) }
+            return true
         }
-        return answer
+        if owned { return answer }
+        guard again else { throw ServiceError(.unavailable, "another daemon keeps taking upload \(upload.id); try again", retryAfterSeconds: 1) }
+        return try await owning(key) { try await finishIfComplete(upload, tenant, offset: offset, answer: answer, owner: $0, again: false) }
     }
 
     /// Crash-safe at every step: the partial file gets the panorama's name too (a durable hard

@@ -9,14 +9,18 @@ import ThreadPools
 /// PATCH takes over at once). With several on one PostgreSQL and one blob folder, a daemon
 /// writes an upload only while it holds the upload's advisory lock; a newer PATCH arriving at
 /// another daemon asks the holder to stop (NOTIFY), and the holder ends its session (its
-/// writes done), lets go of the lock, and the newer PATCH proceeds from the offset the
-/// database records. A daemon that died lets go with its connection.
+/// writes done, a finish under way completed), lets go of the lock, and the newer PATCH
+/// proceeds from the offset the database records. A daemon that died lets go with its
+/// connection.
 protocol UploadOwnership: Sendable {
     /// Makes this daemon the upload's writer; returns a token for `release`.
     func acquire(_ key: BlobKey) async throws -> UInt64
     /// `acquire` when no other daemon writes the upload now; nil (at once) when one does.
     func tryAcquire(_ key: BlobKey) async throws -> UInt64?
     func release(_ key: BlobKey, _ token: UInt64) async
+    /// Whether `token` still makes this daemon the upload's writer (another daemon may have
+    /// taken the upload since).
+    func holds(_ key: BlobKey, _ token: UInt64) -> Bool
     func stop()
 }
 
@@ -25,6 +29,7 @@ struct LocalOwnership: UploadOwnership {
     func acquire(_ key: BlobKey) async throws -> UInt64 { 0 }
     func tryAcquire(_ key: BlobKey) async throws -> UInt64? { 0 }
     func release(_ key: BlobKey, _ token: UInt64) async {}
+    func holds(_ key: BlobKey, _ token: UInt64) -> Bool { true }
     func stop() {}
 }
 
@@ -37,15 +42,17 @@ final class SharedOwnership: UploadOwnership {
     private let locks: AdvisoryLocks
     private let waitSeconds: Double
     private let logger: Logger
-    /// Ends this daemon's session of an upload and returns once its writes are done.
-    private let yieldUpload: @Sendable (BlobKey) async -> Void
+    /// Ends this daemon's session of an upload once no finish of it is under way, waits for
+    /// its writes, and runs `letGo` before any session of it can open again.
+    typealias Yield = @Sendable (_ key: BlobKey, _ letGo: @Sendable () async -> Void) async -> Void
+    private let yieldUpload: Yield
     private let listenThread = ThreadPool(name: "upload-takeover", threads: 1)
     /// The PATCHes of this daemon holding each upload's lock.
     private let holders = Mutex<[BlobKey: Set<UInt64>]>([:])
     private let tokens = Atomic<UInt64>(0)
     private let running = Atomic<Bool>(true)
 
-    init(url: String, locks: AdvisoryLocks, waitSeconds: Double, logger: Logger, yieldUpload: @escaping @Sendable (BlobKey) async -> Void) {
+    init(url: String, locks: AdvisoryLocks, waitSeconds: Double, logger: Logger, yieldUpload: @escaping Yield) {
         self.url = url
         self.locks = locks
         self.waitSeconds = waitSeconds
@@ -106,12 +113,18 @@ final class SharedOwnership: UploadOwnership {
         if last { await unlock(key) }
     }
 
+    func holds(_ key: BlobKey, _ token: UInt64) -> Bool {
+        holders.withLock { $0[key]?.contains(token) == true }
+    }
+
     /// Another daemon asked for the upload: this daemon's session ends, then the lock goes.
     private func yield(_ key: BlobKey) async {
         guard holders.withLock({ $0[key] != nil }) else { return }
-        await yieldUpload(key)
-        let held = holders.withLock { $0.removeValue(forKey: key) != nil }
-        if held { await unlock(key) }
+        logger.info("another daemon asks for an upload this one writes; its writer stops", ["upload": key.id])
+        await yieldUpload(key) {
+            let held = self.holders.withLock { $0.removeValue(forKey: key) != nil }
+            if held { await self.unlock(key) }
+        }
     }
 
     /// The connection holding this daemon's upload locks broke (the database restarted):
@@ -124,7 +137,7 @@ final class SharedOwnership: UploadOwnership {
         }
         guard !keys.isEmpty else { return }
         logger.warn("upload locks went with their database connection; their writers stop", ["uploads": String(keys.count)])
-        for key in keys { await yieldUpload(key) }
+        for key in keys { await yieldUpload(key) {} }
     }
 
     private func unlock(_ key: BlobKey) async {
