@@ -46,15 +46,20 @@ import TestSupport
         try older.send(patchHead(location, token: harness.alpha, offset: 100_000, length: 500_000, expectContinue: true))
         #expect(try older.readResponse(bodyExpected: false).status == 100)
         try older.send(Array(image[100_000..<300_000]))
-        // Its first durable step says a daemon writes it (a balancer answers 100 Continue itself).
-        try await waitUntil("the older PATCH's first step to be durable") { try head(client, location) > 100_000 }
+        // Its durable steps say a daemon writes it (a balancer answers 100 Continue itself): at
+        // least two in its 200,000 bytes, the last reported alike twice in a row.
+        try await waitUntil("the older PATCH's steps to be durable") {
+            let offset = try head(client, location)
+            return try offset >= 100_000 + 2 * 65_536 && head(client, location) == offset
+        }
         // The newer PATCH, from the offset the server reports, does not wait for the older one.
-        // A step of the older one may land between the HEAD and the PATCH: then 409, and the
-        // client asks again, as tus clients do (a few times at most).
+        // Should a step of the older one land between the HEAD and the PATCH: 409, and the
+        // client asks again on a new connection, as tus clients do (a few times at most).
         var newer: RawClient.Response?
         for _ in 0..<4 where newer?.status != 204 {
-            let offset = try head(client, location)
-            newer = try client.tusPatch(location, offset: offset, Array(image[offset...]))
+            let fresh = try harness.client(harness.alpha)
+            let offset = try head(fresh, location)
+            newer = try fresh.tusPatch(location, offset: offset, Array(image[offset...]))
         }
         #expect(newer?.status == 204)
         #expect(newer?.header("Upload-Offset") == String(image.count))
