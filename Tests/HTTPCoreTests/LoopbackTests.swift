@@ -204,7 +204,9 @@ import TestSupport
     @Test(arguments: EventBackendKind.allCases)
     func gracefulShutdownLetsARequestInFlightFinish(backend: EventBackendKind) async throws {
         let release = ReleaseSignal()
-        let server = try TestServer(backend: backend, routes: { table in
+        // A grace longer than every wait below: the test is about order, and under the whole
+        // suite's load the default 10 s once ran out before the refusal was seen (CI).
+        let server = try TestServer(backend: backend, configure: { $0.shutdownGraceMilliseconds = 60_000 }, routes: { table in
             table.add(.get, "/slow") { _ in
                 await release.wait()
                 return .json(.ok, Array("{\"done\":true}".utf8))
