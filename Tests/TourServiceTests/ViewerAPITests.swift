@@ -86,8 +86,9 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         await harness.finish()
     }
 
+    /// Balanced, the three sign-ins land on three daemons: the limit is theirs together.
     @Test func failedSignInsAreLimitedPerAddressWithRetryAfter() async throws {
-        let harness = try ServiceHarness(alone: true, configure: { $0.signInFailuresAllowed = 2; $0.signInWindowSeconds = 120 })
+        let harness = try ServiceHarness(configure: { $0.signInFailuresAllowed = 2; $0.signInWindowSeconds = 120 })
         let browser = try ViewerBrowser(harness)
         #expect(try browser.signIn("nt_wrong").status == 401)
         #expect(try browser.signIn("nt_wrong").status == 401)
@@ -102,7 +103,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
     /// from any other peer `X-Forwarded-For` is ignored (anyone can send it).
     @Test func failedSignInsBehindATrustedProxyCountPerForwardedClient() async throws {
         for trusted in [true, false] {
-            let harness = try ServiceHarness(alone: true, configure: {
+            let harness = try ServiceHarness(configure: {
                 $0.signInFailuresAllowed = 2
                 $0.trustedProxies = trusted ? ["127.0.0.1"] : []
             })
@@ -117,20 +118,37 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         }
     }
 
-    @Test func theFailureWindowForgetsOldFailuresAndStaysBounded() {
-        var failures = SignInFailures(allowed: 2, window: 60, capacity: 3)
-        let address: [UInt8] = [127, 0, 0, 1]
-        failures.recordFailure(address, now: 0)
-        #expect(failures.retryAfter(address, now: 1) == nil)
-        failures.recordFailure(address, now: 10)
-        #expect(failures.retryAfter(address, now: 11) == 49)
-        #expect(failures.retryAfter(address, now: 60) == nil) // the first left the window
-        failures.recordSuccess(address)
-        failures.recordFailure(address, now: 61)
-        #expect(failures.retryAfter(address, now: 62) == nil)
-        for index in 0..<10 { failures.recordFailure([10, 0, 0, UInt8(index)], now: 100 + Int64(index)) }
-        failures.recordFailure([10, 0, 0, 9], now: 120)
-        #expect(failures.retryAfter([10, 0, 0, 9], now: 121) != nil) // the most recent are kept
+    @Test func anAddressWaitsUntilItsOldestCountedFailureLeavesTheWindow() {
+        func wait(_ failures: [Int64], now: Int64) -> Int? { SignInWindow.retryAfter(failures, allowed: 2, window: 60, now: now) }
+        #expect(wait([0], now: 1) == nil)
+        #expect(wait([0, 10], now: 11) == 49)
+        #expect(wait([0, 10], now: 60) == nil) // the first left the window
+        #expect(wait([0, 10, 20, 30], now: 31) == 49) // the second most recent counts
+        #expect(wait([0, 10], now: -100) == 60) // a clock gone back never waits past a window
+    }
+
+    /// The table holds one window's failures: each new one forgets the older ones, of every
+    /// address; a successful sign-in clears its address's.
+    @Test func theFailureTableHoldsOneWindowAndASignInClearsItsAddress() async throws {
+        let harness = try ServiceHarness(configure: { $0.signInFailuresAllowed = 2; $0.signInWindowSeconds = 120 })
+        let context = harness.service.context
+        let (old, address): ([UInt8], [UInt8]) = ([10, 0, 0, 1], [127, 0, 0, 1])
+        try await context.write { db in
+            for at in [Int64(100), 200] { try SignInFailureStore.record(db, old, now: at, forgetting: at - 120) }
+            try SignInFailureStore.record(db, address, now: 400, forgetting: 400 - 120)
+        }
+        let counts = try await context.read { db in
+            (try SignInFailureStore.recent(db, old, since: 0).count, try db.first("SELECT count(*) AS n FROM sign_in_failures")?["n"].int)
+        }
+        #expect(counts.0 == 0 && counts.1 == 1)
+        // Through the sign-in form, from one address (each time a new browser).
+        _ = try await context.write { try $0.run("DELETE FROM sign_in_failures") }
+        #expect(try ViewerBrowser(harness).signIn("nt_wrong").status == 401)
+        #expect(try ViewerBrowser(harness).signIn(harness.alpha).status == 303) // under the limit: in, and cleared
+        #expect(try ViewerBrowser(harness).signIn("nt_wrong").status == 401)
+        #expect(try ViewerBrowser(harness).signIn("nt_wrong").status == 401) // only the failures since count
+        #expect(try ViewerBrowser(harness).signIn(harness.alpha).status == 429)
+        await harness.finish()
     }
 
     @Test func everyViewerAnswerCarriesTheSecurityHeaders() async throws {

@@ -18,7 +18,7 @@ final class ServiceContext: Sendable {
     /// Panorama ids whose file and row are being changed: one request at a time per id.
     let panoramaTurns: PanoramaTurns
     let previews: PreviewCache
-    /// Failed viewer sign-ins by client address.
+    /// Failed viewer sign-ins by client address, shared by every daemon on the database.
     let signIns: SignInLimiter
     let knownTokens: KnownTokens
 
@@ -29,7 +29,7 @@ final class ServiceContext: Sendable {
         panoramaTurns = PanoramaTurns(shared: advisoryLocks, waitSeconds: Double(config.uploadTakeoverSeconds))
         previews = PreviewCache(dataDir: config.dataDir, io: blobs.io, quality: config.previewQuality,
                                 maxSourcePixels: config.maxPreviewSourcePixels, logger: logger)
-        signIns = SignInLimiter(allowed: config.signInFailuresAllowed, window: config.signInWindowSeconds)
+        signIns = SignInLimiter(pool: pool, allowed: config.signInFailuresAllowed, window: config.signInWindowSeconds)
         knownTokens = KnownTokens(capacity: config.tokenCacheEntries, threads: pool.handlerThreads)
         self.config = config
         self.logger = logger

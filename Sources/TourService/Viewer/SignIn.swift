@@ -25,7 +25,7 @@ struct SignIn: Sendable {
     func submit(_ request: Request) async throws -> Response {
         let address = ClientAddress.of(peer: request.peerAddress, forwardedFor: request.headers["x-forwarded-for"],
                                        trusted: context.config.trustedProxyAddresses)
-        if let wait = context.signIns.retryAfter(address) {
+        if let wait = try await context.signIns.retryAfter(address) {
             throw ServiceError(.tooManyRequests, "Too many failed sign-ins from your address. Try again in \(wait) seconds.", retryAfterSeconds: wait)
         }
         let form = try FormFields(try await request.body.collect(upTo: request.bodyLimit))
@@ -35,13 +35,14 @@ struct SignIn: Sendable {
         }
         let token = (form["token"] ?? "").trimmingCharacters(in: .whitespaces)
         guard let signedIn = try await context.read({ try TenantStore.signIn(token, $0) }) else {
-            context.signIns.recordFailure(address)
+            try await context.signIns.recordFailure(address)
             return try await self.form(request, message: "That token is not valid, or it was revoked.", status: .unauthorized)
         }
-        context.signIns.recordSuccess(address)
         let lifetime = context.config.sessionLifetimeSeconds
         let cookie = try await context.write { db in
-            try ViewerStore.startSession(db, tenant: signedIn.tenant, tokenId: signedIn.tokenId, lifetime: lifetime)
+            // A successful sign-in clears the address's failures.
+            try SignInFailureStore.clear(db, address)
+            return try ViewerStore.startSession(db, tenant: signedIn.tenant, tokenId: signedIn.tokenId, lifetime: lifetime)
         }
         return .seeOther(ViewerPaths.list, headers: [
             SetCookie(name: ViewerCookie.session, value: cookie, maxAge: lifetime, secure: secure).field,

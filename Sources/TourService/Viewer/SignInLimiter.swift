@@ -1,74 +1,46 @@
-import Logging
-import Synchronization
+import Foundation
+import SQLKit
 
 /// Failed sign-ins per client address in a sliding window: past `allowed` failures within
 /// `window` seconds an address is refused until its oldest failure leaves the window, so a
-/// token cannot be guessed from one place at speed. Pure: the time is passed in.
-struct SignInFailures {
+/// token cannot be guessed from one place at speed. Pure: the failures and the time are
+/// passed in.
+enum SignInWindow {
+    /// Seconds until the address whose failures (oldest first) are `failures` may try again;
+    /// nil when it may now.
+    static func retryAfter(_ failures: [Int64], allowed: Int, window: Int64, now: Int64) -> Int? {
+        let recent = failures.filter { $0 > now - window }
+        guard recent.count >= allowed, let oldest = recent.suffix(allowed).first else { return nil }
+        return Int(min(window, max(1, oldest + window - now)))
+    }
+}
+
+/// `SignInWindow` over the failures recorded in the database, so that every daemon sharing it
+/// applies one limit (behind a balancer of N daemons a client would otherwise get N times the
+/// tries), and a restart forgets none. The clock is the wall clock, which daemons share. A
+/// successful sign-in clears the address's failures (`SignInFailureStore.clear`, in the
+/// transaction that starts its session).
+struct SignInLimiter: Sendable {
+    let pool: any SQLStorage
     let allowed: Int
     let window: Int64
-    /// The most addresses remembered; past it the longest-quiet address is forgotten first.
-    let capacity: Int
-    private var failures: [[UInt8]: [Int64]] = [:]
 
-    init(allowed: Int, window: Int, capacity: Int = 10_000) {
+    init(pool: any SQLStorage, allowed: Int, window: Int) {
+        self.pool = pool
         self.allowed = allowed
         self.window = Int64(window)
-        self.capacity = capacity
     }
 
-    /// Seconds until the address may try again; nil when it may now.
-    func retryAfter(_ address: [UInt8], now: Int64) -> Int? {
-        let recent = (failures[address] ?? []).filter { $0 > now - window }
-        guard recent.count >= allowed, let oldest = recent.first else { return nil }
-        return Int(max(1, oldest + window - now))
+    private var now: Int64 { Int64(Date().timeIntervalSince1970) }
+
+    func retryAfter(_ address: [UInt8]) async throws -> Int? {
+        let (now, window, allowed) = (self.now, self.window, self.allowed)
+        let failures = try await pool.read { try SignInFailureStore.recent($0, address, since: now - window) }
+        return SignInWindow.retryAfter(failures, allowed: allowed, window: window, now: now)
     }
 
-    mutating func recordFailure(_ address: [UInt8], now: Int64) {
-        var recent = (failures[address] ?? []).filter { $0 > now - window }
-        recent.append(now)
-        failures[address] = Array(recent.suffix(allowed))
-        if failures.count > capacity {
-            // Forget addresses whose window has passed, then the quietest.
-            failures = failures.filter { $0.value.last.map { $0 > now - window } ?? false }
-            while failures.count > capacity, let quietest = failures.min(by: { ($0.value.last ?? 0) < ($1.value.last ?? 0) })?.key {
-                failures[quietest] = nil
-            }
-        }
-    }
-
-    /// A successful sign-in clears the address's record.
-    mutating func recordSuccess(_ address: [UInt8]) {
-        failures[address] = nil
-    }
-}
-
-/// `SignInFailures` shared by every request.
-final class SignInLimiter: Sendable {
-    private let state: Mutex<SignInFailures>
-
-    init(allowed: Int, window: Int) {
-        state = Mutex(SignInFailures(allowed: allowed, window: window))
-    }
-
-    func retryAfter(_ address: [UInt8]) -> Int? {
-        let now = MonotonicClock.seconds()
-        return state.withLock { $0.retryAfter(address, now: now) }
-    }
-
-    func recordFailure(_ address: [UInt8]) {
-        let now = MonotonicClock.seconds()
-        state.withLock { $0.recordFailure(address, now: now) }
-    }
-
-    func recordSuccess(_ address: [UInt8]) {
-        state.withLock { $0.recordSuccess(address) }
-    }
-}
-
-enum MonotonicClock {
-    /// Monotonic seconds (windows must not jump with the wall clock).
-    static func seconds() -> Int64 {
-        Int64(monotonicNanoseconds() / 1_000_000_000)
+    func recordFailure(_ address: [UInt8]) async throws {
+        let (now, window) = (self.now, self.window)
+        try await pool.write { try SignInFailureStore.record($0, address, now: now, forgetting: now - window) }
     }
 }
