@@ -178,6 +178,36 @@ final class EventLog: Sendable {
         #expect(try await queueItems(tours).allSatisfy { $0.state == "done" })
     }
 
+    /// Any 409 to a tus PATCH means "ask the offset again", within the attempt, even one whose
+    /// body says nothing of offsets (make soak once had such a 409's body cut on the way, and
+    /// the item failed for good).
+    @Test func aPatchAnswered409IsAskedAgainWithinTheAttempt() async throws {
+        let server = try LiveServer()
+        defer { server.stop() }
+        let conflicts = Mutex(1)
+        let proxy = try FaultProxy(upstreamPort: server.port) { method, path in
+            guard method == "PATCH", path.hasPrefix("/v1/uploads/") else { return nil }
+            return conflicts.withLock { left in
+                defer { left = 0 }
+                return left > 0 ? 409 : nil
+            }
+        }
+        defer { proxy.stop() }
+        let tours = try await makeSyncingLibrary(server: URL(string: "http://127.0.0.1:\(proxy.port)")!, token: server.token,
+                                                 options: fastSync(resumableThreshold: 1024))
+        let property = try await tours.properties.createProperty(name: "Conflicted", floorCount: 1)
+        let floor = try #require(try await tours.properties.floors(of: property).first)
+        _ = try await capturePanorama(await tours.panoramaCapture.session(floor: floor))
+        try await tours.start()
+        await tours.idle()
+        await tours.stop()
+        let item = try #require(try await queueItems(tours, kind: .panorama).first)
+        #expect(item.state == "done" && item.attempts == 1, "\(item.state) after \(item.attempts)")
+        let patches = proxy.requests.filter { $0.hasPrefix("PATCH /v1/uploads/") }
+        #expect(patches.count == 2 && patches[0].hasSuffix(" 409") && patches[1].hasSuffix(" forwarded"), "\(patches)")
+        #expect(try server.json("/v1/properties/\(property.id)/status")["panoramaCount"] as? Int == 1)
+    }
+
     /// The answers a fault-injecting proxy gives a panorama's upload before letting it through.
     @Test(arguments: [
         ([503, 503], "done", 3),

@@ -85,7 +85,10 @@ struct ItemUploader: Sendable {
             case .failure(let error): return .failed(error, retryAfter: nil)
             }
             if patched.isSuccess { return .uploaded(tourId: nil) }
-            guard case .server(409, "offset_mismatch", _) = patched.error else { return .failed(patched.error, retryAfter: patched.retryAfter) }
+            // Any 409 to a PATCH says the offset is not the server's (tus: "If the offsets do not
+            // match, the Server MUST respond with the 409 Conflict status"), even when its body
+            // was lost on the way (found by make soak: a truncated 409 failed the item for good).
+            guard patched.status == 409 else { return .failed(patched.error, retryAfter: patched.retryAfter) }
         }
         return .failed(.transport("the upload's offset kept moving"), retryAfter: nil)
     }
