@@ -17,9 +17,10 @@ public protocol SQLConnection: AnyObject {
     func run(_ sql: String, arguments: [any SQLBindable]) throws -> Int
     /// Every row of a query.
     func query(_ sql: String, arguments: [any SQLBindable]) throws -> [Row]
-    /// Runs `body`, with the query `ahead` sent before body's first statement: in the same
-    /// round trip where the database is across a network. Returns ahead's rows and what
-    /// `body` returned or threw; throws only when `ahead` itself failed.
+    /// Runs `body`, with the query `ahead` (one row at most: a lookup by a unique key) asked
+    /// with body's first statement: in the same round trip where the database is across a
+    /// network. Returns ahead's rows and what `body` returned or threw; throws only when
+    /// `ahead` itself failed.
     func withQueryAhead<T>(_ ahead: SQLStatement, _ body: (any SQLConnection) throws -> T) throws -> (rows: [Row], result: Result<T, any Error>)
 }
 

@@ -98,6 +98,40 @@ import TestSupport
         #expect(try await storage.read { try $0.first("SELECT count(*) AS c FROM r")?["c"].int } == worked)
     }
 
+    /// The query ahead and a read's first query are one statement (`joined`): the read gets
+    /// exactly its rows, in its order, whatever their columns; a first statement that is not a
+    /// query has the query ahead run before it, on its own.
+    @Test func aQueryAheadJoinedToTheFirstQueryKeepsItsRowsTheirOrderAndColumns() async throws {
+        let storage = PostgresStorage(url: try cluster.database("joined"), size: 1)
+        try await storage.write { db in
+            try db.execute("CREATE TABLE n (id INTEGER PRIMARY KEY, name TEXT)")
+            for id in 1...60 { try db.run("INSERT INTO n VALUES (?, ?)", id, "n\(id)") }
+        }
+        let ahead = SQLStatement("SELECT name FROM n WHERE id = ?", 7)
+        let ordered = try await storage.read { db in
+            try db.withQueryAhead(ahead) { try $0.query("SELECT id, name AS id FROM n WHERE id > ? ORDER BY name DESC LIMIT ? -- a comment", 10, 25) }
+        }
+        #expect(ordered.rows.map { $0["name"] } == [.text("n7")])
+        let rows = try ordered.result.get()
+        let expected = (11...60).map { "n\($0)" }.sorted(by: >).prefix(25)
+        #expect(rows.map { $0.values[1] } == expected.map { SQLValue.text($0) })
+        #expect(rows.first?.columns == ["id", "id"])
+        // No row: the read gets none, the query ahead its own.
+        let empty = try await storage.read { db in try db.withQueryAhead(ahead) { try $0.query("SELECT id FROM n WHERE id < 0") } }
+        #expect(try empty.rows.count == 1 && empty.result.get().isEmpty)
+        // The query ahead finds nothing: the read's query is not asked, and finds nothing.
+        let unknown = try await storage.read { db in
+            try db.withQueryAhead(SQLStatement("SELECT name FROM n WHERE id = ?", 0)) { try $0.query("SELECT id FROM n").count }
+        }
+        #expect(try unknown.rows.isEmpty && unknown.result.get() == 0)
+        // A first statement that is not a query: the query ahead runs before it, alone.
+        let written = try await storage.read { db in
+            try db.withQueryAhead(ahead) { db in try db.run("UPDATE n SET name = name WHERE id = ?", 1) }
+        }
+        #expect(try written.rows.count == 1 && written.result.get() == 1)
+        #expect(PostgresConnection.isQuery("select\n1") && PostgresConnection.isQuery("SELECT *") && !PostgresConnection.isQuery("WITH x AS (SELECT 1) SELECT 1"))
+    }
+
     /// A query sent ahead of a read's first statement, in one round trip: both answered, in
     /// order, whatever the read does; its failure is the read's; the connection goes on.
     @Test func aQueryAheadIsAnsweredWithTheFirstStatement() async throws {
