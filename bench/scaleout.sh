@@ -30,13 +30,18 @@ start() { # name, then environment assignments; prints the port
     pids+=($!)
 }
 start sqlite
+pid_sqlite=${pids[-1]}
 start pg1 TOURSD_databaseUrl="$server/tours" TOURSD_blobDir="$work/blobs"
+pid_pg1=${pids[-1]}
 port_sqlite=$(toursd_port "$work/sqlite.log") port_pg1=$(toursd_port "$work/pg1.log")
 wait_for_url "http://127.0.0.1:$port_pg1/healthz" >/dev/null
 start pg2 TOURSD_databaseUrl="$server/tours" TOURSD_blobDir="$work/blobs"
+pid_pg2=${pids[-1]}
 start pg3 TOURSD_databaseUrl="$server/tours" TOURSD_blobDir="$work/blobs"
+pid_pg3=${pids[-1]}
 # The same database through its Unix socket, as a daemon on the database's machine would reach it.
 start pgsocket TOURSD_databaseUrl="postgresql://postgres@/tours?host=$work/pg&port=$(cat "$work/pg/port")" TOURSD_blobDir="$work/blobs"
+pid_socket=${pids[-1]}
 port_pg2=$(toursd_port "$work/pg2.log") port_pg3=$(toursd_port "$work/pg3.log") port_socket=$(toursd_port "$work/pgsocket.log")
 lb=$(start_balancer "$work" "$port_pg1" "$port_pg2" "$port_pg3")
 for port in "$port_sqlite" "$port_pg1" "$port_pg2" "$port_pg3" "$port_socket" "$lb"; do wait_for_url "http://127.0.0.1:$port/healthz" >/dev/null; done
@@ -49,9 +54,25 @@ for target in "$port_sqlite $token_sqlite" "$lb $token_pg"; do
         -d '{"name":"Bench","floorCount":1}' "http://127.0.0.1:$1/v1/properties/$property"
 done
 
-get() { # port token: "RPS P99"
-    WRK_CONNECTIONS=32 BENCH_SECONDS=${BENCH_SECONDS:-6} wrk_figures "http://127.0.0.1:$1/v1/properties/$property" "$work/wrk.txt" \
-        -H "Authorization: Bearer $2"
+# CPU time (user and system, in clock ticks) of these processes and of every PostgreSQL process.
+cpu_ticks() {
+    local total=0 pid stat fields
+    for pid in "$@" $(pgrep -x postgres); do
+        stat=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null) || continue
+        read -r -a fields <<< "$stat" # from the state on: utime and stime are the 12th and 13th
+        total=$((total + fields[11] + fields[12]))
+    done
+    echo "$total"
+}
+get() { # port token daemon-pids...: "RPS P99 CPU", CPU the microseconds per GET of the daemons and PostgreSQL together
+    local port=$1 token=$2 before after figures requests
+    shift 2
+    before=$(cpu_ticks "$@")
+    figures=$(WRK_CONNECTIONS=32 BENCH_SECONDS=${BENCH_SECONDS:-6} wrk_figures "http://127.0.0.1:$port/v1/properties/$property" "$work/wrk.txt" \
+        -H "Authorization: Bearer $token")
+    after=$(cpu_ticks "$@")
+    requests=$(grep -oE '[0-9]+ requests in' "$work/wrk.txt" | cut -d' ' -f1)
+    echo "$figures $(( (after - before) * 1000000 / $(getconf CLK_TCK) / requests ))"
 }
 uploads() { # port token: aggregate MB/s of 32 one-shot 4 MB panoramas, 8 at a time
     local floor
@@ -76,29 +97,29 @@ uploads() { # port token: aggregate MB/s of 32 one-shot 4 MB panoramas, 8 at a t
 rounds=${BENCH_ROUNDS:-3}
 : > "$work/gets.txt"
 for _ in $(seq 1 "$rounds"); do
-    echo "sqlite $(get "$port_sqlite" "$token_sqlite")" >> "$work/gets.txt"
-    echo "pg1 $(get "$port_pg1" "$token_pg")" >> "$work/gets.txt"
-    echo "socket $(get "$port_socket" "$token_pg")" >> "$work/gets.txt"
-    echo "pg3 $(get "$lb" "$token_pg")" >> "$work/gets.txt"
+    echo "sqlite $(get "$port_sqlite" "$token_sqlite" "$pid_sqlite")" >> "$work/gets.txt"
+    echo "pg1 $(get "$port_pg1" "$token_pg" "$pid_pg1")" >> "$work/gets.txt"
+    echo "socket $(get "$port_socket" "$token_pg" "$pid_socket")" >> "$work/gets.txt"
+    echo "pg3 $(get "$lb" "$token_pg" "$pid_pg1" "$pid_pg2" "$pid_pg3")" >> "$work/gets.txt"
 done
-median() { # name: "RPS P99", each the median of its rounds
+median() { # name: "RPS P99 CPU", each the median of its rounds
     python3 - "$1" "$work/gets.txt" <<'PY'
 import statistics, sys
 rows = [line.split() for line in open(sys.argv[2]) if line.split()[0] == sys.argv[1]]
-print(f"{statistics.median(float(r[1]) for r in rows):.0f} {statistics.median(float(r[2]) for r in rows):.3f}")
+print(f"{statistics.median(float(r[1]) for r in rows):.0f} {statistics.median(float(r[2]) for r in rows):.3f} {statistics.median(float(r[3]) for r in rows):.0f}")
 PY
 }
-read -r get_sqlite p99_sqlite <<< "$(median sqlite)"
-read -r get_pg1 p99_pg1 <<< "$(median pg1)"
-read -r get_socket p99_socket <<< "$(median socket)"
-read -r get_pg3 p99_pg3 <<< "$(median pg3)"
+read -r get_sqlite p99_sqlite cpu_sqlite <<< "$(median sqlite)"
+read -r get_pg1 p99_pg1 cpu_pg1 <<< "$(median pg1)"
+read -r get_socket p99_socket cpu_socket <<< "$(median socket)"
+read -r get_pg3 p99_pg3 cpu_pg3 <<< "$(median pg3)"
 up_sqlite=$(uploads "$port_sqlite" "$token_sqlite")
 up_pg1=$(uploads "$port_pg1" "$token_pg")
 up_pg3=$(uploads "$lb" "$token_pg")
 python3 - "$get_sqlite" "$p99_sqlite" "$get_pg1" "$p99_pg1" "$get_pg3" "$p99_pg3" "$up_sqlite" "$up_pg1" "$up_pg3" \
-    "$get_socket" "$p99_socket" <<'PY'
+    "$get_socket" "$p99_socket" "$cpu_sqlite" "$cpu_pg1" "$cpu_socket" "$cpu_pg3" <<'PY'
 import sys
-gs, ps, g1, p1, g3, p3, us, u1, u3, gu, pu = map(float, sys.argv[1:])
+gs, ps, g1, p1, g3, p3, us, u1, u3, gu, pu, cs, c1, cu, c3 = map(float, sys.argv[1:])
 print("Scale-out, same run, one machine (2 cores shared by PostgreSQL, nginx, the daemons and the load); GETs: wrk -c32, median of alternating rounds")
 print("                                   GET /v1/properties/{id}, token        uploads (32 x 4 MB, 8 at a time)")
 print(f"  1 toursd on SQLite               {gs:8.0f} req/s  p99 {ps:6.2f} ms          {us:5.0f} MB/s")
@@ -106,4 +127,5 @@ print(f"  1 toursd on PostgreSQL           {g1:8.0f} req/s  p99 {p1:6.2f} ms    
 print(f"  3 toursd on PostgreSQL, nginx    {g3:8.0f} req/s  p99 {p3:6.2f} ms          {u3:5.0f} MB/s")
 print(f"  1 toursd, PostgreSQL's socket    {gu:8.0f} req/s  p99 {pu:6.2f} ms")
 print(f"  authenticated GET on PostgreSQL / SQLite: {g1 / gs:.2f}x over TCP, {gu / gs:.2f}x over the Unix socket (target >= 0.50x); 3 daemons / 1: {g3 / g1:.2f}x")
+print(f"  CPU per GET, the daemons and PostgreSQL (not wrk, not nginx): SQLite {cs:.0f} us, PostgreSQL {c1:.0f} us ({c1 / cs:.2f}x), its socket {cu:.0f} us, 3 daemons {c3:.0f} us")
 PY
