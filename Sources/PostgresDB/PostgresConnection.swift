@@ -71,6 +71,12 @@ public final class PostgresConnection: SQLConnection {
 
     public var isBroken: Bool { connection == nil || PQstatus(connection) != CONNECTION_OK }
 
+    /// Whether `error` is this connection having broken (the server went away), not a
+    /// statement's own failure: what ran on it may run again on a new one.
+    public func brokeWith(_ error: any Error) -> Bool {
+        (error as? PostgresError)?.isUnavailable == true && isBroken
+    }
+
     /// Whether the server has closed this idle connection (it restarted, or ended the
     /// session): its socket is readable while no statement runs, and reading finds it closed.
     /// No round trip; for a connection that holds session state (advisory locks).
@@ -142,7 +148,7 @@ public final class PostgresConnection: SQLConnection {
         let result = Result { try body(self) }
         // The connection broke under the body: that is the read's failure, not its answer (the
         // storage runs it again on a new connection).
-        if case .failure(let error as PostgresError) = result, error.isUnavailable, isBroken { throw error }
+        if case .failure(let error) = result, brokeWith(error) { throw error }
         switch aheadOutcome {
         case .success(let rows): return (rows, result)
         case .failure(let error): throw error
@@ -182,7 +188,7 @@ public final class PostgresConnection: SQLConnection {
         do {
             result = try perform(statement, first.arguments + arguments)
         } catch let error as PostgresError {
-            guard !(error.isUnavailable && isBroken) else {
+            guard !brokeWith(error) else {
                 aheadOutcome = .failure(error)
                 throw error
             }

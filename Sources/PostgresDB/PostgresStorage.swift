@@ -92,7 +92,7 @@ public final class PostgresStorage: SQLStorage {
             let connection = try connections[thread].open()
             do {
                 return try body(connection)
-            } catch let error as PostgresError where error.isUnavailable && connection.isBroken {
+            } catch where connection.brokeWith(error) {
                 // The server closed this connection while it was idle (it restarted): a read
                 // can run again, once, on a new one.
                 return try body(try connections[thread].open())
@@ -117,7 +117,7 @@ public final class PostgresStorage: SQLStorage {
     private func transaction<T>(_ connection: PostgresConnection, _ begin: String, _ body: (any SQLConnection) throws -> T) throws -> T {
         do {
             try connection.execute(begin)
-        } catch let error as PostgresError where error.isUnavailable && connection.isBroken {
+        } catch where connection.brokeWith(error) {
             // The server closed this connection while it was idle (it restarted); nothing has
             // run yet: begin again on a new one (`execute` reconnects).
             try connection.execute(begin)

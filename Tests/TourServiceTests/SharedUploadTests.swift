@@ -18,9 +18,10 @@ import TestSupport
         let second: ServiceHarness
         /// The daemons' database.
         let url: String
+        /// Where the first daemon logs (`firstLogLevel` and up).
+        let firstLog = testDirectory("first-daemon").path + ".log"
 
-        /// `firstLog`: where the first daemon logs (`firstLogLevel` and up).
-        init(firstLog: String? = nil, firstLogLevel: LogLevel = .warn, configure: @escaping (inout ToursdConfig) -> Void = { _ in }) throws {
+        init(firstLogLevel: LogLevel = .warn, configure: @escaping (inout ToursdConfig) -> Void = { _ in }) throws {
             let cluster = try PostgresCluster()
             self.cluster = cluster
             do {
@@ -48,15 +49,33 @@ import TestSupport
             let (_, floorId) = try onFirst.makeFloor()
             let image = imageBytes(600_000)
             let (writer, location, panoramaId) = try beginLongPatch(onFirst, port: first.port, floorId: floorId, image: image, sent: 300_000)
-            let stalled = StalledWrite(writer: writer, location: location, panoramaId: panoramaId, image: image, onFirst: onFirst, onSecond: onSecond)
+            let stalled = StalledWrite(writer: writer, location: location, panoramaId: panoramaId, image: image, onSecond: onSecond)
             try await waitUntil("the durable steps to be reported by the other daemon") { try stalled.offsetOnSecond() >= 4 * 65_536 }
             return stalled
+        }
+
+        /// Waits until the first daemon has logged `line`.
+        func firstLogged(_ line: String) async throws {
+            try await waitUntil("the first daemon to log \"\(line)\"") {
+                (try? String(contentsOfFile: firstLog, encoding: .utf8))?.contains(line) == true
+            }
+        }
+
+        /// Each daemon serves panorama `id` as `image`, its digest and its bytes.
+        func expectPanorama(_ id: String, is image: [UInt8]) throws {
+            for daemon in [first, second] {
+                let client = try daemon.client(first.alpha) // one database: the token works on both
+                let panorama = try client.send("GET", "/v1/panoramas/\(id)")
+                #expect(panorama.string("sha256") == sha256Hex(image), "\(panorama.status) \(panorama.text)")
+                #expect(try client.send("GET", "/v1/panoramas/\(id)/content").body == image)
+            }
         }
 
         func finish() async {
             await second.finish()
             await first.finish()
             try? FileManager.default.removeItem(atPath: blobs)
+            try? FileManager.default.removeItem(atPath: firstLog)
         }
     }
 
@@ -65,7 +84,6 @@ import TestSupport
         let location: String
         let panoramaId: String
         let image: [UInt8]
-        let onFirst: APIClient
         let onSecond: APIClient
 
         func offsetOnSecond() throws -> Int { Int(try onSecond.tus("HEAD", location).header("Upload-Offset") ?? "") ?? -1 }
@@ -94,10 +112,7 @@ import TestSupport
         try? older.send(Array(image[300_000..<600_000]))
         let refused = try? older.readResponse()
         #expect(refused == nil || refused?.status == 409)
-        for client in [onFirst, onSecond] {
-            #expect(try client.send("GET", "/v1/panoramas/\(panoramaId)").string("sha256") == sha256Hex(image))
-            #expect(try client.send("GET", "/v1/panoramas/\(panoramaId)/content").body == image)
-        }
+        try daemons.expectPanorama(panoramaId, is: image)
         await daemons.finish()
     }
 
@@ -116,10 +131,7 @@ import TestSupport
         try writer.send(Array(image[300_000...]))
         let done = try writer.readResponse()
         #expect(done.status == 204 && done.header("Upload-Offset") == String(image.count), "\(done.status)")
-        for client in [stalled.onFirst, stalled.onSecond] {
-            #expect(try client.send("GET", "/v1/panoramas/\(panoramaId)").string("sha256") == sha256Hex(image))
-            #expect(try client.send("GET", "/v1/panoramas/\(panoramaId)/content").body == image)
-        }
+        try daemons.expectPanorama(panoramaId, is: image)
         await daemons.finish()
     }
 
@@ -128,11 +140,7 @@ import TestSupport
     /// writer: its next bytes would otherwise go on into the file another daemon now writes
     /// (and, once that one finished, into the panorama's file itself).
     @Test func aDaemonWhoseLockConnectionBreaksStopsItsWriter() async throws {
-        let folder = testDirectory("lock-log")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let log = folder.appendingPathComponent("first.log").path
-        let daemons = try TwoDaemons(firstLog: log) { $0.uploadDurableStepBytes = 64 * 1024; $0.bodyBatchBytes = 16 * 1024 }
+        let daemons = try TwoDaemons { $0.uploadDurableStepBytes = 64 * 1024; $0.bodyBatchBytes = 16 * 1024 }
         defer { daemons.cluster.stop() }
         let stalled = try await daemons.stalledWrite()
         let (writer, location, image, panoramaId) = (stalled.writer, stalled.location, stalled.image, stalled.panoramaId)
@@ -140,9 +148,7 @@ import TestSupport
         let cut = try runCommand("/usr/bin/psql", ["\(daemons.cluster.url)/postgres", "-qAtc",
                                                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = 'shared'"])
         #expect(cut.status == 0, "\(cut.err)")
-        try await waitUntil("the first daemon to stop its writer") {
-            (try? String(contentsOfFile: log, encoding: .utf8))?.contains("upload locks went with their database connection") == true
-        }
+        try await daemons.firstLogged("upload locks went with their database connection") // its writer stops
         // The client resumes on the second daemon and finishes (from the offset it reports).
         var resumed: RawClient.Response?
         try await waitUntil("the upload to be finished on the second daemon") {
@@ -155,11 +161,7 @@ import TestSupport
         try? writer.send([UInt8](repeating: 0xEE, count: 300_000))
         let refused = try? writer.readResponse()
         #expect(refused == nil || refused?.status == 409, "\(refused?.status ?? 0)")
-        for client in [stalled.onFirst, stalled.onSecond] {
-            let panorama = try client.send("GET", "/v1/panoramas/\(panoramaId)")
-            #expect(panorama.string("sha256") == sha256Hex(image), "\(panorama.status) \(panorama.text)")
-            #expect(try client.send("GET", "/v1/panoramas/\(panoramaId)/content").body == image)
-        }
+        try daemons.expectPanorama(panoramaId, is: image)
         await daemons.finish()
     }
 
@@ -168,15 +170,10 @@ import TestSupport
     /// finishing daemon once let go of the upload at once when asked: the other then worked on
     /// a half-finished upload, and opened the partial file that the finish was removing (a 500).
     @Test func aPatchOnAnotherDaemonWaitsForAFinishUnderWay() async throws {
-        let folder = testDirectory("finish-log")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let log = folder.appendingPathComponent("first.log").path
-        let daemons = try TwoDaemons(firstLog: log, firstLogLevel: .info)
+        let daemons = try TwoDaemons(firstLogLevel: .info)
         defer { daemons.cluster.stop() }
         let (first, second) = (daemons.first, daemons.second)
-        let onFirst = try first.client(first.alpha), onSecond = try second.client(first.alpha)
-        let (location, panoramaId, image) = try uploadBegun(onFirst)
+        let (location, panoramaId, image) = try uploadBegun(try first.client(first.alpha))
         // No panorama row can be written for now: the first daemon's finish waits there, its
         // file linked, its commit to come.
         let holder = try PostgresConnection(url: daemons.url)
@@ -190,19 +187,14 @@ import TestSupport
         // A PATCH from an older offset arrives at the second daemon, which asks for the upload.
         let stale = try RawClient(port: second.port)
         try stale.send(patchHead(location, token: first.alpha, offset: 100_000, length: 500_000, expectContinue: true))
-        try await waitUntil("the first daemon to be asked for the upload") {
-            (try? String(contentsOfFile: log, encoding: .utf8))?.contains("another daemon asks for an upload") == true
-        }
+        try await daemons.firstLogged("another daemon asks for an upload")
         try holder.execute("COMMIT")
         let done = try last.readResponse()
         #expect(done.status == 204 && done.header("Upload-Offset") == String(image.count), "\(done.status) \(done.text)")
         // The second daemon had the upload only once the finish was done: complete.
         let refused = try stale.readResponse()
         #expect(refused.status == 409 && refused.text.contains("is complete"), "\(refused.status) \(refused.text)")
-        for client in [onFirst, onSecond] {
-            #expect(try client.send("GET", "/v1/panoramas/\(panoramaId)").string("sha256") == sha256Hex(image))
-            #expect(try client.send("GET", "/v1/panoramas/\(panoramaId)/content").body == image)
-        }
+        try daemons.expectPanorama(panoramaId, is: image)
         await daemons.finish()
     }
 }

@@ -41,11 +41,7 @@ final class ServiceContext: Sendable {
     func authenticate(_ request: Request) async throws -> Int64 {
         let digest = try tokenDigest(request)
         // A database error goes on as it is: `ServiceErrors` maps it (503, 507, 500).
-        let rows = try await pool.read { db in
-            let lookup = TenantStore.tokenQuery(digest)
-            return try db.query(lookup.sql, arguments: lookup.arguments)
-        }
-        guard let tenant = TenantStore.validToken(in: rows, digest: digest)?.tenant else {
+        guard let tenant = try await pool.read({ try TenantStore.token(digest: digest, $0) })?.tenant else {
             throw ServiceError(.unauthorized, "unknown or revoked token")
         }
         knownTokens.remember(digest, tenant: tenant)

@@ -34,14 +34,13 @@ enum TenantStore {
         return (id, token)
     }
 
-    /// The tenant a valid, unrevoked token belongs to.
-    static func tenant(forToken token: String, _ db: any SQLConnection) throws -> Int64? {
-        try signIn(token, db)?.tenant
-    }
-
     /// A valid, unrevoked token's id and tenant.
     static func signIn(_ token: String, _ db: any SQLConnection) throws -> (tokenId: Int64, tenant: Int64)? {
-        let digest = hash(token)
+        try self.token(digest: hash(token), db)
+    }
+
+    /// The valid, unrevoked token whose SHA-256 is `digest`: its id and tenant.
+    static func token(digest: [UInt8], _ db: any SQLConnection) throws -> (tokenId: Int64, tenant: Int64)? {
         let lookup = tokenQuery(digest)
         return validToken(in: try db.query(lookup.sql, arguments: lookup.arguments), digest: digest)
     }
