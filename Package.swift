@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "SQLKit", dependencies: ["ThreadPools"]),
         .target(name: "SQLiteDB", dependencies: ["CSQLite", "SQLKit", "ThreadPools"]),
         // PostgreSQL through libpq, behind the same seam: for several toursd sharing one state.
-        .target(name: "PostgresDB", dependencies: ["CPostgres", "SQLKit", "ThreadPools"]),
+        .target(name: "PostgresDB", dependencies: ["CPostgres", "CLinux", "SQLKit", "ThreadPools"]),
         .target(name: "HTTPCore", dependencies: ["Logging", "CLinux", "ThreadPools"]),
         // The API's documents and request bodies as types, with our own JSON reader and
         // writer: what server and client both speak (neither imports the other).
@@ -57,7 +57,7 @@ let package = Package(
         .executableTarget(name: "DurableReceiver", dependencies: ["Hashing"], path: "bench/DurableReceiver"),
 
         // What the loopback tests of several modules share: a raw HTTP client, a command runner.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["CLinux"], path: "Tests/TestSupport"),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
         .testTarget(name: "APIModelTests", dependencies: ["APIModel"]),
         .testTarget(name: "TourViewerTests", dependencies: ["TourViewer", "APIModel"]),

@@ -61,6 +61,12 @@ static inline int nt_rename_noreplace(const char *from, const char *to) {
     return renameat2(-100 /* AT_FDCWD */, from, -100, to, 1 /* RENAME_NOREPLACE */);
 }
 
+/* posix_spawn's file actions that glibc declares only under _GNU_SOURCE: close every
+   descriptor from `lowest` on (2.34), change directory (2.29). Its own prototypes, repeated. */
+#include <spawn.h>
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int lowest);
+extern int posix_spawn_file_actions_addchdir_np(posix_spawn_file_actions_t *actions, const char *path);
+
 /* Gives memory freed into glibc's arenas back to the system (malloc.h, which Glibc's Swift
    module leaves out). */
 #include <malloc.h>

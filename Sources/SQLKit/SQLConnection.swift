@@ -74,10 +74,15 @@ public protocol SQLStorage: Sendable {
     /// Why the database cannot be reached now (nil: it can, as far as the last statement
     /// knows): read without I/O, for a health check.
     var unavailableReason: String? { get }
+    /// Ends the storage's threads and connections before the last reference goes (the
+    /// service stopping); what is asked afterwards fails.
+    func stop()
 }
 
 extension SQLStorage {
     public var unavailableReason: String? { nil }
+    /// A storage whose threads end with it (SQLite's pool, released with its service).
+    public func stop() {}
 }
 
 extension SQLDialect {

@@ -96,10 +96,12 @@ public final class SyncService: Sendable {
         ownership.stop()
         context.advisoryLocks?.stop()
         context.blobs.io.stop()
+        context.pool.stop()
     }
 
-    /// The threads toursd's request handlers run on: the database's reader threads, each
-    /// with its own read connection, so a handler's reads need no thread hop.
+    /// The threads toursd's request handlers run on: SQLite's reader threads, each with its
+    /// own read connection (a handler's reads need no thread hop), or PostgreSQL's handler
+    /// threads (a read waits on no thread).
     public var handlerThreads: ThreadPool { context.pool.handlerThreads }
 
     /// The router of every route toursd serves, each behind the middleware it needs.

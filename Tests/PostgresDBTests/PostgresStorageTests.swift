@@ -21,7 +21,7 @@ import TestSupport
     deinit { cluster.stop() }
 
     @Test func valuesComeBackAsSQLiteWouldReturnThem() async throws {
-        let storage = PostgresStorage(url: try cluster.database("values"), size: 2)
+        let storage = PostgresStorage(url: try cluster.database("values"), writerCount: 2, handlerCount: 2, readPipelines: 1)
         try await storage.write { db in
             try db.execute("CREATE TABLE v (i BIGINT, n INTEGER, r DOUBLE PRECISION, t TEXT, b BYTEA, f BOOLEAN)")
             try db.run("INSERT INTO v VALUES (?, ?, ?, ?, ?, ?)", Int64.max, 7, 2.5, "ünï'code?", Blob([0, 1, 254, 255]), true)
@@ -40,7 +40,7 @@ import TestSupport
     /// Read-then-write transactions from many callers at once: SERIALIZABLE plus the retry
     /// make them behave as if one ran at a time, as SQLite's single writer does.
     @Test func concurrentReadThenWriteTransactionsLoseNothing() async throws {
-        let storage = PostgresStorage(url: try cluster.database("counter"), size: 8)
+        let storage = PostgresStorage(url: try cluster.database("counter"), writerCount: 8, handlerCount: 2, readPipelines: 1)
         try await storage.write { db in
             try db.execute("CREATE TABLE counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL); INSERT INTO counter VALUES (1, 0)")
         }
@@ -60,7 +60,7 @@ import TestSupport
 
     /// Check-then-insert of one key from many callers: one insert, the others see it.
     @Test func concurrentInsertsOfOneKeyMakeOneRow() async throws {
-        let storage = PostgresStorage(url: try cluster.database("inserts"), size: 8)
+        let storage = PostgresStorage(url: try cluster.database("inserts"), writerCount: 8, handlerCount: 2, readPipelines: 1)
         try await storage.write { try $0.execute("CREATE TABLE k (id TEXT PRIMARY KEY, n INTEGER)") }
         let created = try await withThrowingTaskGroup(of: Bool.self) { group in
             for _ in 0..<50 {
@@ -80,7 +80,7 @@ import TestSupport
     /// The server restarting: statements fail as unavailable meanwhile, and the storage
     /// connects again on its own when the server is back.
     @Test func aRestartedServerIsReconnectedTo() async throws {
-        let storage = PostgresStorage(url: try cluster.database("restart"), size: 2)
+        let storage = PostgresStorage(url: try cluster.database("restart"), writerCount: 2, handlerCount: 2, readPipelines: 1)
         try await storage.write { try $0.execute("CREATE TABLE r (x INTEGER)") }
         try cluster.restart()
         // The first statement on each old connection may find it broken; within a few tries
@@ -102,7 +102,7 @@ import TestSupport
     /// exactly its rows, in its order, whatever their columns; a first statement that is not a
     /// query has the query ahead run before it, on its own.
     @Test func aQueryAheadJoinedToTheFirstQueryKeepsItsRowsTheirOrderAndColumns() async throws {
-        let storage = PostgresStorage(url: try cluster.database("joined"), size: 1)
+        let storage = PostgresStorage(url: try cluster.database("joined"), writerCount: 1, handlerCount: 2, readPipelines: 1)
         try await storage.write { db in
             try db.execute("CREATE TABLE n (id INTEGER PRIMARY KEY, name TEXT)")
             for id in 1...60 { try db.run("INSERT INTO n VALUES (?, ?)", id, "n\(id)") }
@@ -135,7 +135,7 @@ import TestSupport
     /// A query sent ahead of a read's first statement, in one round trip: both answered, in
     /// order, whatever the read does; its failure is the read's; the connection goes on.
     @Test func aQueryAheadIsAnsweredWithTheFirstStatement() async throws {
-        let storage = PostgresStorage(url: try cluster.database("ahead"), size: 1)
+        let storage = PostgresStorage(url: try cluster.database("ahead"), writerCount: 1, handlerCount: 2, readPipelines: 1)
         try await storage.write { db in
             try db.execute("CREATE TABLE k (id INTEGER PRIMARY KEY, name TEXT)")
             try db.run("INSERT INTO k VALUES (?, ?), (?, ?)", 1, "one", 2, "two")
@@ -179,5 +179,88 @@ import TestSupport
             }
         }
         #expect(worked)
+    }
+
+    /// Many reads at once share one pipeline: each gets the answers to its own statements,
+    /// in its own order, though they travel in batches with others'. A statement that fails
+    /// fails its read alone: the statements PostgreSQL skipped behind it in their batch are sent
+    /// again.
+    @Test func concurrentReadsOnOnePipelineEachGetTheirOwnAnswers() async throws {
+        let storage = PostgresStorage(url: try cluster.database("shared"), writerCount: 1, handlerCount: 2, readPipelines: 1)
+        try await storage.write { db in
+            try db.execute("CREATE TABLE p (id INTEGER PRIMARY KEY, next INTEGER, name TEXT)")
+            for id in 1...100 { try db.run("INSERT INTO p VALUES (?, ?, ?)", id, id % 100 + 1, "p\(id)") }
+        }
+        let outcomes = try await withThrowingTaskGroup(of: (Int, Result<String, PostgresError>).self) { group in
+            for id in 1...400 {
+                group.addTask {
+                    do {
+                        // Each statement needs the answer before it; every seventh divides by zero.
+                        let name = try await storage.read { db -> String in
+                            let next = try db.first("SELECT next FROM p WHERE id = ?", id % 100 + 1)?["next"].int ?? 0
+                            let divisor = try db.first("SELECT 1 / ? AS one", id % 7 == 0 ? 0 : 1)?["one"].int ?? 0
+                            return try db.first("SELECT name FROM p WHERE id = ?", next * divisor)?["name"].string ?? "none"
+                        }
+                        return (id, .success(name))
+                    } catch let error as PostgresError {
+                        return (id, .failure(error))
+                    }
+                }
+            }
+            return try await group.reduce(into: [Int: Result<String, PostgresError>]()) { $0[$1.0] = $1.1 }
+        }
+        #expect(outcomes.count == 400)
+        for (id, outcome) in outcomes {
+            switch outcome {
+            case .success(let name):
+                #expect(id % 7 != 0 && name == "p\((id + 1) % 100 + 1)", "read \(id) got \(name)")
+            case .failure(let error):
+                #expect(id % 7 == 0 && error.sqlState == "22012", "read \(id) failed: \(error)")
+            }
+        }
+    }
+
+    /// A read's body is run again as its statements are answered: it sees each answer at the
+    /// statement that asked, even when it catches a failure and goes on, and a statement that
+    /// cannot be prepared fails its read (and the next that sends it) without stopping others.
+    @Test func aReadSeesEachAnswerWhereItAskedEvenWhenItCatchesAFailure() async throws {
+        let storage = PostgresStorage(url: try cluster.database("replay"), writerCount: 1, handlerCount: 2, readPipelines: 1)
+        try await storage.write { db in
+            try db.execute("CREATE TABLE q (id INTEGER PRIMARY KEY, name TEXT)")
+            try db.run("INSERT INTO q VALUES (?, ?), (?, ?)", 1, "one", 2, "two")
+        }
+        let seen = try await storage.read { db -> [String] in
+            var seen: [String] = []
+            for id in [2, 1] { seen.append(try db.first("SELECT name FROM q WHERE id = ?", id)?["name"].string ?? "-") }
+            do {
+                _ = try db.query("SELECT nothing FROM q")
+                seen.append("no failure")
+            } catch let error as PostgresError {
+                seen.append(error.sqlState)
+            }
+            seen.append(try db.first("SELECT count(*) AS c FROM q")?["c"].int.map(String.init) ?? "-")
+            return seen
+        }
+        #expect(seen == ["two", "one", "42703", "2"])
+        for _ in 0..<2 {
+            await #expect(throws: PostgresError.self) { try await storage.read { try $0.query("SELEC name FROM q") } }
+        }
+        #expect(try await storage.read { try $0.query("SELECT name FROM q ORDER BY id").map { $0["name"] } } == [.text("one"), .text("two")])
+    }
+
+    /// A storage no one holds ends its threads and closes its connections.
+    @Test func aStorageNoOneHoldsEndsItsThreads() async throws {
+        let url = try cluster.database("dropped")
+        func threads() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0 }
+        let before = threads()
+        do {
+            let storage = PostgresStorage(url: url, writerCount: 2, handlerCount: 2, readPipelines: 2)
+            #expect(try await storage.read { try $0.first("SELECT 1 AS one")?["one"] } == .integer(1))
+            #expect(try await storage.write { try $0.first("SELECT 2 AS two")?["two"] } == .integer(2))
+            #expect(threads() >= before + 6)
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while threads() > before, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(threads() <= before)
     }
 }

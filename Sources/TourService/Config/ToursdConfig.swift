@@ -12,8 +12,14 @@ public struct ToursdConfig: Sendable, Equatable {
     /// Empty: SQLite in `dataDir`, the embedded default; a `postgresql://` URL: PostgreSQL,
     /// which several daemons can share.
     public var databaseUrl = ""
-    /// Connections (and threads) to PostgreSQL when `databaseUrl` is set.
+    /// With PostgreSQL: connections for writes, each on a thread of its own (libpq's blocking
+    /// calls: a transaction holds its connection).
     public var databasePoolSize = 4
+    /// With PostgreSQL: connections that reads share, each in libpq's pipeline mode with a
+    /// thread of its own (no handler thread waits out a read's round trip).
+    public var databaseReadPipelines = 1
+    /// With PostgreSQL: threads that run request handlers; 0: one per core.
+    public var databaseHandlerThreads = 0
     /// Where panoramas, world maps and partial uploads are kept; empty: `<dataDir>/blobs`. For
     /// several daemons, a folder all of them mount.
     public var blobDir = ""
@@ -112,6 +118,8 @@ public struct ToursdConfig: Sendable, Equatable {
         "migrationsDir": { $0.migrationsDir = $1; return true },
         "databaseUrl": { $0.databaseUrl = $1; return $1.isEmpty || $1.hasPrefix("postgresql://") || $1.hasPrefix("postgres://") },
         "databasePoolSize": { config, text in setInt(&config.databasePoolSize, text, 1...1000) },
+        "databaseReadPipelines": { config, text in setInt(&config.databaseReadPipelines, text, 1...64) },
+        "databaseHandlerThreads": { config, text in setInt(&config.databaseHandlerThreads, text, 0...1000) },
         "blobDir": { $0.blobDir = $1; return true },
         "orphanGraceSeconds": { config, text in setInt(&config.orphanGraceSeconds, text, 0...30 * 86_400) },
         "uploadTakeoverSeconds": { config, text in setInt(&config.uploadTakeoverSeconds, text, 1...600) },
