@@ -184,19 +184,21 @@ import TestSupport
     /// Many reads at once share one pipeline: each gets the answers to its own statements,
     /// in its own order, though they travel in batches with others'. A statement that fails
     /// fails its read alone: the statements PostgreSQL skipped behind it in their batch are sent
-    /// again.
+    /// again. A statement that changes rows is committed once, whatever fails around it.
     @Test func concurrentReadsOnOnePipelineEachGetTheirOwnAnswers() async throws {
         let storage = PostgresStorage(url: try cluster.database("shared"), writerCount: 1, handlerCount: 2, readPipelines: 1)
         try await storage.write { db in
-            try db.execute("CREATE TABLE p (id INTEGER PRIMARY KEY, next INTEGER, name TEXT)")
-            for id in 1...100 { try db.run("INSERT INTO p VALUES (?, ?, ?)", id, id % 100 + 1, "p\(id)") }
+            try db.execute("CREATE TABLE p (id INTEGER PRIMARY KEY, next INTEGER, name TEXT, hits INTEGER NOT NULL DEFAULT 0)")
+            for id in 1...100 { try db.run("INSERT INTO p (id, next, name) VALUES (?, ?, ?)", id, id % 100 + 1, "p\(id)") }
         }
         let outcomes = try await withThrowingTaskGroup(of: (Int, Result<String, PostgresError>).self) { group in
             for id in 1...400 {
                 group.addTask {
                     do {
-                        // Each statement needs the answer before it; every seventh divides by zero.
+                        // Each statement needs the answer before it; every seventh divides by
+                        // zero; every eleventh counts a hit first.
                         let name = try await storage.read { db -> String in
+                            if id % 11 == 0 { try db.run("UPDATE p SET hits = hits + 1 WHERE id = ?", 1) }
                             let next = try db.first("SELECT next FROM p WHERE id = ?", id % 100 + 1)?["next"].int ?? 0
                             let divisor = try db.first("SELECT 1 / ? AS one", id % 7 == 0 ? 0 : 1)?["one"].int ?? 0
                             return try db.first("SELECT name FROM p WHERE id = ?", next * divisor)?["name"].string ?? "none"
@@ -218,6 +220,7 @@ import TestSupport
                 #expect(id % 7 == 0 && error.sqlState == "22012", "read \(id) failed: \(error)")
             }
         }
+        #expect(try await storage.read { try $0.first("SELECT hits FROM p WHERE id = 1")?["hits"].int } == (1...400).count { $0 % 11 == 0 })
     }
 
     /// A read's body is run again as its statements are answered: it sees each answer at the

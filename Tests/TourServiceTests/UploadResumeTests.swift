@@ -36,9 +36,14 @@ import TestSupport
 
     /// Whichever daemon each PATCH reaches (balanced, through nginx): the older one stalled
     /// halfway, the newer takes over. (Small steps and batches, so that the older one's bytes
-    /// become durable while it stalls.)
+    /// become durable while it stalls; a body timeout longer than the test, so that what ends
+    /// the older one is the newer, never its own stall on a slow run: CI once took 30 s here.)
     @Test func aNewerPatchWinsAndTheOlderStopsWithoutCorruptingAnything() async throws {
-        let harness = try ServiceHarness(configure: { $0.uploadDurableStepBytes = 64 * 1024; $0.bodyBatchBytes = 16 * 1024 })
+        let harness = try ServiceHarness(configure: {
+            $0.uploadDurableStepBytes = 64 * 1024
+            $0.bodyBatchBytes = 16 * 1024
+            $0.bodyTimeoutMs = 150_000
+        })
         let client = try harness.client(harness.alpha)
         let (location, panoramaId, image) = try uploadBegun(client)
         // The older PATCH: its connection stalls halfway (as one that died without closing).
