@@ -92,16 +92,31 @@ uploads() { # port token: aggregate MB/s of 32 one-shot 4 MB panoramas, 8 at a t
     python3 -c "print(f'{32 * 4 / ($end - $start):.0f}')"
 }
 
+# The CPU time the host took from this machine (steal, /proc/stat), in clock ticks of all cores.
+steal_ticks() { awk '/^cpu / { print $9 }' /proc/stat; }
 # Alternating rounds, the median of each: this machine's run-to-run noise is larger than
-# the differences measured.
-rounds=${BENCH_ROUNDS:-3}
+# the differences measured. The ratios are the median of each round's (its GETs run back to
+# back, under the same load from outside), and the host's steal is printed beside them.
+rounds=${BENCH_ROUNDS:-5}
 : > "$work/gets.txt"
+steal_before=$(steal_ticks) rounds_started=$(date +%s.%N)
 for _ in $(seq 1 "$rounds"); do
     echo "sqlite $(get "$port_sqlite" "$token_sqlite" "$pid_sqlite")" >> "$work/gets.txt"
     echo "pg1 $(get "$port_pg1" "$token_pg" "$pid_pg1")" >> "$work/gets.txt"
     echo "socket $(get "$port_socket" "$token_pg" "$pid_socket")" >> "$work/gets.txt"
     echo "pg3 $(get "$lb" "$token_pg" "$pid_pg1" "$pid_pg2" "$pid_pg3")" >> "$work/gets.txt"
 done
+steal=$(python3 -c "print(f'{100 * ($(steal_ticks) - $steal_before) / $(getconf CLK_TCK) / $(nproc) / ($(date +%s.%N) - $rounds_started):.0f}')")
+ratio() { # numerator denominator: the median of their rounds' ratios
+    python3 - "$1" "$2" "$work/gets.txt" <<'PY'
+import statistics, sys
+rows = [line.split() for line in open(sys.argv[3])]
+top = [float(r[1]) for r in rows if r[0] == sys.argv[1]]
+bottom = [float(r[1]) for r in rows if r[0] == sys.argv[2]]
+print(f"{statistics.median(t / b for t, b in zip(top, bottom)):.2f}")
+PY
+}
+ratio_pg1=$(ratio pg1 sqlite) ratio_socket=$(ratio socket sqlite) ratio_pg3=$(ratio pg3 pg1)
 median() { # name: "RPS P99 CPU", each the median of its rounds
     python3 - "$1" "$work/gets.txt" <<'PY'
 import statistics, sys
@@ -117,15 +132,16 @@ up_sqlite=$(uploads "$port_sqlite" "$token_sqlite")
 up_pg1=$(uploads "$port_pg1" "$token_pg")
 up_pg3=$(uploads "$lb" "$token_pg")
 python3 - "$get_sqlite" "$p99_sqlite" "$get_pg1" "$p99_pg1" "$get_pg3" "$p99_pg3" "$up_sqlite" "$up_pg1" "$up_pg3" \
-    "$get_socket" "$p99_socket" "$cpu_sqlite" "$cpu_pg1" "$cpu_socket" "$cpu_pg3" <<'PY'
+    "$get_socket" "$p99_socket" "$cpu_sqlite" "$cpu_pg1" "$cpu_socket" "$cpu_pg3" "$ratio_pg1" "$ratio_socket" "$ratio_pg3" "$steal" "$rounds" <<'PY'
 import sys
-gs, ps, g1, p1, g3, p3, us, u1, u3, gu, pu, cs, c1, cu, c3 = map(float, sys.argv[1:])
-print("Scale-out, same run, one machine (2 cores shared by PostgreSQL, nginx, the daemons and the load); GETs: wrk -c32, median of alternating rounds")
+gs, ps, g1, p1, g3, p3, us, u1, u3, gu, pu, cs, c1, cu, c3, r1, ru, r3, steal, rounds = map(float, sys.argv[1:])
+print(f"Scale-out, same run, one machine (2 cores shared by PostgreSQL, nginx, the daemons and the load); GETs: wrk -c32, median of {rounds:.0f} alternating rounds")
 print("                                   GET /v1/properties/{id}, token        uploads (32 x 4 MB, 8 at a time)")
 print(f"  1 toursd on SQLite               {gs:8.0f} req/s  p99 {ps:6.2f} ms          {us:5.0f} MB/s")
 print(f"  1 toursd on PostgreSQL           {g1:8.0f} req/s  p99 {p1:6.2f} ms          {u1:5.0f} MB/s")
 print(f"  3 toursd on PostgreSQL, nginx    {g3:8.0f} req/s  p99 {p3:6.2f} ms          {u3:5.0f} MB/s")
 print(f"  1 toursd, PostgreSQL's socket    {gu:8.0f} req/s  p99 {pu:6.2f} ms")
-print(f"  authenticated GET on PostgreSQL / SQLite: {g1 / gs:.2f}x over TCP, {gu / gs:.2f}x over the Unix socket (target >= 0.50x); 3 daemons / 1: {g3 / g1:.2f}x")
+print(f"  authenticated GET on PostgreSQL / SQLite (median of the rounds' ratios): {r1:.2f}x over TCP, {ru:.2f}x over the Unix socket (target >= 0.50x); 3 daemons / 1: {r3:.2f}x")
 print(f"  CPU per GET, the daemons and PostgreSQL (not wrk, not nginx): SQLite {cs:.0f} us, PostgreSQL {c1:.0f} us ({c1 / cs:.2f}x), its socket {cu:.0f} us, 3 daemons {c3:.0f} us")
+print(f"  the host took {steal:.0f} % of the cores meanwhile (steal time, /proc/stat): above a few percent, the figures above are the host's as much as ours")
 PY
