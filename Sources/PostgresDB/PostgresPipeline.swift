@@ -110,8 +110,11 @@ final class PostgresPipeline: Sendable {
         var connection: OpaquePointer?
         /// Prepared statements by their SQL: their names on this connection.
         var prepared: [String: String] = [:]
-        /// Preparations that failed, by SQL, since the connection opened: their statements fail
-        /// with that error rather than being sent again.
+        /// Names are never reused on a connection (a failed preparation leaves `prepared`).
+        var named = 0
+        /// Preparations that failed, by SQL: the statements sent behind one fail with its error
+        /// (not "no such prepared statement"). A later ask prepares again, as the blocking
+        /// connection does (the schema may have changed).
         var unpreparable: [String: PostgresError] = [:]
         /// What was sent, in order: each gives results then a NULL (a sync point: one result).
         var inFlight: [Sent] = []
@@ -161,8 +164,10 @@ final class PostgresPipeline: Sendable {
             var unsent = batch[...]
             do throws(PostgresError) {
                 let connection = try open()
-                for asked in batch where prepared[asked.sql] == nil && unpreparable[asked.sql] == nil {
-                    let name = "s\(prepared.count + 1)"
+                for asked in batch where prepared[asked.sql] == nil {
+                    unpreparable[asked.sql] = nil
+                    named += 1
+                    let name = "s\(named)"
                     prepared[asked.sql] = name
                     inFlight.append(.prepare(sql: asked.sql))
                     guard PQsendPrepare(connection, name, PostgresConnection.numbered(asked.sql), 0, nil) == 1 else { throw Self.broken(connection) }
@@ -170,10 +175,7 @@ final class PostgresPipeline: Sendable {
                 }
                 var batchOpen = false
                 while let asked = unsent.popFirst() {
-                    guard let name = prepared[asked.sql] else {
-                        asked.continuation.resume(throwing: unpreparable[asked.sql] ?? PostgresError(sqlState: "", message: "not prepared"))
-                        continue
-                    }
+                    let name = prepared[asked.sql]! // each was prepared above, or before
                     let alone = !PostgresConnection.isQuery(asked.sql)
                     if alone, batchOpen {
                         try sync(connection)
@@ -297,6 +299,7 @@ final class PostgresPipeline: Sendable {
             PQfinish(connection)
             connection = nil
             prepared = [:]
+            named = 0
             unpreparable = [:]
             flushing = false
             (resultOfHead, errorOfHead, headSkipped) = (nil, nil, false)

@@ -249,6 +249,11 @@ import TestSupport
             await #expect(throws: PostgresError.self) { try await storage.read { try $0.query("SELEC name FROM q") } }
         }
         #expect(try await storage.read { try $0.query("SELECT name FROM q ORDER BY id").map { $0["name"] } } == [.text("one"), .text("two")])
+        // A statement that could not be prepared is prepared again when asked again: the
+        // schema may have changed meanwhile.
+        await #expect(throws: PostgresError.self) { try await storage.read { try $0.query("SELECT id FROM later") } }
+        try await storage.write { try $0.execute("CREATE TABLE later (id INTEGER)") }
+        #expect(try await storage.read { try $0.query("SELECT id FROM later").count } == 0)
     }
 
     /// A storage no one holds ends its threads and closes its connections.
