@@ -17,8 +17,9 @@ import Glibc
 /// A batch's queries run in one implicit transaction (each its own snapshot, READ COMMITTED).
 /// When one fails, PostgreSQL skips the rest of its batch: those are sent again in the next.
 /// A statement that is not a query (it may change rows) is a batch of its own, answered once
-/// its sync point has committed it, so that no other statement's failure can undo it. The connection opens on first use and again after it broke; a break fails the
-/// statements in flight with an unavailable error (the caller may ask again).
+/// its sync point has committed it, so that no other statement's failure can undo it. The
+/// connection opens on first use and again after it broke; a break fails the statements in
+/// flight with an unavailable error (the caller may ask again).
 final class PostgresPipeline: Sendable {
     private let url: String
     /// What askers hand over.

@@ -5,8 +5,8 @@ import ThreadPools
 /// PostgreSQL as an `SQLStorage`. Reads share a few connections in libpq's pipeline mode
 /// (`PostgresPipeline`): a read's body is replayed as its statements are answered
 /// (`ReplayedRead`), so no thread waits out a round trip and the statements of concurrent
-/// reads travel in one batch. Request handlers run on threads of their own (`handlers`, as
-/// many as the machine has cores: they never block on the database). Writes run on `writers`,
+/// reads travel in one batch. Request handlers run on threads of their own (`handlers`, by
+/// default one per core: they never block on the database). Writes run on `writers`,
 /// `writerCount` threads each owning one connection and using libpq's blocking calls (a
 /// transaction's statements depend on each other: it holds its connection from BEGIN to
 /// COMMIT); nothing waits on an event loop or Swift's cooperative pool.
@@ -15,7 +15,8 @@ import ThreadPools
 /// (serialization failure, deadlock, or a unique key committed first), for at most
 /// `conflictRetrySeconds`: the stores' read-then-write logic keeps the meaning it has on
 /// SQLite's single writer. A loser retries at once: the winner has already committed. Reads
-/// run statement by statement, in autocommit (see `runRead`). A connection that broke (the server restarted) is opened again on its next use.
+/// run statement by statement, in autocommit (see `runRead`). A connection that broke (the
+/// server restarted) is opened again on its next use.
 public final class PostgresStorage: SQLStorage {
     /// The threads writes (and the blocking calls of start-up and tools) run on, one connection
     /// each.
