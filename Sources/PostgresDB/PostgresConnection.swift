@@ -29,6 +29,11 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
 
     /// The disk is full (53100).
     public var isDiskFull: Bool { sqlState == "53100" }
+
+    /// What libpq last said of `connection` (it failed, or broke): unavailable, no SQLSTATE.
+    static func connectionFailed(_ connection: OpaquePointer?) -> PostgresError {
+        PostgresError(sqlState: "", message: connection.map { String(cString: PQerrorMessage($0)).trimmingTrailingNewlines } ?? "the connection is closed")
+    }
 }
 
 /// One PostgreSQL connection through libpq's blocking calls, on the thread that owns it.
@@ -60,9 +65,9 @@ public final class PostgresConnection: PostgresStatements {
     static func connect(url: String) throws(PostgresError) -> OpaquePointer {
         let connection = PQconnectdb(url)
         guard let connection, PQstatus(connection) == CONNECTION_OK else {
-            let message = connection.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
+            let error = connection.map(PostgresError.connectionFailed) ?? PostgresError(sqlState: "", message: "out of memory")
             PQfinish(connection)
-            throw PostgresError(sqlState: "", message: message.trimmingTrailingNewlines)
+            throw error
         }
         // Notices ("already exists, skipping") would go to stderr beside the daemon's log.
         PQclear(PQexec(connection, "SET client_min_messages TO warning"))
@@ -159,14 +164,10 @@ public final class PostgresConnection: PostgresStatements {
     /// LISTENs to; returns their payloads (none: the time passed). Throws when the connection
     /// broke (the caller reconnects and LISTENs again).
     public func notifications(timeoutMilliseconds: Int32) throws(PostgresError) -> [String] {
-        guard let connection, PQstatus(connection) == CONNECTION_OK else {
-            throw PostgresError(sqlState: "", message: "the connection is closed")
-        }
+        guard let connection, PQstatus(connection) == CONNECTION_OK else { throw .connectionFailed(nil) }
         var waiting = pollfd(fd: PQsocket(connection), events: Int16(POLLIN), revents: 0)
         _ = poll(&waiting, 1, timeoutMilliseconds)
-        guard PQconsumeInput(connection) == 1 else {
-            throw PostgresError(sqlState: "", message: String(cString: PQerrorMessage(connection)).trimmingTrailingNewlines)
-        }
+        guard PQconsumeInput(connection) == 1 else { throw .connectionFailed(connection) }
         var payloads: [String] = []
         while let notify = PQnotifies(connection) {
             payloads.append(String(cString: notify.pointee.extra))

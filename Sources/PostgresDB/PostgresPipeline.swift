@@ -171,7 +171,7 @@ final class PostgresPipeline: Sendable {
                     let name = "s\(named)"
                     prepared[asked.sql] = name
                     inFlight.append(.prepare(sql: asked.sql))
-                    guard PQsendPrepare(connection, name, PostgresConnection.numbered(asked.sql), 0, nil) == 1 else { throw Self.broken(connection) }
+                    guard PQsendPrepare(connection, name, PostgresConnection.numbered(asked.sql), 0, nil) == 1 else { throw PostgresError.connectionFailed(connection) }
                     try sync(connection)
                 }
                 var batchOpen = false
@@ -186,7 +186,7 @@ final class PostgresPipeline: Sendable {
                     let sent = withParameters(asked.arguments) { count, values, lengths, formats in
                         PQsendQueryPrepared(connection, name, count, values, lengths, formats, 0)
                     }
-                    guard sent == 1 else { throw Self.broken(connection) }
+                    guard sent == 1 else { throw PostgresError.connectionFailed(connection) }
                     if alone { try sync(connection) } else { batchOpen = true }
                 }
                 if batchOpen { try sync(connection) }
@@ -199,14 +199,14 @@ final class PostgresPipeline: Sendable {
 
         private mutating func sync(_ connection: OpaquePointer) throws(PostgresError) {
             inFlight.append(.sync)
-            guard PQpipelineSync(connection) == 1 else { throw Self.broken(connection) }
+            guard PQpipelineSync(connection) == 1 else { throw PostgresError.connectionFailed(connection) }
         }
 
         private mutating func flush(_ connection: OpaquePointer) throws(PostgresError) {
             switch PQflush(connection) {
             case 0: flushing = false
             case 1: flushing = true
-            default: throw Self.broken(connection)
+            default: throw PostgresError.connectionFailed(connection)
             }
         }
 
@@ -214,7 +214,7 @@ final class PostgresPipeline: Sendable {
             if let connection { return connection }
             let made = try PostgresConnection.connect(url: url)
             guard PQenterPipelineMode(made) == 1, PQsetnonblocking(made, 1) == 0 else {
-                let error = Self.broken(made)
+                let error = PostgresError.connectionFailed(made)
                 PQfinish(made)
                 throw error
             }
@@ -228,7 +228,7 @@ final class PostgresPipeline: Sendable {
             guard let connection else { return }
             do throws(PostgresError) {
                 if flushing { try flush(connection) }
-                guard PQconsumeInput(connection) == 1 else { throw Self.broken(connection) }
+                guard PQconsumeInput(connection) == 1 else { throw PostgresError.connectionFailed(connection) }
                 // libpq gives a NULL after each statement's results; a third in a row would
                 // mean nothing more has come, whatever `PQisBusy` says.
                 var nulls = 0
@@ -310,11 +310,6 @@ final class PostgresPipeline: Sendable {
             for asked in skipped { asked.continuation.resume(throwing: error) }
             inFlight = []
             skipped = []
-        }
-
-
-        private static func broken(_ connection: OpaquePointer) -> PostgresError {
-            PostgresError(sqlState: "", message: String(cString: PQerrorMessage(connection)).trimmingTrailingNewlines)
         }
     }
 }

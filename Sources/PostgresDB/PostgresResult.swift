@@ -39,8 +39,7 @@ final class PostgresResult: @unchecked Sendable {
         guard status != PGRES_COMMAND_OK, status != PGRES_TUPLES_OK else { return nil }
         let sqlState = pointer.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) } ?? ""
         let message = pointer.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "M"))) }.map { String(cString: $0) }
-            ?? connection.map { String(cString: PQerrorMessage($0)).trimmingTrailingNewlines } ?? "the connection is closed"
-        return PostgresError(sqlState: sqlState, message: message)
+        return PostgresError(sqlState: sqlState, message: message ?? PostgresError.connectionFailed(connection).message)
     }
 
     /// PostgreSQL type OIDs (pg_type.dat) read as what SQLite would have returned.
