@@ -143,7 +143,13 @@ final class PostgresPipeline: Sendable {
             while let handed = pipeline.takeHanded() {
                 let batch = skipped + handed
                 skipped = []
-                if !batch.isEmpty { send(batch) }
+                if !batch.isEmpty {
+                    send(batch)
+                    // A send the socket took only in part makes libpq read what has arrived
+                    // (so that neither side waits on the other): answers can then sit in its
+                    // buffer with nothing left on the socket to wake the poll below.
+                    receive(reading: false)
+                }
                 let socket = connection.map(PQsocket) ?? -1
                 var events = [pollfd(fd: pipeline.wake, events: Int16(POLLIN), revents: 0),
                               pollfd(fd: socket, events: Int16(POLLIN) | (flushing ? Int16(POLLOUT) : 0), revents: 0)]
@@ -222,13 +228,15 @@ final class PostgresPipeline: Sendable {
             return made
         }
 
-        /// Sends what libpq still holds, reads what arrived, and answers each statement whose
-        /// results are complete.
-        private mutating func receive() {
-            guard let connection else { return }
+        /// Sends what libpq still holds, reads what arrived (`reading`: else only what libpq has
+        /// read already), and answers each statement whose results are complete.
+        private mutating func receive(reading: Bool = true) {
+            guard let connection, !inFlight.isEmpty || reading else { return }
             do throws(PostgresError) {
-                if flushing { try flush(connection) }
-                guard PQconsumeInput(connection) == 1 else { throw PostgresError.connectionFailed(connection) }
+                if reading {
+                    if flushing { try flush(connection) }
+                    guard PQconsumeInput(connection) == 1 else { throw PostgresError.connectionFailed(connection) }
+                }
                 // libpq gives a NULL after each statement's results; a third in a row would
                 // mean nothing more has come, whatever `PQisBusy` says.
                 var nulls = 0
