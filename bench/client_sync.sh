@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
-work=$(mktemp -d -p "${BENCH_DIR:-$PWD}" bench.XXXXXX)
+work=$(mktemp -d -p "${BENCH_DIR:-/var/tmp}" bench.XXXXXX)
 trap 'stop_servers "$work"' EXIT
 count=${DRAIN_FILES:-50}
 size_mb=${DRAIN_MB:-10}

@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
-work=$(mktemp -d -p "${BENCH_DIR:-$PWD}" bench.XXXXXX) # on the project's disk, like ./data
+work=$(mktemp -d -p "${BENCH_DIR:-/var/tmp}" bench.XXXXXX) # outside the work tree, on a real disk (not tmpfs)
 uploader_pids=()
 stop_uploaders() {
     touch "$work/stop"

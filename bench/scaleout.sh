@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 toursd=.build/release/toursd
-work=$(mktemp -d -p "${BENCH_DIR:-$PWD}" bench.XXXXXX)
+work=$(mktemp -d -p "${BENCH_DIR:-/var/tmp}" bench.XXXXXX)
 chmod 755 "$work"
 pids=()
 cleanup() {

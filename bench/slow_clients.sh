@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 ulimit -n "$(ulimit -Hn)"
-work=$(mktemp -d -p "${BENCH_DIR:-$PWD}" bench.XXXXXX)
+work=$(mktemp -d -p "${BENCH_DIR:-/var/tmp}" bench.XXXXXX)
 trap 'stop_servers "$work"' EXIT
 crowd=${CROWD:-2000}
 seconds=${CROWD_SECONDS:-15}

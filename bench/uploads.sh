@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
-work=$(mktemp -d -p "${BENCH_DIR:-$PWD}" bench.XXXXXX) # on the project's disk, like ./data
+work=$(mktemp -d -p "${BENCH_DIR:-/var/tmp}" bench.XXXXXX) # outside the work tree, on a real disk (not tmpfs)
 reference_pid=
 trap '[ -n "$reference_pid" ] && kill "$reference_pid"; stop_servers "$work"' EXIT
 size_mb=${UPLOAD_MB:-50}

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
-work=$(mktemp -d -p "${BENCH_DIR:-$PWD}" bench.XXXXXX)
+work=$(mktemp -d -p "${BENCH_DIR:-/var/tmp}" bench.XXXXXX)
 trap 'stop_servers "$work"' EXIT
 nginx_port=$(start_nginx "$work")
 start_toursd "$work"
