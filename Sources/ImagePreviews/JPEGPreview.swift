@@ -13,17 +13,20 @@ public struct PreviewError: Error, Sendable, Equatable, CustomStringConvertible 
 /// area-averaged to the exact width. CPU work: callers run it off the event loops.
 public enum JPEGPreview {
     /// A JPEG `width` pixels wide (never wider than the source), its height by the source's
-    /// aspect ratio. `maxSourcePixels` refuses a header that claims a larger image, before any
-    /// memory is given to it.
-    public static func make(from jpeg: [UInt8], width: Int, quality: Int, maxSourcePixels: Int) throws(PreviewError) -> [UInt8] {
+    /// aspect ratio. `maxSourcePixels` refuses a header that claims a larger image, and
+    /// `budget` one whose decoding would take more memory or scans, before any memory is
+    /// given to it.
+    public static func make(from jpeg: [UInt8], width: Int, quality: Int, maxSourcePixels: Int,
+                            budget: DecodeBudget = .standard) throws(PreviewError) -> [UInt8] {
         let result = jpeg.withUnsafeBytes { bytes in
-            Result { () throws(PreviewError) in try make(from: bytes, width: width, quality: quality, maxSourcePixels: maxSourcePixels) }
+            Result { () throws(PreviewError) in try make(from: bytes, width: width, quality: quality, maxSourcePixels: maxSourcePixels, budget: budget) }
         }
         return try result.get()
     }
 
     /// The same from bytes in place (a mapped file: a panorama is never copied whole).
-    public static func make(from source: UnsafeRawBufferPointer, width: Int, quality: Int, maxSourcePixels: Int) throws(PreviewError) -> [UInt8] {
+    public static func make(from source: UnsafeRawBufferPointer, width: Int, quality: Int, maxSourcePixels: Int,
+                            budget: DecodeBudget = .standard) throws(PreviewError) -> [UInt8] {
         guard width > 0 else { throw PreviewError("a preview needs a width") }
         guard let base = source.baseAddress?.assumingMemoryBound(to: UInt8.self), !source.isEmpty else { throw PreviewError("an empty file is not a JPEG") }
         let jpeg = UnsafeBufferPointer(start: base, count: source.count)
@@ -44,10 +47,13 @@ public enum JPEGPreview {
         guard decoded.width * decoded.height <= 4 * target * target else {
             throw PreviewError("a \(sourceWidth) × \(sourceHeight) image would decode to \(decoded.width) × \(decoded.height) pixels for a \(target)-wide preview")
         }
+        guard let structure = JPEGStructure.read(source) else { throw PreviewError("not a readable JPEG: its markers do not hold a frame and a scan") }
+        if let refusal = budget.refusal(structure, decodedPixels: decoded.width * decoded.height) { throw refusal }
         var pixels = [UInt8](repeating: 0, count: decoded.width * decoded.height * 3)
+        // TJFLAG_LIMITSCANS too: libjpeg-turbo's own ceiling, should the markers be read otherwise.
         let status = pixels.withUnsafeMutableBufferPointer { buffer in
             tjDecompress2(handle, jpeg.baseAddress, UInt(jpeg.count), buffer.baseAddress, Int32(decoded.width), 0, Int32(decoded.height),
-                          Int32(TJPF_RGB.rawValue), TJFLAG_FASTDCT)
+                          Int32(TJPF_RGB.rawValue), TJFLAG_FASTDCT | TJFLAG_LIMITSCANS)
         }
         // A warning (a truncated file, say) still leaves an image worth showing.
         guard status == 0 || tjGetErrorCode(handle) == Int32(TJERR_WARNING.rawValue) else {

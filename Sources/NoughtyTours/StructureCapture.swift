@@ -151,7 +151,7 @@ struct PlanRoom: Sendable {
 enum CaptureOutput {
     static func text(_ data: Data, _ what: String) throws(NoughtyToursError) -> String {
         do {
-            return try JSONReader.parse(Array(data)).canonicalText
+            return try JSONReader.parse(Array(data)).compactText
         } catch {
             throw .invalidInput("\(what) is not a JSON value (\(error.message))")
         }

@@ -22,6 +22,8 @@ public final class DatabasePool: Sendable {
     /// The reader threads, one per read connection.
     public let readerThreads: ThreadPool
     private let pending = Mutex<PendingWrites>(PendingWrites())
+    /// The file opened, checked before each commit.
+    public let file: DatabaseFile
 
     private struct PendingWrites {
         var jobs: [WriteJob] = []
@@ -32,6 +34,7 @@ public final class DatabasePool: Sendable {
     public init(path: String, readerCount: Int = 4) throws(SQLiteError) {
         let count = max(1, readerCount)
         writer = UncheckedDatabase(try Database(path: path))
+        file = try DatabaseFile(path: path)
         var made: [UncheckedDatabase] = []
         for _ in 0..<count {
             made.append(UncheckedDatabase(try Database(path: path)))
@@ -161,6 +164,9 @@ public final class DatabasePool: Sendable {
             }
         }
         do {
+            // Committed into a file no longer at its path, the writes would be acknowledged and
+            // lost: refused instead, every one.
+            if let gone = file.problem { throw gone }
             try database.execute("COMMIT")
         } catch {
             if database.isInTransaction { try? database.execute("ROLLBACK") }

@@ -10,7 +10,7 @@ extension StartupError {
     /// `mkdir -p`, a failure said in the system's words and naming the folder (Foundation's
     /// would be an NSCocoaErrorDomain dump). Each folder it makes is made durable (its parent
     /// fsynced): a data directory that vanished with a power cut would take the database along.
-    static func makeDirectories(_ path: String) throws(StartupError) {
+    public static func makeDirectories(_ path: String) throws(StartupError) {
         var built = path.hasPrefix("/") ? "" : "."
         for part in path.split(separator: "/") {
             let parent = built.isEmpty ? "/" : built
@@ -47,33 +47,41 @@ extension SyncService {
         }
     }
 
-    /// After a crash: no temporary file, and no file without its row.
+    /// After a crash: no temporary file, and no file without its row. Never removes files the
+    /// database cannot account for (`OrphanSweep`): then toursd refuses to start.
     func recover() throws(StartupError) {
         let temporary = context.blobs.removeTemporaryFiles()
-        var orphans = 0
+        let config = context.config
+        let stored = context.blobs.allKeys()
+        let named: Set<BlobKey>
+        let databaseIsNew: Bool
         do {
             // One query for every name the rows use, not one per file found.
-            var stored = context.blobs.allKeys()
-            // Another daemon on the same database may be between placing a file and committing
-            // its row: with a shared database only files older than the grace can be orphans.
-            if !context.config.databaseUrl.isEmpty {
-                let cutoff = time(nil) - context.config.orphanGraceSeconds
-                stored = stored.filter { key in
-                    var info = stat()
-                    return stat(context.blobs.path(key), &info) == 0 && info.st_mtim.tv_sec <= cutoff
-                }
-            }
             let kinds = Set(stored.map(\.kind))
-            let named = Set(try context.pool.readBlocking { try StoredFiles.named(by: $0, kinds: kinds) })
-            for key in stored where !named.contains(key) {
-                context.blobs.removeNow(key)
-                orphans += 1
+            (named, databaseIsNew) = try context.pool.readBlocking { db in
+                (Set(try StoredFiles.named(by: db, kinds: kinds)), !(try TenantStore.hasTokens(db)))
             }
         } catch {
             throw StartupError("cannot check stored files against the database: \(error)")
         }
-        if temporary + orphans > 0 {
-            context.logger.info("removed files left by an interrupted write", ["temporary": String(temporary), "orphans": String(orphans)])
+        var orphans = stored.subtracting(named)
+        // Another daemon on the same database may be between placing a file and committing
+        // its row: with a shared database only files older than the grace can be orphans.
+        if !config.databaseUrl.isEmpty {
+            let cutoff = time(nil) - config.orphanGraceSeconds
+            orphans = orphans.filter { key in
+                var info = stat()
+                return stat(context.blobs.path(key), &info) == 0 && info.st_mtim.tv_sec <= cutoff
+            }
+        }
+        let sweep = OrphanSweep(storedFiles: stored.count, orphans: orphans.count, databaseIsNew: databaseIsNew, limit: config.orphanSweepLimit)
+        if let refusal = sweep.refusal(database: config.databaseUrl.isEmpty ? "\(config.dataDir)/toursd.sqlite" : "the PostgreSQL database of databaseUrl",
+                                       blobFolder: config.blobFolder) {
+            throw StartupError(refusal)
+        }
+        for key in orphans { context.blobs.removeNow(key) }
+        if temporary + orphans.count > 0 {
+            context.logger.warn("removed files left by an interrupted write", ["temporary": String(temporary), "orphans": String(orphans.count)])
         }
     }
 
@@ -119,5 +127,33 @@ extension SyncService {
         guard write(fd, line, line.count) == line.count, fsync(fd) == 0 else {
             throw StartupError("cannot write \(path): \(String(cString: strerror(errno)))")
         }
+    }
+}
+
+/// Whether the start-up sweep may remove the stored files no row names. A crash between
+/// placing a file and committing its row leaves a few; a database that cannot account for the
+/// files at all (new beside a blob folder that holds files: a restore that forgot it, a volume
+/// mounted without it, a `databaseUrl` naming an empty database) would make every stored file
+/// look like one. Then nothing is removed and toursd does not start. Pure.
+struct OrphanSweep: Equatable {
+    var storedFiles: Int
+    var orphans: Int
+    /// The database has no token yet: made by this start, or never used.
+    var databaseIsNew: Bool
+    var limit: Int
+
+    /// Why toursd must not start, in words naming the case and the way out; nil: go on.
+    func refusal(database: String, blobFolder: String) -> String? {
+        if databaseIsNew && storedFiles > 0 {
+            return "the database (\(database)) is new, but \(blobFolder) holds \(storedFiles) stored files: the database that goes with "
+                + "them is missing. Restore it (or point dataDir or databaseUrl at it) and start again; to start afresh instead, move "
+                + "\(blobFolder) aside. Nothing was removed."
+        }
+        if orphans > limit {
+            return "\(orphans) stored files in \(blobFolder) have no row in the database (\(database)), more than orphanSweepLimit "
+                + "(\(limit)): the database cannot account for them (restored from an older copy, or another deployment's). Restore the "
+                + "database that goes with them; if the files are truly not needed, move them aside or raise orphanSweepLimit. Nothing was removed."
+        }
+        return nil
     }
 }

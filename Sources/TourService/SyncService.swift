@@ -96,6 +96,7 @@ public final class SyncService: Sendable {
         ownership.stop()
         context.advisoryLocks?.stop()
         context.blobs.io.stop()
+        context.previews.stop()
         context.pool.stop()
     }
 
@@ -112,7 +113,8 @@ public final class SyncService: Sendable {
         let authenticated = Authentication(context: context)
         let uploads = Uploads(context: context, sessions: sessions, ownership: ownership)
         let router = Router { table in
-            OpsRoutes.add(to: &table, metrics: metrics, routes: { routerBox.routes }, unavailable: { context.pool.unavailableReason })
+            OpsRoutes.add(to: &table, metrics: metrics, routes: { routerBox.routes }, unavailable: { context.pool.unavailableReason },
+                          serviceMetrics: { context.previews.metrics })
             table.group(ServiceErrors(logger: context.logger, retryAfterSeconds: context.config.retryAfterSeconds)) { table in
                 table.group(authenticated) { table in
                     PropertyRoutes.add(to: &table, context)

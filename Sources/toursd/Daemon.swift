@@ -84,15 +84,17 @@ enum Daemon {
         } catch {
             problems.append(error.message)
         }
-        // The data directory, or the nearest folder above it that exists, must be a writable folder.
-        var directory = config.dataDir
-        var isFolder: ObjCBool = false
-        while !FileManager.default.fileExists(atPath: directory, isDirectory: &isFolder) {
-            let parent = (directory as NSString).deletingLastPathComponent
-            directory = parent.isEmpty ? "." : parent
+        // What serve does first: the data directory made (as serve would), then the address bound.
+        do throws(StartupError) {
+            try StartupError.makeDirectories(config.dataDir)
+            if !FileManager.default.isWritableFile(atPath: config.dataDir) { problems.append("dataDir \(config.dataDir) cannot be written") }
+        } catch {
+            problems.append("dataDir: \(error.message)")
         }
-        if !isFolder.boolValue || !FileManager.default.isWritableFile(atPath: directory) {
-            problems.append("dataDir \(config.dataDir) cannot be written (\(directory) is not a writable folder)")
+        do {
+            try HTTPServer.checkListening(config.server)
+        } catch {
+            problems.append("cannot listen on \(config.host):\(config.port): \(error)")
         }
         if !config.logFile.isEmpty {
             let folder = (config.logFile as NSString).deletingLastPathComponent
@@ -114,6 +116,13 @@ enum Daemon {
     }
 
     private static func serve(_ config: ToursdConfig, arguments: [String]) throws(StartupError) -> Never {
+        // Before anything is created: a busy port or a wrong host makes no data directory,
+        // tenant or token.
+        do {
+            try HTTPServer.checkListening(config.server)
+        } catch {
+            throw StartupError("cannot listen on \(config.host):\(config.port): \(error)")
+        }
         let logger = try logger(config)
         let service = try SyncService.open(config: config, logger: logger, crashAt: try crashPoint())
         let metrics = ServerMetrics()
@@ -200,11 +209,16 @@ enum Daemon {
         }
         server.updateLimits(new.server)
         logger.level = new.level
+        // What the log goes to after the reload: the file reopened, or, when it cannot be
+        // opened, the one in use before (said as such, never as the path that failed).
+        var logReopened = "no"
         if !new.logFile.isEmpty {
             do throws(LogFileError) {
                 try logger.sink.reopen(path: new.logFile)
+                logReopened = new.logFile
             } catch {
-                logger.error("the log file could not be reopened", ["error": error.description])
+                logger.error("the log file could not be reopened; logging goes on where it went", ["error": error.description])
+                logReopened = "failed"
             }
         }
         // What changed, applied or not; the configuration in force keeps the old values of the others.
@@ -212,7 +226,7 @@ enum Daemon {
         let applied = changed.filter { ToursdConfig.liveKeys.contains($0) }
         let needRestart = changed.filter { !ToursdConfig.liveKeys.contains($0) }
         logger.info("reloaded", ["changed": applied.isEmpty ? "nothing" : applied.joined(separator: ","),
-                                 "logReopened": new.logFile.isEmpty ? "no" : new.logFile,
+                                 "logReopened": logReopened,
                                  "needRestart": needRestart.isEmpty ? "nothing" : needRestart.joined(separator: ",")])
         var inForce = current
         for (key, value) in new.values where ToursdConfig.liveKeys.contains(key) { try? inForce.set(key, value) }

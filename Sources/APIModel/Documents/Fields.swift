@@ -83,10 +83,11 @@ public struct Fields {
         return array
     }
 
-    /// Any JSON value, as canonical text; nil when absent or null.
+    /// Any JSON value, as compact text with its numbers as sent (`JSONValue.compactText`);
+    /// nil when absent or null.
     public func canonical(_ key: String) -> String? {
         guard let value = self[key], !value.isNull else { return nil }
-        return value.canonicalText
+        return value.compactText
     }
 
     /// A string-to-string object (metadata), or nil when absent or null.

@@ -141,6 +141,9 @@ public struct PlanInput: Equatable, Sendable, JSONDocument {
     /// Outline points in all the plan's rooms (a floor's rooms have tens each): 500 rooms of
     /// 10,000 points took minutes of CPU and a gigabyte to store.
     public static let maxPoints = 100_000
+    /// How far from the origin an outline point may be, in metres, by default: a building is
+    /// metres to a few kilometres across; past this a drawing's arithmetic loses its meaning.
+    public static let defaultMaxCoordinate = 100_000.0
 
     public init(planId: String, mode: PlanMode, rooms: [RoomInput], structure: String?) {
         self.planId = planId
@@ -151,7 +154,8 @@ public struct PlanInput: Equatable, Sendable, JSONDocument {
 
     /// The plan, and its canonical bytes (the same plan re-sent with other key order or
     /// spacing has the same bytes: what tells a planId's other content apart).
-    public static func parse(_ bytes: [UInt8], maxDepth: Int = JSONReader.defaultMaxDepth) throws(InvalidDocument) -> (plan: PlanInput, canonical: [UInt8]) {
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = JSONReader.defaultMaxDepth,
+                             maxCoordinate: Double = defaultMaxCoordinate) throws(InvalidDocument) -> (plan: PlanInput, canonical: [UInt8]) {
         let value = try Fields.value(bytes, maxDepth: maxDepth)
         let json = try Fields(value, context: "body")
         let planId = try Identifier.validated(try json.string("planId"), "planId")
@@ -170,7 +174,7 @@ public struct PlanInput: Equatable, Sendable, JSONDocument {
             let outlinePoints = try room.array("outline")
             points += outlinePoints.count
             guard points <= maxPoints else { throw InvalidDocument("a plan has at most \(maxPoints) outline points in all its rooms") }
-            let outline = try outline(outlinePoints, index)
+            let outline = try outline(outlinePoints, index, maxCoordinate: maxCoordinate)
             let height = try room.optionalNumber("height")
             if let height, !(height > 0 && height < 100) { throw InvalidDocument("rooms[\(index)].height must be between 0 and 100 metres") }
             rooms.append(RoomInput(id: id, name: name, outline: outline, height: height, capture: room.canonical("capture")))
@@ -179,21 +183,26 @@ public struct PlanInput: Equatable, Sendable, JSONDocument {
         return (plan, value.canonicalBytes)
     }
 
-    /// outline: an array of [x, y] points, at least 3, finite numbers; as canonical text.
-    private static func outline(_ points: [JSONValue], _ index: Int) throws(InvalidDocument) -> String {
+    /// outline: an array of [x, y] points, at least 3, finite numbers within `maxCoordinate`
+    /// metres of the origin; as canonical text.
+    private static func outline(_ points: [JSONValue], _ index: Int, maxCoordinate: Double) throws(InvalidDocument) -> String {
         guard pointsPerRoom.contains(points.count) else {
             throw InvalidDocument("rooms[\(index)].outline needs \(pointsPerRoom.lowerBound) to \(pointsPerRoom.upperBound) points")
         }
         var writer = JSONWriter(capacity: points.count * 12)
-        var valid = true
+        var valid = true, bounded = true
         writer.array(points) { writer, point in
             guard let pair = point.array, pair.count == 2, let x = pair[0].double, let y = pair[1].double else {
                 valid = false
                 return
             }
+            if !(abs(x) <= maxCoordinate && abs(y) <= maxCoordinate) { bounded = false }
             writer.array([x, y]) { $0.double($1) }
         }
         guard valid else { throw InvalidDocument("rooms[\(index)].outline must be [[x, y], ...] of numbers") }
+        guard bounded else {
+            throw InvalidDocument("rooms[\(index)].outline has a point farther than \(Int(maxCoordinate)) metres from the origin")
+        }
         return String(decoding: writer.bytes, as: UTF8.self)
     }
 

@@ -35,14 +35,18 @@ public struct ShareDocument: JSONDocument, Equatable, Sendable {
 /// `{"items": [Share…]}`: a tour's unexpired share links.
 public struct ShareList: JSONDocument, Equatable, Sendable {
     public var items: [ShareDocument]
+    /// The cursor of the next page (`?after=`), nil on the last.
+    public var next: String?
 
-    public init(items: [ShareDocument]) {
+    public init(items: [ShareDocument], next: String? = nil) {
         self.items = items
+        self.next = next
     }
 
     public func write(to writer: inout JSONWriter) {
         writer.object { writer in
             writer.key("items"); writer.array(items) { writer, share in share.write(to: &writer) }
+            writer.key("next"); writer.string(next)
         }
     }
 }

@@ -61,6 +61,15 @@ public enum JSONValue: Equatable, Sendable {
     }
 
     public var canonicalText: String { String(decoding: canonicalBytes, as: UTF8.self) }
+
+    /// Compact text for an opaque value that is stored and given back: keys sorted, no
+    /// whitespace, and every number's literal exactly as it came (a Double would turn
+    /// 18446744073709551615 into 1.8446744073709552e+19 and -0.0 into 0).
+    public var compactText: String {
+        var writer = JSONWriter()
+        writer.value(self, numbers: .asSent)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
 }
 
 public struct JSONMember: Equatable, Sendable {

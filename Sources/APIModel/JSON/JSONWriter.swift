@@ -109,20 +109,35 @@ public struct JSONWriter {
         needsComma = true
     }
 
-    /// A value in canonical form: object keys sorted by their UTF-8 bytes, numbers normalized.
-    public mutating func value(_ value: JSONValue) {
+    /// How a value's numbers are written.
+    public enum Numbers: Sendable {
+        /// Each number's literal exactly as it came: opaque values are kept as sent
+        /// (18446744073709551615, -0.0 and 0.1000000000000000055511151231257827 stay so).
+        case asSent
+        /// Normalized (`number(_:)`): equal numbers in other spellings give equal bytes.
+        case normalized
+    }
+
+    /// A value with its object keys sorted by their UTF-8 bytes and no whitespace; numbers
+    /// as `numbers` says.
+    public mutating func value(_ value: JSONValue, numbers: Numbers = .normalized) {
         switch value {
         case .null: null()
         case .bool(let flag): bool(flag)
         case .number(let text):
-            number(text)
+            switch numbers {
+            case .normalized: number(text)
+            case .asSent:
+                bytes.append(utf8: text)
+                needsComma = true
+            }
         case .string(let text): string(text)
-        case .array(let values): array(values) { $0.value($1) }
+        case .array(let values): array(values) { $0.value($1, numbers: numbers) }
         case .object(let members):
             object { writer in
                 for member in members.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
                     writer.memberKey(member.key)
-                    writer.value(member.value)
+                    writer.value(member.value, numbers: numbers)
                 }
             }
         }

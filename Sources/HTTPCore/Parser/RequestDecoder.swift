@@ -33,10 +33,13 @@ public struct RequestDecoder {
         var sawContent = false
     }
 
-    /// A chunk-size line: 1*HEXDIG [ chunk-ext ] CRLF
+    /// A chunk-size line: 1*HEXDIG [ chunk-ext ] CRLF, where chunk-ext is
+    /// *( BWS ";" BWS ext ): after the digits only whitespace and then ";" may come.
     private struct ChunkSizeLine {
         var size: Int64 = 0
         var digits = 0
+        /// Whitespace after the digits: only more of it or ";" may follow.
+        var afterSize = false
         var inExtension = false
         var length = 0
         var sawCR = false
@@ -170,31 +173,37 @@ public struct RequestDecoder {
                 line.length += 1
                 // A size line with extensions is bounded like a header line.
                 if line.length > maxHeadBytes { throw .badRequest("chunk size line too long") }
+                // Lenient framing is how requests are smuggled past a proxy that reads it
+                // otherwise: CRLF only, and nothing but an extension after the size.
                 if line.sawCR {
                     guard byte == UInt8(ascii: "\n") else { throw .badRequest("bare CR in chunk size line") }
+                    guard !line.afterSize || line.inExtension else { throw .badRequest("whitespace after a chunk size without an extension") }
                     return try finishSizeLine(line, consumed: index)
                 } else if byte == UInt8(ascii: "\r") {
                     line.sawCR = true
                 } else if byte == UInt8(ascii: "\n") {
-                    return try finishSizeLine(line, consumed: index)
+                    throw .badRequest("bare LF in chunk size line")
                 } else if line.inExtension {
                     guard byte == UInt8(ascii: "\t") || (byte >= 0x20 && byte != 0x7f) else {
                         throw .badRequest("invalid character in chunk extension")
                     }
-                } else if let digit = hexDigitValue(byte) {
+                } else if byte == UInt8(ascii: ";") {
+                    guard line.digits > 0 else { throw .badRequest("malformed chunk size") }
+                    line.inExtension = true
+                } else if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
+                    guard line.digits > 0 else { throw .badRequest("malformed chunk size") }
+                    line.afterSize = true
+                } else if !line.afterSize, let digit = hexDigitValue(byte) {
                     // 15 hex digits is far beyond any limit and cannot overflow Int64.
                     guard line.digits < 15 else { throw .payloadTooLarge("chunk size too large") }
                     line.size = line.size << 4 | Int64(digit)
                     line.digits += 1
-                } else if byte == UInt8(ascii: ";") || byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
-                    guard line.digits > 0 else { throw .badRequest("malformed chunk size") }
-                    line.inExtension = true
                 } else {
                     throw .badRequest("malformed chunk size")
                 }
                 state = .chunkSize(line)
             case .chunkDataEnd(let sawCR):
-                if byte == UInt8(ascii: "\n") {
+                if byte == UInt8(ascii: "\n") && sawCR {
                     state = .chunkSize(ChunkSizeLine())
                 } else if byte == UInt8(ascii: "\r") && !sawCR {
                     state = .chunkDataEnd(sawCR: true)
@@ -205,6 +214,7 @@ public struct RequestDecoder {
                 section.total += 1
                 if section.total > maxHeadBytes { throw .headerTooLarge("trailer section too large") }
                 if byte == UInt8(ascii: "\n") {
+                    guard section.sawCR else { throw .badRequest("bare LF in trailer section") }
                     if section.lineLength == 0 {
                         state = .head(HeadScan())
                         return (.end, index)

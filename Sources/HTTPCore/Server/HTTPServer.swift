@@ -57,6 +57,15 @@ public final class HTTPServer: Sendable {
     }
 
     /// Binds, starts accepting and returns the address it listens on.
+    /// Whether the configuration's address can be listened on now: the host parsed and the
+    /// port bound, then let go at once. What a start-up asks before it creates anything, and
+    /// what check-config tries.
+    public static func checkListening(_ configuration: ServerConfiguration) throws {
+        let address = try SocketAddress(host: configuration.host, port: configuration.port)
+        let (fd, _) = try Socket.listen(address, backlog: 1)
+        close(fd)
+    }
+
     public func start() throws -> SocketAddress {
         // sendfile(2) has no MSG_NOSIGNAL: a client gone mid-file must give EPIPE, not kill
         // the process. Ignored process-wide, whatever host embeds the server.

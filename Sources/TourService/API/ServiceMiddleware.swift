@@ -67,6 +67,9 @@ struct ServiceErrors: Middleware {
             throw error
         } catch let error as SQLiteError where error.isDiskFull {
             throw ServiceError(.insufficientStorage, "the server's disk is full")
+        } catch let error as DatabaseFileGone {
+            logger.error("a write was refused", ["id": request.id.description, "error": error.message])
+            throw ServiceError(.unavailable, "the server cannot store anything now: \(error.message)", retryAfterSeconds: retryAfterSeconds)
         } catch let error as PostgresError {
             let mapped = ServiceError(database: error, retryAfterSeconds: retryAfterSeconds)
             if mapped.code == .internal { logger.error("request failed", ["id": request.id.description, "error": mapped.message]) }

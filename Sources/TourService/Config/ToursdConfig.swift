@@ -26,6 +26,10 @@ public struct ToursdConfig: Sendable, Equatable {
     /// With a shared database, the start-up sweep leaves files younger than this alone (another
     /// daemon may be between placing a file and committing its row).
     public var orphanGraceSeconds = 3600
+    /// At start-up, files without a row are removed as left by an interrupted write only while there
+    /// are at most this many; more, and toursd refuses to start (a database that cannot account
+    /// for the files: restored without them, or the wrong one).
+    public var orphanSweepLimit = 100
     /// With several daemons: how long a PATCH waits for the daemon writing its upload to stop
     /// (then 503 with Retry-After).
     public var uploadTakeoverSeconds = 10
@@ -45,6 +49,8 @@ public struct ToursdConfig: Sendable, Equatable {
     /// Arrays and objects nested deeper than this in a request body are a 400.
     public var maxJsonDepth = 64
     public var maxPlanBodyBytes = 16 * 1024 * 1024
+    /// How far from the origin, in metres, a plan's outline point may be (400 past it).
+    public var maxPlanCoordinateMetres = 100_000
     public var maxPanoramaBytes = 512 * 1024 * 1024
     public var maxWorldMapBytes = 256 * 1024 * 1024
     /// A long tus PATCH makes its bytes durable every this many (0: only at its end), so that a
@@ -94,6 +100,8 @@ public struct ToursdConfig: Sendable, Equatable {
     /// The lifetimes a share link may be given (API.md: 1 hour to 90 days).
     public var shareMinSeconds = 3600
     public var shareMaxSeconds = 90 * 86_400
+    /// Live share links one tour may have at once (409 past it).
+    public var maxSharesPerTour = 100
     /// The preview widths served, ascending (`GET /v1/panoramas/{id}/preview?width=N`).
     public var previewWidths = [320, 1024, 4096]
     /// Proxies (a balancer) whose `X-Forwarded-For` names the client, for limits per client
@@ -103,6 +111,16 @@ public struct ToursdConfig: Sendable, Equatable {
     public var previewQuality = 82
     /// A JPEG claiming more pixels than this gets the placeholder instead of a preview.
     public var maxPreviewSourcePixels = 16_384 * 16_384
+    /// Threads that decode images for previews, apart from the file I/O pool.
+    public var previewThreads = 1
+    /// Distinct previews waiting to be made; past it a preview request is a 503 with Retry-After.
+    /// Identical requests share one making and count once.
+    public var previewQueueLimit = 16
+    /// The memory one preview's decoding may take: the coefficient buffer of a progressive or
+    /// multi-scan JPEG, or the decoded pixels; a JPEG needing more gets the placeholder.
+    public var maxPreviewDecodeBytes = 256 << 20
+    /// Scans a JPEG may have for a preview to be made of it (each is a pass over the coefficients).
+    public var maxPreviewScans = 64
     /// Properties on one page of the viewer's list.
     public var viewerPageSize = 25
     /// The most a viewer form (sign-in, share link) may post.
@@ -112,7 +130,7 @@ public struct ToursdConfig: Sendable, Equatable {
 
     /// The keys, each with how to set it from text.
     private static let setters: [String: @Sendable (inout ToursdConfig, String) -> Bool] = [
-        "host": { $0.host = $1; return !$1.isEmpty },
+        "host": { $0.host = $1; return (try? SocketAddress(host: $1, port: 0)) != nil },
         "port": { config, text in setInt(&config.port, text, 0...65_535) },
         "dataDir": { $0.dataDir = $1; return !$1.isEmpty },
         "migrationsDir": { $0.migrationsDir = $1; return true },
@@ -122,6 +140,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "databaseHandlerThreads": { config, text in setInt(&config.databaseHandlerThreads, text, 0...1000) },
         "blobDir": { $0.blobDir = $1; return true },
         "orphanGraceSeconds": { config, text in setInt(&config.orphanGraceSeconds, text, 0...30 * 86_400) },
+        "orphanSweepLimit": { config, text in setInt(&config.orphanSweepLimit, text, 0...10_000_000) },
         "uploadTakeoverSeconds": { config, text in setInt(&config.uploadTakeoverSeconds, text, 1...600) },
         "tokenCacheEntries": { config, text in setInt(&config.tokenCacheEntries, text, 1...10_000_000) },
         "sqliteReaders": { config, text in setInt(&config.sqliteReaders, text, 1...64) },
@@ -132,6 +151,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "maxJsonBodyBytes": { config, text in setInt(&config.maxJsonBodyBytes, text, 1024...1_073_741_824) },
         "maxJsonDepth": { config, text in setInt(&config.maxJsonDepth, text, 8...1024) },
         "maxPlanBodyBytes": { config, text in setInt(&config.maxPlanBodyBytes, text, 1024...1_073_741_824) },
+        "maxPlanCoordinateMetres": { config, text in setInt(&config.maxPlanCoordinateMetres, text, 1...10_000_000) },
         "maxPanoramaBytes": { config, text in setInt(&config.maxPanoramaBytes, text, 1...1 << 40) },
         "maxWorldMapBytes": { config, text in setInt(&config.maxWorldMapBytes, text, 1...1 << 40) },
         "uploadDurableStepBytes": { config, text in setInt(&config.uploadDurableStepBytes, text, 0...1 << 30) },
@@ -169,6 +189,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "signInWindowSeconds": { config, text in setInt(&config.signInWindowSeconds, text, 1...86_400) },
         "shareMinSeconds": { config, text in setInt(&config.shareMinSeconds, text, 1...365 * 86_400) },
         "shareMaxSeconds": { config, text in setInt(&config.shareMaxSeconds, text, 1...10 * 365 * 86_400) },
+        "maxSharesPerTour": { config, text in setInt(&config.maxSharesPerTour, text, 1...1_000_000) },
         "previewWidths": { config, text in
             let widths = text.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
             guard !widths.isEmpty, widths.count == text.split(separator: ",").count, widths.allSatisfy({ (16...8192).contains($0) }),
@@ -184,6 +205,10 @@ public struct ToursdConfig: Sendable, Equatable {
         },
         "previewQuality": { config, text in setInt(&config.previewQuality, text, 1...100) },
         "maxPreviewSourcePixels": { config, text in setInt(&config.maxPreviewSourcePixels, text, 1...(1 << 32)) },
+        "previewThreads": { config, text in setInt(&config.previewThreads, text, 1...64) },
+        "previewQueueLimit": { config, text in setInt(&config.previewQueueLimit, text, 1...100_000) },
+        "maxPreviewDecodeBytes": { config, text in setInt(&config.maxPreviewDecodeBytes, text, 1 << 20...1 << 36) },
+        "maxPreviewScans": { config, text in setInt(&config.maxPreviewScans, text, 1...10_000) },
         "viewerPageSize": { config, text in setInt(&config.viewerPageSize, text, 1...200) },
         "maxFormBodyBytes": { config, text in setInt(&config.maxFormBodyBytes, text, 1024...1_048_576) },
     ]

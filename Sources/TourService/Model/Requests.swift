@@ -8,8 +8,11 @@ struct PlanUpload {
     var plan: PlanInput
     var digest: String
 
-    static func parse(_ bytes: [UInt8], maxDepth: Int = JSONReader.defaultMaxDepth) throws(ServiceError) -> PlanUpload {
-        let (plan, canonical) = try ServiceError.parsing { () throws(InvalidDocument) in try PlanInput.parse(bytes, maxDepth: maxDepth) }
+    static func parse(_ bytes: [UInt8], maxDepth: Int = JSONReader.defaultMaxDepth,
+                      maxCoordinate: Double = PlanInput.defaultMaxCoordinate) throws(ServiceError) -> PlanUpload {
+        let (plan, canonical) = try ServiceError.parsing { () throws(InvalidDocument) in
+            try PlanInput.parse(bytes, maxDepth: maxDepth, maxCoordinate: maxCoordinate)
+        }
         return PlanUpload(plan: plan, digest: ByteEncoding.hex(StreamingDigest.hash(.sha256, canonical)))
     }
 }

@@ -25,7 +25,8 @@ enum FloorRoutes {
         table.add(.put, "/v1/floors/{floorId}/plan", bodyLimit: Int64(context.config.maxPlanBodyBytes)) { request in
             try requireJSON(request)
             let (tenant, floorId) = (request.tenant, try request.uuid("floorId"))
-            let plan = try PlanUpload.parse(try await request.body.collect(upTo: request.bodyLimit), maxDepth: context.config.maxJsonDepth)
+            let plan = try PlanUpload.parse(try await request.body.collect(upTo: request.bodyLimit), maxDepth: context.config.maxJsonDepth,
+                                            maxCoordinate: Double(context.config.maxPlanCoordinateMetres))
             let outcome = try await context.write { try TourStore.applyPlan($0, tenant, floorId: floorId, plan) }
             context.crashPoints.reached(.planCommitted)
             if let cleared = outcome.clearedWorldMap { await context.blobs.remove(cleared) }

@@ -9,8 +9,9 @@ enum OpsRoutes {
 
     /// `unavailable`: why the database cannot be reached, as its storage last saw (read
     /// without I/O): then `/healthz` says `degraded` with the reason.
+    /// `serviceMetrics`: the service's own lines of /metrics, after the HTTP layer's.
     static func add(to table: inout RouteTable, metrics: ServerMetrics, routes: @escaping @Sendable () -> [Route],
-                    unavailable: @escaping @Sendable () -> String? = { nil }) {
+                    unavailable: @escaping @Sendable () -> String? = { nil }, serviceMetrics: @escaping @Sendable () -> String = { "" }) {
         table.add(.get, "/healthz", inline: true) { _ in
             guard let reason = unavailable() else { return .json(.ok, healthBody) }
             var body: [UInt8] = Array(#"{"reason":"#.utf8)
@@ -20,7 +21,7 @@ enum OpsRoutes {
         }
         table.add(.get, "/metrics", inline: true) { _ in
             Response(status: .ok, contentType: "text/plain; version=0.0.4; charset=utf-8",
-                     body: .bytes(Array(metrics.render(routes: routes()).utf8)))
+                     body: .bytes(Array((metrics.render(routes: routes()) + serviceMetrics()).utf8)))
         }
     }
 }

@@ -8,15 +8,17 @@ enum PreviewRoutes {
         table.add(.get, "/v1/panoramas/{panoramaId}/preview") { request in
             let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
             guard let panorama = try await context.read({ try TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
-            return try await context.preview(tenant, panorama, for: request)
+            return try await context.preview(tenant, panorama, for: request, cacheControl: "private, max-age=86400")
         }
     }
 }
 
 extension ServiceContext {
     /// The preview answer of a panorama already found in the tenant's storage: 304 for the
-    /// ETag the client has, else the file (made first when not cached).
-    func preview(_ tenant: Int64, _ panorama: PanoramaRecord, for request: Request) async throws -> Response {
+    /// ETag the client has, else the file (made first when not cached). `cacheControl`: how
+    /// long a browser may keep it without asking (the viewer's previews: not at all, since a
+    /// share link can be revoked).
+    func preview(_ tenant: Int64, _ panorama: PanoramaRecord, for request: Request, cacheControl: String) async throws -> Response {
         let widths = config.previewWidths
         let width: Int
         if let text = try request.queryParameter("width") {
@@ -28,12 +30,16 @@ extension ServiceContext {
             width = widths[0]
         }
         let etag = "\"\(panorama.sha256.prefix(32))-\(width)\""
-        let headers = [HTTPField(name: "ETag", value: etag), HTTPField(name: "Cache-Control", value: "private, max-age=86400")]
+        let headers = [HTTPField(name: "ETag", value: etag), HTTPField(name: "Cache-Control", value: cacheControl)]
         if StoredContent.matches(request.headers["if-none-match"], etag) {
             return Response(status: .notModified, headers: headers)
         }
         let source = blobs.path(BlobKey(tenant: tenant, kind: .panorama, id: panorama.id))
-        let body: ResponseBody = switch try await previews.preview(tenant: tenant, panorama, width: width, source: source) {
+        let stillStored: @Sendable () async -> Bool = { [self] in
+            // A read that fails leaves the preview: the panorama's deletion removes it then.
+            (try? await read { try TourStore.panorama($0, tenant, panorama.id) }).map { $0?.sha256 == panorama.sha256 } ?? true
+        }
+        let body: ResponseBody = switch try await previews.preview(tenant: tenant, panorama, width: width, source: source, stillStored: stillStored) {
         case .file(let fd, let size): .file(FileRegion(fd: fd, offset: 0, length: size))
         case .made(let bytes): .bytes(bytes)
         }

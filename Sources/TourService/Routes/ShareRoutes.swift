@@ -12,7 +12,10 @@ enum ShareRoutes {
             let input = try ServiceError.parsing { () throws(InvalidDocument) in
                 try ShareInput.parse(body, allowed: allowed, maxDepth: context.config.maxJsonDepth)
             }
-            guard let share = try await context.write({ try ViewerStore.createShare($0, tenant, tourId: tourId, lifetime: input.expiresInSeconds) }) else {
+            let maxLive = context.config.maxSharesPerTour
+            guard let share = try await context.write({
+                try ViewerStore.createShare($0, tenant, tourId: tourId, lifetime: input.expiresInSeconds, maxLive: maxLive)
+            }) else {
                 throw ServiceError.notFound("tour", tourId)
             }
             return .document(.created, share)
@@ -20,10 +23,18 @@ enum ShareRoutes {
 
         table.add(.get, "/v1/tours/{tourId}/shares") { request in
             let (tenant, tourId) = (request.tenant, try request.uuid("tourId"))
-            guard let shares = try await context.read({ try ViewerStore.shares($0, tenant, tourId: tourId) }) else {
+            let limit: Int
+            if let text = try request.queryParameter("limit") {
+                guard let value = Int(text), (1...200).contains(value) else { throw ServiceError.badRequest("limit must be 1 to 200") }
+                limit = value
+            } else {
+                limit = 50
+            }
+            let after = try request.queryParameter("after").map { text throws(ServiceError) in try Identifier.checked(text, "after") }
+            guard let (page, more) = try await context.read({ try ViewerStore.shares($0, tenant, tourId: tourId, limit: limit, after: after) }) else {
                 throw ServiceError.notFound("tour", tourId)
             }
-            return .document(.ok, ShareList(items: shares))
+            return .document(.ok, ShareList(items: page, next: more ? page.last?.id : nil))
         }
 
         table.add(.delete, "/v1/shares/{shareId}") { request in

@@ -5,7 +5,7 @@ import Hashing
 extension ServiceContext {
     /// Answers a GET of a stored file: 304, 416, or its bytes (sent from the file).
     func content(_ key: BlobKey, _ content: StoredContent, for request: Request) async throws -> Response {
-        switch content.answer(range: request.headers["range"], ifNoneMatch: request.headers["if-none-match"]) {
+        switch content.answer(range: request.headers["range"], ifNoneMatch: request.headers["if-none-match"], ifRange: request.headers["if-range"]) {
         case .response(let response):
             return response
         case .bytes(let range, var response):
@@ -37,13 +37,21 @@ struct StoredContent {
         return ifNoneMatch == "*" || ifNoneMatch.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == etag }
     }
 
-    func answer(range: String?, ifNoneMatch: String?) -> Answer {
+    /// Whether a `Range` is to be honoured under `If-Range` (RFC 9110 §13.1.5): only when the
+    /// validator is this representation's strong ETag. A date, a weak tag or another tag means
+    /// the client holds other bytes, and gets all of these (200), never a mix of two.
+    static func rangeApplies(ifRange: String?, _ etag: String) -> Bool {
+        guard let ifRange else { return true }
+        return ifRange.trimmingCharacters(in: .whitespaces) == etag
+    }
+
+    func answer(range: String?, ifNoneMatch: String?, ifRange: String? = nil) -> Answer {
         let etag = "\"\(sha256)\""
         var headers = [HTTPField(name: "ETag", value: etag), HTTPField(name: "Accept-Ranges", value: "bytes")]
         if Self.matches(ifNoneMatch, etag) {
             return .response(Response(status: .notModified, headers: headers))
         }
-        switch ByteRange.parse(range, size: size) {
+        switch ByteRange.parse(Self.rangeApplies(ifRange: ifRange, etag) ? range : nil, size: size) {
         case .whole:
             if let bytes = ByteEncoding.bytes(fromHex: sha256) {
                 headers.append(HTTPField(name: "Repr-Digest", value: "sha-256=:\(ByteEncoding.base64(bytes)):"))

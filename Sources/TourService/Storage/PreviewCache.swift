@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import ImagePreviews
 import Logging
+import Synchronization
 import ThreadPools
 
 /// Previews of panoramas, made once and kept on disk: `previews/<tenant>/<panoramaId>/
@@ -11,19 +12,51 @@ import ThreadPools
 /// panorama id stored again with other bytes never gets an old preview; a panorama's directory
 /// goes when the panorama does. A cache: written to a temporary name, fsynced and renamed, so
 /// a crash leaves a whole preview or none, and a lost one is made again.
+///
+/// Decoding is the costliest thing toursd does for an anonymous visitor, so it is fenced in:
+/// on a pool of its own (`previewThreads`), never the file pool uploads are written on; under
+/// a memory and scan budget (`DecodeBudget`); one making per preview, however many ask at once
+/// (they share its outcome, which is cached before any of them is answered); and at most
+/// `previewQueueLimit` distinct previews waiting, past which a request is told 503.
 final class PreviewCache: Sendable {
     let root: String
     let io: ThreadPool
+    let decoders: ThreadPool
     let quality: Int
     let maxSourcePixels: Int
+    let budget: DecodeBudget
+    let queueLimit: Int
+    let retryAfterSeconds: Int
     let logger: Logger
+    private let makings = Mutex<[String: Task<[UInt8], any Error>]>([:])
+    /// Previews decoded since start (`/metrics`): what shows identical requests coalesced.
+    let decodes = Atomic<Int>(0)
 
-    init(dataDir: String, io: ThreadPool, quality: Int, maxSourcePixels: Int, logger: Logger) {
+    init(dataDir: String, io: ThreadPool, config: ToursdConfig, logger: Logger) {
         root = dataDir + "/previews"
         self.io = io
+        decoders = ThreadPool(name: "previews", threads: config.previewThreads, niceness: Int32(config.ioThreadNiceness))
         self.logger = logger
-        self.quality = quality
-        self.maxSourcePixels = maxSourcePixels
+        quality = config.previewQuality
+        maxSourcePixels = config.maxPreviewSourcePixels
+        budget = DecodeBudget(maxBytes: config.maxPreviewDecodeBytes, maxScans: config.maxPreviewScans)
+        queueLimit = config.previewQueueLimit
+        retryAfterSeconds = config.retryAfterSeconds
+    }
+
+    func stop() { decoders.stop() }
+
+    /// Its lines of /metrics.
+    var metrics: String {
+        """
+        # HELP toursd_preview_decodes_total Previews decoded (identical requests share one).
+        # TYPE toursd_preview_decodes_total counter
+        toursd_preview_decodes_total \(decodes.load(ordering: .relaxed))
+        # HELP toursd_previews_waiting Distinct previews being made or waiting to be.
+        # TYPE toursd_previews_waiting gauge
+        toursd_previews_waiting \(makings.withLock { $0.count })
+
+        """
     }
 
     private func directory(tenant: Int64, id: String) -> String { "\(root)/\(tenant)/\(id)" }
@@ -33,40 +66,60 @@ final class PreviewCache: Sendable {
     }
 
     /// What a preview request is answered with: the cached file, or the preview just made
-    /// (sent from memory while its file is written to the cache behind the answer).
+    /// (and already in the cache).
     enum Preview {
         case file(fd: Int32, size: Int64)
         case made([UInt8])
     }
 
-    /// The preview of a stored panorama at `width`, made first from `source` when not
-    /// cached. Runs on the I/O pool.
-    func preview(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: String) async throws -> Preview {
+    /// The preview of a stored panorama at `width`, made first from `source` when not cached.
+    /// `stillStored` asks whether the panorama is still there once its preview is in the
+    /// cache: a panorama deleted meanwhile takes that preview with it.
+    func preview(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: String,
+                 stillStored: @escaping @Sendable () async -> Bool) async throws -> Preview {
         let target = path(tenant: tenant, panorama, width: width)
-        let preview = try await io.run { [self] () throws -> Preview in
-            if let opened = Self.openFile(target) { return .file(fd: opened.fd, size: opened.size) }
-            return .made(try makePreview(panorama, width: width, source: source))
-        }
-        if case .made(let bytes) = preview {
-            let written = io.submit { [self] _ in
-                do {
-                    try write(bytes, to: target, tenant: tenant, id: panorama.id)
-                } catch {
-                    logger.warn("a preview cannot be cached", ["panorama": panorama.id, "error": "\(error)"])
-                }
+        if let opened = try await io.run({ Self.openFile(target) }) { return .file(fd: opened.fd, size: opened.size) }
+        // The making removes itself under this lock, which is held here until it is entered.
+        let making = try makings.withLock { inFlight throws(ServiceError) -> Task<[UInt8], any Error> in
+            if let making = inFlight[target] { return making }
+            guard inFlight.count < queueLimit else {
+                throw ServiceError(.unavailable, "too many previews are being made; try again shortly", retryAfterSeconds: retryAfterSeconds)
             }
-            if !written { logger.warn("a preview is not cached: the file pool has stopped", ["panorama": panorama.id]) }
+            let making = Task { [self] in
+                defer { _ = makings.withLock { $0.removeValue(forKey: target) } }
+                return try await make(tenant: tenant, panorama, width: width, source: source, target: target, stillStored: stillStored)
+            }
+            inFlight[target] = making
+            return making
         }
-        return preview
+        return .made(try await making.value)
     }
 
-    /// A JPEG panorama's preview; any other image, or a JPEG that cannot be read, gets the
-    /// placeholder (panoramas are 2:1).
+    /// One making: decoded on the preview pool, cached on the file pool, then checked against
+    /// a deletion that raced it (the deletion removes the row, then the folder; this writes the
+    /// file, then asks for the row: one of the two always sees the other).
+    private func make(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: String, target: String,
+                      stillStored: @escaping @Sendable () async -> Bool) async throws -> [UInt8] {
+        // Made meanwhile by a making that ended between this request's look and its turn.
+        if let cached = try await io.run({ () -> [UInt8]? in FileManager.default.contents(atPath: target).map { Array($0) } }) { return cached }
+        let bytes = try await decoders.run { [self] in try makePreview(panorama, width: width, source: source) }
+        decodes.add(1, ordering: .relaxed)
+        do {
+            try await io.run { [self] in try write(bytes, to: target, tenant: tenant, id: panorama.id) }
+        } catch {
+            logger.warn("a preview cannot be cached", ["panorama": panorama.id, "error": "\(error)"])
+        }
+        if !(await stillStored()) { await remove(tenant: tenant, ids: [panorama.id]) }
+        return bytes
+    }
+
+    /// A JPEG panorama's preview; any other image, or a JPEG that cannot be read or is over the
+    /// decode budget, gets the placeholder (panoramas are 2:1).
     func makePreview(_ panorama: PanoramaRecord, width: Int, source: String) throws -> [UInt8] {
         if panorama.contentType == "image/jpeg" {
             do {
                 return try MappedFile.read(source) { bytes in
-                    try JPEGPreview.make(from: bytes, width: width, quality: quality, maxSourcePixels: maxSourcePixels)
+                    try JPEGPreview.make(from: bytes, width: width, quality: quality, maxSourcePixels: maxSourcePixels, budget: budget)
                 }
             } catch let error as PreviewError {
                 logger.warn("a panorama's preview cannot be made: the placeholder stands in", ["panorama": panorama.id, "error": error.message])

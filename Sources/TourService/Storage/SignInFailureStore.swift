@@ -1,21 +1,27 @@
 import SQLiteDB
 
-/// Failed viewer sign-ins by client address (`SignInLimiter`). Times are Unix seconds.
+/// Sign-in attempts by client address (`SignInLimiter`). Times are Unix seconds. Each attempt
+/// is recorded when it is admitted, in the transaction that checks the limit, and forgotten
+/// only when it succeeds: attempts racing each other count against one limit.
 enum SignInFailureStore {
-    /// The address's failures after `since`, oldest first.
+    /// The address's attempts after `since`, oldest first.
     static func recent(_ db: any SQLConnection, _ address: [UInt8], since: Int64) throws -> [Int64] {
         try db.query("SELECT failed_at FROM sign_in_failures WHERE address = ? AND failed_at > ? ORDER BY failed_at",
                      Blob(address), since).compactMap { $0["failed_at"].int64 }
     }
 
-    /// Records a failure at `now`, and forgets every failure (of any address) from `since` or
-    /// before: the table holds one window's failures.
+    /// Records an attempt at `now`, and forgets every attempt (of any address) from `since` or
+    /// before: the table holds one window's attempts.
     static func record(_ db: any SQLConnection, _ address: [UInt8], now: Int64, forgetting since: Int64) throws {
         _ = try db.run("DELETE FROM sign_in_failures WHERE failed_at <= ?", since)
         _ = try db.run("INSERT INTO sign_in_failures (address, failed_at) VALUES (?, ?)", Blob(address), now)
     }
 
-    static func clear(_ db: any SQLConnection, _ address: [UInt8]) throws {
-        _ = try db.run("DELETE FROM sign_in_failures WHERE address = ?", Blob(address))
+    /// Forgets one attempt of the address made at `at` (one that succeeded): the others stay.
+    static func forget(_ db: any SQLConnection, _ address: [UInt8], at: Int64) throws {
+        _ = try db.run(db.dialect.pick(
+            sqlite: "DELETE FROM sign_in_failures WHERE rowid = (SELECT rowid FROM sign_in_failures WHERE address = ? AND failed_at = ? LIMIT 1)",
+            postgresql: "DELETE FROM sign_in_failures WHERE ctid = (SELECT ctid FROM sign_in_failures WHERE address = ? AND failed_at = ? LIMIT 1)"),
+            Blob(address), at)
     }
 }

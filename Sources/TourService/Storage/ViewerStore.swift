@@ -47,13 +47,17 @@ enum ViewerStore {
     // MARK: Shares
 
     /// Makes a share link of a tour; nil when the tenant has no such tour. Expired links of
-    /// the tenant go at the same time.
-    static func createShare(_ db: any SQLConnection, _ tenant: Int64, tourId: String, lifetime: Int) throws -> ShareDocument? {
+    /// the tenant go at the same time. A tour with `maxLive` live links already is a 409.
+    static func createShare(_ db: any SQLConnection, _ tenant: Int64, tourId: String, lifetime: Int, maxLive: Int) throws -> ShareDocument? {
         guard let property = try db.first("SELECT id FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId)?["id"].string else {
             return nil
         }
         let now = Timestamp.now()
         try db.run("DELETE FROM shares WHERE tenant_id = ? AND expires_at <= ?", tenant, now)
+        let live = try db.first("SELECT count(*) FROM shares WHERE tenant_id = ? AND property_id = ?", tenant, property)?[0].int64 ?? 0
+        guard live < maxLive else {
+            throw ServiceError(.conflict, "the tour has \(live) live share links, the most maxSharesPerTour allows: revoke one first")
+        }
         let secret = Secrets.make(prefix: "")
         let share = ShareDocument(id: Identifier.make(), tourId: tourId, url: "/t/" + secret, createdAt: now, expiresAt: Timestamp.now(plus: lifetime))
         try db.run("INSERT INTO shares (tenant_id, id, property_id, secret_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -61,17 +65,30 @@ enum ViewerStore {
         return share
     }
 
-    /// A tour's unexpired share links, newest first; nil when the tenant has no such tour.
-    static func shares(_ db: any SQLConnection, _ tenant: Int64, tourId: String) throws -> [ShareDocument]? {
-        guard try db.first("SELECT 1 FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId) != nil else { return nil }
-        return try db.query("""
-            SELECT shares.id, shares.created_at, shares.expires_at FROM shares
-            JOIN properties ON properties.tenant_id = shares.tenant_id AND properties.id = shares.property_id
-            WHERE shares.tenant_id = ? AND properties.tour_id = ? AND shares.expires_at > ?
-            ORDER BY shares.created_at DESC, shares.id
-            """, tenant, tourId, Timestamp.now())
-            .map { ShareDocument(id: $0["id"].string ?? "", tourId: tourId, url: nil, createdAt: $0["created_at"].string ?? "",
-                                 expiresAt: $0["expires_at"].string ?? "") }
+    /// A page of a tour's unexpired share links, newest first, after the link `after` (nil:
+    /// from the newest), and whether more follow; nil when the tenant has no such tour.
+    static func shares(_ db: any SQLConnection, _ tenant: Int64, tourId: String, limit: Int, after: String?) throws -> (page: [ShareDocument], more: Bool)? {
+        guard let property = try db.first("SELECT id FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId)?["id"].string else { return nil }
+        let now = Timestamp.now()
+        let rows: [Row]
+        if let after {
+            // Newest first, ties by id: the rows after the cursor's (created_at, id).
+            guard let cursor = try db.first("SELECT created_at FROM shares WHERE tenant_id = ? AND property_id = ? AND id = ?", tenant, property, after),
+                  let createdAt = cursor["created_at"].string else { throw ServiceError.badRequest("after names no share link of this tour") }
+            rows = try db.query("""
+                SELECT id, created_at, expires_at FROM shares
+                WHERE tenant_id = ? AND property_id = ? AND expires_at > ? AND (created_at < ? OR (created_at = ? AND id > ?))
+                ORDER BY created_at DESC, id LIMIT ?
+                """, tenant, property, now, createdAt, createdAt, after, limit + 1)
+        } else {
+            rows = try db.query("""
+                SELECT id, created_at, expires_at FROM shares WHERE tenant_id = ? AND property_id = ? AND expires_at > ?
+                ORDER BY created_at DESC, id LIMIT ?
+                """, tenant, property, now, limit + 1)
+        }
+        let page = rows.prefix(limit).map { ShareDocument(id: $0["id"].string ?? "", tourId: tourId, url: nil, createdAt: $0["created_at"].string ?? "",
+                                                          expiresAt: $0["expires_at"].string ?? "") }
+        return (page, rows.count > limit)
     }
 
     /// Revokes a share link; returns its property's id, nil when the tenant has no such link.

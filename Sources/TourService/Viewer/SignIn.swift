@@ -25,23 +25,27 @@ struct SignIn: Sendable {
     func submit(_ request: Request) async throws -> Response {
         let address = ClientAddress.of(peer: request.peerAddress, forwardedFor: request.headers["x-forwarded-for"],
                                        trusted: context.config.trustedProxyAddresses)
-        if let wait = try await context.signIns.retryAfter(address) {
+        let attempt: Int64
+        switch try await context.signIns.admit(address) {
+        case .admitted(let at): attempt = at
+        case .refused(let wait):
             throw ServiceError(.tooManyRequests, "Too many failed sign-ins from your address. Try again in \(wait) seconds.", retryAfterSeconds: wait)
         }
         let form = try FormFields(try await request.body.collect(upTo: request.bodyLimit))
         guard let expected = Cookies(request.headers["cookie"])[ViewerCookie.signIn], let csrf = form["csrf"],
               constantTimeEquals(Array(expected.utf8), Array(csrf.utf8)) else {
+            try await context.signIns.forget(address, at: attempt)
             return try await self.form(request, message: "The sign-in form expired. Please try again.", status: .forbidden)
         }
         let token = (form["token"] ?? "").trimmingCharacters(in: .whitespaces)
+        // A failed attempt stays counted, as admitted.
         guard let signedIn = try await context.read({ try TenantStore.signIn(token, $0) }) else {
-            try await context.signIns.recordFailure(address)
             return try await self.form(request, message: "That token is not valid, or it was revoked.", status: .unauthorized)
         }
         let lifetime = context.config.sessionLifetimeSeconds
         let cookie = try await context.write { db in
-            // A successful sign-in clears the address's failures.
-            try SignInFailureStore.clear(db, address)
+            // This attempt succeeded: it alone is forgotten, the failures before it stay.
+            try SignInFailureStore.forget(db, address, at: attempt)
             return try ViewerStore.startSession(db, tenant: signedIn.tenant, tokenId: signedIn.tokenId, lifetime: lifetime)
         }
         return .seeOther(ViewerPaths.list, headers: [

@@ -15,11 +15,13 @@ enum SignInWindow {
     }
 }
 
-/// `SignInWindow` over the failures recorded in the database, so that every daemon sharing it
+/// `SignInWindow` over the attempts recorded in the database, so that every daemon sharing it
 /// applies one limit (behind a balancer of N daemons a client would otherwise get N times the
-/// tries), and a restart forgets none. The clock is the wall clock, which daemons share. A
-/// successful sign-in clears the address's failures (`SignInFailureStore.clear`, in the
-/// transaction that starts its session).
+/// tries), and a restart forgets none. The clock is the wall clock, which daemons share. An
+/// attempt is checked and counted in one write (`admit`): 200 wrong tokens sent at once are
+/// `allowed` tries, not 200. One that succeeds is forgotten (`forget`, in the transaction that
+/// starts its session); the failures before it stay, so a client's own sign-ins never buy an
+/// attacker at the same address more guesses.
 struct SignInLimiter: Sendable {
     let pool: any SQLStorage
     let allowed: Int
@@ -33,14 +35,24 @@ struct SignInLimiter: Sendable {
 
     private var now: Int64 { Int64(Date().timeIntervalSince1970) }
 
-    func retryAfter(_ address: [UInt8]) async throws -> Int? {
-        let (now, window, allowed) = (self.now, self.window, self.allowed)
-        let failures = try await pool.read { try SignInFailureStore.recent($0, address, since: now - window) }
-        return SignInWindow.retryAfter(failures, allowed: allowed, window: window, now: now)
+    enum Admission: Equatable {
+        /// The attempt may go on; it was counted at this time.
+        case admitted(at: Int64)
+        case refused(retryAfterSeconds: Int)
     }
 
-    func recordFailure(_ address: [UInt8]) async throws {
-        let (now, window) = (self.now, self.window)
-        try await pool.write { try SignInFailureStore.record($0, address, now: now, forgetting: now - window) }
+    func admit(_ address: [UInt8]) async throws -> Admission {
+        let (now, window, allowed) = (self.now, self.window, self.allowed)
+        return try await pool.write { db in
+            let attempts = try SignInFailureStore.recent(db, address, since: now - window)
+            if let wait = SignInWindow.retryAfter(attempts, allowed: allowed, window: window, now: now) { return .refused(retryAfterSeconds: wait) }
+            try SignInFailureStore.record(db, address, now: now, forgetting: now - window)
+            return .admitted(at: now)
+        }
+    }
+
+    /// An admitted attempt that turned out not to be a try of a token (an expired form).
+    func forget(_ address: [UInt8], at: Int64) async throws {
+        try await pool.write { try SignInFailureStore.forget($0, address, at: at) }
     }
 }

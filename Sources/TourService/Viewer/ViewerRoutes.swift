@@ -61,7 +61,8 @@ enum ViewerRoutes {
         }
         table.add(.get, prefix + "/panoramas/{id}/preview", headers: ViewerResponses.security, secretPath: secret) { request in
             let (scope, panorama) = try await scopedPanorama(request, context)
-            return try await context.preview(scope.tenant, panorama, for: request)
+            // Revalidated on every view (a 304 when unchanged): a revoked link shows nothing more.
+            return try await context.preview(scope.tenant, panorama, for: request, cacheControl: "private, no-cache")
         }
         table.add(.get, prefix + "/panoramas/{id}/image", headers: ViewerResponses.security, secretPath: secret) { request in
             let (scope, panorama) = try await scopedPanorama(request, context)
@@ -129,7 +130,8 @@ enum ViewerRoutes {
                   let tour = try TourStore.tour(db, tenant, propertyId: propertyId) else { return nil }
             guard case .property = page else { return PageData(tour: tour) }
             return PageData(tour: tour, status: try TourStore.status(db, tenant, propertyId),
-                            shares: managesShares ? try ViewerStore.shares(db, tenant, tourId: tour.tourId) : nil)
+                            // The page lists the newest links; the API pages through them all.
+                            shares: managesShares ? try ViewerStore.shares(db, tenant, tourId: tour.tourId, limit: 50, after: nil)?.page : nil)
         }
         guard let data else { throw ServiceError.notFound(page.name, page.id) }
         let widths = PreviewWidths(thumbnail: context.previewWidth(near: 640), viewer: context.config.previewWidths.last ?? 1024)
@@ -171,9 +173,10 @@ enum ViewerRoutes {
         guard let seconds = form["expiresInSeconds"].flatMap({ Int($0) }), context.shareLifetimes.contains(seconds) else {
             throw ServiceError.badRequest("choose one of the offered lifetimes")
         }
+        let maxLive = context.config.maxSharesPerTour
         let share = try await context.write { db -> ShareDocument? in
             guard let property = try TourStore.property(db, tenant, propertyId) else { return nil }
-            return try ViewerStore.createShare(db, tenant, tourId: property.tourId, lifetime: seconds)
+            return try ViewerStore.createShare(db, tenant, tourId: property.tourId, lifetime: seconds, maxLive: maxLive)
         }
         guard let share, let url = share.url else { throw ServiceError.notFound("property", propertyId) }
         return try await page(.property(propertyId), request, context, madeShareURL: context.absoluteURL(url, request))

@@ -127,7 +127,8 @@ enum Format {
         guard value.isFinite else { return "0" }
         var scale = 1.0
         for _ in 0..<places { scale *= 10 }
-        let scaled = Int((abs(value) * scale).rounded())
+        // Clamped far below Int's range, so that no finite value can trap the conversion.
+        let scaled = Int(min(abs(value) * scale, 1e15).rounded())
         let whole = scaled / Int(scale)
         let fraction = scaled % Int(scale)
         var text = (value < 0 && scaled != 0 ? "-" : "") + String(whole)

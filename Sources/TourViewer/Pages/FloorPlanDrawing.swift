@@ -60,7 +60,9 @@ struct FloorPlanDrawing {
         ((point.x - minX) * scale + Self.margin, (point.y - minY) * scale + Self.margin)
     }
 
-    /// The area-weighted centre of a polygon (its vertices' mean when it has no area).
+    /// The area-weighted centre of a polygon; its vertices' mean when it has no area, or when
+    /// the area-weighted centre falls outside the polygon's bounds (a self-crossing outline
+    /// whose signed areas nearly cancel puts it arbitrarily far away).
     static func centroid(_ points: [(x: Double, y: Double)]) -> (x: Double, y: Double) {
         var area = 0.0, cx = 0.0, cy = 0.0
         for index in points.indices {
@@ -70,11 +72,15 @@ struct FloorPlanDrawing {
             cx += (a.x + b.x) * cross
             cy += (a.y + b.y) * cross
         }
-        guard abs(area) > 1e-9 else {
-            let count = Double(points.count)
-            return (points.map(\.x).reduce(0, +) / count, points.map(\.y).reduce(0, +) / count)
+        let count = Double(points.count)
+        let mean = (x: points.map(\.x).reduce(0, +) / count, y: points.map(\.y).reduce(0, +) / count)
+        guard abs(area) > 1e-9 else { return mean }
+        let centre = (x: cx / (3 * area), y: cy / (3 * area))
+        let xs = points.map(\.x), ys = points.map(\.y)
+        guard centre.x.isFinite, centre.y.isFinite, (xs.min()!...xs.max()!).contains(centre.x), (ys.min()!...ys.max()!).contains(centre.y) else {
+            return mean
         }
-        return (cx / (3 * area), cy / (3 * area))
+        return centre
     }
 
     /// The scale bar's length: the round number of metres closest to a sixth of the drawing.
