@@ -61,7 +61,7 @@ let package = Package(
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
         .testTarget(name: "APIModelTests", dependencies: ["APIModel"]),
         .testTarget(name: "TourViewerTests", dependencies: ["TourViewer", "APIModel"]),
-        .testTarget(name: "ImagePreviewsTests", dependencies: ["ImagePreviews"]),
+        .testTarget(name: "ImagePreviewsTests", dependencies: ["ImagePreviews", "TestSupport"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "Logging", "ThreadPools", "TestSupport"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "ThreadPoolsTests", dependencies: ["ThreadPools", "TestSupport"]),
@@ -70,7 +70,7 @@ let package = Package(
         .testTarget(name: "TourServiceTests", dependencies: ["TourService", "HTTPCore", "Hashing", "ImagePreviews", "Logging", "PostgresDB", "TestSupport"]),
         .testTarget(name: "NoughtyToursTests", dependencies: ["NoughtyTours", "APIModel", "SQLiteDB", "TestSupport"]),
         // One test per finding of the attack probe, black box, against the release toursd.
-        .testTarget(name: "AttackTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "AttackTests", dependencies: ["TestSupport", "ImagePreviews"]),
         // A client process the library's tests start and kill mid-drain.
         .executableTarget(name: "SyncWorker", dependencies: ["NoughtyTours", "Hashing"], path: "Tests/SyncWorker"),
         // make soak: clients through a chaos proxy while toursd is killed; checks both sides after.

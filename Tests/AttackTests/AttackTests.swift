@@ -10,10 +10,12 @@ import TestSupport
 /// (`make test` builds it first).
 @Suite(.serialized, .timeLimit(.minutes(3))) struct AttackTests {
     /// A release toursd on a data directory of its own, with config keys set as asked.
-    final class Target {
+    /// Immutable once made (each call opens a client of its own): shared by a test's threads.
+    final class Target: @unchecked Sendable {
         let dataDir = testDirectory("attack").path
         let daemon: ToursdProcess
         let token: String
+        let propertyId = UUID().uuidString.lowercased()
         let floorId = UUID().uuidString.lowercased()
 
         init(_ config: [String: Any] = [:], descriptorLimit: Int? = nil) throws {
@@ -27,7 +29,6 @@ import TestSupport
                                        executable: ToursdProcess.releaseExecutable)
             token = try daemon.adminToken
             let client = try self.client()
-            let propertyId = UUID().uuidString.lowercased()
             _ = try client.request("PUT", "/v1/properties/\(propertyId)", headers: auth + json, body: Array(#"{"name":"Target","floorCount":1}"#.utf8))
             _ = try client.request("PUT", "/v1/properties/\(propertyId)/floors/\(floorId)", headers: auth + json, body: Array(#"{"number":0}"#.utf8))
         }

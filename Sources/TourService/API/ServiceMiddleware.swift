@@ -10,6 +10,19 @@ enum Tenant: RequestAttribute {
 }
 
 extension Request {
+    /// A paged list's `?limit=N&after=CURSOR` (API.md: limit 1 to 200, 50 by default; the cursor
+    /// an id of the list).
+    func pageQuery() throws -> (limit: Int, after: String?) {
+        var limit = 50
+        if let text = try queryParameter("limit") {
+            guard let value = Int(text), (1...200).contains(value) else { throw ServiceError.badRequest("limit must be 1 to 200") }
+            limit = value
+        }
+        return (limit, try queryParameter("after").map { text throws(ServiceError) in try Identifier.checked(text, "after") })
+    }
+}
+
+extension Request {
     /// The authenticated tenant. Only routes behind `Authentication` ask.
     var tenant: Int64 {
         guard let tenant = attributes[Tenant.self] else { preconditionFailure("\(path) is not behind Authentication") }

@@ -47,8 +47,9 @@ public enum ToursdCommand: Equatable, Sendable {
     static let serveUsage = """
     usage: toursd [serve] [--config PATH] [--host ADDR] [--port N] [--data-dir DIR]
 
-    Runs the HTTP server in the foreground. On start it migrates the database, removes files
-    left by an interrupted write, creates tenant "default" with its token in
+    Runs the HTTP server in the foreground. On start it checks it can listen, migrates the
+    database, removes files left by an interrupted write (never those a new or another
+    database cannot account for: then it refuses to start), creates tenant "default" with its token in
     <data-dir>/admin.token if there is no token yet, and prints
     "listening on http://ADDR:PORT" on stderr. SIGTERM or SIGINT stop it gracefully; SIGHUP
     reloads the configuration (log level, connection limit, timeouts) and reopens logFile.
@@ -89,9 +90,9 @@ public enum ToursdCommand: Equatable, Sendable {
     static let checkUsage = """
     usage: toursd check-config [--config PATH] [--host ADDR] [--port N] [--data-dir DIR]
 
-    Prints every key's effective value (defaults, file, environment, flags) and checks that the
-    migrations can be read and the data directory written. Exits 0 when it can be served, 1
-    when not, 2 for a configuration mistake.
+    Prints every key's effective value (defaults, file, environment, flags) and tries what serve
+    will do: reads the migrations, makes the data directory and binds the address (then lets it
+    go). Exits 0 when it can be served, 1 when not, 2 for a configuration mistake.
 
     options:
     \(commonOptions)

@@ -17,14 +17,7 @@ enum PropertyRoutes {
 
         table.add(.get, "/v1/properties") { request in
             let tenant = request.tenant
-            let limit: Int
-            if let text = try request.queryParameter("limit") {
-                guard let value = Int(text), (1...200).contains(value) else { throw ServiceError.badRequest("limit must be 1 to 200") }
-                limit = value
-            } else {
-                limit = 50
-            }
-            let after = try request.queryParameter("after").map { text throws(ServiceError) in try Identifier.checked(text, "after") }
+            let (limit, after) = try request.pageQuery()
             let (page, next) = try await context.read { try TourStore.properties($0, tenant, limit: limit, after: after) }
             return .document(.ok, PropertyPage(items: page, next: next))
         }

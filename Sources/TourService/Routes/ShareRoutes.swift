@@ -23,14 +23,7 @@ enum ShareRoutes {
 
         table.add(.get, "/v1/tours/{tourId}/shares") { request in
             let (tenant, tourId) = (request.tenant, try request.uuid("tourId"))
-            let limit: Int
-            if let text = try request.queryParameter("limit") {
-                guard let value = Int(text), (1...200).contains(value) else { throw ServiceError.badRequest("limit must be 1 to 200") }
-                limit = value
-            } else {
-                limit = 50
-            }
-            let after = try request.queryParameter("after").map { text throws(ServiceError) in try Identifier.checked(text, "after") }
+            let (limit, after) = try request.pageQuery()
             guard let (page, more) = try await context.read({ try ViewerStore.shares($0, tenant, tourId: tourId, limit: limit, after: after) }) else {
                 throw ServiceError.notFound("tour", tourId)
             }

@@ -85,7 +85,9 @@ final class PreviewCache: Sendable {
             guard inFlight.count < queueLimit else {
                 throw ServiceError(.unavailable, "too many previews are being made; try again shortly", retryAfterSeconds: retryAfterSeconds)
             }
-            let making = Task { [self] in
+            // On the file pool's threads, never Swift's shared cooperative ones (which blocking
+            // callers may hold): what it awaits then runs where it belongs.
+            let making = Task(executorPreference: io) { [self] in
                 defer { _ = makings.withLock { $0.removeValue(forKey: target) } }
                 return try await make(tenant: tenant, panorama, width: width, source: source, target: target, stillStored: stillStored)
             }

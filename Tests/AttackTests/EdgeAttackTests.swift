@@ -1,0 +1,377 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import ImagePreviews
+import Testing
+import TestSupport
+
+/// The second probe (issue "Hold at the new edges"): an anonymous share-link visitor, a
+/// hostile tenant, untrusted images and geometry, an operator's mistake. One test per
+/// finding, black box, against the release toursd.
+@Suite(.serialized, .timeLimit(.minutes(5))) struct EdgeAttackTests {
+    typealias Target = AttackTests.Target
+
+    // 1. A self-crossing outline whose signed area is just above the drawing's cut-off put
+    //    the label ~1e18 px away and the number formatting trapped: every view killed it.
+    @Test func aSelfCrossingOutlineIsDrawnAndAnOutlandishOneRefused() throws {
+        let target = try Target()
+        let bowTie: [[Double]] = [[0, 0], [10_000, 10_000], [10_000, 1e-12], [0, 10_000]]
+        #expect(try putPlan(target, rooms: [room(bowTie)]).status == 200)
+        let link = try share(target)
+        for _ in 0..<2 {
+            let page = try target.send("GET", "\(link)/floors/\(target.floorId)")
+            #expect(page.status == 200 && page.text.contains("<svg"))
+        }
+        #expect(target.daemon.process.isRunning)
+        let far = try putPlan(target, rooms: [room([[0, 0], [1e300, 0], [0, 1]])])
+        #expect(far.status == 400 && far.text.contains("farther than"))
+    }
+
+    // 2 and 3. A 1.7 MB progressive JPEG asked for 6.4 GB; 64 GETs of one uncached preview
+    //    decoded it 64 times on the pool uploads share; another tenant's upload waited 53 s.
+    @Test func imageBombsAndABurstOfPreviewsLeaveTheDaemonToEveryoneElse() async throws {
+        let target = try Target()
+        let other = try otherTenant(target)
+        let bombs = try (0..<3).map { _ in try putPanorama(target, JPEGBomb.make(width: 23_168, height: 11_584, acScans: 150)) }
+        let ordinary = try putPanorama(target, try JPEGPreview.placeholder(width: 8192, height: 4096, quality: 95))
+        let link = try share(target)
+        let decodesBefore = try target.gauge("toursd_preview_decodes_total")
+        let answers = Answers()
+        var burst: [Task<Void, Never>] = []
+        for index in 0..<(64 + 3 * 4) {
+            let id = index < 64 ? ordinary : bombs[index % 3]
+            burst.append(Thread.detachedTask {
+                let answer = try? target.client(timeoutSeconds: 120).request("GET", "\(link)/panoramas/\(id)/preview?width=1024")
+                answers.add(answer?.status ?? -1)
+            })
+        }
+        // While the burst is answered: another tenant's small upload, and the health check.
+        var uploadSeconds: [Double] = [], healthSeconds: [Double] = []
+        for round in 0..<5 {
+            healthSeconds.append(try timed { () throws in #expect(try target.send("GET", "/healthz").status == 200) })
+            if round % 2 == 0 {
+                uploadSeconds.append(try timed { () throws in
+                    let small = try JPEGPreview.placeholder(width: 400, height: 200, quality: 95) + [UInt8](repeating: 0, count: 20_000)
+                    #expect(try putPanorama(target, small, token: other.token, floorId: other.floorId).isEmpty == false)
+                })
+            }
+        }
+        for task in burst { await task.value }
+        #expect(answers.statuses.allSatisfy { $0 == 200 }, "burst answers: \(answers.statuses.sorted())")
+        #expect(target.daemon.process.isRunning)
+        // One making per preview: the ordinary one and each bomb's placeholder.
+        #expect(try target.gauge("toursd_preview_decodes_total") - decodesBefore == 4)
+        // A GET just after the burst is the cached file, not another decode.
+        #expect(try target.send("GET", "\(link)/panoramas/\(ordinary)/preview?width=1024").status == 200)
+        #expect(try target.gauge("toursd_preview_decodes_total") - decodesBefore == 4)
+        let peak = target.peakRSSKilobytes
+        #expect(peak > 0 && peak < 512 * 1024, "peak RSS \(peak) KB")
+        #expect(uploadSeconds.max() ?? 99 < 1, "another tenant's uploads took \(uploadSeconds) s")
+        #expect(healthSeconds.max() ?? 99 < 0.05, "/healthz took \(healthSeconds) s")
+    }
+
+    // 4. A missing database deleted every panorama: a new database beside stored files made
+    //    the start-up sweep remove them all as orphans. The restore drills.
+    @Test func aDataDirectoryWithItsBlobsAndWithoutItsDatabaseIsRefusedAndKept() throws {
+        let dataDir = testDirectory("restore").path
+        defer { try? FileManager.default.removeItem(atPath: dataDir) }
+        var daemon = try ToursdProcess(dataDir: dataDir, executable: ToursdProcess.releaseExecutable)
+        try storePanoramas(daemon, count: 3)
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait(seconds: 20)?.status == 0)
+        let stored = storedFiles(dataDir)
+        #expect(stored.count == 3)
+        // The database moved aside (with its WAL, which may hold its last commits).
+        let database = dataDir + "/toursd.sqlite", saved = dataDir + ".saved"
+        let suffixes = ["", "-wal", "-shm"].filter { FileManager.default.fileExists(atPath: database + $0) }
+        defer { for suffix in suffixes { try? FileManager.default.removeItem(atPath: saved + suffix) } }
+        for suffix in suffixes { try FileManager.default.moveItem(atPath: database + suffix, toPath: saved + suffix) }
+        let refused = startFailure(dataDir)
+        #expect(refused.contains("the database that goes with them is missing") && refused.contains("Nothing was removed"), "\(refused)")
+        #expect(storedFiles(dataDir) == stored)
+        // The database restored, it starts and every file is still there.
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+        for suffix in suffixes { try FileManager.default.moveItem(atPath: saved + suffix, toPath: database + suffix) }
+        daemon = try ToursdProcess(dataDir: dataDir, executable: ToursdProcess.releaseExecutable)
+        #expect(storedFiles(dataDir) == stored)
+        daemon.signal(SIGKILL)
+        _ = daemon.wait(seconds: 10)
+    }
+
+    @Test func aDatabaseDeletedWhileServingIsNoticedAndNothingIsRemoved() async throws {
+        let dataDir = testDirectory("restore").path
+        defer { try? FileManager.default.removeItem(atPath: dataDir) }
+        let daemon = try ToursdProcess(dataDir: dataDir, executable: ToursdProcess.releaseExecutable)
+        let token = try storePanoramas(daemon, count: 2)
+        let stored = storedFiles(dataDir)
+        try FileManager.default.removeItem(atPath: dataDir + "/toursd.sqlite")
+        let client = { try RawClient(port: daemon.port) }
+        let health = try client().request("GET", "/healthz")
+        #expect(health.text.contains("degraded") && health.text.contains("deleted"), "\(health.text)")
+        let write = try client().request("PUT", "/v1/properties/\(UUID().uuidString.lowercased())",
+                                         headers: ["Authorization": "Bearer \(token)", "Content-Type": "application/json"],
+                                         body: Array(#"{"name":"Lost","floorCount":1}"#.utf8))
+        #expect(write.status == 503 && write.text.contains("deleted"), "\(write.status) \(write.text)")
+        daemon.signal(SIGKILL)
+        _ = daemon.wait(seconds: 10)
+        let refused = startFailure(dataDir)
+        #expect(refused.contains("is missing"), "\(refused)")
+        #expect(storedFiles(dataDir) == stored)
+    }
+
+    // 5. The sign-in limit checked and recorded in two steps (200 wrong tokens at once all got
+    //    401 against a limit of 5), and a success cleared the address's failures.
+    @Test func signInsAreCountedInTheStepThatChecksThem() async throws {
+        let target = try Target(["signInFailuresAllowed": 5])
+        let answers = Answers()
+        let tries = (0..<100).map { _ in
+            Thread.detachedTask { answers.add((try? signIn(target, token: "nt_wrong").status) ?? -1) }
+        }
+        for task in tries { await task.value }
+        let statuses = answers.statuses
+        #expect(statuses.filter { $0 == 401 }.count <= 5, "\(statuses.sorted())")
+        #expect(statuses.filter { $0 == 429 }.count >= 95)
+    }
+
+    @Test func aSuccessfulSignInBuysNoMoreGuesses() throws {
+        let target = try Target(["signInFailuresAllowed": 3])
+        #expect(try signIn(target, token: "nt_wrong").status == 401)
+        #expect(try signIn(target, token: target.token).status == 303)
+        #expect(try signIn(target, token: "nt_wrong").status == 401)
+        #expect(try signIn(target, token: "nt_wrong").status == 401)
+        #expect(try signIn(target, token: target.token).status == 429) // three failures in the window
+    }
+
+    // 6. Chunked framing took a bare LF after the size, after the data and in trailers, and
+    //    text after the size: the desync shapes refused in the head.
+    @Test(arguments: [
+        "5 junk\r\n{\"a\":\r\n0\r\n\r\n",
+        "5\n{\"a\":\r\n0\r\n\r\n",
+        "5\r\n{\"a\":\n0\r\n\r\n",
+        "2\r\n{}\r\n0\r\nX-Trailer: 1\n\r\n",
+    ])
+    func chunkedFramingIsStrict(_ body: String) throws {
+        let target = try Target()
+        let client = try target.client()
+        try client.send("PUT /v1/properties/\(UUID().uuidString.lowercased()) HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(target.token)\r\n"
+                        + "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" + body)
+        #expect(try client.readResponse().status == 400)
+    }
+
+    // 7. If-Range was ignored: a resumed download after the world map changed got half of one
+    //    and half of the other.
+    @Test func aRangeUnderAnOldValidatorGetsAllOfTheNewBytes() throws {
+        let target = try Target()
+        let path = "/v1/floors/\(target.floorId)/worldmap"
+        let octets = target.auth.merging(["Content-Type": "application/octet-stream"]) { $1 }
+        #expect([200, 201].contains(try target.send("PUT", path, headers: octets, body: [UInt8](repeating: 0x61, count: 1_000)).status))
+        let first = try target.send("GET", path, headers: target.auth.merging(["Range": "bytes=0-499"]) { $1 })
+        let oldTag = try #require(first.header("ETag"))
+        #expect(first.status == 206)
+        #expect(try target.send("PUT", path, headers: octets, body: [UInt8](repeating: 0x62, count: 1_000)).status == 200)
+        let resumed = try target.send("GET", path, headers: target.auth.merging(["Range": "bytes=500-", "If-Range": oldTag]) { $1 })
+        #expect(resumed.status == 200 && resumed.body == [UInt8](repeating: 0x62, count: 1_000))
+        let newTag = try #require(resumed.header("ETag"))
+        let current = try target.send("GET", path, headers: target.auth.merging(["Range": "bytes=500-", "If-Range": newTag]) { $1 })
+        #expect(current.status == 206 && current.body.count == 500)
+        let dated = try target.send("GET", path, headers: target.auth.merging(["Range": "bytes=500-", "If-Range": "Tue, 01 Dec 2026 00:00:00 GMT"]) { $1 })
+        #expect(dated.status == 200 && dated.body.count == 1_000)
+    }
+
+    // 8. A panorama deleted while its preview was being made left the preview on disk.
+    @Test func aPanoramaDeletedWhileItsPreviewIsMadeTakesThePreviewAlong() async throws {
+        let target = try Target()
+        let id = try putPanorama(target, try JPEGPreview.placeholder(width: 8192, height: 4096, quality: 95))
+        let making = Thread.detachedTask { _ = try? target.client(timeoutSeconds: 60).request("GET", "/v1/panoramas/\(id)/preview?width=4096", headers: target.auth) }
+        // Bounded: 2,000 looks at the gauge, a millisecond apart.
+        var seen = false
+        for _ in 0..<2_000 where !seen {
+            seen = try target.gauge("toursd_previews_waiting") == 1
+            if !seen { usleep(1_000) }
+        }
+        #expect(seen, "the preview was never seen being made")
+        #expect(try target.send("DELETE", "/v1/panoramas/\(id)", headers: target.auth).status == 204)
+        await making.value
+        let left = (FileManager.default.subpaths(atPath: target.dataDir + "/previews") ?? []).filter { $0.contains(id) }
+        #expect(left.isEmpty, "\(left)")
+    }
+
+    // 9. Opaque capture and structure JSON came back through a Double.
+    @Test func opaqueNumbersAreKeptAsSent() throws {
+        let target = try Target()
+        let numbers = #"{"big":18446744073709551615,"negativeZero":-0.0,"precise":0.1000000000000000055511151231257827,"huge":1e400}"#
+        let plan = #"{"planId":"\#(UUID().uuidString.lowercased())","mode":"newScan","structure":\#(numbers),"rooms":[{"id":"\#(UUID().uuidString.lowercased())","outline":[[0,0],[4,0],[4,3]],"capture":\#(numbers)}]}"#
+        #expect(try target.send("PUT", "/v1/floors/\(target.floorId)/plan", headers: target.auth + target.json, body: Array(plan.utf8)).status == 200)
+        let tourId = try #require(try target.send("GET", "/v1/properties/\(target.propertyId)", headers: target.auth).json?["tourId"] as? String)
+        let tour = try target.send("GET", "/v1/tours/\(tourId)", headers: target.auth).text
+        // Each literal twice: the floor's structure and the room's capture.
+        for literal in ["18446744073709551615", "-0.0", "0.1000000000000000055511151231257827", "1e400"] {
+            #expect(tour.components(separatedBy: literal).count == 3, "\(literal) in \(tour.prefix(2000))")
+        }
+    }
+
+    // 10. check-config said ok for what serve could not serve; a toursd on a busy port made
+    //     its data directory, tenant and token first.
+    @Test func checkConfigTriesWhatServeWillDo() throws {
+        let target = try Target()
+        let binary = ToursdProcess.releaseExecutable.path
+        let fresh = testDirectory("check").path
+        defer { try? FileManager.default.removeItem(atPath: fresh) }
+        let host = try runCommand(binary, ["check-config", "--host", "not-an-address", "--data-dir", fresh], timeoutSeconds: 30)
+        #expect(host.status == 2 && host.err.contains("host"))
+        let folder = try runCommand(binary, ["check-config", "--data-dir", "/proc/self/nope/data"], timeoutSeconds: 30)
+        #expect(folder.status == 1 && folder.err.contains("dataDir"), "\(folder.err)")
+        let busy = try runCommand(binary, ["check-config", "--port", String(target.daemon.port), "--data-dir", fresh], timeoutSeconds: 30)
+        #expect(busy.status == 1 && busy.err.contains("cannot listen"), "\(busy.err)")
+        try? FileManager.default.removeItem(atPath: fresh)
+        let second = try runCommand(binary, ["serve", "--port", String(target.daemon.port), "--data-dir", fresh], timeoutSeconds: 30)
+        #expect(second.status == 1 && second.err.contains("cannot listen"))
+        #expect(!FileManager.default.fileExists(atPath: fresh), "a toursd that could not listen made its data directory")
+    }
+
+    // 11. Share links per tour were unbounded (3,000 in 0.8 s; a 965 KB property page).
+    @Test func shareLinksPerTourAreCappedAndListedInPages() throws {
+        let target = try Target(["maxSharesPerTour": 3])
+        let tourId = try #require(try target.send("GET", "/v1/properties/\(target.propertyId)", headers: target.auth).json?["tourId"] as? String)
+        for _ in 0..<3 { _ = try share(target) }
+        let refused = try target.send("POST", "/v1/tours/\(tourId)/shares", headers: target.auth + target.json, body: Array(#"{"expiresInSeconds":3600}"#.utf8))
+        #expect(refused.status == 409 && refused.text.contains("maxSharesPerTour"))
+        let first = try #require(try target.send("GET", "/v1/tours/\(tourId)/shares?limit=2", headers: target.auth).json)
+        let next = try #require(first["next"] as? String)
+        #expect((first["items"] as? [Any])?.count == 2)
+        let second = try #require(try target.send("GET", "/v1/tours/\(tourId)/shares?limit=2&after=\(next)", headers: target.auth).json)
+        #expect((second["items"] as? [Any])?.count == 1 && second["next"] is NSNull)
+    }
+
+    // 12. A revoked link's previews stayed in browsers for a day; a SIGHUP whose logFile could
+    //     not be opened said it had reopened that path.
+    @Test func aShareLinksPreviewsAreRevalidated() throws {
+        let target = try Target()
+        let id = try putPanorama(target, try JPEGPreview.placeholder(width: 1024, height: 512, quality: 90))
+        let preview = try target.send("GET", "\(try share(target))/panoramas/\(id)/preview")
+        #expect(preview.status == 200 && preview.header("Cache-Control") == "private, no-cache")
+    }
+
+    @Test func aLogFileThatCannotBeReopenedIsNotSaidToBe() async throws {
+        let log = testDirectory("log").path + ".log"
+        defer { try? FileManager.default.removeItem(atPath: log) }
+        let target = try Target(["logFile": log])
+        try JSONSerialization.data(withJSONObject: ["logFile": "/proc/self/nope/toursd.log"]).write(to: URL(fileURLWithPath: target.dataDir + ".json"))
+        target.daemon.signal(SIGHUP)
+        let text = { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+        try await waitUntil("the reload is logged") { text().contains("reloaded") }
+        #expect(text().contains("logReopened=failed") && !text().contains("logReopened=/proc"), "\(text())")
+    }
+
+    // MARK: Helpers
+
+    private func room(_ outline: [[Double]]) -> [String: Any] {
+        ["id": UUID().uuidString.lowercased(), "name": "Room", "outline": outline]
+    }
+
+    private func putPlan(_ target: Target, rooms: [[String: Any]]) throws -> RawClient.Response {
+        let plan = try JSONSerialization.data(withJSONObject: ["planId": UUID().uuidString.lowercased(), "mode": "newScan", "rooms": rooms])
+        return try target.send("PUT", "/v1/floors/\(target.floorId)/plan", headers: target.auth + target.json, body: Array(plan))
+    }
+
+    /// A new share link of the target's tour: its path, /t/….
+    private func share(_ target: Target) throws -> String {
+        let property = try target.send("GET", "/v1/properties/\(target.propertyId)", headers: target.auth).json
+        let tourId = try #require(property?["tourId"] as? String)
+        let made = try target.send("POST", "/v1/tours/\(tourId)/shares", headers: target.auth + target.json, body: Array(#"{"expiresInSeconds":3600}"#.utf8))
+        return try #require(made.json?["url"] as? String)
+    }
+
+    /// Stores a panorama one-shot; returns its id ("" when refused).
+    @discardableResult
+    private func putPanorama(_ target: Target, _ bytes: [UInt8], token: String? = nil, floorId: String? = nil) throws -> String {
+        let id = UUID().uuidString.lowercased()
+        let answer = try target.client(timeoutSeconds: 30).request("PUT", "/v1/panoramas/\(id)?floorId=\(floorId ?? target.floorId)",
+                                                                   headers: ["Authorization": "Bearer \(token ?? target.token)", "Content-Type": "image/jpeg"], body: bytes)
+        return answer.status == 201 ? id : ""
+    }
+
+    /// A second tenant of the target's daemon, with a floor of its own.
+    private func otherTenant(_ target: Target) throws -> (token: String, floorId: String) {
+        let made = try runCommand(ToursdProcess.releaseExecutable.path, ["tokens", "create", "--tenant", "other", "--data-dir", target.dataDir], timeoutSeconds: 30)
+        let token = try #require(made.out.split(separator: "\n").last.map(String.init))
+        let headers = ["Authorization": "Bearer \(token)", "Content-Type": "application/json"]
+        let property = UUID().uuidString.lowercased(), floor = UUID().uuidString.lowercased()
+        #expect(try target.send("PUT", "/v1/properties/\(property)", headers: headers, body: Array(#"{"name":"Other","floorCount":1}"#.utf8)).status == 201)
+        #expect(try target.send("PUT", "/v1/properties/\(property)/floors/\(floor)", headers: headers, body: Array(#"{"number":0}"#.utf8)).status == 201)
+        return (token, floor)
+    }
+
+    /// Stores `count` panoramas on a fresh daemon's first tenant; returns its token.
+    @discardableResult
+    private func storePanoramas(_ daemon: ToursdProcess, count: Int) throws -> String {
+        let token = try daemon.adminToken
+        let headers = ["Authorization": "Bearer \(token)", "Content-Type": "application/json"]
+        let property = UUID().uuidString.lowercased(), floor = UUID().uuidString.lowercased()
+        #expect(try RawClient(port: daemon.port).request("PUT", "/v1/properties/\(property)", headers: headers, body: Array(#"{"name":"Kept","floorCount":1}"#.utf8)).status == 201)
+        #expect(try RawClient(port: daemon.port).request("PUT", "/v1/properties/\(property)/floors/\(floor)", headers: headers, body: Array(#"{"number":0}"#.utf8)).status == 201)
+        let jpeg = try JPEGPreview.placeholder(width: 256, height: 128, quality: 90)
+        for _ in 0..<count {
+            let answer = try RawClient(port: daemon.port).request("PUT", "/v1/panoramas/\(UUID().uuidString.lowercased())?floorId=\(floor)",
+                                                                  headers: ["Authorization": "Bearer \(token)", "Content-Type": "image/jpeg"], body: jpeg)
+            #expect(answer.status == 201)
+        }
+        return token
+    }
+
+    /// The stored files under a data directory's blob folder.
+    private func storedFiles(_ dataDir: String) -> Set<String> {
+        Set((FileManager.default.subpaths(atPath: dataDir + "/blobs") ?? []).filter { $0.split(separator: "/").count == 3 })
+    }
+
+    /// What toursd said when it would not start on `dataDir` ("" when it started).
+    private func startFailure(_ dataDir: String) -> String {
+        do {
+            let started = try ToursdProcess(dataDir: dataDir, executable: ToursdProcess.releaseExecutable)
+            started.signal(SIGKILL)
+            _ = started.wait(seconds: 10)
+            return ""
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    /// Signs in through the viewer's form, as a browser would: the form's cookie and csrf value,
+    /// then the token.
+    private func signIn(_ target: Target, token: String) throws -> RawClient.Response {
+        let form = try target.send("GET", "/app/login")
+        let cookies = form.headers.filter { $0.name.lowercased() == "set-cookie" }.map { String($0.value.split(separator: ";")[0]) }
+        let page = form.text
+        let csrf = page.range(of: "name=\"csrf\" value=\"").map { String(page[$0.upperBound...].prefix { $0 != "\"" }) } ?? ""
+        let body = "csrf=\(csrf)&token=\(token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? token)"
+        return try target.send("POST", "/app/login", headers: ["Cookie": cookies.joined(separator: "; "), "Content-Type": "application/x-www-form-urlencoded"],
+                               body: Array(body.utf8))
+    }
+
+    private func timed(_ body: () throws -> Void) throws -> Double {
+        let start = Date()
+        try body()
+        return Date().timeIntervalSince(start)
+    }
+}
+
+/// Statuses collected from several threads.
+final class Answers: @unchecked Sendable {
+    private let lock = NSLock()
+    private var collected: [Int] = []
+    func add(_ status: Int) { lock.withLock { collected.append(status) } }
+    var statuses: [Int] { lock.withLock { collected } }
+}
+
+extension AttackTests.Target {
+    /// The most memory the daemon has held at once (VmHWM).
+    var peakRSSKilobytes: Int {
+        let status = (try? String(contentsOfFile: "/proc/\(daemon.process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        return status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }.flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true)[1]) } ?? -1
+    }
+}
+
+private func + (lhs: [String: String], rhs: [String: String]) -> [String: String] {
+    lhs.merging(rhs) { $1 }
+}
