@@ -72,7 +72,7 @@ let package = Package(
         // One test per finding of the attack probe, black box, against the release toursd.
         .testTarget(name: "AttackTests", dependencies: ["TestSupport", "ImagePreviews"]),
         // A client process the library's tests start and kill mid-drain.
-        .executableTarget(name: "SyncWorker", dependencies: ["NoughtyTours", "Hashing"], path: "Tests/SyncWorker"),
+        .executableTarget(name: "SyncWorker", dependencies: ["NoughtyTours", "Hashing", "TestSupport"], path: "Tests/SyncWorker"),
         // make soak: clients through a chaos proxy while toursd is killed; checks both sides after.
         .executableTarget(name: "Soak", dependencies: ["TestSupport", "SQLiteDB", "Hashing"], path: "Tests/Soak"),
     ],

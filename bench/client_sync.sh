@@ -14,7 +14,7 @@ size_mb=${DRAIN_MB:-10}
 rounds=${DRAIN_ROUNDS:-2}
 
 mkdir -p "$work/files"
-for i in $(seq -w 1 "$count"); do head -c "$((size_mb << 20))" /dev/urandom > "$work/files/pano-$i.jpg"; done
+for i in $(seq -w 1 "$count"); do jpeg_like "$((size_mb << 20))" "$work/files/pano-$i.jpg"; done
 # "file digest" lines, the digest as Repr-Digest wants it (base64 of the SHA-256).
 for f in "$work"/files/*.jpg; do
     printf '%s %s\n' "$f" "$(openssl dgst -sha256 -binary "$f" | base64 -w0)"

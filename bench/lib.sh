@@ -141,3 +141,9 @@ stop_servers() {
     wait 2>/dev/null
     rm -rf "$1"
 }
+
+# jpeg_like COUNT FILE: COUNT random bytes behind a JPEG's signature (toursd refuses panoramas
+# whose bytes are not of their declared type; random bytes are what measures a transfer).
+jpeg_like() {
+    { printf '\377\330\377\340'; head -c "$(($1 - 4))" /dev/urandom; } > "$2"
+}

@@ -21,7 +21,7 @@ size_mb=${MIXED_UPLOAD_MB:-50}
 rounds=${BENCH_ROUNDS:-2}
 export WRK_CONNECTIONS=8 BENCH_SECONDS=${BENCH_SECONDS:-8}
 
-head -c "$((size_mb << 20))" /dev/urandom > "$work/upload.bin"
+jpeg_like "$((size_mb << 20))" "$work/upload.bin"
 nginx_port=$(start_nginx "$work")
 start_toursd "$work"
 token=$(cat "$work/data/admin.token")

@@ -79,7 +79,7 @@ uploads() { # port token: aggregate MB/s of 32 one-shot 4 MB panoramas, 8 at a t
     floor=$(cat /proc/sys/kernel/random/uuid)
     curl -fsS -o /dev/null -X PUT -H "Authorization: Bearer $2" -H "Content-Type: application/json" -d '{"number":0}' \
         "http://127.0.0.1:$1/v1/properties/$property/floors/$floor"
-    head -c 4194304 /dev/urandom > "$work/pano.bin"
+    jpeg_like 4194304 "$work/pano.bin"
     : > "$work/curl.cfg"
     for _ in $(seq 1 32); do
         printf 'url = "http://127.0.0.1:%s/v1/panoramas/%s?floorId=%s"\nupload-file = "%s"\n-o /dev/null\n' \

@@ -14,7 +14,7 @@ trap '[ -n "$reference_pid" ] && kill "$reference_pid"; stop_servers "$work"' EX
 size_mb=${UPLOAD_MB:-50}
 concurrent=${UPLOAD_CONCURRENCY:-32}
 
-head -c "$((size_mb << 20))" /dev/urandom > "$work/upload.bin"
+jpeg_like "$((size_mb << 20))" "$work/upload.bin"
 nginx_port=$(start_nginx "$work")
 start_toursd "$work"
 mkdir -p "$work/reference"

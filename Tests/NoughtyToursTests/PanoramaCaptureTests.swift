@@ -121,7 +121,7 @@ import TestSupport
                                                worldMap: map)
         let folder = testDirectory("capture")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try Data([1, 2, 3]).write(to: folder.appendingPathComponent("p.jpg"))
+        try Data(ImageSignature.jpeg).write(to: folder.appendingPathComponent("p.jpg"))
         _ = try await tours.panoramaCapture.session(floor: floor).record(folder: folder, image: "p.jpg", readings: CaptureReadings(iso: 100, shutterSeconds: 0.01))
 
         let items = try await tours.store.read { db in

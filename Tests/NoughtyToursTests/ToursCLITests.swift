@@ -28,7 +28,7 @@ import TestSupport
     private func file(_ name: String, bytes: Int) throws -> String {
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         let path = work.appendingPathComponent(name).path
-        try Data((0..<bytes).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ bytes) }).write(to: URL(fileURLWithPath: path))
+        try Data(ImageSignature.stamped((0..<bytes).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ bytes) }, as: name)).write(to: URL(fileURLWithPath: path))
         return path
     }
 

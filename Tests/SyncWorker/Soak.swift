@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Hashing
 import NoughtyTours
 import Synchronization
@@ -134,8 +135,8 @@ struct Soak {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("soak-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var generator = SystemRandomNumberGenerator()
-        let data = Data((0..<bytes / 8).flatMap { _ in withUnsafeBytes(of: generator.next()) { Array($0) } })
-        try data.write(to: folder.appendingPathComponent(name))
+        let random = (0..<bytes / 8).flatMap { _ in withUnsafeBytes(of: generator.next()) { Array($0) } }
+        try Data(ImageSignature.stamped(random, as: name)).write(to: folder.appendingPathComponent(name))
         return folder
     }
 }

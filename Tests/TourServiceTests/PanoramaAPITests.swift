@@ -18,7 +18,7 @@ import TestSupport
         let harness = try ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (propertyId, floorId) = try client.makeFloor()
-        let image = imageBytes(200_000)
+        let image = imageBytes(200_000, signature: ImageSignature.png)
         let id = newID()
         let stored = try client.putPanorama(id, floorId: floorId, bytes: image, digest: reprDigest(image), contentType: "image/png")
         #expect(stored.status == 201)
@@ -156,11 +156,31 @@ import TestSupport
         await harness.finish()
     }
 
+    /// The quick start's random bytes, a README renamed .jpg, an empty file, a PNG sent as a
+    /// JPEG: 415 naming what the bytes are not, nothing stored; the same through tus.
+    @Test func bytesNotOfTheirDeclaredTypeAre415AndNothingIsKept() async throws {
+        let harness = try ServiceHarness()
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let refused: [([UInt8], String)] = [
+            (Array("# README\n".utf8), "image/jpeg"), ([], "image/jpeg"), ([0xD8, 0xFF, 0xD8, 0xFF], "image/jpeg"),
+            (imageBytes(100, signature: ImageSignature.png), "image/jpeg"), (imageBytes(100), "image/png"),
+            (imageBytes(100), "image/heic"), (imageBytes(100, signature: [0, 0, 0, 0x18] + Array("ftypavif".utf8)), "image/heic"),
+        ]
+        for (bytes, type) in refused {
+            let response = try client.putPanorama(newID(), floorId: floorId, bytes: bytes, contentType: type)
+            #expect(response.status == 415 && response.errorCode == "unsupported_media_type", "\(type) \(bytes.prefix(8))")
+            #expect(response.text.contains("the bytes are not \(type)"))
+        }
+        #expect(harness.storedFiles().isEmpty)
+        await harness.finish()
+    }
+
     @Test func heicAndJpegWithParametersAreAccepted() async throws {
         let harness = try ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
-        #expect(try client.putPanorama(newID(), floorId: floorId, bytes: imageBytes(10), contentType: "image/heic").status == 201)
+        #expect(try client.putPanorama(newID(), floorId: floorId, bytes: imageBytes(20, signature: ImageSignature.heic), contentType: "image/heic").status == 201)
         #expect(try client.putPanorama(newID(), floorId: floorId, bytes: imageBytes(10), contentType: "IMAGE/JPEG; q=1").status == 201)
         await harness.finish()
     }

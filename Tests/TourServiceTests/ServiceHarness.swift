@@ -196,10 +196,16 @@ func sha256Hex(_ bytes: [UInt8]) -> String {
     ByteEncoding.hex(sha256(bytes))
 }
 
-/// Deterministic test bytes of a given size (an "image"): a 64 KiB pattern tiled, each tile
-/// marked with its index and the seed, so no two tiles or seeds are alike. Built by copying,
-/// which stays fast in debug builds.
-func imageBytes(_ count: Int, seed: UInt8 = 1) -> [UInt8] {
+/// Deterministic test bytes of a given size (an "image"): `signature` (a JPEG's by default:
+/// the server checks it), then a 64 KiB pattern tiled, each tile marked with its index and the
+/// seed, so no two tiles or seeds are alike. Built by copying, which stays fast in debug builds.
+func imageBytes(_ count: Int, seed: UInt8 = 1, signature: [UInt8] = ImageSignature.jpeg) -> [UInt8] {
+    var bytes = patternBytes(count, seed: seed)
+    bytes.replaceSubrange(0..<min(signature.count, count), with: signature.prefix(count))
+    return bytes
+}
+
+private func patternBytes(_ count: Int, seed: UInt8) -> [UInt8] {
     let tileSize = 65_536
     var tile = [UInt8](repeating: 0, count: tileSize)
     for index in 0..<tileSize { tile[index] = UInt8(truncatingIfNeeded: index &* 31 &+ index >> 9) ^ seed }

@@ -105,7 +105,7 @@ import TestSupport
         #expect(try client.putProperty(newID()).status == 201)
         // What it made is its owner's alone: folders 0700, files 0600.
         let (_, floorId) = try client.makeFloor()
-        #expect(try client.putPanorama(newID(), floorId: floorId, bytes: [1, 2, 3]).status == 201)
+        #expect(try client.putPanorama(newID(), floorId: floorId, bytes: ImageSignature.jpeg).status == 201)
         var made: [(String, Int)] = [(dataDir, 0o700)]
         for case let path as String in FileManager.default.enumerator(atPath: dataDir) ?? FileManager.DirectoryEnumerator() {
             var isFolder: ObjCBool = false

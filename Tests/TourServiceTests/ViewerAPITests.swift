@@ -291,9 +291,35 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         let alpha = try harness.client(harness.alpha)
         let (_, floorId) = try alpha.makeFloor()
         let id = newID()
-        #expect(try alpha.putPanorama(id, floorId: floorId, bytes: imageBytes(10_000), contentType: "image/png").status == 201)
+        #expect(try alpha.putPanorama(id, floorId: floorId, bytes: imageBytes(10_000, signature: ImageSignature.png), contentType: "image/png").status == 201)
         let preview = try alpha.send("GET", "/v1/panoramas/\(id)/preview?width=320")
         #expect(preview.status == 200 && JPEGFixture.dimensions(preview.body) == [320, 160])
+        await harness.finish()
+    }
+
+    /// A panorama the server cannot read is said to be so on its page (with its original to
+    /// download), not shown as a grey box to look around in; a readable one gets the viewer.
+    @Test func aPanoramaThatCannotBeReadIsSaidToBe() async throws {
+        let harness = try ServiceHarness()
+        let alpha = try harness.client(harness.alpha)
+        let (propertyId, floorId) = try alpha.makeFloor()
+        let (good, damaged, png) = (newID(), newID(), newID())
+        #expect(try alpha.putPanorama(good, floorId: floorId, bytes: try JPEGFixture.panorama(width: 512), contentType: "image/jpeg").status == 201)
+        #expect(try alpha.putPanorama(damaged, floorId: floorId, bytes: imageBytes(5_000), contentType: "image/jpeg").status == 201)
+        #expect(try alpha.putPanorama(png, floorId: floorId, bytes: imageBytes(5_000, signature: ImageSignature.png), contentType: "image/png").status == 201)
+        let tourId = try #require(try alpha.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
+        let link = try #require(try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600]).string("url"))
+        let visitor = try harness.client(nil)
+        // Twice each: the first page waits for the preview's making, the second finds it cached.
+        for _ in 0..<2 {
+            let readable = try visitor.send("GET", "\(link)/panoramas/\(good)").text
+            #expect(readable.contains("<canvas") && !readable.contains("could not be read"))
+            let broken = try visitor.send("GET", "\(link)/panoramas/\(damaged)").text
+            #expect(broken.contains("This panorama could not be read") && broken.contains("damaged") && !broken.contains("<canvas"))
+            #expect(broken.contains("\(link)/panoramas/\(damaged)/image"))
+            let other = try visitor.send("GET", "\(link)/panoramas/\(png)").text
+            #expect(other.contains("could not be read") && other.contains("image/png"))
+        }
         await harness.finish()
     }
 

@@ -21,7 +21,7 @@ export ST_URL="$TOURSD_URL" ST_TOKEN="$token" ST_PROPERTY=$(uuid) ST_FLOOR=$(uui
 export ST_TOUR=$(api -X PUT -H "Content-Type: application/json" -d '{"name":"Contract","floorCount":1}' "$ST_URL/v1/properties/$ST_PROPERTY" \
     | python3 -c 'import json, sys; print(json.load(sys.stdin)["tourId"])')
 api -o /dev/null -X PUT -H "Content-Type: application/json" -d '{"number":0}' "$ST_URL/v1/properties/$ST_PROPERTY/floors/$ST_FLOOR"
-api -o /dev/null -X PUT -H "Content-Type: image/jpeg" --data-binary "contract panorama" "$ST_URL/v1/panoramas/$ST_PANORAMA?floorId=$ST_FLOOR"
+api -o /dev/null -X PUT -H "Content-Type: image/jpeg" --data-binary "$(printf '\377\330\377contract panorama')" "$ST_URL/v1/panoramas/$ST_PANORAMA?floorId=$ST_FLOOR"
 metadata="panoramaId $(uuid | tr -d '\n' | base64 -w0),floorId $(printf %s "$ST_FLOOR" | base64 -w0),contentType $(printf image/jpeg | base64 -w0)"
 ST_UPLOAD=$(api -o /dev/null -D - -X POST -H "Tus-Resumable: 1.0.0" -H "Upload-Length: 100000000" -H "Upload-Metadata: $metadata" \
     "$ST_URL/v1/uploads" | tr -d '\r' | awk 'tolower($1) == "location:" { n = split($2, p, "/"); print p[n] }')

@@ -56,7 +56,7 @@ def _fresh(name):
         _call("PUT", f"/v1/properties/{new}", json.dumps({"name": "Contract", "floorCount": 1}).encode(),
               {"Content-Type": "application/json"})
     elif name == "panoramaId":
-        _call("PUT", f"/v1/panoramas/{new}?floorId={EXISTING['floorId']}", b"\xff\xd8contract", {"Content-Type": "image/jpeg"})
+        _call("PUT", f"/v1/panoramas/{new}?floorId={EXISTING['floorId']}", b"\xff\xd8\xffcontract", {"Content-Type": "image/jpeg"})
     elif name == "uploadId":
         _, headers = _call("POST", "/v1/uploads", headers={"Tus-Resumable": "1.0.0", "Upload-Length": "100000000",
                                                             "Upload-Metadata": _metadata(new)})

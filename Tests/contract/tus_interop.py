@@ -35,7 +35,7 @@ def api(method, path, body=None):
 
 
 def image(size):
-    data = os.urandom(size)
+    data = b"\xff\xd8\xff\xe0" + os.urandom(size - 4)  # a JPEG's signature: toursd checks it
     handle = tempfile.NamedTemporaryFile(delete=False)
     handle.write(data)
     handle.close()

@@ -88,7 +88,7 @@ def kill(base, token, port, pid):
     request(base, "PUT", f"/v1/properties/{prop}", token, json.dumps({"name": "Killed", "floorCount": 1}).encode(), json_headers)
     request(base, "PUT", f"/v1/properties/{prop}/floors/{floor}", token, json.dumps({"number": 0}).encode(), json_headers)
     panorama = str(uuid.uuid4())
-    data = os.urandom(8 * 1024 * 1024)
+    data = b"\xff\xd8\xff\xe0" + os.urandom(8 * 1024 * 1024 - 4)  # a JPEG's signature: toursd checks it
     metadata = ",".join(f"{k} {base64.b64encode(v.encode()).decode()}" for k, v in
                         [("panoramaId", panorama), ("floorId", floor), ("contentType", "image/jpeg")])
     status, headers, _ = request(daemon, "POST", "/v1/uploads", token, b"",

@@ -57,7 +57,7 @@ tours_at init --server "$TOURSD_URL" --token "$token" --storage "$station/storag
 property=$(tours_at property create "Scaled villa" --floors 1)
 printf '{"rooms": [{"name": "Kitchen", "outline": [[0,0],[4,0],[4,3],[0,3]], "height": 2.5}]}' > "$station/plan.json"
 tours_at plan "$property" "$station/plan.json" --floor 0 >/dev/null
-head -c 3000000 /dev/urandom > "$station/pano.jpg"
+jpeg_like 3000000 "$station/pano.jpg"
 tours_at panorama add "$property" "$station/pano.jpg" --floor 0 >/dev/null
 tours_at sync >/dev/null
 state=$(tours_at status "$property" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["sync"])')

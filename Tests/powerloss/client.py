@@ -82,7 +82,8 @@ def capture(stop):
             images = []
             for index in range(rng.randint(1, 3)):
                 image = os.path.join(files, f"{property}-{index}.jpg")
-                open(image, "wb").write(rng.randbytes(rng.randint(1000, 300_000)))
+                # A JPEG's signature first: toursd refuses bytes that are not of their declared type.
+                open(image, "wb").write(b"\xff\xd8\xff\xe0" + rng.randbytes(rng.randint(1000, 300_000)))
                 images.append(image)
             code, out = tours("panorama", "add", property, *images, "--json", check=False)
             if code != 0:

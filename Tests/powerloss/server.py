@@ -18,6 +18,8 @@ parser.add_argument("--seed", type=int, default=int(time.time()))
 parser.add_argument("--clients", type=int, default=4)
 args = parser.parse_args()
 rng = random.Random(args.seed)
+# Panoramas start as JPEGs do: toursd refuses bytes that are not of their declared type.
+JPEG_SIGNATURE = b"\xff\xd8\xff\xe0"
 print(f"power loss under toursd: {args.rounds} rounds, {args.clients} clients, seed {args.seed}", flush=True)
 
 fs = PowerLossFS(args.fs, "powerloss-")
@@ -138,7 +140,7 @@ class Client:
             with ledger.lock:
                 ledger.floors[floor]["map"] = sha
         elif choice < 0.7:
-            content = rng.randbytes(rng.randint(1, 400_000))
+            content = JPEG_SIGNATURE + rng.randbytes(rng.randint(1, 400_000))
             panorama, sha = str(uuid.uuid4()), hashlib.sha256(content).hexdigest()
             status, _, _ = self.request("PUT", f"/v1/panoramas/{panorama}?floorId={floor}", content,
                                         {"Content-Type": "image/jpeg", "Repr-Digest": f"sha-256=:{base64.b64encode(bytes.fromhex(sha)).decode()}:"},
@@ -147,7 +149,7 @@ class Client:
             with ledger.lock:
                 ledger.panoramas[panorama] = sha
         else:
-            content = rng.randbytes(rng.randint(10, 600_000))
+            content = JPEG_SIGNATURE + rng.randbytes(rng.randint(10, 600_000))
             panorama, sha = str(uuid.uuid4()), hashlib.sha256(content).hexdigest()
             metadata = ",".join(f"{k} {base64.b64encode(v.encode()).decode()}" for k, v in
                                 [("panoramaId", panorama), ("floorId", floor), ("contentType", "image/jpeg"), ("sha256", sha)])

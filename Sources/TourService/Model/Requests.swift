@@ -29,6 +29,29 @@ enum PanoramaMediaType {
         }
         return type
     }
+
+    /// Refuses bytes that are not of their declared type (415), told by their signature: a
+    /// README renamed `.jpg` or random bytes would be stored, counted and shown as a grey box.
+    /// JPEG: FF D8 FF; PNG: its 8-byte signature; HEIC: an ISO BMFF `ftyp` box of a HEIF brand.
+    static func checkContent(_ type: String, head: [UInt8]) throws(ServiceError) {
+        guard !matches(type, head) else { return }
+        let start = head.prefix(8).map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined(separator: " ")
+        throw ServiceError(.unsupportedMediaType, "the bytes are not \(type) (they start \(start.isEmpty ? "empty" : start)): "
+                           + "a panorama must be a JPEG, HEIC or PNG image, as its Content-Type says")
+    }
+
+    static func matches(_ type: String, _ head: [UInt8]) -> Bool {
+        switch type {
+        case "image/jpeg": return head.starts(with: [0xFF, 0xD8, 0xFF])
+        case "image/png": return head.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+        case "image/heic":
+            guard head.count >= 12, Array(head[4..<8]) == Array("ftyp".utf8) else { return false }
+            return heifBrands.contains(String(decoding: head[8..<12], as: UTF8.self))
+        default: return false
+        }
+    }
+
+    private static let heifBrands: Set<String> = ["heic", "heix", "hevc", "hevx", "heim", "heis", "hevm", "hevs", "mif1", "msf1"]
 }
 
 /// `Repr-Digest` (RFC 9530 §3): a structured-field dictionary of algorithm to byte sequence.

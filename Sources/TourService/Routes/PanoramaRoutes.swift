@@ -22,6 +22,12 @@ enum PanoramaRoutes {
                 await context.blobs.discard(received)
                 throw ServiceError(.digestMismatch, "the body's sha-256 is \(received.sha256), not the declared \(declared)")
             }
+            do {
+                try PanoramaMediaType.checkContent(contentType, head: received.head)
+            } catch {
+                await context.blobs.discard(received)
+                throw error
+            }
             // In place before its row is committed: the row is the switch.
             let key = BlobKey(tenant: tenant, kind: .panorama, id: id)
             return try await context.panoramaTurns.withTurn(key) {

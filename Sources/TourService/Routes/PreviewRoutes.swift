@@ -14,6 +14,24 @@ enum PreviewRoutes {
 }
 
 extension ServiceContext {
+    /// Whether a panorama can be shown: its preview for the viewer made first when not cached.
+    func panoramaIsReadable(_ tenant: Int64, _ panorama: PanoramaRecord, width: Int) async throws -> Bool {
+        try await previews.readable(tenant: tenant, panorama, width: width, source: previewSource(tenant, panorama),
+                                    stillStored: stillStored(tenant, panorama))
+    }
+
+    private func previewSource(_ tenant: Int64, _ panorama: PanoramaRecord) -> String {
+        blobs.path(BlobKey(tenant: tenant, kind: .panorama, id: panorama.id))
+    }
+
+    /// Whether the panorama is still stored with these bytes, for a preview made meanwhile.
+    private func stillStored(_ tenant: Int64, _ panorama: PanoramaRecord) -> @Sendable () async -> Bool {
+        { [self] in
+            // A read that fails leaves the preview: the panorama's deletion removes it then.
+            (try? await read { try TourStore.panorama($0, tenant, panorama.id) }).map { $0?.sha256 == panorama.sha256 } ?? true
+        }
+    }
+
     /// The preview answer of a panorama already found in the tenant's storage: 304 for the
     /// ETag the client has, else the file (made first when not cached). `cacheControl`: how
     /// long a browser may keep it without asking (the viewer's previews: not at all, since a
@@ -34,12 +52,8 @@ extension ServiceContext {
         if StoredContent.matches(request.headers["if-none-match"], etag) {
             return Response(status: .notModified, headers: headers)
         }
-        let source = blobs.path(BlobKey(tenant: tenant, kind: .panorama, id: panorama.id))
-        let stillStored: @Sendable () async -> Bool = { [self] in
-            // A read that fails leaves the preview: the panorama's deletion removes it then.
-            (try? await read { try TourStore.panorama($0, tenant, panorama.id) }).map { $0?.sha256 == panorama.sha256 } ?? true
-        }
-        let body: ResponseBody = switch try await previews.preview(tenant: tenant, panorama, width: width, source: source, stillStored: stillStored) {
+        let body: ResponseBody = switch try await previews.preview(tenant: tenant, panorama, width: width, source: previewSource(tenant, panorama),
+                                                                  stillStored: stillStored(tenant, panorama)) {
         case .file(let fd, let size): .file(FileRegion(fd: fd, offset: 0, length: size))
         case .made(let bytes): .bytes(bytes)
         }

@@ -364,6 +364,7 @@ struct Uploads: Sendable {
             if let declared = upload.declaredSHA256, declared != digest {
                 throw ServiceError(.digestMismatch, "the upload's sha-256 is \(digest), not the declared \(declared)")
             }
+            try PanoramaMediaType.checkContent(upload.contentType, head: try await context.blobs.head(partial))
             try await context.panoramaTurns.withTurn(panorama) {
                 // Finished meanwhile by another daemon (which held the turn first): nothing to do.
                 guard try await context.read({ try UploadStore.upload($0, tenant, upload.id) })?.finished == false else { return }

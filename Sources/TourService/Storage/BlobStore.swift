@@ -68,7 +68,7 @@ final class BlobStore: Sendable {
         do {
             try await body.drain(on: io) { batch in try file.write(batch) }
             let digest = try await io.run { try file.sync() }
-            return ReceivedBlob(file: file, sha256: ByteEncoding.hex(digest))
+            return ReceivedBlob(file: file, sha256: ByteEncoding.hex(digest), head: file.head)
         } catch {
             await discard(file)
             throw error
@@ -176,6 +176,19 @@ final class BlobStore: Sendable {
         return fd
     }
 
+    /// A stored file's first `count` bytes (fewer when it is shorter).
+    func head(_ key: BlobKey, count: Int = IncomingBlob.headLength) async throws -> [UInt8] {
+        try await io.run { [self] () throws(ServiceError) -> [UInt8] in
+            let fd = open(path(key), O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw Self.failure("open \(path(key))", errno) }
+            defer { close(fd) }
+            var bytes = [UInt8](repeating: 0, count: count)
+            let read = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, 0) }
+            guard read >= 0 else { throw Self.failure("read \(path(key))", errno) }
+            return Array(bytes.prefix(read))
+        }
+    }
+
     /// Removes a stored file at once (start-up, and jobs on the pool).
     func removeNow(_ key: BlobKey) {
         unlink(path(key))
@@ -223,6 +236,8 @@ final class BlobStore: Sendable {
 struct ReceivedBlob: Sendable {
     let file: IncomingBlob
     let sha256: String
+    /// The file's first bytes (`IncomingBlob.headLength`): what its type is told by.
+    let head: [UInt8]
     var size: Int64 { file.size }
 }
 
@@ -233,6 +248,9 @@ final class IncomingBlob: @unchecked Sendable {
     private let fd: Int32
     private let digest = StreamingDigest(.sha256)
     private(set) var size: Int64 = 0
+    /// The first `headLength` bytes, kept as they pass (never read back).
+    private(set) var head: [UInt8] = []
+    static let headLength = 16
     /// Bytes already handed to the disk with sync_file_range.
     private var writebackStarted: Int64 = 0
     /// Placed, or discarded: no longer this object's to remove.
@@ -268,7 +286,10 @@ final class IncomingBlob: @unchecked Sendable {
     func write(_ batch: [BodyChunk]) throws(ServiceError) {
         try FileWrites.write(fd, batch, at: size)
         for chunk in batch {
-            chunk.withUnsafeBytes { digest.update($0) }
+            chunk.withUnsafeBytes { bytes in
+                digest.update(bytes)
+                if head.count < Self.headLength { head += bytes.prefix(Self.headLength - head.count) }
+            }
             size += Int64(chunk.count)
         }
         // Writeback starts as the body arrives, so the final fsync finds little left:

@@ -28,7 +28,7 @@ final class PreviewCache: Sendable {
     let queueLimit: Int
     let retryAfterSeconds: Int
     let logger: Logger
-    private let makings = Mutex<[String: Task<[UInt8], any Error>]>([:])
+    private let makings = Mutex<[String: Task<MadePreview, any Error>]>([:])
     /// Previews decoded since start (`/metrics`): what shows identical requests coalesced.
     let decodes = Atomic<Int>(0)
 
@@ -65,6 +65,18 @@ final class PreviewCache: Sendable {
         "\(directory(tenant: tenant, id: panorama.id))/\(width)-\(panorama.sha256.prefix(16)).jpg"
     }
 
+    /// Beside the previews of a panorama that could not be read (the placeholder stood in): its
+    /// pages say so instead of showing a grey box.
+    private func unreadableMarker(tenant: Int64, _ panorama: PanoramaRecord) -> String {
+        "\(directory(tenant: tenant, id: panorama.id))/unreadable-\(panorama.sha256.prefix(16))"
+    }
+
+    /// A preview as made: its bytes, and whether they show the panorama (false: the placeholder).
+    struct MadePreview: Sendable {
+        var bytes: [UInt8]
+        var readable: Bool
+    }
+
     /// What a preview request is answered with: the cached file, or the preview just made
     /// (and already in the cache).
     enum Preview {
@@ -79,8 +91,24 @@ final class PreviewCache: Sendable {
                  stillStored: @escaping @Sendable () async -> Bool) async throws -> Preview {
         let target = path(tenant: tenant, panorama, width: width)
         if let opened = try await io.run({ Self.openFile(target) }) { return .file(fd: opened.fd, size: opened.size) }
+        return .made(try await making(tenant: tenant, panorama, width: width, source: source, target: target, stillStored: stillStored).bytes)
+    }
+
+    /// Whether the panorama can be shown: its preview at `width` made first when not cached (the
+    /// panorama page waits for what its viewer will load anyway).
+    func readable(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: String,
+                  stillStored: @escaping @Sendable () async -> Bool) async throws -> Bool {
+        let target = path(tenant: tenant, panorama, width: width), marker = unreadableMarker(tenant: tenant, panorama)
+        if let cached = try await io.run({ access(target, F_OK) == 0 ? access(marker, F_OK) != 0 : nil }) { return cached }
+        return try await making(tenant: tenant, panorama, width: width, source: source, target: target, stillStored: stillStored).readable
+    }
+
+    /// The one making of `target`: joined when under way, started when not (or 503 when too
+    /// many are waiting).
+    private func making(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: String, target: String,
+                        stillStored: @escaping @Sendable () async -> Bool) async throws -> MadePreview {
         // The making removes itself under this lock, which is held here until it is entered.
-        let making = try makings.withLock { inFlight throws(ServiceError) -> Task<[UInt8], any Error> in
+        let making = try makings.withLock { inFlight throws(ServiceError) -> Task<MadePreview, any Error> in
             if let making = inFlight[target] { return making }
             guard inFlight.count < queueLimit else {
                 throw ServiceError(.unavailable, "too many previews are being made; try again shortly", retryAfterSeconds: retryAfterSeconds)
@@ -94,41 +122,46 @@ final class PreviewCache: Sendable {
             inFlight[target] = making
             return making
         }
-        return .made(try await making.value)
+        return try await making.value
     }
 
     /// One making: decoded on the preview pool, cached on the file pool, then checked against
     /// a deletion that raced it (the deletion removes the row, then the folder; this writes the
     /// file, then asks for the row: one of the two always sees the other).
     private func make(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: String, target: String,
-                      stillStored: @escaping @Sendable () async -> Bool) async throws -> [UInt8] {
+                      stillStored: @escaping @Sendable () async -> Bool) async throws -> MadePreview {
+        let marker = unreadableMarker(tenant: tenant, panorama)
         // Made meanwhile by a making that ended between this request's look and its turn.
-        if let cached = try await io.run({ () -> [UInt8]? in FileManager.default.contents(atPath: target).map { Array($0) } }) { return cached }
-        let bytes = try await decoders.run { [self] in try makePreview(panorama, width: width, source: source) }
+        if let cached = try await io.run({ () -> MadePreview? in
+            FileManager.default.contents(atPath: target).map { MadePreview(bytes: Array($0), readable: access(marker, F_OK) != 0) }
+        }) { return cached }
+        let made = try await decoders.run { [self] in try makePreview(panorama, width: width, source: source) }
         decodes.add(1, ordering: .relaxed)
         do {
-            try await io.run { [self] in try write(bytes, to: target, tenant: tenant, id: panorama.id) }
+            // The marker first: a cached preview without one is a readable panorama's.
+            if !made.readable { try await io.run { [self] in try write([], to: marker, tenant: tenant, id: panorama.id) } }
+            try await io.run { [self] in try write(made.bytes, to: target, tenant: tenant, id: panorama.id) }
         } catch {
             logger.warn("a preview cannot be cached", ["panorama": panorama.id, "error": "\(error)"])
         }
         if !(await stillStored()) { await remove(tenant: tenant, ids: [panorama.id]) }
-        return bytes
+        return made
     }
 
     /// A JPEG panorama's preview; any other image, or a JPEG that cannot be read or is over the
     /// decode budget, gets the placeholder (panoramas are 2:1).
-    func makePreview(_ panorama: PanoramaRecord, width: Int, source: String) throws -> [UInt8] {
+    private func makePreview(_ panorama: PanoramaRecord, width: Int, source: String) throws -> MadePreview {
         if panorama.contentType == "image/jpeg" {
             do {
-                return try MappedFile.read(source) { bytes in
+                return MadePreview(bytes: try MappedFile.read(source) { bytes in
                     try JPEGPreview.make(from: bytes, width: width, quality: quality, maxSourcePixels: maxSourcePixels, budget: budget)
-                }
+                }, readable: true)
             } catch let error as PreviewError {
                 logger.warn("a panorama's preview cannot be made: the placeholder stands in", ["panorama": panorama.id, "error": error.message])
             }
         }
         do {
-            return try JPEGPreview.placeholder(width: width, height: width / 2, quality: quality)
+            return MadePreview(bytes: try JPEGPreview.placeholder(width: width, height: width / 2, quality: quality), readable: false)
         } catch {
             throw ServiceError(.internal, "the placeholder cannot be made: \(error)")
         }

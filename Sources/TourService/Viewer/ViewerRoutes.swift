@@ -147,7 +147,12 @@ enum ViewerRoutes {
             bytes = ViewerPages.property(frame, data.tour, status: status, shares: shares)
         case .floor(let id): bytes = ViewerPages.floor(frame, data.tour, floorId: id, widths: widths)
         case .room(let id): bytes = ViewerPages.room(frame, data.tour, roomId: id, widths: widths)
-        case .panorama(let id): bytes = ViewerPages.panorama(frame, data.tour, panoramaId: id, widths: widths)
+        case .panorama(let id):
+            var readable = true
+            if let panorama = data.tour.floors.flatMap(\.panoramas).first(where: { $0.id == id }) {
+                readable = try await context.panoramaIsReadable(tenant, panorama, width: widths.viewer)
+            }
+            bytes = ViewerPages.panorama(frame, data.tour, panoramaId: id, widths: widths, readable: readable)
         }
         guard let bytes else { throw ServiceError.notFound(page.name, page.id) }
         return .page(bytes)

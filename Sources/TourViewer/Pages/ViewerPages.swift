@@ -237,8 +237,11 @@ public enum ViewerPages {
         }
     }
 
-    /// The 360° viewer of one panorama; the plain image where WebGL is missing.
-    public static func panorama(_ frame: PageFrame, _ tour: TourDocument, panoramaId: String, widths: PreviewWidths) -> [UInt8]? {
+    /// The 360° viewer of one panorama; the plain image where WebGL is missing. A panorama the
+    /// server could not read (`readable` false: not a JPEG, or one it cannot decode) is said to
+    /// be so, with its original image to download, instead of a grey box to look around in.
+    public static func panorama(_ frame: PageFrame, _ tour: TourDocument, panoramaId: String, widths: PreviewWidths,
+                                readable: Bool = true) -> [UInt8]? {
         guard let floor = tour.floors.first(where: { $0.panoramas.contains { $0.id == panoramaId } }),
               let panorama = floor.panoramas.first(where: { $0.id == panoramaId }) else { return nil }
         var trail = crumbs(frame, tour, upTo: .property)
@@ -246,11 +249,21 @@ public enum ViewerPages {
         if let roomId = panorama.roomId, let room = floor.floor.rooms.first(where: { $0.id == roomId }) {
             trail.append(Crumb(label: room.name ?? "Room", url: frame.paths.room(room.id)))
         }
-        return Layout.page(frame, title: "Panorama", crumbs: trail, script: true) { page in
-            page.raw("<h1>Panorama</h1><div class=\"viewer\" id=\"viewer\"><canvas class=\"hidden\" tabindex=\"0\" aria-label=\"360° view: drag or use the arrow keys to look around, the wheel to zoom\"></canvas>")
-            page.raw("<img class=\"fallback\" alt=\"The panorama as a flat image\" src=\"")
-            page.text(frame.paths.preview(panorama.id, width: widths.viewer))
-            page.raw("\"></div><p class=\"meta\">Taken ")
+        return Layout.page(frame, title: "Panorama", crumbs: trail, script: readable) { page in
+            page.raw("<h1>Panorama</h1>")
+            if readable {
+                page.raw("<div class=\"viewer\" id=\"viewer\"><canvas class=\"hidden\" tabindex=\"0\" aria-label=\"360° view: drag or use the arrow keys to look around, the wheel to zoom\"></canvas>")
+                page.raw("<img class=\"fallback\" alt=\"The panorama as a flat image\" src=\"")
+                page.text(frame.paths.preview(panorama.id, width: widths.viewer))
+                page.raw("\"></div>")
+            } else {
+                page.raw("<section class=\"card unreadable\" role=\"status\"><h2>This panorama could not be read</h2><p>")
+                page.text(panorama.contentType == "image/jpeg"
+                          ? "Its image is damaged, or larger than this server draws, so it cannot be shown here."
+                          : "The viewer draws JPEG panoramas; this one is \(panorama.contentType), so it cannot be shown here.")
+                page.raw(" The original image can still be downloaded.</p></section>")
+            }
+            page.raw("<p class=\"meta\">Taken ")
             page.text(Format.time(panorama.createdAt))
             page.raw(" · ")
             page.text(Format.bytes(panorama.size))

@@ -3,7 +3,7 @@ import TestSupport
 @testable import NoughtyTours
 
 /// A recorded panorama's folder, as the capture hands it over: `bytes` bytes that differ
-/// with `seed`.
+/// with `seed`, starting with the signature of the type `name` says.
 func recordedFolder(bytes: Int = 4096, name: String = "pano.jpg", seed: Int = 7) throws -> URL {
     let folder = testDirectory("capture")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -16,7 +16,7 @@ func recordedFolder(bytes: Int = 4096, name: String = "pano.jpg", seed: Int = 7)
         data.append(contentsOf: block.prefix(bytes - data.count))
         number += 1
     }
-    try data.write(to: folder.appendingPathComponent(name))
+    try Data(ImageSignature.stamped(Array(data), as: name)).write(to: folder.appendingPathComponent(name))
     return folder
 }
 
