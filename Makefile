@@ -1,23 +1,34 @@
 # The two commands: `make run` (the daemon on the embedded default) and `make test`.
 SWIFT ?= swift
-# Build and runtime libraries, plus the tools the tests and benchmarks drive.
-APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libturbojpeg0-dev pkg-config curl python3 python3-venv wrk nginx gcc \
-	fuse3 libfuse3-dev chromium chromium-driver postgresql libpq-dev
+# What building and running the daemon needs: the C libraries it links.
+RUN_APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libturbojpeg0-dev libpq-dev pkg-config
+# What the tests and benchmarks drive besides: servers, a browser, the power-loss file system.
+TEST_APT_PACKAGES := curl python3 python3-venv wrk nginx gcc fuse3 libfuse3-dev chromium chromium-driver postgresql
 
 # Python tools for the tests, pinned, in a venv of the project's own.
 PYTHON_TOOLS := schemathesis==4.32.5 tuspy==1.1.0 selenium==4.51.0 pillow==13.0.0
 
-.PHONY: deps build run test bench soak fuzz clean migrations powerlossfs
+.PHONY: deps run-deps build run test bench soak fuzz clean migrations powerlossfs
 
-deps:
+# Installs the Debian packages of $(1) that are missing.
+define apt_install
 	@missing=""; \
-	for package in $(APT_PACKAGES); do \
+	for package in $(1); do \
 		dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$package"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+endef
+
+# make run's: only what the daemon needs.
+run-deps:
+	$(call apt_install,$(RUN_APT_PACKAGES))
+
+# make test's and make bench's: everything.
+deps: run-deps
+	$(call apt_install,$(TEST_APT_PACKAGES))
 	@[ -x .venv/bin/python ] || python3 -m venv .venv
 	@installed=$$(.venv/bin/pip freeze 2>/dev/null | tr A-Z a-z); \
 	for tool in $(PYTHON_TOOLS); do echo "$$installed" | grep -qx "$$tool" || missing=1; done; \
@@ -27,7 +38,7 @@ deps:
 # host, and only the pages they touch count in their memory (26 MB idle RSS becomes 20).
 RELEASE := -c release -Xswiftc -static-stdlib
 
-build: deps
+build: run-deps
 	$(SWIFT) build $(RELEASE)
 
 # The daemon in the foreground on config/toursd.json (data under ./data). The descriptor
@@ -43,6 +54,7 @@ powerlossfs: deps
 
 # The attack tests run against the release toursd, as operators run it.
 test: deps powerlossfs
+	bash Tests/repository/tracked_files.sh
 	$(SWIFT) build $(RELEASE) --product toursd
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
@@ -80,7 +92,7 @@ fuzz: deps
 migrations:
 	python3 scripts/embed_migrations.py
 
-bench: build
+bench: deps build
 	bash bench/run.sh
 
 clean:

@@ -35,7 +35,7 @@ rooms = [{"id": str(uuid.uuid4()), "name": f"Room {i}", "outline": [[i, 0], [i +
 call(conn, "PUT", f"/v1/floors/{floor_id}/plan", json.dumps({"planId": str(uuid.uuid4()), "mode": "newScan", "rooms": rooms,
                                                           "structure": {"walls": 120, "doors": 31}}))
 for index in range(200):
-    conn.request("PUT", f"/v1/panoramas/{uuid.uuid4()}?floorId={floor_id}&roomId={rooms[index % 30]['id']}", body=bytes([index % 256]) * 64,
+    conn.request("PUT", f"/v1/panoramas/{uuid.uuid4()}?floorId={floor_id}&roomId={rooms[index % 30]['id']}", body=b"\xff\xd8\xff\xe0" + bytes([index % 256]) * 60,
                  headers={"Authorization": f"Bearer {token}", "Content-Type": "image/jpeg"})
     response = conn.getresponse(); response.read()
     assert response.status == 201, response.status

@@ -16,7 +16,7 @@ public struct Configuration: Sendable {
     }
 }
 
-/// The NoughtyTours sync layer on Linux (CLIENT.md): local storage, handles, capture calls,
+/// The NoughtyTours sync layer on Linux (docs/client.md): local storage, handles, capture calls,
 /// status, and the upload queue.
 public final class NoughtyTours: Sendable {
     public let configuration: Configuration

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Every error the library throws (CLIENT.md "Errors"). `isRetryable` says whether the same
+/// Every error the library throws (docs/client.md "Errors"). `isRetryable` says whether the same
 /// call could succeed on a second attempt; it is not a cue to retry uploads, which the queue
 /// does on its own.
 public enum NoughtyToursError: Error, Sendable, Equatable {
@@ -12,7 +12,7 @@ public enum NoughtyToursError: Error, Sendable, Equatable {
     case notContinuable
     /// The server could not be reached, or the connection failed mid-transfer.
     case transport(String)
-    /// The server answered with an error (API.md's error body).
+    /// The server answered with an error (docs/api.md's error body).
     case server(status: Int, code: String, message: String)
     /// The shot was blocked before recording (very low light).
     case captureBlocked(reason: String)

@@ -11,7 +11,7 @@ public struct PropertyManagement: Sendable {
 
     /// Creates a property and its floors at once, offline, and queues them for upload.
     public func createProperty(name: String, floorCount: Int, metadata: [String: String] = [:]) async throws(NoughtyToursError) -> Property {
-        // The server's rules (API.md), the same code, so that nothing is queued that it would refuse.
+        // The server's rules (docs/api.md), the same code, so that nothing is queued that it would refuse.
         let input: PropertyInput
         do {
             input = try PropertyInput(name: name, floorCount: floorCount, metadata: metadata).validated()
@@ -102,7 +102,7 @@ public struct PropertyManagement: Sendable {
                 do {
                     properties.append(try RemoteProperty(item))
                 } catch {
-                    throw .transport("the server listed a property that is not API.md's: \(error.message)")
+                    throw .transport("the server listed a property that is not docs/api.md's: \(error.message)")
                 }
             }
             guard let next = page.next, !page.items.isEmpty, seen.insert(next).inserted else { break }

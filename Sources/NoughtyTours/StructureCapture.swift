@@ -44,7 +44,7 @@ public struct StructureCapture: Sendable {
     public func apply(floor: Floor, mode: StructureCaptureMode, rooms captured: [CapturedRoom],
                       structure: Data? = nil, worldMap: URL? = nil) async throws(NoughtyToursError) -> [Room] {
         let structureText = try structure.map { data throws(NoughtyToursError) in try CaptureOutput.text(data, "the structure") }
-        // The server's limits (API.md, the same constants), so that nothing is queued that it
+        // The server's limits (docs/api.md, the same constants), so that nothing is queued that it
         // would refuse.
         guard captured.count <= PlanInput.maxRooms else { throw .invalidInput("a plan has at most \(PlanInput.maxRooms) rooms") }
         guard captured.reduce(0, { $0 + $1.outline.count }) <= PlanInput.maxPoints else {
@@ -158,7 +158,7 @@ enum CaptureOutput {
     }
 }
 
-/// Applying plans to the local database, with API.md's semantics.
+/// Applying plans to the local database, with docs/api.md's semantics.
 enum Plans {
     static func isContinuable(_ db: Database, floorId: String) throws -> Bool {
         try db.first("SELECT 1 FROM floors WHERE id = ? AND plan_revision > 0 AND world_map_path IS NOT NULL", floorId) != nil

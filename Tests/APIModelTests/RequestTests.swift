@@ -2,7 +2,7 @@ import APIModel
 import Foundation
 import Testing
 
-/// The request bodies' parsers: the rules and messages of API.md, in one place for server and
+/// The request bodies' parsers: the rules and messages of docs/api.md, in one place for server and
 /// client.
 @Suite struct RequestTests {
     /// Security findings: a NUL cut what was stored; "a" with 200,000 combining marks counted

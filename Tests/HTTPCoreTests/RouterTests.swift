@@ -56,7 +56,7 @@ import Testing
     }
 }
 
-/// API.md "Errors": `retryable` is true exactly for 408, 429, 500, 503 and 507.
+/// docs/api.md "Errors": `retryable` is true exactly for 408, 429, 500, 503 and 507.
 @Suite struct HTTPErrorTests {
     @Test func retryableExactlyForTheStatusesAPIMDNames() {
         for code in 400...599 {

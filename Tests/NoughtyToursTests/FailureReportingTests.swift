@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 @testable import NoughtyTours
 
-/// CLIENT.md "Failures a host can explain": failures read from local storage after a
+/// docs/client.md "Failures a host can explain": failures read from local storage after a
 /// restart, and events that never drop what matters.
 @Suite(.timeLimit(.minutes(3))) struct FailureReportingTests {
     /// A refused plan (its floor gone on the server) and a server that cannot be reached:

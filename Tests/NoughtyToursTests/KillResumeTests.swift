@@ -84,7 +84,7 @@ private final class WorkerProcess {
         }
         #expect(killedAt != nil)
         #expect(first.process.terminationReason == .uncaughtSignal)
-        // The server keeps what reached it once it sees the connection end (API.md: an older
+        // The server keeps what reached it once it sees the connection end (docs/api.md: an older
         // PATCH keeps only what it had fsynced when a newer one takes over, so a client back
         // before that resumes from the last fsync). Waited for: its database says so.
         let serverDatabase = try Database(path: server.dataDir + "/toursd.sqlite")

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 @testable import NoughtyTours
 
-/// CLIENT.md "Stale handles stay safe": handles outlive what they name; the library neither
+/// docs/client.md "Stale handles stay safe": handles outlive what they name; the library neither
 /// diverges from the server nor blames the disk.
 @Suite(.timeLimit(.minutes(3))) struct StaleHandleTests {
     private static let square: [[Double]] = [[0, 0], [3, 0], [3, 3]]

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 @testable import NoughtyTours
 
-/// CLIENT.md "Second version": the whole capture travels, and another station continues a
+/// docs/client.md "Second version": the whole capture travels, and another station continues a
 /// floor. Two storage directories (two stations) and one toursd.
 @Suite(.timeLimit(.minutes(3))) struct TwoStationTests {
     /// Capture output with values a careless re-encoding would change: nesting, unicode,
@@ -184,7 +184,7 @@ import TestSupport
         #expect(Set(listed.map(\.id)) == made)
     }
 
-    /// CLIENT.md: "Downloading again refreshes what the server changed". Changed on the server
+    /// docs/client.md: "Downloading again refreshes what the server changed". Changed on the server
     /// behind this station: a newScan that removes a room (its panorama goes to the floor), a
     /// new world map, a panorama deleted. Downloaded again, the station has each change, and
     /// the replaced map's file is gone.

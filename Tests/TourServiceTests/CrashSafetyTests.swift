@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// API.md "Nothing is acknowledged before it is durable": toursd killed with SIGKILL while
+/// docs/api.md "Nothing is acknowledged before it is durable": toursd killed with SIGKILL while
 /// panoramas upload loses none it acknowledged, and keeps no row without its whole file.
 @Suite(.timeLimit(.minutes(3))) struct CrashSafetyTests {
     @Test func sigkillDuringUploadsKeepsEveryAcknowledgedPanoramaWhole() async throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// API.md "Floors, plans and world maps": newScan, continueScan and planId idempotency.
+/// docs/api.md "Floors, plans and world maps": newScan, continueScan and planId idempotency.
 @Suite(.timeLimit(.minutes(3))) struct FloorPlanAPITests {
     @Test func floorsAreCreatedThenUpdated() async throws {
         let harness = try ServiceHarness()

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 @testable import TourService
 
-/// GET /healthz and GET /metrics as API.md says, through the real server, with no token.
+/// GET /healthz and GET /metrics as docs/api.md says, through the real server, with no token.
 @Suite(.timeLimit(.minutes(3))) struct OpsRoutesTests {
     @Test func healthzAnswersOkWithoutAToken() async throws {
         let harness = try ServiceHarness()

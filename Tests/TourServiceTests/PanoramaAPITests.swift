@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// API.md "Panoramas — one-shot upload".
+/// docs/api.md "Panoramas — one-shot upload".
 @Suite(.timeLimit(.minutes(3))) struct PanoramaAPITests {
     /// The inode of a stored file, to tell whether it was written again.
     private func inode(_ path: String) -> UInt64? {

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 @testable import TourService
 
-/// API.md "Principles" and "Properties".
+/// docs/api.md "Principles" and "Properties".
 @Suite(.timeLimit(.minutes(3))) struct PropertyAPITests {
     @Test func firstPutCreatesWithATourIdThatNeverChanges() async throws {
         let harness = try ServiceHarness()

@@ -41,7 +41,7 @@ import Testing
     }
 }
 
-/// Every service error becomes the status of API.md's table.
+/// Every service error becomes the status of docs/api.md's table.
 @Suite(.timeLimit(.minutes(3))) struct ServiceErrorTests {
     @Test func eachCodeMapsToItsStatus() {
         let statuses: [ServiceError.Code: Int] = [

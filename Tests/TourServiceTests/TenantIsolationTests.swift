@@ -5,7 +5,7 @@ import Logging
 import TestSupport
 @testable import TourService
 
-/// API.md "Tenants are isolated": another tenant's ids answer 404 on every route, and
+/// docs/api.md "Tenants are isolated": another tenant's ids answer 404 on every route, and
 /// nothing of theirs changes. Table-driven over the router itself.
 @Suite(.timeLimit(.minutes(3))) struct TenantIsolationTests {
     /// What tenant beta gets on each route when it names alpha's ids, with nothing of its own.

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 @testable import TourService
 
-/// API.md "Panoramas — resumable upload (tus 1.0.0)".
+/// docs/api.md "Panoramas — resumable upload (tus 1.0.0)".
 @Suite(.timeLimit(.minutes(3))) struct UploadAPITests {
     @Test func optionsAdvertisesTheProtocolAndItsExtensions() async throws {
         let harness = try ServiceHarness { $0.maxPanoramaBytes = 123_456 }

@@ -8,7 +8,7 @@ import Logging
 private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)), level: .error)
 
 /// The tour viewer's HTTP side: sign-in and sessions, CSRF, security headers, share links
-/// (API.md "Sharing a tour"), previews. The browser walks the pages in Tests/browser.
+/// (docs/api.md "Sharing a tour"), previews. The browser walks the pages in Tests/browser.
 @Suite(.timeLimit(.minutes(3))) struct ViewerAPITests {
     @Test func signingInSetsAnHttpOnlyStrictCookieStoredOnlyAsItsHash() async throws {
         let harness = try ServiceHarness()
@@ -215,7 +215,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         await harness.finish()
     }
 
-    /// API.md: the list holds the unexpired links; a secret is stored only as its hash.
+    /// docs/api.md: the list holds the unexpired links; a secret is stored only as its hash.
     @Test func anExpiredLinkLeavesTheListAndNoSecretIsStored() async throws {
         let harness = try ServiceHarness(configure: { $0.shareMinSeconds = 1 })
         let alpha = try harness.client(harness.alpha)

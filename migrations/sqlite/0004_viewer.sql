@@ -13,7 +13,7 @@ CREATE TABLE web_sessions (
     expires_at TEXT NOT NULL
 ) WITHOUT ROWID;
 
--- Share links (API.md "Sharing a tour"): one property's tour, read-only, until expires_at. A
+-- Share links (docs/api.md "Sharing a tour"): one property's tour, read-only, until expires_at. A
 -- revoked link's row is deleted; the links of a deleted property go with it.
 CREATE TABLE shares (
     tenant_id INTEGER NOT NULL REFERENCES tenants (id),

@@ -1,8 +1,8 @@
-/// The API's answers (API.md), as types: the server writes them, the client reads them.
+/// The API's answers (docs/api.md), as types: the server writes them, the client reads them.
 /// Each writes its keys in sorted order, so one state is always the same bytes; stored JSON
 /// (metadata, outlines, capture output, structure) is held as canonical text and spliced.
 
-/// API.md "Property".
+/// docs/api.md "Property".
 public struct PropertyDocument: JSONDocument, Equatable, Sendable {
     public var id: String
     public var tourId: String
@@ -69,7 +69,7 @@ public struct PropertyPage: JSONDocument, Equatable, Sendable {
     }
 }
 
-/// API.md "Room"; the tour document adds each room's capture output.
+/// docs/api.md "Room"; the tour document adds each room's capture output.
 public struct RoomDocument: JSONDocument, Equatable, Sendable {
     public var id: String
     public var floorId: String
@@ -112,7 +112,7 @@ public struct RoomDocument: JSONDocument, Equatable, Sendable {
     }
 }
 
-/// API.md "Floor", with its rooms.
+/// docs/api.md "Floor", with its rooms.
 public struct FloorDocument: JSONDocument, Equatable, Sendable {
     public var id: String
     public var propertyId: String
@@ -158,7 +158,7 @@ public struct FloorDocument: JSONDocument, Equatable, Sendable {
     }
 }
 
-/// API.md "Panorama"; in the tour document with its content URL.
+/// docs/api.md "Panorama"; in the tour document with its content URL.
 public struct PanoramaDocument: JSONDocument, Equatable, Sendable {
     public var id: String
     public var propertyId: String
@@ -209,7 +209,7 @@ public struct PanoramaDocument: JSONDocument, Equatable, Sendable {
     }
 }
 
-/// API.md "ServerStatus": what the server holds for a property.
+/// docs/api.md "ServerStatus": what the server holds for a property.
 public struct ServerStatusDocument: JSONDocument, Equatable, Sendable {
     public var propertyId: String
     public var tourId: String
@@ -346,7 +346,7 @@ public struct TourDocument: JSONDocument, Equatable, Sendable {
     }
 }
 
-/// API.md's error body: `{"error": {"code", "message", "retryable"}}`.
+/// docs/api.md's error body: `{"error": {"code", "message", "retryable"}}`.
 public struct ErrorDocument: Equatable, Sendable {
     public var code: String
     public var message: String

@@ -102,7 +102,7 @@ public struct Fields {
     }
 }
 
-/// Client-made ids are UUIDs in lowercase canonical text (API.md "Principles").
+/// Client-made ids are UUIDs in lowercase canonical text (docs/api.md "Principles").
 public enum Identifier {
     public static func isValid(_ text: String) -> Bool {
         let bytes = Array(text.utf8)

@@ -42,7 +42,7 @@ public struct PropertyInput: Equatable, Sendable, JSONDocument {
         self.metadata = metadata
     }
 
-    /// Parses and checks API.md's rules: name a DisplayName, floorCount 1–200, metadata string
+    /// Parses and checks docs/api.md's rules: name a DisplayName, floorCount 1–200, metadata string
     /// to string with at most 64 keys, each key 1–128 UTF-8 bytes without control characters,
     /// each value at most 4096 bytes.
     public static func parse(_ bytes: [UInt8], maxDepth: Int = JSONReader.defaultMaxDepth) throws(InvalidDocument) -> PropertyInput {

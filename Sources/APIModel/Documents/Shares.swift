@@ -1,4 +1,4 @@
-/// API.md "Sharing a tour": a share link of one tour. `url` (`/t/…`) only in the answer that
+/// docs/api.md "Sharing a tour": a share link of one tour. `url` (`/t/…`) only in the answer that
 /// made it: the secret is stored only as a hash and shown once.
 public struct ShareDocument: JSONDocument, Equatable, Sendable {
     public var id: String
@@ -52,7 +52,7 @@ public struct ShareList: JSONDocument, Equatable, Sendable {
 }
 
 /// The body of `POST /v1/tours/{tourId}/shares`: `{"expiresInSeconds": N}`, N within the
-/// server's range (API.md: 1 hour to 90 days by default).
+/// server's range (docs/api.md: 1 hour to 90 days by default).
 public struct ShareInput: Equatable, Sendable {
     public var expiresInSeconds: Int
 

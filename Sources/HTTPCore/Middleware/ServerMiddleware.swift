@@ -19,7 +19,7 @@ struct ServerMiddleware: Sendable {
     }
 }
 
-/// Answers what a handler threw: an `HTTPErrorConvertible` as API.md's JSON error, anything
+/// Answers what a handler threw: an `HTTPErrorConvertible` as docs/api.md's JSON error, anything
 /// else as a 500 that names the request id (and is logged with it).
 struct ErrorResponseMiddleware: Middleware {
     let logger: Logger

@@ -1,4 +1,4 @@
-/// An error with the status and the machine-readable code of API.md's error table. Every
+/// An error with the status and the machine-readable code of docs/api.md's error table. Every
 /// error response of the server, from the parser, the router or a handler, is made from one
 /// of these by `Response.error(_:)`: the single place errors become HTTP.
 public struct HTTPError: HTTPErrorConvertible, Equatable {

@@ -23,7 +23,7 @@ public struct Response: Sendable {
         Response(status: status, contentType: "application/json", headers: headers, body: .bytes(bytes))
     }
 
-    /// The JSON error body of API.md: `{"error": {"code", "message", "retryable"}}`.
+    /// The JSON error body of docs/api.md: `{"error": {"code", "message", "retryable"}}`.
     public static func error(_ error: HTTPError) -> Response {
         var body = [UInt8]()
         body.reserveCapacity(64 + error.message.utf8.count)

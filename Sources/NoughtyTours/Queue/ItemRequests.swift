@@ -42,7 +42,7 @@ struct PanoramaFile: Sendable, Equatable {
     let sha256: String
 }
 
-/// The HTTP request each kind of queue item becomes (API.md): pure functions of the local
+/// The HTTP request each kind of queue item becomes (docs/api.md): pure functions of the local
 /// rows, so tests check them without a server. Every write is idempotent on the server
 /// (client ids, planId, digests), so a retry never makes a duplicate.
 enum ItemRequests {

@@ -11,7 +11,7 @@ public struct RemoteProperty: Sendable, Equatable, Hashable {
 }
 
 extension RemoteProperty {
-    /// From API.md's Property; ids and times it cannot read are the server's fault.
+    /// From docs/api.md's Property; ids and times it cannot read are the server's fault.
     init(_ document: PropertyDocument) throws(InvalidDocument) {
         guard let tourId = UUID(uuidString: document.tourId) else { throw InvalidDocument("tourId is not a UUID") }
         guard let updatedAt = RFC3339.date(document.updatedAt) else { throw InvalidDocument("updatedAt is not an RFC 3339 time") }

@@ -70,13 +70,13 @@ struct HTTPResponse: Sendable, Equatable {
         do {
             return try read(try JSONReader.parse(body))
         } catch let error as InvalidDocument {
-            throw .transport("the server's answer is not the document API.md describes: \(error.message)")
+            throw .transport("the server's answer is not the document docs/api.md describes: \(error.message)")
         } catch {
             throw .transport("the server's answer is not JSON: \((error as? JSONReader.Failure)?.message ?? "\(error)")")
         }
     }
 
-    /// An error answer as the library's error: API.md's JSON error body when there is one.
+    /// An error answer as the library's error: docs/api.md's JSON error body when there is one.
     var error: NoughtyToursError {
         guard let document = try? document(ErrorDocument.init) else {
             return .server(status: status, code: "http_\(status)", message: String(decoding: body.prefix(200), as: UTF8.self))

@@ -35,7 +35,7 @@ final class ServiceContext: Sendable {
         self.crashPoints = crashPoints
     }
 
-    /// The tenant of the request's bearer token (API.md "Tenants are isolated"), asked of the
+    /// The tenant of the request's bearer token (docs/api.md "Tenants are isolated"), asked of the
     /// database.
     func authenticate(_ request: Request) async throws -> Int64 {
         let digest = try tokenDigest(request)

@@ -1,7 +1,7 @@
 import APIModel
 import HTTPCore
 
-/// Why a request to the sync service failed, as a value: a code of API.md's error table and a
+/// Why a request to the sync service failed, as a value: a code of docs/api.md's error table and a
 /// message for the person reading it. `httpError` is the one place these become HTTP.
 public struct ServiceError: HTTPErrorConvertible, Equatable {
     public enum Code: String, Sendable, CaseIterable {
@@ -43,7 +43,7 @@ public struct ServiceError: HTTPErrorConvertible, Equatable {
     /// other code refuses the request for what it asks, and asking again changes nothing.
     var isServerFailure: Bool { code == .internal || code == .insufficientStorage || code == .unavailable }
 
-    /// The status and headers of each code (API.md "Errors").
+    /// The status and headers of each code (docs/api.md "Errors").
     public var httpError: HTTPError {
         switch code {
         case .badRequest, .digestMismatch: return HTTPError(.badRequest, code: code.rawValue, message)

@@ -10,7 +10,7 @@ enum Tenant: RequestAttribute {
 }
 
 extension Request {
-    /// A paged list's `?limit=N&after=CURSOR` (API.md: limit 1 to 200, 50 by default; the cursor
+    /// A paged list's `?limit=N&after=CURSOR` (docs/api.md: limit 1 to 200, 50 by default; the cursor
     /// an id of the list).
     func pageQuery() throws -> (limit: Int, after: String?) {
         var limit = 50

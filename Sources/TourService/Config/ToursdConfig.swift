@@ -97,7 +97,7 @@ public struct ToursdConfig: Sendable, Equatable {
     /// Failed sign-ins one client address may make in `signInWindowSeconds` before 429.
     public var signInFailuresAllowed = 5
     public var signInWindowSeconds = 300
-    /// The lifetimes a share link may be given (API.md: 1 hour to 90 days).
+    /// The lifetimes a share link may be given (docs/api.md: 1 hour to 90 days).
     public var shareMinSeconds = 3600
     public var shareMaxSeconds = 90 * 86_400
     /// Live share links one tour may have at once (409 past it).

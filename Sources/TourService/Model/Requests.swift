@@ -17,7 +17,7 @@ struct PlanUpload {
     }
 }
 
-/// Panorama media types (API.md: jpeg, heic, png).
+/// Panorama media types (docs/api.md: jpeg, heic, png).
 enum PanoramaMediaType {
     static let allowed: Set<String> = ["image/jpeg", "image/heic", "image/png"]
 

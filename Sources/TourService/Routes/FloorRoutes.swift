@@ -3,7 +3,7 @@ import Foundation
 import Hashing
 import HTTPCore
 
-/// Floors, plans and world maps (API.md "Floors, plans and world maps").
+/// Floors, plans and world maps (docs/api.md "Floors, plans and world maps").
 enum FloorRoutes {
     static func add(to table: inout RouteTable, _ context: ServiceContext) {
         let jsonLimit = Int64(context.config.maxJsonBodyBytes)
@@ -78,7 +78,7 @@ enum FloorRoutes {
         }
     }
 
-    /// Content-Type must say JSON when it is given (415 otherwise: API.md asks it of plans).
+    /// Content-Type must say JSON when it is given (415 otherwise: docs/api.md asks it of plans).
     private static func requireJSON(_ request: Request) throws(ServiceError) {
         guard let type = request.headers["content-type"] else { return }
         let media = type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""

@@ -1,7 +1,7 @@
 import HTTPCore
 import Logging
 
-/// `GET /healthz` and `GET /metrics` (API.md "Service"): no token needed. Both only format
+/// `GET /healthz` and `GET /metrics` (docs/api.md "Service"): no token needed. Both only format
 /// bytes, so they run inline on their connection's event loop.
 enum OpsRoutes {
     /// The health answer never changes, so it is encoded once.

@@ -3,7 +3,7 @@ import Foundation
 import Hashing
 import HTTPCore
 
-/// One-shot panorama uploads and their content (API.md "Panoramas — one-shot upload").
+/// One-shot panorama uploads and their content (docs/api.md "Panoramas — one-shot upload").
 enum PanoramaRoutes {
     static func add(to table: inout RouteTable, _ context: ServiceContext) {
         table.add(.put, "/v1/panoramas/{panoramaId}", bodyLimit: Int64(context.config.maxPanoramaBytes)) { request in

@@ -2,7 +2,7 @@ import APIModel
 import Foundation
 import HTTPCore
 
-/// Properties, their status and tours (API.md "Properties").
+/// Properties, their status and tours (docs/api.md "Properties").
 enum PropertyRoutes {
     static func add(to table: inout RouteTable, _ context: ServiceContext) {
         let jsonLimit = Int64(context.config.maxJsonBodyBytes)

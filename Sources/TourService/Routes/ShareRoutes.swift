@@ -1,7 +1,7 @@
 import APIModel
 import HTTPCore
 
-/// Share links of tours (API.md "Sharing a tour"). The pages a link opens are the viewer's.
+/// Share links of tours (docs/api.md "Sharing a tour"). The pages a link opens are the viewer's.
 enum ShareRoutes {
     static func add(to table: inout RouteTable, _ context: ServiceContext) {
         let allowed = context.config.shareMinSeconds...context.config.shareMaxSeconds

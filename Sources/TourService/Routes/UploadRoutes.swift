@@ -5,7 +5,7 @@ import HTTPCore
 import Logging
 
 /// Resumable panorama uploads: tus 1.0.0 with creation, creation-with-upload, termination,
-/// checksum and expiration (API.md "Panoramas — resumable upload"). A finished upload becomes
+/// checksum and expiration (docs/api.md "Panoramas — resumable upload"). A finished upload becomes
 /// the panorama exactly as a one-shot upload would.
 enum UploadRoutes {
     static let resumable = [HTTPField(name: "Tus-Resumable", value: TusHeaders.version)]

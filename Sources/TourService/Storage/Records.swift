@@ -2,7 +2,7 @@ import APIModel
 import Foundation
 import SQLiteDB
 
-/// A stored property (API.md "Property"); the metadata is stored as canonical JSON text.
+/// A stored property (docs/api.md "Property"); the metadata is stored as canonical JSON text.
 typealias PropertyRecord = PropertyDocument
 
 extension PropertyDocument {
@@ -13,7 +13,7 @@ extension PropertyDocument {
     }
 }
 
-/// A stored room (API.md "Room"), its outline and capture output canonical JSON text.
+/// A stored room (docs/api.md "Room"), its outline and capture output canonical JSON text.
 typealias RoomRecord = RoomDocument
 
 extension RoomDocument {
@@ -23,7 +23,7 @@ extension RoomDocument {
     }
 }
 
-/// A stored floor with its rooms (API.md "Floor").
+/// A stored floor with its rooms (docs/api.md "Floor").
 struct FloorRecord: Equatable {
     var id: String
     var propertyId: String
@@ -69,7 +69,7 @@ struct FloorRecord: Equatable {
     }
 }
 
-/// A stored panorama (API.md "Panorama").
+/// A stored panorama (docs/api.md "Panorama").
 typealias PanoramaRecord = PanoramaDocument
 
 extension PanoramaDocument {

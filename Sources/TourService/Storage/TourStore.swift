@@ -56,7 +56,7 @@ enum TourStore {
         return blobs
     }
 
-    /// What the server holds for a property (API.md "ServerStatus").
+    /// What the server holds for a property (docs/api.md "ServerStatus").
     static func status(_ db: any SQLConnection, _ tenant: Int64, _ id: String) throws -> ServerStatusDocument? {
         guard let property = try property(db, tenant, id) else { return nil }
         let floors = try db.first("SELECT count(*) FROM floors WHERE tenant_id = ? AND property_id = ?", tenant, id)?[0].int ?? 0
@@ -106,7 +106,7 @@ enum TourStore {
         var clearedWorldMap: BlobKey?
     }
 
-    /// Applies a plan (API.md "Plan upload"), or answers what it answered before for a planId
+    /// Applies a plan (docs/api.md "Plan upload"), or answers what it answered before for a planId
     /// already applied.
     static func applyPlan(_ db: any SQLConnection, _ tenant: Int64, floorId: String, _ upload: PlanUpload) throws -> PlanOutcome {
         let plan = upload.plan
