@@ -194,6 +194,8 @@ import TestSupport
         #expect(seen, "the preview was never seen being made")
         #expect(try target.send("DELETE", "/v1/panoramas/\(id)", headers: target.auth).status == 204)
         await making.value
+        // The making ends once its file is cached and checked against the deletion.
+        try await waitUntil("the making has ended") { try target.gauge("toursd_previews_waiting") == 0 }
         let left = (FileManager.default.subpaths(atPath: target.dataDir + "/previews") ?? []).filter { $0.contains(id) }
         #expect(left.isEmpty, "\(left)")
     }

@@ -262,7 +262,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         #expect(JPEGFixture.dimensions(preview.body) == [1024, 512])
         let etag = try #require(preview.header("ETag"))
         #expect(try alpha.send("GET", "/v1/panoramas/\(id)/preview?width=1024", headers: ["If-None-Match": etag]).status == 304)
-        // The preview made is cached before it is answered; later ones are the file.
+        // The preview made is answered at once and cached behind the answer; later ones are the file.
         let previews = harness.dataDir + "/previews"
         let cached = { FileManager.default.subpaths(atPath: previews)?.filter { $0.hasSuffix(".jpg") } ?? [] }
         try await waitUntil("the 1024 preview's file") { cached().count == 1 }

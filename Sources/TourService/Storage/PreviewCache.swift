@@ -16,7 +16,7 @@ import ThreadPools
 /// Decoding is the costliest thing toursd does for an anonymous visitor, so it is fenced in:
 /// on a pool of its own (`previewThreads`), never the file pool uploads are written on; under
 /// a memory and scan budget (`DecodeBudget`); one making per preview, however many ask at once
-/// (they share its outcome, which is cached before any of them is answered); and at most
+/// (they share its outcome; the making stays listed until its file is cached); and at most
 /// `previewQueueLimit` distinct previews waiting, past which a request is told 503.
 final class PreviewCache: Sendable {
     let root: String
@@ -77,8 +77,7 @@ final class PreviewCache: Sendable {
         var readable: Bool
     }
 
-    /// What a preview request is answered with: the cached file, or the preview just made
-    /// (and already in the cache).
+    /// What a preview request is answered with: the cached file, or the preview just made.
     enum Preview {
         case file(fd: Int32, size: Int64)
         case made([UInt8])
@@ -104,7 +103,8 @@ final class PreviewCache: Sendable {
     }
 
     /// The one making of `target`: joined when under way, started when not (or 503 when too
-    /// many are waiting).
+    /// many are waiting). Its askers are answered once it is decoded; it stays listed until its
+    /// file is cached, so that a request meanwhile takes these bytes rather than decoding again.
     private func making(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: String, target: String,
                         stillStored: @escaping @Sendable () async -> Bool) async throws -> MadePreview {
         // The making removes itself under this lock, which is held here until it is entered.
@@ -116,8 +116,18 @@ final class PreviewCache: Sendable {
             // On the file pool's threads, never Swift's shared cooperative ones (which blocking
             // callers may hold): what it awaits then runs where it belongs.
             let making = Task(executorPreference: io) { [self] in
-                defer { _ = makings.withLock { $0.removeValue(forKey: target) } }
-                return try await make(tenant: tenant, panorama, width: width, source: source, target: target, stillStored: stillStored)
+                let made: MadePreview, decoded: Bool
+                do {
+                    (made, decoded) = try await decode(tenant: tenant, panorama, width: width, source: source, target: target)
+                } catch {
+                    _ = makings.withLock { $0.removeValue(forKey: target) }
+                    throw error
+                }
+                Task(executorPreference: io) { [self] in
+                    if decoded { await cache(made, tenant: tenant, panorama, target: target, stillStored: stillStored) }
+                    _ = makings.withLock { $0.removeValue(forKey: target) }
+                }
+                return made
             }
             inFlight[target] = making
             return making
@@ -125,18 +135,25 @@ final class PreviewCache: Sendable {
         return try await making.value
     }
 
-    /// One making: decoded on the preview pool, cached on the file pool, then checked against
-    /// a deletion that raced it (the deletion removes the row, then the folder; this writes the
-    /// file, then asks for the row: one of the two always sees the other).
-    private func make(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: String, target: String,
-                      stillStored: @escaping @Sendable () async -> Bool) async throws -> MadePreview {
+    /// The preview, decoded on the preview pool; or the cached one (decoded false), made by a
+    /// making that ended between this request's look and its turn.
+    private func decode(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: String,
+                        target: String) async throws -> (MadePreview, decoded: Bool) {
         let marker = unreadableMarker(tenant: tenant, panorama)
-        // Made meanwhile by a making that ended between this request's look and its turn.
         if let cached = try await io.run({ () -> MadePreview? in
             FileManager.default.contents(atPath: target).map { MadePreview(bytes: Array($0), readable: access(marker, F_OK) != 0) }
-        }) { return cached }
+        }) { return (cached, false) }
         let made = try await decoders.run { [self] in try makePreview(panorama, width: width, source: source) }
         decodes.add(1, ordering: .relaxed)
+        return (made, true)
+    }
+
+    /// Caches a preview just made, then checks it against a deletion that raced it (the
+    /// deletion removes the row, then the folder; this writes the file, then asks for the row:
+    /// one of the two always sees the other).
+    private func cache(_ made: MadePreview, tenant: Int64, _ panorama: PanoramaRecord, target: String,
+                       stillStored: @escaping @Sendable () async -> Bool) async {
+        let marker = unreadableMarker(tenant: tenant, panorama)
         do {
             // The marker first: a cached preview without one is a readable panorama's.
             if !made.readable { try await io.run { [self] in try write([], to: marker, tenant: tenant, id: panorama.id) } }
@@ -145,7 +162,6 @@ final class PreviewCache: Sendable {
             logger.warn("a preview cannot be cached", ["panorama": panorama.id, "error": "\(error)"])
         }
         if !(await stillStored()) { await remove(tenant: tenant, ids: [panorama.id]) }
-        return made
     }
 
     /// A JPEG panorama's preview; any other image, or a JPEG that cannot be read or is over the
