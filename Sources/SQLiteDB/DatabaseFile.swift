@@ -2,6 +2,8 @@
 import Glibc
 #endif
 import CSQLite
+import Dispatch
+import Synchronization
 
 /// The database file a pool opened, told apart from whatever is at its path later: deleted
 /// while open, SQLite goes on writing into the unlinked inode and every commit is lost at the
@@ -39,4 +41,48 @@ public struct DatabaseFile: Sendable {
 public struct DatabaseFileGone: Error, Sendable, CustomStringConvertible {
     public let message: String
     public var description: String { message }
+}
+
+/// A `DatabaseFile` looked at before each commit and every few seconds on a timer (a Dispatch
+/// queue, never an event loop), remembering what it saw: once gone, the file stays gone for
+/// this pool, whatever appears at its path later.
+final class DatabaseFileWatch: Sendable {
+    private let file: DatabaseFile
+    private let seen = Sighting()
+    private let timer: UncheckedTimer
+
+    init(_ file: DatabaseFile, everySeconds seconds: Int) {
+        self.file = file
+        let source = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+        timer = UncheckedTimer(source: source)
+        source.schedule(deadline: .now() + .seconds(seconds), repeating: .seconds(max(1, seconds)), leeway: .milliseconds(100))
+        // The handler holds the file and what was seen, not this object: the watch goes with its pool.
+        source.setEventHandler { [file, seen] in _ = seen.record(file.problem) }
+        source.resume()
+    }
+
+    /// Looks now (one `stat`); what it finds is remembered.
+    func check() -> DatabaseFileGone? { lastSeen ?? seen.record(file.problem) }
+
+    var lastSeen: DatabaseFileGone? { seen.gone }
+
+    func stop() { timer.source.cancel() }
+
+    /// The first sign of the file gone, kept.
+    private final class Sighting: Sendable {
+        private let first = Mutex<DatabaseFileGone?>(nil)
+        var gone: DatabaseFileGone? { first.withLock { $0 } }
+        func record(_ gone: DatabaseFileGone?) -> DatabaseFileGone? {
+            guard let gone else { return nil }
+            return first.withLock { first in
+                first = first ?? gone
+                return first
+            }
+        }
+    }
+}
+
+/// A Dispatch timer, made and cancelled by its watch alone.
+private struct UncheckedTimer: @unchecked Sendable {
+    let source: DispatchSourceTimer
 }

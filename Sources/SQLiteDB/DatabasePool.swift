@@ -1,3 +1,4 @@
+import Dispatch
 import ThreadPools
 import Synchronization
 
@@ -22,8 +23,8 @@ public final class DatabasePool: Sendable {
     /// The reader threads, one per read connection.
     public let readerThreads: ThreadPool
     private let pending = Mutex<PendingWrites>(PendingWrites())
-    /// The file opened, checked before each commit.
-    public let file: DatabaseFile
+    /// The file opened: checked before each commit, and on a timer off every event loop.
+    private let fileWatch: DatabaseFileWatch
 
     private struct PendingWrites {
         var jobs: [WriteJob] = []
@@ -31,10 +32,12 @@ public final class DatabasePool: Sendable {
         var drainQueued = false
     }
 
-    public init(path: String, readerCount: Int = 4) throws(SQLiteError) {
+    /// `fileCheckSeconds`: how often the file is looked for between commits (a daemon that
+    /// writes nothing still notices it gone).
+    public init(path: String, readerCount: Int = 4, fileCheckSeconds: Int = 1) throws(SQLiteError) {
         let count = max(1, readerCount)
         writer = UncheckedDatabase(try Database(path: path))
-        file = try DatabaseFile(path: path)
+        fileWatch = DatabaseFileWatch(try DatabaseFile(path: path), everySeconds: fileCheckSeconds)
         var made: [UncheckedDatabase] = []
         for _ in 0..<count {
             made.append(UncheckedDatabase(try Database(path: path)))
@@ -45,9 +48,14 @@ public final class DatabasePool: Sendable {
     }
 
     deinit {
+        fileWatch.stop()
         writerThread.stop()
         readerThreads.stop()
     }
+
+    /// Why the database file is no longer the one opened, as last seen (a commit's check or the
+    /// timer's): read without I/O, for a health check on an event loop.
+    public var fileProblem: DatabaseFileGone? { fileWatch.lastSeen }
 
     /// Runs `body` with a reader of its own as soon as one is free; returns its result.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
@@ -166,7 +174,7 @@ public final class DatabasePool: Sendable {
         do {
             // Committed into a file no longer at its path, the writes would be acknowledged and
             // lost: refused instead, every one.
-            if let gone = file.problem { throw gone }
+            if let gone = fileWatch.check() { throw gone }
             try database.execute("COMMIT")
         } catch {
             if database.isInTransaction { try? database.execute("ROLLBACK") }

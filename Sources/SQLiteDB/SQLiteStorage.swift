@@ -11,7 +11,7 @@ public struct SQLiteStorage: SQLStorage {
     public var dialect: SQLDialect { .sqlite }
     public var handlerThreads: ThreadPool { pool.readerThreads }
     /// A database file deleted or replaced under the daemon: every write is refused from then on.
-    public var unavailableReason: String? { pool.file.problem?.message }
+    public var unavailableReason: String? { pool.fileProblem?.message }
 
     public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         try await pool.read { database in try body(database) }

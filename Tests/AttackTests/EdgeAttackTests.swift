@@ -107,8 +107,11 @@ import TestSupport
         let stored = storedFiles(dataDir)
         try FileManager.default.removeItem(atPath: dataDir + "/toursd.sqlite")
         let client = { try RawClient(port: daemon.port) }
-        let health = try client().request("GET", "/healthz")
-        #expect(health.text.contains("degraded") && health.text.contains("deleted"), "\(health.text)")
+        // Noticed by the timer (databaseFileCheckSeconds, 1), with no write to look.
+        try await waitUntil("/healthz says the database file is gone") {
+            let health = try client().request("GET", "/healthz").text
+            return health.contains("degraded") && health.contains("deleted")
+        }
         let write = try client().request("PUT", "/v1/properties/\(UUID().uuidString.lowercased())",
                                          headers: ["Authorization": "Bearer \(token)", "Content-Type": "application/json"],
                                          body: Array(#"{"name":"Lost","floorCount":1}"#.utf8))

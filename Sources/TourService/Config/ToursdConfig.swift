@@ -30,6 +30,9 @@ public struct ToursdConfig: Sendable, Equatable {
     /// are at most this many; more, and toursd refuses to start (a database that cannot account
     /// for the files: restored without them, or the wrong one).
     public var orphanSweepLimit = 100
+    /// How often toursd looks for its SQLite file between commits (each commit looks too): a
+    /// file deleted or replaced under it makes /healthz degraded and every write a 503.
+    public var databaseFileCheckSeconds = 1
     /// With several daemons: how long a PATCH waits for the daemon writing its upload to stop
     /// (then 503 with Retry-After).
     public var uploadTakeoverSeconds = 10
@@ -141,6 +144,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "blobDir": { $0.blobDir = $1; return true },
         "orphanGraceSeconds": { config, text in setInt(&config.orphanGraceSeconds, text, 0...30 * 86_400) },
         "orphanSweepLimit": { config, text in setInt(&config.orphanSweepLimit, text, 0...10_000_000) },
+        "databaseFileCheckSeconds": { config, text in setInt(&config.databaseFileCheckSeconds, text, 1...3600) },
         "uploadTakeoverSeconds": { config, text in setInt(&config.uploadTakeoverSeconds, text, 1...600) },
         "tokenCacheEntries": { config, text in setInt(&config.tokenCacheEntries, text, 1...10_000_000) },
         "sqliteReaders": { config, text in setInt(&config.sqliteReaders, text, 1...64) },

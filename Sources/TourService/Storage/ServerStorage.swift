@@ -12,7 +12,7 @@ enum ServerStorage {
             try StartupError.makeDirectories(config.dataDir)
             let pool: DatabasePool
             do {
-                pool = try DatabasePool(path: config.dataDir + "/toursd.sqlite", readerCount: connections)
+                pool = try DatabasePool(path: config.dataDir + "/toursd.sqlite", readerCount: connections, fileCheckSeconds: config.databaseFileCheckSeconds)
             } catch {
                 throw StartupError("cannot open the database in \(config.dataDir): \(error)")
             }
