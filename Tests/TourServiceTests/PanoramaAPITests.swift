@@ -172,6 +172,13 @@ import TestSupport
             #expect(response.status == 415 && response.errorCode == "unsupported_media_type", "\(type) \(bytes.prefix(8))")
             #expect(response.text.contains("the bytes are not \(type)"))
         }
+        // Through tus: the last PATCH is the 415, and the upload ends with nothing kept.
+        let readme = Array(String(repeating: "# README\n", count: 100).utf8)
+        let created = try client.tusCreate(panoramaId: newID(), floorId: floorId, length: readme.count)
+        let location = try #require(created.header("Location"))
+        let last = try client.tusPatch(location, offset: 0, readme)
+        #expect(last.status == 415 && last.errorCode == "unsupported_media_type" && last.text.contains("the bytes are not image/jpeg"))
+        #expect(try client.tus("HEAD", location).status == 404)
         #expect(harness.storedFiles().isEmpty)
         await harness.finish()
     }

@@ -81,4 +81,30 @@ import TestSupport
         #expect(try client.send("GET", "/v1/panoramas/\(panoramaId)/content").body == image)
         await harness.finish()
     }
+
+    /// Past `previewQueueLimit` distinct previews waiting, a preview request is told 503 with
+    /// Retry-After at once; the waiting one is made once the disk comes back.
+    @Test func previewsPastTheQueueLimitAre503WithRetryAfter() async throws {
+        let disk = StalledDisk()
+        let harness = try ServiceHarness(configure: { $0.previewQueueLimit = 1 }, beforeEachFileJob: { disk.pass() })
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let (first, second) = (newID(), newID())
+        for id in [first, second] {
+            #expect(try client.putPanorama(id, floorId: floorId, bytes: try JPEGFixture.panorama(width: 512), contentType: "image/jpeg").status == 201)
+        }
+        disk.stall()
+        let waiting = try RawClient(port: harness.port, timeoutSeconds: 30)
+        try waiting.send("GET /v1/panoramas/\(first)/preview HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(harness.alpha)\r\n\r\n")
+        // The first making is listed once it has started (its file work stalled).
+        try await waitUntil("the first preview's making to wait on the disk") {
+            (try? client.send("GET", "/metrics").text.contains("toursd_previews_waiting 1")) == true
+        }
+        let refused = try client.send("GET", "/v1/panoramas/\(second)/preview")
+        #expect(refused.status == 503 && refused.errorCode == "unavailable" && refused.header("Retry-After") != nil, "\(refused.status)")
+        disk.release()
+        let made = try waiting.readResponse()
+        #expect(made.status == 200 && JPEGFixture.dimensions(made.body) == [320, 160])
+        await harness.finish()
+    }
 }

@@ -35,8 +35,8 @@ enum PanoramaMediaType {
     /// JPEG: FF D8 FF; PNG: its 8-byte signature; HEIC: an ISO BMFF `ftyp` box of a HEIF brand.
     static func checkContent(_ type: String, head: [UInt8]) throws(ServiceError) {
         guard !matches(type, head) else { return }
-        let start = head.prefix(8).map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined(separator: " ")
-        throw ServiceError(.unsupportedMediaType, "the bytes are not \(type) (they start \(start.isEmpty ? "empty" : start)): "
+        let start = head.isEmpty ? "empty" : "with hex " + ByteEncoding.hex(Array(head.prefix(8)))
+        throw ServiceError(.unsupportedMediaType, "the bytes are not \(type) (they start \(start)): "
                            + "a panorama must be a JPEG, HEIC or PNG image, as its Content-Type says")
     }
 

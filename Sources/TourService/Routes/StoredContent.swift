@@ -45,7 +45,7 @@ struct StoredContent {
         return ifRange.trimmingCharacters(in: .whitespaces) == etag
     }
 
-    func answer(range: String?, ifNoneMatch: String?, ifRange: String? = nil) -> Answer {
+    func answer(range: String?, ifNoneMatch: String?, ifRange: String?) -> Answer {
         let etag = "\"\(sha256)\""
         var headers = [HTTPField(name: "ETag", value: etag), HTTPField(name: "Accept-Ranges", value: "bytes")]
         if Self.matches(ifNoneMatch, etag) {

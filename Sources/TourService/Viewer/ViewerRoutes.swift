@@ -150,7 +150,12 @@ enum ViewerRoutes {
         case .panorama(let id):
             var readable = true
             if let panorama = data.tour.floors.flatMap(\.panoramas).first(where: { $0.id == id }) {
-                readable = try await context.panoramaIsReadable(tenant, panorama, width: widths.viewer)
+                do {
+                    readable = try await context.panoramaIsReadable(tenant, panorama, width: widths.viewer)
+                } catch let error as ServiceError where error.code == .unavailable {
+                    // Too many previews being made: the page still comes, its viewer's image
+                    // asks again on its own.
+                }
             }
             bytes = ViewerPages.panorama(frame, data.tour, panoramaId: id, widths: widths, readable: readable)
         }
