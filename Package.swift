@@ -47,7 +47,7 @@ let package = Package(
         .executableTarget(name: "toursd", dependencies: ["TourService"]),
 
         // The client: library and thin command line.
-        .target(name: "NoughtyTours", dependencies: ["APIModel", "CCurl", "SQLiteDB", "Hashing"]),
+        .target(name: "NoughtyTours", dependencies: ["APIModel", "CCurl", "SQLiteDB", "Hashing", "ThreadPools"]),
         .executableTarget(name: "tours", dependencies: ["NoughtyTours"]),
         // What make bench runs against the client library.
         .executableTarget(name: "ClientBench", dependencies: ["NoughtyTours"], path: "bench/ClientBench"),

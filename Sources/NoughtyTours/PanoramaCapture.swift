@@ -42,6 +42,8 @@ public struct PanoramaCapture: Sendable {
 /// One visit to the capture screen: panoramas recorded one after another, each graded.
 public actor PanoramaCaptureSession {
     let store: LocalStore
+    /// The storage's thread: a recording copies and fsyncs the image.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { store.thread.asUnownedSerialExecutor() }
     public let floor: Floor
     public let room: Room?
     private var kept = 0

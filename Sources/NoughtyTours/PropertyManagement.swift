@@ -80,7 +80,7 @@ public struct PropertyManagement: Sendable {
             return files
         }
         // A downloaded panorama has no local file (its path is empty).
-        for file in files where !file.isEmpty { try? FileManager.default.removeItem(atPath: file) }
+        await store.removeFiles(files.filter { !$0.isEmpty })
     }
 
     /// The property's status, from local storage only.
@@ -131,15 +131,18 @@ public struct PropertyManagement: Sendable {
                 let path = StoredMap.newPath(store.directory, floorId: floorId)
                 fetched[floorId] = StoredMap(path: path, sha256: map.sha256)
                 try await remote.download(map.url, to: path)
-                let (_, digest) = try LocalFiles.digest(of: path)
+                let digest = try await store.files { () throws(NoughtyToursError) in
+                    let (_, digest) = try LocalFiles.digest(of: path)
+                    try LocalFiles.syncDirectory(of: path)
+                    return digest
+                }
                 guard digest == map.sha256 else { throw .transport("floor \(floorId)'s world map arrived with another digest") }
-                try LocalFiles.syncDirectory(of: path)
             }
             let (property, obsolete) = try await store.write { [fetched] db in try Downloads.apply(db, tour, fetched: fetched) }
-            for file in obsolete { try? FileManager.default.removeItem(atPath: file) }
+            await store.removeFiles(obsolete)
             return property
         } catch {
-            for map in fetched.values { try? FileManager.default.removeItem(atPath: map.path) }
+            await store.removeFiles(fetched.values.map(\.path))
             throw error
         }
     }

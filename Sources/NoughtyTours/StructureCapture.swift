@@ -64,13 +64,14 @@ public struct StructureCapture: Sendable {
             plan.append(PlanRoom(id: room.room?.id, name: name, outline: room.outline, height: room.height,
                                  capture: try room.capture.map { data throws(NoughtyToursError) in try CaptureOutput.text(data, "a room's capture") }))
         }
-        let storedMap = try worldMap.map { url throws(NoughtyToursError) in try copyWorldMap(url, floor: floor) }
+        var storedMap: StoredMap?
+        if let worldMap { storedMap = try await copyWorldMap(worldMap, floor: floor) }
         do {
-            return try await store.write { [plan] db in
+            return try await store.write { [plan, storedMap] db in
                 try Plans.apply(db, floor: floor, mode: mode, plan, structure: structureText, worldMap: storedMap)
             }
         } catch {
-            if let storedMap { try? FileManager.default.removeItem(atPath: storedMap.path) }
+            if let storedMap { await store.removeFiles([storedMap.path]) }
             throw error
         }
     }
@@ -78,7 +79,7 @@ public struct StructureCapture: Sendable {
     /// Saves the floor's world map on its own (replacing the one it had) and queues its upload
     /// after whatever of the floor was queued last. With a plan, the floor becomes continuable.
     public func saveWorldMap(_ url: URL, for floor: Floor) async throws(NoughtyToursError) {
-        let stored = try copyWorldMap(url, floor: floor)
+        let stored = try await copyWorldMap(url, floor: floor)
         do {
             let replaced = try await store.write { db -> String? in
                 guard let row = try db.first("SELECT world_map_path FROM floors WHERE id = ?", floor.id) else { throw NoughtyToursError.notFound }
@@ -88,9 +89,9 @@ public struct StructureCapture: Sendable {
                 return row[0].string
             }
             // The old map's upload, if still queued, finds its file gone: nothing left to send.
-            if let replaced { try? FileManager.default.removeItem(atPath: replaced) }
+            if let replaced { await store.removeFiles([replaced]) }
         } catch {
-            try? FileManager.default.removeItem(atPath: stored.path)
+            await store.removeFiles([stored.path])
             throw error
         }
     }
@@ -111,9 +112,9 @@ public struct StructureCapture: Sendable {
         }
     }
 
-    private func copyWorldMap(_ url: URL, floor: Floor) throws(NoughtyToursError) -> StoredMap {
+    private func copyWorldMap(_ url: URL, floor: Floor) async throws(NoughtyToursError) -> StoredMap {
         let target = StoredMap.newPath(store.directory, floorId: floor.id)
-        let (_, digest) = try LocalFiles.copy(url, to: URL(fileURLWithPath: target))
+        let digest = try await store.files { () throws(NoughtyToursError) in try LocalFiles.copy(url, to: URL(fileURLWithPath: target)).1 }
         return StoredMap(path: target, sha256: digest)
     }
 }

@@ -18,9 +18,10 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
     public var description: String { sqlState.isEmpty ? "PostgreSQL: \(message)" : "PostgreSQL error \(sqlState): \(message)" }
 
     /// The server cannot be reached, or the connection broke (class 08, 57P0x shutdowns, or
-    /// no answer at all): asking again later can work.
+    /// no answer at all), or it is too busy (too many connections, a statement past its
+    /// statement_timeout, 57014): asking again later can work.
     public var isUnavailable: Bool {
-        sqlState.isEmpty || sqlState.hasPrefix("08") || sqlState.hasPrefix("57P") || sqlState == "53300"
+        sqlState.isEmpty || sqlState.hasPrefix("08") || sqlState.hasPrefix("57P") || sqlState == "53300" || sqlState == "57014"
     }
 
     /// A transaction that lost to a concurrent one (serialization failure, deadlock) or a
@@ -36,12 +37,13 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// One PostgreSQL connection through libpq's blocking calls, on the thread that owns it.
+/// One PostgreSQL connection through libpq's blocking calls, on the thread that owns it: for
+/// migrations, session locks and LISTEN, which need a session of their own (requests' reads
+/// and writes go through `PostgresLoop`).
 /// Statements are written with `?` (as for SQLite) and prepared once per connection with
 /// `$1…$n`; values travel as text, blobs as binary; results come back as text and are read by
 /// their column's type into `SQLValue`s.
-public final class PostgresConnection: PostgresStatements {
-    public var dialect: SQLDialect { .postgresql }
+public final class PostgresConnection {
     private let url: String
     private var connection: OpaquePointer?
     /// Prepared statements by their SQL: their names on this connection.
@@ -112,16 +114,21 @@ public final class PostgresConnection: PostgresStatements {
         try check(result)
     }
 
-    public func run(_ sql: String, arguments: [any SQLBindable]) throws -> Int {
-        try runSettlingAhead(sql, arguments)
+    @discardableResult
+    public func run(_ sql: String, _ arguments: any SQLBindable...) throws -> Int {
+        try perform(sql, arguments).changedRows
     }
 
     public func query(_ sql: String, arguments: [any SQLBindable]) throws -> [Row] {
-        try queryJoiningAhead(sql, arguments)
+        try perform(sql, arguments).allRows
     }
 
-    public func withQueryAhead<T>(_ first: SQLStatement, _ body: (any SQLConnection) throws -> T) throws -> (rows: [Row], result: Result<T, any Error>) {
-        try runWithAhead(first, body)
+    public func query(_ sql: String, _ arguments: any SQLBindable...) throws -> [Row] {
+        try query(sql, arguments: arguments)
+    }
+
+    public func first(_ sql: String, _ arguments: any SQLBindable...) throws -> Row? {
+        try query(sql, arguments: arguments).first
     }
 
     func perform(_ sql: String, _ arguments: [any SQLBindable]) throws -> PostgresResult {
@@ -132,17 +139,6 @@ public final class PostgresConnection: PostgresStatements {
         })
         if let error = PostgresResult.error(of: result.pointer, connection: connection) { throw error }
         return result
-    }
-
-    func interrupts(_ error: any Error) -> Bool { brokeWith(error) }
-
-    var ahead = QueryAhead()
-
-    /// Whether `sql` is a query that can stand as a subquery (a SELECT).
-    static func isQuery(_ sql: String) -> Bool {
-        let start = Array(sql.utf8.prefix(7))
-        return start.count == 7 && start[0..<6].map { $0 | 0x20 }.elementsEqual("select".utf8)
-            && [UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\t"), UInt8(ascii: "\r")].contains(start[6])
     }
 
     /// The name of `sql` prepared on this connection, preparing it the first time.

@@ -5,8 +5,6 @@ import CPostgres
 /// to the task that asked.
 final class PostgresResult: @unchecked Sendable {
     let pointer: OpaquePointer?
-    /// The rows already read, by their columns: a replayed read asks again for what it has.
-    private var read: [Range<Int32>: [Row]] = [:]
 
     init(_ pointer: OpaquePointer?) { self.pointer = pointer }
     deinit { PQclear(pointer) }
@@ -22,13 +20,11 @@ final class PostgresResult: @unchecked Sendable {
 
     /// The rows, of the columns in `range`.
     func rows(columns range: Range<Int32>) -> [Row] {
-        if let rows = read[range] { return rows }
         let columns = range.map(columnName)
         let types = range.map { PQftype(pointer, $0) }
         let rows = (0..<rowCount).map { row in
             Row(columns: columns, values: zip(range, types).map { column, type in value(row, column, type: type) })
         }
-        read[range] = rows
         return rows
     }
 

@@ -2,163 +2,150 @@ import SQLKit
 import Synchronization
 import ThreadPools
 
-/// PostgreSQL as an `SQLStorage`. Reads share a few connections in libpq's pipeline mode
-/// (`PostgresPipeline`): a read's body is replayed as its statements are answered
-/// (`ReplayedRead`), so no thread waits out a round trip and the statements of concurrent
-/// reads travel in one batch. Request handlers run on threads of their own (`handlers`, by
-/// default one per core: they never block on the database). Writes run on `writers`,
-/// `writerCount` threads each owning one connection and using libpq's blocking calls (a
-/// transaction's statements depend on each other: it holds its connection from BEGIN to
-/// COMMIT); nothing waits on an event loop or Swift's cooperative pool.
+/// PostgreSQL as an `SQLStorage`, over connections in libpq's pipeline mode driven by one
+/// loop thread (`PostgresLoop`): no thread waits out a round trip, neither a handler's nor one
+/// of the storage's.
 ///
-/// Writes run `SERIALIZABLE` and are run again when they lose to a concurrent transaction
-/// (serialization failure, deadlock, or a unique key committed first), for at most
-/// `conflictRetrySeconds`: the stores' read-then-write logic keeps the meaning it has on
-/// SQLite's single writer. A loser retries at once: the winner has already committed. Reads
-/// run statement by statement, in autocommit (see `runRead`). A connection that broke (the
-/// server restarted) is opened again on its next use.
+/// - `statement` (one query) goes through a connection many reads share: every query asked
+///   while the loop is busy goes out in its next batch, autocommit (a single statement is one
+///   snapshot).
+/// - `read` and `write` borrow a connection of their own (`transactionConnections`) for their
+///   transaction, from BEGIN to COMMIT: a read runs REPEATABLE READ, READ ONLY (one snapshot
+///   for all its statements; its COMMIT is sent without waiting), a write SERIALIZABLE, and is
+///   run again when it loses to a concurrent transaction (serialization failure, deadlock, or
+///   a unique key committed first), for at most `conflictRetrySeconds`: the stores'
+///   read-then-write logic keeps the meaning it has on SQLite's single writer.
+/// - A connection that broke (the server restarted; a statement unanswered past its deadline)
+///   is made again on its next use; a read, or a write that had not reached COMMIT, whose
+///   connection broke runs once more on the new one.
 public final class PostgresStorage: SQLStorage {
-    /// The threads writes (and the blocking calls of start-up and tools) run on, one connection
-    /// each.
-    public let writers: ThreadPool
     /// The threads request handlers run on.
     public let handlers: ThreadPool
-    let connections: [Connection]
-    /// The connections reads share (`read`); a read takes the next in turn.
-    let pipelines: [PostgresPipeline]
+    private let loop: PostgresLoop
+    private let shared: [Int]
+    private let lent: Checkout<Int>
     private let turn = Atomic<Int>(0)
     public let conflictRetrySeconds: Double
     /// The last failure to reach the server, until a statement succeeds again.
     private let unavailable = Mutex<String?>(nil)
     /// Whether `unavailable` holds a failure: read on every statement's way, without the lock.
     private let failing = Atomic<Bool>(false)
-
-    /// A connection owned by one writer thread.
-    final class Connection: @unchecked Sendable {
-        let url: String
-        var connection: PostgresConnection?
-        init(url: String) { self.url = url }
-
-        func open() throws -> PostgresConnection {
-            if let connection {
-                try connection.reconnectIfBroken()
-                return connection
-            }
-            let made = try PostgresConnection(url: url)
-            connection = made
-            return made
-        }
-    }
+    /// The blocking connection of migrations (`withConnection`), opened when first needed.
+    let migrating: Mutex<PostgresConnection?>
+    let url: String
+    let tools: ThreadPool
 
     /// Connections are opened on first use, so a daemon starts while the database is away and
     /// answers 503 until it is back.
-    public init(url: String, writerCount: Int, handlerCount: Int, readPipelines: Int, conflictRetrySeconds: Double = 10) {
-        let count = max(1, writerCount)
-        connections = (0..<count).map { _ in Connection(url: url) }
-        writers = ThreadPool(name: "pg-writer", threads: count)
-        handlers = ThreadPool(name: "handler", threads: handlerCount) // 0: one per core
+    public init(url: String, transactionConnections: Int, handlerCount: Int, sharedConnections: Int,
+                statementTimeoutSeconds: Int = 30, conflictRetrySeconds: Double = 10) {
         let bounded = PostgresConnection.bounded(url, connectTimeoutSeconds: 5)
-        pipelines = (0..<max(1, readPipelines)).map { PostgresPipeline(url: bounded, name: "pg-pipeline-\($0)") }
+        let sharedCount = max(1, sharedConnections)
+        let lentCount = max(1, transactionConnections)
+        loop = PostgresLoop(url: bounded, name: "pg-io",
+                            modes: Array(repeating: .shared, count: sharedCount) + Array(repeating: .transaction, count: lentCount),
+                            statementTimeoutSeconds: statementTimeoutSeconds)
+        shared = Array(0..<sharedCount)
+        lent = Checkout(Array(sharedCount..<(sharedCount + lentCount)))
+        handlers = ThreadPool(name: "handler", threads: handlerCount) // 0: one per core
+        tools = ThreadPool(name: "pg-tools", threads: 1)
+        migrating = Mutex(nil)
+        self.url = url
         self.conflictRetrySeconds = conflictRetrySeconds
     }
 
     deinit { stop() }
 
     public func stop() {
-        writers.stop()
+        loop.stop()
         handlers.stop()
-        for pipeline in pipelines { pipeline.stop() }
+        tools.stop()
     }
 
     public var dialect: SQLDialect { .postgresql }
     public var unavailableReason: String? { unavailable.withLock { $0 } }
+    public var handlerThreads: ThreadPool { handlers }
+    /// Round trips made (batches sent), on every connection since the start.
+    public var roundTrips: Int { loop.batchesSent }
 
-    /// Runs `work`, recording whether the server could be reached.
-    private func observed<T>(_ work: () throws -> T) throws -> T {
-        try noted(Result { try work() }).get()
+    public func statement(_ query: SQLStatement) async throws -> [Row] {
+        let connection = shared[(turn.wrappingAdd(1, ordering: .relaxed).oldValue & Int.max) % shared.count]
+        return try await noted { try await self.once(again: true) { try await self.loop.ask(connection, [query])[0].allRows } }
     }
 
-    /// `outcome`, after recording whether the server could be reached.
-    private func noted<T>(_ outcome: Result<T, any Error>) -> Result<T, any Error> {
-        switch outcome {
-        case .success:
-            if failing.load(ordering: .relaxed) {
-                unavailable.withLock { reason in
-                    reason = nil
-                    failing.store(false, ordering: .relaxed)
+    public func read<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
+        try await noted {
+            try await self.once(again: true) {
+                try await self.lent.with { connection in
+                    let session = PostgresSession(loop: self.loop, connection: connection, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                    do {
+                        let value = try await body(session)
+                        session.end("COMMIT")
+                        return value
+                    } catch {
+                        session.end("ROLLBACK")
+                        throw error
+                    }
                 }
             }
-        case .failure(let error as PostgresError) where error.isUnavailable:
-            unavailable.withLock { reason in
-                reason = error.message
-                failing.store(true, ordering: .relaxed)
-            }
-        case .failure: break
-        }
-        return outcome
-    }
-    public var handlerThreads: ThreadPool { handlers }
-
-    /// A read's statements go through a pipeline shared with other reads: the body is replayed
-    /// as answers arrive (`ReplayedRead`), so no thread waits for PostgreSQL meanwhile.
-    public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        let pipeline = pipelines[(turn.wrappingAdd(1, ordering: .relaxed).oldValue & Int.max) % pipelines.count]
-        do {
-            return try noted(.success(try await ReplayedRead.run(body, answer: pipeline.answer))).get()
-        } catch {
-            return try noted(.failure(error)).get()
         }
     }
 
-    public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        if let thread = writers.indexOfCurrentThread { return try runWrite(thread, body) }
-        return try await writers.run { [self] thread in try runWrite(thread, body) }
-    }
-
-    func runRead<T>(_ thread: Int, _ body: (any SQLConnection) throws -> T) throws -> T {
-        try observed {
-            // Each statement on its own (autocommit, READ COMMITTED): one round trip where a
-            // transaction would take three. A read of several statements may see a write that
-            // committed between them; every reader here tolerates that (a row gone is skipped).
-            let connection = try connections[thread].open()
-            do {
-                return try body(connection)
-            } catch where connection.brokeWith(error) {
-                // The server closed this connection while it was idle (it restarted): a read
-                // can run again, once, on a new one.
-                return try body(try connections[thread].open())
-            }
-        }
-    }
-
-    func runWrite<T>(_ thread: Int, _ body: (any SQLConnection) throws -> T) throws -> T {
+    public func write<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
         let deadline = ContinuousClock.now + .milliseconds(Int(conflictRetrySeconds * 1000))
-        return try observed {
+        return try await noted {
+            var brokeBefore = false
             while true {
-                let connection = try connections[thread].open()
+                var committing = false
                 do {
-                    return try transaction(connection, "BEGIN ISOLATION LEVEL SERIALIZABLE", body)
+                    return try await self.lent.with { connection in
+                        let session = PostgresSession(loop: self.loop, connection: connection, begin: "BEGIN ISOLATION LEVEL SERIALIZABLE")
+                        do {
+                            let value = try await body(session)
+                            committing = true
+                            try await session.commit()
+                            return value
+                        } catch {
+                            session.end("ROLLBACK")
+                            throw error
+                        }
+                    }
                 } catch let error as PostgresError where error.isConflict && ContinuousClock.now < deadline {
+                    continue
+                } catch let error as PostgresError where error.isUnavailable && !committing && !brokeBefore {
+                    // Nothing was committed: run once more on a new connection.
+                    brokeBefore = true
                     continue
                 }
             }
         }
     }
 
-    private func transaction<T>(_ connection: PostgresConnection, _ begin: String, _ body: (any SQLConnection) throws -> T) throws -> T {
+    /// `work`, run once more when the connection broke under it (a read has no effect).
+    private func once<T>(again: Bool, _ work: () async throws -> T) async throws -> T {
         do {
-            try connection.execute(begin)
-        } catch where connection.brokeWith(error) {
-            // The server closed this connection while it was idle (it restarted); nothing has
-            // run yet: begin again on a new one (`execute` reconnects).
-            try connection.execute(begin)
+            return try await work()
+        } catch let error as PostgresError where error.isUnavailable && again {
+            return try await work()
         }
+    }
+
+    /// `work`'s outcome, after recording whether the server could be reached.
+    private func noted<T>(_ work: () async throws -> T) async throws -> T {
         do {
-            let value = try body(connection)
-            try connection.execute("COMMIT")
+            let value = try await work()
+            if failing.load(ordering: .relaxed) {
+                unavailable.withLock { reason in
+                    reason = nil
+                    failing.store(false, ordering: .relaxed)
+                }
+            }
             return value
-        } catch {
-            if !connection.isBroken { try? connection.execute("ROLLBACK") }
+        } catch let error as PostgresError where error.isUnavailable {
+            unavailable.withLock { reason in
+                reason = error.message
+                failing.store(true, ordering: .relaxed)
+            }
             throw error
         }
     }

@@ -26,9 +26,7 @@ private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 /// journal (readers never wait behind the writer), `synchronous=FULL` (a commit is on disk
 /// when it returns), foreign keys on, and a busy timeout instead of instant SQLITE_BUSY.
 /// Prepared statements are cached by their SQL. Not thread-safe: one owner at a time.
-public final class Database: SQLConnection {
-    public var dialect: SQLDialect { .sqlite }
-
+public final class Database {
     let handle: OpaquePointer
     private var statements: [String: Prepared] = [:]
 

@@ -13,19 +13,15 @@ public struct SQLiteStorage: SQLStorage {
     /// A database file deleted or replaced under the daemon: every write is refused from then on.
     public var unavailableReason: String? { pool.fileProblem?.message }
 
-    public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        try await pool.read { database in try body(database) }
+    public func read<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
+        try await pool.read(body)
     }
 
-    public func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        try await pool.write { database in try body(database) }
+    public func write<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
+        try await pool.write(body)
     }
 
-    public func readBlocking<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) throws -> T {
-        try pool.readBlocking { database in try body(database) }
-    }
-
-    public func writeBlocking<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) throws -> T {
-        try pool.writeBlocking { database in try body(database) }
+    public func statement(_ query: SQLStatement) async throws -> [Row] {
+        try await pool.statement(query)
     }
 }

@@ -158,7 +158,7 @@ private final class JobQueue: @unchecked Sendable {
 }
 
 /// A one-shot gate a thread waits on until another opens it.
-private final class Latch: @unchecked Sendable {
+final class Latch: @unchecked Sendable {
     private let condition = ConditionLock()
     private var isOpen = false
 

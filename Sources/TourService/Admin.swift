@@ -32,11 +32,11 @@ public enum Admin {
         let applied: [Int: (name: String, at: String)]
         do {
             applied = try pool.readBlocking { db in
-                guard try db.first(db.dialect.pick(sqlite: "SELECT 1 FROM sqlite_master WHERE name = 'schema_migrations'",
+                guard try await db.first(db.dialect.pick(sqlite: "SELECT 1 FROM sqlite_master WHERE name = 'schema_migrations'",
                                                    postgresql: "SELECT 1 FROM information_schema.tables WHERE table_name = 'schema_migrations'")) != nil else {
                     return [:]
                 }
-                let rows = try db.query("SELECT version, name, applied_at FROM schema_migrations")
+                let rows = try await db.query("SELECT version, name, applied_at FROM schema_migrations")
                 return Dictionary(uniqueKeysWithValues: rows.map { ($0["version"].int ?? 0, ($0["name"].string ?? "", $0["applied_at"].string ?? "")) })
             }
         } catch {
@@ -74,7 +74,7 @@ public enum Admin {
         guard (1...100).contains(name.count) else { throw StartupError("a tenant name is 1 to 100 characters") }
         let pool = try open(config, logger: logger)
         do {
-            return try pool.writeBlocking { db in try TenantStore.createToken(db, tenant: name) }
+            return try pool.writeBlocking { db in try await TenantStore.createToken(db, tenant: name) }
         } catch {
             throw StartupError("cannot create the token: \(error)")
         }
@@ -83,7 +83,7 @@ public enum Admin {
     public static func tokens(_ config: ToursdConfig, logger: Logger) throws(StartupError) -> [Token] {
         let pool = try open(config, logger: logger)
         do {
-            return try pool.readBlocking { try TenantStore.tokens($0) }
+            return try pool.readBlocking { try await TenantStore.tokens($0) }
                 .map { Token(id: $0.id, tenant: $0.tenant, createdAt: $0.createdAt, revoked: $0.revokedAt != nil) }
         } catch {
             throw StartupError("cannot list tokens: \(error)")
@@ -95,7 +95,7 @@ public enum Admin {
         let pool = try open(config, logger: logger)
         let revoked: Bool
         do {
-            revoked = try pool.writeBlocking { db in try TenantStore.revoke(db, id: id) }
+            revoked = try pool.writeBlocking { db in try await TenantStore.revoke(db, id: id) }
         } catch {
             throw StartupError("cannot revoke the token: \(error)")
         }

@@ -99,15 +99,29 @@ struct StoredFiles {
     /// files of uploads still receiving. Any other stored file is an orphan (start-up removes
     /// it, a backup leaves it out). Only `kinds` are asked for: the kinds of the files there
     /// are (a database a folder of older migrations made may lack the columns of the others).
-    static func named(by db: any SQLConnection, kinds: Set<BlobKey.Kind>) throws -> [BlobKey] {
-        try kinds.flatMap { kind -> [BlobKey] in
+    static func named(by db: any SQLConnection, kinds: Set<BlobKey.Kind>) async throws -> [BlobKey] {
+        let asked = namingQueries(kinds)
+        return zip(asked, try await db.queries(asked.map(\.statement))).flatMap { keys(of: $0.kind, $1) }
+    }
+
+    /// `named(by:)` on a connection of this thread's (`toursd backup`, a tool of its own).
+    static func named(by db: Database, kinds: Set<BlobKey.Kind>) throws -> [BlobKey] {
+        try namingQueries(kinds).flatMap { keys(of: $0.kind, try db.query($0.statement.sql)) }
+    }
+
+    private static func namingQueries(_ kinds: Set<BlobKey.Kind>) -> [(kind: BlobKey.Kind, statement: SQLStatement)] {
+        kinds.sorted { $0.rawValue < $1.rawValue }.map { kind in
             let sql = switch kind {
             case .panorama: "SELECT tenant_id, id FROM panoramas"
             case .worldMap: "SELECT tenant_id, coalesce(world_map_file, id) FROM floors WHERE world_map_sha256 IS NOT NULL"
             case .upload: "SELECT tenant_id, id FROM uploads WHERE state = 'receiving'"
             }
-            return try db.query(sql).map { BlobKey(tenant: $0[0].int64 ?? 0, kind: kind, id: $0[1].string ?? "") }
+            return (kind, SQLStatement(sql))
         }
+    }
+
+    private static func keys(of kind: BlobKey.Kind, _ rows: [Row]) -> [BlobKey] {
+        rows.map { BlobKey(tenant: $0[0].int64 ?? 0, kind: kind, id: $0[1].string ?? "") }
     }
 
     func exists(_ key: BlobKey) -> Bool { access(path(key), F_OK) == 0 }

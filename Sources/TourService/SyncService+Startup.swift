@@ -59,7 +59,7 @@ extension SyncService {
             // One query for every name the rows use, not one per file found.
             let kinds = Set(stored.map(\.kind))
             (named, databaseIsNew) = try context.pool.readBlocking { db in
-                (Set(try StoredFiles.named(by: db, kinds: kinds)), !(try TenantStore.hasTokens(db)))
+                (Set(try await StoredFiles.named(by: db, kinds: kinds)), !(try await TenantStore.hasTokens(db)))
             }
         } catch {
             throw StartupError("cannot check stored files against the database: \(error)")
@@ -90,8 +90,8 @@ extension SyncService {
         let path = context.config.dataDir + "/admin.token"
         do {
             let made = try context.pool.writeBlocking { db -> String? in
-                guard try !TenantStore.hasTokens(db) else { return nil }
-                return try TenantStore.createToken(db, tenant: "default").token
+                guard try await !TenantStore.hasTokens(db) else { return nil }
+                return try await TenantStore.createToken(db, tenant: "default").token
             }
             guard let token = made else { return }
             try Self.writePrivateFile(path, line: token)

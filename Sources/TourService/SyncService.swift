@@ -29,8 +29,10 @@ public final class SyncService: Sendable {
 
     /// `beforeEachFileJob` runs before every job of the file I/O pool: tests make the disk slow
     /// with it.
+    /// `storage` wraps the database the service is given (tests watch the statements it runs).
     static func open(config: ToursdConfig, logger: Logger, crashAt: CrashPoint? = nil,
-                     beforeEachFileJob: (@Sendable () -> Void)?) throws(StartupError) -> SyncService {
+                     beforeEachFileJob: (@Sendable () -> Void)?,
+                     storage: (any SQLStorage) -> any SQLStorage = { $0 }) throws(StartupError) -> SyncService {
         let blobs: BlobStore
         let io = ThreadPool(name: "file-io", threads: config.ioThreads, niceness: Int32(config.ioThreadNiceness), beforeEachJob: beforeEachFileJob)
         try StartupError.makeDirectories(config.dataDir)
@@ -41,7 +43,7 @@ public final class SyncService: Sendable {
         } catch {
             throw StartupError("cannot open the blob folder \(config.blobFolder): \(error.message)")
         }
-        let pool = try ServerStorage.open(config, logger: logger, connections: config.databaseUrl.isEmpty ? config.sqliteReaders : config.databasePoolSize)
+        let pool = storage(try ServerStorage.open(config, logger: logger, connections: config.databaseUrl.isEmpty ? config.sqliteReaders : config.databasePoolSize))
         let service = SyncService(context: ServiceContext(pool: pool, blobs: blobs, config: config, logger: logger,
                                                                crashPoints: CrashPoints(armed: crashAt)))
         try service.recover()
@@ -55,7 +57,7 @@ public final class SyncService: Sendable {
         let sessions = UploadSessions(blobs: context.blobs, durableStep: context.config.uploadDurableStepBytes) { [context] key, offset in
             Task(executorPreference: context.blobs.io) {
                 do {
-                    try await context.write { try UploadStore.advanceOffset($0, key.tenant, key.id, to: offset) }
+                    try await context.write { try await UploadStore.advanceOffset($0, key.tenant, key.id, to: offset) }
                 } catch {
                     context.logger.warn("could not record an upload's durable step", ["upload": key.id, "error": "\(error)"])
                 }

@@ -19,23 +19,23 @@ import TestSupport
         let pool = try pool()
         try await withThrowingTaskGroup(of: Int.self) { group in
             for value in 0..<200 {
-                group.addTask { try await pool.write { try $0.run("INSERT INTO t VALUES (?)", value) } }
+                group.addTask { try await pool.write { try await $0.run("INSERT INTO t VALUES (?)", value) } }
             }
             try await group.waitForAll()
         }
-        #expect(try await pool.read { try $0.first("SELECT count(*) FROM t")?[0].int } == 200)
+        #expect(try await pool.read { try await $0.first("SELECT count(*) FROM t")?[0].int } == 200)
     }
 
     @Test func aFailingWriteRollsBackAloneInItsBatch() async throws {
         let pool = try pool()
-        try await pool.write { try $0.run("INSERT INTO t VALUES (?)", 1) }
+        try await pool.write { try await $0.run("INSERT INTO t VALUES (?)", 1) }
         let results = try await withThrowingTaskGroup(of: Bool.self) { group in
             for value in [1, 2, 3, 1, 4] { // the two 1s collide with the row already there
                 group.addTask {
                     do {
                         try await pool.write { db in
-                            try db.run("INSERT INTO t VALUES (?)", value + 100) // undone too when the write fails
-                            try db.run("INSERT INTO t VALUES (?)", value)
+                            try await db.run("INSERT INTO t VALUES (?)", value + 100) // undone too when the write fails
+                            try await db.run("INSERT INTO t VALUES (?)", value)
                         }
                         return true
                     } catch let error as SQLiteError {
@@ -47,7 +47,7 @@ import TestSupport
             return try await group.reduce(into: [Bool]()) { $0.append($1) }
         }
         #expect(results.filter { $0 }.count == 3)
-        let rows = try await pool.read { try $0.query("SELECT x FROM t ORDER BY x").compactMap { $0[0].int } }
+        let rows = try await pool.read { try await $0.query("SELECT x FROM t ORDER BY x").compactMap { $0[0].int } }
         #expect(rows == [1, 2, 3, 4, 102, 103, 104])
     }
 
@@ -55,7 +55,7 @@ import TestSupport
     /// opened for them, and each sees what was committed.
     @Test func readsBeyondThePoolWaitForAFreeReader() async throws {
         let pool = try pool(readers: 2)
-        try await pool.write { try $0.run("INSERT INTO t VALUES (?)", 7) }
+        try await pool.write { try await $0.run("INSERT INTO t VALUES (?)", 7) }
         let concurrency = Concurrency()
         let values = try await withThrowingTaskGroup(of: Int?.self) { group in
             for _ in 0..<12 {
@@ -64,7 +64,7 @@ import TestSupport
                         concurrency.enter()
                         defer { concurrency.leave() }
                         usleep(10_000) // on the reader's own thread: holds that reader a while
-                        return try db.first("SELECT x FROM t")?[0].int
+                        return try await db.first("SELECT x FROM t")?[0].int
                     }
                 }
             }
@@ -80,23 +80,54 @@ import TestSupport
         let readDone = Concurrency()
         let writing = Task {
             try await pool.write { db in
-                try db.run("INSERT INTO t VALUES (?)", 1)
+                try await db.run("INSERT INTO t VALUES (?)", 1)
                 // Holds the transaction open until the read below came back (bounded).
                 for _ in 0..<500 where readDone.most == 0 { usleep(10_000) }
             }
         }
-        let count = try await pool.read { try $0.first("SELECT count(*) FROM t")?[0].int }
+        let count = try await pool.read { try await $0.first("SELECT count(*) FROM t")?[0].int }
         readDone.enter()
         #expect(count == 0) // the write is not committed yet, and the read did not wait for it
         try await writing.value
-        #expect(try await pool.read { try $0.first("SELECT count(*) FROM t")?[0].int } == 1)
+        #expect(try await pool.read { try await $0.first("SELECT count(*) FROM t")?[0].int } == 1)
+    }
+
+    /// A read's statements answer from one committed state: a writer that changes two rows
+    /// together, again and again, never shows a reader one row before and one after, even when
+    /// the read pauses between its two statements.
+    @Test func aReadIsOneSnapshot() async throws {
+        let pool = try pool()
+        _ = try pool.writeNow { try $0.execute("CREATE TABLE pair (side INTEGER PRIMARY KEY, n INTEGER); INSERT INTO pair VALUES (1, 0), (2, 0)") }
+        let writer = Task {
+            for n in 1...300 {
+                try await pool.write { db in
+                    try await db.run("UPDATE pair SET n = ? WHERE side = 1", n)
+                    try await db.run("UPDATE pair SET n = ? WHERE side = 2", n)
+                }
+            }
+        }
+        var torn = 0
+        var reads = 0
+        while !writer.isCancelled, reads < 2_000 {
+            let (first, second) = try await pool.read { db in
+                let first = try await db.first("SELECT n FROM pair WHERE side = 1")?[0].int
+                usleep(200) // a write commits in between, often
+                return (first, try await db.first("SELECT n FROM pair WHERE side = 2")?[0].int)
+            }
+            reads += 1
+            if first != second { torn += 1 }
+            if first == 300 { break }
+        }
+        try await writer.value
+        #expect(torn == 0)
+        #expect(reads > 10)
     }
 
     @Test func theBlockingCallsForStartUpAndToolsWork() throws {
-        let pool = try pool()
-        try pool.writeBlocking { try $0.run("INSERT INTO t VALUES (?)", 5) }
-        #expect(try pool.readBlocking { try $0.first("SELECT x FROM t")?[0].int } == 5)
-        #expect(throws: SQLiteError.self) { try pool.writeBlocking { try $0.run("INSERT INTO t VALUES (?)", 5) } }
+        let pool = SQLiteStorage(try pool())
+        try pool.writeBlocking { try await $0.run("INSERT INTO t VALUES (?)", 5) }
+        #expect(try pool.readBlocking { try await $0.first("SELECT x FROM t")?[0].int } == 5)
+        #expect(throws: SQLiteError.self) { try pool.writeBlocking { try await $0.run("INSERT INTO t VALUES (?)", 5) } }
     }
 }
 

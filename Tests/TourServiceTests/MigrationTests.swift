@@ -29,7 +29,7 @@ import SQLiteDB
 
         // SQLite's rebuild of floors (rooms and panoramas reference it ON DELETE CASCADE).
         let pool = try DatabasePool(path: harness.dataDir + "/toursd.sqlite", readerCount: 1)
-        let (table, indexes) = try pool.readBlocking { db in
+        let (table, indexes) = try pool.writeNow { db in
             (try db.first("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'floors'")?["sql"].string ?? "",
              try db.query("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'floors' AND sql IS NOT NULL").compactMap { $0["sql"].string })
         }
@@ -44,7 +44,7 @@ import SQLiteDB
 
         let reopened = try ServiceHarness(dataDir: harness.dataDir) { ServiceHarness.onSQLite(&$0); $0.migrationsDir = folder }
         let after = try reopened.client(reopened.alpha)
-        #expect(try pool.readBlocking { try Migrator.appliedVersions($0) }.last == (ServerMigrations.sqlite.last?.version ?? 0) + 1)
+        #expect(try pool.writeNow { try Migrator.appliedVersions($0) }.last == (ServerMigrations.sqlite.last?.version ?? 0) + 1)
         #expect(try after.send("GET", "/v1/floors/\(floorId)").rooms.compactMap { $0["id"] as? String } == rooms.map(\.id))
         for (index, id) in panoramas.enumerated() {
             let panorama = try after.send("GET", "/v1/panoramas/\(id)")
@@ -55,7 +55,7 @@ import SQLiteDB
         #expect(reopened.storedFiles() == filesBefore, "files were removed as orphans")
         // Foreign keys hold again on the rebuilt table: deleting the property takes everything.
         #expect(try after.send("DELETE", "/v1/properties/\(propertyId)").status == 204)
-        #expect(try pool.readBlocking { try $0.first("SELECT count(*) AS n FROM rooms")?["n"].int } == 0)
+        #expect(try pool.writeNow { try $0.first("SELECT count(*) AS n FROM rooms")?["n"].int } == 0)
         await reopened.finish()
     }
 }

@@ -7,6 +7,7 @@ import HTTPCore
 import Hashing
 import Logging
 import TestSupport
+import SQLKit
 @testable import TourService
 
 /// A toursd service on a fresh data directory, served on 127.0.0.1 with an OS-chosen port,
@@ -47,7 +48,8 @@ final class ServiceHarness: @unchecked Sendable {
     /// (its HTTP layer, its metrics, its files, its memory), which a balancer in front would
     /// answer for or spread over several.
     init(dataDir: String? = nil, logFile: String? = nil, logLevel: LogLevel = .error, alone: Bool = false,
-         configure: (inout ToursdConfig) -> Void = { _ in }, beforeEachFileJob: (@Sendable () -> Void)? = nil) throws {
+         configure: (inout ToursdConfig) -> Void = { _ in }, beforeEachFileJob: (@Sendable () -> Void)? = nil,
+         storage: (any SQLStorage) -> any SQLStorage = { $0 }) throws {
         let dataDir = dataDir ?? testDirectory("toursd").path
         self.dataDir = dataDir
         var config = ToursdConfig()
@@ -76,7 +78,7 @@ final class ServiceHarness: @unchecked Sendable {
         for daemon in 0..<daemons {
             var own = config
             if daemon > 0 { own.dataDir = "\(dataDir)-daemon\(daemon)" }
-            let service = try SyncService.open(config: own, logger: logger, beforeEachFileJob: beforeEachFileJob)
+            let service = try SyncService.open(config: own, logger: logger, beforeEachFileJob: beforeEachFileJob, storage: storage)
             let metrics = ServerMetrics()
             let server = HTTPServer(configuration: own.server, router: service.makeRouter(metrics: metrics), metrics: metrics, logger: logger,
                                     handlers: service.handlerThreads)

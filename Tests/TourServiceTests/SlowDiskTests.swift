@@ -71,7 +71,7 @@ import TestSupport
             slowest = max(slowest, afterHealth - started, afterRead - afterHealth)
         }
         #expect(slowest < .milliseconds(50), "the slowest answer took \(slowest)")
-        #expect(try await harness.service.context.read { try $0.first("SELECT count(*) FROM panoramas")?[0].int } == 0) // still stalled
+        #expect(try await harness.service.context.read { try await $0.first("SELECT count(*) FROM panoramas")?[0].int } == 0) // still stalled
 
         // The disk comes back: the upload completes whole.
         disk.release()

@@ -232,7 +232,7 @@ import TestSupport
         #expect(try client.tusPatch(location, offset: 0, imageBytes(100)).status == 204)
         // Time passes: both uploads' expiry moves into the past, and the sweep runs on its timer.
         let past = Int64(Date().timeIntervalSince1970) - 1
-        _ = try await harness.service.context.write { try $0.run("UPDATE uploads SET expires_at = ?", past) }
+        _ = try await harness.service.context.write { try await $0.run("UPDATE uploads SET expires_at = ?", past) }
         try await waitUntil("the upload expires") { harness.storedFiles().count == 1 }
         #expect(try client.tus("HEAD", location).status == 404)
         #expect(try client.tus("HEAD", finished).status == 404)

@@ -25,7 +25,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         #expect(list.status == 200 && String(decoding: list.body, as: UTF8.self).contains("alpha"))
         // The database holds the cookie's hash, never the cookie, and the page never the token.
         let stored = try await harness.service.context.read { db in
-            try db.query("SELECT cookie_hash, csrf FROM web_sessions").map { ($0["cookie_hash"].bytes ?? [], $0["csrf"].string ?? "") }
+            try await db.query("SELECT cookie_hash, csrf FROM web_sessions").map { ($0["cookie_hash"].bytes ?? [], $0["csrf"].string ?? "") }
         }
         #expect(stored.count == 1 && stored[0].0 == Secrets.hash(cookie) && stored[0].1 != cookie)
         if harness.config.databaseUrl.isEmpty { // SQLite: nowhere in its files either
@@ -70,7 +70,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         // An expired session is refused (its row's expiry moved into the past).
         let third = try ViewerBrowser(harness)
         _ = try third.signIn(harness.alpha)
-        _ = try await harness.service.context.write { try $0.run("UPDATE web_sessions SET expires_at = '2000-01-01T00:00:00.000Z'") }
+        _ = try await harness.service.context.write { try await $0.run("UPDATE web_sessions SET expires_at = '2000-01-01T00:00:00.000Z'") }
         #expect(try third.send("GET", "/app/").header("Location") == "/app/login")
         await harness.finish()
     }
@@ -134,15 +134,15 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         let context = harness.service.context
         let (old, address): ([UInt8], [UInt8]) = ([10, 0, 0, 1], [127, 0, 0, 1])
         try await context.write { db in
-            for at in [Int64(100), 200] { try SignInFailureStore.record(db, old, now: at, forgetting: at - 120) }
-            try SignInFailureStore.record(db, address, now: 400, forgetting: 400 - 120)
+            for at in [Int64(100), 200] { try await SignInFailureStore.record(db, old, now: at, forgetting: at - 120) }
+            try await SignInFailureStore.record(db, address, now: 400, forgetting: 400 - 120)
         }
         let counts = try await context.read { db in
-            (try SignInFailureStore.recent(db, old, since: 0).count, try db.first("SELECT count(*) AS n FROM sign_in_failures")?["n"].int)
+            (try await SignInFailureStore.recent(db, old, since: 0).count, try await db.first("SELECT count(*) AS n FROM sign_in_failures")?["n"].int)
         }
         #expect(counts.0 == 0 && counts.1 == 1)
         // Through the sign-in form, from one address (each time a new browser).
-        _ = try await context.write { try $0.run("DELETE FROM sign_in_failures") }
+        _ = try await context.write { try await $0.run("DELETE FROM sign_in_failures") }
         #expect(try ViewerBrowser(harness).signIn("nt_wrong").status == 401)
         #expect(try ViewerBrowser(harness).signIn(harness.alpha).status == 303) // under the limit: in, and only it forgotten
         #expect(try ViewerBrowser(harness).signIn("nt_wrong").status == 401) // the second failure
@@ -229,7 +229,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         try await waitUntil("the short link's expiry") { try !listed().contains(short) }
         #expect(try listed() == [try #require(long.string("id"))])
         let stored = try await harness.service.context.read { db in
-            try db.query("SELECT * FROM shares").flatMap(\.values)
+            try await db.query("SELECT * FROM shares").flatMap(\.values)
         }
         #expect(stored.contains(.blob(Secrets.hash(secret))))
         #expect(!stored.contains { $0 == .text(secret) || $0 == .blob(Array(secret.utf8)) })
@@ -244,7 +244,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         let url = try #require(try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600]).string("url"))
         #expect(try alpha.send("DELETE", "/v1/properties/\(propertyId)").status == 204)
         #expect(try harness.client(nil).send("GET", url).status == 404)
-        let rows = try await harness.service.context.read { try $0.first("SELECT count(*) FROM shares")?[0].int }
+        let rows = try await harness.service.context.read { try await $0.first("SELECT count(*) FROM shares")?[0].int }
         #expect(rows == 0)
         await harness.finish()
     }

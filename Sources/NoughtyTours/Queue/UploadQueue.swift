@@ -106,11 +106,11 @@ actor UploadQueue {
             // Idle only if this whole turn was quiet: a transfer that ended (or a write) during
             // its awaits woke it, and what this turn claimed may be stale.
             if inflight.isEmpty, due == nil, !woken { resumeIdleWaiters() }
-            if !woken { await sleep(until: due) }
+            if !woken { await idle(until: due) }
         }
     }
 
-    private func sleep(until due: Double?) async {
+    private func idle(until due: Double?) async {
         await withCheckedContinuation { continuation in
             wake = continuation
             if let due {

@@ -1,11 +1,16 @@
 import Foundation
 import SQLiteDB
+import ThreadPools
 
 /// The library's local storage: one SQLite connection (WAL, synchronous=FULL) in the storage
 /// directory, used only from this actor. Every write is a transaction; the tables it changed
-/// are told to observers after it commits.
+/// are told to observers after it commits. The actor runs on a thread of its own (`thread`),
+/// never on Swift's cooperative threads: its commits and the file work given to `files` block.
 actor LocalStore {
     nonisolated let directory: URL
+    /// The storage's thread: this actor's executor, and the capture sessions'.
+    nonisolated let thread: SerialThread
+    nonisolated var unownedExecutor: UnownedSerialExecutor { thread.asUnownedSerialExecutor() }
     private let database: Database
     let observation: ChangeObservation
     /// Streams stopped before their observer was registered.
@@ -14,6 +19,7 @@ actor LocalStore {
 
     init(directory: URL) throws(NoughtyToursError) {
         self.directory = directory
+        thread = SerialThread(name: "noughtytours-storage")
         do {
             try FileManager.default.createDirectory(at: directory.appendingPathComponent("panoramas"), withIntermediateDirectories: true)
             // Writable, or storage is unavailable now rather than at the first capture. A name
@@ -52,6 +58,17 @@ actor LocalStore {
             observation.transactionRolledBack()
             throw Self.mapped(error)
         }
+    }
+
+    /// Blocking file work (a copy into storage, a digest, an fsync, a removal), on the storage's
+    /// thread.
+    func files<T>(_ body: () throws(NoughtyToursError) -> T) throws(NoughtyToursError) -> T {
+        try body()
+    }
+
+    /// Removes files no row names any more, on the storage's thread (one already gone is fine).
+    func removeFiles(_ paths: [String]) {
+        for path in paths { try? FileManager.default.removeItem(atPath: path) }
     }
 
     func read<T>(_ body: (Database) throws -> T) throws(NoughtyToursError) -> T {

@@ -40,27 +40,25 @@ final class ServiceContext: Sendable {
     func authenticate(_ request: Request) async throws -> Int64 {
         let digest = try tokenDigest(request)
         // A database error goes on as it is: `ServiceErrors` maps it (503, 507, 500).
-        guard let tenant = try await pool.read({ try TenantStore.token(digest: digest, $0) })?.tenant else {
-            throw ServiceError(.unauthorized, "unknown or revoked token")
-        }
+        guard let tenant = try await tenantOf(digest) else { throw ServiceError(.unauthorized, "unknown or revoked token") }
         knownTokens.remember(digest, tenant: tenant)
         return tenant
     }
 
-    /// A check of the request's token to make with its first read, when this daemon knows the
-    /// token's tenant; nil when it does not.
-    func deferredCheck(_ request: Request) throws -> TokenCheck? {
+    /// The tenant this daemon last let the request's token in for; nil when it does not know
+    /// the token.
+    func knownTenant(_ request: Request) throws -> (digest: [UInt8], tenant: Int64)? {
         let digest = try tokenDigest(request)
-        return knownTokens.tenant(of: digest).map { TokenCheck(digest: digest, tenant: $0) }
+        return knownTokens.tenant(of: digest).map { (digest, $0) }
     }
 
-    /// Settles `check` if no read has yet; throws 401 if it failed.
-    func settle(_ check: TokenCheck) async throws {
-        if !check.isSettled {
-            let query = check.query
-            try check.settle(try await pool.read { try $0.query(query.sql, arguments: query.arguments) })
-        }
-        try check.verdict()
+    /// Whether the token is still good for `tenant` (not revoked since): one statement.
+    func stillValid(_ digest: [UInt8], tenant: Int64) async throws -> Bool {
+        try await tenantOf(digest) == tenant
+    }
+
+    private func tenantOf(_ digest: [UInt8]) async throws -> Int64? {
+        TenantStore.validToken(in: try await pool.statement(TenantStore.tokenQuery(digest)), digest: digest)?.tenant
     }
 
     private func tokenDigest(_ request: Request) throws(ServiceError) -> [UInt8] {
@@ -71,23 +69,14 @@ final class ServiceContext: Sendable {
         return Secrets.hash(token)
     }
 
-    /// Writes in a transaction of its own on the single writer, group-committed: durable
-    /// when this returns. A request's pending token check is settled first.
-    func write<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        if let check = TokenCheck.pending { try await settle(check) }
-        return try await pool.write(body)
+    /// Writes in a transaction of its own, durable when this returns.
+    func write<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
+        try await pool.write(body)
     }
 
-    /// Reads; a request's pending token check goes ahead of the read's first statement.
-    func read<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
-        guard let check = TokenCheck.pending, !check.isSettled else {
-            if let check = TokenCheck.pending { try check.verdict() }
-            return try await pool.read(body)
-        }
-        let query = check.query
-        let (rows, result) = try await pool.read { db in try db.withQueryAhead(query, body) }
-        try check.settle(rows)
-        return try result.get()
+    /// Reads one committed state.
+    func read<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
+        try await pool.read(body)
     }
 }
 

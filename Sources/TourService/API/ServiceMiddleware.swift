@@ -30,28 +30,29 @@ extension Request {
     }
 }
 
-/// Every `/v1` route: the bearer token's tenant, or 401 before any body is read. A GET or
-/// HEAD with a token this daemon knows goes on at once, its check made with its first read
-/// (one round trip to PostgreSQL where there were two) and settled before the answer leaves:
-/// a revoked token gets 401 whatever the route found.
+/// Every `/v1` route: the bearer token's tenant, or 401 before any body is read. A GET with a
+/// token this daemon knows goes on at once while the token's check (one statement) is asked
+/// beside the route's reads, so the two share their round trip; the check is awaited before
+/// the answer leaves: a revoked token gets 401 whatever the route found. A GET writes nothing.
 struct Authentication: Middleware {
     let context: ServiceContext
 
     func respond(to request: Request, next: RequestResponder) async throws -> Response {
         var request = request
-        guard request.method == .get || request.method == .head, let check = try context.deferredCheck(request) else {
+        guard request.method == .get, let (digest, tenant) = try context.knownTenant(request) else {
             request.attributes[Tenant.self] = try await context.authenticate(request)
             return try await next(request)
         }
-        request.attributes[Tenant.self] = check.tenant
+        request.attributes[Tenant.self] = tenant
+        async let valid = context.stillValid(digest, tenant: tenant)
         let response: Response
         do {
-            response = try await TokenCheck.$pending.withValue(check) { try await next(request) }
+            response = try await next(request)
         } catch {
-            try await context.settle(check)
+            guard try await valid else { throw ServiceError(.unauthorized, "unknown or revoked token") }
             throw error
         }
-        try await context.settle(check)
+        guard try await valid else { throw ServiceError(.unauthorized, "unknown or revoked token") }
         return response
     }
 }

@@ -12,12 +12,15 @@ public struct ToursdConfig: Sendable, Equatable {
     /// Empty: SQLite in `dataDir`, the embedded default; a `postgresql://` URL: PostgreSQL,
     /// which several daemons can share.
     public var databaseUrl = ""
-    /// With PostgreSQL: connections for writes, each on a thread of its own (libpq's blocking
-    /// calls: a transaction holds its connection).
+    /// With PostgreSQL: connections lent to one read's or write's transaction at a time (from
+    /// BEGIN to COMMIT; no thread is held meanwhile).
     public var databasePoolSize = 4
-    /// With PostgreSQL: connections that reads share, each in libpq's pipeline mode with a
-    /// thread of its own (no handler thread waits out a read's round trip).
+    /// With PostgreSQL: connections that single-statement reads share (the token check, a
+    /// property), each query asked meanwhile going out in the next batch.
     public var databaseReadPipelines = 1
+    /// With PostgreSQL: how long a statement may run (the server's statement_timeout); one
+    /// second more without an answer and the connection is given up (503) and made again.
+    public var databaseStatementTimeoutSeconds = 30
     /// With PostgreSQL: threads that run request handlers; 0: one per core.
     public var databaseHandlerThreads = 0
     /// Where panoramas, world maps and partial uploads are kept; empty: `<dataDir>/blobs`. For
@@ -36,8 +39,8 @@ public struct ToursdConfig: Sendable, Equatable {
     /// With several daemons: how long a PATCH waits for the daemon writing its upload to stop
     /// (then 503 with Retry-After).
     public var uploadTakeoverSeconds = 10
-    /// Bearer tokens whose tenant a daemon remembers, so that a GET sends its token check and
-    /// its first query together (`TokenCheck`); when full, it forgets them all and starts again.
+    /// Bearer tokens whose tenant a daemon remembers, so that a GET asks its token check beside
+    /// the route's reads (`Authentication`); when full, it forgets them all and starts again.
     public var tokenCacheEntries = 10_000
     /// Empty: the migrations built into toursd (from `migrations/<dialect>/`); else a folder
     /// of `NNNN_name.sql` files to apply instead (tests, or a fix applied by hand).
@@ -140,6 +143,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "databaseUrl": { $0.databaseUrl = $1; return $1.isEmpty || $1.hasPrefix("postgresql://") || $1.hasPrefix("postgres://") },
         "databasePoolSize": { config, text in setInt(&config.databasePoolSize, text, 1...1000) },
         "databaseReadPipelines": { config, text in setInt(&config.databaseReadPipelines, text, 1...64) },
+        "databaseStatementTimeoutSeconds": { config, text in setInt(&config.databaseStatementTimeoutSeconds, text, 1...3600) },
         "databaseHandlerThreads": { config, text in setInt(&config.databaseHandlerThreads, text, 0...1000) },
         "blobDir": { $0.blobDir = $1; return true },
         "orphanGraceSeconds": { config, text in setInt(&config.orphanGraceSeconds, text, 0...30 * 86_400) },

@@ -12,13 +12,13 @@ enum FloorRoutes {
             let (tenant, propertyId, floorId) = (request.tenant, try request.uuid("propertyId"), try request.uuid("floorId"))
             let body = try await request.body.collect(upTo: request.bodyLimit)
             let input = try ServiceError.parsing { () throws(InvalidDocument) in try FloorInput.parse(body, maxDepth: context.config.maxJsonDepth) }
-            let (floor, created) = try await context.write { try TourStore.putFloor($0, tenant, propertyId: propertyId, floorId: floorId, input) }
+            let (floor, created) = try await context.write { try await TourStore.putFloor($0, tenant, propertyId: propertyId, floorId: floorId, input) }
             return .document(created ? .created : .ok, floor.document)
         }
 
         table.add(.get, "/v1/floors/{floorId}") { request in
             let (tenant, id) = (request.tenant, try request.uuid("floorId"))
-            guard let floor = try await context.read({ try TourStore.floor($0, tenant, id) }) else { throw ServiceError.notFound("floor", id) }
+            guard let floor = try await context.read({ try await TourStore.floor($0, tenant, id) }) else { throw ServiceError.notFound("floor", id) }
             return .document(.ok, floor.document)
         }
 
@@ -27,7 +27,7 @@ enum FloorRoutes {
             let (tenant, floorId) = (request.tenant, try request.uuid("floorId"))
             let plan = try PlanUpload.parse(try await request.body.collect(upTo: request.bodyLimit), maxDepth: context.config.maxJsonDepth,
                                             maxCoordinate: Double(context.config.maxPlanCoordinateMetres))
-            let outcome = try await context.write { try TourStore.applyPlan($0, tenant, floorId: floorId, plan) }
+            let outcome = try await context.write { try await TourStore.applyPlan($0, tenant, floorId: floorId, plan) }
             context.crashPoints.reached(.planCommitted)
             if let cleared = outcome.clearedWorldMap { await context.blobs.remove(cleared) }
             return .json(.ok, outcome.answer)
@@ -35,7 +35,7 @@ enum FloorRoutes {
 
         table.add(.get, "/v1/floors/{floorId}/worldmap") { request in
             let (tenant, floorId) = (request.tenant, try request.uuid("floorId"))
-            guard let floor = try await context.read({ try TourStore.floor($0, tenant, floorId) }) else { throw ServiceError.notFound("floor", floorId) }
+            guard let floor = try await context.read({ try await TourStore.floor($0, tenant, floorId) }) else { throw ServiceError.notFound("floor", floorId) }
             guard let key = floor.worldMapKey(tenant), let content = floor.worldMap else {
                 throw ServiceError(.notFound, "floor \(floorId) has no world map")
             }
@@ -47,10 +47,10 @@ enum FloorRoutes {
             if let type = request.headers["content-type"], !type.lowercased().hasPrefix("application/octet-stream") {
                 throw ServiceError(.unsupportedMediaType, "a world map is application/octet-stream")
             }
-            guard try await context.read({ try TourStore.floor($0, tenant, floorId) }) != nil else { throw ServiceError.notFound("floor", floorId) }
+            guard try await context.read({ try await TourStore.floor($0, tenant, floorId) }) != nil else { throw ServiceError.notFound("floor", floorId) }
             let received = try await context.blobs.receive(request.body)
             // The same map again changes nothing.
-            if let floor = try? await context.read({ try TourStore.floor($0, tenant, floorId) }), floor.worldMapSHA256 == received.sha256 {
+            if let floor = try? await context.read({ try await TourStore.floor($0, tenant, floorId) }), floor.worldMapSHA256 == received.sha256 {
                 await context.blobs.discard(received)
                 return .document(.ok, floor.document)
             }
@@ -62,7 +62,7 @@ enum FloorRoutes {
             let outcome: TourStore.WorldMapOutcome
             do {
                 outcome = try await context.write { db in
-                    try TourStore.setWorldMap(db, tenant, floorId: floorId, sha256: received.sha256, size: received.size, file: key.id)
+                    try await TourStore.setWorldMap(db, tenant, floorId: floorId, sha256: received.sha256, size: received.size, file: key.id)
                 }
             } catch {
                 await context.blobs.remove(key) // no file without its row

@@ -13,10 +13,10 @@ enum PanoramaRoutes {
             let contentType = try PanoramaMediaType.validated(request.headers["content-type"])
             let declared = try ReprDigest.sha256(request.headers["repr-digest"]).map(ByteEncoding.hex)
             // A re-send whose digest is declared is answered without reading the body again.
-            if let declared, let existing = try await context.read({ try TourStore.panorama($0, tenant, id) }) {
+            if let declared, let existing = try await context.read({ try await TourStore.panorama($0, tenant, id) }) {
                 return try PanoramaUpload.resend(existing, digest: declared)
             }
-            _ = try await context.read { try TourStore.panoramaPlace($0, tenant, floorId: floorId, roomId: roomId) }
+            _ = try await context.read { try await TourStore.panoramaPlace($0, tenant, floorId: floorId, roomId: roomId) }
             let received = try await context.blobs.receive(request.body)
             if let declared, declared != received.sha256 {
                 await context.blobs.discard(received)
@@ -46,7 +46,7 @@ enum PanoramaRoutes {
                 let stored: PanoramaRecord
                 do {
                     stored = try await context.write { db in
-                        try TourStore.insertPanorama(db, tenant, id: id, floorId: floorId, roomId: roomId,
+                        try await TourStore.insertPanorama(db, tenant, id: id, floorId: floorId, roomId: roomId,
                                                      contentType: contentType, size: received.size, sha256: received.sha256)
                     }
                 } catch {
@@ -60,13 +60,13 @@ enum PanoramaRoutes {
 
         table.add(.get, "/v1/panoramas/{panoramaId}") { request in
             let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
-            guard let panorama = try await context.read({ try TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
+            guard let panorama = try await context.read({ try await TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
             return .document(.ok, panorama)
         }
 
         table.add(.get, "/v1/panoramas/{panoramaId}/content") { request in
             let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
-            guard let panorama = try await context.read({ try TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
+            guard let panorama = try await context.read({ try await TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
             return try await context.content(BlobKey(tenant: tenant, kind: .panorama, id: id),
                                              StoredContent(size: panorama.size, sha256: panorama.sha256, contentType: panorama.contentType), for: request)
         }
@@ -75,7 +75,7 @@ enum PanoramaRoutes {
             let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
             let key = BlobKey(tenant: tenant, kind: .panorama, id: id)
             return try await context.panoramaTurns.withTurn(key) {
-                guard try await context.write({ try TourStore.deletePanorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
+                guard try await context.write({ try await TourStore.deletePanorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
                 await context.blobs.remove(key)
                 await context.previews.remove(tenant: tenant, ids: [id])
                 return Response(status: .noContent)
@@ -99,7 +99,7 @@ extension ServiceContext {
     /// taken without a row is then a file a failed removal left: it goes, and `put` runs again.
     func placePanorama(_ key: BlobKey, by put: () async throws -> Bool) async throws -> PanoramaPlacement {
         if try await put() { return .placed }
-        if let existing = try await read({ try TourStore.panorama($0, key.tenant, key.id) }) { return .stored(existing) }
+        if let existing = try await read({ try await TourStore.panorama($0, key.tenant, key.id) }) { return .stored(existing) }
         logger.warn("a panorama file without its row is replaced", ["panorama": key.id])
         await blobs.remove(key)
         guard try await put() else { throw ServiceError(.internal, "panorama \(key.id) cannot be placed") }
@@ -113,7 +113,7 @@ extension ServiceContext {
         guard let tenant = keys.first?.tenant else { return }
         try? await panoramaTurns.withTurns(keys) {
             let ids = keys.map(\.id)
-            let storedAgain = try await read { try TourStore.storedPanoramas($0, tenant, among: ids) }
+            let storedAgain = try await read { try await TourStore.storedPanoramas($0, tenant, among: ids) }
             let gone = keys.filter { !storedAgain.contains($0.id) }
             await blobs.remove(gone)
             await previews.remove(tenant: tenant, ids: gone.map(\.id))

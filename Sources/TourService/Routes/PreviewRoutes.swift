@@ -7,7 +7,7 @@ enum PreviewRoutes {
     static func add(to table: inout RouteTable, _ context: ServiceContext) {
         table.add(.get, "/v1/panoramas/{panoramaId}/preview") { request in
             let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
-            guard let panorama = try await context.read({ try TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
+            guard let panorama = try await context.read({ try await TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
             return try await context.preview(tenant, panorama, for: request, cacheControl: "private, max-age=86400")
         }
     }
@@ -28,7 +28,7 @@ extension ServiceContext {
     private func stillStored(_ tenant: Int64, _ panorama: PanoramaRecord) -> @Sendable () async -> Bool {
         { [self] in
             // A read that fails leaves the preview: the panorama's deletion removes it then.
-            (try? await read { try TourStore.panorama($0, tenant, panorama.id) }).map { $0?.sha256 == panorama.sha256 } ?? true
+            (try? await read { try await TourStore.panorama($0, tenant, panorama.id) }).map { $0?.sha256 == panorama.sha256 } ?? true
         }
     }
 

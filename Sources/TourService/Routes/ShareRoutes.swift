@@ -14,7 +14,7 @@ enum ShareRoutes {
             }
             let maxLive = context.config.maxSharesPerTour
             guard let share = try await context.write({
-                try ViewerStore.createShare($0, tenant, tourId: tourId, lifetime: input.expiresInSeconds, maxLive: maxLive)
+                try await ViewerStore.createShare($0, tenant, tourId: tourId, lifetime: input.expiresInSeconds, maxLive: maxLive)
             }) else {
                 throw ServiceError.notFound("tour", tourId)
             }
@@ -24,7 +24,7 @@ enum ShareRoutes {
         table.add(.get, "/v1/tours/{tourId}/shares") { request in
             let (tenant, tourId) = (request.tenant, try request.uuid("tourId"))
             let (limit, after) = try request.pageQuery()
-            guard let (page, more) = try await context.read({ try ViewerStore.shares($0, tenant, tourId: tourId, limit: limit, after: after) }) else {
+            guard let (page, more) = try await context.read({ try await ViewerStore.shares($0, tenant, tourId: tourId, limit: limit, after: after) }) else {
                 throw ServiceError.notFound("tour", tourId)
             }
             return .document(.ok, ShareList(items: page, next: more ? page.last?.id : nil))
@@ -32,7 +32,7 @@ enum ShareRoutes {
 
         table.add(.delete, "/v1/shares/{shareId}") { request in
             let (tenant, id) = (request.tenant, try request.uuid("shareId"))
-            guard try await context.write({ try ViewerStore.revokeShare($0, tenant, id: id) }) != nil else {
+            guard try await context.write({ try await ViewerStore.revokeShare($0, tenant, id: id) }) != nil else {
                 throw ServiceError.notFound("share", id)
             }
             return Response(status: .noContent)

@@ -50,7 +50,7 @@ struct Uploads: Sendable {
     private func upload(_ request: Request) async throws -> UploadRecord {
         let (tenant, id) = (request.tenant, try request.uuid("uploadId"))
         let now = self.now
-        guard let upload = try await context.read({ try UploadStore.upload($0, tenant, id) }), upload.expiresAt > now else {
+        guard let upload = try await context.read({ try await UploadStore.upload($0, tenant, id) }), upload.expiresAt > now else {
             throw ServiceError.notFound("upload", id)
         }
         return upload
@@ -80,15 +80,15 @@ struct Uploads: Sendable {
             throw ServiceError(.unsupportedMediaType, "a body sent with the creation is \(UploadRoutes.offsetType)")
         }
         // Stored already: answered as a one-shot re-send would, when the digest is declared.
-        if let declared = wanted.declaredSHA256, let existing = try await context.read({ try TourStore.panorama($0, tenant, wanted.panoramaId) }) {
+        if let declared = wanted.declaredSHA256, let existing = try await context.read({ try await TourStore.panorama($0, tenant, wanted.panoramaId) }) {
             return try PanoramaUpload.resend(existing, digest: declared)
         }
         // A creation sent again (its 201 was lost): the same upload, at the offset it holds.
         let now = self.now
-        if let open = try await context.read({ try UploadStore.receiving($0, tenant, panoramaId: wanted.panoramaId) }), open.expiresAt > now {
+        if let open = try await context.read({ try await UploadStore.receiving($0, tenant, panoramaId: wanted.panoramaId) }), open.expiresAt > now {
             return try await sentAgain(open, wanted, tenant)
         }
-        _ = try await context.read { try TourStore.panoramaPlace($0, tenant, floorId: wanted.floorId, roomId: wanted.roomId) }
+        _ = try await context.read { try await TourStore.panoramaPlace($0, tenant, floorId: wanted.floorId, roomId: wanted.roomId) }
         // The partial file exists, durably, before the row that names it.
         let id = Identifier.make()
         let key = BlobKey(tenant: tenant, kind: .upload, id: id)
@@ -109,22 +109,22 @@ struct Uploads: Sendable {
         do {
             creation = try await context.write { db -> Creation in
                 var stale: UploadRecord?
-                if let open = try UploadStore.receiving(db, tenant, panoramaId: wanted.panoramaId) {
+                if let open = try await UploadStore.receiving(db, tenant, panoramaId: wanted.panoramaId) {
                     // Created since the read above, by a request still in flight: that one.
                     if open.expiresAt > now { return .sentAgain(open) }
                     // Expired leftovers go first (the sweep may not have run yet).
-                    _ = try UploadStore.delete(db, tenant, open.id)
+                    _ = try await UploadStore.delete(db, tenant, open.id)
                     stale = open
                 }
                 // The tenant's quota, checked in the transaction that would exceed it.
-                let held = try UploadStore.unfinished(db, tenant, now: now)
+                let held = try await UploadStore.unfinished(db, tenant, now: now)
                 guard held.count < maxCount else {
                     throw ServiceError(.insufficientStorage, "this tenant has \(held.count) unfinished uploads, the most it may have: finish or delete some first")
                 }
                 guard held.bytes + wanted.length <= maxBytes else {
                     throw ServiceError(.insufficientStorage, "this tenant's unfinished uploads reserve \(held.bytes) bytes; \(wanted.length) more would pass its \(maxBytes)")
                 }
-                return .created(try UploadStore.create(db, tenant, id: id, wanted, expiresAt: expiresAt), replacing: stale)
+                return .created(try await UploadStore.create(db, tenant, id: id, wanted, expiresAt: expiresAt), replacing: stale)
             }
         } catch {
             sessions.end(key)
@@ -181,7 +181,7 @@ struct Uploads: Sendable {
         let key = partialKey(upload, tenant)
         return try await sessions.finishing.withLock(key) {
             guard ownership.holds(key, owner) else { throw ServiceError.conflict("a newer PATCH to upload \(upload.id) took over") }
-            guard let record = try await context.read({ try UploadStore.upload($0, tenant, upload.id) }) else {
+            guard let record = try await context.read({ try await UploadStore.upload($0, tenant, upload.id) }) else {
                 throw ServiceError.notFound("upload", upload.id)
             }
             if record.finished { return (record, nil, record.length) }
@@ -230,7 +230,7 @@ struct Uploads: Sendable {
         }
         let offset = session.durableOffset
         if offset < upload.offset {
-            try await context.write { try UploadStore.repairOffset($0, tenant, upload.id, offset: offset) }
+            try await context.write { try await UploadStore.repairOffset($0, tenant, upload.id, offset: offset) }
             context.logger.warn("an upload's partial file holds less than recorded; it continues from there",
                                 ["upload": upload.id, "recorded": String(upload.offset), "held": String(offset)])
         }
@@ -322,7 +322,7 @@ struct Uploads: Sendable {
 
     private func record(_ upload: UploadRecord, _ tenant: Int64, offset: Int64) async throws {
         let expiresAt = now + expiry
-        try await context.write { try UploadStore.setOffset($0, tenant, upload.id, offset: offset, expiresAt: expiresAt) }
+        try await context.write { try await UploadStore.setOffset($0, tenant, upload.id, offset: offset, expiresAt: expiresAt) }
     }
 
     /// With the last byte in, the upload becomes the panorama exactly as a one-shot upload
@@ -336,7 +336,7 @@ struct Uploads: Sendable {
         let key = partialKey(upload, tenant)
         let owned = try await sessions.finishing.withLock(key) { () -> Bool in
             guard ownership.holds(key, owner) else { return false }
-            guard let record = try await context.read({ try UploadStore.upload($0, tenant, upload.id) }) else {
+            guard let record = try await context.read({ try await UploadStore.upload($0, tenant, upload.id) }) else {
                 throw ServiceError.notFound("upload", upload.id)
             }
             if !record.finished { try await finish(record, tenant) }
@@ -367,15 +367,15 @@ struct Uploads: Sendable {
             try PanoramaMediaType.checkContent(upload.contentType, head: try await context.blobs.head(partial))
             try await context.panoramaTurns.withTurn(panorama) {
                 // Finished meanwhile by another daemon (which held the turn first): nothing to do.
-                guard try await context.read({ try UploadStore.upload($0, tenant, upload.id) })?.finished == false else { return }
+                guard try await context.read({ try await UploadStore.upload($0, tenant, upload.id) })?.finished == false else { return }
                 switch try await context.placePanorama(panorama, by: { try await context.blobs.link(partial: partial, as: panorama) }) {
                 case .placed:
                     context.crashPoints.reached(.uploadLinked)
                     do {
                         try await context.write { db in
-                            _ = try TourStore.insertPanorama(db, tenant, id: upload.panoramaId, floorId: upload.floorId, roomId: upload.roomId,
+                            _ = try await TourStore.insertPanorama(db, tenant, id: upload.panoramaId, floorId: upload.floorId, roomId: upload.roomId,
                                                              contentType: upload.contentType, size: upload.length, sha256: digest)
-                            try UploadStore.markFinished(db, tenant, upload.id)
+                            try await UploadStore.markFinished(db, tenant, upload.id)
                         }
                     } catch {
                         await context.blobs.remove(panorama) // no file without its row
@@ -386,12 +386,12 @@ struct Uploads: Sendable {
                     // Stored meanwhile: the same bytes are a re-send (its bytes were not needed),
                     // others a conflict.
                     _ = try PanoramaUpload.resend(existing, digest: digest)
-                    try await context.write { try UploadStore.markFinished($0, tenant, upload.id) }
+                    try await context.write { try await UploadStore.markFinished($0, tenant, upload.id) }
                 }
             }
         } catch let error as ServiceError where !error.isServerFailure {
             // Nothing of a refused upload is kept.
-            _ = try? await context.write { try UploadStore.delete($0, tenant, upload.id) }
+            _ = try? await context.write { try await UploadStore.delete($0, tenant, upload.id) }
             sessions.end(partial)
             await context.blobs.remove(partial)
             throw error
@@ -404,7 +404,7 @@ struct Uploads: Sendable {
     /// DELETE: termination; a PATCH in flight stops.
     @Sendable func terminate(_ request: Request) async throws -> Response {
         let (tenant, id) = (request.tenant, try request.uuid("uploadId"))
-        guard try await context.write({ try UploadStore.delete($0, tenant, id) }) else { throw ServiceError.notFound("upload", id) }
+        guard try await context.write({ try await UploadStore.delete($0, tenant, id) }) else { throw ServiceError.notFound("upload", id) }
         let key = BlobKey(tenant: tenant, kind: .upload, id: id)
         sessions.end(key)
         await context.blobs.remove(key)
@@ -415,7 +415,7 @@ struct Uploads: Sendable {
     func sweepExpired() async {
         do {
             let now = self.now
-            let keys = try await context.write { try UploadStore.deleteExpired($0, now: now) }
+            let keys = try await context.write { try await UploadStore.deleteExpired($0, now: now) }
             for key in keys { sessions.end(key) }
             await context.blobs.remove(keys)
             if !keys.isEmpty { context.logger.info("expired uploads removed", ["count": String(keys.count)]) }

@@ -19,8 +19,8 @@ enum ServerStorage {
             if migrating { try applied(logger) { try pool.writeNow { db in try Migrator.migrate(db, migrations) } } }
             return SQLiteStorage(pool)
         }
-        let storage = PostgresStorage(url: config.databaseUrl, writerCount: connections, handlerCount: config.databaseHandlerThreads,
-                                      readPipelines: config.databaseReadPipelines)
+        let storage = PostgresStorage(url: config.databaseUrl, transactionConnections: connections, handlerCount: config.databaseHandlerThreads,
+                                      sharedConnections: config.databaseReadPipelines, statementTimeoutSeconds: config.databaseStatementTimeoutSeconds)
         if migrating { try applied(logger) { try storage.withConnection { try PostgresMigrator.migrate($0, migrations) } } }
         return storage
     }

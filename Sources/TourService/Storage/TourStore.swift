@@ -8,34 +8,40 @@ import SQLiteDB
 enum TourStore {
     // MARK: Properties
 
-    static func property(_ db: any SQLConnection, _ tenant: Int64, _ id: String) throws -> PropertyRecord? {
-        try db.first("SELECT * FROM properties WHERE tenant_id = ? AND id = ?", tenant, id).map(PropertyRecord.init)
+    static func property(_ db: any SQLConnection, _ tenant: Int64, _ id: String) async throws -> PropertyRecord? {
+        let query = propertyQuery(tenant, id)
+        return try await db.query(query.sql, arguments: query.arguments).first.map(PropertyRecord.init)
+    }
+
+    /// The property's row: one statement, a read of its own (`SQLStorage.statement`).
+    static func propertyQuery(_ tenant: Int64, _ id: String) -> SQLStatement {
+        SQLStatement("SELECT * FROM properties WHERE tenant_id = ? AND id = ?", tenant, id)
     }
 
     /// Creates (assigning the tour id, once) or updates a property. Returns it and whether it
     /// was created.
-    static func putProperty(_ db: any SQLConnection, _ tenant: Int64, _ id: String, _ input: PropertyInput) throws -> (PropertyRecord, created: Bool) {
+    static func putProperty(_ db: any SQLConnection, _ tenant: Int64, _ id: String, _ input: PropertyInput) async throws -> (PropertyRecord, created: Bool) {
         var writer = JSONWriter()
         writer.object(input.metadata)
         let metadata = String(decoding: writer.bytes, as: UTF8.self)
-        if let existing = try property(db, tenant, id) {
+        if let existing = try await property(db, tenant, id) {
             // Both metadata texts are canonical: equal text is equal metadata.
             if existing.name != input.name || existing.floorCount != input.floorCount || existing.metadata != metadata {
-                try db.run("UPDATE properties SET name = ?, floor_count = ?, metadata = ?, updated_at = ? WHERE tenant_id = ? AND id = ?",
+                try await db.run("UPDATE properties SET name = ?, floor_count = ?, metadata = ?, updated_at = ? WHERE tenant_id = ? AND id = ?",
                            input.name, input.floorCount, metadata, Timestamp.now(), tenant, id)
             }
-            return (try property(db, tenant, id) ?? existing, false)
+            return (try await property(db, tenant, id) ?? existing, false)
         }
         let now = Timestamp.now()
-        try db.run("INSERT INTO properties (tenant_id, id, tour_id, name, floor_count, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        try await db.run("INSERT INTO properties (tenant_id, id, tour_id, name, floor_count, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                    tenant, id, Identifier.make(), input.name, input.floorCount, metadata, now, now)
-        guard let created = try property(db, tenant, id) else { throw ServiceError(.internal, "property vanished after insert") }
+        guard let created = try await property(db, tenant, id) else { throw ServiceError(.internal, "property vanished after insert") }
         return (created, true)
     }
 
     /// A page of properties in id order, after the cursor; the cursor of the next page.
-    static func properties(_ db: any SQLConnection, _ tenant: Int64, limit: Int, after: String?) throws -> ([PropertyRecord], next: String?) {
-        let rows = try db.query("SELECT * FROM properties WHERE tenant_id = ? AND id > ? ORDER BY id LIMIT ?",
+    static func properties(_ db: any SQLConnection, _ tenant: Int64, limit: Int, after: String?) async throws -> ([PropertyRecord], next: String?) {
+        let rows = try await db.query("SELECT * FROM properties WHERE tenant_id = ? AND id > ? ORDER BY id LIMIT ?",
                                 tenant, after ?? "", limit + 1)
         let page = rows.prefix(limit).map(PropertyRecord.init)
         return (page, rows.count > limit ? page.last?.id : nil)
@@ -43,58 +49,67 @@ enum TourStore {
 
     /// Deletes a property and everything under it; returns the files to remove afterwards, or
     /// nil when there is no such property.
-    static func deleteProperty(_ db: any SQLConnection, _ tenant: Int64, _ id: String) throws -> [BlobKey]? {
-        guard try property(db, tenant, id) != nil else { return nil }
-        var blobs = try db.query("SELECT id FROM panoramas WHERE tenant_id = ? AND property_id = ?", tenant, id)
+    static func deleteProperty(_ db: any SQLConnection, _ tenant: Int64, _ id: String) async throws -> [BlobKey]? {
+        guard try await property(db, tenant, id) != nil else { return nil }
+        var blobs = try await db.query("SELECT id FROM panoramas WHERE tenant_id = ? AND property_id = ?", tenant, id)
             .compactMap { $0["id"].string }.map { BlobKey(tenant: tenant, kind: .panorama, id: $0) }
-        blobs += try db.query("""
-            SELECT coalesce(world_map_file, id) FROM floors WHERE tenant_id = ? AND property_id = ? AND world_map_sha256 IS NOT NULL
-            """, tenant, id)
+        blobs += try await db.query("""
+            SELECT coalesce(world_map_file, id) FROM floors
+            WHERE tenant_id = ? AND id IN (SELECT id FROM floors WHERE tenant_id = ? AND property_id = ?) AND world_map_sha256 IS NOT NULL
+            """, tenant, tenant, id)
             .compactMap { $0[0].string }.map { BlobKey(tenant: tenant, kind: .worldMap, id: $0) }
         // Panoramas go with their floors (ON DELETE CASCADE), floors with the property.
-        try db.run("DELETE FROM properties WHERE tenant_id = ? AND id = ?", tenant, id)
+        try await db.run("DELETE FROM properties WHERE tenant_id = ? AND id = ?", tenant, id)
         return blobs
     }
 
     /// What the server holds for a property (docs/api.md "ServerStatus").
-    static func status(_ db: any SQLConnection, _ tenant: Int64, _ id: String) throws -> ServerStatusDocument? {
-        guard let property = try property(db, tenant, id) else { return nil }
-        let floors = try db.first("SELECT count(*) FROM floors WHERE tenant_id = ? AND property_id = ?", tenant, id)?[0].int ?? 0
-        let rooms = try db.first("""
-            SELECT count(*) FROM rooms JOIN floors ON floors.tenant_id = rooms.tenant_id AND floors.id = rooms.floor_id
-            WHERE rooms.tenant_id = ? AND floors.property_id = ?
-            """, tenant, id)?[0].int ?? 0
-        let panoramas = try db.first("SELECT count(*), coalesce(sum(size), 0) FROM panoramas WHERE tenant_id = ? AND property_id = ?", tenant, id)
-        return ServerStatusDocument(propertyId: id, tourId: property.tourId, floorCount: floors, roomCount: rooms,
-                                    panoramaCount: panoramas?[0].int ?? 0, panoramaBytes: panoramas?[1].int64 ?? 0, updatedAt: property.updatedAt)
+    static func status(_ db: any SQLConnection, _ tenant: Int64, _ id: String) async throws -> ServerStatusDocument? {
+        let answers = try await db.queries([
+            propertyQuery(tenant, id),
+            SQLStatement("SELECT count(*) FROM floors WHERE tenant_id = ? AND property_id = ?", tenant, id),
+            SQLStatement("""
+                SELECT count(*) FROM rooms
+                WHERE tenant_id = ? AND floor_id IN (SELECT id FROM floors WHERE tenant_id = ? AND property_id = ?)
+                """, tenant, tenant, id),
+            SQLStatement("SELECT count(*), coalesce(sum(size), 0) FROM panoramas WHERE tenant_id = ? AND property_id = ?", tenant, id),
+        ])
+        guard let property = answers[0].first.map(PropertyRecord.init) else { return nil }
+        let panoramas = answers[3].first
+        return ServerStatusDocument(propertyId: id, tourId: property.tourId, floorCount: answers[1].first?[0].int ?? 0,
+                                    roomCount: answers[2].first?[0].int ?? 0, panoramaCount: panoramas?[0].int ?? 0,
+                                    panoramaBytes: panoramas?[1].int64 ?? 0, updatedAt: property.updatedAt)
     }
 
-    static func touch(_ db: any SQLConnection, _ tenant: Int64, property id: String) throws {
-        try db.run("UPDATE properties SET updated_at = ? WHERE tenant_id = ? AND id = ?", Timestamp.now(), tenant, id)
+    static func touch(_ db: any SQLConnection, _ tenant: Int64, property id: String) async throws {
+        try await db.run("UPDATE properties SET updated_at = ? WHERE tenant_id = ? AND id = ?", Timestamp.now(), tenant, id)
     }
 
     // MARK: Floors
 
-    static func floor(_ db: any SQLConnection, _ tenant: Int64, _ id: String) throws -> FloorRecord? {
-        guard let row = try db.first("SELECT * FROM floors WHERE tenant_id = ? AND id = ?", tenant, id) else { return nil }
-        let rooms = try db.query("SELECT * FROM rooms WHERE tenant_id = ? AND floor_id = ? ORDER BY position", tenant, id).map(RoomRecord.init)
-        return FloorRecord(row, rooms: rooms)
+    static func floor(_ db: any SQLConnection, _ tenant: Int64, _ id: String) async throws -> FloorRecord? {
+        let answers = try await db.queries([
+            SQLStatement("SELECT * FROM floors WHERE tenant_id = ? AND id = ?", tenant, id),
+            SQLStatement("SELECT * FROM rooms WHERE tenant_id = ? AND floor_id = ? ORDER BY position", tenant, id),
+        ])
+        guard let row = answers[0].first else { return nil }
+        return FloorRecord(row, rooms: answers[1].map(RoomRecord.init))
     }
 
-    static func putFloor(_ db: any SQLConnection, _ tenant: Int64, propertyId: String, floorId: String, _ input: FloorInput) throws -> (FloorRecord, created: Bool) {
-        guard try property(db, tenant, propertyId) != nil else { throw ServiceError.notFound("property", propertyId) }
-        if let existing = try floor(db, tenant, floorId) {
+    static func putFloor(_ db: any SQLConnection, _ tenant: Int64, propertyId: String, floorId: String, _ input: FloorInput) async throws -> (FloorRecord, created: Bool) {
+        guard try await property(db, tenant, propertyId) != nil else { throw ServiceError.notFound("property", propertyId) }
+        if let existing = try await floor(db, tenant, floorId) {
             guard existing.propertyId == propertyId else { throw ServiceError.conflict("floor \(floorId) belongs to another property") }
             if existing.number != input.number || existing.name != input.name {
-                try db.run("UPDATE floors SET number = ?, name = ? WHERE tenant_id = ? AND id = ?", input.number, input.name, tenant, floorId)
-                try touch(db, tenant, property: propertyId)
+                try await db.run("UPDATE floors SET number = ?, name = ? WHERE tenant_id = ? AND id = ?", input.number, input.name, tenant, floorId)
+                try await touch(db, tenant, property: propertyId)
             }
-            return (try floor(db, tenant, floorId) ?? existing, false)
+            return (try await floor(db, tenant, floorId) ?? existing, false)
         }
-        try db.run("INSERT INTO floors (tenant_id, id, property_id, number, name) VALUES (?, ?, ?, ?, ?)",
+        try await db.run("INSERT INTO floors (tenant_id, id, property_id, number, name) VALUES (?, ?, ?, ?, ?)",
                    tenant, floorId, propertyId, input.number, input.name)
-        try touch(db, tenant, property: propertyId)
-        guard let created = try floor(db, tenant, floorId) else { throw ServiceError(.internal, "floor vanished after insert") }
+        try await touch(db, tenant, property: propertyId)
+        guard let created = try await floor(db, tenant, floorId) else { throw ServiceError(.internal, "floor vanished after insert") }
         return (created, true)
     }
 
@@ -108,18 +123,18 @@ enum TourStore {
 
     /// Applies a plan (docs/api.md "Plan upload"), or answers what it answered before for a planId
     /// already applied.
-    static func applyPlan(_ db: any SQLConnection, _ tenant: Int64, floorId: String, _ upload: PlanUpload) throws -> PlanOutcome {
+    static func applyPlan(_ db: any SQLConnection, _ tenant: Int64, floorId: String, _ upload: PlanUpload) async throws -> PlanOutcome {
         let plan = upload.plan
-        if let applied = try db.first("SELECT floor_id, request_sha256, result FROM plans WHERE tenant_id = ? AND id = ?", tenant, plan.planId) {
+        if let applied = try await db.first("SELECT floor_id, request_sha256, result FROM plans WHERE tenant_id = ? AND id = ?", tenant, plan.planId) {
             guard applied["floor_id"].string == floorId, applied["request_sha256"].string == upload.digest else {
                 throw ServiceError.conflict("plan \(plan.planId) was already applied with other content")
             }
             return PlanOutcome(answer: Array((applied["result"].string ?? "").utf8), clearedWorldMap: nil)
         }
-        guard let floor = try floor(db, tenant, floorId) else { throw ServiceError.notFound("floor", floorId) }
+        guard let floor = try await floor(db, tenant, floorId) else { throw ServiceError.notFound("floor", floorId) }
         // A room id belongs to one floor for good: moving it would orphan its panoramas' meaning.
         for room in plan.rooms {
-            if let other = try db.first("SELECT floor_id FROM rooms WHERE tenant_id = ? AND id = ?", tenant, room.id),
+            if let other = try await db.first("SELECT floor_id FROM rooms WHERE tenant_id = ? AND id = ?", tenant, room.id),
                other["floor_id"].string != floorId {
                 throw ServiceError.conflict("room \(room.id) belongs to another floor")
             }
@@ -135,10 +150,10 @@ enum TourStore {
             for room in plan.rooms {
                 if existing.contains(room.id) {
                     // Kept: id, name, panoramas. Updated: geometry.
-                    try db.run("UPDATE rooms SET outline = ?, height = ?, capture = coalesce(?, capture) WHERE tenant_id = ? AND id = ?",
+                    try await db.run("UPDATE rooms SET outline = ?, height = ?, capture = coalesce(?, capture) WHERE tenant_id = ? AND id = ?",
                                room.outline, room.height, room.capture, tenant, room.id)
                 } else {
-                    try db.run("INSERT INTO rooms (tenant_id, id, floor_id, name, outline, height, capture, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    try await db.run("INSERT INTO rooms (tenant_id, id, floor_id, name, outline, height, capture, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                                tenant, room.id, floorId, room.name, room.outline, room.height, room.capture, position)
                     position += 1
                 }
@@ -147,11 +162,11 @@ enum TourStore {
             let kept = Set(plan.rooms.map(\.id))
             for room in floor.rooms where !kept.contains(room.id) {
                 // Nothing is lost: the panoramas of a removed room stay on the floor.
-                try db.run("UPDATE panoramas SET room_id = NULL WHERE tenant_id = ? AND room_id = ?", tenant, room.id)
-                try db.run("DELETE FROM rooms WHERE tenant_id = ? AND id = ?", tenant, room.id)
+                try await db.run("UPDATE panoramas SET room_id = NULL WHERE tenant_id = ? AND room_id = ?", tenant, room.id)
+                try await db.run("DELETE FROM rooms WHERE tenant_id = ? AND id = ?", tenant, room.id)
             }
             for (position, room) in plan.rooms.enumerated() {
-                try db.run("""
+                try await db.run("""
                     INSERT INTO rooms (tenant_id, id, floor_id, name, outline, height, capture, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (tenant_id, id) DO UPDATE SET name = excluded.name, outline = excluded.outline,
                         height = excluded.height, capture = excluded.capture, position = excluded.position
@@ -160,16 +175,16 @@ enum TourStore {
             // The old world map belongs to the old plan: a new one follows the new plan.
             if let key = floor.worldMapKey(tenant) {
                 clearedWorldMap = key
-                try db.run("UPDATE floors SET world_map_sha256 = NULL, world_map_size = NULL, world_map_file = NULL WHERE tenant_id = ? AND id = ?",
+                try await db.run("UPDATE floors SET world_map_sha256 = NULL, world_map_size = NULL, world_map_file = NULL WHERE tenant_id = ? AND id = ?",
                            tenant, floorId)
             }
         }
-        try db.run("UPDATE floors SET plan_revision = plan_revision + 1, structure = coalesce(?, structure) WHERE tenant_id = ? AND id = ?",
+        try await db.run("UPDATE floors SET plan_revision = plan_revision + 1, structure = coalesce(?, structure) WHERE tenant_id = ? AND id = ?",
                    plan.structure, tenant, floorId)
-        try touch(db, tenant, property: floor.propertyId)
-        guard let applied = try self.floor(db, tenant, floorId) else { throw ServiceError(.internal, "floor vanished") }
+        try await touch(db, tenant, property: floor.propertyId)
+        guard let applied = try await self.floor(db, tenant, floorId) else { throw ServiceError(.internal, "floor vanished") }
         let answer = applied.document.jsonBytes
-        try db.run("INSERT INTO plans (tenant_id, id, floor_id, mode, request_sha256, result, applied_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        try await db.run("INSERT INTO plans (tenant_id, id, floor_id, mode, request_sha256, result, applied_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                    tenant, plan.planId, floorId, plan.mode.rawValue, upload.digest, String(decoding: answer, as: UTF8.self), Timestamp.now())
         return PlanOutcome(answer: answer, clearedWorldMap: clearedWorldMap)
     }
@@ -187,28 +202,28 @@ enum TourStore {
     }
 
     /// Records a floor's world map whose file is already in place under the name `file`.
-    static func setWorldMap(_ db: any SQLConnection, _ tenant: Int64, floorId: String, sha256: String, size: Int64, file: String) throws -> WorldMapOutcome {
-        guard let floor = try floor(db, tenant, floorId) else { throw ServiceError.notFound("floor", floorId) }
+    static func setWorldMap(_ db: any SQLConnection, _ tenant: Int64, floorId: String, sha256: String, size: Int64, file: String) async throws -> WorldMapOutcome {
+        guard let floor = try await floor(db, tenant, floorId) else { throw ServiceError.notFound("floor", floorId) }
         if floor.worldMapSHA256 == sha256 { return WorldMapOutcome(change: .unchanged, floor: floor) }
-        try db.run("UPDATE floors SET world_map_sha256 = ?, world_map_size = ?, world_map_file = ? WHERE tenant_id = ? AND id = ?",
+        try await db.run("UPDATE floors SET world_map_sha256 = ?, world_map_size = ?, world_map_file = ? WHERE tenant_id = ? AND id = ?",
                    sha256, size, file, tenant, floorId)
-        try touch(db, tenant, property: floor.propertyId)
-        guard let updated = try self.floor(db, tenant, floorId) else { throw ServiceError(.internal, "floor vanished") }
+        try await touch(db, tenant, property: floor.propertyId)
+        guard let updated = try await self.floor(db, tenant, floorId) else { throw ServiceError(.internal, "floor vanished") }
         return WorldMapOutcome(change: floor.worldMapSHA256 == nil ? .created : .replaced, floor: updated, replaced: floor.worldMapKey(tenant))
     }
 
     // MARK: Panoramas
 
-    static func panorama(_ db: any SQLConnection, _ tenant: Int64, _ id: String) throws -> PanoramaRecord? {
-        try db.first("SELECT * FROM panoramas WHERE tenant_id = ? AND id = ?", tenant, id).map(PanoramaRecord.init)
+    static func panorama(_ db: any SQLConnection, _ tenant: Int64, _ id: String) async throws -> PanoramaRecord? {
+        try await db.first("SELECT * FROM panoramas WHERE tenant_id = ? AND id = ?", tenant, id).map(PanoramaRecord.init)
     }
 
     /// Where a new panorama goes: its floor's property, after checking the room is on that floor.
-    static func panoramaPlace(_ db: any SQLConnection, _ tenant: Int64, floorId: String, roomId: String?) throws -> String {
-        guard let floor = try db.first("SELECT property_id FROM floors WHERE tenant_id = ? AND id = ?", tenant, floorId),
+    static func panoramaPlace(_ db: any SQLConnection, _ tenant: Int64, floorId: String, roomId: String?) async throws -> String {
+        guard let floor = try await db.first("SELECT property_id FROM floors WHERE tenant_id = ? AND id = ?", tenant, floorId),
               let propertyId = floor["property_id"].string else { throw ServiceError.notFound("floor", floorId) }
         if let roomId {
-            guard try db.first("SELECT 1 FROM rooms WHERE tenant_id = ? AND id = ? AND floor_id = ?", tenant, roomId, floorId) != nil else {
+            guard try await db.first("SELECT 1 FROM rooms WHERE tenant_id = ? AND id = ? AND floor_id = ?", tenant, roomId, floorId) != nil else {
                 throw ServiceError.notFound("room \(roomId) on floor", floorId)
             }
         }
@@ -216,32 +231,32 @@ enum TourStore {
     }
 
     static func insertPanorama(_ db: any SQLConnection, _ tenant: Int64, id: String, floorId: String, roomId: String?,
-                               contentType: String, size: Int64, sha256: String) throws -> PanoramaRecord {
-        let propertyId = try panoramaPlace(db, tenant, floorId: floorId, roomId: roomId)
-        try db.run("""
+                               contentType: String, size: Int64, sha256: String) async throws -> PanoramaRecord {
+        let propertyId = try await panoramaPlace(db, tenant, floorId: floorId, roomId: roomId)
+        try await db.run("""
             INSERT INTO panoramas (tenant_id, id, property_id, floor_id, room_id, content_type, size, sha256, created_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, tenant, id, propertyId, floorId, roomId, contentType, size, sha256, Timestamp.now())
-        try touch(db, tenant, property: propertyId)
-        guard let stored = try panorama(db, tenant, id) else { throw ServiceError(.internal, "panorama vanished after insert") }
+        try await touch(db, tenant, property: propertyId)
+        guard let stored = try await panorama(db, tenant, id) else { throw ServiceError(.internal, "panorama vanished after insert") }
         return stored
     }
 
     /// Which of `ids` have a panorama row: one query, the ids bound as one JSON array.
-    static func storedPanoramas(_ db: any SQLConnection, _ tenant: Int64, among ids: [String]) throws -> Set<String> {
+    static func storedPanoramas(_ db: any SQLConnection, _ tenant: Int64, among ids: [String]) async throws -> Set<String> {
         var list = JSONWriter()
         list.array(ids) { $0.string($1) }
-        let rows = try db.query(db.dialect.pick(
+        let rows = try await db.query(db.dialect.pick(
             sqlite: "SELECT id FROM panoramas WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))",
-            postgresql: "SELECT id FROM panoramas WHERE tenant_id = ? AND id IN (SELECT json_array_elements_text(CAST(? AS json)))"),
+            postgresql: "SELECT id FROM panoramas WHERE tenant_id = ? AND id = ANY (ARRAY(SELECT json_array_elements_text(CAST(? AS json))))"),
                                 tenant, String(decoding: list.bytes, as: UTF8.self))
         return Set(rows.compactMap { $0["id"].string })
     }
 
-    static func deletePanorama(_ db: any SQLConnection, _ tenant: Int64, _ id: String) throws -> Bool {
-        guard let existing = try panorama(db, tenant, id) else { return false }
-        try db.run("DELETE FROM panoramas WHERE tenant_id = ? AND id = ?", tenant, id)
-        try touch(db, tenant, property: existing.propertyId)
+    static func deletePanorama(_ db: any SQLConnection, _ tenant: Int64, _ id: String) async throws -> Bool {
+        guard let existing = try await panorama(db, tenant, id) else { return false }
+        try await db.run("DELETE FROM panoramas WHERE tenant_id = ? AND id = ?", tenant, id)
+        try await touch(db, tenant, property: existing.propertyId)
         return true
     }
 
@@ -249,29 +264,37 @@ enum TourStore {
 
     /// The tour document: the property, its floors with plan, rooms (with capture output) and
     /// world map, their panoramas with content URLs.
-    static func tour(_ db: any SQLConnection, _ tenant: Int64, tourId: String) throws -> TourDocument? {
-        guard let row = try db.first("SELECT * FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId) else { return nil }
-        return try tour(db, tenant, PropertyRecord(row))
+    static func tour(_ db: any SQLConnection, _ tenant: Int64, tourId: String) async throws -> TourDocument? {
+        guard let row = try await db.first("SELECT * FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId) else { return nil }
+        return try await tour(db, tenant, PropertyRecord(row))
     }
 
     /// The tour document of a property, by the property's id.
-    static func tour(_ db: any SQLConnection, _ tenant: Int64, propertyId: String) throws -> TourDocument? {
-        try property(db, tenant, propertyId).map { try tour(db, tenant, $0) }
+    static func tour(_ db: any SQLConnection, _ tenant: Int64, propertyId: String) async throws -> TourDocument? {
+        guard let property = try await property(db, tenant, propertyId) else { return nil }
+        return try await tour(db, tenant, property)
     }
 
-    private static func tour(_ db: any SQLConnection, _ tenant: Int64, _ property: PropertyRecord) throws -> TourDocument {
-        let floorIds = try db.query("SELECT id FROM floors WHERE tenant_id = ? AND property_id = ? ORDER BY number, id", tenant, property.id)
-            .compactMap { $0["id"].string }
-        var floors: [TourDocument.Floor] = []
-        for floorId in floorIds {
-            guard let floor = try floor(db, tenant, floorId) else { continue }
-            let panoramas = try db.query("SELECT * FROM panoramas WHERE tenant_id = ? AND floor_id = ? ORDER BY created_at, id", tenant, floorId)
-                .map(PanoramaRecord.init)
-            floors.append(TourDocument.Floor(
+    /// The floors, their rooms and their panoramas: three queries in one batch, whatever the
+    /// number of floors.
+    private static func tour(_ db: any SQLConnection, _ tenant: Int64, _ property: PropertyRecord) async throws -> TourDocument {
+        let floorsOfProperty = "SELECT id FROM floors WHERE tenant_id = ? AND property_id = ?"
+        let answers = try await db.queries([
+            SQLStatement("SELECT * FROM floors WHERE tenant_id = ? AND property_id = ? ORDER BY number, id", tenant, property.id),
+            SQLStatement("SELECT * FROM rooms WHERE tenant_id = ? AND floor_id IN (\(floorsOfProperty)) ORDER BY floor_id, position",
+                         tenant, tenant, property.id),
+            SQLStatement("SELECT * FROM panoramas WHERE tenant_id = ? AND floor_id IN (\(floorsOfProperty)) ORDER BY floor_id, created_at, id",
+                         tenant, tenant, property.id),
+        ])
+        let rooms = Dictionary(grouping: answers[1].map(RoomRecord.init), by: \.floorId)
+        let panoramas = Dictionary(grouping: answers[2].map(PanoramaRecord.init), by: \.floorId)
+        let floors = answers[0].map { row -> TourDocument.Floor in
+            let floor = FloorRecord(row, rooms: rooms[row["id"].string ?? ""] ?? [])
+            return TourDocument.Floor(
                 floor: floor.document,
                 plan: floor.planRevision > 0 ? TourDocument.Plan(revision: floor.planRevision, structure: floor.structure) : nil,
                 worldMap: floor.worldMap.map { TourDocument.WorldMap(sha256: $0.sha256, size: $0.size, url: "/v1/floors/\(floor.id)/worldmap") },
-                panoramas: panoramas))
+                panoramas: panoramas[floor.id] ?? [])
         }
         return TourDocument(tourId: property.tourId, property: property, floors: floors)
     }

@@ -31,70 +31,70 @@ struct UploadRecord: Equatable, Sendable {
 
 /// The SQL of resumable uploads.
 enum UploadStore {
-    static func upload(_ db: any SQLConnection, _ tenant: Int64, _ id: String) throws -> UploadRecord? {
-        try db.first("SELECT * FROM uploads WHERE tenant_id = ? AND id = ?", tenant, id).map(UploadRecord.init)
+    static func upload(_ db: any SQLConnection, _ tenant: Int64, _ id: String) async throws -> UploadRecord? {
+        try await db.first("SELECT * FROM uploads WHERE tenant_id = ? AND id = ?", tenant, id).map(UploadRecord.init)
     }
 
-    static func receiving(_ db: any SQLConnection, _ tenant: Int64, panoramaId: String) throws -> UploadRecord? {
-        try db.first("SELECT * FROM uploads WHERE tenant_id = ? AND panorama_id = ? AND state = 'receiving'", tenant, panoramaId)
+    static func receiving(_ db: any SQLConnection, _ tenant: Int64, panoramaId: String) async throws -> UploadRecord? {
+        try await db.first("SELECT * FROM uploads WHERE tenant_id = ? AND panorama_id = ? AND state = 'receiving'", tenant, panoramaId)
             .map(UploadRecord.init)
     }
 
     /// How many unfinished, unexpired uploads a tenant has, and the bytes they reserve.
-    static func unfinished(_ db: any SQLConnection, _ tenant: Int64, now: Int64) throws -> (count: Int, bytes: Int64) {
-        let row = try db.first("""
+    static func unfinished(_ db: any SQLConnection, _ tenant: Int64, now: Int64) async throws -> (count: Int, bytes: Int64) {
+        let row = try await db.first("""
             SELECT count(*) AS n, coalesce(sum(length), 0) AS bytes FROM uploads
             WHERE tenant_id = ? AND state = 'receiving' AND expires_at > ?
             """, tenant, now)
         return (row?["n"].int ?? 0, row?["bytes"].int64 ?? 0)
     }
 
-    static func create(_ db: any SQLConnection, _ tenant: Int64, id: String, _ request: UploadRequest, expiresAt: Int64) throws -> UploadRecord {
-        try db.run("""
+    static func create(_ db: any SQLConnection, _ tenant: Int64, id: String, _ request: UploadRequest, expiresAt: Int64) async throws -> UploadRecord {
+        try await db.run("""
             INSERT INTO uploads (tenant_id, id, panorama_id, floor_id, room_id, content_type, length, declared_sha256, metadata,
                                  state, created_at, expires_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'receiving', ?, ?)
             """, tenant, id, request.panoramaId, request.floorId, request.roomId, request.contentType, request.length,
                    request.declaredSHA256, request.metadataHeader, Timestamp.now(), expiresAt)
-        guard let created = try upload(db, tenant, id) else { throw ServiceError(.internal, "upload vanished after insert") }
+        guard let created = try await upload(db, tenant, id) else { throw ServiceError(.internal, "upload vanished after insert") }
         return created
     }
 
     /// Records fsynced progress, and pushes the expiry out.
     /// Records a durable offset. Durable offsets only grow, so the row only moves forward: an
     /// interrupted PATCH's offset, recorded late (after a newer PATCH's), cannot take it back.
-    static func setOffset(_ db: any SQLConnection, _ tenant: Int64, _ id: String, offset: Int64, expiresAt: Int64) throws {
-        try db.run(db.dialect.pick(
+    static func setOffset(_ db: any SQLConnection, _ tenant: Int64, _ id: String, offset: Int64, expiresAt: Int64) async throws {
+        try await db.run(db.dialect.pick(
             sqlite: "UPDATE uploads SET \"offset\" = max(\"offset\", ?), expires_at = ? WHERE tenant_id = ? AND id = ? AND state = 'receiving'",
             postgresql: "UPDATE uploads SET \"offset\" = greatest(\"offset\", ?), expires_at = ? WHERE tenant_id = ? AND id = ? AND state = 'receiving'"),
                    offset, expiresAt, tenant, id)
     }
 
     /// A receiving upload's offset, moved forward only (a durable step of a long PATCH).
-    static func advanceOffset(_ db: any SQLConnection, _ tenant: Int64, _ id: String, to offset: Int64) throws {
-        try db.run(db.dialect.pick(
+    static func advanceOffset(_ db: any SQLConnection, _ tenant: Int64, _ id: String, to offset: Int64) async throws {
+        try await db.run(db.dialect.pick(
             sqlite: "UPDATE uploads SET \"offset\" = max(\"offset\", ?) WHERE tenant_id = ? AND id = ? AND state = 'receiving'",
             postgresql: "UPDATE uploads SET \"offset\" = greatest(\"offset\", ?) WHERE tenant_id = ? AND id = ? AND state = 'receiving'"),
                    offset, tenant, id)
     }
 
     /// Sets the offset back to what the partial file really holds (it lost bytes in a crash).
-    static func repairOffset(_ db: any SQLConnection, _ tenant: Int64, _ id: String, offset: Int64) throws {
-        try db.run("UPDATE uploads SET \"offset\" = ? WHERE tenant_id = ? AND id = ? AND state = 'receiving'", offset, tenant, id)
+    static func repairOffset(_ db: any SQLConnection, _ tenant: Int64, _ id: String, offset: Int64) async throws {
+        try await db.run("UPDATE uploads SET \"offset\" = ? WHERE tenant_id = ? AND id = ? AND state = 'receiving'", offset, tenant, id)
     }
 
-    static func markFinished(_ db: any SQLConnection, _ tenant: Int64, _ id: String) throws {
-        try db.run("UPDATE uploads SET state = 'finished', \"offset\" = length WHERE tenant_id = ? AND id = ?", tenant, id)
+    static func markFinished(_ db: any SQLConnection, _ tenant: Int64, _ id: String) async throws {
+        try await db.run("UPDATE uploads SET state = 'finished', \"offset\" = length WHERE tenant_id = ? AND id = ?", tenant, id)
     }
 
-    static func delete(_ db: any SQLConnection, _ tenant: Int64, _ id: String) throws -> Bool {
-        try db.run("DELETE FROM uploads WHERE tenant_id = ? AND id = ?", tenant, id) == 1
+    static func delete(_ db: any SQLConnection, _ tenant: Int64, _ id: String) async throws -> Bool {
+        try await db.run("DELETE FROM uploads WHERE tenant_id = ? AND id = ?", tenant, id) == 1
     }
 
     /// Removes uploads expired at `now`; returns the keys of partial files to remove.
-    static func deleteExpired(_ db: any SQLConnection, now: Int64) throws -> [BlobKey] {
-        let expired = try db.query("SELECT tenant_id, id, state FROM uploads WHERE expires_at <= ?", now)
-        try db.run("DELETE FROM uploads WHERE expires_at <= ?", now)
+    static func deleteExpired(_ db: any SQLConnection, now: Int64) async throws -> [BlobKey] {
+        let expired = try await db.query("SELECT tenant_id, id, state FROM uploads WHERE expires_at <= ?", now)
+        try await db.run("DELETE FROM uploads WHERE expires_at <= ?", now)
         return expired.filter { $0["state"].string == "receiving" }
             .compactMap { row in row["tenant_id"].int64.flatMap { tenant in row["id"].string.map { BlobKey(tenant: tenant, kind: .upload, id: $0) } } }
     }

@@ -17,19 +17,19 @@ enum ViewerStore {
 
     /// Starts a session for a token's tenant; returns the cookie's value (shown only in the
     /// answer's Set-Cookie). Expired sessions go at the same time.
-    static func startSession(_ db: any SQLConnection, tenant: Int64, tokenId: Int64, lifetime: Int) throws -> String {
+    static func startSession(_ db: any SQLConnection, tenant: Int64, tokenId: Int64, lifetime: Int) async throws -> String {
         let cookie = Secrets.make(prefix: "")
         let now = Timestamp.now()
-        try db.run("DELETE FROM web_sessions WHERE expires_at <= ?", now)
-        try db.run("INSERT INTO web_sessions (cookie_hash, tenant_id, token_id, csrf, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+        try await db.run("DELETE FROM web_sessions WHERE expires_at <= ?", now)
+        try await db.run("INSERT INTO web_sessions (cookie_hash, tenant_id, token_id, csrf, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
                    Blob(Secrets.hash(cookie)), tenant, tokenId, Secrets.make(prefix: ""), now, Timestamp.now(plus: lifetime))
         return cookie
     }
 
     /// The unexpired session of a cookie whose token is still valid.
-    static func session(_ db: any SQLConnection, cookie: String) throws -> Session? {
+    static func session(_ db: any SQLConnection, cookie: String) async throws -> Session? {
         let digest = Secrets.hash(cookie)
-        guard let row = try db.first("""
+        guard let row = try await db.first("""
             SELECT web_sessions.cookie_hash, web_sessions.tenant_id, web_sessions.csrf, tenants.name FROM web_sessions
             JOIN tokens ON tokens.id = web_sessions.token_id AND tokens.revoked_at IS NULL
             JOIN tenants ON tenants.id = web_sessions.tenant_id
@@ -40,48 +40,48 @@ enum ViewerStore {
         return Session(tenant: tenant, tenantName: row["name"].string ?? "", csrf: csrf)
     }
 
-    static func endSession(_ db: any SQLConnection, cookie: String) throws {
-        try db.run("DELETE FROM web_sessions WHERE cookie_hash = ?", Blob(Secrets.hash(cookie)))
+    static func endSession(_ db: any SQLConnection, cookie: String) async throws {
+        try await db.run("DELETE FROM web_sessions WHERE cookie_hash = ?", Blob(Secrets.hash(cookie)))
     }
 
     // MARK: Shares
 
     /// Makes a share link of a tour; nil when the tenant has no such tour. Expired links of
     /// the tenant go at the same time. A tour with `maxLive` live links already is a 409.
-    static func createShare(_ db: any SQLConnection, _ tenant: Int64, tourId: String, lifetime: Int, maxLive: Int) throws -> ShareDocument? {
-        guard let property = try db.first("SELECT id FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId)?["id"].string else {
+    static func createShare(_ db: any SQLConnection, _ tenant: Int64, tourId: String, lifetime: Int, maxLive: Int) async throws -> ShareDocument? {
+        guard let property = try await db.first("SELECT id FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId)?["id"].string else {
             return nil
         }
         let now = Timestamp.now()
-        try db.run("DELETE FROM shares WHERE tenant_id = ? AND expires_at <= ?", tenant, now)
-        let live = try db.first("SELECT count(*) FROM shares WHERE tenant_id = ? AND property_id = ?", tenant, property)?[0].int64 ?? 0
+        try await db.run("DELETE FROM shares WHERE tenant_id = ? AND expires_at <= ?", tenant, now)
+        let live = try await db.first("SELECT count(*) FROM shares WHERE tenant_id = ? AND property_id = ?", tenant, property)?[0].int64 ?? 0
         guard live < maxLive else {
             throw ServiceError(.conflict, "the tour has \(live) live share links, the most maxSharesPerTour allows: revoke one first")
         }
         let secret = Secrets.make(prefix: "")
         let share = ShareDocument(id: Identifier.make(), tourId: tourId, url: "/t/" + secret, createdAt: now, expiresAt: Timestamp.now(plus: lifetime))
-        try db.run("INSERT INTO shares (tenant_id, id, property_id, secret_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+        try await db.run("INSERT INTO shares (tenant_id, id, property_id, secret_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
                    tenant, share.id, property, Blob(Secrets.hash(secret)), share.createdAt, share.expiresAt)
         return share
     }
 
     /// A page of a tour's unexpired share links, newest first, after the link `after` (nil:
     /// from the newest), and whether more follow; nil when the tenant has no such tour.
-    static func shares(_ db: any SQLConnection, _ tenant: Int64, tourId: String, limit: Int, after: String?) throws -> (page: [ShareDocument], more: Bool)? {
-        guard let property = try db.first("SELECT id FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId)?["id"].string else { return nil }
+    static func shares(_ db: any SQLConnection, _ tenant: Int64, tourId: String, limit: Int, after: String?) async throws -> (page: [ShareDocument], more: Bool)? {
+        guard let property = try await db.first("SELECT id FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId)?["id"].string else { return nil }
         let now = Timestamp.now()
         let rows: [Row]
         if let after {
             // Newest first, ties by id: the rows after the cursor's (created_at, id).
-            guard let cursor = try db.first("SELECT created_at FROM shares WHERE tenant_id = ? AND property_id = ? AND id = ?", tenant, property, after),
+            guard let cursor = try await db.first("SELECT created_at FROM shares WHERE tenant_id = ? AND property_id = ? AND id = ?", tenant, property, after),
                   let createdAt = cursor["created_at"].string else { throw ServiceError.badRequest("after names no share link of this tour") }
-            rows = try db.query("""
+            rows = try await db.query("""
                 SELECT id, created_at, expires_at FROM shares
                 WHERE tenant_id = ? AND property_id = ? AND expires_at > ? AND (created_at < ? OR (created_at = ? AND id > ?))
                 ORDER BY created_at DESC, id LIMIT ?
                 """, tenant, property, now, createdAt, createdAt, after, limit + 1)
         } else {
-            rows = try db.query("""
+            rows = try await db.query("""
                 SELECT id, created_at, expires_at FROM shares WHERE tenant_id = ? AND property_id = ? AND expires_at > ?
                 ORDER BY created_at DESC, id LIMIT ?
                 """, tenant, property, now, limit + 1)
@@ -92,14 +92,14 @@ enum ViewerStore {
     }
 
     /// Revokes a share link; returns its property's id, nil when the tenant has no such link.
-    static func revokeShare(_ db: any SQLConnection, _ tenant: Int64, id: String) throws -> String? {
-        try db.first("DELETE FROM shares WHERE tenant_id = ? AND id = ? RETURNING property_id", tenant, id)?[0].string
+    static func revokeShare(_ db: any SQLConnection, _ tenant: Int64, id: String) async throws -> String? {
+        try await db.first("DELETE FROM shares WHERE tenant_id = ? AND id = ? RETURNING property_id", tenant, id)?[0].string
     }
 
     /// What an unexpired share secret opens: its tenant (with the tenant's name) and property.
-    static func share(_ db: any SQLConnection, secret: String) throws -> (tenant: Int64, tenantName: String, propertyId: String)? {
+    static func share(_ db: any SQLConnection, secret: String) async throws -> (tenant: Int64, tenantName: String, propertyId: String)? {
         let digest = Secrets.hash(secret)
-        guard let row = try db.first("""
+        guard let row = try await db.first("""
             SELECT shares.tenant_id, shares.property_id, shares.secret_hash, tenants.name FROM shares
             JOIN tenants ON tenants.id = shares.tenant_id WHERE shares.secret_hash = ? AND shares.expires_at > ?
             """, Blob(digest), Timestamp.now()),
@@ -112,23 +112,23 @@ enum ViewerStore {
 
     /// A page of the tenant's properties whose name contains `query` (case-insensitive for
     /// ASCII), by name, with their counts; whether a next page exists.
-    static func propertyList(_ db: any SQLConnection, _ tenant: Int64, query: String, page: Int, pageSize: Int) throws -> ([PropertySummary], hasNext: Bool) {
+    static func propertyList(_ db: any SQLConnection, _ tenant: Int64, query: String, page: Int, pageSize: Int) async throws -> ([PropertySummary], hasNext: Bool) {
         // LIKE's wildcards in the query are literal characters.
         let pattern = "%" + query.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
             .replacingOccurrences(of: "_", with: "\\_") + "%"
-        let rows = try db.query(db.dialect.pick(sqlite: """
+        let rows = try await db.query(db.dialect.pick(sqlite: """
             SELECT properties.*,
                 (SELECT count(*) FROM floors WHERE floors.tenant_id = properties.tenant_id AND floors.property_id = properties.id) AS floor_total,
-                (SELECT count(*) FROM rooms JOIN floors ON floors.tenant_id = rooms.tenant_id AND floors.id = rooms.floor_id
-                    WHERE floors.tenant_id = properties.tenant_id AND floors.property_id = properties.id) AS room_total,
+                (SELECT count(*) FROM rooms WHERE rooms.tenant_id = properties.tenant_id AND rooms.floor_id IN
+                    (SELECT floors.id FROM floors WHERE floors.tenant_id = properties.tenant_id AND floors.property_id = properties.id)) AS room_total,
                 (SELECT count(*) FROM panoramas WHERE panoramas.tenant_id = properties.tenant_id AND panoramas.property_id = properties.id) AS panorama_total
             FROM properties WHERE tenant_id = ? AND name LIKE ? ESCAPE '\\'
             ORDER BY name COLLATE NOCASE, id LIMIT ? OFFSET ?
             """, postgresql: """
             SELECT properties.*,
                 (SELECT count(*) FROM floors WHERE floors.tenant_id = properties.tenant_id AND floors.property_id = properties.id) AS floor_total,
-                (SELECT count(*) FROM rooms JOIN floors ON floors.tenant_id = rooms.tenant_id AND floors.id = rooms.floor_id
-                    WHERE floors.tenant_id = properties.tenant_id AND floors.property_id = properties.id) AS room_total,
+                (SELECT count(*) FROM rooms WHERE rooms.tenant_id = properties.tenant_id AND rooms.floor_id IN
+                    (SELECT floors.id FROM floors WHERE floors.tenant_id = properties.tenant_id AND floors.property_id = properties.id)) AS room_total,
                 (SELECT count(*) FROM panoramas WHERE panoramas.tenant_id = properties.tenant_id AND panoramas.property_id = properties.id) AS panorama_total
             FROM properties WHERE tenant_id = ? AND name ILIKE ? ESCAPE '\\'
             ORDER BY lower(name), id LIMIT ? OFFSET ?
@@ -145,17 +145,17 @@ enum ViewerStore {
         case floor(String), room(String), panorama(String)
     }
 
-    static func propertyId(_ db: any SQLConnection, _ tenant: Int64, of part: Part) throws -> String? {
+    static func propertyId(_ db: any SQLConnection, _ tenant: Int64, of part: Part) async throws -> String? {
         switch part {
         case .floor(let id):
-            return try db.first("SELECT property_id FROM floors WHERE tenant_id = ? AND id = ?", tenant, id)?[0].string
+            return try await db.first("SELECT property_id FROM floors WHERE tenant_id = ? AND id = ?", tenant, id)?[0].string
         case .room(let id):
-            return try db.first("""
+            return try await db.first("""
                 SELECT floors.property_id FROM rooms JOIN floors ON floors.tenant_id = rooms.tenant_id AND floors.id = rooms.floor_id
                 WHERE rooms.tenant_id = ? AND rooms.id = ?
                 """, tenant, id)?[0].string
         case .panorama(let id):
-            return try db.first("SELECT property_id FROM panoramas WHERE tenant_id = ? AND id = ?", tenant, id)?[0].string
+            return try await db.first("SELECT property_id FROM panoramas WHERE tenant_id = ? AND id = ?", tenant, id)?[0].string
         }
     }
 }

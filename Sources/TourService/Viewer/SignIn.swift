@@ -14,7 +14,7 @@ struct SignIn: Sendable {
     /// The form; a browser already signed in goes to the list.
     func form(_ request: Request, message: String? = nil, status: HTTPStatus = .ok) async throws -> Response {
         if message == nil, let cookie = Cookies(request.headers["cookie"])[ViewerCookie.session], !cookie.isEmpty,
-           try await context.read({ try ViewerStore.session($0, cookie: cookie) }) != nil {
+           try await context.read({ try await ViewerStore.session($0, cookie: cookie) }) != nil {
             return .seeOther(ViewerPaths.list)
         }
         let csrf = Secrets.make(prefix: "")
@@ -39,14 +39,14 @@ struct SignIn: Sendable {
         }
         let token = (form["token"] ?? "").trimmingCharacters(in: .whitespaces)
         // A failed attempt stays counted, as admitted.
-        guard let signedIn = try await context.read({ try TenantStore.signIn(token, $0) }) else {
+        guard let signedIn = try await context.read({ try await TenantStore.signIn(token, $0) }) else {
             return try await self.form(request, message: "That token is not valid, or it was revoked.", status: .unauthorized)
         }
         let lifetime = context.config.sessionLifetimeSeconds
         let cookie = try await context.write { db in
             // This attempt succeeded: it alone is forgotten, the failures before it stay.
-            try SignInFailureStore.forget(db, address, at: attempt)
-            return try ViewerStore.startSession(db, tenant: signedIn.tenant, tokenId: signedIn.tokenId, lifetime: lifetime)
+            try await SignInFailureStore.forget(db, address, at: attempt)
+            return try await ViewerStore.startSession(db, tenant: signedIn.tenant, tokenId: signedIn.tokenId, lifetime: lifetime)
         }
         return .seeOther(ViewerPaths.list, headers: [
             SetCookie(name: ViewerCookie.session, value: cookie, maxAge: lifetime, secure: secure).field,
@@ -57,7 +57,7 @@ struct SignIn: Sendable {
     func signOut(_ request: Request) async throws -> Response {
         _ = try await ViewerRoutes.checkedForm(request)
         if let cookie = Cookies(request.headers["cookie"])[ViewerCookie.session] {
-            try await context.write { try ViewerStore.endSession($0, cookie: cookie) }
+            try await context.write { try await ViewerStore.endSession($0, cookie: cookie) }
         }
         return .seeOther(ViewerPaths.signIn, headers: [SetCookie(name: ViewerCookie.session, value: "", maxAge: 0, secure: secure).field])
     }

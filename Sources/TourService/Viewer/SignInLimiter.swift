@@ -44,15 +44,15 @@ struct SignInLimiter: Sendable {
     func admit(_ address: [UInt8]) async throws -> Admission {
         let (now, window, allowed) = (self.now, self.window, self.allowed)
         return try await pool.write { db in
-            let attempts = try SignInFailureStore.recent(db, address, since: now - window)
+            let attempts = try await SignInFailureStore.recent(db, address, since: now - window)
             if let wait = SignInWindow.retryAfter(attempts, allowed: allowed, window: window, now: now) { return .refused(retryAfterSeconds: wait) }
-            try SignInFailureStore.record(db, address, now: now, forgetting: now - window)
+            try await SignInFailureStore.record(db, address, now: now, forgetting: now - window)
             return .admitted(at: now)
         }
     }
 
     /// An admitted attempt that turned out not to be a try of a token (an expired form).
     func forget(_ address: [UInt8], at: Int64) async throws {
-        try await pool.write { try SignInFailureStore.forget($0, address, at: at) }
+        try await pool.write { try await SignInFailureStore.forget($0, address, at: at) }
     }
 }

@@ -31,7 +31,7 @@ enum ViewerRoutes {
                 table.add(.post, "/app/shares/{id}/revoke", bodyLimit: formLimit, headers: ViewerResponses.page) { request in
                     let (tenant, id) = (request.viewerScope.tenant, try request.uuid("id"))
                     _ = try await checkedForm(request)
-                    guard let property = try await context.write({ try ViewerStore.revokeShare($0, tenant, id: id) }) else {
+                    guard let property = try await context.write({ try await ViewerStore.revokeShare($0, tenant, id: id) }) else {
                         throw ServiceError.notFound("share link", id)
                     }
                     return .seeOther(ViewerPaths.app.property(property))
@@ -73,7 +73,7 @@ enum ViewerRoutes {
 
     private static func scopedPanorama(_ request: Request, _ context: ServiceContext) async throws -> (ViewerScope, PanoramaRecord) {
         let (scope, id) = (request.viewerScope, try request.uuid("id"))
-        guard let panorama = try await context.read({ try TourStore.panorama($0, scope.tenant, id) }),
+        guard let panorama = try await context.read({ try await TourStore.panorama($0, scope.tenant, id) }),
               scope.property == nil || scope.property == panorama.propertyId else { throw ServiceError.notFound("panorama", id) }
         return (scope, panorama)
     }
@@ -122,16 +122,16 @@ enum ViewerRoutes {
         let data = try await context.read { db -> PageData? in
             let propertyId: String?
             if let part = page.part {
-                propertyId = try ViewerStore.propertyId(db, tenant, of: part)
+                propertyId = try await ViewerStore.propertyId(db, tenant, of: part)
             } else {
                 propertyId = page.id
             }
             guard let propertyId, scope.property == nil || scope.property == propertyId,
-                  let tour = try TourStore.tour(db, tenant, propertyId: propertyId) else { return nil }
+                  let tour = try await TourStore.tour(db, tenant, propertyId: propertyId) else { return nil }
             guard case .property = page else { return PageData(tour: tour) }
-            return PageData(tour: tour, status: try TourStore.status(db, tenant, propertyId),
+            return PageData(tour: tour, status: try await TourStore.status(db, tenant, propertyId),
                             // The page lists the newest links; the API pages through them all.
-                            shares: managesShares ? try ViewerStore.shares(db, tenant, tourId: tour.tourId, limit: 50, after: nil)?.page : nil)
+                            shares: managesShares ? try await ViewerStore.shares(db, tenant, tourId: tour.tourId, limit: 50, after: nil)?.page : nil)
         }
         guard let data else { throw ServiceError.notFound(page.name, page.id) }
         let widths = PreviewWidths(thumbnail: context.previewWidth(near: 640), viewer: context.config.previewWidths.last ?? 1024)
@@ -172,7 +172,7 @@ enum ViewerRoutes {
         } ?? 1
         let pageSize = context.config.viewerPageSize
         let (items, hasNext) = try await context.read { db in
-            try ViewerStore.propertyList(db, scope.tenant, query: query, page: number, pageSize: pageSize)
+            try await ViewerStore.propertyList(db, scope.tenant, query: query, page: number, pageSize: pageSize)
         }
         return .page(ViewerPages.propertyList(scope.frame, items, query: query, page: number, hasNext: hasNext))
     }
@@ -185,8 +185,8 @@ enum ViewerRoutes {
         }
         let maxLive = context.config.maxSharesPerTour
         let share = try await context.write { db -> ShareDocument? in
-            guard let property = try TourStore.property(db, tenant, propertyId) else { return nil }
-            return try ViewerStore.createShare(db, tenant, tourId: property.tourId, lifetime: seconds, maxLive: maxLive)
+            guard let property = try await TourStore.property(db, tenant, propertyId) else { return nil }
+            return try await ViewerStore.createShare(db, tenant, tourId: property.tourId, lifetime: seconds, maxLive: maxLive)
         }
         guard let share, let url = share.url else { throw ServiceError.notFound("property", propertyId) }
         return try await page(.property(propertyId), request, context, madeShareURL: context.absoluteURL(url, request))

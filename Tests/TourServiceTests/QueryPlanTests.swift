@@ -1,0 +1,335 @@
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+
+import SQLiteDB
+import ThreadPools
+@testable import TourService
+@testable import PostgresDB
+
+/// docs/storage.md "Reads indexed by what they read": every statement a request runs uses an
+/// index that starts with the row it is about (a property, a floor, a room, a panorama, a
+/// token), never a scan of a tenant's whole range, so a property's reads cost what the
+/// property holds, not what its tenant holds. The statements are the ones the requests below
+/// really ran (recorded on their way to the database); each is asked of the database's own
+/// planner with the values it ran with (SQLite: EXPLAIN QUERY PLAN; PostgreSQL: EXPLAIN of its
+/// generic plan with sequential scans priced out, so a small table does not hide a missing
+/// index).
+@Suite(.timeLimit(.minutes(3))) struct QueryPlanTests {
+    @Test func everyStatementOfARequestUsesAnIndexOfWhatItReads() async throws {
+        let recorder = StatementRecorder()
+        let harness = try ServiceHarness(alone: true, storage: { RecordingStorage($0, recorder) })
+        let client = try harness.client(harness.alpha)
+        try fillLargeTenant(harness)
+        recorder.recording.store(true, ordering: .relaxed)
+        try walkEveryRoute(harness, client)
+        recorder.recording.store(false, ordering: .relaxed)
+        let statements = recorder.statements
+        #expect(statements.count > 40, "the requests ran their statements: \(statements.count)")
+        let problems = harness.config.databaseUrl.isEmpty
+            ? try sqlitePlans(harness.dataDir + "/toursd.sqlite", statements)
+            : try postgresPlans(harness.config.databaseUrl, statements)
+        #expect(problems.isEmpty, "\(problems.count) statements read a tenant's whole range or a whole table:\n\(problems.joined(separator: "\n"))")
+        await harness.finish()
+    }
+
+    /// alpha made large (bench/large_tenant.sql: 500 properties, 5,000 panoramas, 500 shares), so that a
+    /// tenant's range is not a property's. PostgreSQL is then analyzed, as its autovacuum
+    /// would; SQLite is not: its plans must not depend on statistics.
+    private func fillLargeTenant(_ harness: ServiceHarness) throws {
+        let sql = try String(contentsOf: ServiceHarness.root.appendingPathComponent("bench/large_tenant.sql"), encoding: .utf8)
+            .replacingOccurrences(of: "{tenant}", with: "alpha").replacingOccurrences(of: "{properties}", with: "500")
+            .replacingOccurrences(of: "{panoramas}", with: "10")
+            .replacingOccurrences(of: "{blob}", with: harness.config.databaseUrl.isEmpty ? "BLOB" : "bytea")
+        if harness.config.databaseUrl.isEmpty {
+            try Database(path: harness.dataDir + "/toursd.sqlite").execute(sql)
+        } else {
+            let connection = try PostgresConnection(url: harness.config.databaseUrl)
+            try connection.execute(sql)
+            try connection.execute("ANALYZE")
+        }
+    }
+
+    /// The API's and the viewer's routes, each once or more, over a tenant with a few
+    /// properties (so a tenant's range is not the property's).
+    private func walkEveryRoute(_ harness: ServiceHarness, _ client: APIClient) throws {
+        var last: (propertyId: String, floorId: String, roomId: String, panoramaId: String, tourId: String)?
+        for _ in 0..<3 {
+            let (propertyId, floorId) = try client.makeFloor()
+            let roomId = newID()
+            #expect(try client.putPlan(floorId, mode: "newScan", rooms: [(roomId, "Kitchen"), (newID(), "Hall")]).status == 200)
+            #expect(try client.putPlan(floorId, mode: "newScan", rooms: [(roomId, "Kitchen")]).status == 200) // a room removed
+            #expect(try client.putWorldMap(floorId, bytes: imageBytes(300)).status < 300)
+            #expect(try client.putPlan(floorId, mode: "continueScan", rooms: [(newID(), "Bath")]).status == 200)
+            let panoramaId = newID()
+            #expect(try client.putPanorama(panoramaId, floorId: floorId, roomId: roomId, bytes: try JPEGFixture.panorama(width: 64)).status == 201)
+            try client.putPanorama(newID(), floorId: floorId, bytes: imageBytes(500))
+            let tourId = try #require(try client.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
+            last = (propertyId, floorId, roomId, panoramaId, tourId)
+        }
+        let (propertyId, floorId, roomId, panoramaId, tourId) = try #require(last)
+        for target in ["/v1/properties", "/v1/properties/\(propertyId)", "/v1/properties/\(propertyId)/status", "/v1/tours/\(tourId)",
+                       "/v1/floors/\(floorId)", "/v1/floors/\(floorId)/worldmap", "/v1/panoramas/\(panoramaId)",
+                       "/v1/panoramas/\(panoramaId)/content", "/v1/panoramas/\(panoramaId)/preview?width=320"] {
+            #expect(try client.send("GET", target).status == 200, "GET \(target)")
+        }
+        // A resumable upload: created, a part, its offset, the rest, and one given up.
+        let image = imageBytes(200_000)
+        let location = try #require(try client.tusCreate(panoramaId: newID(), floorId: floorId, length: image.count).header("Location"))
+        #expect(try client.tusPatch(location, offset: 0, Array(image[0..<100_000])).status == 204)
+        #expect(try client.tus("HEAD", location).status == 200)
+        #expect(try client.tusPatch(location, offset: 100_000, Array(image[100_000...])).status == 204)
+        let abandoned = try #require(try client.tusCreate(panoramaId: newID(), floorId: floorId, length: 10).header("Location"))
+        #expect(try client.tus("DELETE", abandoned).status == 204)
+        // Shares and the viewer, signed in and through a link.
+        let made = try client.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600])
+        let link = try #require(made.string("url"))
+        #expect(try client.send("GET", "/v1/tours/\(tourId)/shares").status == 200)
+        let anonymous = try harness.client(nil)
+        for target in [link, "\(link)/floors/\(floorId)", "\(link)/rooms/\(roomId)", "\(link)/panoramas/\(panoramaId)",
+                       "\(link)/panoramas/\(panoramaId)/preview?width=320", "\(link)/panoramas/\(panoramaId)/image"] {
+            #expect(try anonymous.send("GET", target).status == 200, "GET \(target)")
+        }
+        let browser = try ViewerBrowser(harness)
+        #expect(try browser.signIn(harness.alpha).status == 303)
+        for target in ["/app/", "/app/properties/\(propertyId)", "/app/floors/\(floorId)", "/app/rooms/\(roomId)", "/app/panoramas/\(panoramaId)"] {
+            #expect(try browser.send("GET", target).status == 200, "GET \(target)")
+        }
+        #expect(try client.send("DELETE", "/v1/shares/\(try #require(made.string("id")))").status == 204)
+        #expect(try client.send("DELETE", "/v1/panoramas/\(panoramaId)").status == 204)
+        #expect(try client.send("DELETE", "/v1/properties/\(propertyId)").status == 204)
+    }
+
+    /// SQLite's plan of each statement: a SCAN of a table, or a SEARCH whose only constraint
+    /// is the tenant, is a problem.
+    private func sqlitePlans(_ path: String, _ statements: [RecordedStatement]) throws -> [String] {
+        let database = try Database(path: path)
+        var problems: [String] = []
+        for statement in statements where !SearchByName.isIt(statement.sql) {
+            let details = try database.query("EXPLAIN QUERY PLAN " + statement.sql, arguments: statement.arguments).compactMap { $0["detail"].string }
+            let page = SQLitePlan.walksAPageInOrder(statement.sql, details)
+            for detail in details where SQLitePlan.readsARange(detail) && !(page && SQLitePlan.searchesTheTenant(detail)) {
+                problems.append("\(detail)  ←  \(statement.sql)")
+            }
+        }
+        return problems
+    }
+
+    /// PostgreSQL's generic plan of each statement, sequential scans priced out: a Seq Scan
+    /// left (no index fits) or an index searched by the tenant alone is a problem.
+    private func postgresPlans(_ url: String, _ statements: [RecordedStatement]) throws -> [String] {
+        let connection = try PostgresConnection(url: url)
+        try connection.execute("SET enable_seqscan = off")
+        try connection.execute("SET plan_cache_mode = force_generic_plan")
+        var problems: [String] = []
+        for (index, statement) in statements.enumerated() where !SearchByName.isIt(statement.sql) {
+            try connection.execute("PREPARE nt_plan\(index) AS " + PostgresConnection.numbered(statement.sql))
+            let values = statement.arguments.map { PostgresPlan.literal($0.sqlValue) }.joined(separator: ", ")
+            let rows = try connection.query("EXPLAIN (FORMAT JSON) EXECUTE nt_plan\(index)" + (values.isEmpty ? "" : "(\(values))"))
+            try connection.execute("DEALLOCATE nt_plan\(index)")
+            for finding in PostgresPlan.rangeReads(rows.first?[0].string ?? "") {
+                problems.append("\(finding)  ←  \(statement.sql)")
+            }
+        }
+        return problems
+    }
+}
+
+/// The viewer's property list, searched by a part of the name: no index finds a substring, so
+/// it reads the tenant's properties (one row each, their counts each by an index of the
+/// property), a page at a time; the one statement that may.
+enum SearchByName {
+    static func isIt(_ sql: String) -> Bool { sql.contains("name LIKE ? ESCAPE") || sql.contains("name ILIKE ? ESCAPE") }
+}
+
+/// What in SQLite's EXPLAIN QUERY PLAN reads more than the row a statement is about.
+enum SQLitePlan {
+    /// The tables a tenant's rows are in (a global table's scan is as bad: it grows with all).
+    static func readsARange(_ detail: String) -> Bool {
+        if detail.hasPrefix("SCAN ") {
+            // A table-valued function (json_each of a bound list) and a subquery's own rows are
+            // what the statement brought, not stored rows.
+            return !(detail.hasPrefix("SCAN json_each") || detail.hasPrefix("SCAN CONSTANT ROW") || detail.contains("VIRTUAL TABLE")
+                     || detail.hasPrefix("SCAN (subquery"))
+        }
+        return searchesTheTenant(detail)
+    }
+
+    /// A SEARCH whose only constraint is the tenant.
+    static func searchesTheTenant(_ detail: String) -> Bool {
+        guard detail.hasPrefix("SEARCH "), let open = detail.lastIndex(of: "(") else { return false }
+        let constraint = detail[open...]
+        return constraint == "(tenant_id=?)" || constraint.hasPrefix("(tenant_id>") || constraint.hasPrefix("(tenant_id<")
+    }
+
+    /// A page (LIMIT) whose order the index gives (no sort of its own): the walk stops at the
+    /// page's end, whatever the tenant holds (a list by name).
+    static func walksAPageInOrder(_ sql: String, _ details: [String]) -> Bool {
+        sql.contains("LIMIT") && !details.contains { $0.contains("TEMP B-TREE FOR ORDER BY") || $0.contains("TEMP B-TREE FOR RIGHT PART OF ORDER BY") }
+    }
+}
+
+/// What in PostgreSQL's EXPLAIN (FORMAT JSON) reads more than the row a statement is about.
+enum PostgresPlan {
+    static func rangeReads(_ json: String) -> [String] {
+        guard let plans = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]] else { return ["unreadable plan: \(json)"] }
+        var found: [String] = []
+        for plan in plans {
+            guard let root = plan["Plan"] as? [String: Any] else { continue }
+            let page = walksAPageInOrder(root)
+            func walk(_ node: [String: Any]) {
+                let type = node["Node Type"] as? String ?? ""
+                let relation = node["Relation Name"] as? String ?? node["Index Name"] as? String ?? ""
+                if type == "Seq Scan" { found.append("Seq Scan on \(relation)") }
+                if type.contains("Index"), let condition = node["Index Cond"] as? String, searchesTheTenant(condition), !page,
+                   !boundedPerTenant.contains(node["Index Name"] as? String ?? "") {
+                    found.append("\(type) on \(relation) by \(condition)")
+                }
+                for child in node["Plans"] as? [[String: Any]] ?? [] { walk(child) }
+            }
+            walk(root)
+        }
+        return found
+    }
+
+    /// Partial indexes of the uploads still receiving: a tenant has at most
+    /// maxUnfinishedUploadsPerTenant rows in them, whatever else it holds.
+    static let boundedPerTenant: Set = ["uploads_receiving_by_tenant", "uploads_receiving_by_panorama"]
+
+    /// An index condition on the tenant alone: `(tenant_id = $1)`.
+    static func searchesTheTenant(_ condition: String) -> Bool {
+        condition.hasPrefix("(tenant_id = ") && !condition.contains(" AND ") && condition.filter { $0 == "(" }.count == 1
+    }
+
+    /// A page (a Limit) whose order an index gives (no Sort under it): the walk stops at the
+    /// page's end, whatever the tenant holds.
+    static func walksAPageInOrder(_ root: [String: Any]) -> Bool {
+        func sorts(_ node: [String: Any]) -> Bool {
+            (node["Node Type"] as? String)?.contains("Sort") == true || (node["Plans"] as? [[String: Any]] ?? []).contains(where: sorts)
+        }
+        return root["Node Type"] as? String == "Limit" && !sorts(root)
+    }
+
+    /// A bound value as a literal of EXECUTE's argument list.
+    static func literal(_ value: SQLValue) -> String {
+        switch value {
+        case .null: "NULL"
+        case .integer(let number): String(number)
+        case .real(let number): "\(number)"
+        case .text(let text): "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+        case .blob(let bytes): "'\\x" + bytes.map { String(format: "%02x", $0) }.joined() + "'"
+        }
+    }
+}
+
+/// A statement a request ran, with the values it ran with (the last of each distinct SQL).
+struct RecordedStatement: Sendable {
+    let sql: String
+    let arguments: [any SQLBindable]
+}
+
+/// Collects the statements run while `recording`.
+final class StatementRecorder: Sendable {
+    let recording = Atomic<Bool>(false)
+    private let seen = Mutex<[String: RecordedStatement]>([:])
+
+    func record(_ sql: String, _ arguments: [any SQLBindable]) {
+        guard recording.load(ordering: .relaxed) else { return }
+        // Transaction control and the database's own statements are not a request's reads.
+        let verb = sql.prefix(6).uppercased()
+        guard ["SELECT", "UPDATE", "DELETE", "INSERT", "WITH  "].contains(where: { verb.hasPrefix($0.trimmingCharacters(in: .whitespaces)) }) else { return }
+        seen.withLock { $0[sql] = RecordedStatement(sql: sql, arguments: arguments) }
+    }
+
+    var statements: [RecordedStatement] { seen.withLock { $0.values.sorted { $0.sql < $1.sql } } }
+}
+
+/// A storage that tells `recorder` every statement its bodies run.
+final class RecordingStorage: SQLStorage {
+    private let inner: any SQLStorage
+    private let recorder: StatementRecorder
+
+    init(_ inner: any SQLStorage, _ recorder: StatementRecorder) {
+        self.inner = inner
+        self.recorder = recorder
+    }
+
+    var dialect: SQLDialect { inner.dialect }
+    var handlerThreads: ThreadPool { inner.handlerThreads }
+    var unavailableReason: String? { inner.unavailableReason }
+    func stop() { inner.stop() }
+
+    func read<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
+        try await inner.read { [recorder] in try await body(RecordingConnection($0, recorder)) }
+    }
+
+    func write<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
+        try await inner.write { [recorder] in try await body(RecordingConnection($0, recorder)) }
+    }
+
+    func statement(_ query: SQLStatement) async throws -> [Row] {
+        recorder.record(query.sql, query.arguments)
+        return try await inner.statement(query)
+    }
+}
+
+private final class RecordingConnection: SQLConnection {
+    let inner: any SQLConnection
+    let recorder: StatementRecorder
+
+    init(_ inner: any SQLConnection, _ recorder: StatementRecorder) {
+        self.inner = inner
+        self.recorder = recorder
+    }
+
+    var dialect: SQLDialect { inner.dialect }
+
+    func execute(_ sql: String) async throws { try await inner.execute(sql) }
+
+    func run(_ sql: String, arguments: [any SQLBindable]) async throws -> Int {
+        recorder.record(sql, arguments)
+        return try await inner.run(sql, arguments: arguments)
+    }
+
+    func query(_ sql: String, arguments: [any SQLBindable]) async throws -> [Row] {
+        recorder.record(sql, arguments)
+        return try await inner.query(sql, arguments: arguments)
+    }
+
+    func queries(_ statements: [SQLStatement]) async throws -> [[Row]] {
+        for statement in statements { recorder.record(statement.sql, statement.arguments) }
+        return try await inner.queries(statements)
+    }
+}
+
+/// The checks themselves find what they look for (they are not vacuous).
+@Suite struct QueryPlanRuleTests {
+    @Test func sqlitesScansAndTenantSearchesAreFound() {
+        #expect(SQLitePlan.readsARange("SCAN panoramas"))
+        #expect(SQLitePlan.readsARange("SEARCH panoramas USING PRIMARY KEY (tenant_id=?)"))
+        #expect(SQLitePlan.readsARange("SEARCH rooms USING COVERING INDEX rooms_by_floor (tenant_id=?)"))
+        #expect(!SQLitePlan.readsARange("SEARCH panoramas USING INDEX panoramas_by_floor (tenant_id=? AND floor_id=?)"))
+        #expect(!SQLitePlan.readsARange("SEARCH properties USING PRIMARY KEY (tenant_id=? AND id>?)"))
+        #expect(!SQLitePlan.readsARange("SCAN json_each VIRTUAL TABLE INDEX 1:"))
+        #expect(SQLitePlan.walksAPageInOrder("SELECT * FROM p WHERE tenant_id = ? ORDER BY name LIMIT ?", ["SEARCH p USING INDEX p_by_name (tenant_id=?)"]))
+        #expect(!SQLitePlan.walksAPageInOrder("SELECT * FROM p WHERE tenant_id = ? ORDER BY name LIMIT ?",
+                                              ["SEARCH p USING PRIMARY KEY (tenant_id=?)", "USE TEMP B-TREE FOR ORDER BY"]))
+    }
+
+    @Test func postgresSeqScansAndTenantOnlyIndexConditionsAreFound() {
+        let plan = """
+            [{"Plan": {"Node Type": "Nested Loop", "Plans": [
+              {"Node Type": "Seq Scan", "Relation Name": "tokens"},
+              {"Node Type": "Index Scan", "Index Name": "panoramas_pkey", "Relation Name": "panoramas", "Index Cond": "(tenant_id = $1)"},
+              {"Node Type": "Index Only Scan", "Index Name": "rooms_by_floor", "Relation Name": "rooms", "Index Cond": "((tenant_id = $1) AND (floor_id = $2))"}]}}]
+            """
+        #expect(PostgresPlan.rangeReads(plan) == ["Seq Scan on tokens", "Index Scan on panoramas by (tenant_id = $1)"])
+        #expect(!PostgresPlan.searchesTheTenant("(id = shares.tenant_id)") && PostgresPlan.searchesTheTenant("(tenant_id = $3)"))
+        let page = """
+            [{"Plan": {"Node Type": "Limit", "Plans": [{"Node Type": "Index Scan", "Index Name": "properties_by_name", "Index Cond": "(tenant_id = $1)"}]}}]
+            """
+        #expect(PostgresPlan.rangeReads(page).isEmpty)
+        #expect(PostgresPlan.literal(.text("it's")) == "'it''s'" && PostgresPlan.literal(.blob([0, 255])) == "'\\x00ff'")
+    }
+}
