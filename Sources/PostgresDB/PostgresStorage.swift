@@ -65,8 +65,7 @@ public final class PostgresStorage: SQLStorage {
     public var dialect: SQLDialect { .postgresql }
     public var unavailableReason: String? { unavailable.withLock { $0 } }
     public var handlerThreads: ThreadPool { handlers }
-    /// Round trips made (batches sent), on every connection since the start.
-    public var roundTrips: Int { loop.batchesSent }
+    public var roundTrips: Int? { loop.batchesSent }
 
     public func statement(_ query: SQLStatement) async throws -> [Row] {
         let connection = shared[(turn.wrappingAdd(1, ordering: .relaxed).oldValue & Int.max) % shared.count]

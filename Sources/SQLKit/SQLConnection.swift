@@ -84,6 +84,9 @@ public protocol SQLStorage: Sendable {
     /// Why the database cannot be reached now (nil: it can, as far as the last statement
     /// knows): read without I/O, for a health check.
     var unavailableReason: String? { get }
+    /// Round trips to the database since the start (batches sent), for /metrics; nil for a
+    /// database in this process.
+    var roundTrips: Int? { get }
     /// Ends the storage's threads and connections before the last reference goes (the
     /// service stopping); what is asked afterwards fails.
     func stop()
@@ -91,6 +94,7 @@ public protocol SQLStorage: Sendable {
 
 extension SQLStorage {
     public var unavailableReason: String? { nil }
+    public var roundTrips: Int? { nil }
     /// A storage whose threads end with it (SQLite's pool, released with its service).
     public func stop() {}
 
@@ -101,6 +105,7 @@ extension SQLStorage {
     }
 
     /// `write`, blocking the calling thread until committed: start-up and tools only.
+    @discardableResult
     public func writeBlocking<T: Sendable>(_ body: @escaping SQLBody<T>) throws -> T {
         try BlockingWait.run(on: handlerThreads) { try await write(body) }
     }

@@ -258,6 +258,7 @@ final class RecordingStorage: SQLStorage {
     var dialect: SQLDialect { inner.dialect }
     var handlerThreads: ThreadPool { inner.handlerThreads }
     var unavailableReason: String? { inner.unavailableReason }
+    var roundTrips: Int? { inner.roundTrips }
     func stop() { inner.stop() }
 
     func read<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {

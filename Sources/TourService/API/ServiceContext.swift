@@ -74,6 +74,17 @@ final class ServiceContext: Sendable {
         try await pool.write(body)
     }
 
+    /// The database's lines of /metrics: its round trips, where it is across a network.
+    var databaseMetrics: String {
+        guard let trips = pool.roundTrips else { return "" }
+        return """
+            # HELP toursd_database_round_trips_total Batches of statements sent to PostgreSQL (one send, one wait each).
+            # TYPE toursd_database_round_trips_total counter
+            toursd_database_round_trips_total \(trips)
+
+            """
+    }
+
     /// Reads one committed state.
     func read<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
         try await pool.read(body)

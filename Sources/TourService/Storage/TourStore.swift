@@ -265,30 +265,40 @@ enum TourStore {
     /// The tour document: the property, its floors with plan, rooms (with capture output) and
     /// world map, their panoramas with content URLs.
     static func tour(_ db: any SQLConnection, _ tenant: Int64, tourId: String) async throws -> TourDocument? {
-        guard let row = try await db.first("SELECT * FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId) else { return nil }
-        return try await tour(db, tenant, PropertyRecord(row))
+        try await tour(db, tenant, TourProperty(key: "tour_id", value: tourId))
     }
 
     /// The tour document of a property, by the property's id.
     static func tour(_ db: any SQLConnection, _ tenant: Int64, propertyId: String) async throws -> TourDocument? {
-        guard let property = try await property(db, tenant, propertyId) else { return nil }
-        return try await tour(db, tenant, property)
+        try await tour(db, tenant, TourProperty(key: "id", value: propertyId))
     }
 
-    /// The floors, their rooms and their panoramas: three queries in one batch, whatever the
-    /// number of floors.
-    private static func tour(_ db: any SQLConnection, _ tenant: Int64, _ property: PropertyRecord) async throws -> TourDocument {
-        let floorsOfProperty = "SELECT id FROM floors WHERE tenant_id = ? AND property_id = ?"
+    /// Which property a tour document is of: by its tour id or its own.
+    private struct TourProperty {
+        let key: String
+        let value: String
+    }
+
+    /// The property, its floors, their rooms and their panoramas: four queries that need no
+    /// answer of each other, in one batch (one round trip), whatever the number of floors.
+    private static func tour(_ db: any SQLConnection, _ tenant: Int64, _ which: TourProperty) async throws -> TourDocument? {
+        // Each a whole clause: `key` is one of the two column names above, never a value.
+        let propertyIds = "SELECT id FROM properties WHERE tenant_id = ? AND \(which.key) = ?"
+        let floorIds = "SELECT id FROM floors WHERE tenant_id = ? AND property_id IN (\(propertyIds))"
         let answers = try await db.queries([
-            SQLStatement("SELECT * FROM floors WHERE tenant_id = ? AND property_id = ? ORDER BY number, id", tenant, property.id),
-            SQLStatement("SELECT * FROM rooms WHERE tenant_id = ? AND floor_id IN (\(floorsOfProperty)) ORDER BY floor_id, position",
-                         tenant, tenant, property.id),
-            SQLStatement("SELECT * FROM panoramas WHERE tenant_id = ? AND floor_id IN (\(floorsOfProperty)) ORDER BY floor_id, created_at, id",
-                         tenant, tenant, property.id),
+            SQLStatement("SELECT * FROM properties WHERE tenant_id = ? AND \(which.key) = ?", tenant, which.value),
+            SQLStatement("SELECT * FROM floors WHERE tenant_id = ? AND property_id IN (\(propertyIds)) ORDER BY number, id",
+                         tenant, tenant, which.value),
+            SQLStatement("SELECT * FROM rooms WHERE tenant_id = ? AND floor_id IN (\(floorIds)) ORDER BY floor_id, position",
+                         tenant, tenant, tenant, which.value),
+            SQLStatement("SELECT * FROM panoramas WHERE tenant_id = ? AND floor_id IN (\(floorIds)) ORDER BY floor_id, created_at, id",
+                         tenant, tenant, tenant, which.value),
         ])
-        let rooms = Dictionary(grouping: answers[1].map(RoomRecord.init), by: \.floorId)
-        let panoramas = Dictionary(grouping: answers[2].map(PanoramaRecord.init), by: \.floorId)
-        let floors = answers[0].map { row -> TourDocument.Floor in
+        guard let row = answers[0].first else { return nil }
+        let property = PropertyRecord(row)
+        let rooms = Dictionary(grouping: answers[2].map(RoomRecord.init), by: \.floorId)
+        let panoramas = Dictionary(grouping: answers[3].map(PanoramaRecord.init), by: \.floorId)
+        let tourFloors = answers[1].map { row -> TourDocument.Floor in
             let floor = FloorRecord(row, rooms: rooms[row["id"].string ?? ""] ?? [])
             return TourDocument.Floor(
                 floor: floor.document,
@@ -296,6 +306,6 @@ enum TourStore {
                 worldMap: floor.worldMap.map { TourDocument.WorldMap(sha256: $0.sha256, size: $0.size, url: "/v1/floors/\(floor.id)/worldmap") },
                 panoramas: panoramas[floor.id] ?? [])
         }
-        return TourDocument(tourId: property.tourId, property: property, floors: floors)
+        return TourDocument(tourId: property.tourId, property: property, floors: tourFloors)
     }
 }
