@@ -282,12 +282,14 @@ enum TourStore {
     /// The property, its floors, their rooms and their panoramas: four queries that need no
     /// answer of each other, in one batch (one round trip), whatever the number of floors.
     private static func tour(_ db: any SQLConnection, _ tenant: Int64, _ which: TourProperty) async throws -> TourDocument? {
-        // Each a whole clause: `key` is one of the two column names above, never a value.
+        // Each a whole clause: `key` is one of the two column names above, never a value. The
+        // property is a scalar subquery (`=`, not IN): SQLite then searches the floors by their
+        // property's index.
         let propertyIds = "SELECT id FROM properties WHERE tenant_id = ? AND \(which.key) = ?"
-        let floorIds = "SELECT id FROM floors WHERE tenant_id = ? AND property_id IN (\(propertyIds))"
+        let floorIds = "SELECT id FROM floors WHERE tenant_id = ? AND property_id = (\(propertyIds))"
         let answers = try await db.queries([
             SQLStatement("SELECT * FROM properties WHERE tenant_id = ? AND \(which.key) = ?", tenant, which.value),
-            SQLStatement("SELECT * FROM floors WHERE tenant_id = ? AND property_id IN (\(propertyIds)) ORDER BY number, id",
+            SQLStatement("SELECT * FROM floors WHERE tenant_id = ? AND property_id = (\(propertyIds)) ORDER BY number, id",
                          tenant, tenant, which.value),
             SQLStatement("SELECT * FROM rooms WHERE tenant_id = ? AND floor_id IN (\(floorIds)) ORDER BY floor_id, position",
                          tenant, tenant, tenant, which.value),
