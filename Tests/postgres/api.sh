@@ -14,7 +14,7 @@ url=$(bash Tests/postgres/cluster.sh start "$dir")
 echo "PostgreSQL for the service's tests: $url"
 # Suites that never open a harness (toursd processes of their own on SQLite, parsing, the
 # config) ran in the first pass already; again here they would only add load.
-own="QueryPlanRuleTests|BackupTests|OrphanSweepTests|CrashPointTests|CrashSafetyTests|NoBlockingWaitTests|RequestParsingTests|ServiceErrorTests|BearerTokenTests|ToursdBinaryTests|ToursdConfigTests"
+own="LockOrderTests|QueryPlanRuleTests|BackupTests|OrphanSweepTests|CrashPointTests|CrashSafetyTests|NoBlockingWaitTests|RequestParsingTests|ServiceErrorTests|BearerTokenTests|ToursdBinaryTests|ToursdConfigTests"
 TOURSD_TEST_POSTGRES="$url" swift test --skip-build --filter TourServiceTests --skip "$own"
 echo "The service's tests through three daemons behind nginx"
 TOURSD_TEST_POSTGRES="$url" TOURSD_TEST_BALANCED=3 swift test --skip-build --filter TourServiceTests --skip "$own"

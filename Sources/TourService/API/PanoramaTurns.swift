@@ -4,7 +4,7 @@
 /// arriving at another daemon while the first is storing then waits and is answered as a
 /// re-send, instead of finding a file without its row.
 final class PanoramaTurns: Sendable {
-    private let local = AsyncKeyedLock<BlobKey>()
+    private let local = AsyncKeyedLock<BlobKey>(level: .panoramaTurn)
     private let shared: AdvisoryLocks?
     private let waitSeconds: Double
 

@@ -203,14 +203,16 @@ struct Uploads: Sendable {
     /// the file to the row's offset under the writer).
     private func reportedOffset(_ upload: UploadRecord, _ tenant: Int64) async throws -> Int64 {
         let key = partialKey(upload, tenant)
-        guard let token = try await ownership.tryAcquire(key) else { return upload.offset }
-        do {
-            let offset = try await resumeOffset(upload, tenant, owner: token)
-            await ownership.release(key, token)
-            return offset
-        } catch {
-            await ownership.release(key, token)
-            throw error
+        return try await LockOrder.entering(.uploadOwnership) {
+            guard let token = try await ownership.tryAcquire(key) else { return upload.offset }
+            do {
+                let offset = try await resumeOffset(upload, tenant, owner: token)
+                await ownership.release(key, token)
+                return offset
+            } catch {
+                await ownership.release(key, token)
+                throw error
+            }
         }
     }
 
@@ -257,14 +259,16 @@ struct Uploads: Sendable {
 
     /// Runs `body` as the upload's writer (`UploadOwnership`), with its ownership token.
     private func owning<T>(_ key: BlobKey, _ body: (UInt64) async throws -> T) async throws -> T {
-        let token = try await ownership.acquire(key)
-        do {
-            let value = try await body(token)
-            await ownership.release(key, token)
-            return value
-        } catch {
-            await ownership.release(key, token)
-            throw error
+        try await LockOrder.entering(.uploadOwnership) {
+            let token = try await ownership.acquire(key)
+            do {
+                let value = try await body(token)
+                await ownership.release(key, token)
+                return value
+            } catch {
+                await ownership.release(key, token)
+                throw error
+            }
         }
     }
 

@@ -293,7 +293,7 @@ final class UploadSessions: Sendable {
     private let entries = Mutex<[BlobKey: Entry]>([:])
     private let blobs: BlobStore
     /// Held while an upload's session is looked up against its row, and while it finishes.
-    let finishing = AsyncKeyedLock<BlobKey>()
+    let finishing = AsyncKeyedLock<BlobKey>(level: .uploadFinishing)
 
     private let durableStep: Int64
     /// Told each durable step's offset, to record it for other daemons (see `UploadSessions`).
