@@ -24,6 +24,11 @@ public final class DatabasePool: Sendable {
     private let pending = Mutex<PendingWrites>(PendingWrites())
     /// The file opened: checked before each commit, and on a timer off every event loop.
     private let fileWatch: DatabaseFileWatch
+    /// The planner's statistics are refreshed (`PRAGMA optimize`) after a commit at most this
+    /// often; the plans do not depend on them (the indexes cover what each statement reads),
+    /// but a fresh picture keeps the planner's other choices good.
+    private let optimizeEvery: Duration
+    private let lastOptimized = Mutex<ContinuousClock.Instant>(.now)
 
     private struct PendingWrites {
         var jobs: [WriteJob] = []
@@ -33,9 +38,13 @@ public final class DatabasePool: Sendable {
 
     /// `fileCheckSeconds`: how often the file is looked for between commits (a daemon that
     /// writes nothing still notices it gone).
-    public init(path: String, readerCount: Int = 4, fileCheckSeconds: Int = 1) throws(SQLiteError) {
+    public init(path: String, readerCount: Int = 4, fileCheckSeconds: Int = 1, optimizeSeconds: Int = 21_600) throws(SQLiteError) {
         let count = max(1, readerCount)
-        writer = SQLiteConnection(try Database(path: path))
+        let database = try Database(path: path)
+        // Each refresh reads a bounded sample of each index, whatever the table's size.
+        try database.execute("PRAGMA analysis_limit = 400")
+        writer = SQLiteConnection(database)
+        optimizeEvery = .seconds(max(1, optimizeSeconds))
         fileWatch = DatabaseFileWatch(try DatabaseFile(path: path), everySeconds: fileCheckSeconds)
         var made: [SQLiteConnection] = []
         for _ in 0..<count {
@@ -100,6 +109,12 @@ public final class DatabasePool: Sendable {
                 }
             }))
         }
+    }
+
+    /// Refreshes the planner's statistics where SQLite finds them stale (start-up, after the
+    /// migrations; then after a commit every `optimizeSeconds`).
+    public func optimize() throws {
+        try writeNow { try $0.execute("PRAGMA optimize") }
     }
 
     /// Runs `body` with the writer outside any transaction, blocking until done (start-up,
@@ -168,6 +183,12 @@ public final class DatabasePool: Sendable {
             return []
         }
         for job in jobs { job.finish(failures[ObjectIdentifier(job)]) }
+        let due = lastOptimized.withLock { last in
+            guard ContinuousClock.now - last >= optimizeEvery else { return false }
+            last = .now
+            return true
+        }
+        if due { try? writer.execute("PRAGMA optimize") } // after the callers were answered
         return []
     }
 }

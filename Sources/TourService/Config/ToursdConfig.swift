@@ -36,6 +36,9 @@ public struct ToursdConfig: Sendable, Equatable {
     /// How often toursd looks for its SQLite file between commits (each commit looks too): a
     /// file deleted or replaced under it makes /healthz degraded and every write a 503.
     public var databaseFileCheckSeconds = 1
+    /// How often, at most, SQLite's planner statistics are refreshed (`PRAGMA optimize`, after a
+    /// commit; also at start-up). Plans do not depend on them.
+    public var sqliteOptimizeSeconds = 21_600
     /// With several daemons: how long a PATCH waits for the daemon writing its upload to stop
     /// (then 503 with Retry-After).
     public var uploadTakeoverSeconds = 10
@@ -143,6 +146,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "databaseUrl": { $0.databaseUrl = $1; return $1.isEmpty || $1.hasPrefix("postgresql://") || $1.hasPrefix("postgres://") },
         "databasePoolSize": { config, text in setInt(&config.databasePoolSize, text, 1...1000) },
         "databaseReadPipelines": { config, text in setInt(&config.databaseReadPipelines, text, 1...64) },
+        "sqliteOptimizeSeconds": { config, text in setInt(&config.sqliteOptimizeSeconds, text, 60...604_800) },
         "databaseStatementTimeoutSeconds": { config, text in setInt(&config.databaseStatementTimeoutSeconds, text, 1...3600) },
         "databaseHandlerThreads": { config, text in setInt(&config.databaseHandlerThreads, text, 0...1000) },
         "blobDir": { $0.blobDir = $1; return true },

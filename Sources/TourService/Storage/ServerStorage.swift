@@ -12,11 +12,15 @@ enum ServerStorage {
             try StartupError.makeDirectories(config.dataDir)
             let pool: DatabasePool
             do {
-                pool = try DatabasePool(path: config.dataDir + "/toursd.sqlite", readerCount: connections, fileCheckSeconds: config.databaseFileCheckSeconds)
+                pool = try DatabasePool(path: config.dataDir + "/toursd.sqlite", readerCount: connections, fileCheckSeconds: config.databaseFileCheckSeconds,
+                                        optimizeSeconds: config.sqliteOptimizeSeconds)
             } catch {
                 throw StartupError("cannot open the database in \(config.dataDir): \(error)")
             }
-            if migrating { try applied(logger) { try pool.writeNow { db in try Migrator.migrate(db, migrations) } } }
+            if migrating {
+                try applied(logger) { try pool.writeNow { db in try Migrator.migrate(db, migrations) } }
+                do { try pool.optimize() } catch { logger.warn("the planner's statistics could not be refreshed", ["error": "\(error)"]) }
+            }
             return SQLiteStorage(pool)
         }
         let storage = PostgresStorage(url: config.databaseUrl, transactionConnections: connections, handlerCount: config.databaseHandlerThreads,
