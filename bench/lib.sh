@@ -147,3 +147,23 @@ stop_servers() {
 jpeg_like() {
     { printf '\377\330\377\340'; head -c "$(($1 - 4))" /dev/urandom; } > "$2"
 }
+
+# A bench with a PostgreSQL cluster of its own: sets $work (a scratch folder outside the work
+# tree), $pids (processes to end; append each daemon started), $server (the cluster's URL, no
+# database), and on exit ends the processes, nginx if one was started in $work, the cluster,
+# and removes $work.
+with_postgres() {
+    work=$(mktemp -d -p "${BENCH_DIR:-/var/tmp}" bench.XXXXXX)
+    chmod 755 "$work"
+    pids=()
+    trap postgres_bench_cleanup EXIT
+    server=$(bash Tests/postgres/cluster.sh start "$work/pg")
+}
+
+postgres_bench_cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    stop_nginx "$work"
+    bash Tests/postgres/cluster.sh stop "$work/pg"
+    rm -rf "$work"
+}

@@ -14,6 +14,8 @@ bash bench/viewer.sh
 echo
 bash bench/scaleout.sh
 echo
+bash bench/storage.sh
+echo
 .build/release/DocumentBench
 echo
 .build/release/ClientBench

@@ -8,18 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 toursd=.build/release/toursd
-work=$(mktemp -d -p "${BENCH_DIR:-/var/tmp}" bench.XXXXXX)
-chmod 755 "$work"
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    stop_nginx "$work"
-    bash Tests/postgres/cluster.sh stop "$work/pg"
-    rm -rf "$work"
-}
-trap cleanup EXIT
-server=$(bash Tests/postgres/cluster.sh start "$work/pg")
+with_postgres
 psql "$server/postgres" -qc "CREATE DATABASE tours"
 
 start() { # name, then environment assignments; prints the port
@@ -87,7 +76,7 @@ uploads() { # port token: aggregate MB/s of 32 one-shot 4 MB panoramas, 8 at a t
     done
     local start end
     start=$(date +%s.%N)
-    curl -fsS --parallel --parallel-max 8 -H "Authorization: Bearer $2" -H "Content-Type: image/jpeg" -K "$work/curl.cfg"
+    curl -fsS --no-progress-meter --parallel --parallel-max 8 -H "Authorization: Bearer $2" -H "Content-Type: image/jpeg" -K "$work/curl.cfg"
     end=$(date +%s.%N)
     python3 -c "print(f'{32 * 4 / ($end - $start):.0f}')"
 }

@@ -54,3 +54,30 @@ final class PostgresSession: SQLConnection {
         loop.send(connection, [SQLStatement(sql)])
     }
 }
+
+/// Statements on a connection many one-statement reads share, each on its own (autocommit).
+final class SharedStatements: SQLConnection {
+    private let loop: PostgresLoop
+    private let connection: Int
+
+    init(loop: PostgresLoop, connection: Int) {
+        self.loop = loop
+        self.connection = connection
+    }
+
+    var dialect: SQLDialect { .postgresql }
+
+    func execute(_ sql: String) async throws { _ = try await loop.ask(connection, [SQLStatement(sql)]) }
+
+    func run(_ sql: String, arguments: [any SQLBindable]) async throws -> Int {
+        try await loop.ask(connection, [SQLStatement(sql, arguments: arguments)])[0].changedRows
+    }
+
+    func query(_ sql: String, arguments: [any SQLBindable]) async throws -> [Row] {
+        try await loop.ask(connection, [SQLStatement(sql, arguments: arguments)])[0].allRows
+    }
+
+    func queries(_ statements: [SQLStatement]) async throws -> [[Row]] {
+        try await loop.ask(connection, statements).map(\.allRows)
+    }
+}

@@ -23,7 +23,9 @@ public final class PostgresStorage: SQLStorage {
     public let handlers: ThreadPool
     private let loop: PostgresLoop
     private let shared: [Int]
-    private let lent: Checkout<Int>
+    private let lent: Checkout
+    /// The first lent connection's index in the loop (the shared ones come first).
+    private let firstLent: Int
     private let turn = Atomic<Int>(0)
     public let conflictRetrySeconds: Double
     /// The last failure to reach the server, until a statement succeeds again.
@@ -46,7 +48,8 @@ public final class PostgresStorage: SQLStorage {
                             modes: Array(repeating: .shared, count: sharedCount) + Array(repeating: .transaction, count: lentCount),
                             statementTimeoutSeconds: statementTimeoutSeconds)
         shared = Array(0..<sharedCount)
-        lent = Checkout(Array(sharedCount..<(sharedCount + lentCount)))
+        lent = Checkout(count: lentCount)
+        firstLent = sharedCount
         handlers = ThreadPool(name: "handler", threads: handlerCount) // 0: one per core
         tools = ThreadPool(name: "pg-tools", threads: 1)
         migrating = Mutex(nil)
@@ -67,16 +70,30 @@ public final class PostgresStorage: SQLStorage {
     public var handlerThreads: ThreadPool { handlers }
     public var roundTrips: Int? { loop.batchesSent }
 
-    public func statement(_ query: SQLStatement) async throws -> [Row] {
-        let connection = shared[(turn.wrappingAdd(1, ordering: .relaxed).oldValue & Int.max) % shared.count]
-        return try await noted { try await self.once(again: true) { try await self.loop.ask(connection, [query])[0].allRows } }
+    /// The shared connection the next one-statement read goes to, in turn.
+    private var nextShared: Int { shared[(turn.wrappingAdd(1, ordering: .relaxed).oldValue & Int.max) % shared.count] }
+
+    public func readOne<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
+        try await noted {
+            try await self.once(again: true) {
+                try await body(OneStatementConnection(SharedStatements(loop: self.loop, connection: self.nextShared)))
+            }
+        }
+    }
+
+    /// Handed to a shared connection at once: it goes out with the statements asked just
+    /// after it (the route's first read), in one batch.
+    public func prefetch(_ query: SQLStatement) -> SQLPendingRows {
+        let pending = SQLPendingRows()
+        loop.send(nextShared, [query]) { results in pending.answer(results[0].map(\.allRows).mapError { $0 }) }
+        return pending
     }
 
     public func read<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
         try await noted {
             try await self.once(again: true) {
-                try await self.lent.with { connection in
-                    let session = PostgresSession(loop: self.loop, connection: connection, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                try await self.lent.with { lent in
+                    let session = PostgresSession(loop: self.loop, connection: self.firstLent + lent, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                     do {
                         let value = try await body(session)
                         session.end("COMMIT")
@@ -90,15 +107,18 @@ public final class PostgresStorage: SQLStorage {
         }
     }
 
+    @discardableResult
     public func write<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
-        let deadline = ContinuousClock.now + .milliseconds(Int(conflictRetrySeconds * 1000))
+        // From the first try on a connection: waiting for one is not losing to a conflict.
+        var deadline: ContinuousClock.Instant?
         return try await noted {
             var brokeBefore = false
             while true {
                 var committing = false
                 do {
-                    return try await self.lent.with { connection in
-                        let session = PostgresSession(loop: self.loop, connection: connection, begin: "BEGIN ISOLATION LEVEL SERIALIZABLE")
+                    return try await self.lent.with { lent in
+                        if deadline == nil { deadline = .now + .milliseconds(Int(self.conflictRetrySeconds * 1000)) }
+                        let session = PostgresSession(loop: self.loop, connection: self.firstLent + lent, begin: "BEGIN ISOLATION LEVEL SERIALIZABLE")
                         do {
                             let value = try await body(session)
                             committing = true
@@ -109,7 +129,7 @@ public final class PostgresStorage: SQLStorage {
                             throw error
                         }
                     }
-                } catch let error as PostgresError where error.isConflict && ContinuousClock.now < deadline {
+                } catch let error as PostgresError where error.isConflict && ContinuousClock.now < deadline ?? .now {
                     continue
                 } catch let error as PostgresError where error.isUnavailable && !committing && !brokeBefore {
                     // Nothing was committed: run once more on a new connection.

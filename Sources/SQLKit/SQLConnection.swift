@@ -1,3 +1,4 @@
+import Synchronization
 import ThreadPools
 
 /// The SQL a connection speaks, where the two databases differ (a list bound as one
@@ -72,15 +73,20 @@ public typealias SQLBody<T> = @Sendable (any SQLConnection) async throws -> T
 ///   if one ran at a time (SQLite has one writer; PostgreSQL runs them serializable and runs
 ///   one again when it lost to a concurrent one, so a body may run more than once: it changes
 ///   nothing outside its connection).
-/// - `statement` is a read of one query: one snapshot on every backend without a transaction
-///   around it (on PostgreSQL it shares a connection with other such reads, in one batch).
+/// - `readOne` is a read whose body asks one statement: one statement is one snapshot on every
+///   backend, with no transaction around it (on PostgreSQL it shares a connection with other
+///   such reads, in one batch). A second statement is refused (`OneStatementOnly`).
+/// - `prefetch` asks one query now and lets the caller await its rows later, after other work
+///   (a request's token check, beside the route's reads).
 public protocol SQLStorage: Sendable {
     var dialect: SQLDialect { get }
     /// The threads request handlers run on: a read from one of them needs no thread hop.
     var handlerThreads: ThreadPool { get }
     func read<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T
+    @discardableResult
     func write<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T
-    func statement(_ query: SQLStatement) async throws -> [Row]
+    func readOne<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T
+    func prefetch(_ query: SQLStatement) -> SQLPendingRows
     /// Why the database cannot be reached now (nil: it can, as far as the last statement
     /// knows): read without I/O, for a health check.
     var unavailableReason: String? { get }
@@ -95,6 +101,16 @@ public protocol SQLStorage: Sendable {
 extension SQLStorage {
     public var unavailableReason: String? { nil }
     public var roundTrips: Int? { nil }
+
+    /// One query's rows, a read of its own.
+    public func statement(_ query: SQLStatement) async throws -> [Row] {
+        try await readOne { try await $0.query(query.sql, arguments: query.arguments) }
+    }
+
+    /// A database in this process answers at once: the query runs when its rows are awaited.
+    public func prefetch(_ query: SQLStatement) -> SQLPendingRows {
+        SQLPendingRows { try await statement(query) }
+    }
     /// A storage whose threads end with it (SQLite's pool, released with its service).
     public func stop() {}
 
@@ -119,6 +135,84 @@ extension SQLDialect {
         switch self {
         case .sqlite: sqlite
         case .postgresql: postgresql
+        }
+    }
+}
+
+/// A read's body asked a second statement where it may ask one (`SQLStorage.readOne`).
+public struct OneStatementOnly: Error, CustomStringConvertible {
+    public let sql: String
+    public var description: String { "a one-statement read asked a second statement: \(sql)" }
+}
+
+/// The connection of a one-statement read: its first call goes to `inner`, any other throws.
+public final class OneStatementConnection: SQLConnection {
+    private let inner: any SQLConnection
+    private let asked = Mutex(false)
+
+    public init(_ inner: any SQLConnection) { self.inner = inner }
+
+    public var dialect: SQLDialect { inner.dialect }
+
+    private func claim(_ sql: String) throws(OneStatementOnly) {
+        guard !asked.withLock({ asked in defer { asked = true }; return asked }) else { throw OneStatementOnly(sql: sql) }
+    }
+
+    public func execute(_ sql: String) async throws {
+        try claim(sql)
+        try await inner.execute(sql)
+    }
+
+    public func run(_ sql: String, arguments: [any SQLBindable]) async throws -> Int {
+        try claim(sql)
+        return try await inner.run(sql, arguments: arguments)
+    }
+
+    public func query(_ sql: String, arguments: [any SQLBindable]) async throws -> [Row] {
+        try claim(sql)
+        return try await inner.query(sql, arguments: arguments)
+    }
+
+    public func queries(_ statements: [SQLStatement]) async throws -> [[Row]] {
+        guard statements.count <= 1 else { throw OneStatementOnly(sql: statements[1].sql) }
+        try claim(statements.first?.sql ?? "")
+        return try await inner.queries(statements)
+    }
+}
+
+/// A query's rows, asked and awaited later (`SQLStorage.prefetch`): either run when awaited
+/// (`later`), or answered by the storage when they come. One awaiter.
+public final class SQLPendingRows: Sendable {
+    private let later: (@Sendable () async throws -> [Row])?
+    private let state = Mutex<(result: Result<[Row], any Error>?, waiter: CheckedContinuation<[Row], any Error>?)>((nil, nil))
+
+    /// Rows `later` gives when they are awaited.
+    public init(later: @escaping @Sendable () async throws -> [Row]) {
+        self.later = later
+    }
+
+    /// Rows the storage gives with `answer`.
+    public init() {
+        later = nil
+    }
+
+    public func answer(_ result: Result<[Row], any Error>) {
+        let waiter = state.withLock { state -> CheckedContinuation<[Row], any Error>? in
+            state.result = result
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(with: result)
+    }
+
+    public func rows() async throws -> [Row] {
+        if let later { return try await later() }
+        return try await withCheckedThrowingContinuation { continuation in
+            let ready = state.withLock { state -> Result<[Row], any Error>? in
+                if state.result == nil { state.waiter = continuation }
+                return state.result
+            }
+            if let ready { continuation.resume(with: ready) }
         }
     }
 }

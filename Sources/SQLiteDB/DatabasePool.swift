@@ -17,7 +17,9 @@ import Synchronization
 /// after that commit: every write is durable before its caller answers, one fsync for many.
 public final class DatabasePool: Sendable {
     private let writer: SQLiteConnection
-    private let readers: Checkout<SQLiteConnection>
+    private let readers: [SQLiteConnection]
+    /// Which readers are lent: a reader thread takes its own connection when free (no lock).
+    private let lent: Checkout
     private let writerThread: ThreadPool
     /// The reader threads, one per read connection.
     public let readerThreads: ThreadPool
@@ -50,7 +52,8 @@ public final class DatabasePool: Sendable {
         for _ in 0..<count {
             made.append(SQLiteConnection(try Database(path: path)))
         }
-        readers = Checkout(made)
+        readers = made
+        lent = Checkout(count: count)
         writerThread = ThreadPool(name: "sqlite-writer", threads: 1)
         readerThreads = ThreadPool(name: "sqlite-reader", threads: count)
     }
@@ -70,25 +73,28 @@ public final class DatabasePool: Sendable {
         guard readerThreads.indexOfCurrentThread != nil else {
             return try await withTaskExecutorPreference(readerThreads) { try await self.read(body) }
         }
-        return try await readers.with { connection in
-            try connection.execute("BEGIN")
+        return try await lent.with(preferring: readerThreads.indexOfCurrentThread) { [readers] index in
+            let connection = readers[index]
+            // Prepared once and kept, as every statement: no parse per read.
+            _ = try connection.run("BEGIN", arguments: [])
             do {
                 let value = try await body(connection)
-                try connection.execute("COMMIT")
+                _ = try connection.run("COMMIT", arguments: [])
                 return value
             } catch {
-                try? connection.execute("ROLLBACK")
+                _ = try? connection.run("ROLLBACK", arguments: [])
                 throw error
             }
         }
     }
 
-    /// One query on a reader: one statement is one snapshot without a transaction around it.
-    public func statement(_ query: SQLStatement) async throws -> [Row] {
+    /// A read of one statement on a reader: one statement is one snapshot without a
+    /// transaction around it.
+    public func readOne<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
         guard readerThreads.indexOfCurrentThread != nil else {
-            return try await withTaskExecutorPreference(readerThreads) { try await self.statement(query) }
+            return try await withTaskExecutorPreference(readerThreads) { try await self.readOne(body) }
         }
-        return try await readers.with { try $0.query(query.sql, arguments: query.arguments) }
+        return try await lent.with(preferring: readerThreads.indexOfCurrentThread) { try await body(OneStatementConnection(readers[$0])) }
     }
 
     /// Runs `body` in a transaction on the writer, group-committed with the writes waiting

@@ -17,11 +17,12 @@ public struct SQLiteStorage: SQLStorage {
         try await pool.read(body)
     }
 
+    @discardableResult
     public func write<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
         try await pool.write(body)
     }
 
-    public func statement(_ query: SQLStatement) async throws -> [Row] {
-        try await pool.statement(query)
+    public func readOne<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
+        try await pool.readOne(body)
     }
 }

@@ -1,47 +1,67 @@
 import Synchronization
 
-/// A fixed set of resources (database connections) lent to one holder at a time: `take`
-/// waits, in order of arrival, while every one is out; `giveBack` hands it to the next
-/// waiting holder, or keeps it.
-public final class Checkout<Item: Sendable>: Sendable {
-    private struct Shelf {
-        var free: [Item]
-        var waiting: [CheckedContinuation<Item, Never>] = []
+/// A fixed number of resources (database connections, by index) lent to one holder at a time.
+/// A holder that prefers one (a reader thread its own connection) takes it without a lock
+/// when it is free; else any free one; while all are out, `take` waits, in order of arrival,
+/// and `giveBack` hands the resource to the next waiter.
+public final class Checkout: Sendable {
+    private final class Slot: Sendable {
+        let busy = Atomic<Bool>(false)
     }
 
-    private let shelf: Mutex<Shelf>
+    private let slots: [Slot]
+    /// Waiters, counted outside the lock so that a give-back with nobody waiting takes none.
+    private let waiting = Atomic<Int>(0)
+    private let waiters = Mutex<[CheckedContinuation<Int, Never>]>([])
 
-    public init(_ items: [Item]) {
-        shelf = Mutex(Shelf(free: items))
+    public init(count: Int) {
+        slots = (0..<max(1, count)).map { _ in Slot() }
     }
 
-    public func take() async -> Item {
-        if let item = shelf.withLock({ $0.free.popLast() }) { return item }
+    public var count: Int { slots.count }
+
+    /// A free resource's index, `preferred` first.
+    public func take(preferring preferred: Int? = nil) async -> Int {
+        if let index = grab(preferring: preferred) { return index }
         return await withCheckedContinuation { continuation in
-            let item = shelf.withLock { shelf -> Item? in
-                if let item = shelf.free.popLast() { return item }
-                shelf.waiting.append(continuation)
+            let index = waiters.withLock { waiters -> Int? in
+                // Counted first, then looked again: a give-back after the look sees the count.
+                waiting.add(1, ordering: .sequentiallyConsistent)
+                if let index = grab(preferring: preferred) {
+                    waiting.subtract(1, ordering: .sequentiallyConsistent)
+                    return index
+                }
+                waiters.append(continuation)
                 return nil
             }
-            if let item { continuation.resume(returning: item) }
+            if let index { continuation.resume(returning: index) }
         }
     }
 
-    public func giveBack(_ item: Item) {
-        let next = shelf.withLock { shelf -> CheckedContinuation<Item, Never>? in
-            guard !shelf.waiting.isEmpty else {
-                shelf.free.append(item)
-                return nil
-            }
-            return shelf.waiting.removeFirst()
+    public func giveBack(_ index: Int) {
+        slots[index].busy.store(false, ordering: .sequentiallyConsistent)
+        guard waiting.load(ordering: .sequentiallyConsistent) > 0 else { return }
+        let handed = waiters.withLock { waiters -> CheckedContinuation<Int, Never>? in
+            guard !waiters.isEmpty, grab(preferring: index) == index else { return nil }
+            waiting.subtract(1, ordering: .sequentiallyConsistent)
+            return waiters.removeFirst()
         }
-        next?.resume(returning: item)
+        handed?.resume(returning: index)
     }
 
-    /// Runs `body` with an item taken for it, given back however `body` ends.
-    public func with<T>(_ body: (Item) async throws -> T) async throws -> T {
-        let item = await take()
-        defer { giveBack(item) }
-        return try await body(item)
+    /// Runs `body` with a resource taken for it, given back however `body` ends.
+    public func with<T>(preferring preferred: Int? = nil, _ body: (Int) async throws -> T) async throws -> T {
+        let index = await take(preferring: preferred)
+        defer { giveBack(index) }
+        return try await body(index)
+    }
+
+    private func grab(preferring preferred: Int?) -> Int? {
+        if let preferred, preferred < slots.count, claim(preferred) { return preferred }
+        return slots.indices.first { claim($0) }
+    }
+
+    private func claim(_ index: Int) -> Bool {
+        slots[index].busy.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
     }
 }

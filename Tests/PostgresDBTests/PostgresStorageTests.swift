@@ -186,6 +186,25 @@ import TestSupport
         }
     }
 
+    /// A query asked now and awaited later goes out with what is asked just after it, on a
+    /// shared connection; a one-statement read refuses a second statement.
+    @Test func aPrefetchedQueryIsAnsweredBesideTheNextRead() async throws {
+        let storage = PostgresStorage(url: try cluster.database("prefetch"), transactionConnections: 1, handlerCount: 2, sharedConnections: 1)
+        try await storage.write { try await $0.execute("CREATE TABLE f (id INTEGER PRIMARY KEY)") }
+        try await storage.write { try await $0.run("INSERT INTO f VALUES (?)", 1) }
+        let pending = storage.prefetch(SQLStatement("SELECT count(*) AS n FROM f"))
+        #expect(try await storage.readOne { try await $0.first("SELECT id FROM f")?["id"].int } == 1)
+        #expect(try await pending.rows().first?["n"].int == 1)
+        let failing = storage.prefetch(SQLStatement("SELECT nothing FROM f"))
+        await #expect(throws: PostgresError.self) { try await failing.rows() }
+        await #expect(throws: OneStatementOnly.self) {
+            try await storage.readOne { db in
+                _ = try await db.query("SELECT 1")
+                return try await db.query("SELECT 2")
+            }
+        }
+    }
+
     /// A read's body sees each answer where it asked, also after catching a failure (which
     /// aborts the transaction: what follows fails too); a statement that cannot be prepared
     /// is prepared again when asked again (the schema may have changed).

@@ -123,6 +123,23 @@ import TestSupport
         #expect(reads > 10)
     }
 
+    /// A one-statement read asks one statement (one snapshot with no transaction); a second is
+    /// refused, so a body that needs two cannot pass for one on either backend.
+    @Test func aOneStatementReadRefusesASecond() async throws {
+        let storage = SQLiteStorage(try pool())
+        try await storage.write { try await $0.run("INSERT INTO t VALUES (?)", 3) }
+        #expect(try await storage.readOne { try await $0.first("SELECT x FROM t")?[0].int } == 3)
+        await #expect(throws: OneStatementOnly.self) {
+            try await storage.readOne { db in
+                _ = try await db.query("SELECT x FROM t")
+                return try await db.query("SELECT x FROM t")
+            }
+        }
+        // Asked now, awaited later: the rows are what the database held when they are read.
+        let pending = storage.prefetch(SQLStatement("SELECT count(*) FROM t"))
+        #expect(try await pending.rows().first?[0].int == 1)
+    }
+
     @Test func theBlockingCallsForStartUpAndToolsWork() throws {
         let pool = SQLiteStorage(try pool())
         try pool.writeBlocking { try await $0.run("INSERT INTO t VALUES (?)", 5) }

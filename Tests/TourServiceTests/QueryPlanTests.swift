@@ -269,9 +269,13 @@ final class RecordingStorage: SQLStorage {
         try await inner.write { [recorder] in try await body(RecordingConnection($0, recorder)) }
     }
 
-    func statement(_ query: SQLStatement) async throws -> [Row] {
+    func readOne<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
+        try await inner.readOne { [recorder] in try await body(RecordingConnection($0, recorder)) }
+    }
+
+    func prefetch(_ query: SQLStatement) -> SQLPendingRows {
         recorder.record(query.sql, query.arguments)
-        return try await inner.statement(query)
+        return inner.prefetch(query)
     }
 }
 

@@ -79,7 +79,7 @@ final class PostgresLoop: Sendable {
         let ids = (0..<statements.count).map { _ in nextID.wrappingAdd(1, ordering: .relaxed).oldValue }
         let results = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let group = AnswerGroup(count: statements.count, continuation: continuation)
+                let group = AnswerGroup(count: statements.count) { continuation.resume(returning: $0) }
                 hand(.ask(connection: connection, Dictionary(uniqueKeysWithValues: zip(ids, statements.enumerated().map {
                     Asked(statement: $0.element, group: group, slot: $0.offset)
                 }))), failing: group)
@@ -92,10 +92,11 @@ final class PostgresLoop: Sendable {
         return try results.map { try $0.get() }
     }
 
-    /// Sends `statements` on `connection` without waiting for their answers (a read's COMMIT):
-    /// what is asked next on the connection goes out behind them.
-    func send(_ connection: Int, _ statements: [SQLStatement]) {
-        let group = AnswerGroup(count: statements.count, continuation: nil)
+    /// Sends `statements` on `connection` without waiting for their answers (a read's COMMIT),
+    /// or with `answered` told them when they come: what is asked next on the connection goes
+    /// out behind them.
+    func send(_ connection: Int, _ statements: [SQLStatement], answered: (@Sendable ([Result<PostgresResult, PostgresError>]) -> Void)? = nil) {
+        let group = AnswerGroup(count: statements.count, answered: answered)
         var asked: [Int: Asked] = [:]
         for (slot, statement) in statements.enumerated() {
             asked[nextID.wrappingAdd(1, ordering: .relaxed).oldValue] = Asked(statement: statement, group: group, slot: slot)
@@ -314,14 +315,14 @@ final class PostgresLoop: Sendable {
 }
 
 /// The answers to statements asked together, given to their asker at once when the last
-/// one has come (nil continuation: nobody waits, the answers are dropped).
+/// one has come (no `answered`: nobody waits, the answers are dropped).
 final class AnswerGroup: Sendable {
     private let state: Mutex<(results: [Result<PostgresResult, PostgresError>?], left: Int)>
-    private let continuation: CheckedContinuation<[Result<PostgresResult, PostgresError>], any Error>?
+    private let answered: (@Sendable ([Result<PostgresResult, PostgresError>]) -> Void)?
 
-    init(count: Int, continuation: CheckedContinuation<[Result<PostgresResult, PostgresError>], any Error>?) {
+    init(count: Int, answered: (@Sendable ([Result<PostgresResult, PostgresError>]) -> Void)?) {
         state = Mutex((Array(repeating: nil, count: count), count))
-        self.continuation = continuation
+        self.answered = answered
     }
 
     func deliver(_ slot: Int, _ result: Result<PostgresResult, PostgresError>) {
@@ -331,7 +332,7 @@ final class AnswerGroup: Sendable {
             state.left -= 1
             return state.left == 0 ? state.results.map { $0! } : nil
         }
-        if let complete { continuation?.resume(returning: complete) }
+        if let complete { answered?(complete) }
     }
 
     func failAll(_ error: PostgresError) {

@@ -52,9 +52,15 @@ final class ServiceContext: Sendable {
         return knownTokens.tenant(of: digest).map { (digest, $0) }
     }
 
-    /// Whether the token is still good for `tenant` (not revoked since): one statement.
-    func stillValid(_ digest: [UInt8], tenant: Int64) async throws -> Bool {
-        try await tenantOf(digest) == tenant
+    /// The token's check, asked now (beside the route's first read, on PostgreSQL in its
+    /// batch) and awaited with `stillValid` before the answer leaves.
+    func tokenCheck(_ digest: [UInt8]) -> SQLPendingRows {
+        pool.prefetch(TenantStore.tokenQuery(digest))
+    }
+
+    /// Whether the token is still good for `tenant` (not revoked since), as `check` found.
+    func stillValid(_ check: SQLPendingRows, _ digest: [UInt8], tenant: Int64) async throws -> Bool {
+        TenantStore.validToken(in: try await check.rows(), digest: digest)?.tenant == tenant
     }
 
     private func tenantOf(_ digest: [UInt8]) async throws -> Int64? {
@@ -83,6 +89,11 @@ final class ServiceContext: Sendable {
             toursd_database_round_trips_total \(trips)
 
             """
+    }
+
+    /// A read of one statement (one snapshot, no transaction around it).
+    func readOne<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
+        try await pool.readOne(body)
     }
 
     /// Reads one committed state.

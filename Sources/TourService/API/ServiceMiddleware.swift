@@ -31,8 +31,8 @@ extension Request {
 }
 
 /// Every `/v1` route: the bearer token's tenant, or 401 before any body is read. A GET with a
-/// token this daemon knows goes on at once while the token's check (one statement) is asked
-/// beside the route's reads, so the two share their round trip; the check is awaited before
+/// token this daemon knows goes on at once, its token's check (one statement) asked just
+/// before the route's reads (on PostgreSQL in the same batch as the first) and awaited before
 /// the answer leaves: a revoked token gets 401 whatever the route found. A GET writes nothing.
 struct Authentication: Middleware {
     let context: ServiceContext
@@ -44,15 +44,15 @@ struct Authentication: Middleware {
             return try await next(request)
         }
         request.attributes[Tenant.self] = tenant
-        async let valid = context.stillValid(digest, tenant: tenant)
+        let check = context.tokenCheck(digest)
         let response: Response
         do {
             response = try await next(request)
         } catch {
-            guard try await valid else { throw ServiceError(.unauthorized, "unknown or revoked token") }
+            guard try await context.stillValid(check, digest, tenant: tenant) else { throw ServiceError(.unauthorized, "unknown or revoked token") }
             throw error
         }
-        guard try await valid else { throw ServiceError(.unauthorized, "unknown or revoked token") }
+        guard try await context.stillValid(check, digest, tenant: tenant) else { throw ServiceError(.unauthorized, "unknown or revoked token") }
         return response
     }
 }

@@ -13,7 +13,7 @@ enum PanoramaRoutes {
             let contentType = try PanoramaMediaType.validated(request.headers["content-type"])
             let declared = try ReprDigest.sha256(request.headers["repr-digest"]).map(ByteEncoding.hex)
             // A re-send whose digest is declared is answered without reading the body again.
-            if let declared, let existing = try await context.read({ try await TourStore.panorama($0, tenant, id) }) {
+            if let declared, let existing = try await context.readOne({ try await TourStore.panorama($0, tenant, id) }) {
                 return try PanoramaUpload.resend(existing, digest: declared)
             }
             _ = try await context.read { try await TourStore.panoramaPlace($0, tenant, floorId: floorId, roomId: roomId) }
@@ -60,13 +60,13 @@ enum PanoramaRoutes {
 
         table.add(.get, "/v1/panoramas/{panoramaId}") { request in
             let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
-            guard let panorama = try await context.read({ try await TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
+            guard let panorama = try await context.readOne({ try await TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
             return .document(.ok, panorama)
         }
 
         table.add(.get, "/v1/panoramas/{panoramaId}/content") { request in
             let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
-            guard let panorama = try await context.read({ try await TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
+            guard let panorama = try await context.readOne({ try await TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
             return try await context.content(BlobKey(tenant: tenant, kind: .panorama, id: id),
                                              StoredContent(size: panorama.size, sha256: panorama.sha256, contentType: panorama.contentType), for: request)
         }

@@ -7,7 +7,7 @@ enum PreviewRoutes {
     static func add(to table: inout RouteTable, _ context: ServiceContext) {
         table.add(.get, "/v1/panoramas/{panoramaId}/preview") { request in
             let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
-            guard let panorama = try await context.read({ try await TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
+            guard let panorama = try await context.readOne({ try await TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
             return try await context.preview(tenant, panorama, for: request, cacheControl: "private, max-age=86400")
         }
     }

@@ -18,13 +18,13 @@ enum PropertyRoutes {
         table.add(.get, "/v1/properties") { request in
             let tenant = request.tenant
             let (limit, after) = try request.pageQuery()
-            let (page, next) = try await context.read { try await TourStore.properties($0, tenant, limit: limit, after: after) }
+            let (page, next) = try await context.readOne { try await TourStore.properties($0, tenant, limit: limit, after: after) }
             return .document(.ok, PropertyPage(items: page, next: next))
         }
 
         table.add(.get, "/v1/properties/{propertyId}") { request in
             let (tenant, id) = (request.tenant, try request.uuid("propertyId"))
-            guard let property = try await context.read({ try await TourStore.property($0, tenant, id) }) else { throw ServiceError.notFound("property", id) }
+            guard let property = try await context.readOne({ try await TourStore.property($0, tenant, id) }) else { throw ServiceError.notFound("property", id) }
             return .document(.ok, property)
         }
 

@@ -50,7 +50,7 @@ struct Uploads: Sendable {
     private func upload(_ request: Request) async throws -> UploadRecord {
         let (tenant, id) = (request.tenant, try request.uuid("uploadId"))
         let now = self.now
-        guard let upload = try await context.read({ try await UploadStore.upload($0, tenant, id) }), upload.expiresAt > now else {
+        guard let upload = try await context.readOne({ try await UploadStore.upload($0, tenant, id) }), upload.expiresAt > now else {
             throw ServiceError.notFound("upload", id)
         }
         return upload
@@ -80,12 +80,12 @@ struct Uploads: Sendable {
             throw ServiceError(.unsupportedMediaType, "a body sent with the creation is \(UploadRoutes.offsetType)")
         }
         // Stored already: answered as a one-shot re-send would, when the digest is declared.
-        if let declared = wanted.declaredSHA256, let existing = try await context.read({ try await TourStore.panorama($0, tenant, wanted.panoramaId) }) {
+        if let declared = wanted.declaredSHA256, let existing = try await context.readOne({ try await TourStore.panorama($0, tenant, wanted.panoramaId) }) {
             return try PanoramaUpload.resend(existing, digest: declared)
         }
         // A creation sent again (its 201 was lost): the same upload, at the offset it holds.
         let now = self.now
-        if let open = try await context.read({ try await UploadStore.receiving($0, tenant, panoramaId: wanted.panoramaId) }), open.expiresAt > now {
+        if let open = try await context.readOne({ try await UploadStore.receiving($0, tenant, panoramaId: wanted.panoramaId) }), open.expiresAt > now {
             return try await sentAgain(open, wanted, tenant)
         }
         _ = try await context.read { try await TourStore.panoramaPlace($0, tenant, floorId: wanted.floorId, roomId: wanted.roomId) }
@@ -181,7 +181,7 @@ struct Uploads: Sendable {
         let key = partialKey(upload, tenant)
         return try await sessions.finishing.withLock(key) {
             guard ownership.holds(key, owner) else { throw ServiceError.conflict("a newer PATCH to upload \(upload.id) took over") }
-            guard let record = try await context.read({ try await UploadStore.upload($0, tenant, upload.id) }) else {
+            guard let record = try await context.readOne({ try await UploadStore.upload($0, tenant, upload.id) }) else {
                 throw ServiceError.notFound("upload", upload.id)
             }
             if record.finished { return (record, nil, record.length) }
@@ -340,7 +340,7 @@ struct Uploads: Sendable {
         let key = partialKey(upload, tenant)
         let owned = try await sessions.finishing.withLock(key) { () -> Bool in
             guard ownership.holds(key, owner) else { return false }
-            guard let record = try await context.read({ try await UploadStore.upload($0, tenant, upload.id) }) else {
+            guard let record = try await context.readOne({ try await UploadStore.upload($0, tenant, upload.id) }) else {
                 throw ServiceError.notFound("upload", upload.id)
             }
             if !record.finished { try await finish(record, tenant) }
@@ -371,7 +371,7 @@ struct Uploads: Sendable {
             try PanoramaMediaType.checkContent(upload.contentType, head: try await context.blobs.head(partial))
             try await context.panoramaTurns.withTurn(panorama) {
                 // Finished meanwhile by another daemon (which held the turn first): nothing to do.
-                guard try await context.read({ try await UploadStore.upload($0, tenant, upload.id) })?.finished == false else { return }
+                guard try await context.readOne({ try await UploadStore.upload($0, tenant, upload.id) })?.finished == false else { return }
                 switch try await context.placePanorama(panorama, by: { try await context.blobs.link(partial: partial, as: panorama) }) {
                 case .placed:
                     context.crashPoints.reached(.uploadLinked)

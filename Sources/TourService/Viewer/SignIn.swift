@@ -14,7 +14,7 @@ struct SignIn: Sendable {
     /// The form; a browser already signed in goes to the list.
     func form(_ request: Request, message: String? = nil, status: HTTPStatus = .ok) async throws -> Response {
         if message == nil, let cookie = Cookies(request.headers["cookie"])[ViewerCookie.session], !cookie.isEmpty,
-           try await context.read({ try await ViewerStore.session($0, cookie: cookie) }) != nil {
+           try await context.readOne({ try await ViewerStore.session($0, cookie: cookie) }) != nil {
             return .seeOther(ViewerPaths.list)
         }
         let csrf = Secrets.make(prefix: "")
@@ -39,7 +39,7 @@ struct SignIn: Sendable {
         }
         let token = (form["token"] ?? "").trimmingCharacters(in: .whitespaces)
         // A failed attempt stays counted, as admitted.
-        guard let signedIn = try await context.read({ try await TenantStore.signIn(token, $0) }) else {
+        guard let signedIn = try await context.readOne({ try await TenantStore.signIn(token, $0) }) else {
             return try await self.form(request, message: "That token is not valid, or it was revoked.", status: .unauthorized)
         }
         let lifetime = context.config.sessionLifetimeSeconds

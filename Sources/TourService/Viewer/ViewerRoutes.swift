@@ -73,7 +73,7 @@ enum ViewerRoutes {
 
     private static func scopedPanorama(_ request: Request, _ context: ServiceContext) async throws -> (ViewerScope, PanoramaRecord) {
         let (scope, id) = (request.viewerScope, try request.uuid("id"))
-        guard let panorama = try await context.read({ try await TourStore.panorama($0, scope.tenant, id) }),
+        guard let panorama = try await context.readOne({ try await TourStore.panorama($0, scope.tenant, id) }),
               scope.property == nil || scope.property == panorama.propertyId else { throw ServiceError.notFound("panorama", id) }
         return (scope, panorama)
     }
