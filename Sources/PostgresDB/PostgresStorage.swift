@@ -73,69 +73,79 @@ public final class PostgresStorage: SQLStorage {
     /// The shared connection the next one-statement read goes to, in turn.
     private var nextShared: Int { shared[(turn.wrappingAdd(1, ordering: .relaxed).oldValue & Int.max) % shared.count] }
 
+    /// Bodies run on the storage's handler threads whoever calls: a transaction holds its
+    /// connection while its body runs, so the body must not wait behind a busy executor of the
+    /// caller's (the file pool, Swift's cooperative threads).
+    private func onHandlers<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
+        guard handlers.indexOfCurrentThread == nil else { return try await work() }
+        return try await withTaskExecutorPreference(handlers) { try await work() }
+    }
+
     public func readOne<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
-        try await noted {
+        try await onHandlers { try await self.noted {
             try await self.once(again: true) {
                 try await body(OneStatementConnection(SharedStatements(loop: self.loop, connection: self.nextShared)))
             }
-        }
+        } }
     }
 
-    /// Handed to a shared connection at once: it goes out with the statements asked just
-    /// after it (the route's first read), in one batch.
+    /// Handed to a shared connection quietly: it goes out with the statement asked next (the
+    /// route's first read), in one batch, or when its rows are awaited, whichever comes first.
     public func prefetch(_ query: SQLStatement) -> SQLPendingRows {
-        let pending = SQLPendingRows()
-        loop.send(nextShared, [query]) { results in pending.answer(results[0].map(\.allRows).mapError { $0 }) }
+        let pending = SQLPendingRows(whenAwaited: { [loop] in loop.wakeUp() })
+        loop.send(nextShared, [query], quietly: true) { results in pending.answer(results[0].map(\.allRows).mapError { $0 }) }
         return pending
     }
 
     public func read<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
-        try await noted {
-            try await self.once(again: true) {
-                try await self.lent.with { lent in
-                    let session = PostgresSession(loop: self.loop, connection: self.firstLent + lent, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                    do {
-                        let value = try await body(session)
-                        session.end("COMMIT")
-                        return value
-                    } catch {
-                        session.end("ROLLBACK")
-                        throw error
-                    }
-                }
+        try await onHandlers { try await self.noted { try await self.once(again: true) { try await self.readTransaction(body) } } }
+    }
+
+    private func readTransaction<T: Sendable>(_ body: SQLBody<T>) async throws -> T {
+        try await lent.with { lent in
+            let session = PostgresSession(loop: loop, connection: firstLent + lent, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            do {
+                let value = try await body(session)
+                session.end("COMMIT")
+                return value
+            } catch {
+                session.end("ROLLBACK")
+                throw error
             }
         }
     }
 
     @discardableResult
     public func write<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
+        try await onHandlers { try await self.noted { try await self.writeTransaction(body) } }
+    }
+
+    private func writeTransaction<T: Sendable>(_ body: SQLBody<T>) async throws -> T {
         // From the first try on a connection: waiting for one is not losing to a conflict.
         var deadline: ContinuousClock.Instant?
-        return try await noted {
-            var brokeBefore = false
-            while true {
-                var committing = false
-                do {
-                    return try await self.lent.with { lent in
-                        if deadline == nil { deadline = .now + .milliseconds(Int(self.conflictRetrySeconds * 1000)) }
-                        let session = PostgresSession(loop: self.loop, connection: self.firstLent + lent, begin: "BEGIN ISOLATION LEVEL SERIALIZABLE")
-                        do {
-                            let value = try await body(session)
-                            committing = true
-                            try await session.commit()
-                            return value
-                        } catch {
-                            session.end("ROLLBACK")
-                            throw error
-                        }
+        var brokeBefore = false
+        while true {
+            var committing = false
+            do {
+                return try await lent.with { lent in
+                    if deadline == nil { deadline = .now + .milliseconds(Int(conflictRetrySeconds * 1000)) }
+                    let session = PostgresSession(loop: loop, connection: firstLent + lent, begin: "BEGIN ISOLATION LEVEL SERIALIZABLE")
+                    do {
+                        let value = try await body(session)
+                        committing = true
+                        try await session.commit()
+                        return value
+                    } catch {
+                        session.end("ROLLBACK")
+                        throw error
                     }
-                } catch let error as PostgresError where error.isConflict && ContinuousClock.now < deadline ?? .now {
-                    continue
-                } catch let error as PostgresError where error.isUnavailable && !committing && !brokeBefore {
-                    // Nothing was committed: run once more on a new connection.
-                    brokeBefore = true
-                    continue
                 }
+            } catch let error as PostgresError where error.isConflict && ContinuousClock.now < deadline ?? .now {
+                continue
+            } catch let error as PostgresError where error.isUnavailable && !committing && !brokeBefore {
+                // Nothing was committed: run once more on a new connection.
+                brokeBefore = true
+                continue
             }
         }
     }

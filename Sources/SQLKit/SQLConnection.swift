@@ -184,16 +184,20 @@ public final class OneStatementConnection: SQLConnection {
 /// (`later`), or answered by the storage when they come. One awaiter.
 public final class SQLPendingRows: Sendable {
     private let later: (@Sendable () async throws -> [Row])?
+    private let whenAwaited: (@Sendable () -> Void)?
     private let state = Mutex<(result: Result<[Row], any Error>?, waiter: CheckedContinuation<[Row], any Error>?)>((nil, nil))
 
     /// Rows `later` gives when they are awaited.
     public init(later: @escaping @Sendable () async throws -> [Row]) {
         self.later = later
+        whenAwaited = nil
     }
 
-    /// Rows the storage gives with `answer`.
-    public init() {
+    /// Rows the storage gives with `answer`; `whenAwaited` runs when they are first awaited
+    /// (a query asked quietly goes out then, if nothing sent it before).
+    public init(whenAwaited: (@Sendable () -> Void)? = nil) {
         later = nil
+        self.whenAwaited = whenAwaited
     }
 
     public func answer(_ result: Result<[Row], any Error>) {
@@ -207,6 +211,7 @@ public final class SQLPendingRows: Sendable {
 
     public func rows() async throws -> [Row] {
         if let later { return try await later() }
+        whenAwaited?()
         return try await withCheckedThrowingContinuation { continuation in
             let ready = state.withLock { state -> Result<[Row], any Error>? in
                 if state.result == nil { state.waiter = continuation }

@@ -192,9 +192,15 @@ import TestSupport
         let storage = PostgresStorage(url: try cluster.database("prefetch"), transactionConnections: 1, handlerCount: 2, sharedConnections: 1)
         try await storage.write { try await $0.execute("CREATE TABLE f (id INTEGER PRIMARY KEY)") }
         try await storage.write { try await $0.run("INSERT INTO f VALUES (?)", 1) }
+        _ = try await storage.readOne { try await $0.first("SELECT id FROM f") } // prepared: the next are one batch each
+        _ = try await storage.statement(SQLStatement("SELECT count(*) AS n FROM f"))
+        let before = storage.roundTrips ?? 0
         let pending = storage.prefetch(SQLStatement("SELECT count(*) AS n FROM f"))
         #expect(try await storage.readOne { try await $0.first("SELECT id FROM f")?["id"].int } == 1)
         #expect(try await pending.rows().first?["n"].int == 1)
+        #expect((storage.roundTrips ?? 0) - before == 1, "the prefetched query went out with the read, in one batch")
+        // Awaited with nothing asked after it, it goes out all the same.
+        #expect(try await storage.prefetch(SQLStatement("SELECT 5 AS n")).rows().first?["n"].int == 5)
         let failing = storage.prefetch(SQLStatement("SELECT nothing FROM f"))
         await #expect(throws: PostgresError.self) { try await failing.rows() }
         await #expect(throws: OneStatementOnly.self) {

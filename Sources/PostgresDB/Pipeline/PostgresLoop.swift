@@ -95,21 +95,34 @@ final class PostgresLoop: Sendable {
     /// Sends `statements` on `connection` without waiting for their answers (a read's COMMIT),
     /// or with `answered` told them when they come: what is asked next on the connection goes
     /// out behind them.
-    func send(_ connection: Int, _ statements: [SQLStatement], answered: (@Sendable ([Result<PostgresResult, PostgresError>]) -> Void)? = nil) {
+    /// `quietly`: the loop is not woken for them; they go out with the next statements asked on
+    /// the loop, or at `wakeUp`.
+    func send(_ connection: Int, _ statements: [SQLStatement], quietly: Bool = false,
+              answered: (@Sendable ([Result<PostgresResult, PostgresError>]) -> Void)? = nil) {
         let group = AnswerGroup(count: statements.count, answered: answered)
         var asked: [Int: Asked] = [:]
         for (slot, statement) in statements.enumerated() {
             asked[nextID.wrappingAdd(1, ordering: .relaxed).oldValue] = Asked(statement: statement, group: group, slot: slot)
         }
-        hand(.ask(connection: connection, asked), failing: group)
+        hand(.ask(connection: connection, asked), failing: group, quietly: quietly)
+    }
+
+    /// Wakes the loop if it sleeps: what was handed over quietly goes out.
+    func wakeUp() {
+        let asleep = handed.withLock { handed -> Bool in
+            defer { handed.awake = true }
+            return !handed.awake && !handed.stopped
+        }
+        if asleep { poke() }
     }
 
     private static let stopped = PostgresError(sqlState: "", message: "the database connections have stopped")
 
-    private func hand(_ event: Event, failing group: AnswerGroup?) {
+    private func hand(_ event: Event, failing group: AnswerGroup?, quietly: Bool = false) {
         let asleep = handed.withLock { handed -> Bool? in
             guard !handed.stopped else { return nil }
             handed.events.append(event)
+            if quietly { return false }
             defer { handed.awake = true }
             return !handed.awake
         }
