@@ -21,7 +21,14 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
     /// no answer at all), or it is too busy (too many connections, a statement past its
     /// statement_timeout, 57014): asking again later can work.
     public var isUnavailable: Bool {
-        sqlState.isEmpty || sqlState.hasPrefix("08") || sqlState.hasPrefix("57P") || sqlState == "53300" || sqlState == "57014"
+        isConnectionLost || sqlState == "53300" || sqlState == "57014"
+    }
+
+    /// The connection itself is gone (class 08, a 57P0x shutdown, no answer at all, or given up
+    /// at its deadline): what ran on it may run again on a new one. A statement past its
+    /// statement_timeout is not: it would take as long again.
+    public var isConnectionLost: Bool {
+        sqlState.isEmpty || sqlState.hasPrefix("08") || sqlState.hasPrefix("57P")
     }
 
     /// A transaction that lost to a concurrent one (serialization failure, deadlock) or a
@@ -90,12 +97,6 @@ public final class PostgresConnection {
     }
 
     public var isBroken: Bool { connection == nil || PQstatus(connection) != CONNECTION_OK }
-
-    /// Whether `error` is this connection having broken (the server went away), not a
-    /// statement's own failure: what ran on it may run again on a new one.
-    public func brokeWith(_ error: any Error) -> Bool {
-        (error as? PostgresError)?.isUnavailable == true && isBroken
-    }
 
     /// Whether the server has closed this idle connection (it restarted, or ended the
     /// session): its socket is readable while no statement runs, and reading finds it closed.

@@ -12,20 +12,17 @@ final class PostgresResult: @unchecked Sendable {
     var columnCount: Int32 { PQnfields(pointer) }
     var rowCount: Int32 { PQntuples(pointer) }
     func columnName(_ column: Int32) -> String { String(cString: PQfname(pointer, column)) }
-    func isNull(_ row: Int32, _ column: Int32) -> Bool { PQgetisnull(pointer, row, column) != 0 }
     /// The rows a command changed (0 for a query).
     var changedRows: Int { Int(String(cString: PQcmdTuples(pointer))) ?? 0 }
 
-    var allRows: [Row] { rows(columns: 0..<columnCount) }
-
-    /// The rows, of the columns in `range`.
-    func rows(columns range: Range<Int32>) -> [Row] {
+    /// Every row, read as `SQLValue`s by each column's type.
+    var allRows: [Row] {
+        let range = 0..<columnCount
         let columns = range.map(columnName)
         let types = range.map { PQftype(pointer, $0) }
-        let rows = (0..<rowCount).map { row in
+        return (0..<rowCount).map { row in
             Row(columns: columns, values: zip(range, types).map { column, type in value(row, column, type: type) })
         }
-        return rows
     }
 
     /// The error this result reports, if it is one; `connection` gives the message when the

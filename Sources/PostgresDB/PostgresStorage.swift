@@ -83,7 +83,7 @@ public final class PostgresStorage: SQLStorage {
 
     public func readOne<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
         try await onHandlers { try await self.noted {
-            try await self.once(again: true) {
+            try await self.once {
                 try await body(OneStatementConnection(SharedStatements(loop: self.loop, connection: self.nextShared)))
             }
         } }
@@ -98,7 +98,7 @@ public final class PostgresStorage: SQLStorage {
     }
 
     public func read<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
-        try await onHandlers { try await self.noted { try await self.once(again: true) { try await self.readTransaction(body) } } }
+        try await onHandlers { try await self.noted { try await self.once { try await self.readTransaction(body) } } }
     }
 
     private func readTransaction<T: Sendable>(_ body: SQLBody<T>) async throws -> T {
@@ -142,7 +142,7 @@ public final class PostgresStorage: SQLStorage {
                 }
             } catch let error as PostgresError where error.isConflict && ContinuousClock.now < deadline ?? .now {
                 continue
-            } catch let error as PostgresError where error.isUnavailable && !committing && !brokeBefore {
+            } catch let error as PostgresError where error.isConnectionLost && !committing && !brokeBefore {
                 // Nothing was committed: run once more on a new connection.
                 brokeBefore = true
                 continue
@@ -151,10 +151,10 @@ public final class PostgresStorage: SQLStorage {
     }
 
     /// `work`, run once more when the connection broke under it (a read has no effect).
-    private func once<T>(again: Bool, _ work: () async throws -> T) async throws -> T {
+    private func once<T>(_ work: () async throws -> T) async throws -> T {
         do {
             return try await work()
-        } catch let error as PostgresError where error.isUnavailable && again {
+        } catch let error as PostgresError where error.isConnectionLost {
             return try await work()
         }
     }

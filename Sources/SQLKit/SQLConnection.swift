@@ -117,13 +117,13 @@ extension SQLStorage {
     /// `read`, blocking the calling thread until done: start-up and command-line tools only,
     /// from a thread that is not one of the storage's.
     public func readBlocking<T: Sendable>(_ body: @escaping SQLBody<T>) throws -> T {
-        try BlockingWait.run(on: handlerThreads) { try await read(body) }
+        try handlerThreads.runAndWait { try await read(body) }
     }
 
     /// `write`, blocking the calling thread until committed: start-up and tools only.
     @discardableResult
     public func writeBlocking<T: Sendable>(_ body: @escaping SQLBody<T>) throws -> T {
-        try BlockingWait.run(on: handlerThreads) { try await write(body) }
+        try handlerThreads.runAndWait { try await write(body) }
     }
 }
 

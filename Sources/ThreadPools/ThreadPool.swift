@@ -67,16 +67,31 @@ public final class ThreadPool: TaskExecutor, Sendable {
     /// Runs `body` on a pool thread and blocks the calling thread until it is done: for
     /// start-up and command-line tools only, never on a request's path.
     public func runAndWait<T: Sendable>(_ body: @escaping @Sendable (_ thread: Int) throws -> T) throws -> T {
+        try waitFor { finish in queue.put { thread in finish(Result { try body(thread) }) } }
+    }
+
+    /// Runs async `work` as a task on this pool and blocks the calling thread until it is done:
+    /// start-up and command-line tools only (`SQLStorage.readBlocking`, `writeBlocking`).
+    public func runAndWait<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
+        try waitFor { finish in
+            Task(executorPreference: self) {
+                do { finish(.success(try await work())) } catch { finish(.failure(error)) }
+            }
+            return true
+        }
+    }
+
+    /// Blocks until `start`'s work calls `finish`; throws when `start` could not begin it.
+    private func waitFor<T: Sendable>(_ start: (_ finish: @escaping @Sendable (Result<T, any Error>) -> Void) -> Bool) throws -> T {
         // A pool thread (request handlers run on one) blocking on a pool stalls every task
         // queued behind it, and deadlocks when the pool is its own.
         assert(ThreadIdentity.current == nil, "runAndWait on the \(name) pool from a pool thread: await run instead")
         let outcome = Mutex<Result<T, any Error>?>(nil)
         let done = Latch()
-        let accepted = queue.put { thread in
-            outcome.withLock { $0 = Result { try body(thread) } }
+        guard start({ result in
+            outcome.withLock { $0 = result }
             done.open()
-        }
-        guard accepted else { throw PoolStopped(pool: name) }
+        }) else { throw PoolStopped(pool: name) }
         done.wait()
         return try outcome.withLock { $0! }.get()
     }
@@ -158,7 +173,7 @@ private final class JobQueue: @unchecked Sendable {
 }
 
 /// A one-shot gate a thread waits on until another opens it.
-final class Latch: @unchecked Sendable {
+private final class Latch: @unchecked Sendable {
     private let condition = ConditionLock()
     private var isOpen = false
 

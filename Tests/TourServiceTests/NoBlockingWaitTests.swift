@@ -23,7 +23,6 @@ import Testing
         "TourService/Storage/ServerStorage.swift", // opening and migrating the database: start-up and the tools
         "SQLiteDB/DatabasePool.swift", // defines writeNow, for those two (migrations)
         "SQLKit/SQLConnection.swift", // declares readBlocking and writeBlocking, for the same two
-        "ThreadPools/BlockingWait.swift", // how those two wait for async work
         "PostgresDB/PostgresStorage+Migrations.swift", // PostgreSQL's migrations, for the same two
         "SQLiteDB/OnlineBackup.swift", // toursd backup, a command of its own
         "SQLiteDB/EnteringWAL.swift", // opening a database: start-up, the tools, the client

@@ -55,6 +55,16 @@ import TestSupport
         for line in lines where !line.hasPrefix("#") {
             #expect(Double(line.split(separator: " ").last ?? "") != nil, "\(line)")
         }
+        // On PostgreSQL, its round trips; a read made since counts one more at least.
+        let trips = { (lines: [String]) in lines.first { $0.hasPrefix("toursd_database_round_trips_total ") }.flatMap { Int($0.split(separator: " ")[1]) } }
+        if harness.config.databaseUrl.isEmpty {
+            #expect(trips(lines) == nil)
+        } else {
+            let before = try #require(trips(lines))
+            #expect(try harness.client(harness.alpha).send("GET", "/v1/properties").status == 200)
+            let after = try #require(trips(try client.send("GET", "/metrics").text.split(separator: "\n").map(String.init)))
+            #expect(after > before)
+        }
         await harness.finish()
     }
 }

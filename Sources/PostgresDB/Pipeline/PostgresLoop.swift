@@ -87,8 +87,9 @@ final class PostgresLoop: Sendable {
         } onCancel: {
             for id in ids { hand(.cancel(connection: connection, id: id), failing: nil) }
         }
-        // A cancelled asker's statements fail as cancelled: the task's cancellation, not the database's.
-        try Task.checkCancellation()
+        // A cancelled asker's failure is its task's cancellation, not the database's. (Answers
+        // that came are answers: a COMMIT that came is committed, cancelled or not.)
+        if Task.isCancelled, results.contains(where: { if case .failure = $0 { true } else { false } }) { throw CancellationError() }
         return try results.map { try $0.get() }
     }
 
