@@ -41,9 +41,7 @@ import TestSupport
         let disk = StalledDisk()
         // One daemon even in a balanced run: the hook stalls every daemon of the process, and a
         // balancer in front would buffer the body the test holds back.
-        // The file pool at normal priority: what is measured is a stalled disk, and under the
-        // balanced pass's load nice-19 threads can wait longer than the body timeout to run.
-        let harness = try ServiceHarness(alone: true, configure: { $0.ioThreadNiceness = 0 }, beforeEachFileJob: { disk.pass() })
+        let harness = try ServiceHarness(alone: true, beforeEachFileJob: { disk.pass() })
         let client = try harness.client(harness.alpha)
         let (propertyId, floorId) = try client.makeFloor()
         disk.stall()
@@ -91,8 +89,7 @@ import TestSupport
     @Test func previewsPastTheQueueLimitAre503WithRetryAfter() async throws {
         let disk = StalledDisk()
         // One daemon even in a balanced run: the queue is a daemon's own.
-        let harness = try ServiceHarness(alone: true, configure: { $0.previewQueueLimit = 1; $0.ioThreadNiceness = 0 },
-                                         beforeEachFileJob: { disk.pass() })
+        let harness = try ServiceHarness(alone: true, configure: { $0.previewQueueLimit = 1 }, beforeEachFileJob: { disk.pass() })
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let (first, second) = (newID(), newID())

@@ -17,4 +17,6 @@ echo "PostgreSQL for the service's tests: $url"
 own="LockOrderTests|QueryPlanRuleTests|BackupTests|OrphanSweepTests|CrashPointTests|CrashSafetyTests|NoBlockingWaitTests|RequestParsingTests|ServiceErrorTests|BearerTokenTests|ToursdBinaryTests|ToursdConfigTests"
 TOURSD_TEST_POSTGRES="$url" swift test --skip-build --filter TourServiceTests --skip "$own"
 echo "The service's tests through three daemons behind nginx"
-TOURSD_TEST_POSTGRES="$url" TOURSD_TEST_BALANCED=3 swift test --skip-build --filter TourServiceTests --skip "$own"
+# SlowDiskTests run one daemon even here (their stall hook is the process's): the first pass ran
+# them on PostgreSQL already, and beside this pass's load their stall outlasts the body timeout.
+TOURSD_TEST_POSTGRES="$url" TOURSD_TEST_BALANCED=3 swift test --skip-build --filter TourServiceTests --skip "$own|SlowDiskTests"
