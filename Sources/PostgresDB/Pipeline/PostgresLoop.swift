@@ -22,6 +22,9 @@ final class PostgresLoop: Sendable {
 
     private struct Handed: ~Copyable {
         var events: [Event] = []
+        /// Handed quietly: joins `events` with the next event handed otherwise, or at
+        /// `wakeUp`; an awake loop does not take them alone.
+        var quiet: [Event] = []
         /// The loop's thread will look at `events` before it sleeps again.
         var awake = true
         var stopped = false
@@ -111,6 +114,8 @@ final class PostgresLoop: Sendable {
     /// Wakes the loop if it sleeps: what was handed over quietly goes out.
     func wakeUp() {
         let asleep = handed.withLock { handed -> Bool in
+            handed.events += handed.quiet
+            handed.quiet = []
             defer { handed.awake = true }
             return !handed.awake && !handed.stopped
         }
@@ -122,8 +127,13 @@ final class PostgresLoop: Sendable {
     private func hand(_ event: Event, failing group: AnswerGroup?, quietly: Bool = false) {
         let asleep = handed.withLock { handed -> Bool? in
             guard !handed.stopped else { return nil }
+            if quietly {
+                handed.quiet.append(event)
+                return false
+            }
+            handed.events += handed.quiet
+            handed.quiet = []
             handed.events.append(event)
-            if quietly { return false }
             defer { handed.awake = true }
             return !handed.awake
         }
@@ -222,6 +232,14 @@ final class PostgresLoop: Sendable {
         for index in drivers.indices {
             perform(drivers[index].machine.broken(Self.stopped), &drivers[index], index, statementTimeoutSeconds)
             for asked in drivers[index].asked.values { asked.group.deliver(asked.slot, .failure(Self.stopped)) }
+        }
+        // Handed but never taken: answered too, so no asker waits on a stopped loop.
+        let left = handed.withLock { handed in
+            defer { handed.events = []; handed.quiet = [] }
+            return handed.events + handed.quiet
+        }
+        for case .ask(_, let asked) in left {
+            for one in asked.values { one.group.deliver(one.slot, .failure(Self.stopped)) }
         }
     }
 
