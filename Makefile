@@ -48,7 +48,9 @@ run: build
 
 # The file system that loses power on command (Tests/powerloss), for the power-loss tests.
 POWERLOSSFS := .build/powerloss/powerlossfs
-powerlossfs: deps
+powerlossfs: deps $(POWERLOSSFS)
+# Compiled again only when its source changed: a build that changes nothing does nothing.
+$(POWERLOSSFS): Tests/powerloss/powerlossfs.c
 	mkdir -p .build/powerloss
 	gcc -O2 -Wall -Wextra -Werror -o $(POWERLOSSFS) Tests/powerloss/powerlossfs.c $$(pkg-config --cflags --libs fuse3)
 
@@ -57,6 +59,7 @@ test: deps powerlossfs
 	bash Tests/repository/tracked_files.sh
 	$(SWIFT) build $(RELEASE) --product toursd
 	$(SWIFT) build --build-tests
+	bash Tests/repository/noop_build.sh $(SWIFT) $(RELEASE) --product toursd
 	$(SWIFT) test --skip-build
 	bash Tests/postgres/api.sh
 	bash Tests/postgres/scaleout.sh .build/release/toursd .build/debug/tours

@@ -44,7 +44,7 @@ let package = Package(
 
         // The server: the sync service and its thin executable.
         .target(name: "TourService", dependencies: ["APIModel", "TourViewer", "ImagePreviews", "HTTPCore", "Logging", "Hashing", "SQLiteDB", "PostgresDB", "ThreadPools", "CLinux"]),
-        .executableTarget(name: "toursd", dependencies: ["TourService"]),
+        .executableTarget(name: "toursd", dependencies: ["TourService", "APIModel"]),
 
         // The client: library and thin command line.
         .target(name: "NoughtyTours", dependencies: ["APIModel", "CCurl", "SQLiteDB", "Hashing", "ThreadPools"]),

@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 work=$(mktemp -d -p "${BENCH_DIR:-/var/tmp}" bench.XXXXXX)
 trap 'stop_servers "$work"' EXIT
+build_release toursd ClientBench
 count=${DRAIN_FILES:-50}
 size_mb=${DRAIN_MB:-10}
 rounds=${DRAIN_ROUNDS:-2}

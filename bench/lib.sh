@@ -1,4 +1,35 @@
-# Helpers the bench scripts share: free ports, waiting for a server, wrk figures, peak RSS.
+# Helpers the bench scripts share: builds, free ports, waiting for a server, wrk figures, peak RSS.
+
+# A command substitution fails the script as the command in it does: a peer or a reference
+# that cannot start, or a request that fails, ends the bench with its error, never a figure.
+shopt -s inherit_errexit
+
+# Builds the release products named (as make build does: a no-op when they are current); the
+# build's output is shown only when it fails.
+build_release() {
+    local log
+    log=$(mktemp)
+    for product in "$@"; do
+        if ! swift build -c release -Xswiftc -static-stdlib --product "$product" > "$log" 2>&1; then
+            cat "$log" >&2
+            rm -f "$log"
+            echo "bench: cannot build $product" >&2
+            return 1
+        fi
+    done
+    rm -f "$log"
+}
+
+# Waits (at most 10 s) until file $1 holds a line (a server's port); prints it, or fails
+# naming $2, the server.
+port_from_file() {
+    for _ in $(seq 1 200); do
+        if [ -s "$1" ]; then head -1 "$1"; return 0; fi
+        sleep 0.05
+    done
+    echo "bench: $2 did not start (no port in $1)" >&2
+    return 1
+}
 
 # A free TCP port on 127.0.0.1, chosen by the OS.
 free_port() {
@@ -40,8 +71,10 @@ rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
 value, unit = re.search(r"99%\s+([\d.]+)(us|ms|s)", text).groups()
 p99 = float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
 errors = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
-if errors:
-    print(f"wrk saw {errors.group(1)} error responses", file=sys.stderr)
+connect = re.search(r"Socket errors: connect (\d+)", text)
+if errors or (connect and int(connect.group(1)) > 0):
+    print(f"bench: wrk saw failed requests ({sys.argv[1]}):\n{text}", file=sys.stderr)
+    sys.exit(1)
 print(f"{rps:.0f} {p99:.3f}")
 PY
 }
@@ -93,6 +126,7 @@ stop_nginx() {
 # by default) with data in $1/data and its log
 # in $1/toursd.log; sets TOURSD_PID and TOURSD_PORT.
 start_toursd() {
+    [ -n "${TOURSD_BIN:-}" ] || build_release toursd
     "${TOURSD_BIN:-.build/release/toursd}" serve --config "${TOURSD_CONFIG:-config/toursd.json}" --port 0 --data-dir "$1/data" 2> "$1/toursd.log" &
     TOURSD_PID=$!
     TOURSD_PORT=$(toursd_port "$1/toursd.log")
@@ -142,10 +176,11 @@ stop_servers() {
     rm -rf "$1"
 }
 
-# jpeg_like COUNT FILE: COUNT random bytes behind a JPEG's signature (toursd refuses panoramas
-# whose bytes are not of their declared type; random bytes are what measures a transfer).
+# jpeg_like COUNT FILE: COUNT random bytes behind a JPEG's signature and frame header of
+# 4096×2048 (toursd refuses panoramas whose bytes are not of their declared type, the client
+# library images without dimensions; random bytes are what measures a transfer).
 jpeg_like() {
-    { printf '\377\330\377\340'; head -c "$(($1 - 4))" /dev/urandom; } > "$2"
+    { printf '\377\330\377\300\000\021\010\010\000\020\000\003\001\042\000\002\021\001\003\021\001'; head -c "$(($1 - 21))" /dev/urandom; } > "$2"
 }
 
 # A bench with a PostgreSQL cluster of its own: sets $work (a scratch folder outside the work

@@ -2,6 +2,8 @@
 # make bench: every benchmark, each figure printed beside its reference from the same run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
+build_release toursd DurableReceiver DocumentBench ClientBench
 bash bench/http.sh
 echo
 bash bench/mixed_load.sh

@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
+build_release toursd
 toursd=.build/release/toursd
 with_postgres
 psql "$server/postgres" -qc "CREATE DATABASE tours"

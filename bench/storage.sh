@@ -8,6 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
+build_release toursd
 toursd=.build/release/toursd
 with_postgres
 for db in small large tenfloors; do psql "$server/postgres" -qc "CREATE DATABASE $db"; done

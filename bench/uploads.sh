@@ -14,14 +14,14 @@ trap '[ -n "$reference_pid" ] && kill "$reference_pid"; stop_servers "$work"' EX
 size_mb=${UPLOAD_MB:-50}
 concurrent=${UPLOAD_CONCURRENCY:-32}
 
+build_release toursd DurableReceiver
 jpeg_like "$((size_mb << 20))" "$work/upload.bin"
 nginx_port=$(start_nginx "$work")
 start_toursd "$work"
 mkdir -p "$work/reference"
 .build/release/DurableReceiver "$work/reference" > "$work/reference.port" &
 reference_pid=$!
-for _ in $(seq 1 100); do [ -s "$work/reference.port" ] && break; sleep 0.05; done
-reference_port=$(cat "$work/reference.port")
+reference_port=$(port_from_file "$work/reference.port" "the durable reference (DurableReceiver)")
 token=$(cat "$work/data/admin.token")
 auth="Authorization: Bearer $token"
 property=$(python3 -c 'import uuid; print(uuid.uuid4())')
@@ -40,7 +40,10 @@ timed_uploads() {
     # which would otherwise be paid by whoever runs next.
     sync
     start=$(date +%s.%N)
-    xargs -P "$parallel" -I{} curl -fsS -o /dev/null -T "$work/upload.bin" "$@" "$prefix{}$suffix"
+    if ! xargs -P "$parallel" -I{} curl -fsS -o /dev/null -T "$work/upload.bin" "$@" "$prefix{}$suffix"; then
+        echo "bench: an upload to $prefix failed" >&2
+        return 1
+    fi
     end=$(date +%s.%N)
     python3 -c "print($end - $start)"
 }

@@ -1,3 +1,4 @@
+import APIModel
 import Foundation
 
 /// How the library is set up: where the server is, its token, where local storage lives, and
@@ -93,6 +94,16 @@ public final class NoughtyTours: Sendable {
     public func events() -> SyncEventStream {
         syncEvents.stream()
     }
+
+    /// Asks the server for a page of one property with the token: throws `transport` when it
+    /// cannot be reached, the server's error when it refuses the token (401) or is not a
+    /// NoughtyTours server; returns when both are right. Nothing is written.
+    public func checkServer() async throws(NoughtyToursError) {
+        _ = try await properties.remote.document("/v1/properties?limit=1", PropertyPage.init)
+    }
+
+    /// The release of this library (and of the toursd it speaks to, at its best).
+    public static var version: String { Release.version }
 
     /// Observers of the local database currently registered (for tests of leaks).
     var observerCount: Int {

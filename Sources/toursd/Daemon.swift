@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import APIModel
 import Dispatch
 import Foundation
 import HTTPCore
@@ -30,6 +31,8 @@ enum Daemon {
             switch command {
             case .help(let text):
                 print(text)
+            case .version:
+                print("toursd \(Release.version)")
             case .serve(let config):
                 try serve(config, arguments: arguments)
             case .checkConfig(let config):

@@ -93,7 +93,7 @@ import TestSupport
                     ordered = ordered && sent >= progress[item, default: 0]
                     progress[item] = sent
                 case .uploaded(let item) where item == done: return (failures, progress, ordered)
-                case .uploaded: break
+                case .uploaded, .resumed: break
                 }
                 // A slow reader: the producer runs far ahead of it.
                 try? await Task.sleep(for: .microseconds(200))

@@ -140,7 +140,7 @@ import TestSupport
         let first = try await claim(tours)
         #expect(first.map(\.kind) == [.property]) // the floors wait for it
         #expect(try await claim(tours).isEmpty) // in flight: not claimed again
-        try await tours.store.write { db in try Queue.succeeded(db, first[0]) }
+        try await tours.store.write { db in try Queue.succeeded(db, first[0], now: 0) }
         let floors = try await claim(tours, limit: 1)
         #expect(floors.map(\.kind) == [.floor]) // the limit holds
         #expect(try await claim(tours).map(\.kind) == [.floor])
@@ -204,6 +204,59 @@ import TestSupport
         let endpoint = ServerEndpoint(server: URL(string: "http://127.0.0.1:9")!, token: "t")
         let work = try await tours.store.read { db in try ItemUploader.work(for: item, db, endpoint) }
         guard case .obsolete = work else { Issue.record("a replaced world map would be sent: \(work)"); return }
+    }
+}
+
+/// Giving up an item the server will not take, and pruning what is on the server.
+@Suite(.timeLimit(.minutes(3))) struct QueuedUploadTests {
+    @Test func aDroppedPlanLetsWhatWaitedForItGoOnAndADroppedPanoramaLeavesStorage() async throws {
+        let tours = try await makeLibrary()
+        let property = try await tours.properties.createProperty(name: "Dropped", floorCount: 1)
+        let floor = try #require(try await tours.properties.floors(of: property).first)
+        try await tours.structureCapture.apply(floor: floor, mode: .newScan, rooms: [CapturedRoom(name: "A", outline: [[0, 0], [1, 0], [1, 1]])])
+        let session = try await tours.panoramaCapture.session(floor: floor)
+        let kept = try await capturePanorama(session, seed: 1)
+        let refused = try await capturePanorama(session, seed: 2)
+        let listed = try await tours.queuedUploads()
+        #expect(listed.map(\.item.kind) == [.property, .floor, .plan, .panorama, .panorama])
+        #expect(listed.allSatisfy { $0.state == .queued } && listed[3].bytes == 4096)
+        let plan = listed[2], refusedItem = try #require(listed.first { $0.item.entityId == refused })
+        #expect(listed[3].waitingFor == plan.id) // the panorama comes after the plan
+        await #expect(throws: NoughtyToursError.self) { try await tours.dropUpload(listed[0].id) } // the property's own
+
+        try await tours.dropUpload(plan.id)
+        let after = try await tours.queuedUploads()
+        #expect(!after.contains { $0.id == plan.id })
+        #expect(after.first { $0.item.entityId == kept }?.waitingFor == listed[1].id) // now after the floor
+        let file = try await tours.store.read { db in try db.first("SELECT path FROM panoramas WHERE id = ?", refused)?[0].string }
+        try await tours.dropUpload(refusedItem.id)
+        #expect(try await tours.properties.status(of: property).panoramaCount == 1)
+        #expect(!FileManager.default.fileExists(atPath: try #require(file)))
+        await #expect(throws: NoughtyToursError.notFound) { try await tours.dropUpload(refusedItem.id) }
+    }
+
+    @Test func pruningRemovesOnlyFilesUploadedBeforeTheCutoffAndKeepsTheRows() async throws {
+        let tours = try await makeLibrary()
+        let property = try await tours.properties.createProperty(name: "Pruned", floorCount: 1)
+        let floor = try #require(try await tours.properties.floors(of: property).first)
+        let session = try await tours.panoramaCapture.session(floor: floor)
+        let old = try await capturePanorama(session, seed: 1)
+        let recent = try await capturePanorama(session, seed: 2)
+        let pending = try await capturePanorama(session, seed: 3)
+        let now = Date().timeIntervalSince1970
+        try await tours.store.write { db in
+            try db.run("UPDATE queue_items SET state = 'done', done_at = ? WHERE entity_id = ?", now - 3 * 86_400, old)
+            try db.run("UPDATE queue_items SET state = 'done', done_at = ? WHERE entity_id = ?", now - 3_600, recent)
+        }
+        let paths = try await tours.store.read { db in
+            Dictionary(uniqueKeysWithValues: try db.query("SELECT id, path FROM panoramas").map { ($0[0].string ?? "", $0[1].string ?? "") })
+        }
+        let pruned = try await tours.pruneUploadedPanoramas(olderThan: .seconds(86_400))
+        #expect(pruned.files == 1 && pruned.bytes == 4096)
+        #expect(!FileManager.default.fileExists(atPath: paths[old]!))
+        #expect(FileManager.default.fileExists(atPath: paths[recent]!) && FileManager.default.fileExists(atPath: paths[pending]!))
+        #expect(try await tours.properties.status(of: property).panoramaCount == 3)
+        #expect(try await tours.pruneUploadedPanoramas(olderThan: .seconds(86_400)).files == 0) // once
     }
 }
 

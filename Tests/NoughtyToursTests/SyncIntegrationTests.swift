@@ -288,17 +288,32 @@ final class EventLog: Sendable {
         let events = tours.events()
         try await tours.start()
         for await event in events {
-            if case .progress(let item, let sent, _) = event, item.entityId == panorama, sent > 0 { break }
+            if case .progress(let item, let sent, _) = event, item.entityId == panorama, sent > 2 << 20 { break }
         }
         await tours.stop()
         #expect(try await queueItems(tours, kind: .panorama).map { [$0.state, String($0.attempts)] } == [["pending", "0"]])
         #expect(try await tours.properties.status(of: property).panoramasFailed == 0)
 
         let again = try await makeSyncingLibrary(server: server.url, token: server.token, directory: storage)
+        let resumedEvents = again.events()
+        let seen = Task {
+            var seen: [SyncEvent] = []
+            for await event in resumedEvents {
+                seen.append(event)
+                if case .uploaded(let item) = event, item.entityId == panorama { break }
+            }
+            return seen
+        }
         try await again.start()
         await again.idle()
         await again.stop()
         #expect(try await queueItems(again, kind: .panorama).map { [$0.state, String($0.attempts)] } == [["done", "1"]])
+        // What the server held is told first, and progress counts on from it, never from 0.
+        let told = await seen.value
+        let offset = try #require(told.lazy.compactMap { if case .resumed(let item, let offset, _) = $0, item.entityId == panorama { offset } else { nil } }.first)
+        #expect(offset > 0 && offset < 8 << 20)
+        let progress = told.compactMap { if case .progress(let item, let sent, _) = $0, item.entityId == panorama { sent } else { nil } }
+        #expect(!progress.isEmpty && progress.allSatisfy { $0 >= offset })
         #expect(try await again.properties.status(of: property).isComplete)
     }
 }

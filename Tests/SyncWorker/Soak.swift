@@ -48,7 +48,7 @@ struct Soak {
                 case .attemptFailed(let item, let error, let attempt, let willRetry):
                     tally.failedAttempts.add(1, ordering: .relaxed)
                     if !willRetry, attempt < 3 { tally.failedEarly.withLock { $0.append("\(item.kind) \(item.entityId): \(error)") } }
-                case .progress: break
+                case .progress, .resumed: break
                 }
             }
         }

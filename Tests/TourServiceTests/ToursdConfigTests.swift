@@ -8,6 +8,12 @@ import Testing
         #expect(command == .serve(ToursdConfig()))
     }
 
+    @Test func versionIsAskedAsAFlagOrASubcommand() throws {
+        #expect(try ToursdCommand.parse(["--version"]) == .version)
+        #expect(try ToursdCommand.parse(["version"]) == .version)
+        #expect(try ToursdCommand.parse(["serve", "--help"]) == .help(ToursdCommand.serveUsage))
+    }
+
     @Test func theShippedConfigFileHoldsEveryKeyWithTheEmbeddedDefaults() throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("config/toursd.json").path

@@ -12,6 +12,10 @@ import argparse, hashlib, http.client, json, os, random, signal, sqlite3, subpro
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from powerloss import PowerLossFS  # noqa: E402
 
+# A JPEG's signature and frame header (4096×2048): tours checks an image's content and its
+# dimensions before it queues it; random bytes behind it are what a transfer measures.
+JPEG_HEAD = bytes.fromhex("ffd8ffc00011080800100003012200021101031101")
+
 parser = argparse.ArgumentParser()
 parser.add_argument("fs")
 parser.add_argument("toursd")
@@ -83,7 +87,7 @@ def capture(stop):
             for index in range(rng.randint(1, 3)):
                 image = os.path.join(files, f"{property}-{index}.jpg")
                 # A JPEG's signature first: toursd refuses bytes that are not of their declared type.
-                open(image, "wb").write(b"\xff\xd8\xff\xe0" + rng.randbytes(rng.randint(1000, 300_000)))
+                open(image, "wb").write(JPEG_HEAD + rng.randbytes(rng.randint(1000, 300_000)))
                 images.append(image)
             code, out = tours("panorama", "add", property, *images, "--json", check=False)
             if code != 0:

@@ -31,6 +31,10 @@ public struct UploadFailure: Sendable, Equatable {
 public enum SyncEvent: Sendable, Equatable {
     /// `sent` of `total` bytes of the item are on the server or on their way.
     case progress(UploadItem, sent: Int64, total: Int64)
+    /// The server already held `offset` of the item's `total` bytes (an upload interrupted
+    /// earlier, by a lost connection or a killed process): the upload goes on from there, and
+    /// progress counts them as sent. Always delivered, before the item's next progress.
+    case resumed(UploadItem, offset: Int64, total: Int64)
     case uploaded(UploadItem)
     /// Attempt number `attempt` failed; `willRetry` false means the item now stays failed
     /// until `sync()`.

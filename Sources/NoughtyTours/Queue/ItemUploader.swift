@@ -79,6 +79,7 @@ struct ItemUploader: Sendable {
                 return .failed(created.isSuccess ? .transport("the server's tus creation answer lacks Upload-Offset, or a Location of its own") : created.error,
                                retryAfter: created.retryAfter)
             }
+            if offset > 0, events.isObserved { events.send(.resumed(item.uploadItem, offset: offset, total: file.size)) }
             let patched: HTTPResponse
             switch await perform(ItemRequests.resumablePatch(server, location: location, offset: offset, file), item, offset: offset, total: file.size) {
             case .success(let response): patched = response

@@ -72,8 +72,11 @@ enum Queue {
     }
 
     /// The item reached the server (or no longer needs to).
-    static func succeeded(_ db: Database, _ item: QueueItem) throws {
-        try db.run("UPDATE queue_items SET state = 'done', attempts = attempts + 1, last_error = NULL, failed_at = NULL WHERE id = ? AND state = 'inflight'", item.id)
+    static func succeeded(_ db: Database, _ item: QueueItem, now: Double) throws {
+        try db.run("""
+            UPDATE queue_items SET state = 'done', attempts = attempts + 1, last_error = NULL, failed_at = NULL, done_at = ?
+            WHERE id = ? AND state = 'inflight'
+            """, now, item.id)
     }
 
     /// The attempt failed: tried again at `retryAt` (unix seconds), or failed for good (nil).

@@ -24,7 +24,7 @@ final class SyncEvents: Sendable {
 
 /// The queue's events for one listener (`NoughtyTours.events()`), until the iterating task is
 /// cancelled (what was sent before is still read) or the sequence and its iterator are dropped. A slow reader loses nothing that
-/// matters: `uploaded` and `attemptFailed` are always delivered, in order; a progress event
+/// matters: `resumed`, `uploaded` and `attemptFailed` are always delivered, in order; a progress event
 /// replaces the same item's progress not yet read, so the buffer holds at most one progress
 /// event per item however fast progress flows.
 public struct SyncEventStream: AsyncSequence, Sendable {
@@ -155,7 +155,7 @@ extension SyncEvent {
     /// The queue item the event is about.
     var item: UploadItem {
         switch self {
-        case .progress(let item, _, _), .uploaded(let item), .attemptFailed(let item, _, _, _): return item
+        case .progress(let item, _, _), .resumed(let item, _, _), .uploaded(let item), .attemptFailed(let item, _, _, _): return item
         }
     }
 }

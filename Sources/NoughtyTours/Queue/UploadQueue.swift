@@ -144,6 +144,7 @@ actor UploadQueue {
         }
         let named = item.uploadItem
         let attempt = item.attempts + 1
+        let now = Date().timeIntervalSince1970
         do {
             switch outcome {
             case .uploaded(let tourId):
@@ -152,18 +153,17 @@ actor UploadQueue {
                         // Assigned once by the server: kept from the first success on.
                         try db.run("UPDATE properties SET tour_id = ? WHERE id = ? AND tour_id IS NULL", tourId, item.propertyId)
                     }
-                    try Queue.succeeded(db, item)
+                    try Queue.succeeded(db, item, now: now)
                 }
                 events.send(.uploaded(named))
             case .obsolete:
-                try await store.write { db in try Queue.succeeded(db, item) }
+                try await store.write { db in try Queue.succeeded(db, item, now: now) }
             case .failed where interrupted:
                 try await store.write { db in try Queue.interrupted(db, item) }
             case .failed(let error, let retryAfter):
                 let decision = policy.decide(error, attempt: attempt, retryAfter: retryAfter, random: Double.random(in: 0..<1))
                 let retryAt: Double?
-                if case .retry(let wait) = decision { retryAt = Date().timeIntervalSince1970 + wait.timeInterval } else { retryAt = nil }
-                let now = Date().timeIntervalSince1970
+                if case .retry(let wait) = decision { retryAt = now + wait.timeInterval } else { retryAt = nil }
                 try await store.write { db in try Queue.attemptFailed(db, item, error: error, retryAt: retryAt, now: now) }
                 events.send(.attemptFailed(named, error, attempt: attempt, willRetry: retryAt != nil))
             }

@@ -88,5 +88,11 @@ enum ClientMigrations {
             ALTER TABLE queue_items ADD COLUMN failed_at REAL;
             ALTER TABLE floors ADD COLUMN world_map_sha256 TEXT;
             """),
+        // When an item reached the server (unix seconds): an uploaded panorama's file is pruned
+        // after the retention a host sets. Items done before this version count from now.
+        Migration(version: 6, name: "done_at", sql: """
+            ALTER TABLE queue_items ADD COLUMN done_at REAL;
+            UPDATE queue_items SET done_at = CAST(strftime('%s', 'now') AS REAL) WHERE state = 'done';
+            """),
     ]
 }

@@ -22,6 +22,8 @@ actor LocalStore {
         thread = SerialThread(name: "noughtytours-storage")
         do {
             try FileManager.default.createDirectory(at: directory.appendingPathComponent("panoramas"), withIntermediateDirectories: true)
+            // Its owner's alone, as the photographs of someone's home and the queue are.
+            try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
             // Writable, or storage is unavailable now rather than at the first capture. A name
             // of its own: two processes opening the storage at once (tours sync and a capture)
             // must not remove each other's probe.

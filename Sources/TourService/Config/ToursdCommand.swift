@@ -11,6 +11,8 @@ public enum ToursdCommand: Equatable, Sendable {
     /// Prints the effective configuration, and whether it can be served.
     case checkConfig(ToursdConfig)
     case help(String)
+    /// `--version` (or `version`): the release.
+    case version
 
     /// Where a key's value comes from, last wins: the defaults, the file (`--config`, else
     /// `$TOURSD_CONFIG`), the environment (`TOURSD_` + the key, e.g. `TOURSD_logLevel`), then
@@ -40,6 +42,7 @@ public enum ToursdCommand: Equatable, Sendable {
       tokens   create, list or revoke the bearer tokens of tenants
       backup   copy the data directory, consistently, while the daemon serves
       check-config  print the effective configuration and check it can be served
+      version  the release (also --version)
 
     Each subcommand explains itself with --help.
     """
@@ -122,6 +125,7 @@ public enum ToursdCommand: Equatable, Sendable {
             words.append(first)
             rest = rest.dropFirst()
         }
+        if words.first == "version" || (words.isEmpty && rest.first == "--version") { return .version }
         let subcommand = words.first ?? "serve"
         let help: String
         let allowed: Set<String>

@@ -23,7 +23,7 @@ enum CaptureCommands {
         if arguments.has("--json") {
             Output.json(["floor": floor.id, "rooms": result.map { ["id": $0.id, "name": $0.name ?? NSNull()] as [String: Any] }])
         } else {
-            Output.line("floor \(floor.number ?? 0) has \(result.count) rooms: " + result.map { "\($0.id) \($0.name ?? "(unnamed)")" }.joined(separator: ", "))
+            Output.line("floor \(floor.number ?? 0) has \(Output.count(result.count, "room")): " + result.map { "\($0.id) \($0.name ?? "(unnamed)")" }.joined(separator: ", "))
         }
     }
 
@@ -74,22 +74,31 @@ enum CaptureCommands {
         Output.line("saved the world map of floor \(floor.number ?? 0)")
     }
 
-    /// Each image becomes a panorama of the floor (or `--room`), as if captured with good
-    /// readings; the files themselves are left as they are.
+    /// Each image becomes a panorama of the floor (or `--room`, on whichever floor holds it),
+    /// as if captured with good readings; the files themselves are left as they are. Every
+    /// image is checked by its content first: one that is not an image adds none.
     static func addPanoramas(_ tours: NoughtyTours, _ arguments: Arguments) async throws(CLIError) {
         guard arguments.positional.count >= 2 else { throw .usage("expected PROPERTY_ID IMAGE...") }
         let property = try await PropertyCommands.find(tours, arguments.positional[0])
-        let floor = try await PropertyCommands.floor(tours, property, arguments)
+        let images = try arguments.positional.dropFirst().map { path throws(CLIError) -> (path: String, content: ImageContent) in
+            switch ImageContent.inspect(file: path, name: (path as NSString).lastPathComponent) {
+            case .success(let content): return (path, content)
+            case .failure(.invalidInput(let reason)) where !FileManager.default.fileExists(atPath: path): throw .library(.invalidInput("\(reason): no file \(path)"))
+            case .failure(let error): throw .library(error)
+            }
+        }
         let session: PanoramaCaptureSession
+        let floor: Floor
         if let roomId = arguments.value("--room") {
-            let rooms = try await library { () async throws(NoughtyToursError) in try await tours.properties.rooms(of: floor) }
-            guard let room = rooms.first(where: { $0.id == roomId.lowercased() }) else { throw .library(.notFound) }
+            let room = try await PropertyCommands.room(tours, property, roomId, arguments)
             session = try await library { () async throws(NoughtyToursError) in try await tours.panoramaCapture.session(room: room) }
+            floor = await session.floor
         } else {
+            floor = try await PropertyCommands.floor(tours, property, arguments)
             session = try await library { () async throws(NoughtyToursError) in try await tours.panoramaCapture.session(floor: floor) }
         }
         var added: [String] = []
-        for path in arguments.positional.dropFirst() {
+        for (path, content) in images {
             // The capture takes over its folder; a copy goes in, the user's file stays.
             let name = (path as NSString).lastPathComponent
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tours-\(UUID().uuidString)")
@@ -100,12 +109,16 @@ enum CaptureCommands {
                 try? FileManager.default.removeItem(at: folder)
                 throw .library(.invalidInput("cannot read the image \(path)"))
             }
-            let outcome = try await library { () async throws(NoughtyToursError) in
-                try await session.record(folder: folder, image: name, readings: CaptureReadings(iso: 100, shutterSeconds: 1.0 / 60))
+            let outcome: PanoramaOutcome
+            do {
+                outcome = try await session.record(folder: folder, image: name, readings: CaptureReadings(iso: 100, shutterSeconds: 1.0 / 60))
+            } catch {
+                try? FileManager.default.removeItem(at: folder)
+                throw .library(error)
             }
             guard case .kept(let id) = outcome else { throw .library(.invalidInput("\(path) was discarded: \(outcome)")) }
             added.append(id)
-            if !arguments.has("--json") { Output.line("\(id)  \(path)") }
+            if !arguments.has("--json") { Output.line("\(id)  \(path)  \(content.width)×\(content.height) \(content.format.rawValue)") }
         }
         _ = await session.finish()
         if arguments.has("--json") { Output.json(["floor": floor.id, "panoramas": added]) }

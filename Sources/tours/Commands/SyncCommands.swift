@@ -3,9 +3,10 @@ import NoughtyTours
 
 /// `tours sync` and `tours status`.
 enum SyncCommands {
-    /// Forgives what failed, uploads everything queued (progress on the way), and says what
-    /// stayed queued: exit 6 when something did, its work kept for the next sync.
-    static func sync(_ tours: NoughtyTours, _ arguments: Arguments) async throws(CLIError) {
+    /// Forgives what failed, uploads everything queued (progress on the way), prunes old local
+    /// copies, and says what stayed queued: exit 7 when the server refused something retrying
+    /// cannot fix, 6 when the rest may pass; the work is kept either way.
+    static func sync(_ tours: NoughtyTours, _ config: ClientConfig, _ arguments: Arguments) async throws(CLIError) {
         _ = try arguments.exactly()
         let pending = try await library { () async throws(NoughtyToursError) in try await tours.pendingUploads() }
         let display = ProgressDisplay(items: pending.items, bytes: pending.bytes)
@@ -21,15 +22,23 @@ enum SyncCommands {
         shown.cancel()
         _ = await shown.value
         if !arguments.has("--json") { display.finish() }
+        if let age = config.pruneUploadedAfter {
+            try await library { () async throws(NoughtyToursError) in try await tours.pruneUploadedPanoramas(olderThan: age) }
+        }
         let statuses = try await PropertyCommands.allStatuses(tours)
-        let left = try await library { () async throws(NoughtyToursError) in try await tours.pendingUploads() }
+        let left = try await library { () async throws(NoughtyToursError) in try await tours.queuedUploads() }
         if arguments.has("--json") {
-            Output.json(["properties": statuses.map(Output.status), "queued": left.items])
+            Output.json(["properties": statuses.map(Output.status), "queued": left.count])
         } else {
             statuses.forEach { Output.line(Output.summary($0)) }
         }
-        if left.items > 0 {
-            throw .notSynced("\(Output.count(left.items, "upload")) stayed queued (kept): run tours sync again once the server can be reached")
+        let refused = left.filter { $0.state == .failed && $0.lastError?.isRetryable == false }
+        guard refused.isEmpty else {
+            throw .refused("\(Output.count(refused.count, "upload")) refused by the server, which retrying will not fix (kept in the queue):\n"
+                           + refused.map(Output.refusal).joined(separator: "\n"))
+        }
+        if !left.isEmpty {
+            throw .notSynced("\(Output.count(left.count, "upload")) stayed queued (kept): run tours sync again once the server can be reached")
         }
     }
 

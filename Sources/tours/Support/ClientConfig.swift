@@ -9,8 +9,12 @@ struct ClientConfig {
     var token: String
     var storage: URL
     /// Optional keys of the file, in milliseconds or counts: concurrentTransfers,
-    /// initialBackoffMs, maxBackoffMs, connectTimeoutMs, lowSpeedTimeMs, resumableThreshold.
+    /// initialBackoffMs, maxBackoffMs, connectTimeoutMs, lowSpeedTimeMs, resumableThreshold
+    /// (and pruneUploadedAfterDays, below).
     var sync = SyncOptions()
+    /// `pruneUploadedAfterDays`: the local copy of a panorama goes this long after its upload
+    /// (`tours sync` prunes); nil (a negative number in the file) keeps them.
+    var pruneUploadedAfter: Duration? = .seconds(7 * 86_400)
 
     static func path(_ explicit: String?) -> String {
         if let explicit { return explicit }
@@ -44,6 +48,9 @@ struct ClientConfig {
         if let value = number("connectTimeoutMs") { config.sync.connectTimeout = .milliseconds(value) }
         if let value = number("lowSpeedTimeMs") { config.sync.lowSpeedTime = .milliseconds(value) }
         if let value = number("resumableThreshold") { config.sync.resumableThreshold = Int64(value) }
+        if let days = (json["pruneUploadedAfterDays"] as? NSNumber)?.doubleValue {
+            config.pruneUploadedAfter = days < 0 ? nil : .seconds(days * 86_400)
+        }
         return config
     }
 

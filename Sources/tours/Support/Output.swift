@@ -54,7 +54,43 @@ enum Output {
     /// One failed item: what it is, why it failed, and what happens next.
     static func summary(_ failure: UploadFailure) -> String {
         "  \(failure.item.kind.rawValue) \(failure.item.entityId): \(failure.lastError.description) (after \(count(failure.attempts, "attempt")); "
-            + (failure.willRetry ? "will retry)" : "will not retry: run tours sync)")
+            + (failure.willRetry ? "will retry)" : failure.lastError.isRetryable ? "will not retry: run tours sync)" : "retrying will not help: tours queue list)")
+    }
+
+    static func queued(_ upload: QueuedUpload) -> [String: Any] {
+        ["item": upload.id, "kind": upload.item.kind.rawValue, "id": upload.item.entityId, "propertyId": upload.item.propertyId,
+         "state": upload.state.rawValue, "attempts": upload.attempts, "bytes": upload.bytes,
+         "lastError": upload.lastError?.description ?? NSNull(), "retryable": upload.lastError?.isRetryable ?? NSNull(),
+         "waitingFor": upload.waitingFor ?? NSNull()]
+    }
+
+    /// One line of `tours queue list`.
+    static func summary(_ upload: QueuedUpload) -> String {
+        var line = "\(upload.id)  \(upload.item.kind.rawValue) \(upload.item.entityId)  property \(upload.item.propertyId)  \(upload.state.rawValue)"
+        if upload.bytes > 0 { line += "  \(megabytes(upload.bytes))" }
+        if let waiting = upload.waitingFor { line += "  after \(waiting)" }
+        if let error = upload.lastError {
+            line += "\n      after \(count(upload.attempts, "attempt")): \(error.description)" + (error.isRetryable ? "" : " (retrying will not help)")
+        }
+        return line
+    }
+
+    /// A refused upload and what the user can do about it.
+    static func refusal(_ upload: QueuedUpload) -> String {
+        let drop = "tours queue drop \(upload.id) gives it up"
+        let remedy: String
+        switch upload.lastError {
+        case .server(let status, _, _)? where status == 401 || status == 403:
+            remedy = "the server refused the token: run tours init with a valid one, then tours sync"
+        case .server(413, _, _)?: remedy = "too large for the server: \(drop)"
+        case .server(415, _, _)?: remedy = "the server does not take this file's type: \(drop)"
+        case .server(409, _, _)?:
+            remedy = "it conflicts with the server's copy (another station changed it): tours property download \(upload.item.propertyId) to take theirs, or \(drop)"
+        case .server(404, _, _)?: remedy = "the server no longer has what it belongs to (deleted there?): \(drop)"
+        default: remedy = drop
+        }
+        return "  item \(upload.id), \(upload.item.kind.rawValue) \(upload.item.entityId) of property \(upload.item.propertyId): "
+            + "\(upload.lastError?.description ?? "refused")\n    \(remedy)"
     }
 
     /// "1 attempt", "3 attempts".
@@ -77,6 +113,9 @@ final class ProgressDisplay: @unchecked Sendable {
     private let terminal = Output.stdoutIsTerminal
     private let started = Date()
     private var sentByItem: [UploadItem: Int64] = [:]
+    /// What the server held of each item before this run (resumed uploads): on the bar, not
+    /// in the rate.
+    private var heldBefore: [UploadItem: Int64] = [:]
     private var finishedBytes: Int64 = 0
     private var items = 0
     private var lastDraw = Date.distantPast
@@ -91,6 +130,10 @@ final class ProgressDisplay: @unchecked Sendable {
         case .progress(let item, let sent, _):
             sentByItem[item] = sent
             draw(force: false)
+        case .resumed(let item, let offset, _):
+            sentByItem[item] = offset
+            if heldBefore[item] == nil { heldBefore[item] = offset }
+            if terminal { draw(force: true) } else { Output.line("resuming \(item.kind.rawValue) \(item.entityId): \(Output.megabytes(offset)) already on the server") }
         case .uploaded(let item):
             items += 1
             finishedBytes += sentByItem.removeValue(forKey: item) ?? 0
@@ -99,7 +142,7 @@ final class ProgressDisplay: @unchecked Sendable {
             sentByItem[item] = nil
             if terminal { FileHandle.standardOutput.write(Data("\r\u{1B}[K".utf8)) }
             Output.line("attempt \(attempt) of \(item.kind.rawValue) \(item.entityId) failed: \(CLIError.library(error).message)"
-                        + (willRetry ? "; retrying" : "; it stays queued"))
+                        + (willRetry ? "; retrying" : error.isRetryable ? "; it stays queued" : "; retrying will not help, it stays queued"))
         }
     }
 
@@ -108,7 +151,7 @@ final class ProgressDisplay: @unchecked Sendable {
         lastDraw = Date()
         let sent = finishedBytes + sentByItem.values.reduce(0, +)
         let elapsed = max(Date().timeIntervalSince(started), 0.001)
-        let rate = Double(sent) / elapsed
+        let rate = Double(max(0, sent - heldBefore.values.reduce(0, +))) / elapsed
         let fraction = totalBytes > 0 ? min(1, Double(sent) / Double(totalBytes)) : Double(items) / Double(max(totalItems, 1))
         let width = 24
         let bar = String(repeating: "#", count: Int(fraction * Double(width))).padding(toLength: width, withPad: "-", startingAt: 0)

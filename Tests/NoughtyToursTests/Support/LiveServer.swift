@@ -12,9 +12,10 @@ final class LiveServer {
     let toursd: ToursdProcess
     let token: String
 
+    /// `environment`: configuration keys as `TOURSD_<key>` (a small body limit, say).
     init(dataDir: String = testDirectory("toursd").path,
-         port: UInt16 = 0) throws {
-        toursd = try ToursdProcess(dataDir: dataDir, port: port)
+         port: UInt16 = 0, environment: [String: String] = [:]) throws {
+        toursd = try ToursdProcess(dataDir: dataDir, port: port, environment: environment)
         token = try toursd.adminToken
     }
 

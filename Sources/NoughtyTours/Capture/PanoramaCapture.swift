@@ -74,7 +74,10 @@ public actor PanoramaCaptureSession {
             return .discarded(reason)
         }
         let source = folder.appendingPathComponent(image)
-        let contentType = try Self.contentType(of: image)
+        // By its bytes: a renamed text file, random bytes or an empty file never reach the queue.
+        let contentType = try await store.files { () throws(NoughtyToursError) in
+            try ImageContent.inspect(file: source.path, name: image).get().format.contentType
+        }
         let id = UUID().uuidString.lowercased()
         let target = store.directory.appendingPathComponent("panoramas/\(id).\(source.pathExtension.lowercased())")
         let (size, digest) = try LocalFiles.copy(source, to: target)
@@ -106,15 +109,6 @@ public actor PanoramaCaptureSession {
     public func finish() -> PanoramaCaptureEvent {
         ended = true
         return .finished(floor, capturedInSession: kept)
-    }
-
-    static func contentType(of name: String) throws(NoughtyToursError) -> String {
-        switch (name as NSString).pathExtension.lowercased() {
-        case "jpg", "jpeg": return "image/jpeg"
-        case "heic": return "image/heic"
-        case "png": return "image/png"
-        default: throw .invalidInput("a panorama is a .jpg, .heic or .png file, not \(name)")
-        }
     }
 }
 
