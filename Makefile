@@ -42,9 +42,10 @@ build: run-deps
 	$(SWIFT) build $(RELEASE)
 
 # The daemon in the foreground on config/toursd.json (data under ./data). The descriptor
-# limit is raised to the hard limit so maxConnections can be reached.
+# limit is raised to the hard limit so maxConnections can be reached. exec: the shell gives
+# way to toursd, so Ctrl-C ends with its graceful stop, not with make's "Interrupt" line.
 run: build
-	ulimit -n $$(ulimit -Hn); .build/release/toursd serve --config config/toursd.json
+	ulimit -n $$(ulimit -Hn); exec .build/release/toursd serve --config config/toursd.json
 
 # The file system that loses power on command (Tests/powerloss), for the power-loss tests.
 POWERLOSSFS := .build/powerloss/powerlossfs
@@ -59,7 +60,7 @@ test: deps powerlossfs
 	bash Tests/repository/tracked_files.sh
 	$(SWIFT) build $(RELEASE) --product toursd
 	$(SWIFT) build --build-tests
-	bash Tests/repository/noop_build.sh $(SWIFT) $(RELEASE) --product toursd
+	bash Tests/repository/noop_build.sh $(SWIFT) build $(RELEASE) --product toursd
 	$(SWIFT) test --skip-build
 	bash Tests/postgres/api.sh
 	bash Tests/postgres/scaleout.sh .build/release/toursd .build/debug/tours

@@ -39,7 +39,7 @@ free_port() {
 # Waits (at most 10 s) until toursd wrote its "listening on" line to $1; prints the port.
 toursd_port() {
     for _ in $(seq 1 100); do
-        port=$(grep -o 'listening on http://[^ ]*' "$1" 2>/dev/null | sed 's/.*://')
+        port=$(grep -o 'listening on http://[^ ]*' "$1" 2>/dev/null | sed 's/.*://' || true)
         if [ -n "$port" ]; then echo "$port"; return 0; fi
         sleep 0.1
     done

@@ -95,7 +95,7 @@ enum Commands {
                 throw .refused("the server at \(server.absoluteString) refused the token (\(status) \(code): \(message)); nothing was saved: "
                                + "check the token (toursd tokens list, on the server) and run tours init again")
             } catch .transport(let reason) {
-                throw .library(.transport("\(reason); nothing was saved (tours init --offline saves without asking the server)"))
+                throw .library(.transport("\(server.absoluteString): \(reason); nothing was saved (tours init --offline saves without asking the server)"))
             } catch {
                 throw .library(.transport("\(server.absoluteString) did not answer as a NoughtyTours server: \(error); nothing was saved"))
             }

@@ -38,6 +38,6 @@ enum QueueCommands {
         }
         let pruned = try await library { () async throws(NoughtyToursError) in try await tours.pruneUploadedPanoramas(olderThan: age) }
         if arguments.has("--json") { return Output.json(["files": pruned.files, "bytes": pruned.bytes]) }
-        Output.line("removed the local copies of \(Output.count(pruned.files, "uploaded panorama")) (\(Output.megabytes(pruned.bytes))); they stay on the server")
+        Output.line("removed the local copies of \(Output.count(pruned.files, "uploaded panorama")) (\(Output.size(pruned.bytes))); they stay on the server")
     }
 }

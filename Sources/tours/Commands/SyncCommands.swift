@@ -21,7 +21,9 @@ enum SyncCommands {
         await tours.stop()
         shown.cancel()
         _ = await shown.value
-        if !arguments.has("--json") { display.finish() }
+        if !arguments.has("--json") {
+            if pending.items > 0 { display.finish() } else { Output.line("nothing to upload") }
+        }
         if let age = config.pruneUploadedAfter {
             try await library { () async throws(NoughtyToursError) in try await tours.pruneUploadedPanoramas(olderThan: age) }
         }

@@ -9,8 +9,8 @@ struct ClientConfig {
     var token: String
     var storage: URL
     /// Optional keys of the file, in milliseconds or counts: concurrentTransfers,
-    /// initialBackoffMs, maxBackoffMs, connectTimeoutMs, lowSpeedTimeMs, resumableThreshold
-    /// (and pruneUploadedAfterDays, below).
+    /// initialBackoffMs, maxBackoffMs, connectTimeoutMs, lowSpeedTimeMs, resumableThreshold,
+    /// maxSendBytesPerSecond (a station on a shared link), and pruneUploadedAfterDays (below).
     var sync = SyncOptions()
     /// `pruneUploadedAfterDays`: the local copy of a panorama goes this long after its upload
     /// (`tours sync` prunes); nil (a negative number in the file) keeps them.
@@ -20,20 +20,24 @@ struct ClientConfig {
         if let explicit { return explicit }
         let environment = ProcessInfo.processInfo.environment
         if let path = environment["TOURS_CONFIG"], !path.isEmpty { return path }
-        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (NSHomeDirectory() + "/.config")
-        return base + "/tours/config.json"
+        return (nonEmpty("XDG_CONFIG_HOME") ?? home + "/.config") + "/tours/config.json"
     }
 
     /// Where local storage goes unless `init --storage` says otherwise.
     static var defaultStorage: URL {
-        let environment = ProcessInfo.processInfo.environment
-        let base = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (NSHomeDirectory() + "/.local/share")
-        return URL(fileURLWithPath: base + "/tours")
+        URL(fileURLWithPath: (nonEmpty("XDG_DATA_HOME") ?? home + "/.local/share") + "/tours")
+    }
+
+    /// `$HOME`, as every command line tool takes it; the account's home when it is unset.
+    private static var home: String { nonEmpty("HOME") ?? NSHomeDirectory() }
+
+    private static func nonEmpty(_ name: String) -> String? {
+        ProcessInfo.processInfo.environment[name].flatMap { $0.isEmpty ? nil : $0 }
     }
 
     static func load(_ path: String) throws(CLIError) -> ClientConfig {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw .notConfigured("no configuration at \(path): run tours init --server URL --token TOKEN first")
+            throw .notConfigured("no configuration at \(path): run tours init --server URL --token-file FILE first")
         }
         guard let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
               let server = (json["server"] as? String).flatMap(URL.init(string:)), let token = json["token"] as? String,
@@ -48,6 +52,7 @@ struct ClientConfig {
         if let value = number("connectTimeoutMs") { config.sync.connectTimeout = .milliseconds(value) }
         if let value = number("lowSpeedTimeMs") { config.sync.lowSpeedTime = .milliseconds(value) }
         if let value = number("resumableThreshold") { config.sync.resumableThreshold = Int64(value) }
+        if let value = number("maxSendBytesPerSecond") { config.sync.maxSendBytesPerSecond = Int64(value) }
         if let days = (json["pruneUploadedAfterDays"] as? NSNumber)?.doubleValue {
             config.pruneUploadedAfter = days < 0 ? nil : .seconds(days * 86_400)
         }

@@ -67,7 +67,7 @@ enum Output {
     /// One line of `tours queue list`.
     static func summary(_ upload: QueuedUpload) -> String {
         var line = "\(upload.id)  \(upload.item.kind.rawValue) \(upload.item.entityId)  property \(upload.item.propertyId)  \(upload.state.rawValue)"
-        if upload.bytes > 0 { line += "  \(megabytes(upload.bytes))" }
+        if upload.bytes > 0 { line += "  \(size(upload.bytes))" }
         if let waiting = upload.waitingFor { line += "  after \(waiting)" }
         if let error = upload.lastError {
             line += "\n      after \(count(upload.attempts, "attempt")): \(error.description)" + (error.isRetryable ? "" : " (retrying will not help)")
@@ -101,7 +101,15 @@ enum Output {
     /// A UUID as the API writes ids: lowercase.
     static func id(_ uuid: UUID) -> String { uuid.uuidString.lowercased() }
 
-    static func megabytes(_ bytes: Int64) -> String { String(format: "%.1f MB", Double(bytes) / 1_000_000) }
+    /// Bytes for people, in decimal units: "39 kB", "1.6 MB", "2.10 GB".
+    static func size(_ bytes: Int64) -> String {
+        switch bytes {
+        case ..<1_000: return "\(bytes) B"
+        case ..<1_000_000: return "\(bytes / 1_000) kB"
+        case ..<1_000_000_000: return String(format: "%.1f MB", Double(bytes) / 1e6)
+        default: return String(format: "%.2f GB", Double(bytes) / 1e9)
+        }
+    }
 }
 
 /// Long work's progress: a bar redrawn in place on a terminal (bytes, rate, time left), a
@@ -133,7 +141,7 @@ final class ProgressDisplay: @unchecked Sendable {
         case .resumed(let item, let offset, _):
             sentByItem[item] = offset
             if heldBefore[item] == nil { heldBefore[item] = offset }
-            if terminal { draw(force: true) } else { Output.line("resuming \(item.kind.rawValue) \(item.entityId): \(Output.megabytes(offset)) already on the server") }
+            if terminal { draw(force: true) } else { Output.line("resuming \(item.kind.rawValue) \(item.entityId): \(Output.size(offset)) already on the server") }
         case .uploaded(let item):
             items += 1
             finishedBytes += sentByItem.removeValue(forKey: item) ?? 0
@@ -156,8 +164,8 @@ final class ProgressDisplay: @unchecked Sendable {
         let width = 24
         let bar = String(repeating: "#", count: Int(fraction * Double(width))).padding(toLength: width, withPad: "-", startingAt: 0)
         let left = rate > 0 && totalBytes > sent ? String(format: "%.0fs left", Double(totalBytes - sent) / rate) : ""
-        let text = "[\(bar)] \(items)/\(totalItems) items  \(Output.megabytes(sent))/\(Output.megabytes(totalBytes))  "
-            + String(format: "%.1f MB/s", rate / 1_000_000) + "  \(left)"
+        let text = "[\(bar)] \(items)/\(totalItems) items  \(Output.size(sent))/\(Output.size(totalBytes))  "
+            + "\(Output.size(Int64(rate)))/s  \(left)"
         FileHandle.standardOutput.write(Data("\r\u{1B}[K\(text)".utf8))
     }
 
