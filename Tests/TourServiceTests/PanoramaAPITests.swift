@@ -5,6 +5,7 @@ import Foundation
 import Synchronization
 import Testing
 import TestSupport
+@testable import TourService
 
 /// docs/api.md "Panoramas — one-shot upload".
 @Suite(.timeLimit(.minutes(3))) struct PanoramaAPITests {
@@ -180,6 +181,30 @@ import TestSupport
         #expect(last.status == 415 && last.errorCode == "unsupported_media_type" && last.text.contains("the bytes are not image/jpeg"))
         #expect(try client.tus("HEAD", location).status == 404)
         #expect(harness.storedFiles().isEmpty)
+        await harness.finish()
+    }
+
+    /// A body the IETF resumable-upload draft marks as a part is never stored as the whole
+    /// panorama; one marked complete (iOS's plain upload) is stored as any other.
+    @Test func aBodyMarkedAsPartOfAnUploadIsRefusedAndNothingIsKept() async throws {
+        let harness = try ServiceHarness()
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let part = imageBytes(1_000)
+        for marks in [["Upload-Draft-Interop-Version": "6", "Upload-Complete": "?0"], ["Upload-Draft-Interop-Version": "3", "Upload-Incomplete": "?1"],
+                      ["Upload-Complete": "?0;a=1"], ["Upload-Draft-Interop-Version": "8", "Upload-Complete": "yes"]] {
+            let id = newID()
+            let refused = try client.send("PUT", "/v1/panoramas/\(id)?floorId=\(floorId)", body: part, headers: marks.merging(["Content-Type": "image/jpeg"]) { $1 })
+            #expect(refused.status == 400 && refused.errorCode == "bad_request", "\(marks): \(refused.status) \(refused.text)")
+            #expect(try client.send("GET", "/v1/panoramas/\(id)").status == 404)
+        }
+        #expect(harness.storedFiles().isEmpty)
+        for marks in [["Upload-Draft-Interop-Version": "6", "Upload-Complete": "?1"], ["Upload-Draft-Interop-Version": "3", "Upload-Incomplete": "?0"]] {
+            let stored = try client.send("PUT", "/v1/panoramas/\(newID())?floorId=\(floorId)", body: part, headers: marks.merging(["Content-Type": "image/jpeg"]) { $1 })
+            #expect(stored.status == 201, "\(marks): \(stored.status) \(stored.text)")
+        }
+        #expect(PartialUploadMarks.boolean(" ?1 ; x=y") == true && PartialUploadMarks.boolean("?0") == false)
+        #expect(PartialUploadMarks.boolean("1") == nil && PartialUploadMarks.boolean("?10") == nil && PartialUploadMarks.boolean("") == nil)
         await harness.finish()
     }
 

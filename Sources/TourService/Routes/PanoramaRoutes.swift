@@ -12,6 +12,7 @@ enum PanoramaRoutes {
             let roomId = try request.queryParameter("roomId").map { text throws(ServiceError) in try Identifier.checked(text, "roomId") }
             let contentType = try PanoramaMediaType.validated(request.headers["content-type"])
             let declared = try ReprDigest.sha256(request.headers["repr-digest"]).map(ByteEncoding.hex)
+            try PartialUploadMarks.refuseParts(request.headers)
             // A re-send whose digest is declared is answered without reading the body again.
             if let declared, let existing = try await context.readOne({ try await TourStore.panorama($0, tenant, id) }) {
                 return try PanoramaUpload.resend(existing, digest: declared)
