@@ -79,7 +79,7 @@ public final class NoughtyTours: Sendable {
     /// progress bar's total).
     public func pendingUploads() async throws(NoughtyToursError) -> (items: Int, bytes: Int64) {
         try await store.read { db in
-            let items = try db.first("SELECT count(*) FROM queue_items WHERE state != 'done'")?[0].int ?? 0
+            let items = try db.first("SELECT count(*) FROM queue_items WHERE state IN ('pending', 'inflight', 'failed')")?[0].int ?? 0
             let bytes = try db.first("""
                 SELECT coalesce(sum(p.size), 0) FROM queue_items AS q JOIN panoramas AS p ON p.id = q.entity_id
                 WHERE q.kind = 'panorama' AND q.state != 'done'

@@ -56,5 +56,12 @@ import TestSupport
         #expect(reason(inspect([0xFF, 0xD8, 0xFF, 0xE1, 0x00, 0x00], as: "a.jpg")) != nil)
         let endless: [UInt8] = Array(ImageSignature.heic.prefix(24)) + [0x00, 0x00, 0x00, 0x08] + Array("free".utf8) + [0xFF, 0xFF, 0xFF, 0xFF] + Array("meta".utf8)
         #expect(reason(inspect(endless, as: "a.heic")) != nil)
+        // A 64-bit box size with its top bit set, and an ispe of 2^32 - 1 squared: refused or
+        // read, never a trap.
+        let huge: [UInt8] = Array(ImageSignature.heic.prefix(24)) + [0, 0, 0, 1] + Array("meta".utf8) + [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]
+        #expect(reason(inspect(huge, as: "a.heic")) != nil)
+        var widest = ImageSignature.heic
+        widest.replaceSubrange(64..<72, with: [UInt8](repeating: 0xFF, count: 8))
+        #expect(inspect(widest, as: "a.heic") == .success(ImageContent(format: .heic, width: 4_294_967_295, height: 4_294_967_295)))
     }
 }

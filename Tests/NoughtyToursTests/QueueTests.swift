@@ -235,6 +235,22 @@ import TestSupport
         await #expect(throws: NoughtyToursError.notFound) { try await tours.dropUpload(refusedItem.id) }
     }
 
+    /// An item being sent is not dropped under its transfer: `busy`, and it stays.
+    @Test func anItemInFlightIsNotDropped() async throws {
+        let tours = try await makeLibrary()
+        let property = try await tours.properties.createProperty(name: "In flight", floorCount: 1)
+        let floor = try #require(try await tours.properties.floors(of: property).first)
+        let panorama = try await capturePanorama(await tours.panoramaCapture.session(floor: floor))
+        try await tours.store.write { db in _ = try db.run("UPDATE queue_items SET state = 'inflight' WHERE entity_id = ?", panorama) }
+        let item = try #require(try await tours.queuedUploads().first { $0.item.entityId == panorama })
+        #expect(item.state == .uploading)
+        await #expect(throws: NoughtyToursError.busy("upload \(item.id) is being sent now: stop the sync that sends it, then drop it")) {
+            try await tours.dropUpload(item.id)
+        }
+        #expect(try await tours.queuedUploads().contains { $0.id == item.id })
+        #expect(try await tours.properties.status(of: property).panoramaCount == 1)
+    }
+
     @Test func pruningRemovesOnlyFilesUploadedBeforeTheCutoffAndKeepsTheRows() async throws {
         let tours = try await makeLibrary()
         let property = try await tours.properties.createProperty(name: "Pruned", floorCount: 1)

@@ -418,5 +418,13 @@ import TestSupport
         #expect(try tours("panorama", "add", property, try file("p3.jpg", bytes: 40_000)).status == 0)
         #expect(try tours("sync").status == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: stored).isEmpty)
+
+        // A negative retention keeps them: neither sync nor a bare prune removes one.
+        saved["pruneUploadedAfterDays"] = -1
+        try JSONSerialization.data(withJSONObject: saved).write(to: URL(fileURLWithPath: config))
+        #expect(try tours("panorama", "add", property, try file("p4.jpg", bytes: 40_000)).status == 0)
+        #expect(try tours("sync").status == 0)
+        #expect(try tours("prune").out.contains("pruning is off"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: stored).count == 1)
     }
 }

@@ -1,30 +1,12 @@
+import APIModel
 import Foundation
 
 /// What an image file holds, told by its bytes rather than its name: the format and the pixel
 /// dimensions from the format's own header (a JPEG's frame header, a PNG's IHDR, a HEIF's
 /// `ispe` property). Pure: it reads through a closure, so tests hand it bytes.
 public struct ImageContent: Sendable, Equatable {
-    public enum Format: String, Sendable {
-        case jpeg = "JPEG", png = "PNG", heic = "HEIC"
-
-        public var contentType: String {
-            switch self {
-            case .jpeg: return "image/jpeg"
-            case .png: return "image/png"
-            case .heic: return "image/heic"
-            }
-        }
-
-        /// The format a file name's extension claims, nil for any other extension.
-        public init?(fileName: String) {
-            switch (fileName as NSString).pathExtension.lowercased() {
-            case "jpg", "jpeg": self = .jpeg
-            case "png": self = .png
-            case "heic", "heif": self = .heic
-            default: return nil
-            }
-        }
-    }
+    /// JPEG, PNG or HEIC, by signature and by name, as the server tells them apart too.
+    public typealias Format = PanoramaImageFormat
 
     public let format: Format
     public let width: Int
@@ -45,7 +27,7 @@ public struct ImageContent: Sendable, Equatable {
         }
         guard size > 0 else { return .failure(.invalidInput("\(name) is empty (0 bytes), not a \(claimed.rawValue) image")) }
         let head = read(0, 32)
-        guard let format = format(of: head) else {
+        guard let format = Format(signature: head) else {
             let start = head.prefix(8).map { String(format: "%02x", $0) }.joined()
             return .failure(.invalidInput("\(name) is not a JPEG, HEIC or PNG image (it starts with hex \(start))"))
         }
@@ -66,18 +48,6 @@ public struct ImageContent: Sendable, Equatable {
         }
         return .success(ImageContent(format: format, width: width, height: height))
     }
-
-    /// The format of a file's first bytes: JPEG FF D8 FF; PNG its 8-byte signature; HEIF an
-    /// ISO BMFF `ftyp` box whose major brand is a HEIF one.
-    static func format(of head: [UInt8]) -> Format? {
-        if head.starts(with: [0xFF, 0xD8, 0xFF]) { return .jpeg }
-        if head.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
-        if head.count >= 12, Array(head[4..<8]) == Array("ftyp".utf8),
-           heifBrands.contains(String(decoding: head[8..<12], as: UTF8.self)) { return .heic }
-        return nil
-    }
-
-    private static let heifBrands: Set<String> = ["heic", "heix", "hevc", "hevx", "heim", "heis", "hevm", "hevs", "mif1", "msf1"]
 
     private static func bigEndian(_ bytes: ArraySlice<UInt8>) -> Int {
         bytes.reduce(0) { $0 << 8 | Int($1) }
@@ -132,13 +102,14 @@ public struct ImageContent: Sendable, Equatable {
                 var boxSize = Int64(bigEndian(header[0..<4]))
                 var headerSize: Int64 = 8
                 if boxSize == 1 {
+                    // A 64-bit size: one past Int64 (the top bit set) reads as negative and is refused below.
                     guard header.count >= 16 else { break }
-                    boxSize = Int64(truncatingIfNeeded: UInt64(bigEndian(header[8..<16])))
+                    boxSize = Int64(truncatingIfNeeded: header[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
                     headerSize = 16
                 } else if boxSize == 0 {
                     boxSize = end - offset
                 }
-                guard boxSize >= headerSize, offset + boxSize <= end else { break }
+                guard boxSize >= headerSize, boxSize <= end - offset else { break }
                 if String(decoding: header[4..<8], as: UTF8.self) == type { found.append((offset + headerSize, offset + boxSize)) }
                 offset += boxSize
             }
@@ -151,8 +122,9 @@ public struct ImageContent: Sendable, Equatable {
                     for extents in boxes("ispe", from: container.body, to: container.end) {
                         let bytes = read(extents.body + 4, 8) // a full box: version and flags first
                         guard bytes.count == 8 else { continue }
+                        // Each up to 2^32 - 1, so their product can pass Int.max: areas compare as Double.
                         let (width, height) = (bigEndian(bytes[0..<4]), bigEndian(bytes[4..<8]))
-                        if width * height > (best.map { $0.0 * $0.1 } ?? -1) { best = (width, height) }
+                        if Double(width) * Double(height) > (best.map { Double($0.0) * Double($0.1) } ?? -1) { best = (width, height) }
                     }
                 }
             }
@@ -164,7 +136,7 @@ public struct ImageContent: Sendable, Equatable {
     public static func inspect(file path: String, name: String) -> Result<ImageContent, NoughtyToursError> {
         guard let handle = FileHandle(forReadingAtPath: path),
               let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value else {
-            return .failure(.invalidInput("cannot read the image \(name)"))
+            return .failure(.invalidInput("cannot read the image \(path)"))
         }
         defer { try? handle.close() }
         return inspect(name: name, size: size) { offset, count in

@@ -39,7 +39,7 @@ extension NoughtyTours {
     @discardableResult
     public func dropUpload(_ id: Int64) async throws(NoughtyToursError) -> QueuedUpload {
         let (dropped, files) = try await store.write { db throws -> (QueuedUpload, [String]) in
-            guard let item = try Queue.listed(db, id: id).first else { throw NoughtyToursError.notFound }
+            guard let item = try Queue.listed(db, id: id) else { throw NoughtyToursError.notFound }
             switch item.item.kind {
             case .property, .floor:
                 throw NoughtyToursError.invalidInput("upload \(id) creates the \(item.item.kind == .property ? "property" : "floor") itself, which everything "
@@ -70,14 +70,26 @@ extension NoughtyTours {
 }
 
 extension Queue {
-    /// The items not done (or the one of `id`), oldest first.
-    static func listed(_ db: Database, id: Int64? = nil) throws -> [QueuedUpload] {
-        try db.query("""
-            SELECT q.id, q.property_id, q.kind, q.entity_id, q.state, q.attempts, q.last_error,
-                   (SELECT d.id FROM queue_items AS d WHERE d.id = q.depends_on AND d.state != 'done'),
-                   coalesce((SELECT p.size FROM panoramas AS p WHERE q.kind = 'panorama' AND p.id = q.entity_id), 0)
-            FROM queue_items AS q WHERE q.state != 'done' AND (? IS NULL OR q.id = ?) ORDER BY q.id
-            """, id, id).compactMap { row in
+    /// The items not done, oldest first: read through `queue_by_state`, never the done items
+    /// a station's history piles up.
+    static func listed(_ db: Database) throws -> [QueuedUpload] {
+        try uploads(db.query(selectUploads + " WHERE q.state IN ('pending', 'inflight', 'failed') ORDER BY q.id"))
+    }
+
+    /// The item of `id` when it is not done.
+    static func listed(_ db: Database, id: Int64) throws -> QueuedUpload? {
+        try uploads(db.query(selectUploads + " WHERE q.id = ? AND q.state != 'done'", id)).first
+    }
+
+    private static let selectUploads = """
+        SELECT q.id, q.property_id, q.kind, q.entity_id, q.state, q.attempts, q.last_error,
+               (SELECT d.id FROM queue_items AS d WHERE d.id = q.depends_on AND d.state != 'done'),
+               coalesce((SELECT p.size FROM panoramas AS p WHERE q.kind = 'panorama' AND p.id = q.entity_id), 0)
+        FROM queue_items AS q
+        """
+
+    private static func uploads(_ rows: [Row]) -> [QueuedUpload] {
+        rows.compactMap { row in
             guard let number = row[0].int64, let kind = Kind(rawValue: row[2].string ?? "") else { return nil }
             let state: QueuedUpload.State = switch row[4].string {
             case "inflight": .uploading
@@ -104,7 +116,8 @@ extension Queue {
 
     /// The panoramas whose upload finished before `before` (unix seconds) and that have no
     /// upload left: their local path is cleared (as a downloaded panorama's is); returns the
-    /// files to remove.
+    /// files to remove. Read through `panoramas_with_files`: only the panoramas that still
+    /// have a file here, not every one the station ever held.
     static func pruneUploaded(_ db: Database, before: Double) throws -> [(path: String, size: Int64)] {
         let rows = try db.query("""
             SELECT p.id, p.path, p.size FROM panoramas AS p

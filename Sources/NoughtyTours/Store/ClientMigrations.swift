@@ -89,10 +89,12 @@ enum ClientMigrations {
             ALTER TABLE floors ADD COLUMN world_map_sha256 TEXT;
             """),
         // When an item reached the server (unix seconds): an uploaded panorama's file is pruned
-        // after the retention a host sets. Items done before this version count from now.
+        // after the retention a host sets. Items done before this version count from now. The
+        // panoramas that still have a file here are indexed apart: pruning reads those alone.
         Migration(version: 6, name: "done_at", sql: """
             ALTER TABLE queue_items ADD COLUMN done_at REAL;
             UPDATE queue_items SET done_at = CAST(strftime('%s', 'now') AS REAL) WHERE state = 'done';
+            CREATE INDEX panoramas_with_files ON panoramas (id, path, size) WHERE path != '';
             """),
     ]
 }

@@ -32,26 +32,13 @@ enum PanoramaMediaType {
 
     /// Refuses bytes that are not of their declared type (415), told by their signature: a
     /// README renamed `.jpg` or random bytes would be stored, counted and shown as a grey box.
-    /// JPEG: FF D8 FF; PNG: its 8-byte signature; HEIC: an ISO BMFF `ftyp` box of a HEIF brand.
+    /// (`PanoramaImageFormat`, which the client's capture check reads too).
     static func checkContent(_ type: String, head: [UInt8]) throws(ServiceError) {
-        guard !matches(type, head) else { return }
+        guard PanoramaImageFormat(signature: head)?.contentType != type else { return }
         let start = head.isEmpty ? "empty" : "with hex " + ByteEncoding.hex(Array(head.prefix(8)))
         throw ServiceError(.unsupportedMediaType, "the bytes are not \(type) (they start \(start)): "
                            + "a panorama must be a JPEG, HEIC or PNG image, as its Content-Type says")
     }
-
-    static func matches(_ type: String, _ head: [UInt8]) -> Bool {
-        switch type {
-        case "image/jpeg": return head.starts(with: [0xFF, 0xD8, 0xFF])
-        case "image/png": return head.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
-        case "image/heic":
-            guard head.count >= 12, Array(head[4..<8]) == Array("ftyp".utf8) else { return false }
-            return heifBrands.contains(String(decoding: head[8..<12], as: UTF8.self))
-        default: return false
-        }
-    }
-
-    private static let heifBrands: Set<String> = ["heic", "heix", "hevc", "hevx", "heim", "heis", "hevm", "hevs", "mif1", "msf1"]
 }
 
 /// `Repr-Digest` (RFC 9530 §3): a structured-field dictionary of algorithm to byte sequence.

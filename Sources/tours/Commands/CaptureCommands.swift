@@ -83,7 +83,6 @@ enum CaptureCommands {
         let images = try arguments.positional.dropFirst().map { path throws(CLIError) -> (path: String, content: ImageContent) in
             switch ImageContent.inspect(file: path, name: (path as NSString).lastPathComponent) {
             case .success(let content): return (path, content)
-            case .failure(.invalidInput(let reason)) where !FileManager.default.fileExists(atPath: path): throw .library(.invalidInput("\(reason): no file \(path)"))
             case .failure(let error): throw .library(error)
             }
         }

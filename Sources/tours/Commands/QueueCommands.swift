@@ -15,10 +15,14 @@ enum QueueCommands {
     static func drop(_ tours: NoughtyTours, _ arguments: Arguments) async throws(CLIError) {
         let text = try arguments.exactly("ITEM")[0]
         guard let id = Int64(text) else { throw .usage("ITEM is an upload's number, as tours queue list shows it, not \(text)") }
-        guard try await library({ () async throws(NoughtyToursError) in try await tours.queuedUploads() }).contains(where: { $0.id == id }) else {
+        let dropped: QueuedUpload
+        do {
+            dropped = try await tours.dropUpload(id)
+        } catch .notFound {
             throw .notFound("no upload \(id) in the queue (done already, or never there): tours queue list shows them")
+        } catch {
+            throw .library(error)
         }
-        let dropped = try await library { () async throws(NoughtyToursError) in try await tours.dropUpload(id) }
         if arguments.has("--json") { return Output.json(["dropped": Output.queued(dropped)]) }
         Output.line("dropped \(id): \(dropped.item.kind.rawValue) \(dropped.item.entityId) of property \(dropped.item.propertyId) will not be uploaded"
                     + (dropped.item.kind == .panorama ? ", and is gone from local storage" : ""))

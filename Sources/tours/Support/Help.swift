@@ -90,9 +90,10 @@ enum Help {
         usage: tours panorama add ID IMAGE... [--floor N] [--room ROOM] [--json]
 
         Each image becomes a panorama of the floor (0 unless --floor) or of the room ROOM (its
-        id, or its name when one room has it; its floor found from the room). An image is checked by its content: a JPEG, HEIC or PNG file with
-        a width and a height, named by its format (.jpg, .heic, .png); anything else is refused
-        (exit 5) before anything is stored. The files themselves are left as they are.
+        id, or its name when one room has it; its floor found from the room). An image is
+        checked by its content: a JPEG, HEIC or PNG file with a width and a height, named by its
+        format (.jpg, .heic, .png); anything else is refused (exit 5) before anything is stored.
+        The files themselves are left as they are.
         """,
         "sync": """
         usage: tours sync [--json]
