@@ -46,7 +46,7 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
 
 /// One PostgreSQL connection through libpq's blocking calls, on the thread that owns it: for
 /// migrations, session locks and LISTEN, which need a session of their own (requests' reads
-/// and writes go through `PostgresLoop`).
+/// and writes go through `PipelinedConnections`).
 /// Statements are written with `?` (as for SQLite) and prepared once per connection with
 /// `$1…$n`; values travel as text, blobs as binary; results come back as text and are read by
 /// their column's type into `SQLValue`s.

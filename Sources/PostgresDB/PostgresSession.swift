@@ -3,17 +3,17 @@ import Synchronization
 /// A read's or a write's transaction on a connection lent to it (`PostgresStorage`), as the
 /// `SQLConnection` its body is given. Its BEGIN goes out with the body's first statements (one
 /// round trip, not two); each later batch is a round trip. The body's child tasks may ask at
-/// the same time: the loop keeps the order in which statements reach it.
+/// the same time: the connection's thread keeps the order in which statements reach it.
 final class PostgresSession: SQLConnection {
-    private let loop: PostgresLoop
-    let connection: Int
+    private let connections: PipelinedConnections
+    let place: PipelinedConnections.Place
     private let begin: SQLStatement
     /// Whether BEGIN has been sent (the first asker sends it).
     private let begun = Atomic<Bool>(false)
 
-    init(loop: PostgresLoop, connection: Int, begin: String) {
-        self.loop = loop
-        self.connection = connection
+    init(_ connections: PipelinedConnections, _ place: PipelinedConnections.Place, begin: String) {
+        self.connections = connections
+        self.place = place
         self.begin = SQLStatement(begin)
     }
 
@@ -22,8 +22,8 @@ final class PostgresSession: SQLConnection {
 
     /// `statements`' results, BEGIN sent ahead of them if nothing was sent yet.
     private func ask(_ statements: [SQLStatement]) async throws -> [PostgresResult] {
-        guard !begun.exchange(true, ordering: .relaxed) else { return try await loop.ask(connection, statements) }
-        return Array(try await loop.ask(connection, [begin] + statements).dropFirst())
+        guard !begun.exchange(true, ordering: .relaxed) else { return try await connections.ask(place, statements) }
+        return Array(try await connections.ask(place, [begin] + statements).dropFirst())
     }
 
     func execute(_ sql: String) async throws { _ = try await ask([SQLStatement(sql)]) }
@@ -44,40 +44,43 @@ final class PostgresSession: SQLConnection {
     /// Ends the transaction: COMMIT and its answer (a write: durable when it returns).
     func commit() async throws {
         guard hasBegun else { return }
-        _ = try await loop.ask(connection, [SQLStatement("COMMIT")])
+        _ = try await connections.ask(place, [SQLStatement("COMMIT")])
     }
 
     /// Ends the transaction without waiting for PostgreSQL: what the connection's next holder
     /// asks goes out behind it (a read's COMMIT, a failed transaction's ROLLBACK).
     func end(_ sql: String) {
         guard hasBegun else { return }
-        loop.send(connection, [SQLStatement(sql)])
+        connections.send(place, [SQLStatement(sql)])
     }
 }
 
-/// Statements on a connection many one-statement reads share, each on its own (autocommit).
+/// Statements on the connection a handler thread's one-statement reads share (the calling
+/// thread's, asked at each statement), each on its own (autocommit).
 final class SharedStatements: SQLConnection {
-    private let loop: PostgresLoop
-    private let connection: Int
+    private let connections: PipelinedConnections
 
-    init(loop: PostgresLoop, connection: Int) {
-        self.loop = loop
-        self.connection = connection
+    init(_ connections: PipelinedConnections) {
+        self.connections = connections
     }
 
     var dialect: SQLDialect { .postgresql }
 
-    func execute(_ sql: String) async throws { _ = try await loop.ask(connection, [SQLStatement(sql)]) }
+    private func ask(_ statements: [SQLStatement]) async throws -> [PostgresResult] {
+        try await connections.ask(connections.place(0), statements)
+    }
+
+    func execute(_ sql: String) async throws { _ = try await ask([SQLStatement(sql)]) }
 
     func run(_ sql: String, arguments: [any SQLBindable]) async throws -> Int {
-        try await loop.ask(connection, [SQLStatement(sql, arguments: arguments)])[0].changedRows
+        try await ask([SQLStatement(sql, arguments: arguments)])[0].changedRows
     }
 
     func query(_ sql: String, arguments: [any SQLBindable]) async throws -> [Row] {
-        try await loop.ask(connection, [SQLStatement(sql, arguments: arguments)])[0].allRows
+        try await ask([SQLStatement(sql, arguments: arguments)])[0].allRows
     }
 
     func queries(_ statements: [SQLStatement]) async throws -> [[Row]] {
-        try await loop.ask(connection, statements).map(\.allRows)
+        try await ask(statements).map(\.allRows)
     }
 }

@@ -2,31 +2,32 @@ import SQLKit
 import Synchronization
 import ThreadPools
 
-/// PostgreSQL as an `SQLStorage`, over connections in libpq's pipeline mode driven by one
-/// loop thread (`PostgresLoop`): no thread waits out a round trip, neither a handler's nor one
-/// of the storage's.
+/// PostgreSQL as an `SQLStorage`, over connections in libpq's pipeline mode, each driven by
+/// one thread (`PipelinedConnections`): no thread waits out a round trip, neither a handler's
+/// nor one of the storage's.
 ///
-/// - `statement` (one query) goes through a connection many reads share: every query asked
-///   while the loop is busy goes out in its next batch, autocommit (a single statement is one
-///   snapshot).
-/// - `read` and `write` borrow a connection of their own (`transactionConnections`) for their
-///   transaction, from BEGIN to COMMIT: a read runs REPEATABLE READ, READ ONLY (one snapshot
-///   for all its statements; its COMMIT is sent without waiting), a write SERIALIZABLE, and is
-///   run again when it loses to a concurrent transaction (serialization failure, deadlock, or
-///   a unique key committed first), for at most `conflictRetrySeconds`: the stores'
-///   read-then-write logic keeps the meaning it has on SQLite's single writer.
+/// - `statement` and `readOne` (one query) go through the calling handler thread's own
+///   connection: every statement its jobs ask in one run goes out in one batch (a GET's token
+///   check and its read), autocommit (a single statement is one snapshot), and the answer
+///   resumes the asker on that thread, with no hand-over.
+/// - `read` and `write` borrow a connection of their own (`transactionConnections`, on a
+///   thread of their own) for their transaction, from BEGIN to COMMIT: a read runs REPEATABLE
+///   READ, READ ONLY (one snapshot for all its statements; its COMMIT is sent without
+///   waiting), a write SERIALIZABLE, and is run again when it loses to a concurrent
+///   transaction (serialization failure, deadlock, or a unique key committed first), for at
+///   most `conflictRetrySeconds`: the stores' read-then-write logic keeps the meaning it has
+///   on SQLite's single writer.
 /// - A connection that broke (the server restarted; a statement unanswered past its deadline)
 ///   is made again on its next use; a read, or a write that had not reached COMMIT, whose
 ///   connection broke runs once more on the new one.
 public final class PostgresStorage: SQLStorage {
-    /// The threads request handlers run on.
-    public let handlers: ThreadPool
-    private let loop: PostgresLoop
-    private let shared: [Int]
+    /// The threads request handlers run on, each with the connection its one-statement reads
+    /// share.
+    private let shared: PipelinedConnections
+    /// The connections transactions borrow, on a thread of their own.
+    private let lending: PipelinedConnections
     private let lent: Checkout
-    /// The first lent connection's index in the loop (the shared ones come first).
-    private let firstLent: Int
-    private let turn = Atomic<Int>(0)
+    private let batches = Counter()
     public let conflictRetrySeconds: Double
     /// The last failure to reach the server, until a statement succeeds again.
     private let unavailable = Mutex<String?>(nil)
@@ -38,19 +39,16 @@ public final class PostgresStorage: SQLStorage {
     let tools: ThreadPool
 
     /// Connections are opened on first use, so a daemon starts while the database is away and
-    /// answers 503 until it is back.
-    public init(url: String, transactionConnections: Int, handlerCount: Int, sharedConnections: Int,
+    /// answers 503 until it is back. `handlerCount` 0: one handler thread per core.
+    public init(url: String, transactionConnections: Int, handlerCount: Int,
                 statementTimeoutSeconds: Int = 30, conflictRetrySeconds: Double = 10) {
         let bounded = PostgresConnection.bounded(url, connectTimeoutSeconds: 5)
-        let sharedCount = max(1, sharedConnections)
         let lentCount = max(1, transactionConnections)
-        loop = PostgresLoop(url: bounded, name: "pg-io",
-                            modes: Array(repeating: .shared, count: sharedCount) + Array(repeating: .transaction, count: lentCount),
-                            statementTimeoutSeconds: statementTimeoutSeconds)
-        shared = Array(0..<sharedCount)
+        shared = PipelinedConnections(url: bounded, name: "handler", threadCount: handlerCount, modes: [.shared],
+                                      statementTimeoutSeconds: statementTimeoutSeconds, batches: batches)
+        lending = PipelinedConnections(url: bounded, name: "pg-io", threadCount: 1, modes: Array(repeating: .transaction, count: lentCount),
+                                       statementTimeoutSeconds: statementTimeoutSeconds, batches: batches)
         lent = Checkout(count: lentCount)
-        firstLent = sharedCount
-        handlers = ThreadPool(name: "handler", threads: handlerCount) // 0: one per core
         tools = ThreadPool(name: "pg-tools", threads: 1)
         migrating = Mutex(nil)
         self.url = url
@@ -60,40 +58,37 @@ public final class PostgresStorage: SQLStorage {
     deinit { stop() }
 
     public func stop() {
-        loop.stop()
-        handlers.stop()
+        shared.stop()
+        lending.stop()
         tools.stop()
     }
 
     public var dialect: SQLDialect { .postgresql }
     public var unavailableReason: String? { unavailable.withLock { $0 } }
-    public var handlerThreads: ThreadPool { handlers }
-    public var roundTrips: Int? { loop.batchesSent }
-
-    /// The shared connection the next one-statement read goes to, in turn.
-    private var nextShared: Int { shared[(turn.wrappingAdd(1, ordering: .relaxed).oldValue & Int.max) % shared.count] }
+    public var handlerThreads: ThreadPool { shared.threads }
+    public var roundTrips: Int? { batches.value }
 
     /// Bodies run on the storage's handler threads whoever calls: a transaction holds its
     /// connection while its body runs, so the body must not wait behind a busy executor of the
     /// caller's (the file pool, Swift's cooperative threads).
     private func onHandlers<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
-        guard handlers.indexOfCurrentThread == nil else { return try await work() }
-        return try await withTaskExecutorPreference(handlers) { try await work() }
+        guard handlerThreads.indexOfCurrentThread == nil else { return try await work() }
+        return try await withTaskExecutorPreference(handlerThreads) { try await work() }
     }
 
     public func readOne<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
         try await onHandlers { try await self.noted {
             try await self.once {
-                try await body(OneStatementConnection(SharedStatements(loop: self.loop, connection: self.nextShared)))
+                try await body(OneStatementConnection(SharedStatements(self.shared)))
             }
         } }
     }
 
-    /// Handed to a shared connection quietly: it goes out with the statement asked next (the
-    /// route's first read), in one batch, or when its rows are awaited, whichever comes first.
+    /// Asked on a handler thread, it goes out with what the thread's jobs ask in the same run
+    /// (the route's first read), in one batch, on the thread's shared connection.
     public func prefetch(_ query: SQLStatement) -> SQLPendingRows {
-        let pending = SQLPendingRows(whenAwaited: { [loop] in loop.wakeUp() })
-        loop.send(nextShared, [query], quietly: true) { results in pending.answer(results[0].map(\.allRows).mapError { $0 }) }
+        let pending = SQLPendingRows()
+        shared.send(shared.place(0), [query]) { results in pending.answer(results[0].map(\.allRows).mapError { $0 }) }
         return pending
     }
 
@@ -103,7 +98,7 @@ public final class PostgresStorage: SQLStorage {
 
     private func readTransaction<T: Sendable>(_ body: SQLBody<T>) async throws -> T {
         try await lent.with { lent in
-            let session = PostgresSession(loop: loop, connection: firstLent + lent, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            let session = PostgresSession(lending, .init(thread: 0, connection: lent), begin: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             do {
                 let value = try await body(session)
                 session.end("COMMIT")
@@ -129,7 +124,7 @@ public final class PostgresStorage: SQLStorage {
             do {
                 return try await lent.with { lent in
                     if deadline == nil { deadline = .now + .milliseconds(Int(conflictRetrySeconds * 1000)) }
-                    let session = PostgresSession(loop: loop, connection: firstLent + lent, begin: "BEGIN ISOLATION LEVEL SERIALIZABLE")
+                    let session = PostgresSession(lending, .init(thread: 0, connection: lent), begin: "BEGIN ISOLATION LEVEL SERIALIZABLE")
                     do {
                         let value = try await body(session)
                         committing = true

@@ -74,7 +74,7 @@ public typealias SQLBody<T> = @Sendable (any SQLConnection) async throws -> T
 ///   one again when it lost to a concurrent one, so a body may run more than once: it changes
 ///   nothing outside its connection).
 /// - `readOne` is a read whose body asks one statement: one statement is one snapshot on every
-///   backend, with no transaction around it (on PostgreSQL it shares a connection with other
+///   backend, with no transaction around it (on PostgreSQL it shares the handler thread's connection with other
 ///   such reads, in one batch). A second statement is refused (`OneStatementOnly`).
 /// - `prefetch` asks one query now and lets the caller await its rows later, after other work
 ///   (a request's token check, beside the route's reads).
@@ -184,20 +184,16 @@ public final class OneStatementConnection: SQLConnection {
 /// (`later`), or answered by the storage when they come. One awaiter.
 public final class SQLPendingRows: Sendable {
     private let later: (@Sendable () async throws -> [Row])?
-    private let whenAwaited: (@Sendable () -> Void)?
     private let state = Mutex<(result: Result<[Row], any Error>?, waiter: CheckedContinuation<[Row], any Error>?)>((nil, nil))
 
     /// Rows `later` gives when they are awaited.
     public init(later: @escaping @Sendable () async throws -> [Row]) {
         self.later = later
-        whenAwaited = nil
     }
 
-    /// Rows the storage gives with `answer`; `whenAwaited` runs when they are first awaited
-    /// (a query asked quietly goes out then, if nothing sent it before).
-    public init(whenAwaited: (@Sendable () -> Void)? = nil) {
+    /// Rows the storage gives with `answer`.
+    public init() {
         later = nil
-        self.whenAwaited = whenAwaited
     }
 
     public func answer(_ result: Result<[Row], any Error>) {
@@ -211,7 +207,6 @@ public final class SQLPendingRows: Sendable {
 
     public func rows() async throws -> [Row] {
         if let later { return try await later() }
-        whenAwaited?()
         return try await withCheckedThrowingContinuation { continuation in
             let ready = state.withLock { state -> Result<[Row], any Error>? in
                 if state.result == nil { state.waiter = continuation }

@@ -21,7 +21,7 @@ import TestSupport
     deinit { cluster.stop() }
 
     @Test func valuesComeBackAsSQLiteWouldReturnThem() async throws {
-        let storage = PostgresStorage(url: try cluster.database("values"), transactionConnections: 2, handlerCount: 2, sharedConnections: 1)
+        let storage = PostgresStorage(url: try cluster.database("values"), transactionConnections: 2, handlerCount: 2)
         try await storage.write { db in
             try await db.execute("CREATE TABLE v (i BIGINT, n INTEGER, r DOUBLE PRECISION, t TEXT, b BYTEA, f BOOLEAN)")
             try await db.run("INSERT INTO v VALUES (?, ?, ?, ?, ?, ?)", Int64.max, 7, 2.5, "ünï'code?", Blob([0, 1, 254, 255]), true)
@@ -40,7 +40,7 @@ import TestSupport
     /// Read-then-write transactions from many callers at once: SERIALIZABLE plus the retry
     /// make them behave as if one ran at a time, as SQLite's single writer does.
     @Test func concurrentReadThenWriteTransactionsLoseNothing() async throws {
-        let storage = PostgresStorage(url: try cluster.database("counter"), transactionConnections: 8, handlerCount: 2, sharedConnections: 1)
+        let storage = PostgresStorage(url: try cluster.database("counter"), transactionConnections: 8, handlerCount: 2)
         try await storage.write { db in
             try await db.execute("CREATE TABLE counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)")
             try await db.execute("INSERT INTO counter VALUES (1, 0)")
@@ -61,7 +61,7 @@ import TestSupport
 
     /// Check-then-insert of one key from many callers: one insert, the others see it.
     @Test func concurrentInsertsOfOneKeyMakeOneRow() async throws {
-        let storage = PostgresStorage(url: try cluster.database("inserts"), transactionConnections: 8, handlerCount: 2, sharedConnections: 1)
+        let storage = PostgresStorage(url: try cluster.database("inserts"), transactionConnections: 8, handlerCount: 2)
         try await storage.write { try await $0.execute("CREATE TABLE k (id TEXT PRIMARY KEY, n INTEGER)") }
         let created = try await withThrowingTaskGroup(of: Bool.self) { group in
             for _ in 0..<50 {
@@ -81,7 +81,7 @@ import TestSupport
     /// The server restarting: statements fail as unavailable meanwhile, and the storage
     /// connects again on its own when the server is back.
     @Test func aRestartedServerIsReconnectedTo() async throws {
-        let storage = PostgresStorage(url: try cluster.database("restart"), transactionConnections: 2, handlerCount: 2, sharedConnections: 1)
+        let storage = PostgresStorage(url: try cluster.database("restart"), transactionConnections: 2, handlerCount: 2)
         try await storage.write { try await $0.execute("CREATE TABLE r (x INTEGER)") }
         try cluster.restart()
         // The first statement on each old connection may find it broken; within a few tries
@@ -103,7 +103,7 @@ import TestSupport
     /// never shows a reader one row before and one after, though the read's two statements
     /// are separate round trips.
     @Test func aReadIsOneSnapshot() async throws {
-        let storage = PostgresStorage(url: try cluster.database("snapshot"), transactionConnections: 4, handlerCount: 2, sharedConnections: 1)
+        let storage = PostgresStorage(url: try cluster.database("snapshot"), transactionConnections: 4, handlerCount: 2)
         try await storage.write { try await $0.execute("CREATE TABLE pair (side INTEGER PRIMARY KEY, n INTEGER)"); try await $0.execute("INSERT INTO pair VALUES (1, 0), (2, 0)") }
         let writer = Task {
             for n in 1...200 {
@@ -137,7 +137,7 @@ import TestSupport
     /// Queries asked together are one batch: one round trip, BEGIN included; the read's COMMIT
     /// is one more, sent without waiting.
     @Test func queriesAskedTogetherAreOneRoundTrip() async throws {
-        let storage = PostgresStorage(url: try cluster.database("batch"), transactionConnections: 1, handlerCount: 2, sharedConnections: 1)
+        let storage = PostgresStorage(url: try cluster.database("batch"), transactionConnections: 1, handlerCount: 2)
         try await storage.write { try await $0.execute("CREATE TABLE b (id INTEGER PRIMARY KEY)") }
         let before = storage.roundTrips ?? 0
         let answers = try await storage.read { db in
@@ -156,7 +156,7 @@ import TestSupport
     /// though they travel in batches with others'. One that fails fails alone: the statements
     /// PostgreSQL skipped behind it in their batch are sent again.
     @Test func concurrentStatementsOnASharedConnectionEachGetTheirOwnAnswers() async throws {
-        let storage = PostgresStorage(url: try cluster.database("shared"), transactionConnections: 1, handlerCount: 2, sharedConnections: 1)
+        let storage = PostgresStorage(url: try cluster.database("shared"), transactionConnections: 1, handlerCount: 2)
         try await storage.write { db in
             try await db.execute("CREATE TABLE p (id INTEGER PRIMARY KEY, name TEXT)")
             for id in 1...100 { try await db.run("INSERT INTO p (id, name) VALUES (?, ?)", id, "p\(id)") }
@@ -186,19 +186,24 @@ import TestSupport
         }
     }
 
-    /// A query asked now and awaited later goes out with what is asked just after it, on a
-    /// shared connection; a one-statement read refuses a second statement.
+    /// A query asked now and awaited later, on a handler thread (as a GET's token check),
+    /// goes out with what that thread asks next in the same run, on its shared connection; a
+    /// one-statement read refuses a second statement.
     @Test func aPrefetchedQueryIsAnsweredBesideTheNextRead() async throws {
-        let storage = PostgresStorage(url: try cluster.database("prefetch"), transactionConnections: 1, handlerCount: 2, sharedConnections: 1)
+        let storage = PostgresStorage(url: try cluster.database("prefetch"), transactionConnections: 1, handlerCount: 2)
         try await storage.write { try await $0.execute("CREATE TABLE f (id INTEGER PRIMARY KEY)") }
         try await storage.write { try await $0.run("INSERT INTO f VALUES (?)", 1) }
-        _ = try await storage.readOne { try await $0.first("SELECT id FROM f") } // prepared: the next are one batch each
-        _ = try await storage.statement(SQLStatement("SELECT count(*) AS n FROM f"))
-        let before = storage.roundTrips ?? 0
-        let pending = storage.prefetch(SQLStatement("SELECT count(*) AS n FROM f"))
-        #expect(try await storage.readOne { try await $0.first("SELECT id FROM f")?["id"].int } == 1)
-        #expect(try await pending.rows().first?["n"].int == 1)
-        #expect((storage.roundTrips ?? 0) - before == 1, "the prefetched query went out with the read, in one batch")
+        // On one handler thread throughout: what it asks goes on its own connection.
+        let trips = try await withTaskExecutorPreference(storage.handlerThreads) {
+            _ = try await storage.readOne { try await $0.first("SELECT id FROM f") } // prepared: the next are one batch each
+            _ = try await storage.statement(SQLStatement("SELECT count(*) AS n FROM f"))
+            let before = storage.roundTrips ?? 0
+            let pending = storage.prefetch(SQLStatement("SELECT count(*) AS n FROM f"))
+            #expect(try await storage.readOne { try await $0.first("SELECT id FROM f")?["id"].int } == 1)
+            #expect(try await pending.rows().first?["n"].int == 1)
+            return (storage.roundTrips ?? 0) - before
+        }
+        #expect(trips == 1, "the prefetched query went out with the read, in one batch")
         // Awaited with nothing asked after it, it goes out all the same.
         #expect(try await storage.prefetch(SQLStatement("SELECT 5 AS n")).rows().first?["n"].int == 5)
         let failing = storage.prefetch(SQLStatement("SELECT nothing FROM f"))
@@ -215,7 +220,7 @@ import TestSupport
     /// aborts the transaction: what follows fails too); a statement that cannot be prepared
     /// is prepared again when asked again (the schema may have changed).
     @Test func aFailureInsideAReadFailsWhatFollowsAndTheConnectionGoesOn() async throws {
-        let storage = PostgresStorage(url: try cluster.database("failures"), transactionConnections: 1, handlerCount: 2, sharedConnections: 1)
+        let storage = PostgresStorage(url: try cluster.database("failures"), transactionConnections: 1, handlerCount: 2)
         try await storage.write { db in
             try await db.execute("CREATE TABLE q (id INTEGER PRIMARY KEY, name TEXT)")
             try await db.run("INSERT INTO q VALUES (?, ?), (?, ?)", 1, "one", 2, "two")
@@ -244,7 +249,7 @@ import TestSupport
     /// once the statement's deadline has passed, the connection is made again, and the read
     /// (which changes nothing) runs once more on the new one.
     @Test func aServerThatStopsAnsweringIsGivenUpAtTheDeadline() async throws {
-        let storage = PostgresStorage(url: try cluster.database("stalled"), transactionConnections: 1, handlerCount: 2, sharedConnections: 1,
+        let storage = PostgresStorage(url: try cluster.database("stalled"), transactionConnections: 1, handlerCount: 2,
                                       statementTimeoutSeconds: 1)
         let backend = try await storage.read { try await $0.first("SELECT pg_backend_pid() AS pid")?["pid"].int } ?? 0
         #expect(backend > 0)
@@ -254,6 +259,17 @@ import TestSupport
         let again = try await storage.read { try await $0.first("SELECT pg_backend_pid() AS pid")?["pid"].int } ?? 0
         #expect(again > 0 && again != backend)
         #expect(ContinuousClock.now - started >= .seconds(2) && ContinuousClock.now - started < .seconds(10))
+        // The same for a handler thread's shared connection, under one-statement reads.
+        try await withTaskExecutorPreference(storage.handlerThreads) {
+            let shared = try await storage.statement(SQLStatement("SELECT pg_backend_pid() AS pid")).first?["pid"].int ?? 0
+            #expect(shared > 0)
+            kill(pid_t(shared), SIGSTOP)
+            defer { kill(pid_t(shared), SIGCONT) }
+            let asked = ContinuousClock.now
+            let next = try await storage.statement(SQLStatement("SELECT pg_backend_pid() AS pid")).first?["pid"].int ?? 0
+            #expect(next > 0 && next != shared)
+            #expect(ContinuousClock.now - asked >= .seconds(2) && ContinuousClock.now - asked < .seconds(10))
+        }
         // The server's own statement timeout is unavailable (503): the server is overloaded.
         await #expect {
             try await storage.statement(SQLStatement("SELECT pg_sleep(3)"))
@@ -266,7 +282,7 @@ import TestSupport
         func threads() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0 }
         let before = threads()
         do {
-            let storage = PostgresStorage(url: url, transactionConnections: 2, handlerCount: 2, sharedConnections: 2)
+            let storage = PostgresStorage(url: url, transactionConnections: 2, handlerCount: 2)
             #expect(try await storage.read { try await $0.first("SELECT 1 AS one")?["one"] } == .integer(1))
             #expect(try await storage.write { try await $0.first("SELECT 2 AS two")?["two"] } == .integer(2))
             #expect(threads() >= before + 4) // the loop, its connector, two handlers, the tools thread

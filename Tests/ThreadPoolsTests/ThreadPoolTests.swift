@@ -69,6 +69,99 @@ import ThreadPools
         #expect(try pool.runAndWait { thread in thread < 2 })
         pool.stop()
     }
+
+    /// A thread with I/O: a job for that thread runs there; a task it resumes stays there (no
+    /// hand-over); its descriptor wakes it when it has no job, and so does its deadline; at stop
+    /// it is told, after the jobs queued before.
+    @Test func aThreadWithIOPollsItsDescriptorAndKeepsWhatItResumes() async throws {
+        let watchers = (0..<2).map { _ in PipeWatcher() }
+        let pool = ThreadPool(name: "test-io", threads: 2, io: { watchers[$0] })
+        defer { pool.stop() }
+        for thread in 0..<2 {
+            let ran = await withCheckedContinuation { continuation in
+                #expect(pool.submit(to: thread) { continuation.resume(returning: $0) })
+            }
+            #expect(ran == thread)
+        }
+        // Resumed by thread 1's I/O (a byte on its pipe), the task goes on on thread 1.
+        let (resumed, ended) = await withTaskExecutorPreference(pool) {
+            let resumedOn = await withCheckedContinuation { continuation in
+                pool.submit(to: 1) { _ in
+                    watchers[1].whenReadable { continuation.resume(returning: pool.indexOfCurrentThread) }
+                    watchers[1].poke()
+                }
+            }
+            return (resumedOn, pool.indexOfCurrentThread)
+        }
+        #expect(resumed == 1 && ended == 1)
+        // With nothing to do and nothing on the pipe, the deadline wakes it.
+        let asked = ContinuousClock.now
+        let woken = await withCheckedContinuation { continuation in
+            pool.submit(to: 0) { _ in watchers[0].at(asked + .milliseconds(50)) { continuation.resume(returning: ContinuousClock.now) } }
+        }
+        #expect(woken >= asked + .milliseconds(50))
+        let last = DispatchSemaphore(value: 0)
+        pool.submit(to: 0) { _ in last.signal() }
+        pool.stop()
+        #expect(last.wait(timeout: .now() + 10) == .success)
+        #expect(watchers[0].stoppedAfterTheLastJob(within: .seconds(10)))
+    }
+}
+
+/// A pipe a pool thread watches: what to do when a byte comes, or at a deadline; whether it
+/// was told of the stop. Touched on its thread, but for `poke` and the stop's check.
+private final class PipeWatcher: ThreadIO, @unchecked Sendable {
+    private let ends: (read: Int32, write: Int32)
+    private var readable: (@Sendable () -> Void)?
+    private var deadline: (ContinuousClock.Instant, @Sendable () -> Void)?
+    private let stop = DispatchSemaphore(value: 0)
+
+    init() {
+        var pair: [Int32] = [0, 0]
+        precondition(pipe(&pair) == 0)
+        ends = (pair[0], pair[1])
+    }
+
+    deinit {
+        close(ends.read)
+        close(ends.write)
+    }
+
+    /// On the watcher's thread: `action` runs when a byte comes.
+    func whenReadable(_ action: @escaping @Sendable () -> Void) { readable = action }
+    /// On the watcher's thread: `action` runs at `instant`.
+    func at(_ instant: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) { deadline = (instant, action) }
+
+    func poke() {
+        var byte: UInt8 = 1
+        _ = write(ends.write, &byte, 1)
+    }
+
+    func stoppedAfterTheLastJob(within limit: Duration) -> Bool {
+        stop.wait(timeout: .now() + .milliseconds(Int(limit.components.seconds * 1000))) == .success
+    }
+
+    func turn() {
+        if let (at, action) = deadline, at <= .now {
+            deadline = nil
+            action()
+        }
+    }
+
+    func descriptors(_ polled: inout [pollfd]) -> ContinuousClock.Instant? {
+        polled.append(pollfd(fd: ends.read, events: Int16(POLLIN), revents: 0))
+        return deadline?.0
+    }
+
+    func polled(_ polled: ArraySlice<pollfd>) {
+        guard polled[polled.startIndex].revents != 0 else { return }
+        var byte: UInt8 = 0
+        _ = read(ends.read, &byte, 1)
+        readable?()
+        readable = nil
+    }
+
+    func stopped() { stop.signal() }
 }
 
 /// How many callers were inside at once, at most, and how many came in all.

@@ -99,6 +99,7 @@ import Testing
     @Test(arguments: [
         (#"{"port": "eighty"}"#, "invalid value \"eighty\" for port"),
         (#"{"prot": 80}"#, "unknown configuration key \"prot\""),
+        (#"{"databaseReadPipelines": 1}"#, "databaseReadPipelines is no longer a configuration key: each request handler thread"),
         (#"{"logLevel": "loud"}"#, "invalid value \"loud\" for logLevel"),
         (#"{"maxConnections": true}"#, "maxConnections must be a string or a number"),
         (#"[1, 2]"#, "must hold a JSON object"),

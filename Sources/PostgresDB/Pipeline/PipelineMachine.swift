@@ -1,10 +1,10 @@
 /// One PostgreSQL connection in libpq's pipeline mode, as a pure state machine (the shape of
 /// postgres-nio's `ConnectionStateMachine` and `ExtendedQueryStateMachine`): events in
-/// (a statement asked, the loop's turn to send, a result, the end of a statement's results, a
+/// (a statement asked, the thread's turn to send, a result, the end of a statement's results, a
 /// sync point, an error, the connection broken, a deadline, a cancel), actions out (open,
-/// prepare, execute, sync, flush, answer, fail, close). It does no I/O: `PostgresLoop` does
+/// prepare, execute, sync, flush, answer, fail, close). It does no I/O: `ConnectionSet` does
 /// what the actions say with libpq and reports what libpq gives back. `Answer` is what a
-/// statement's result becomes (libpq's result in the loop; anything in the tests).
+/// statement's result becomes (libpq's result in `ConnectionSet`; anything in the tests).
 ///
 /// Everything asked between two turns is one batch, one send: each statement executed in
 /// order, with one sync point at the end; a statement new to the connection is prepared just

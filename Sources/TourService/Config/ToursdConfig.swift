@@ -15,9 +15,6 @@ public struct ToursdConfig: Sendable, Equatable {
     /// With PostgreSQL: connections lent to one read's or write's transaction at a time (from
     /// BEGIN to COMMIT; no thread is held meanwhile).
     public var databasePoolSize = 4
-    /// With PostgreSQL: connections that single-statement reads share (the token check, a
-    /// property), each query asked meanwhile going out in the next batch.
-    public var databaseReadPipelines = 1
     /// With PostgreSQL: how long a statement may run (the server's statement_timeout); one
     /// second more without an answer and the connection is given up (503) and made again.
     public var databaseStatementTimeoutSeconds = 30
@@ -145,7 +142,6 @@ public struct ToursdConfig: Sendable, Equatable {
         "migrationsDir": { $0.migrationsDir = $1; return true },
         "databaseUrl": { $0.databaseUrl = $1; return $1.isEmpty || $1.hasPrefix("postgresql://") || $1.hasPrefix("postgres://") },
         "databasePoolSize": { config, text in setInt(&config.databasePoolSize, text, 1...1000) },
-        "databaseReadPipelines": { config, text in setInt(&config.databaseReadPipelines, text, 1...64) },
         "sqliteOptimizeSeconds": { config, text in setInt(&config.sqliteOptimizeSeconds, text, 60...604_800) },
         "databaseStatementTimeoutSeconds": { config, text in setInt(&config.databaseStatementTimeoutSeconds, text, 1...3600) },
         "databaseHandlerThreads": { config, text in setInt(&config.databaseHandlerThreads, text, 0...1000) },
@@ -252,8 +248,14 @@ public struct ToursdConfig: Sendable, Equatable {
         return true
     }
 
+    /// Keys of earlier versions, and why they went.
+    static let retired = [
+        "databaseReadPipelines": "each request handler thread (databaseHandlerThreads) now has the PostgreSQL connection its single-statement reads share",
+    ]
+
     /// Sets one key from its text form; the error names the key and the bad value.
     public mutating func set(_ key: String, _ text: String) throws(ConfigError) {
+        if let reason = Self.retired[key] { throw ConfigError("\(key) is no longer a configuration key: \(reason); remove it") }
         guard let setter = Self.setters[key] else { throw ConfigError("unknown configuration key \"\(key)\"") }
         var copy = self
         guard setter(&copy, text) else { throw ConfigError("invalid value \"\(text)\" for \(key)") }

@@ -24,7 +24,7 @@ enum ServerStorage {
             return SQLiteStorage(pool)
         }
         let storage = PostgresStorage(url: config.databaseUrl, transactionConnections: connections, handlerCount: config.databaseHandlerThreads,
-                                      sharedConnections: config.databaseReadPipelines, statementTimeoutSeconds: config.databaseStatementTimeoutSeconds)
+                                      statementTimeoutSeconds: config.databaseStatementTimeoutSeconds)
         if migrating { try applied(logger) { try storage.withConnection { try PostgresMigrator.migrate($0, migrations) } } }
         return storage
     }
