@@ -85,10 +85,12 @@ public final class PostgresStorage: SQLStorage {
     }
 
     /// Asked on a handler thread, it goes out with what the thread's jobs ask in the same run
-    /// (the route's first read), in one batch, on the thread's shared connection.
+    /// (the route's first read), in one batch, on the thread's shared connection. An identical
+    /// prefetch asked there before it and not sent yet answers both (the same token's check
+    /// for several requests): one execution, sent after both were asked.
     public func prefetch(_ query: SQLStatement) -> SQLPendingRows {
         let pending = SQLPendingRows()
-        shared.send(shared.place(0), [query]) { results in pending.answer(results[0].map(\.allRows).mapError { $0 }) }
+        shared.sendJoining(shared.place(0), query) { result in pending.answer(result.map(\.allRows).mapError { $0 }) }
         return pending
     }
 

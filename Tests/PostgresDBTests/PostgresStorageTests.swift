@@ -216,6 +216,25 @@ import TestSupport
         }
     }
 
+    /// Identical prefetches asked on one handler thread before its batch goes out are one
+    /// execution (sent after both were asked: a token's check for several requests); one asked
+    /// after the batch went out, or with other values, is its own.
+    @Test func identicalPrefetchesNotYetSentShareOneExecution() async throws {
+        let storage = PostgresStorage(url: try cluster.database("joined"), transactionConnections: 1, handlerCount: 2)
+        try await storage.write { try await $0.execute("CREATE SEQUENCE s") }
+        let values = try await withTaskExecutorPreference(storage.handlerThreads) {
+            let asked = SQLStatement("SELECT nextval('s') + ? AS n", 0)
+            let first = storage.prefetch(asked), second = storage.prefetch(asked)
+            let other = storage.prefetch(SQLStatement("SELECT nextval('s') + ? AS n", 1000))
+            let together = try await [first.rows(), second.rows(), other.rows()].map { $0.first?["n"].int ?? 0 }
+            let later = try await storage.prefetch(asked).rows().first?["n"].int ?? 0
+            return together + [later]
+        }
+        #expect(values[0] == values[1], "one execution answered both")
+        #expect(values[2] > 1000 && values[2] - 1000 != values[0], "other values: an execution of its own")
+        #expect(values[3] > values[0] && values[3] < 1000, "asked after the batch went out: an execution of its own")
+    }
+
     /// A read's body sees each answer where it asked, also after catching a failure (which
     /// aborts the transaction: what follows fails too); a statement that cannot be prepared
     /// is prepared again when asked again (the schema may have changed).

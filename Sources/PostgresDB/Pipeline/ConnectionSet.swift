@@ -14,6 +14,9 @@ import Glibc
 final class ConnectionSet: ThreadIO, @unchecked Sendable {
     enum Event: Sendable {
         case ask(connection: Int, [Int: Asked])
+        /// A statement any identical one asked the same way and not sent yet may answer (a
+        /// token's check: one execution, sent after both were asked, answers both).
+        case askJoining(connection: Int, id: Int, Asked)
         case cancel(connection: Int, id: Int)
         case connected(connection: Int, Handle)
         case connectFailed(connection: Int, PostgresError)
@@ -39,6 +42,10 @@ final class ConnectionSet: ThreadIO, @unchecked Sendable {
         var asked: [Int: Asked] = [:]
         /// libpq holds output the socket would not take yet.
         var flushing = false
+        /// What `askJoining` asked since the last turn: ids, with what others may join.
+        var joinable: [(id: Int, sql: String, values: [SQLValue])] = []
+        /// Who joined each of those statements: answered with it.
+        var joined: [Int: [Asked]] = [:]
     }
 
     static let stopped = PostgresError(sqlState: "", message: "the database connections have stopped")
@@ -74,6 +81,14 @@ final class ConnectionSet: ThreadIO, @unchecked Sendable {
             for id in asked.keys.sorted() {
                 perform(slots[index].machine.asked(.init(id: id, sql: asked[id]!.statement.sql)), index)
             }
+        case .askJoining(let index, let id, let asked):
+            let values = asked.statement.arguments.map(\.sqlValue)
+            if let leader = slots[index].joinable.first(where: { $0.sql == asked.statement.sql && $0.values == values }) {
+                slots[index].joined[leader.id, default: []].append(asked)
+                return
+            }
+            slots[index].joinable.append((id, asked.statement.sql, values))
+            handle(.ask(connection: index, [id: asked]))
         case .cancel(let index, let id):
             perform(slots[index].machine.cancelled(id), index)
         case .connected(let index, let handle):
@@ -91,6 +106,8 @@ final class ConnectionSet: ThreadIO, @unchecked Sendable {
     func turn() {
         let now = ContinuousClock.now
         for index in slots.indices {
+            // Sent now (or waiting for a connection): what is asked after this joins nothing.
+            slots[index].joinable.removeAll(keepingCapacity: true)
             perform(slots[index].machine.turn(now: now), index)
             // A send the socket took only in part makes libpq read what has arrived: answers
             // can then sit in its buffer with nothing on the socket to wake poll.
@@ -121,8 +138,9 @@ final class ConnectionSet: ThreadIO, @unchecked Sendable {
     func stopped() {
         for index in slots.indices {
             perform(slots[index].machine.broken(Self.stopped), index)
-            for asked in slots[index].asked.values { asked.group.deliver(asked.slot, .failure(Self.stopped)) }
+            for asked in Array(slots[index].asked.values) + slots[index].joined.values.joined() { asked.group.deliver(asked.slot, .failure(Self.stopped)) }
             slots[index].asked = [:]
+            slots[index].joined = [:]
         }
     }
 
@@ -164,17 +182,21 @@ final class ConnectionSet: ThreadIO, @unchecked Sendable {
                 default: return perform(slots[index].machine.broken(.connectionFailed(connection)), index)
                 }
             case .answer(let id, let result):
-                if let asked = slots[index].asked.removeValue(forKey: id) { asked.group.deliver(asked.slot, .success(result)) }
+                deliver(id, .success(result), index)
             case .fail(let ids, let error):
-                for id in ids {
-                    if let asked = slots[index].asked.removeValue(forKey: id) { asked.group.deliver(asked.slot, .failure(error)) }
-                }
+                for id in ids { deliver(id, .failure(error), index) }
             case .close:
                 PQfinish(slots[index].connection)
                 slots[index].connection = nil
                 slots[index].flushing = false
             }
         }
+    }
+
+    /// A statement's answer, to its asker and to those who joined it.
+    private func deliver(_ id: Int, _ result: Result<PostgresResult, PostgresError>, _ index: Int) {
+        if let asked = slots[index].asked.removeValue(forKey: id) { asked.group.deliver(asked.slot, result) }
+        for asked in slots[index].joined.removeValue(forKey: id) ?? [] { asked.group.deliver(asked.slot, result) }
     }
 
     /// Sends what libpq still holds, reads what arrived (`reading`: else only what libpq has

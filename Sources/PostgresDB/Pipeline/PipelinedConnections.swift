@@ -68,13 +68,21 @@ final class PipelinedConnections: Sendable {
         return try results.map { try $0.get() }
     }
 
-    /// Sends `statements` at `place` without waiting for their answers (a read's COMMIT), or
-    /// with `answered` told them when they come: what is asked next there goes out behind
-    /// them, asked on the owning thread in the same batch.
-    func send(_ place: Place, _ statements: [SQLStatement], answered: (@Sendable ([Result<PostgresResult, PostgresError>]) -> Void)? = nil) {
+    /// Sends `statements` at `place` without waiting for their answers (a read's COMMIT): what
+    /// is asked next there goes out behind them.
+    func send(_ place: Place, _ statements: [SQLStatement]) {
         let ids = (0..<statements.count).map { _ in nextID.wrappingAdd(1, ordering: .relaxed).oldValue }
-        let group = AnswerGroup(count: statements.count, answered: answered)
+        let group = AnswerGroup(count: statements.count, answered: nil)
         hand(.ask(connection: place.connection, asked(ids, statements, group)), to: place.thread, failing: group)
+    }
+
+    /// Sends one statement at `place`, `answered` told its answer when it comes. An identical
+    /// statement asked this way there and not sent yet answers it instead: one execution,
+    /// sent after both were asked.
+    func sendJoining(_ place: Place, _ statement: SQLStatement, answered: @escaping @Sendable (Result<PostgresResult, PostgresError>) -> Void) {
+        let group = AnswerGroup(count: 1) { answered($0[0]) }
+        let asked = ConnectionSet.Asked(statement: statement, group: group, slot: 0)
+        hand(.askJoining(connection: place.connection, id: nextID.wrappingAdd(1, ordering: .relaxed).oldValue, asked), to: place.thread, failing: group)
     }
 
     private func asked(_ ids: [Int], _ statements: [SQLStatement], _ group: AnswerGroup) -> [Int: ConnectionSet.Asked] {
