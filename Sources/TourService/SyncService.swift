@@ -121,7 +121,7 @@ public final class SyncService: Sendable {
                 table.group(authenticated) { table in
                     PropertyRoutes.add(to: &table, context)
                     FloorRoutes.add(to: &table, context)
-                    PanoramaRoutes.add(to: &table, context)
+                    PanoramaRoutes.add(to: &table, context, uploads: uploads)
                     PreviewRoutes.add(to: &table, context)
                     ShareRoutes.add(to: &table, context)
                 }

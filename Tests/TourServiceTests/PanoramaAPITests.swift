@@ -203,8 +203,8 @@ import TestSupport
             let stored = try client.send("PUT", "/v1/panoramas/\(newID())?floorId=\(floorId)", body: part, headers: marks.merging(["Content-Type": "image/jpeg"]) { $1 })
             #expect(stored.status == 201, "\(marks): \(stored.status) \(stored.text)")
         }
-        #expect(PartialUploadMarks.boolean(" ?1 ; x=y") == true && PartialUploadMarks.boolean("?0") == false)
-        #expect(PartialUploadMarks.boolean("1") == nil && PartialUploadMarks.boolean("?10") == nil && PartialUploadMarks.boolean("") == nil)
+        #expect(StructuredField.boolean(" ?1 ; x=y") == true && StructuredField.boolean("?0") == false)
+        #expect(StructuredField.boolean("1") == nil && StructuredField.boolean("?10") == nil && StructuredField.boolean("") == nil)
         await harness.finish()
     }
 

@@ -101,7 +101,9 @@ import Testing
         (#"{"prot": 80}"#, "unknown configuration key \"prot\""),
         (#"{"databaseReadPipelines": 1}"#, "databaseReadPipelines is no longer a configuration key: each request handler thread"),
         (#"{"logLevel": "loud"}"#, "invalid value \"loud\" for logLevel"),
-        (#"{"maxConnections": true}"#, "maxConnections must be a string or a number"),
+        (#"{"maxConnections": true}"#, "invalid value \"true\" for maxConnections"),
+        (#"{"resumableInterimResponses": 1}"#, "invalid value \"1\" for resumableInterimResponses"),
+        (#"{"maxConnections": [1]}"#, "maxConnections must be a string, a number or a boolean"),
         (#"[1, 2]"#, "must hold a JSON object"),
         (#"{"port": "#, "is not valid JSON"),
     ])

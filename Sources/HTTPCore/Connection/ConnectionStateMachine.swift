@@ -152,6 +152,13 @@ struct ConnectionStateMachine: Sendable {
         return false
     }
 
+    /// Whether an interim (1xx) answer may go out now: a request is served and its final
+    /// answer has not been queued.
+    var acceptsInterim: Bool {
+        guard case .exchange(let exchange) = state else { return false }
+        return exchange.output == .awaitingResponse
+    }
+
     /// Whether a request body is being received (the uploads-in-progress gauge).
     var isReceivingBody: Bool {
         guard case .exchange(let exchange) = state else { return false }

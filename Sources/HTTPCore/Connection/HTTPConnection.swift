@@ -242,6 +242,10 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
                               peerAddress: peerAddress, receivedAt: now)
         request.attributes[Refusal.self] = refusal
         let serial = self.serial
+        request.interim = InterimSender { [weak self] status, headers in
+            guard let self else { return }
+            channel.execute { self.interimArrived(serial: serial, status, headers: headers) }
+        }
         // A handler that only formats bytes runs on this loop: no thread hop either way.
         let executor: any TaskExecutor = refusal == nil && route?.inline == true ? channel.executor : context.handlers
         Task(executorPreference: executor) { [context, channel] in
@@ -276,6 +280,15 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
         guard !closed, current?.serial == serial else { return }
         perform(machine.bodyDemanded(now: monotonicNanoseconds()))
         process()
+    }
+
+    /// An interim answer of the handler, back on the connection's context: written unless the
+    /// final answer went out already (both hop through the same serial context, in order).
+    private func interimArrived(serial: UInt64, _ status: HTTPStatus, headers: [HTTPField]) {
+        channel.assertOnContext()
+        guard !closed, current?.serial == serial, machine.acceptsInterim else { return }
+        writer.writeInterim(status, headers: headers)
+        flush()
     }
 
     /// The handler's answer, back on the connection's context.

@@ -14,6 +14,8 @@ public struct Request: Sendable {
     public let peerAddress: [UInt8]
     /// Monotonic nanoseconds when the head arrived.
     public let receivedAt: UInt64
+    /// Where `sendInterim` goes; nil for a request that has no connection (tests).
+    var interim: InterimSender?
 
     init(head: RequestHead, id: RequestID, body: RequestBody, route: Route?, parameterValues: [String],
          peerAddress: [UInt8] = [], receivedAt: UInt64) {
@@ -31,6 +33,13 @@ public struct Request: Sendable {
     public var headers: HTTPHeaders { head.headers }
     /// The body size limit of the route.
     public var bodyLimit: Int64 { route?.bodyLimit ?? 0 }
+
+    /// Sends an informational (1xx) answer now, ahead of the final one: for a handler that
+    /// still reads the body (the resumable-upload draft's `104`). Dropped when the final
+    /// answer is already out.
+    public func sendInterim(_ status: HTTPStatus, headers: [HTTPField]) {
+        interim?.send(status, headers)
+    }
 
     /// The value of the path parameter `{name}` of the route pattern.
     public func parameter(_ name: String) -> String? {
@@ -54,6 +63,15 @@ public struct Request: Sendable {
             found = value
         }
         return found
+    }
+}
+
+/// Hands an interim answer to the request's connection.
+struct InterimSender: Sendable {
+    let send: @Sendable (HTTPStatus, [HTTPField]) -> Void
+
+    init(_ send: @escaping @Sendable (HTTPStatus, [HTTPField]) -> Void) {
+        self.send = send
     }
 }
 

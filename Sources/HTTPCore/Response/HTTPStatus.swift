@@ -15,6 +15,8 @@ public struct HTTPStatus: Sendable, Equatable, Hashable {
     public var allowsContent: Bool { code >= 200 && code != 204 && code != 304 }
 
     public static let `continue` = HTTPStatus(100, "Continue")
+    /// The IETF resumable-upload draft's interim answer: the upload can be resumed.
+    public static let uploadResumptionSupported = HTTPStatus(104, "Upload Resumption Supported")
     public static let ok = HTTPStatus(200, "OK")
     public static let created = HTTPStatus(201, "Created")
     public static let noContent = HTTPStatus(204, "No Content")

@@ -57,9 +57,11 @@ struct Authentication: Middleware {
     }
 }
 
-/// Every tus request but OPTIONS: `Tus-Resumable` must name the version served (412).
+/// Every tus request but OPTIONS: `Tus-Resumable` must name the version served (412). A
+/// request of the IETF draft on the same resources (`Uploads.speaksDraft`) goes on.
 struct TusVersionCheck: Middleware {
     func respond(to request: Request, next: RequestResponder) async throws -> Response {
+        if Uploads.speaksDraft(request.headers) { return try await next(request) }
         try TusHeaders.checkResumable(request.headers["tus-resumable"])
         return try await next(request)
     }

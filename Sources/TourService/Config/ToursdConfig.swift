@@ -39,6 +39,9 @@ public struct ToursdConfig: Sendable, Equatable {
     /// With several daemons: how long a PATCH waits for the daemon writing its upload to stop
     /// (then 503 with Retry-After).
     public var uploadTakeoverSeconds = 10
+    /// How long an offset retrieval of the IETF draft lets a transfer still in flight end by
+    /// itself (its client went away; its last bytes are still arriving) before stopping it.
+    public var uploadTakeoverGraceMs = 1000
     /// Bearer tokens whose tenant a daemon remembers, so that a GET asks its token check beside
     /// the route's reads (`Authentication`); when full, it forgets them all and starts again.
     public var tokenCacheEntries = 10_000
@@ -68,6 +71,11 @@ public struct ToursdConfig: Sendable, Equatable {
     public var maxUnfinishedUploadsPerTenant = 1000
     public var maxUnfinishedUploadBytesPerTenant: Int = 64 << 30
     public var uploadSweepIntervalSeconds = 60
+    /// Whether a draft resumable upload (an iOS URLSession upload) is told at once where it
+    /// can resume, with an interim `104 Upload Resumption Supported`. Off behind a proxy that
+    /// breaks on a 1xx other than 100 (nginx 1.22): explicit creations and plain uploads still
+    /// work, without resumption of an upload cut before its final answer.
+    public var resumableInterimResponses = true
     public var logLevel = "info"
     public var logFormat = "logfmt"
     /// A file to log to (reopened on SIGHUP, for rotation); empty: standard error.
@@ -150,6 +158,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "orphanSweepLimit": { config, text in setInt(&config.orphanSweepLimit, text, 0...10_000_000) },
         "databaseFileCheckSeconds": { config, text in setInt(&config.databaseFileCheckSeconds, text, 1...3600) },
         "uploadTakeoverSeconds": { config, text in setInt(&config.uploadTakeoverSeconds, text, 1...600) },
+        "uploadTakeoverGraceMs": { config, text in setInt(&config.uploadTakeoverGraceMs, text, 0...60_000) },
         "tokenCacheEntries": { config, text in setInt(&config.tokenCacheEntries, text, 1...10_000_000) },
         "sqliteReaders": { config, text in setInt(&config.sqliteReaders, text, 1...64) },
         "ioThreads": { config, text in setInt(&config.ioThreads, text, 1...256) },
@@ -167,6 +176,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "maxUnfinishedUploadsPerTenant": { config, text in setInt(&config.maxUnfinishedUploadsPerTenant, text, 1...10_000_000) },
         "maxUnfinishedUploadBytesPerTenant": { config, text in setInt(&config.maxUnfinishedUploadBytesPerTenant, text, 1...(1 << 50)) },
         "uploadSweepIntervalSeconds": { config, text in setInt(&config.uploadSweepIntervalSeconds, text, 1...86_400) },
+        "resumableInterimResponses": { config, text in setBool(&config.resumableInterimResponses, text) },
         "logLevel": { $0.logLevel = $1; return LogLevel(name: $1) != nil },
         "logFormat": { $0.logFormat = $1; return LogFormat(rawValue: $1) != nil },
         "logFile": { $0.logFile = $1; return true },
@@ -242,6 +252,15 @@ public struct ToursdConfig: Sendable, Equatable {
         return Self.keys.map { ($0, mirror[$0] ?? "") }
     }
 
+    private static func setBool(_ field: inout Bool, _ text: String) -> Bool {
+        switch text {
+        case "true": field = true
+        case "false": field = false
+        default: return false
+        }
+        return true
+    }
+
     private static func setInt(_ field: inout Int, _ text: String, _ range: ClosedRange<Int>) -> Bool {
         guard let value = Int(text), range.contains(value) else { return false }
         field = value
@@ -277,7 +296,8 @@ public struct ToursdConfig: Sendable, Equatable {
             case let string as String: text = string
             case let number as NSNumber where String(cString: number.objCType) != "c": // "c": a JSON boolean
                 text = number.stringValue
-            default: throw ConfigError("\(source): \(key) must be a string or a number")
+            case let flag as Bool: text = flag ? "true" : "false"
+            default: throw ConfigError("\(source): \(key) must be a string, a number or a boolean")
             }
             do throws(ConfigError) {
                 try set(key, text)

@@ -71,6 +71,10 @@ struct UploadRequest: Equatable {
     var declaredSHA256: String?
     var length: Int64
     var metadataHeader: String
+    /// False for a draft upload whose length is not said yet (`length` is then the most it may reach).
+    var lengthKnown = true
+    /// A draft upload: complete when its client says so, not at its length.
+    var awaitsCompletion = false
 
     static func parse(length: String?, metadata header: String?, maxLength: Int64) throws(ServiceError) -> UploadRequest {
         let length = try TusHeaders.integer(length, "Upload-Length")

@@ -5,9 +5,13 @@ import HTTPCore
 
 /// One-shot panorama uploads and their content (docs/api.md "Panoramas — one-shot upload").
 enum PanoramaRoutes {
-    static func add(to table: inout RouteTable, _ context: ServiceContext) {
+    /// `uploads`: a PUT of the IETF resumable-upload draft (iOS's URLSession) is a creation there.
+    static func add(to table: inout RouteTable, _ context: ServiceContext, uploads: Uploads) {
         table.add(.put, "/v1/panoramas/{panoramaId}", bodyLimit: Int64(context.config.maxPanoramaBytes)) { request in
             let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
+            if let creation = try Uploads.draftCreation(request.headers) {
+                return try await uploads.draftCreate(request, creation.version, completes: creation.completes, panoramaId: id)
+            }
             let floorId = try Identifier.checked(try request.queryParameter("floorId"), "floorId")
             let roomId = try request.queryParameter("roomId").map { text throws(ServiceError) in try Identifier.checked(text, "roomId") }
             let contentType = try PanoramaMediaType.validated(request.headers["content-type"])
@@ -57,6 +61,11 @@ enum PanoramaRoutes {
                 context.crashPoints.reached(.panoramaCommitted)
                 return .document(.created, stored)
             }
+        }
+
+        // Where a draft upload may be created, its limits (the draft, -04 on).
+        table.add(.options, "/v1/panoramas/{panoramaId}") { _ in
+            Response(status: .noContent, headers: UploadRoutes.draftDiscovery(Int64(context.config.maxPanoramaBytes)))
         }
 
         table.add(.get, "/v1/panoramas/{panoramaId}") { request in

@@ -24,15 +24,39 @@ enum UploadRoutes {
                     HTTPField(name: "Tus-Extension", value: TusHeaders.extensions),
                     HTTPField(name: "Tus-Max-Size", value: String(maxSize)),
                     HTTPField(name: "Tus-Checksum-Algorithm", value: TusHeaders.checksumAlgorithms),
-                ])
+                ] + UploadRoutes.draftDiscovery(maxSize))
             }
         }
+        // tus, or the IETF draft (`Upload-Draft-Interop-Version` without `Tus-Resumable`) on
+        // the same resources.
         table.group(TusVersionCheck(), authenticated) { table in
-            table.add(.post, "/v1/uploads", bodyLimit: maxSize, headers: resumable, uploads.create)
-            table.add(.head, "/v1/uploads/{uploadId}", headers: resumable, uploads.head)
-            table.add(.patch, "/v1/uploads/{uploadId}", bodyLimit: maxSize, headers: resumable, uploads.patch)
-            table.add(.delete, "/v1/uploads/{uploadId}", headers: resumable, uploads.terminate)
+            table.add(.post, "/v1/uploads", bodyLimit: maxSize, headers: resumable) { request in
+                guard Uploads.speaksDraft(request.headers) else { return try await uploads.create(request) }
+                guard let creation = try Uploads.draftCreation(request.headers) else {
+                    try PartialUploadMarks.refuseParts(request.headers)
+                    throw ServiceError.badRequest("a creation of the draft says \(DraftVersion.v8.completenessField)")
+                }
+                let panoramaId = try Identifier.checked(try request.queryParameter("panoramaId"), "panoramaId")
+                return try await uploads.draftCreate(request, creation.version, completes: creation.completes, panoramaId: panoramaId)
+            }
+            table.add(.head, "/v1/uploads/{uploadId}", headers: resumable) { request in
+                try await (Uploads.speaksDraft(request.headers) ? uploads.draftHead : uploads.head)(request)
+            }
+            table.add(.patch, "/v1/uploads/{uploadId}", bodyLimit: maxSize, headers: resumable) { request in
+                try await (Uploads.speaksDraft(request.headers) ? uploads.draftAppend : uploads.patch)(request)
+            }
+            table.add(.delete, "/v1/uploads/{uploadId}", headers: resumable) { request in
+                try await (Uploads.speaksDraft(request.headers) ? uploads.draftCancel : uploads.terminate)(request)
+            }
         }
+    }
+}
+
+extension UploadRoutes {
+    /// What OPTIONS tells a client of the draft (-04 on): the limits of an upload, and that an
+    /// append is `application/partial-upload` (-10's `Accept-Patch`).
+    static func draftDiscovery(_ maxSize: Int64) -> [HTTPField] {
+        [HTTPField(name: "Upload-Limit", value: "max-size=\(maxSize)"), HTTPField(name: "Accept-Patch", value: "application/partial-upload")]
     }
 }
 
@@ -43,11 +67,11 @@ struct Uploads: Sendable {
     /// Which daemon writes an upload, when several share the database and blob folder.
     var ownership: any UploadOwnership = LocalOwnership()
 
-    private var expiry: Int64 { Int64(context.config.uploadExpirySeconds) }
-    private var now: Int64 { Int64(Date().timeIntervalSince1970) }
+    var expiry: Int64 { Int64(context.config.uploadExpirySeconds) }
+    var now: Int64 { Int64(Date().timeIntervalSince1970) }
 
     /// The upload named by the path, unexpired.
-    private func upload(_ request: Request) async throws -> UploadRecord {
+    func upload(_ request: Request) async throws -> UploadRecord {
         let (tenant, id) = (request.tenant, try request.uuid("uploadId"))
         let now = self.now
         guard let upload = try await context.readOne({ try await UploadStore.upload($0, tenant, id) }), upload.expiresAt > now else {
@@ -66,7 +90,7 @@ struct Uploads: Sendable {
         Response(status: .created, headers: [HTTPField(name: "Location", value: "/v1/uploads/\(upload.id)")] + progressHeaders(upload, offset: offset))
     }
 
-    private func partialKey(_ upload: UploadRecord, _ tenant: Int64) -> BlobKey {
+    func partialKey(_ upload: UploadRecord, _ tenant: Int64) -> BlobKey {
         BlobKey(tenant: tenant, kind: .upload, id: upload.id)
     }
 
@@ -95,14 +119,44 @@ struct Uploads: Sendable {
         // Held from before the row exists: once it does, another daemon asked for the upload
         // (a HEAD, a creation sent again) must not open its file while this one writes it.
         return try await owning(key) { owner in
-            try await createOwned(request, id: id, key: key, wanted: wanted, hasBody: hasBody, now: now, owner: owner)
+            try await createOwned(request, key: key, wanted: wanted, hasBody: hasBody, now: now, owner: owner)
         }
     }
 
-    private func createOwned(_ request: Request, id: String, key: BlobKey, wanted: UploadRequest, hasBody: Bool, now: Int64,
+    private func createOwned(_ request: Request, key: BlobKey, wanted: UploadRequest, hasBody: Bool, now: Int64,
                              owner: UInt64) async throws -> Response {
         let tenant = request.tenant
+        let upload: UploadRecord
+        switch try await open(key, wanted, now: now, replacingOpen: false) {
+        case .created(let record):
+            upload = record
+        case .sentAgain(let open):
+            return try await sentAgain(open, wanted, tenant)
+        }
+        guard hasBody, upload.length > 0 else {
+            // Nothing to send: complete at once.
+            if upload.length == 0 { _ = try await finishIfComplete(upload, tenant, offset: 0, owner: owner) }
+            return created(upload, offset: 0)
+        }
         let session = try await sessions.session(key, recordedOffset: 0)
+        let claim = try await session.claim(checksum: nil)
+        return try await receive(request, upload, session, token: claim.token, checksum: nil, creation: true, owner: owner)
+    }
+
+    /// What opening an upload found.
+    enum Opening {
+        case created(UploadRecord)
+        /// The panorama has an unfinished upload already (tus: a creation sent again).
+        case sentAgain(UploadRecord)
+    }
+
+    /// Opens upload `key` for `wanted`: its empty partial file, durably, then its row, within
+    /// the tenant's quota. An unfinished upload of the same panorama is found
+    /// (`.sentAgain`), or, with `replacingOpen`, ended and replaced (a new creation of the
+    /// draft starts the panorama's bytes again). The caller owns `key`.
+    func open(_ key: BlobKey, _ wanted: UploadRequest, now: Int64, replacingOpen: Bool) async throws -> Opening {
+        let tenant = key.tenant
+        _ = try await sessions.session(key, recordedOffset: 0)
         let expiresAt = now + expiry
         let (maxCount, maxBytes) = (context.config.maxUnfinishedUploadsPerTenant, Int64(context.config.maxUnfinishedUploadBytesPerTenant))
         let creation: Creation
@@ -111,8 +165,8 @@ struct Uploads: Sendable {
                 var stale: UploadRecord?
                 if let open = try await UploadStore.receiving(db, tenant, panoramaId: wanted.panoramaId) {
                     // Created since the read above, by a request still in flight: that one.
-                    if open.expiresAt > now { return .sentAgain(open) }
-                    // Expired leftovers go first (the sweep may not have run yet).
+                    if open.expiresAt > now && !replacingOpen { return .sentAgain(open) }
+                    // Expired leftovers (or the upload a new draft creation replaces) go first.
                     _ = try await UploadStore.delete(db, tenant, open.id)
                     stale = open
                 }
@@ -124,34 +178,26 @@ struct Uploads: Sendable {
                 guard held.bytes + wanted.length <= maxBytes else {
                     throw ServiceError(.insufficientStorage, "this tenant's unfinished uploads reserve \(held.bytes) bytes; \(wanted.length) more would pass its \(maxBytes)")
                 }
-                return .created(try await UploadStore.create(db, tenant, id: id, wanted, expiresAt: expiresAt), replacing: stale)
+                return .created(try await UploadStore.create(db, tenant, id: key.id, wanted, expiresAt: expiresAt), replacing: stale)
             }
         } catch {
             sessions.end(key)
             await context.blobs.remove(key)
             throw error
         }
-        let (upload, stale): (UploadRecord, UploadRecord?)
         switch creation {
         case .created(let record, let replacing):
-            (upload, stale) = (record, replacing)
+            if let replacing {
+                let staleKey = partialKey(replacing, tenant)
+                sessions.end(staleKey)
+                await context.blobs.remove(staleKey)
+            }
+            return .created(record)
         case .sentAgain(let open):
             sessions.end(key)
             await context.blobs.remove(key)
-            return try await sentAgain(open, wanted, tenant)
+            return .sentAgain(open)
         }
-        if let stale {
-            let staleKey = partialKey(stale, tenant)
-            sessions.end(staleKey)
-            await context.blobs.remove(staleKey)
-        }
-        guard hasBody, upload.length > 0 else {
-            // Nothing to send: complete at once.
-            if upload.length == 0 { return try await finishIfComplete(upload, tenant, offset: 0, answer: created(upload, offset: 0), owner: owner) }
-            return created(upload, offset: 0)
-        }
-        let claim = try await session.claim(checksum: nil)
-        return try await receive(request, upload, session, token: claim.token, checksum: nil, creation: true, owner: owner)
     }
 
     /// What a creation's transaction found.
@@ -176,7 +222,7 @@ struct Uploads: Sendable {
     /// upload's lock, so that no session is opened on a file that finishing is removing; and
     /// only while `owner` still makes this daemon the upload's writer (another daemon's newer
     /// request may have taken it since: its writer must be the only one).
-    private func current(_ upload: UploadRecord, _ tenant: Int64, owner: UInt64) async throws
+    func current(_ upload: UploadRecord, _ tenant: Int64, owner: UInt64) async throws
         -> (record: UploadRecord, session: UploadSession?, offset: Int64) {
         let key = partialKey(upload, tenant)
         return try await sessions.finishing.withLock(key) {
@@ -195,7 +241,8 @@ struct Uploads: Sendable {
     private func resumeOffset(_ upload: UploadRecord, _ tenant: Int64, owner: UInt64) async throws -> Int64 {
         let now = try await current(upload, tenant, owner: owner)
         guard now.session != nil else { return now.offset }
-        return try await finishIfComplete(now.record, tenant, offset: now.offset, answer: now.offset, owner: owner)
+        _ = try await finishIfComplete(now.record, tenant, offset: now.offset, owner: owner)
+        return now.offset
     }
 
     /// `resumeOffset` when no other daemon writes the upload; while one does, the fsynced
@@ -258,7 +305,7 @@ struct Uploads: Sendable {
     }
 
     /// Runs `body` as the upload's writer (`UploadOwnership`), with its ownership token.
-    private func owning<T>(_ key: BlobKey, _ body: (UInt64) async throws -> T) async throws -> T {
+    func owning<T>(_ key: BlobKey, _ body: (UInt64) async throws -> T) async throws -> T {
         try await LockOrder.entering(.uploadOwnership) {
             let token = try await ownership.acquire(key)
             do {
@@ -302,14 +349,25 @@ struct Uploads: Sendable {
     /// makes it durable, records it, and makes the panorama when it was the last byte.
     private func receive(_ request: Request, _ upload: UploadRecord, _ session: UploadSession, token: UInt64,
                          checksum: [UInt8]?, creation: Bool, owner: UInt64) async throws -> Response {
+        let offset = try await append(request, upload, session, token: token, checksum: checksum, room: upload.length - session.durableOffset)
+        _ = try await finishIfComplete(upload, request.tenant, offset: offset, owner: owner)
+        return creation ? created(upload, offset: offset) : Response(status: .noContent, headers: progressHeaders(upload, offset: offset))
+    }
+
+    /// Streams a body of at most `room` bytes into the upload's session as its claimant
+    /// (`token`), makes it durable and records it; returns the durable offset. `completes`
+    /// (a draft request that ends the upload): recorded as complete at that offset, unless a
+    /// length said before is not reached (the caller refuses that). A body that
+    /// ends early (the client went away, a limit, a timeout) keeps what arrived when no
+    /// checksum must vouch for it, and throws.
+    func append(_ request: Request, _ upload: UploadRecord, _ session: UploadSession, token: UInt64, checksum: [UInt8]?,
+                room: Int64, completes: Bool = false) async throws -> Int64 {
         let tenant = request.tenant
         let offset: Int64
         do {
-            try await session.receive(request.body, token, room: upload.length - session.durableOffset, length: upload.length)
+            try await session.receive(request.body, token, room: room, length: upload.length)
             offset = try await session.commit(token, expected: checksum)
         } catch {
-            // The body ended early (the client went away, a limit, a timeout): what arrived is
-            // kept when no checksum must vouch for it.
             if let kept = await session.abort(token) {
                 do {
                     try await record(upload, tenant, offset: kept)
@@ -319,12 +377,15 @@ struct Uploads: Sendable {
             }
             throw error
         }
-        try await record(upload, tenant, offset: offset)
-        let answer = creation ? created(upload, offset: offset) : Response(status: .noContent, headers: progressHeaders(upload, offset: offset))
-        return try await finishIfComplete(upload, tenant, offset: offset, answer: answer, owner: owner)
+        if completes && (!upload.lengthKnown || offset == upload.length) {
+            try await context.write { try await UploadStore.markComplete($0, tenant, upload.id, offset: offset) }
+        } else {
+            try await record(upload, tenant, offset: offset)
+        }
+        return offset
     }
 
-    private func record(_ upload: UploadRecord, _ tenant: Int64, offset: Int64) async throws {
+    func record(_ upload: UploadRecord, _ tenant: Int64, offset: Int64) async throws {
         let expiresAt = now + expiry
         try await context.write { try await UploadStore.setOffset($0, tenant, upload.id, offset: offset, expiresAt: expiresAt) }
     }
@@ -334,21 +395,30 @@ struct Uploads: Sendable {
     /// the answer. Once per upload: a request that finds it finished meanwhile has nothing to do.
     /// A daemon finishes an upload only as its writer (`owner`): when another daemon took the
     /// upload after its last byte arrived here, this one waits its turn for it again (once).
-    private func finishIfComplete<Answer>(_ upload: UploadRecord, _ tenant: Int64, offset: Int64, answer: Answer,
-                                          owner: UInt64, again: Bool = true) async throws -> Answer {
-        guard offset == upload.length else { return answer }
+    /// Returns the panorama the upload became (nil while bytes are missing or awaited).
+    func finishIfComplete(_ upload: UploadRecord, _ tenant: Int64, offset: Int64, owner: UInt64,
+                          again: Bool = true) async throws -> FinishedUpload? {
+        guard upload.isComplete(at: offset) else { return nil }
         let key = partialKey(upload, tenant)
-        let owned = try await sessions.finishing.withLock(key) { () -> Bool in
-            guard ownership.holds(key, owner) else { return false }
+        let finished = try await sessions.finishing.withLock(key) { () -> FinishedUpload?? in
+            guard ownership.holds(key, owner) else { return .none }
             guard let record = try await context.readOne({ try await UploadStore.upload($0, tenant, upload.id) }) else {
                 throw ServiceError.notFound("upload", upload.id)
             }
-            if !record.finished { try await finish(record, tenant) }
-            return true
+            if !record.finished, let made = try await finish(record, tenant) { return made }
+            // Finished before: the panorama as stored (gone again when it was deleted since).
+            return try await context.readOne { try await TourStore.panorama($0, tenant, upload.panoramaId) }.map { FinishedUpload(panorama: $0, created: false) }
         }
-        if owned { return answer }
+        if let finished { return finished }
         guard again else { throw ServiceError(.unavailable, "another daemon keeps taking upload \(upload.id); try again", retryAfterSeconds: 1) }
-        return try await owning(key) { try await finishIfComplete(upload, tenant, offset: offset, answer: answer, owner: $0, again: false) }
+        return try await owning(key) { try await finishIfComplete(upload, tenant, offset: offset, owner: $0, again: false) }
+    }
+
+    /// The panorama a finished upload became: `created` false when it was a re-send of one
+    /// stored already.
+    struct FinishedUpload {
+        var panorama: PanoramaRecord
+        var created: Bool
     }
 
     /// Crash-safe at every step: the partial file gets the panorama's name too (a durable hard
@@ -357,40 +427,46 @@ struct Uploads: Sendable {
     /// panorama name, without a row, is removed at start-up; the next HEAD or PATCH finishes
     /// it); a crash after it, the panorama (a finished upload's partial name is removed at
     /// start-up). A refusal (a digest mismatch, a conflict) ends the upload; a failure of the
-    /// server's keeps it, to be finished by the next request.
-    private func finish(_ upload: UploadRecord, _ tenant: Int64) async throws {
+    /// server's keeps it, to be finished by the next request. Nil when another daemon finished
+    /// it meanwhile.
+    private func finish(_ upload: UploadRecord, _ tenant: Int64) async throws -> FinishedUpload? {
         let partial = partialKey(upload, tenant)
         let session = try await liveSession(upload, tenant).session
         let digest = ByteEncoding.hex(try await session.durableDigest())
         let panorama = BlobKey(tenant: tenant, kind: .panorama, id: upload.panoramaId)
         context.crashPoints.reached(.uploadFinishing)
+        let finished: FinishedUpload?
         do {
             if let declared = upload.declaredSHA256, declared != digest {
                 throw ServiceError(.digestMismatch, "the upload's sha-256 is \(digest), not the declared \(declared)")
             }
             try PanoramaMediaType.checkContent(upload.contentType, head: try await context.blobs.head(partial))
-            try await context.panoramaTurns.withTurn(panorama) {
+            finished = try await context.panoramaTurns.withTurn(panorama) { () -> FinishedUpload? in
                 // Finished meanwhile by another daemon (which held the turn first): nothing to do.
-                guard try await context.readOne({ try await UploadStore.upload($0, tenant, upload.id) })?.finished == false else { return }
+                guard try await context.readOne({ try await UploadStore.upload($0, tenant, upload.id) })?.finished == false else { return nil }
                 switch try await context.placePanorama(panorama, by: { try await context.blobs.link(partial: partial, as: panorama) }) {
                 case .placed:
                     context.crashPoints.reached(.uploadLinked)
+                    let stored: PanoramaRecord
                     do {
-                        try await context.write { db in
-                            _ = try await TourStore.insertPanorama(db, tenant, id: upload.panoramaId, floorId: upload.floorId, roomId: upload.roomId,
-                                                             contentType: upload.contentType, size: upload.length, sha256: digest)
+                        stored = try await context.write { db in
+                            let stored = try await TourStore.insertPanorama(db, tenant, id: upload.panoramaId, floorId: upload.floorId, roomId: upload.roomId,
+                                                                            contentType: upload.contentType, size: upload.length, sha256: digest)
                             try await UploadStore.markFinished(db, tenant, upload.id)
+                            return stored
                         }
                     } catch {
                         await context.blobs.remove(panorama) // no file without its row
                         throw error
                     }
                     context.crashPoints.reached(.uploadCommitted)
+                    return FinishedUpload(panorama: stored, created: true)
                 case .stored(let existing):
                     // Stored meanwhile: the same bytes are a re-send (its bytes were not needed),
                     // others a conflict.
                     _ = try PanoramaUpload.resend(existing, digest: digest)
                     try await context.write { try await UploadStore.markFinished($0, tenant, upload.id) }
+                    return FinishedUpload(panorama: existing, created: false)
                 }
             }
         } catch let error as ServiceError where !error.isServerFailure {
@@ -403,16 +479,21 @@ struct Uploads: Sendable {
         sessions.end(partial)
         await context.blobs.remove(partial)
         context.crashPoints.reached(.uploadUnlinked)
+        return finished
     }
 
     /// DELETE: termination; a PATCH in flight stops.
     @Sendable func terminate(_ request: Request) async throws -> Response {
-        let (tenant, id) = (request.tenant, try request.uuid("uploadId"))
+        try await end(tenant: request.tenant, id: try request.uuid("uploadId"))
+        return Response(status: .noContent)
+    }
+
+    /// Ends an upload: its row, its session (a request writing it stops) and its partial file.
+    func end(tenant: Int64, id: String) async throws {
         guard try await context.write({ try await UploadStore.delete($0, tenant, id) }) else { throw ServiceError.notFound("upload", id) }
         let key = BlobKey(tenant: tenant, kind: .upload, id: id)
         sessions.end(key)
         await context.blobs.remove(key)
-        return Response(status: .noContent)
     }
 
     /// Removes expired uploads and their partial files; never a panorama.

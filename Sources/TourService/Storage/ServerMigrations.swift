@@ -199,6 +199,17 @@ CREATE INDEX web_sessions_by_expiry ON web_sessions (expires_at);
 CREATE INDEX properties_by_name ON properties (tenant_id, name COLLATE NOCASE, id);
 
 """#),
+        Migration(version: 7, name: "draft_uploads", sql: #"""
+-- Uploads of the IETF resumable-upload draft beside tus's, in the same table. A draft upload
+-- may not know its length until the client says it is complete: `length` then holds the most
+-- it may reach (maxPanoramaBytes, what the tenant's quota reserves) and `length_known` is 0.
+-- A draft upload is complete only when the client says so, never at its length alone:
+-- `awaits_completion` is 1 until a completing request's bytes are all durable (tus rows: 0,
+-- complete at their length).
+ALTER TABLE uploads ADD COLUMN length_known INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE uploads ADD COLUMN awaits_completion INTEGER NOT NULL DEFAULT 0;
+
+"""#),
     ]
 
     static let postgresql: [Migration] = [
@@ -369,6 +380,14 @@ CREATE INDEX web_sessions_by_expiry ON web_sessions (expires_at);
 
 -- The viewer's property list: a page by name walks the index in order and stops at its end.
 CREATE INDEX properties_by_name ON properties (tenant_id, lower(name), id);
+
+"""#),
+        Migration(version: 4, name: "draft_uploads", sql: #"""
+-- Uploads of the IETF resumable-upload draft beside tus's (SQLite's migration 0007): a length
+-- not known yet reserves the most it may reach, and a draft upload is complete only when the
+-- client says so. 0 or 1, as SQLite has them.
+ALTER TABLE uploads ADD COLUMN length_known SMALLINT NOT NULL DEFAULT 1;
+ALTER TABLE uploads ADD COLUMN awaits_completion SMALLINT NOT NULL DEFAULT 0;
 
 """#),
     ]

@@ -13,6 +13,14 @@ struct UploadRecord: Equatable, Sendable {
     var metadata: String
     var finished: Bool
     var expiresAt: Int64
+    /// False for a draft upload whose client has not said its length: `length` is then the
+    /// most it may reach.
+    var lengthKnown: Bool
+    /// A draft upload, complete only once its client says so (never at `length` alone).
+    var awaitsCompletion: Bool
+
+    /// Whether every byte is in and nothing more is awaited: the upload becomes its panorama.
+    func isComplete(at offset: Int64) -> Bool { offset == length && !awaitsCompletion }
 
     init(_ row: Row) {
         id = row["id"].string ?? ""
@@ -26,6 +34,8 @@ struct UploadRecord: Equatable, Sendable {
         metadata = row["metadata"].string ?? ""
         finished = row["state"].string == "finished"
         expiresAt = row["expires_at"].int64 ?? 0
+        lengthKnown = row["length_known"].int64 != 0
+        awaitsCompletion = row["awaits_completion"].int64 == 1
     }
 }
 
@@ -52,10 +62,10 @@ enum UploadStore {
     static func create(_ db: any SQLConnection, _ tenant: Int64, id: String, _ request: UploadRequest, expiresAt: Int64) async throws -> UploadRecord {
         try await db.run("""
             INSERT INTO uploads (tenant_id, id, panorama_id, floor_id, room_id, content_type, length, declared_sha256, metadata,
-                                 state, created_at, expires_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'receiving', ?, ?)
+                                 state, created_at, expires_at, length_known, awaits_completion)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'receiving', ?, ?, ?, ?)
             """, tenant, id, request.panoramaId, request.floorId, request.roomId, request.contentType, request.length,
-                   request.declaredSHA256, request.metadataHeader, Timestamp.now(), expiresAt)
+                   request.declaredSHA256, request.metadataHeader, Timestamp.now(), expiresAt, request.lengthKnown, request.awaitsCompletion)
         guard let created = try await upload(db, tenant, id) else { throw ServiceError(.internal, "upload vanished after insert") }
         return created
     }
@@ -76,6 +86,22 @@ enum UploadStore {
             sqlite: "UPDATE uploads SET \"offset\" = max(\"offset\", ?) WHERE tenant_id = ? AND id = ? AND state = 'receiving'",
             postgresql: "UPDATE uploads SET \"offset\" = greatest(\"offset\", ?) WHERE tenant_id = ? AND id = ? AND state = 'receiving'"),
                    offset, tenant, id)
+    }
+
+    /// Records a draft upload's length, said by its client, while it is not known yet.
+    static func recordLength(_ db: any SQLConnection, _ tenant: Int64, _ id: String, length: Int64) async throws {
+        try await db.run("UPDATE uploads SET length = ?, length_known = 1 WHERE tenant_id = ? AND id = ? AND state = 'receiving' AND length_known = 0",
+                         length, tenant, id)
+    }
+
+    /// A draft upload whose client said it is complete, with all its bytes durable at
+    /// `offset`: its length is that offset, and it no longer awaits anything (so a crash now
+    /// still finishes it at the next HEAD).
+    static func markComplete(_ db: any SQLConnection, _ tenant: Int64, _ id: String, offset: Int64) async throws {
+        try await db.run("""
+            UPDATE uploads SET "offset" = ?, length = ?, length_known = 1, awaits_completion = 0
+            WHERE tenant_id = ? AND id = ? AND state = 'receiving'
+            """, offset, offset, tenant, id)
     }
 
     /// Sets the offset back to what the partial file really holds (it lost bytes in a crash).

@@ -34,6 +34,17 @@ final class UploadSession: Sendable {
         var owner: UInt64?
         var durableOffset: Int64
         var closed = false
+        /// Who waits for the writer to end (`writerEnded`), by wait.
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        /// Waits whose time ran out before they were registered.
+        var expiredWaits: Set<UInt64> = []
+
+        /// The waiters to resume now that nobody writes.
+        mutating func noWriter() -> [CheckedContinuation<Void, Never>] {
+            owner = nil
+            defer { waiters = [:] }
+            return Array(waiters.values)
+        }
     }
 
     /// The file and its digests: touched only by jobs on the lane, one at a time. Its
@@ -146,17 +157,24 @@ final class UploadSession: Sendable {
     var durableOffset: Int64 { bookkeeping.withLock { $0.durableOffset } }
 
     /// Makes the caller the writer, stopping any older PATCH; returns its token and the
-    /// durable offset it must continue from.
-    func claim(checksum algorithm: DigestAlgorithm?) async throws -> (token: UInt64, offset: Int64) {
+    /// durable offset it must continue from. The older PATCH's bytes not yet durable are cut,
+    /// or with `keepingLive` kept (made durable) when no checksum must vouch for them: the
+    /// IETF draft asks a server to keep "as much of the request content … as possible" of a
+    /// transfer a newer request ends.
+    func claim(checksum algorithm: DigestAlgorithm?, keepingLive: Bool = false) async throws -> (token: UInt64, offset: Int64) {
         let token = Self.tokens.wrappingAdd(1, ordering: .relaxed).newValue
         try bookkeeping.withLock { (state) throws(ServiceError) in
             guard !state.closed else { throw ServiceError.notFound("upload", key.id) }
             state.owner = token
         }
         // After any write the older PATCH has queued: those fail, or land and are cut here.
-        let offset = try await lane.run { [file, key] () throws -> Int64 in
+        let offset = try await lane.run { [self, file, key] () throws -> Int64 in
             guard file.isOpen else { throw ServiceError.notFound("upload", key.id) }
-            try file.rollBack()
+            if keepingLive, file.chunkDigest == nil, file.liveOffset > file.durableOffset {
+                _ = try durable()
+            } else {
+                try file.rollBack()
+            }
             file.chunkDigest = algorithm.map(StreamingDigest.init)
             return file.durableOffset
         }
@@ -170,7 +188,38 @@ final class UploadSession: Sendable {
     }
 
     private func releaseOwner(_ token: UInt64) {
-        bookkeeping.withLock { if $0.owner == token { $0.owner = nil } }
+        let waiters = bookkeeping.withLock { $0.owner == token ? $0.noWriter() : [] }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once no request writes the upload, or after `milliseconds`: an offset
+    /// retrieval lets a transfer whose client went away end by itself first (its last bytes
+    /// may still be on their way through the server), so that they are kept.
+    func writerEnded(within milliseconds: Int) async {
+        let wait = Self.tokens.wrappingAdd(1, ordering: .relaxed).newValue
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await withCheckedContinuation { continuation in
+                    let now = self.bookkeeping.withLock { state -> Bool in
+                        if state.owner == nil || state.closed || state.expiredWaits.remove(wait) != nil { return true }
+                        state.waiters[wait] = continuation
+                        return false
+                    }
+                    if now { continuation.resume() }
+                }
+            }
+            group.addTask {
+                do { try await Task.sleep(for: .milliseconds(milliseconds)) } catch { return } // the writer ended first
+                let waiter = self.bookkeeping.withLock { state -> CheckedContinuation<Void, Never>? in
+                    if let waiter = state.waiters.removeValue(forKey: wait) { return waiter }
+                    state.expiredWaits.insert(wait)
+                    return nil
+                }
+                waiter?.resume()
+            }
+            await group.next()
+            group.cancelAll()
+        }
     }
 
     /// Appends the claimant's body, batch by batch on the lane as it arrives: 413 past `room`
@@ -257,10 +306,11 @@ final class UploadSession: Sendable {
 
     /// Stops every writer and closes the file (finished, deleted or expired).
     func close() {
-        bookkeeping.withLock { state in
+        let waiters = bookkeeping.withLock { state in
             state.closed = true
-            state.owner = nil
+            return state.noWriter()
         }
+        for waiter in waiters { waiter.resume() }
         lane.submit { [file] in
             file.isOpen = false
             file.park()
