@@ -6,7 +6,7 @@ RUN_APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libturbojpeg0
 TEST_APT_PACKAGES := curl sqlite3 python3 python3-venv wrk nginx gcc fuse3 libfuse3-dev chromium chromium-driver postgresql
 
 # Python tools for the tests, pinned, in a venv of the project's own.
-PYTHON_TOOLS := schemathesis==4.32.5 tuspy==1.1.0 selenium==4.51.0 pillow==13.0.0
+PYTHON_TOOLS := schemathesis==4.32.5 tuspy==1.1.0 selenium==4.51.0 pillow==13.0.0 h11==0.16.0
 
 .PHONY: deps run-deps build run test bench soak fuzz clean migrations powerlossfs
 
@@ -66,6 +66,7 @@ test: deps powerlossfs
 	bash Tests/postgres/scaleout.sh .build/release/toursd .build/debug/tours
 	bash Tests/contract/schemathesis.sh
 	bash Tests/contract/tus_interop.sh
+	bash Tests/contract/resumable_draft.sh
 	bash Tests/attack/run.sh
 	.venv/bin/python Tests/browser/viewer_test.py .build/release/toursd .build/browser-artifacts
 	python3 Tests/powerloss/server.py $(POWERLOSSFS) .build/release/toursd --rounds 4

@@ -10,6 +10,8 @@ bash bench/mixed_load.sh
 echo
 bash bench/uploads.sh
 echo
+bash bench/resumable.sh
+echo
 bash bench/documents.sh
 echo
 bash bench/viewer.sh

@@ -43,6 +43,23 @@ import Testing
         #expect(machine.headReceived(Self.head(), refused: false, now: 4) == [.startRequest])
     }
 
+    /// Interim (1xx) answers go out while a request is served and its final answer is not
+    /// queued: never between requests, never after the final answer.
+    @Test func interimAnswersAreAcceptedOnlyBeforeTheFinalAnswer() {
+        var machine = Machine(now: 0)
+        #expect(!machine.acceptsInterim)
+        machine = Self.serving(Self.head(body: 10))
+        #expect(machine.acceptsInterim)
+        #expect(machine.bodyReceived(10, now: 1, maxDiscardBytes: Self.maxDiscard) == [.deliverBody])
+        #expect(machine.acceptsInterim)
+        _ = machine.bodyEnded(now: 2)
+        #expect(machine.acceptsInterim)
+        #expect(machine.responseReady(now: 3, maxDiscardBytes: Self.maxDiscard) == [.writeResponse(keepAlive: true)])
+        #expect(!machine.acceptsInterim)
+        #expect(machine.responseSent(now: 4) == [.exchangeDone])
+        #expect(!machine.acceptsInterim)
+    }
+
     @Test func anAnswerWithAStreamedBodyEndsTheExchangeOnlyWhenSent() {
         var machine = Self.serving(Self.head())
         _ = machine.bodyEnded(now: 1)

@@ -25,6 +25,26 @@ import TestSupport
         await server.shutdown()
     }
 
+    /// A handler's interim answers go out before its final one, in order, with their fields;
+    /// the connection goes on serving after them.
+    @Test(arguments: EventBackendKind.allCases)
+    func interimAnswersPrecedeTheFinalOne(backend: EventBackendKind) async throws {
+        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
+        let client = try server.client()
+        try client.send("PUT /interim HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+        let first = try client.readResponse()
+        #expect(first.status == 104 && first.header("Location") == "/resume/1")
+        #expect(try client.readResponse().status == 100) // the body is asked for after the 104
+        try client.send("hello")
+        let second = try client.readResponse()
+        #expect(second.status == 104 && second.header("Upload-Offset") == "5" && second.header("Location") == nil)
+        let final = try client.readResponse()
+        #expect(final.status == 200 && final.text == "hello")
+        try client.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try client.readResponse().status == 200)
+        await server.shutdown()
+    }
+
     @Test(arguments: EventBackendKind.allCases)
     func pipelinedRequestsAreAnsweredInOrder(backend: EventBackendKind) async throws {
         let server = try TestServer(backend: backend, routes: TestRoutes.standard)

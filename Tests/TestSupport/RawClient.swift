@@ -10,6 +10,8 @@ public final class RawClient {
         public var status: Int
         public var headers: [(name: String, value: String)]
         public var body: [UInt8]
+        /// The interim (1xx) answers that came before this one (`request`).
+        public var interims: [Response] = []
 
         public func header(_ name: String) -> String? {
             headers.first { $0.name.lowercased() == name.lowercased() }?.value
@@ -152,12 +154,22 @@ public final class RawClient {
 }
 
 extension RawClient {
-    /// Sends one request and reads its answer (HEAD answers have no body).
+    /// Sends one request and reads its final answer (HEAD answers have no body); the interim
+    /// (1xx) answers before it are in `interims`.
     public func request(_ method: String, _ target: String, headers: [String: String] = [:], body: [UInt8] = []) throws -> Response {
         var head = "\(method) \(target) HTTP/1.1\r\nHost: test\r\n"
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\r\n" }
         if !body.isEmpty || ["PUT", "POST", "PATCH"].contains(method) { head += "Content-Length: \(body.count)\r\n" }
         try send(Array((head + "\r\n").utf8) + body)
-        return try readResponse(bodyExpected: method != "HEAD")
+        var interims: [Response] = []
+        for _ in 0..<16 {
+            var response = try readResponse(bodyExpected: method != "HEAD")
+            guard response.status < 200 else {
+                response.interims = interims
+                return response
+            }
+            interims.append(response)
+        }
+        throw Failure(description: "more than 16 interim answers")
     }
 }

@@ -185,21 +185,31 @@ import TestSupport
     }
 
     /// A body the IETF resumable-upload draft marks as a part is never stored as the whole
-    /// panorama; one marked complete (iOS's plain upload) is stored as any other.
-    @Test func aBodyMarkedAsPartOfAnUploadIsRefusedAndNothingIsKept() async throws {
+    /// panorama: under a version served it is the first part of an upload (201 with its
+    /// Location), under none it is refused; one marked complete is stored as any other.
+    @Test func aBodyMarkedAsPartOfAnUploadIsNeverStoredAsThePanorama() async throws {
         let harness = try ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let part = imageBytes(1_000)
-        for marks in [["Upload-Draft-Interop-Version": "6", "Upload-Complete": "?0"], ["Upload-Draft-Interop-Version": "3", "Upload-Incomplete": "?1"],
-                      ["Upload-Complete": "?0;a=1"], ["Upload-Draft-Interop-Version": "8", "Upload-Complete": "yes"]] {
+        for marks in [["Upload-Draft-Interop-Version": "6", "Upload-Complete": "?0"], ["Upload-Draft-Interop-Version": "3", "Upload-Incomplete": "?1"]] {
             let id = newID()
-            let refused = try client.send("PUT", "/v1/panoramas/\(id)?floorId=\(floorId)", body: part, headers: marks.merging(["Content-Type": "image/jpeg"]) { $1 })
-            #expect(refused.status == 400 && refused.errorCode == "bad_request", "\(marks): \(refused.status) \(refused.text)")
+            let begun = try client.send("PUT", "/v1/panoramas/\(id)?floorId=\(floorId)", body: part, headers: marks.merging(["Content-Type": "image/jpeg"]) { $1 })
+            #expect(begun.status == 201 && begun.header("Location")?.hasPrefix("/v1/uploads/") == true && begun.header("Upload-Offset") == "1000",
+                    "\(marks): \(begun.status) \(begun.text)")
+            #expect(begun.interims.map(\.status) == [104] && begun.interims.first?.header("Location") == begun.header("Location"))
             #expect(try client.send("GET", "/v1/panoramas/\(id)").status == 404)
         }
-        #expect(harness.storedFiles().isEmpty)
-        for marks in [["Upload-Draft-Interop-Version": "6", "Upload-Complete": "?1"], ["Upload-Draft-Interop-Version": "3", "Upload-Incomplete": "?0"]] {
+        for marks in [["Upload-Complete": "?0;a=1"], ["Upload-Draft-Interop-Version": "4", "Upload-Complete": "?0"],
+                      ["Upload-Draft-Interop-Version": "8", "Upload-Complete": "yes"]] {
+            let id = newID()
+            let refused = try client.send("PUT", "/v1/panoramas/\(id)?floorId=\(floorId)", body: part, headers: marks.merging(["Content-Type": "image/jpeg"]) { $1 })
+            #expect(refused.status == 400 && refused.errorCode == "bad_request" && refused.interims.isEmpty, "\(marks): \(refused.status) \(refused.text)")
+            #expect(try client.send("GET", "/v1/panoramas/\(id)").status == 404)
+        }
+        #expect(harness.storedFiles().filter { !$0.contains("/uploads/") }.isEmpty)
+        for marks in [["Upload-Draft-Interop-Version": "6", "Upload-Complete": "?1"], ["Upload-Draft-Interop-Version": "3", "Upload-Incomplete": "?0"],
+                      ["Upload-Draft-Interop-Version": "4", "Upload-Complete": "?1"]] {
             let stored = try client.send("PUT", "/v1/panoramas/\(newID())?floorId=\(floorId)", body: part, headers: marks.merging(["Content-Type": "image/jpeg"]) { $1 })
             #expect(stored.status == 201, "\(marks): \(stored.status) \(stored.text)")
         }

@@ -46,6 +46,7 @@ import TestSupport
         "DELETE /v1/shares/{shareId}": Case(status: 404),
         "DELETE /v1/panoramas/{panoramaId}": Case(status: 404),
         "OPTIONS /v1/uploads": Case(status: 204), // no tenant data, but a token is required
+        "OPTIONS /v1/panoramas/{panoramaId}": Case(status: 204), // the draft's limits: no tenant data
         "POST /v1/uploads": Case(status: 404, body: { fixture in
             ([], ["Tus-Resumable": "1.0.0", "Upload-Length": "10",
                   "Upload-Metadata": "panoramaId \(Data(newID().utf8).base64EncodedString()),floorId \(Data(fixture.floorId.utf8).base64EncodedString()),contentType \(Data("image/jpeg".utf8).base64EncodedString())"])

@@ -103,7 +103,9 @@ extension Uploads {
             throw DraftRefusal(error: DraftProblem.completedUpload.error("upload \(upload.id) is complete"), problem: .completedUpload,
                                offset: upload.length, uploadComplete: true)
         }
-        let claim = try await session.claim(checksum: nil, keepingLive: true)
+        // One daemon keeps an ended transfer's bytes at the takeover, so its bodies need no
+        // durable steps (each an fsync and a commit); several continue from what is recorded.
+        let claim = try await session.claim(checksum: nil, keepingLive: true, stepping: ownership.spansDaemons)
         // What an older transfer had written is kept: recorded before any answer names it.
         if claim.offset > upload.offset {
             do {

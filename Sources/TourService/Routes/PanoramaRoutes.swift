@@ -64,8 +64,9 @@ enum PanoramaRoutes {
         }
 
         // Where a draft upload may be created, its limits (the draft, -04 on).
-        table.add(.options, "/v1/panoramas/{panoramaId}") { _ in
-            Response(status: .noContent, headers: UploadRoutes.draftDiscovery(Int64(context.config.maxPanoramaBytes)))
+        table.add(.options, "/v1/panoramas/{panoramaId}") { request in
+            _ = try request.uuid("panoramaId")
+            return Response(status: .noContent, headers: UploadRoutes.draftDiscovery(Int64(context.config.maxPanoramaBytes)))
         }
 
         table.add(.get, "/v1/panoramas/{panoramaId}") { request in

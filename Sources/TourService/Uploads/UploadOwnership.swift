@@ -22,6 +22,8 @@ protocol UploadOwnership: Sendable {
     /// taken the upload since).
     func holds(_ key: BlobKey, _ token: UInt64) -> Bool
     func stop()
+    /// Whether other daemons may take an upload over (they continue from what is recorded).
+    var spansDaemons: Bool { get }
 }
 
 /// One daemon: nothing to coordinate beyond its own sessions.
@@ -31,6 +33,7 @@ struct LocalOwnership: UploadOwnership {
     func release(_ key: BlobKey, _ token: UInt64) async {}
     func holds(_ key: BlobKey, _ token: UInt64) -> Bool { true }
     func stop() {}
+    var spansDaemons: Bool { false }
 }
 
 /// Several daemons on one PostgreSQL (see `UploadOwnership`). The locks are the daemon's
@@ -66,6 +69,8 @@ final class SharedOwnership: UploadOwnership {
         running.store(false, ordering: .relaxed)
         listenThread.stop()
     }
+
+    var spansDaemons: Bool { true }
 
     /// The upload's lock name (and the takeover request's payload).
     static func lockName(_ key: BlobKey) -> String { "\(key.tenant)/\(key.id)" }

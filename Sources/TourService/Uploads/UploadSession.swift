@@ -60,6 +60,8 @@ final class UploadSession: Sendable {
         var writebackStarted: Int64
         /// The digest of the current PATCH's bytes, for its Upload-Checksum.
         var chunkDigest: StreamingDigest?
+        /// Whether the current PATCH keeps its bytes in durable steps as it goes.
+        var stepping = true
         /// Until the session ends (finished, deleted, expired).
         var isOpen = true
 
@@ -161,7 +163,9 @@ final class UploadSession: Sendable {
     /// or with `keepingLive` kept (made durable) when no checksum must vouch for them: the
     /// IETF draft asks a server to keep "as much of the request content … as possible" of a
     /// transfer a newer request ends.
-    func claim(checksum algorithm: DigestAlgorithm?, keepingLive: Bool = false) async throws -> (token: UInt64, offset: Int64) {
+    /// `stepping`: the claimant's long body is made durable every `durableStep` bytes (so
+    /// that another daemon taking over continues from there); without, only at its end.
+    func claim(checksum algorithm: DigestAlgorithm?, keepingLive: Bool = false, stepping: Bool = true) async throws -> (token: UInt64, offset: Int64) {
         let token = Self.tokens.wrappingAdd(1, ordering: .relaxed).newValue
         try bookkeeping.withLock { (state) throws(ServiceError) in
             guard !state.closed else { throw ServiceError.notFound("upload", key.id) }
@@ -176,6 +180,7 @@ final class UploadSession: Sendable {
                 try file.rollBack()
             }
             file.chunkDigest = algorithm.map(StreamingDigest.init)
+            file.stepping = stepping
             return file.durableOffset
         }
         return (token, offset)
@@ -258,7 +263,7 @@ final class UploadSession: Sendable {
         // A long PATCH keeps what it has as it goes: a newer PATCH taking over (from a
         // connection that died without the server seeing it) continues from here, not from
         // where this one began. Not while a checksum must first vouch for the whole body.
-        if durableStep > 0, file.chunkDigest == nil, file.liveOffset - file.durableOffset >= durableStep {
+        if durableStep > 0, file.stepping, file.chunkDigest == nil, file.liveOffset - file.durableOffset >= durableStep {
             stepped(key, try durable())
         }
     }

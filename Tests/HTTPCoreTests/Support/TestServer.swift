@@ -52,13 +52,20 @@ func writeBody(_ body: RequestBody, to path: String) async throws -> Int64 {
 
 /// Routes the tests share.
 enum TestRoutes {
-    /// GET /hello, PUT /echo (body back), PUT /nobody (answers without reading the body).
+    /// GET /hello, PUT /echo (body back), PUT /nobody (answers without reading the body), PUT
+    /// /interim (two 104s, then the body back).
     static func standard(_ table: inout RouteTable) {
         table.add(.get, "/hello", inline: true) { _ in .json(.ok, Array("{\"hello\":true}".utf8)) }
         table.add(.put, "/echo", bodyLimit: 1 << 20) { request in
             Response(status: .ok, contentType: "application/octet-stream", body: .bytes(try await request.body.collect(upTo: request.bodyLimit)))
         }
         table.add(.put, "/nobody", bodyLimit: 1 << 20) { _ in Response(status: .accepted) }
+        table.add(.put, "/interim", bodyLimit: 1 << 20) { request in
+            request.sendInterim(.uploadResumptionSupported, headers: [HTTPField(name: "Location", value: "/resume/1")])
+            let body = try await request.body.collect(upTo: request.bodyLimit)
+            request.sendInterim(.uploadResumptionSupported, headers: [HTTPField(name: "Upload-Offset", value: String(body.count))])
+            return Response(status: .ok, contentType: "application/octet-stream", body: .bytes(body))
+        }
         table.add(.get, "/items/{id}") { request in
             .json(.ok, Array("{\"id\":\"\(request.parameter("id") ?? "")\"}".utf8))
         }
