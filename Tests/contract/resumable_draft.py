@@ -15,6 +15,7 @@ usage:
 
 Every socket has a timeout and every loop a bound: nothing here can hang.
 """
+import base64
 import hashlib
 import json
 import os
@@ -297,8 +298,18 @@ class Suite:
         check(status == 201 and answer.get("upload-offset") == "0" and said_complete(version, answer) is False,
               f"v{version}: an empty incomplete creation: 201 at offset 0")
         offset = 0
+        if version >= 7:
+            # -06 on: a request's Content-Digest vouches for its bytes; a corrupted piece adds none.
+            headers = append_fields(version, 0, False)
+            headers["Content-Digest"] = "sha-256=:" + base64.b64encode(hashlib.sha256(b"not these bytes").digest()).decode() + ":"
+            _, status, _, _ = once(self.base, self.token, "PATCH", location, headers, data[:10_000])
+            _, head = self.head(version, location)
+            check(status == 460 and head.get("upload-offset") == "0", f"v{version}: a piece whose Content-Digest does not match is refused, nothing appended")
         for piece in (data[:10_000], data[10_000:20_000]):
-            _, status, answer, _ = once(self.base, self.token, "PATCH", location, append_fields(version, offset, False), piece)
+            headers = append_fields(version, offset, False)
+            if version >= 7:
+                headers["Content-Digest"] = "sha-256=:" + base64.b64encode(hashlib.sha256(piece).digest()).decode() + ":"
+            _, status, answer, _ = once(self.base, self.token, "PATCH", location, headers, piece)
             offset += len(piece)
             want = 204 if version >= 7 else 201
             check(status == want and answer.get("upload-offset") == str(offset) and said_complete(version, answer) is False,
@@ -311,7 +322,7 @@ class Suite:
         panorama = str(uuid.uuid4())
         data, _ = image(20_000)
         headers = self.creation_fields(version, True)
-        headers["Repr-Digest"] = "sha-256=:" + __import__("base64").b64encode(hashlib.sha256(b"other").digest()).decode() + ":"
+        headers["Repr-Digest"] = "sha-256=:" + base64.b64encode(hashlib.sha256(b"other").digest()).decode() + ":"
         _, status, _, body = once(self.base, self.token, "PUT", self.put_target(panorama), headers, data)
         check(status == 400 and json.loads(body)["error"]["code"] == "digest_mismatch", f"v{version}: a digest mismatch is 400 digest_mismatch")
         check(self.stored(panorama) is None, f"v{version}: and nothing is stored")

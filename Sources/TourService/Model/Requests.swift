@@ -44,25 +44,26 @@ enum PanoramaMediaType {
 /// `Repr-Digest` (RFC 9530 §3): a structured-field dictionary of algorithm to byte sequence.
 /// Only sha-256 is used; other algorithms are ignored as §3 allows.
 enum ReprDigest {
-    /// The SHA-256 the client declared, or nil when there is no header.
-    static func sha256(_ header: String?) throws(ServiceError) -> [UInt8]? {
+    /// The SHA-256 the client declared, or nil when there is no header. `field`: the field's
+    /// name for the error (RFC 9530's `Content-Digest` has the same form).
+    static func sha256(_ header: String?, field: String = "Repr-Digest") throws(ServiceError) -> [UInt8]? {
         guard let header else { return nil }
         for member in header.split(separator: ",") {
             let parts = member.split(separator: "=", maxSplits: 1)
-            guard parts.count == 2 else { throw .badRequest("malformed Repr-Digest") }
+            guard parts.count == 2 else { throw .badRequest("malformed \(field)") }
             let key = parts[0].trimmingCharacters(in: .whitespaces).lowercased()
             var value = parts[1].trimmingCharacters(in: .whitespaces)
             // Parameters after ';' belong to the member, not the value.
             if let semicolon = value.firstIndex(of: ";") { value = String(value[..<semicolon]) }
             guard value.count >= 2, value.hasPrefix(":"), value.hasSuffix(":"),
                   let bytes = ByteEncoding.bytes(fromBase64: value.dropFirst().dropLast()) else {
-                throw .badRequest("malformed Repr-Digest: a digest is :base64:")
+                throw .badRequest("malformed \(field): a digest is :base64:")
             }
             if key == "sha-256" {
                 guard bytes.count == 32 else { throw .badRequest("a sha-256 digest is 32 bytes") }
                 return bytes
             }
         }
-        throw .badRequest("Repr-Digest has no sha-256")
+        throw .badRequest("\(field) has no sha-256")
     }
 }

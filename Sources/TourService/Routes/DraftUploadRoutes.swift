@@ -103,9 +103,12 @@ extension Uploads {
             throw DraftRefusal(error: DraftProblem.completedUpload.error("upload \(upload.id) is complete"), problem: .completedUpload,
                                offset: upload.length, uploadComplete: true)
         }
+        // A request's own content digest (the draft, -06 on: RFC 9530's Content-Digest) vouches
+        // for its bytes: a mismatch appends none of them.
+        let contentDigest = try ReprDigest.sha256(request.headers["content-digest"], field: "Content-Digest")
         // One daemon keeps an ended transfer's bytes at the takeover, so its bodies need no
         // durable steps (each an fsync and a commit); several continue from what is recorded.
-        let claim = try await session.claim(checksum: nil, keepingLive: true, stepping: ownership.spansDaemons)
+        let claim = try await session.claim(checksum: contentDigest == nil ? nil : .sha256, keepingLive: true, stepping: ownership.spansDaemons)
         // What an older transfer had written is kept: recorded before any answer names it.
         if claim.offset > upload.offset {
             do {
@@ -137,7 +140,7 @@ extension Uploads {
         }
         let reached: Int64
         do {
-            reached = try await append(request, upload, session, token: claim.token, checksum: nil, room: upload.length - offset,
+            reached = try await append(request, upload, session, token: claim.token, checksum: contentDigest, room: upload.length - offset,
                                        completes: completes)
         } catch let error as ServiceError where error.code == .payloadTooLarge && upload.lengthKnown {
             // Past the length recorded: 400, and from -06 on the upload is no more.
