@@ -117,6 +117,14 @@ import Testing
         #expect(text.contains(#""expected-offset":100"#) && text.contains(#""provided-offset":200"#) && text.contains(#""code":"offset_mismatch""#))
     }
 
+    /// -01 to -05: a HEAD or DELETE carrying a transfer's fields is 400; -06 dropped the rule.
+    @Test func retrievalRefusesTransferFieldsUntilVersion7() {
+        #expect(DraftVersion.v3.fieldsRefusedOnRetrieval == ["Upload-Offset", "Upload-Incomplete"])
+        #expect(DraftVersion.v5.fieldsRefusedOnRetrieval == ["Upload-Offset", "Upload-Complete"])
+        #expect(DraftVersion.v6.fieldsRefusedOnRetrieval == ["Upload-Offset", "Upload-Complete", "Upload-Length"])
+        #expect(DraftVersion.v7.fieldsRefusedOnRetrieval.isEmpty && DraftVersion.v8.fieldsRefusedOnRetrieval.isEmpty)
+    }
+
     @Test func structuredFieldIntegersAreStrict() {
         #expect(StructuredField.integer("42") == 42 && StructuredField.integer(" 7;x") == 7 && StructuredField.integer("-3") == -3)
         #expect(StructuredField.integer("") == nil && StructuredField.integer("4.0") == nil && StructuredField.integer("1234567890123456") == nil)

@@ -281,8 +281,11 @@ class Suite:
         data, _ = image(5_000)
         _, status, answer, _ = once(self.base, self.token, "POST", self.post_target(panorama), self.creation_fields(version, False), data[:2000])
         location = answer["location"]
-        _, status, _, _ = once(self.base, self.token, "DELETE", location, {"Upload-Draft-Interop-Version": str(version), "Upload-Offset": "0"})
-        check(status == 400, f"v{version}: a cancellation carrying Upload-Offset is 400")
+        if version < 7:
+            _, status, _, _ = once(self.base, self.token, "DELETE", location, {"Upload-Draft-Interop-Version": str(version), "Upload-Offset": "0"})
+            check(status == 400, f"v{version}: a cancellation carrying Upload-Offset is 400 (until -05)")
+            _, status, _, _ = once(self.base, self.token, "HEAD", location, {"Upload-Draft-Interop-Version": str(version), "Upload-Offset": "0"})
+            check(status == 400, f"v{version}: an offset retrieval carrying Upload-Offset is 400 (until -05)")
         _, status, _, _ = once(self.base, self.token, "DELETE", location, {"Upload-Draft-Interop-Version": str(version)})
         check(status == 204, f"v{version}: cancellation is 204")
         status, _ = self.head(version, location)

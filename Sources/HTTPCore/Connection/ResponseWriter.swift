@@ -45,19 +45,7 @@ struct ResponseWriter {
     /// Queues an informational (1xx) response ahead of the final one (RFC 9110 §15.2): its
     /// status line and fields, no body.
     mutating func writeInterim(_ status: HTTPStatus, headers: [HTTPField]) {
-        precondition((101...199).contains(status.code), "an interim response is 1xx")
-        output.append(ascii: "HTTP/1.1 ")
-        output.append(decimal: status.code)
-        output.append(UInt8(ascii: " "))
-        status.reason.withUTF8Buffer { output.append(contentsOf: $0) }
-        output.append(ascii: "\r\n")
-        for field in headers {
-            output.append(utf8: field.name)
-            output.append(ascii: ": ")
-            output.append(utf8: field.value)
-            output.append(ascii: "\r\n")
-        }
-        output.append(ascii: "\r\n")
+        ResponseEncoder.encodeInterim(status, headers: headers, into: &output)
     }
 
     /// Queues a response; returns the bytes of its body that will be sent.

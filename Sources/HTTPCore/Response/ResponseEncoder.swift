@@ -20,11 +20,8 @@ struct ResponseEncoder {
     /// follow on the wire.
     mutating func encodeHead(_ response: Response, requestID: RequestID, framing: Framing, routeHeaders: [HTTPField],
                              into out: inout [UInt8]) -> Bool {
-        out.append(ascii: "HTTP/1.1 ")
-        out.append(decimal: response.status.code)
-        out.append(UInt8(ascii: " "))
-        response.status.reason.withUTF8Buffer { out.append(contentsOf: $0) }
-        out.append(ascii: "\r\nDate: ")
+        Self.appendStatusLine(response.status, into: &out)
+        out.append(ascii: "Date: ")
         appendDate(&out)
         out.append(ascii: "\r\nX-Request-Id: ")
         requestID.write(into: &out)
@@ -34,18 +31,8 @@ struct ResponseEncoder {
             out.append(utf8: contentType)
             out.append(ascii: "\r\n")
         }
-        for field in routeHeaders {
-            out.append(utf8: field.name)
-            out.append(ascii: ": ")
-            out.append(utf8: field.value)
-            out.append(ascii: "\r\n")
-        }
-        for field in response.headers {
-            out.append(utf8: field.name)
-            out.append(ascii: ": ")
-            out.append(utf8: field.value)
-            out.append(ascii: "\r\n")
-        }
+        Self.appendFields(routeHeaders, into: &out)
+        Self.appendFields(response.headers, into: &out)
         var sendsBody = response.status.allowsContent && !framing.isHeadRequest
         if response.status.allowsContent {
             switch response.body {
@@ -76,6 +63,31 @@ struct ResponseEncoder {
     }
 
     /// IMF-fixdate (RFC 9110 §5.6.7), e.g. "Sun, 06 Nov 1994 08:49:37 GMT".
+    /// Appends an interim (1xx) answer (RFC 9110 §15.2): its status line and fields, no body.
+    static func encodeInterim(_ status: HTTPStatus, headers: [HTTPField], into out: inout [UInt8]) {
+        precondition((101...199).contains(status.code), "an interim answer is 1xx")
+        appendStatusLine(status, into: &out)
+        appendFields(headers, into: &out)
+        out.append(ascii: "\r\n")
+    }
+
+    private static func appendStatusLine(_ status: HTTPStatus, into out: inout [UInt8]) {
+        out.append(ascii: "HTTP/1.1 ")
+        out.append(decimal: status.code)
+        out.append(UInt8(ascii: " "))
+        status.reason.withUTF8Buffer { out.append(contentsOf: $0) }
+        out.append(ascii: "\r\n")
+    }
+
+    private static func appendFields(_ fields: [HTTPField], into out: inout [UInt8]) {
+        for field in fields {
+            out.append(utf8: field.name)
+            out.append(ascii: ": ")
+            out.append(utf8: field.value)
+            out.append(ascii: "\r\n")
+        }
+    }
+
     private mutating func appendDate(_ out: inout [UInt8]) {
         let now = WallClockTime.now().seconds
         if now != dateSecond {

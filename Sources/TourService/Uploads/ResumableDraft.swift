@@ -75,9 +75,10 @@ enum DraftVersion: Int, CaseIterable, Sendable {
     var overrunInvalidates: Bool { rawValue >= 7 }
 
     /// Fields a HEAD or DELETE must not carry (400): offsets and completeness, and from -04
-    /// on the length.
+    /// on the length; -06 dropped the rule.
     var fieldsRefusedOnRetrieval: [String] {
-        ["Upload-Offset", completenessField] + (hasUploadLength ? ["Upload-Length"] : [])
+        guard rawValue < 7 else { return [] }
+        return ["Upload-Offset", completenessField] + (hasUploadLength ? ["Upload-Length"] : [])
     }
 }
 
