@@ -197,7 +197,11 @@ import TestSupport
             let begun = try client.send("PUT", "/v1/panoramas/\(id)?floorId=\(floorId)", body: part, headers: marks.merging(["Content-Type": "image/jpeg"]) { $1 })
             #expect(begun.status == 201 && begun.header("Location")?.hasPrefix("/v1/uploads/") == true && begun.header("Upload-Offset") == "1000",
                     "\(marks): \(begun.status) \(begun.text)")
-            #expect(begun.interims.map(\.status) == [104] && begun.interims.first?.header("Location") == begun.header("Location"))
+            if harness.config.resumableInterimResponses {
+                #expect(begun.interims.map(\.status) == [104] && begun.interims.first?.header("Location") == begun.header("Location"))
+            } else {
+                #expect(begun.interims.isEmpty)
+            }
             #expect(try client.send("GET", "/v1/panoramas/\(id)").status == 404)
         }
         for marks in [["Upload-Complete": "?0;a=1"], ["Upload-Draft-Interop-Version": "4", "Upload-Complete": "?0"],

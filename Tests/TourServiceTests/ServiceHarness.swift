@@ -68,6 +68,7 @@ final class ServiceHarness: @unchecked Sendable {
         if daemons > 1 {
             if config.blobDir.isEmpty { config.blobDir = dataDir + "/blobs" }
             config.maxConnectionsPerAddress = 0 // every client arrives from the balancer's address
+            config.resumableInterimResponses = false // nginx 1.22 in front takes a 104 for the answer (docs/scale-out.md)
         }
         self.config = config
         let logger = Logger(sink: LogSink(fd: open(logFile ?? "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0o600)), level: logLevel)
