@@ -10,7 +10,7 @@ import Synchronization
 /// answer in its `ResponseWriter` and writes it. It decides nothing itself. Everything here
 /// runs on the channel's serial context (checked in debug builds) except `deadline`, read by
 /// the sweep, and the hops onto the context from handler tasks.
-final class HTTPConnection: ChannelHandler, @unchecked Sendable {
+final class HTTPConnection: ChannelHandler, InterimSink, @unchecked Sendable {
     /// The request in flight.
     private struct Current {
         var serial: UInt64
@@ -242,10 +242,7 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
                               peerAddress: peerAddress, receivedAt: now)
         request.attributes[Refusal.self] = refusal
         let serial = self.serial
-        request.interim = InterimSender { [weak self] status, headers in
-            guard let self else { return }
-            channel.execute { self.interimArrived(serial: serial, status, headers: headers) }
-        }
+        request.interim = InterimSender(sink: self, serial: serial)
         // A handler that only formats bytes runs on this loop: no thread hop either way.
         let executor: any TaskExecutor = refusal == nil && route?.inline == true ? channel.executor : context.handlers
         Task(executorPreference: executor) { [context, channel] in
@@ -280,6 +277,11 @@ final class HTTPConnection: ChannelHandler, @unchecked Sendable {
         guard !closed, current?.serial == serial else { return }
         perform(machine.bodyDemanded(now: monotonicNanoseconds()))
         process()
+    }
+
+    /// An interim answer of the handler, sent from its task.
+    func interim(serial: UInt64, _ status: HTTPStatus, headers: [HTTPField]) {
+        channel.execute { self.interimArrived(serial: serial, status, headers: headers) }
     }
 
     /// An interim answer of the handler, back on the connection's context: written unless the

@@ -66,12 +66,19 @@ public struct Request: Sendable {
     }
 }
 
-/// Hands an interim answer to the request's connection.
-struct InterimSender: Sendable {
-    let send: @Sendable (HTTPStatus, [HTTPField]) -> Void
+/// Where a request's interim answers go: its connection.
+protocol InterimSink: AnyObject, Sendable {
+    func interim(serial: UInt64, _ status: HTTPStatus, headers: [HTTPField])
+}
 
-    init(_ send: @escaping @Sendable (HTTPStatus, [HTTPField]) -> Void) {
-        self.send = send
+/// Hands an interim answer to the request's connection (no allocation per request: the
+/// connection and the request's serial there).
+struct InterimSender: Sendable {
+    let sink: any InterimSink
+    let serial: UInt64
+
+    func send(_ status: HTTPStatus, _ headers: [HTTPField]) {
+        sink.interim(serial: serial, status, headers: headers)
     }
 }
 
