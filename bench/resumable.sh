@@ -2,7 +2,7 @@
 # Uploads iOS resumes (the IETF resumable-upload draft): one 50 MB upload in one request as
 # URLSession sends it (Upload-Draft-Interop-Version 8, Upload-Complete: ?1, the 104 with the
 # upload's Location first) beside the same bytes as a plain one-shot PUT, with curl, same
-# run, alternating which goes first, best round each; then the same upload cut after half, its offset asked
+# run, the order alternating, the median of the rounds' ratios; then the same upload cut after half, its offset asked
 # and the rest sent: the bytes sent again (target ≤ 1 MiB).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,7 +34,6 @@ timed_put() {
     [ "$status" = 201 ] || { echo "bench: a PUT was answered $status" >&2; return 1; }
     python3 -c "print($end - $start)"
 }
-fastest() { python3 -c "import sys; print(min(map(float, sys.argv[1:])))" "$@"; }
 plain=() draft=()
 draft_put() { timed_put -H "Upload-Draft-Interop-Version: 8" -H "Upload-Complete: ?1" -H "Upload-Length: $((size_mb << 20))"; }
 # Rounds alternate which goes first (the disk's state after one run is the next one's).
@@ -46,12 +45,17 @@ for round in $(seq 1 "$rounds"); do
     fi
 done
 cut=$(.venv/bin/python bench/resumable_cut.py "$base" "$token" "$floor" "$work/upload.bin")
-python3 - "$size_mb" "$(fastest "${plain[@]}")" "$(fastest "${draft[@]}")" $cut "$rounds" <<'PY'
-import sys
-size = int(sys.argv[1])
-plain, draft, again, resume = float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
-print(f"Uploads iOS resumes (IETF draft, interop 8), {size} MB with curl, same run, best of {sys.argv[6]} alternating rounds")
+python3 - "$size_mb" "$rounds" $cut "${plain[@]}" "${draft[@]}" <<'PY'
+import statistics, sys
+size, rounds, again, resume = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+times = list(map(float, sys.argv[5:]))
+plain, draft = times[:rounds], times[rounds:]
+# This machine's disk slows as a run writes (the first uploads are the fastest): each round's
+# pair is compared, the order alternating, and the median of the rounds' ratios is the figure.
+ratio = statistics.median(p / d for p, d in zip(plain, draft))
+print(f"Uploads iOS resumes (IETF draft, interop 8), {size} MB with curl, same run, {rounds} rounds, the order alternating")
 print(f"  {'':<40}{'one-shot PUT':>13}{'draft PUT':>11}{'ratio':>8}   target")
-print(f"  {'one upload in one request (MB/s)':<40}{size / plain:>13.0f}{size / draft:>11.0f}{plain / draft:>7.2f}x   >= 0.95x")
+print(f"  {'one upload in one request, best (MB/s)':<40}{size / min(plain):>13.0f}{size / min(draft):>11.0f}")
+print(f"  {'median of the rounds, draft/one-shot':<40}{'':>24}{ratio:>7.2f}x   >= 0.95x")
 print(f"  cut after half, resumed: {again} bytes sent again (target <= {1 << 20}); HEAD to panorama {resume:.2f} s")
 PY

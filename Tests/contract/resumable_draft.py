@@ -334,6 +334,15 @@ class Suite:
         if version < 6:
             return
         panorama = str(uuid.uuid4())
+        data, _ = image(3_000)
+        _, status, answer, _ = once(self.base, self.token, "POST", self.post_target(panorama), self.creation_fields(version, False), data[:2000])
+        headers = append_fields(version, 2000, False)
+        headers["Upload-Length"] = "1000"
+        _, status, _, _ = once(self.base, self.token, "PATCH", answer["location"], headers, b"")
+        status_after, head = self.head(version, answer["location"])
+        check(status == 400 and head.get("upload-offset") == "2000" and "upload-length" not in head,
+              f"v{version}: a length short of the bytes held is 400, and not recorded")
+        panorama = str(uuid.uuid4())
         data, _ = image(8_000)
         _, status, answer, _ = once(self.base, self.token, "POST", self.post_target(panorama), self.creation_fields(version, False, 5_000), data[:1000])
         location = answer["location"]
@@ -349,6 +358,10 @@ class Suite:
         interims, status, _, _ = once(self.base, self.token, "PUT", self.put_target(str(uuid.uuid4())),
                                       {"Upload-Draft-Interop-Version": "4", "Upload-Complete": "?0", "Content-Type": "image/jpeg"}, data)
         check(status == 400 and interims == [], "a part under an unknown version is refused, never stored as a whole panorama")
+        _, status, _, body = once(self.base, self.token, "POST", self.post_target(str(uuid.uuid4())),
+                                  {"Upload-Draft-Interop-Version": "4", "Upload-Complete": "?1", "Content-Type": "image/jpeg"}, data)
+        check(status == 400 and "3, 5, 6, 7, 8" in json.loads(body)["error"]["message"],
+              "an explicit creation under an unknown version is 400 naming the versions served")
 
     def options(self):
         _, status, answer, _ = once(self.base, self.token, "OPTIONS", "/v1/uploads")

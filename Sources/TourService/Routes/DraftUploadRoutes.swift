@@ -26,8 +26,7 @@ extension Uploads {
     /// The version of a request to an upload resource: one served, else 400 naming those.
     private static func servedVersion(_ headers: HTTPHeaders) throws(ServiceError) -> DraftVersion {
         guard case .served(let version) = DraftVersion.asked(headers) else {
-            let served = DraftVersion.allCases.map { String($0.rawValue) }.joined(separator: ", ")
-            throw .badRequest("Upload-Draft-Interop-Version \(headers[DraftVersion.headerName] ?? "") is not served; the versions served are \(served)")
+            throw .badRequest("Upload-Draft-Interop-Version \(headers[DraftVersion.headerName] ?? "") is not served; the versions served are \(DraftVersion.servedList)")
         }
         return version
     }
@@ -126,8 +125,9 @@ extension Uploads {
         do {
             if let length = try DraftLength.declared(version, headers: request.headers, contentLength: request.head.contentLength, offset: offset,
                                                      completes: completes), !(upload.lengthKnown && length == upload.length) {
-                guard !upload.lengthKnown, length <= upload.length else {
-                    throw DraftRefusal(error: DraftProblem.inconsistentLength.error("the upload's length is \(upload.length), not \(length)"),
+                guard !upload.lengthKnown, (offset...upload.length).contains(length) else {
+                    let held = upload.lengthKnown ? "is \(upload.length)" : "is past its \(offset) bytes and within \(upload.length)"
+                    throw DraftRefusal(error: DraftProblem.inconsistentLength.error("the upload's length \(held), not \(length)"),
                                        problem: .inconsistentLength, offset: offset)
                 }
                 let id = upload.id

@@ -34,7 +34,12 @@ enum UploadRoutes {
                 guard Uploads.speaksDraft(request.headers) else { return try await uploads.create(request) }
                 guard let creation = try Uploads.draftCreation(request.headers) else {
                     try PartialUploadMarks.refuseParts(request.headers)
-                    throw ServiceError.badRequest("a creation of the draft says \(DraftVersion.v8.completenessField)")
+                    if case .served(let version) = DraftVersion.asked(request.headers) {
+                        throw ServiceError.badRequest("a creation of the draft says \(version.completenessField)")
+                    }
+                    throw ServiceError.badRequest("Upload-Draft-Interop-Version \(request.headers[DraftVersion.headerName] ?? "") is not served "
+                                                  + "(\(DraftVersion.servedList)): POST /v1/uploads "
+                                                  + "is then tus (Tus-Resumable: 1.0.0), and a plain upload is PUT /v1/panoramas/{panoramaId}")
                 }
                 let panoramaId = try Identifier.checked(try request.queryParameter("panoramaId"), "panoramaId")
                 return try await uploads.draftCreate(request, creation.version, completes: creation.completes, panoramaId: panoramaId)

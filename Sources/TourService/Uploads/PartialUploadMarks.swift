@@ -17,7 +17,7 @@ enum PartialUploadMarks {
             }
             if flag == partWhen {
                 throw .badRequest("this request marks its body as part of the upload (\(name): \(value.prefix(40))) "
-                                  + "without an Upload-Draft-Interop-Version served (\(DraftVersion.allCases.map { String($0.rawValue) }.joined(separator: ", "))): "
+                                  + "without an Upload-Draft-Interop-Version served (\(DraftVersion.servedList)): "
                                   + "send the whole image, or name a version served")
             }
         }

@@ -17,6 +17,8 @@ enum DraftVersion: Int, CaseIterable, Sendable {
     case v3 = 3, v5 = 5, v6 = 6, v7 = 7, v8 = 8
 
     static let headerName = "upload-draft-interop-version"
+    /// The versions served, as an error names them: "3, 5, 6, 7, 8".
+    static let servedList = allCases.map { String($0.rawValue) }.joined(separator: ", ")
 
     /// What `Upload-Draft-Interop-Version` asks: absent (a plain request), a version served,
     /// or one that is not (answered as a plain upload: no 104, RFC text §"Draft Version
