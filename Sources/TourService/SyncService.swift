@@ -79,14 +79,20 @@ public final class SyncService: Sendable {
 
     deinit { stop() }
 
-    /// Expired uploads go at start-up and then on a timer.
+    /// Expired uploads, and events past `eventRetentionDays`, go at start-up and then on a timer.
     private func startUploadSweep() {
         let uploads = Uploads(context: context, sessions: sessions, ownership: ownership)
         let timer = DispatchSource.makeTimerSource(queue: .global())
         let interval = context.config.uploadSweepIntervalSeconds
         timer.schedule(deadline: .now(), repeating: .seconds(interval), leeway: .seconds(1))
         let io = context.blobs.io
-        timer.setEventHandler { Task(executorPreference: io) { await uploads.sweepExpired() } }
+        let context = self.context
+        timer.setEventHandler {
+            Task(executorPreference: io) {
+                await uploads.sweepExpired()
+                await context.sweepOldEvents()
+            }
+        }
         timer.resume()
         sweep.withLock { $0 = UploadSweep(timer: timer) }
     }
@@ -124,6 +130,7 @@ public final class SyncService: Sendable {
                     PanoramaRoutes.add(to: &table, context, uploads: uploads)
                     PreviewRoutes.add(to: &table, context)
                     ShareRoutes.add(to: &table, context)
+                    EventRoutes.add(to: &table, context)
                 }
                 UploadRoutes.add(to: &table, uploads, authenticated: authenticated)
             }

@@ -21,6 +21,9 @@ final class ServiceContext: Sendable {
     /// Failed viewer sign-ins by client address, shared by every daemon on the database.
     let signIns: SignInLimiter
     let knownTokens: KnownTokens
+    /// The feed's long-polls, woken when this daemon commits a write (events are written in
+    /// the transaction of their change).
+    let commits = Waiters()
 
     init(pool: any SQLStorage, blobs: BlobStore, config: ToursdConfig, logger: Logger, crashPoints: CrashPoints) {
         self.pool = pool
@@ -77,7 +80,9 @@ final class ServiceContext: Sendable {
 
     /// Writes in a transaction of its own, durable when this returns.
     func write<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
-        try await pool.write(body)
+        let value = try await pool.write(body)
+        if !commits.isEmpty { commits.signal() }
+        return value
     }
 
     /// The database's lines of /metrics: its round trips, where it is across a network.

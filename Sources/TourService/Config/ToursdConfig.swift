@@ -76,6 +76,13 @@ public struct ToursdConfig: Sendable, Equatable {
     /// breaks on a 1xx other than 100 (nginx 1.22): explicit creations and plain uploads still
     /// work, without resumption of an upload cut before its final answer.
     public var resumableInterimResponses = true
+    /// How long the event feed keeps an event (GET /v1/events).
+    public var eventRetentionDays = 30
+    /// The longest a feed request may wait for an event (`wait`, long-poll).
+    public var maxEventWaitSeconds = 30
+    /// How often a waiting feed request looks again for events other daemons committed (its
+    /// own daemon's commits wake it at once).
+    public var eventPollMs = 500
     public var logLevel = "info"
     public var logFormat = "logfmt"
     /// A file to log to (reopened on SIGHUP, for rotation); empty: standard error.
@@ -177,6 +184,9 @@ public struct ToursdConfig: Sendable, Equatable {
         "maxUnfinishedUploadBytesPerTenant": { config, text in setInt(&config.maxUnfinishedUploadBytesPerTenant, text, 1...(1 << 50)) },
         "uploadSweepIntervalSeconds": { config, text in setInt(&config.uploadSweepIntervalSeconds, text, 1...86_400) },
         "resumableInterimResponses": { config, text in setBool(&config.resumableInterimResponses, text) },
+        "eventRetentionDays": { config, text in setInt(&config.eventRetentionDays, text, 1...3650) },
+        "maxEventWaitSeconds": { config, text in setInt(&config.maxEventWaitSeconds, text, 0...3600) },
+        "eventPollMs": { config, text in setInt(&config.eventPollMs, text, 10...60_000) },
         "logLevel": { $0.logLevel = $1; return LogLevel(name: $1) != nil },
         "logFormat": { $0.logFormat = $1; return LogFormat(rawValue: $1) != nil },
         "logFile": { $0.logFile = $1; return true },

@@ -210,6 +210,25 @@ ALTER TABLE uploads ADD COLUMN length_known INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE uploads ADD COLUMN awaits_completion INTEGER NOT NULL DEFAULT 0;
 
 """#),
+        Migration(version: 8, name: "events", sql: #"""
+-- What happened to a tenant's tours, written in the same transaction as the change it
+-- describes (an outbox): the feed (GET /v1/events) reads it in order. `id` counts per tenant;
+-- it is taken from the tenant's row (`last_event_id`), whose update holds the tenant's writes
+-- in line until commit, so ids become visible in order and a cursor never passes one that
+-- is still to commit. `data` is a JSON object. Kept for eventRetentionDays.
+ALTER TABLE tenants ADD COLUMN last_event_id INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE events (
+    tenant_id INTEGER NOT NULL REFERENCES tenants (id),
+    id INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    property_id TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (tenant_id, id)
+) WITHOUT ROWID;
+CREATE INDEX events_by_time ON events (created_at);
+
+"""#),
     ]
 
     static let postgresql: [Migration] = [
@@ -388,6 +407,22 @@ CREATE INDEX properties_by_name ON properties (tenant_id, lower(name), id);
 -- client says so. 0 or 1, as SQLite has them.
 ALTER TABLE uploads ADD COLUMN length_known SMALLINT NOT NULL DEFAULT 1;
 ALTER TABLE uploads ADD COLUMN awaits_completion SMALLINT NOT NULL DEFAULT 0;
+
+"""#),
+        Migration(version: 5, name: "events", sql: #"""
+-- The events outbox (SQLite's migration 0008): ids per tenant taken from the tenant's row,
+-- whose row lock holds the tenant's writes in line until commit, so ids become visible in order.
+ALTER TABLE tenants ADD COLUMN last_event_id BIGINT NOT NULL DEFAULT 0;
+CREATE TABLE events (
+    tenant_id BIGINT NOT NULL REFERENCES tenants (id),
+    id BIGINT NOT NULL,
+    type TEXT NOT NULL,
+    property_id TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (tenant_id, id)
+);
+CREATE INDEX events_by_time ON events (created_at);
 
 """#),
     ]

@@ -29,6 +29,10 @@ enum TourStore {
             if existing.name != input.name || existing.floorCount != input.floorCount || existing.metadata != metadata {
                 try await db.run("UPDATE properties SET name = ?, floor_count = ?, metadata = ?, updated_at = ? WHERE tenant_id = ? AND id = ?",
                            input.name, input.floorCount, metadata, Timestamp.now(), tenant, id)
+                try await EventStore.append(db, tenant, .propertyUpdated, property: id) { data in
+                    data.key("name"); data.string(input.name)
+                    data.key("floorCount"); data.int(input.floorCount)
+                }
             }
             return (try await property(db, tenant, id) ?? existing, false)
         }
@@ -36,6 +40,11 @@ enum TourStore {
         try await db.run("INSERT INTO properties (tenant_id, id, tour_id, name, floor_count, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                    tenant, id, Identifier.make(), input.name, input.floorCount, metadata, now, now)
         guard let created = try await property(db, tenant, id) else { throw ServiceError(.internal, "property vanished after insert") }
+        try await EventStore.append(db, tenant, .propertyCreated, property: id) { data in
+            data.key("name"); data.string(created.name)
+            data.key("floorCount"); data.int(created.floorCount)
+            data.key("tourId"); data.string(created.tourId)
+        }
         return (created, true)
     }
 
@@ -60,6 +69,7 @@ enum TourStore {
             .compactMap { $0[0].string }.map { BlobKey(tenant: tenant, kind: .worldMap, id: $0) }
         // Panoramas go with their floors (ON DELETE CASCADE), floors with the property.
         try await db.run("DELETE FROM properties WHERE tenant_id = ? AND id = ?", tenant, id)
+        try await EventStore.append(db, tenant, .propertyDeleted, property: id) { _ in }
         return blobs
     }
 
@@ -103,14 +113,24 @@ enum TourStore {
             if existing.number != input.number || existing.name != input.name {
                 try await db.run("UPDATE floors SET number = ?, name = ? WHERE tenant_id = ? AND id = ?", input.number, input.name, tenant, floorId)
                 try await touch(db, tenant, property: propertyId)
+                try await floorUpdated(db, tenant, propertyId: propertyId, floorId: floorId, input)
             }
             return (try await floor(db, tenant, floorId) ?? existing, false)
         }
         try await db.run("INSERT INTO floors (tenant_id, id, property_id, number, name) VALUES (?, ?, ?, ?, ?)",
                    tenant, floorId, propertyId, input.number, input.name)
         try await touch(db, tenant, property: propertyId)
+        try await floorUpdated(db, tenant, propertyId: propertyId, floorId: floorId, input)
         guard let created = try await floor(db, tenant, floorId) else { throw ServiceError(.internal, "floor vanished after insert") }
         return (created, true)
+    }
+
+    private static func floorUpdated(_ db: any SQLConnection, _ tenant: Int64, propertyId: String, floorId: String, _ input: FloorInput) async throws {
+        try await EventStore.append(db, tenant, .floorUpdated, property: propertyId) { data in
+            data.key("floorId"); data.string(floorId)
+            data.key("number"); data.int(input.number)
+            data.key("name"); data.string(input.name)
+        }
     }
 
     // MARK: Plans
@@ -186,6 +206,13 @@ enum TourStore {
         let answer = applied.document.jsonBytes
         try await db.run("INSERT INTO plans (tenant_id, id, floor_id, mode, request_sha256, result, applied_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                    tenant, plan.planId, floorId, plan.mode.rawValue, upload.digest, String(decoding: answer, as: UTF8.self), Timestamp.now())
+        try await EventStore.append(db, tenant, .planApplied, property: floor.propertyId) { data in
+            data.key("floorId"); data.string(floorId)
+            data.key("planId"); data.string(plan.planId)
+            data.key("revision"); data.int(applied.planRevision)
+            data.key("mode"); data.string(plan.mode.rawValue)
+            data.key("rooms"); data.int(applied.rooms.count)
+        }
         return PlanOutcome(answer: answer, clearedWorldMap: clearedWorldMap)
     }
 
@@ -208,6 +235,11 @@ enum TourStore {
         try await db.run("UPDATE floors SET world_map_sha256 = ?, world_map_size = ?, world_map_file = ? WHERE tenant_id = ? AND id = ?",
                    sha256, size, file, tenant, floorId)
         try await touch(db, tenant, property: floor.propertyId)
+        try await EventStore.append(db, tenant, .worldMapStored, property: floor.propertyId) { data in
+            data.key("floorId"); data.string(floorId)
+            data.key("size"); data.int(size)
+            data.key("sha256"); data.string(sha256)
+        }
         guard let updated = try await self.floor(db, tenant, floorId) else { throw ServiceError(.internal, "floor vanished") }
         return WorldMapOutcome(change: floor.worldMapSHA256 == nil ? .created : .replaced, floor: updated, replaced: floor.worldMapKey(tenant))
     }
@@ -238,6 +270,13 @@ enum TourStore {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, tenant, id, propertyId, floorId, roomId, contentType, size, sha256, Timestamp.now())
         try await touch(db, tenant, property: propertyId)
+        try await EventStore.append(db, tenant, .panoramaStored, property: propertyId) { data in
+            data.key("id"); data.string(id)
+            data.key("floorId"); data.string(floorId)
+            data.key("roomId"); data.string(roomId)
+            data.key("size"); data.int(size)
+            data.key("sha256"); data.string(sha256)
+        }
         guard let stored = try await panorama(db, tenant, id) else { throw ServiceError(.internal, "panorama vanished after insert") }
         return stored
     }
@@ -257,6 +296,10 @@ enum TourStore {
         guard let existing = try await panorama(db, tenant, id) else { return false }
         try await db.run("DELETE FROM panoramas WHERE tenant_id = ? AND id = ?", tenant, id)
         try await touch(db, tenant, property: existing.propertyId)
+        try await EventStore.append(db, tenant, .panoramaDeleted, property: existing.propertyId) { data in
+            data.key("id"); data.string(id)
+            data.key("floorId"); data.string(existing.floorId)
+        }
         return true
     }
 

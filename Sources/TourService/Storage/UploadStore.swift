@@ -118,9 +118,21 @@ enum UploadStore {
     }
 
     /// Removes uploads expired at `now`; returns the keys of partial files to remove.
+    /// An unfinished one whose property is still there says so in the events.
     static func deleteExpired(_ db: any SQLConnection, now: Int64) async throws -> [BlobKey] {
-        let expired = try await db.query("SELECT tenant_id, id, state FROM uploads WHERE expires_at <= ?", now)
+        let expired = try await db.query("""
+            SELECT u.tenant_id, u.id, u.state, u.panorama_id, u.floor_id, f.property_id FROM uploads u
+            LEFT JOIN floors f ON f.tenant_id = u.tenant_id AND f.id = u.floor_id WHERE u.expires_at <= ?
+            """, now)
         try await db.run("DELETE FROM uploads WHERE expires_at <= ?", now)
+        for row in expired where row["state"].string == "receiving" {
+            guard let tenant = row["tenant_id"].int64, let property = row["property_id"].string else { continue }
+            try await EventStore.append(db, tenant, .uploadExpired, property: property) { data in
+                data.key("uploadId"); data.string(row["id"].string)
+                data.key("panoramaId"); data.string(row["panorama_id"].string)
+                data.key("floorId"); data.string(row["floor_id"].string)
+            }
+        }
         return expired.filter { $0["state"].string == "receiving" }
             .compactMap { row in row["tenant_id"].int64.flatMap { tenant in row["id"].string.map { BlobKey(tenant: tenant, kind: .upload, id: $0) } } }
     }

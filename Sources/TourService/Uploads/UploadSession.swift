@@ -34,18 +34,10 @@ final class UploadSession: Sendable {
         var owner: UInt64?
         var durableOffset: Int64
         var closed = false
-        /// Who waits for the writer to end (`writerEnded`), by wait.
-        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
-        /// Waits whose time ran out before they were registered.
-        var expiredWaits: Set<UInt64> = []
-
-        /// The waiters to resume now that nobody writes.
-        mutating func noWriter() -> [CheckedContinuation<Void, Never>] {
-            owner = nil
-            defer { waiters = [:] }
-            return Array(waiters.values)
-        }
     }
+
+    /// Who waits for the writer to end (`writerEnded`).
+    private let writerGone = Waiters()
 
     /// The file and its digests: touched only by jobs on the lane, one at a time. Its
     /// descriptor is open only while a PATCH writes (opened by the first write, closed when
@@ -193,38 +185,19 @@ final class UploadSession: Sendable {
     }
 
     private func releaseOwner(_ token: UInt64) {
-        let waiters = bookkeeping.withLock { $0.owner == token ? $0.noWriter() : [] }
-        for waiter in waiters { waiter.resume() }
+        let released = bookkeeping.withLock { state -> Bool in
+            guard state.owner == token else { return false }
+            state.owner = nil
+            return true
+        }
+        if released { writerGone.signal() }
     }
 
     /// Returns once no request writes the upload, or after `milliseconds`: an offset
     /// retrieval lets a transfer whose client went away end by itself first (its last bytes
     /// may still be on their way through the server), so that they are kept.
     func writerEnded(within milliseconds: Int) async {
-        let wait = Self.tokens.wrappingAdd(1, ordering: .relaxed).newValue
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                await withCheckedContinuation { continuation in
-                    let now = self.bookkeeping.withLock { state -> Bool in
-                        if state.owner == nil || state.closed || state.expiredWaits.remove(wait) != nil { return true }
-                        state.waiters[wait] = continuation
-                        return false
-                    }
-                    if now { continuation.resume() }
-                }
-            }
-            group.addTask {
-                do { try await Task.sleep(for: .milliseconds(milliseconds)) } catch { return } // the writer ended first
-                let waiter = self.bookkeeping.withLock { state -> CheckedContinuation<Void, Never>? in
-                    if let waiter = state.waiters.removeValue(forKey: wait) { return waiter }
-                    state.expiredWaits.insert(wait)
-                    return nil
-                }
-                waiter?.resume()
-            }
-            await group.next()
-            group.cancelAll()
-        }
+        await writerGone.awaitSignal(upTo: milliseconds) { bookkeeping.withLock { $0.owner == nil || $0.closed } }
     }
 
     /// Appends the claimant's body, batch by batch on the lane as it arrives: 413 past `room`
@@ -311,11 +284,11 @@ final class UploadSession: Sendable {
 
     /// Stops every writer and closes the file (finished, deleted or expired).
     func close() {
-        let waiters = bookkeeping.withLock { state in
+        bookkeeping.withLock { state in
             state.closed = true
-            return state.noWriter()
+            state.owner = nil
         }
-        for waiter in waiters { waiter.resume() }
+        writerGone.signal()
         lane.submit { [file] in
             file.isOpen = false
             file.park()

@@ -1,0 +1,140 @@
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+@testable import TourService
+
+/// The events outbox and its feed (docs/api.md "Events"): every change yields its event once,
+/// in the transaction of the change, in order per tenant; a refused change yields none.
+@Suite(.timeLimit(.minutes(3))) struct EventFeedTests {
+    /// The whole feed from `after`, page by page (`limit` each).
+    static func feed(_ client: APIClient, after: String = "0", limit: Int = 200) throws -> [[String: Any]] {
+        var events: [[String: Any]] = []
+        var cursor = after
+        for _ in 0..<1000 {
+            let page = try client.send("GET", "/v1/events?after=\(cursor)&limit=\(limit)")
+            #expect(page.status == 200, "\(page.text)")
+            let items = try #require(page.json?["items"] as? [[String: Any]])
+            let next = try #require(page.string("next"))
+            if items.isEmpty {
+                #expect(next == cursor) // the feed has no end: asking again goes on from here
+                return events
+            }
+            #expect(next == items.last?["id"] as? String)
+            events += items
+            cursor = next
+        }
+        Issue.record("the feed did not end")
+        return events
+    }
+
+    @Test func everyChangeYieldsItsEventOnceInOrder() async throws {
+        let harness = try ServiceHarness()
+        let client = try harness.client(harness.alpha)
+        let (propertyId, floorId) = (newID(), newID())
+        try client.putProperty(propertyId, name: "Villa")
+        try client.putProperty(propertyId, name: "Villa") // the same again: no change, no event
+        try client.putProperty(propertyId, name: "Villa Rosa")
+        try client.putFloor(propertyId, floorId, number: 0)
+        let roomId = newID()
+        let planId = newID()
+        #expect(try client.putPlan(floorId, planId: planId, mode: "newScan", rooms: [(roomId, "Kitchen")]).status == 200)
+        #expect(try client.putPlan(floorId, planId: planId, mode: "newScan", rooms: [(roomId, "Kitchen")]).status == 200) // a re-send
+        #expect(try client.putWorldMap(floorId, bytes: imageBytes(64)).status < 300)
+        let panoramaId = newID()
+        let image = imageBytes(500)
+        #expect(try client.putPanorama(panoramaId, floorId: floorId, roomId: roomId, bytes: image).status == 201)
+        #expect(try client.putPanorama(panoramaId, floorId: floorId, roomId: roomId, bytes: image).status == 200) // a re-send
+        let resumed = newID()
+        let location = try #require(try client.tusCreate(panoramaId: resumed, floorId: floorId, length: 300).header("Location"))
+        #expect(try client.tusPatch(location, offset: 0, imageBytes(300)).status == 204)
+        #expect(try client.send("DELETE", "/v1/panoramas/\(panoramaId)").status == 204)
+        #expect(try client.send("DELETE", "/v1/properties/\(propertyId)").status == 204)
+
+        let events = try Self.feed(client, limit: 3)
+        #expect(events.map { $0["type"] as? String } == ["property.created", "property.updated", "floor.updated", "plan.applied", "worldmap.stored",
+                                                        "panorama.stored", "panorama.stored", "panorama.deleted", "property.deleted"])
+        #expect(events.map { $0["id"] as? String } == (1...9).map { String($0) })
+        #expect(events.allSatisfy { $0["propertyId"] as? String == propertyId && ($0["createdAt"] as? String)?.hasSuffix("Z") == true })
+        let data = events.map { $0["data"] as? [String: Any] ?? [:] }
+        #expect(data[1]["name"] as? String == "Villa Rosa")
+        #expect(data[3]["planId"] as? String == planId && data[3]["revision"] as? Int == 1 && data[3]["rooms"] as? Int == 1)
+        #expect(data[5]["id"] as? String == panoramaId && data[5]["roomId"] as? String == roomId && data[5]["size"] as? Int == 500)
+        #expect(data[6]["id"] as? String == resumed && data[6]["size"] as? Int == 300)
+        // The same feed read whole, and from a cursor in the middle.
+        #expect(try Self.feed(client).count == 9)
+        #expect(try Self.feed(client, after: "7").map { $0["type"] as? String } == ["panorama.deleted", "property.deleted"])
+        await harness.finish()
+    }
+
+    /// A change the server refuses writes nothing, its event neither.
+    @Test func aRefusedChangeYieldsNoEvent() async throws {
+        let harness = try ServiceHarness()
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let before = try Self.feed(client).count
+        #expect(try client.putPanorama(newID(), floorId: floorId, bytes: Array("not an image".utf8)).status == 415)
+        #expect(try client.putPlan(floorId, mode: "continueScan", rooms: [(newID(), "Hall")]).status == 409)
+        #expect(try Self.feed(client).count == before)
+        await harness.finish()
+    }
+
+    @Test func eachTenantHasItsOwnFeed() async throws {
+        let harness = try ServiceHarness()
+        let alpha = try harness.client(harness.alpha)
+        let beta = try harness.client(harness.beta)
+        _ = try alpha.makeFloor()
+        #expect(try Self.feed(beta).isEmpty)
+        try beta.putProperty(newID())
+        let betas = try Self.feed(beta)
+        #expect(betas.map { $0["id"] as? String } == ["1"] && betas.first?["type"] as? String == "property.created")
+        #expect(try Self.feed(alpha).count == 2)
+        await harness.finish()
+    }
+
+    /// A feed request waiting for its first event answers with the change made meanwhile; one
+    /// that nothing comes for answers empty when its wait is over.
+    @Test func aWaitingFeedRequestAnswersTheChangeMadeMeanwhile() async throws {
+        let harness = try ServiceHarness()
+        let client = try harness.client(harness.alpha)
+        let empty = try client.send("GET", "/v1/events?wait=1")
+        #expect(empty.status == 200 && (empty.json?["items"] as? [Any])?.isEmpty == true && empty.string("next") == "0")
+        let (port, token) = (harness.port, harness.alpha)
+        let answer = Mutex<(status: Int, propertyId: String?, text: String)?>(nil)
+        let waiting = Thread.detachedTask {
+            let page = try? APIClient(port: port, token: token).send("GET", "/v1/events?after=0&wait=20")
+            let first = (page?.json?["items"] as? [[String: Any]])?.first
+            answer.withLock { $0 = (page?.status ?? 0, first?["propertyId"] as? String, page?.text ?? "") }
+        }
+        let propertyId = newID()
+        try client.putProperty(propertyId)
+        await waiting.value
+        let page = answer.withLock { $0 }
+        #expect(page?.status == 200 && page?.propertyId == propertyId, "\(page?.text ?? "")")
+        await harness.finish()
+    }
+
+    @Test(arguments: ["after=-1", "after=x", "limit=0", "limit=201", "wait=31", "wait=1.5"])
+    func badFeedQueriesAre400(query: String) async throws {
+        let harness = try ServiceHarness()
+        let response = try harness.client(harness.alpha).send("GET", "/v1/events?\(query)")
+        #expect(response.status == 400 && response.errorCode == "bad_request", "\(query): \(response.text)")
+        await harness.finish()
+    }
+
+    /// An unfinished upload that expires says so; events past their retention go.
+    @Test func anExpiredUploadSaysSoAndOldEventsGo() async throws {
+        let harness = try ServiceHarness { $0.uploadSweepIntervalSeconds = 1 }
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let location = try #require(try client.tusCreate(panoramaId: newID(), floorId: floorId, length: 1000).header("Location"))
+        let past = Int64(Date().timeIntervalSince1970) - 1
+        _ = try await harness.service.context.write { try await $0.run("UPDATE uploads SET expires_at = ?", past) }
+        try await waitUntil("the upload expires") { try Self.feed(client).last?["type"] as? String == "upload.expired" }
+        let expired = try #require(try Self.feed(client).last?["data"] as? [String: Any])
+        #expect(expired["uploadId"] as? String == location.split(separator: "/").last.map(String.init) && expired["floorId"] as? String == floorId)
+        _ = try await harness.service.context.write { try await $0.run("UPDATE events SET created_at = '2000-01-01T00:00:00.000Z'") }
+        try await waitUntil("old events go") { try Self.feed(client).isEmpty }
+        await harness.finish()
+    }
+}
