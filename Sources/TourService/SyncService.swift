@@ -18,7 +18,7 @@ public final class SyncService: Sendable {
     let context: ServiceContext
     let sessions: UploadSessions
     let ownership: any UploadOwnership
-    private let sweep = Mutex<UploadSweep?>(nil)
+    private let timers = Mutex<[ServiceTimer]>([])
 
     /// Opens the data directory: the database migrated to the newest schema, files left by a
     /// crash removed, and on a first start a tenant "default" with its token in
@@ -48,7 +48,7 @@ public final class SyncService: Sendable {
                                                                crashPoints: CrashPoints(armed: crashAt)))
         try service.recover()
         try service.bootstrapToken()
-        service.startUploadSweep()
+        service.startTimers()
         return service
     }
 
@@ -79,28 +79,29 @@ public final class SyncService: Sendable {
 
     deinit { stop() }
 
-    /// Expired uploads, and events past `eventRetentionDays`, go at start-up and then on a timer.
-    private func startUploadSweep() {
+    /// Expired uploads, and events past `eventRetentionDays`, go at start-up and then every
+    /// `uploadSweepIntervalSeconds`; settled tour changes get their event every
+    /// `tourChangedCheckMs`.
+    private func startTimers() {
         let uploads = Uploads(context: context, sessions: sessions, ownership: ownership)
-        let timer = DispatchSource.makeTimerSource(queue: .global())
-        let interval = context.config.uploadSweepIntervalSeconds
-        timer.schedule(deadline: .now(), repeating: .seconds(interval), leeway: .seconds(1))
-        let io = context.blobs.io
         let context = self.context
-        timer.setEventHandler {
-            Task(executorPreference: io) {
-                await uploads.sweepExpired()
-                await context.sweepOldEvents()
-            }
+        let sweep = ServiceTimer(every: .seconds(context.config.uploadSweepIntervalSeconds), on: context.blobs.io) {
+            await uploads.sweepExpired()
+            await context.sweepOldEvents()
         }
-        timer.resume()
-        sweep.withLock { $0 = UploadSweep(timer: timer) }
+        let tourChanges = ServiceTimer(every: .milliseconds(context.config.tourChangedCheckMs), on: context.blobs.io) {
+            await context.writeSettledTourChanges()
+        }
+        timers.withLock { $0 = [sweep, tourChanges] }
     }
 
     /// Stops the timers and lets the file pool's threads go once their work is done (for
     /// tests and tools that open a service and drop it).
     public func stop() {
-        sweep.withLock { $0?.timer.cancel(); $0 = nil }
+        timers.withLock { timers in
+            for timer in timers { timer.cancel() }
+            timers = []
+        }
         ownership.stop()
         context.advisoryLocks?.stop()
         context.blobs.io.stop()
@@ -141,9 +142,20 @@ public final class SyncService: Sendable {
     }
 }
 
-/// The expiry sweep's timer; created, cancelled and released under the service's lock.
-private struct UploadSweep: @unchecked Sendable {
-    let timer: DispatchSourceTimer
+/// A job run at start-up and then every `interval`, on `executor`; created, cancelled and
+/// released under the service's lock. A run that outlasts the interval may overlap the next:
+/// each job is safe so (its rows decide, in their transactions).
+private struct ServiceTimer: @unchecked Sendable {
+    private let timer: DispatchSourceTimer
+
+    init(every interval: DispatchTimeInterval, on executor: any TaskExecutor, _ job: @escaping @Sendable () async -> Void) {
+        timer = DispatchSource.makeTimerSource(queue: .global())
+        timer.schedule(deadline: .now(), repeating: interval, leeway: .milliseconds(100))
+        timer.setEventHandler { Task(executorPreference: executor) { await job() } }
+        timer.resume()
+    }
+
+    func cancel() { timer.cancel() }
 }
 
 /// Lets a route read the router it is part of, which exists only once all routes are added.

@@ -29,7 +29,7 @@ import TestSupport
     }
 
     @Test func everyChangeYieldsItsEventOnceInOrder() async throws {
-        let harness = try ServiceHarness()
+        let harness = try ServiceHarness { $0.tourChangedQuietSeconds = 3600 }
         let client = try harness.client(harness.alpha)
         let (propertyId, floorId) = (newID(), newID())
         try client.putProperty(propertyId, name: "Villa")
@@ -69,7 +69,7 @@ import TestSupport
 
     /// A change the server refuses writes nothing, its event neither.
     @Test func aRefusedChangeYieldsNoEvent() async throws {
-        let harness = try ServiceHarness()
+        let harness = try ServiceHarness { $0.tourChangedQuietSeconds = 3600 }
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let before = try Self.feed(client).count
@@ -80,7 +80,7 @@ import TestSupport
     }
 
     @Test func eachTenantHasItsOwnFeed() async throws {
-        let harness = try ServiceHarness()
+        let harness = try ServiceHarness { $0.tourChangedQuietSeconds = 3600 }
         let alpha = try harness.client(harness.alpha)
         let beta = try harness.client(harness.beta)
         _ = try alpha.makeFloor()
@@ -114,6 +114,51 @@ import TestSupport
         await harness.finish()
     }
 
+    /// The next event after `cursor`, waiting for it (the feed's long-poll, 20 s at most).
+    static func nextEvent(_ client: APIClient, after cursor: String) throws -> [String: Any]? {
+        let page = try client.send("GET", "/v1/events?after=\(cursor)&limit=1&wait=20")
+        return (page.json?["items"] as? [[String: Any]])?.first
+    }
+
+    /// A burst of changes gives one `tour.changed` once they settle, with the tour's counts;
+    /// the next comes only after a new change, and a deleted property's pending one never.
+    @Test func aTourChangedComesOnceItsChangesSettle() async throws {
+        let quiet = 2
+        let harness = try ServiceHarness { $0.tourChangedQuietSeconds = quiet; $0.tourChangedCheckMs = 100 }
+        let client = try harness.client(harness.alpha)
+        let (propertyId, floorId) = try client.makeFloor()
+        let roomId = newID()
+        #expect(try client.putPlan(floorId, mode: "newScan", rooms: [(roomId, "Kitchen")]).status == 200)
+        #expect(try client.putPanorama(newID(), floorId: floorId, roomId: roomId, bytes: imageBytes(700)).status == 201)
+        var cursor = try Self.feed(client).last?["id"] as? String ?? "0"
+        var settled: [[String: Any]] = []
+        for _ in 0..<2 {
+            let event = try #require(try Self.nextEvent(client, after: cursor))
+            cursor = try #require(event["id"] as? String)
+            if event["type"] as? String == "tour.changed" { settled.append(event); break }
+        }
+        let first = try #require(settled.first, "no tour.changed after the changes settled")
+        #expect(first["propertyId"] as? String == propertyId)
+        let counts = first["data"] as? [String: Any] ?? [:]
+        #expect(counts["floors"] as? Int == 1 && counts["rooms"] as? Int == 1 && counts["panoramas"] as? Int == 1 && counts["panoramaBytes"] as? Int == 700,
+                "\(counts)")
+        // Nothing more until something changes.
+        let quietPage = try client.send("GET", "/v1/events?after=\(cursor)&wait=\(quiet + 1)")
+        #expect((quietPage.json?["items"] as? [Any])?.isEmpty == true, "\(quietPage.text)")
+        try client.putProperty(propertyId, name: "Renamed")
+        let renamed = try #require(try Self.nextEvent(client, after: cursor))
+        #expect(renamed["type"] as? String == "property.updated")
+        let second = try #require(try Self.nextEvent(client, after: renamed["id"] as? String ?? ""))
+        #expect(second["type"] as? String == "tour.changed" && second["propertyId"] as? String == propertyId)
+        // A property deleted before its changes settle gets no tour.changed.
+        let (gone, _) = try client.makeFloor()
+        #expect(try client.send("DELETE", "/v1/properties/\(gone)").status == 204)
+        let after = try Self.feed(client).last?["id"] as? String ?? "0"
+        let nothing = try client.send("GET", "/v1/events?after=\(after)&wait=\(quiet + 1)")
+        #expect((nothing.json?["items"] as? [Any])?.isEmpty == true, "\(nothing.text)")
+        await harness.finish()
+    }
+
     @Test(arguments: ["after=-1", "after=x", "limit=0", "limit=201", "wait=31", "wait=1.5"])
     func badFeedQueriesAre400(query: String) async throws {
         let harness = try ServiceHarness()
@@ -124,7 +169,7 @@ import TestSupport
 
     /// An unfinished upload that expires says so; events past their retention go.
     @Test func anExpiredUploadSaysSoAndOldEventsGo() async throws {
-        let harness = try ServiceHarness { $0.uploadSweepIntervalSeconds = 1 }
+        let harness = try ServiceHarness { $0.uploadSweepIntervalSeconds = 1; $0.tourChangedQuietSeconds = 3600 }
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let location = try #require(try client.tusCreate(panoramaId: newID(), floorId: floorId, length: 1000).header("Location"))

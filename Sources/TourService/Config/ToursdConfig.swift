@@ -83,6 +83,10 @@ public struct ToursdConfig: Sendable, Equatable {
     /// How often a waiting feed request looks again for events other daemons committed (its
     /// own daemon's commits wake it at once).
     public var eventPollMs = 500
+    /// A property's `tour.changed` comes once its tour has not changed for this long.
+    public var tourChangedQuietSeconds = 30
+    /// How often each daemon looks for tour changes that have settled.
+    public var tourChangedCheckMs = 1000
     public var logLevel = "info"
     public var logFormat = "logfmt"
     /// A file to log to (reopened on SIGHUP, for rotation); empty: standard error.
@@ -187,6 +191,8 @@ public struct ToursdConfig: Sendable, Equatable {
         "eventRetentionDays": { config, text in setInt(&config.eventRetentionDays, text, 1...3650) },
         "maxEventWaitSeconds": { config, text in setInt(&config.maxEventWaitSeconds, text, 0...3600) },
         "eventPollMs": { config, text in setInt(&config.eventPollMs, text, 10...60_000) },
+        "tourChangedQuietSeconds": { config, text in setInt(&config.tourChangedQuietSeconds, text, 0...86_400) },
+        "tourChangedCheckMs": { config, text in setInt(&config.tourChangedCheckMs, text, 50...600_000) },
         "logLevel": { $0.logLevel = $1; return LogLevel(name: $1) != nil },
         "logFormat": { $0.logFormat = $1; return LogFormat(rawValue: $1) != nil },
         "logFile": { $0.logFile = $1; return true },

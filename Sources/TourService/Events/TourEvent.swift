@@ -12,6 +12,9 @@ enum EventType: String, CaseIterable, Sendable {
     case panoramaStored = "panorama.stored"
     case panoramaDeleted = "panorama.deleted"
     case uploadExpired = "upload.expired"
+    /// Once a property's changes settle (`tourChangedQuietSeconds` without another), with its
+    /// tour's counts.
+    case tourChanged = "tour.changed"
 }
 
 /// One event as the feed answers it: `{"id", "type", "propertyId", "createdAt", "data"}`; the

@@ -58,3 +58,19 @@ extension ServiceContext {
         }
     }
 }
+
+extension ServiceContext {
+    /// Writes `tour.changed` for each property whose changes have settled
+    /// (`tourChangedQuietSeconds` without another), once across daemons.
+    func writeSettledTourChanges() async {
+        let cutoff = Int64(Date().timeIntervalSince1970) - Int64(config.tourChangedQuietSeconds)
+        do {
+            let settled = try await readOne { try await EventStore.settledTourChanges($0, changedBy: cutoff, limit: 100) }
+            for change in settled {
+                _ = try await write { try await EventStore.writeTourChanged($0, change.tenant, property: change.property, changedBy: cutoff) }
+            }
+        } catch {
+            logger.warn("writing settled tour changes failed", ["error": "\(error)"])
+        }
+    }
+}

@@ -229,6 +229,19 @@ CREATE TABLE events (
 CREATE INDEX events_by_time ON events (created_at);
 
 """#),
+        Migration(version: 9, name: "tour_changes", sql: #"""
+-- Properties whose tour changed and whose `tour.changed` event is still to come: it comes once
+-- nothing more has changed for tourChangedQuietSeconds after `changed_at` (Unix seconds, the
+-- last change). The daemon that deletes the row writes the event, in the same transaction.
+CREATE TABLE tour_changes (
+    tenant_id INTEGER NOT NULL REFERENCES tenants (id),
+    property_id TEXT NOT NULL,
+    changed_at INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, property_id)
+) WITHOUT ROWID;
+CREATE INDEX tour_changes_by_time ON tour_changes (changed_at);
+
+"""#),
     ]
 
     static let postgresql: [Migration] = [
@@ -423,6 +436,17 @@ CREATE TABLE events (
     PRIMARY KEY (tenant_id, id)
 );
 CREATE INDEX events_by_time ON events (created_at);
+
+"""#),
+        Migration(version: 6, name: "tour_changes", sql: #"""
+-- Tour changes whose `tour.changed` event is still to come (SQLite's migration 0009).
+CREATE TABLE tour_changes (
+    tenant_id BIGINT NOT NULL REFERENCES tenants (id),
+    property_id TEXT NOT NULL,
+    changed_at BIGINT NOT NULL,
+    PRIMARY KEY (tenant_id, property_id)
+);
+CREATE INDEX tour_changes_by_time ON tour_changes (changed_at);
 
 """#),
     ]
