@@ -89,7 +89,8 @@ public final class SyncService: Sendable {
             await uploads.sweepExpired()
             await context.sweepOldEvents()
         }
-        let tourChanges = ServiceTimer(every: .milliseconds(context.config.tourChangedCheckMs), on: context.blobs.io) {
+        // Database work only: on the handler threads, not the file pool (whose jobs wait on the disk).
+        let tourChanges = ServiceTimer(every: .milliseconds(context.config.tourChangedCheckMs), on: context.pool.handlerThreads) {
             await context.writeSettledTourChanges()
         }
         timers.withLock { $0 = [sweep, tourChanges] }
@@ -143,16 +144,27 @@ public final class SyncService: Sendable {
 }
 
 /// A job run at start-up and then every `interval`, on `executor`; created, cancelled and
-/// released under the service's lock. A run that outlasts the interval may overlap the next:
-/// each job is safe so (its rows decide, in their transactions).
+/// released under the service's lock. A tick that comes while the last run still goes (a slow
+/// disk or database) is skipped, so runs never pile up.
 private struct ServiceTimer: @unchecked Sendable {
     private let timer: DispatchSourceTimer
 
     init(every interval: DispatchTimeInterval, on executor: any TaskExecutor, _ job: @escaping @Sendable () async -> Void) {
         timer = DispatchSource.makeTimerSource(queue: .global())
         timer.schedule(deadline: .now(), repeating: interval, leeway: .milliseconds(100))
-        timer.setEventHandler { Task(executorPreference: executor) { await job() } }
+        let running = Running()
+        timer.setEventHandler {
+            guard running.flag.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return }
+            Task(executorPreference: executor) {
+                await job()
+                running.flag.store(false, ordering: .releasing)
+            }
+        }
         timer.resume()
+    }
+
+    private final class Running: Sendable {
+        let flag = Atomic<Bool>(false)
     }
 
     func cancel() { timer.cancel() }
