@@ -12,6 +12,8 @@ bash bench/uploads.sh
 echo
 bash bench/resumable.sh
 echo
+bash bench/outbox.sh
+echo
 bash bench/documents.sh
 echo
 bash bench/viewer.sh
