@@ -348,6 +348,9 @@ class Suite:
         location = answer["location"]
         _, status, _, _ = once(self.base, self.token, "PATCH", location, append_fields(version, 1000, False), data[1000:])
         check(status == 400, f"v{version}: an append past the Upload-Length recorded is 400")
+        if version < 7:  # from -06 on the overrun ended the upload
+            status, head = self.head(version, location)
+            check(status == 204 and head.get("upload-offset") == "1000", f"v{version}: and nothing of it was appended")
 
     def unknown_version(self):
         panorama = str(uuid.uuid4())
@@ -364,9 +367,11 @@ class Suite:
               "an explicit creation under an unknown version is 400 naming the versions served")
 
     def options(self):
-        _, status, answer, _ = once(self.base, self.token, "OPTIONS", "/v1/uploads")
-        check(re.match(r"max-size=\d+", answer.get("upload-limit", "")) is not None and "application/partial-upload" in answer.get("accept-patch", ""),
-              "OPTIONS carries Upload-Limit and Accept-Patch")
+        for target in ("/v1/uploads", f"/v1/panoramas/{uuid.uuid4()}"):
+            _, status, answer, _ = once(self.base, self.token, "OPTIONS", target)
+            check(status == 204 and re.match(r"max-size=\d+", answer.get("upload-limit", "")) is not None
+                  and "application/partial-upload" in answer.get("accept-patch", ""),
+                  f"OPTIONS {target.split('/')[2]} carries Upload-Limit and Accept-Patch")
 
     def run(self):
         self.options()

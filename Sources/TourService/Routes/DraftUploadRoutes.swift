@@ -140,6 +140,11 @@ extension Uploads {
         }
         let reached: Int64
         do {
+            // A body announced past the room is refused before a byte of it is read.
+            if let announced = request.head.contentLength, announced > upload.length - offset {
+                session.release(claim.token)
+                throw ServiceError(.payloadTooLarge, "the body's \(announced) bytes go past the most the upload may hold, \(upload.length)")
+            }
             reached = try await append(request, upload, session, token: claim.token, checksum: contentDigest, room: upload.length - offset,
                                        completes: completes)
         } catch let error as ServiceError where error.code == .payloadTooLarge && upload.lengthKnown {
