@@ -61,7 +61,7 @@ test: deps powerlossfs
 	$(SWIFT) build $(RELEASE) --product toursd
 	$(SWIFT) build --build-tests
 	bash Tests/repository/noop_build.sh $(SWIFT) build $(RELEASE) --product toursd
-	$(SWIFT) test --skip-build
+	bash Tests/repository/swift_test.sh $(SWIFT) 1800
 	bash Tests/postgres/api.sh
 	bash Tests/postgres/scaleout.sh .build/release/toursd .build/debug/tours
 	bash Tests/contract/schemathesis.sh

@@ -111,9 +111,6 @@ extension SQLStorage {
     public func prefetch(_ query: SQLStatement) -> SQLPendingRows {
         SQLPendingRows { try await statement(query) }
     }
-    /// A storage whose threads end with it (SQLite's pool, released with its service).
-    public func stop() {}
-
     /// `read`, blocking the calling thread until done: start-up and command-line tools only,
     /// from a thread that is not one of the storage's.
     public func readBlocking<T: Sendable>(_ body: @escaping SQLBody<T>) throws -> T {

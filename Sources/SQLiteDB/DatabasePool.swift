@@ -58,7 +58,12 @@ public final class DatabasePool: Sendable {
         readerThreads = ThreadPool(name: "sqlite-reader", threads: count)
     }
 
-    deinit {
+    deinit { stop() }
+
+    /// Lets the threads go once the work queued before is done, and stops watching the file;
+    /// what is asked afterwards fails (`PoolStopped`). A service stopping calls it: the
+    /// threads must not wait for the last reference to go.
+    public func stop() {
         fileWatch.stop()
         writerThread.stop()
         readerThreads.stop()
@@ -70,20 +75,19 @@ public final class DatabasePool: Sendable {
 
     /// Runs `body` in a read transaction of a reader of its own; returns its result.
     public func read<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
-        guard readerThreads.indexOfCurrentThread != nil else {
-            return try await withTaskExecutorPreference(readerThreads) { try await self.read(body) }
-        }
-        return try await lent.with(preferring: readerThreads.indexOfCurrentThread) { [readers] index in
-            let connection = readers[index]
-            // Prepared once and kept, as every statement: no parse per read.
-            _ = try connection.run("BEGIN", arguments: [])
-            do {
-                let value = try await body(connection)
-                _ = try connection.run("COMMIT", arguments: [])
-                return value
-            } catch {
-                _ = try? connection.run("ROLLBACK", arguments: [])
-                throw error
+        try await onAReaderThread { [self] in
+            try await lent.with(preferring: readerThreads.indexOfCurrentThread) { [readers] index in
+                let connection = readers[index]
+                // Prepared once and kept, as every statement: no parse per read.
+                _ = try connection.run("BEGIN", arguments: [])
+                do {
+                    let value = try await body(connection)
+                    _ = try connection.run("COMMIT", arguments: [])
+                    return value
+                } catch {
+                    _ = try? connection.run("ROLLBACK", arguments: [])
+                    throw error
+                }
             }
         }
     }
@@ -91,10 +95,20 @@ public final class DatabasePool: Sendable {
     /// A read of one statement on a reader: one statement is one snapshot without a
     /// transaction around it.
     public func readOne<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
-        guard readerThreads.indexOfCurrentThread != nil else {
-            return try await withTaskExecutorPreference(readerThreads) { try await self.readOne(body) }
+        try await onAReaderThread { [self] in
+            try await lent.with(preferring: readerThreads.indexOfCurrentThread) { try await body(OneStatementConnection(readers[$0])) }
         }
-        return try await lent.with(preferring: readerThreads.indexOfCurrentThread) { try await body(OneStatementConnection(readers[$0])) }
+    }
+
+    /// Runs `work` on a reader thread: in place when called from one, else after a hop. A
+    /// stopped pool runs the hop's job where it is, so the hop is checked (a read then fails
+    /// instead of hopping again and again).
+    private func onAReaderThread<T: Sendable>(_ work: () async throws -> T) async throws -> T {
+        if readerThreads.indexOfCurrentThread != nil { return try await work() }
+        return try await withTaskExecutorPreference(readerThreads) {
+            guard readerThreads.indexOfCurrentThread != nil else { throw PoolStopped(pool: readerThreads.name) }
+            return try await work()
+        }
     }
 
     /// Runs `body` in a transaction on the writer, group-committed with the writes waiting
@@ -141,6 +155,12 @@ public final class DatabasePool: Sendable {
                 state.drainQueued = false
                 defer { state.jobs.removeAll(keepingCapacity: true) }
                 return state.jobs
+            }
+            // A stopped pool runs the drain where it was queued: the writer is not used off
+            // its thread.
+            guard writerThread.indexOfCurrentThread != nil else {
+                for job in jobs { job.finish(PoolStopped(pool: writerThread.name)) }
+                return
             }
             var left = jobs
             while !left.isEmpty {

@@ -22,6 +22,8 @@ public struct SQLiteStorage: SQLStorage {
         try await pool.write(body)
     }
 
+    public func stop() { pool.stop() }
+
     public func readOne<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
         try await pool.readOne(body)
     }

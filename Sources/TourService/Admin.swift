@@ -28,19 +28,19 @@ public enum Admin {
     /// to this toursd (a newer one migrated the database) are listed too.
     public static func migrationStatus(_ config: ToursdConfig, logger: Logger) throws(StartupError) -> [MigrationState] {
         let migrations = try SyncService.migrations(config)
-        let pool = try open(config, logger: logger, migrating: false)
-        let applied: [Int: (name: String, at: String)]
-        do {
-            applied = try pool.readBlocking { db in
-                guard try await db.first(db.dialect.pick(sqlite: "SELECT 1 FROM sqlite_master WHERE name = 'schema_migrations'",
-                                                   postgresql: "SELECT 1 FROM information_schema.tables WHERE table_name = 'schema_migrations'")) != nil else {
-                    return [:]
+        let applied: [Int: (name: String, at: String)] = try withStorage(config, logger: logger, migrating: false) { pool throws(StartupError) in
+            do {
+                return try pool.readBlocking { db in
+                    guard try await db.first(db.dialect.pick(sqlite: "SELECT 1 FROM sqlite_master WHERE name = 'schema_migrations'",
+                                                       postgresql: "SELECT 1 FROM information_schema.tables WHERE table_name = 'schema_migrations'")) != nil else {
+                        return [:]
+                    }
+                    let rows = try await db.query("SELECT version, name, applied_at FROM schema_migrations")
+                    return Dictionary(uniqueKeysWithValues: rows.map { ($0["version"].int ?? 0, ($0["name"].string ?? "", $0["applied_at"].string ?? "")) })
                 }
-                let rows = try await db.query("SELECT version, name, applied_at FROM schema_migrations")
-                return Dictionary(uniqueKeysWithValues: rows.map { ($0["version"].int ?? 0, ($0["name"].string ?? "", $0["applied_at"].string ?? "")) })
+            } catch {
+                throw StartupError("cannot read the applied migrations: \(error)")
             }
-        } catch {
-            throw StartupError("cannot read the applied migrations: \(error)")
         }
         let known = Set(migrations.map(\.version))
         let unknown = applied.filter { !known.contains($0.key) }
@@ -49,13 +49,18 @@ public enum Admin {
             .map { MigrationState(fileName: $0.fileName, appliedAt: applied[$0.version]?.at) }
     }
 
-    private static func open(_ config: ToursdConfig, logger: Logger, migrating: Bool = true) throws(StartupError) -> any SQLStorage {
-        try ServerStorage.open(config, logger: logger, connections: 1, migrating: migrating)
+    /// Opens the database (migrated unless told not to), runs `body` on it, and stops it: a
+    /// command's threads and connections end with the command.
+    private static func withStorage<T>(_ config: ToursdConfig, logger: Logger, migrating: Bool = true,
+                                       _ body: (any SQLStorage) throws(StartupError) -> T) throws(StartupError) -> T {
+        let storage = try ServerStorage.open(config, logger: logger, connections: 1, migrating: migrating)
+        defer { storage.stop() }
+        return try body(storage)
     }
 
     /// Applies pending migrations.
     public static func migrate(_ config: ToursdConfig, logger: Logger) throws(StartupError) {
-        _ = try open(config, logger: logger)
+        try withStorage(config, logger: logger) { _ in }
     }
 
     /// A consistent copy of the data directory into `destination` (Backup); returns what was
@@ -72,32 +77,34 @@ public enum Admin {
     public static func createToken(_ config: ToursdConfig, tenant: String, logger: Logger) throws(StartupError) -> (id: Int64, token: String) {
         let name = tenant.trimmingCharacters(in: .whitespaces)
         guard (1...100).contains(name.count) else { throw StartupError("a tenant name is 1 to 100 characters") }
-        let pool = try open(config, logger: logger)
-        do {
-            return try pool.writeBlocking { db in try await TenantStore.createToken(db, tenant: name) }
-        } catch {
-            throw StartupError("cannot create the token: \(error)")
+        return try withStorage(config, logger: logger) { pool throws(StartupError) in
+            do {
+                return try pool.writeBlocking { db in try await TenantStore.createToken(db, tenant: name) }
+            } catch {
+                throw StartupError("cannot create the token: \(error)")
+            }
         }
     }
 
     public static func tokens(_ config: ToursdConfig, logger: Logger) throws(StartupError) -> [Token] {
-        let pool = try open(config, logger: logger)
-        do {
-            return try pool.readBlocking { try await TenantStore.tokens($0) }
-                .map { Token(id: $0.id, tenant: $0.tenant, createdAt: $0.createdAt, revoked: $0.revokedAt != nil) }
-        } catch {
-            throw StartupError("cannot list tokens: \(error)")
+        try withStorage(config, logger: logger) { pool throws(StartupError) in
+            do {
+                return try pool.readBlocking { try await TenantStore.tokens($0) }
+                    .map { Token(id: $0.id, tenant: $0.tenant, createdAt: $0.createdAt, revoked: $0.revokedAt != nil) }
+            } catch {
+                throw StartupError("cannot list tokens: \(error)")
+            }
         }
     }
 
     /// Revokes a token at once: the running daemon reads tokens on every request.
     public static func revokeToken(_ config: ToursdConfig, id: Int64, logger: Logger) throws(StartupError) {
-        let pool = try open(config, logger: logger)
-        let revoked: Bool
-        do {
-            revoked = try pool.writeBlocking { db in try await TenantStore.revoke(db, id: id) }
-        } catch {
-            throw StartupError("cannot revoke the token: \(error)")
+        let revoked = try withStorage(config, logger: logger) { pool throws(StartupError) in
+            do {
+                return try pool.writeBlocking { db in try await TenantStore.revoke(db, id: id) }
+            } catch {
+                throw StartupError("cannot revoke the token: \(error)")
+            }
         }
         guard revoked else { throw StartupError("no unrevoked token with id \(id)") }
     }

@@ -5,6 +5,7 @@ import Foundation
 import Synchronization
 import Testing
 import TestSupport
+import ThreadPools
 @testable import SQLiteDB
 
 @Suite struct DatabasePoolTests {
@@ -24,6 +25,19 @@ import TestSupport
             try await group.waitForAll()
         }
         #expect(try await pool.read { try await $0.first("SELECT count(*) FROM t")?[0].int } == 200)
+    }
+
+    /// A service stopping stops its pool, whatever still holds a reference to it: its threads
+    /// end, and what is asked afterwards is refused (a read does not hop to a stopped pool again
+    /// and again; a write does not run on the caller's thread beside the writer's).
+    @Test func aStoppedPoolRefusesReadsAndWrites() async throws {
+        let pool = try pool()
+        try await pool.write { try await $0.run("INSERT INTO t VALUES (?)", 1) }
+        pool.stop()
+        await #expect(throws: PoolStopped.self) { try await pool.read { try await $0.first("SELECT count(*) FROM t")?[0].int } }
+        await #expect(throws: PoolStopped.self) { try await pool.readOne { try await $0.first("SELECT count(*) FROM t")?[0].int } }
+        await #expect(throws: PoolStopped.self) { try await pool.write { try await $0.run("INSERT INTO t VALUES (?)", 2) } }
+        #expect(throws: PoolStopped.self) { try pool.writeNow { try $0.execute("INSERT INTO t VALUES (3)") } }
     }
 
     @Test func aFailingWriteRollsBackAloneInItsBatch() async throws {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Dispatch
+import Foundation
 import Synchronization
 import Testing
 import TestSupport
@@ -85,8 +86,12 @@ import ThreadPools
         }
         // Resumed by thread 1's I/O (a byte on its pipe), the task goes on on thread 1.
         let (resumed, ended) = await withTaskExecutorPreference(pool) {
+            let awaitingOn = pool.indexOfCurrentThread, sleptBefore = watchers[0].sleeps
             let resumedOn = await withCheckedContinuation { continuation in
                 pool.submit(to: 1) { _ in
+                    // A task awaiting on thread 0 must have suspended (thread 0 went to sleep)
+                    // before the resumption, or it simply goes on where it was.
+                    if awaitingOn == 0 { #expect(watchers[0].slept(after: sleptBefore, within: .seconds(10))) }
                     watchers[1].whenReadable { continuation.resume(returning: pool.indexOfCurrentThread) }
                     watchers[1].poke()
                 }
@@ -115,6 +120,8 @@ private final class PipeWatcher: ThreadIO, @unchecked Sendable {
     private var readable: (@Sendable () -> Void)?
     private var deadline: (ContinuousClock.Instant, @Sendable () -> Void)?
     private let stop = DispatchSemaphore(value: 0)
+    private let sleepsSeen = NSCondition()
+    private var sleepCount = 0
 
     init() {
         var pair: [Int32] = [0, 0]
@@ -148,7 +155,25 @@ private final class PipeWatcher: ThreadIO, @unchecked Sendable {
         }
     }
 
+    /// How many times the watcher's thread has gone to sleep.
+    var sleeps: Int { sleepsSeen.withLock { sleepCount } }
+
+    /// Waits until the thread has gone to sleep more than `count` times.
+    func slept(after count: Int, within limit: Duration) -> Bool {
+        let deadline = Date() + Double(limit.components.seconds)
+        return sleepsSeen.withLock {
+            while sleepCount <= count {
+                guard sleepsSeen.wait(until: deadline) else { return false }
+            }
+            return true
+        }
+    }
+
     func descriptors(_ polled: inout [pollfd]) -> ContinuousClock.Instant? {
+        sleepsSeen.withLock {
+            sleepCount += 1
+            sleepsSeen.broadcast()
+        }
         polled.append(pollfd(fd: ends.read, events: Int16(POLLIN), revents: 0))
         return deadline?.0
     }

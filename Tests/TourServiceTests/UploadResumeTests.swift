@@ -9,6 +9,10 @@ import TestSupport
 
 /// Resuming: connections cut mid-PATCH, a newer PATCH taking over, restarts.
 @Suite(.timeLimit(.minutes(3))) struct UploadResumeTests {
+    private func size(of path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+    }
+
     private func head(_ client: APIClient, _ location: String) throws -> Int {
         Int(try client.tus("HEAD", location).header("Upload-Offset") ?? "") ?? -1
     }
@@ -31,6 +35,34 @@ import TestSupport
         #expect(offset > 0 && offset <= sent)
         #expect(try client.tusPatch(location, offset: offset, Array(image[offset...])).status == 204)
         #expect(try client.send("GET", "/v1/panoramas/\(panoramaId)").string("sha256") == sha256Hex(image))
+        await harness.finish()
+    }
+
+    /// An offset asked while a PATCH whose client went away is still ending (its last bytes on
+    /// their way through the server) is the one that PATCH leaves: not an older one, from
+    /// which the client's next PATCH would be a 409 (found by the client's stop-and-resume test
+    /// on a loaded machine). Durable steps are off, so only the PATCH's end makes bytes durable.
+    @Test func anOffsetAskedWhileACutPatchStillEndsIsTheOneItLeaves() async throws {
+        let harness = try ServiceHarness(alone: true, configure: {
+            $0.uploadDurableStepBytes = 64 << 20
+            $0.bodyBatchBytes = 16 * 1024
+            $0.uploadTakeoverGraceMs = 30_000
+        })
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let image = imageBytes(900_000)
+        let sent = 300_000
+        let (writer, location, _) = try beginLongPatch(client, port: harness.port, floorId: floorId, image: image, sent: sent)
+        try await waitUntil("the PATCH's bytes to reach its partial file (not yet durable)") {
+            harness.storedFiles().contains { file in file.contains("/uploads/") && size(of: harness.dataDir + "/" + file) >= sent / 2 }
+        }
+        let asking = try RawClient(port: harness.port)
+        try asking.send("HEAD \(location) HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(harness.alpha)\r\nTus-Resumable: 1.0.0\r\n\r\n")
+        shutdown(writer.fd, Int32(SHUT_RDWR)) // the client goes away
+        let answer = try asking.readResponse(bodyExpected: false)
+        #expect(answer.status == 200)
+        #expect(answer.header("Upload-Offset") == String(sent))
+        #expect(try client.tusPatch(location, offset: sent, Array(image[sent...])).status == 204)
         await harness.finish()
     }
 

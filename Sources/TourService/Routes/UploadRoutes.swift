@@ -243,8 +243,15 @@ struct Uploads: Sendable {
 
     /// The offset a client resumes from. An upload whose file holds every byte but which did
     /// not become its panorama (the server crashed while finishing it) finishes now.
+    /// A PATCH still writing (its client gone, its last bytes still on their way through the
+    /// server) is given `uploadTakeoverGraceMs` to end first: the offset told is the one it
+    /// leaves, not one its end moves on right after (the client's PATCH from there a 409).
     private func resumeOffset(_ upload: UploadRecord, _ tenant: Int64, owner: UInt64) async throws -> Int64 {
-        let now = try await current(upload, tenant, owner: owner)
+        var now = try await current(upload, tenant, owner: owner)
+        if let session = now.session, session.isWritten {
+            await session.writerEnded(within: context.config.uploadTakeoverGraceMs)
+            now = try await current(upload, tenant, owner: owner)
+        }
         guard now.session != nil else { return now.offset }
         _ = try await finishIfComplete(now.record, tenant, offset: now.offset, owner: owner)
         return now.offset

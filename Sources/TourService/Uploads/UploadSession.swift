@@ -193,6 +193,9 @@ final class UploadSession: Sendable {
         if released { writerGone.signal() }
     }
 
+    /// Whether a request writes the upload now.
+    var isWritten: Bool { bookkeeping.withLock { $0.owner != nil && !$0.closed } }
+
     /// Returns once no request writes the upload, or after `milliseconds`: an offset
     /// retrieval lets a transfer whose client went away end by itself first (its last bytes
     /// may still be on their way through the server), so that they are kept.
@@ -262,7 +265,9 @@ final class UploadSession: Sendable {
         try? await lane.run { [self] () throws -> Int64? in
             defer { file.park() }
             guard (try? requireOwner(token)) != nil else { return nil }
-            releaseOwner(token)
+            // Let go once what is kept is durable: who waits for the writer to end
+            // (`writerEnded`) then reads the offset it leaves.
+            defer { releaseOwner(token) }
             guard file.chunkDigest == nil else {
                 try? file.rollBack()
                 return nil
