@@ -62,7 +62,7 @@ import TestSupport
             return text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ")[1]) } ?? -1
         }
 
-        var descriptors: Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(daemon.process.processIdentifier)/fd").count) ?? -1 }
+        var descriptors: Int { directoryEntries("/proc/\(daemon.process.processIdentifier)/fd").count }
 
         var rssKilobytes: Int {
             let status = (try? String(contentsOfFile: "/proc/\(daemon.process.processIdentifier)/status", encoding: .utf8)) ?? ""

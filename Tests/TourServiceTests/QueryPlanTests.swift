@@ -71,7 +71,8 @@ import ThreadPools
         let (propertyId, floorId, roomId, panoramaId, tourId) = try #require(last)
         for target in ["/v1/properties", "/v1/properties/\(propertyId)", "/v1/properties/\(propertyId)/status", "/v1/tours/\(tourId)",
                        "/v1/floors/\(floorId)", "/v1/floors/\(floorId)/worldmap", "/v1/panoramas/\(panoramaId)",
-                       "/v1/panoramas/\(panoramaId)/content", "/v1/panoramas/\(panoramaId)/preview?width=320"] {
+                       "/v1/panoramas/\(panoramaId)/content", "/v1/panoramas/\(panoramaId)/preview?width=320",
+                       "/v1/events?limit=5", "/v1/events?after=3&limit=5"] {
             #expect(try client.send("GET", target).status == 200, "GET \(target)")
         }
         // A resumable upload: created, a part, its offset, the rest, and one given up.

@@ -50,7 +50,9 @@ import TestSupport
             let image = imageBytes(600_000)
             let (writer, location, panoramaId) = try beginLongPatch(onFirst, port: first.port, floorId: floorId, image: image, sent: 300_000)
             let stalled = StalledWrite(writer: writer, location: location, panoramaId: panoramaId, image: image, onSecond: onSecond)
-            try await waitUntil("the durable steps to be reported by the other daemon") { try stalled.offsetOnSecond() >= 4 * 65_536 }
+            // Four steps, each an fsync and a commit: beside the whole suite on one disk (CI once
+            // took longer than 10 s here).
+            try await waitUntil("the durable steps to be reported by the other daemon", seconds: 60) { try stalled.offsetOnSecond() >= 4 * 65_536 }
             return stalled
         }
 

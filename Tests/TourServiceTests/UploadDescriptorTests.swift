@@ -8,7 +8,7 @@ import TestSupport
 @Suite(.timeLimit(.minutes(3))) struct UploadDescriptorTests {
     /// Descriptors of this process open on files under `folder` (other tests run beside).
     private func openDescriptors(under folder: String) -> Int {
-        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        let descriptors = directoryEntries("/proc/self/fd")
         return descriptors.filter { ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) ?? "").hasPrefix(folder) }.count
     }
 
