@@ -39,8 +39,9 @@ public struct ToursdConfig: Sendable, Equatable {
     /// With several daemons: how long a PATCH waits for the daemon writing its upload to stop
     /// (then 503 with Retry-After).
     public var uploadTakeoverSeconds = 10
-    /// How long an offset retrieval of the IETF draft lets a transfer still in flight end by
-    /// itself (its client went away; its last bytes are still arriving) before stopping it.
+    /// How long an offset retrieval (a tus HEAD or creation sent again, an IETF draft HEAD) lets
+    /// a transfer still in flight end by itself (its client went away; its last bytes are still
+    /// arriving): tus then answers the offset it left, the draft stops it.
     public var uploadTakeoverGraceMs = 1000
     /// Bearer tokens whose tenant a daemon remembers, so that a GET asks its token check beside
     /// the route's reads (`Authentication`); when full, it forgets them all and starts again.
