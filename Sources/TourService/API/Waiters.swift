@@ -1,8 +1,9 @@
 import Synchronization
 
-/// Tasks that wait for something to happen, each for at most a time: `awaitSignal` returns at the
-/// next `signal()` after it began, or when its time is up. A signal between the caller's look
-/// at its condition and the wait is not missed (the signals are counted).
+/// Tasks that wait for something to happen, each for at most a time: `awaitSignal` returns at a
+/// signal after its mark, or when its time is up. A signal between the caller's look at its
+/// condition and the wait is not missed (the signals are counted, and the mark is taken
+/// before the look).
 final class Waiters: Sendable {
     private struct State {
         var signals: UInt64 = 0
@@ -16,6 +17,10 @@ final class Waiters: Sendable {
 
     var isEmpty: Bool { state.withLock { $0.waiting.isEmpty } }
 
+    /// Where the signals are now: a wait from this mark returns at once if one came since (the
+    /// caller takes it before it looks at what it waits for).
+    func mark() -> UInt64 { state.withLock { $0.signals } }
+
     /// Wakes every wait under way.
     func signal() {
         let woken = state.withLock { state in
@@ -28,16 +33,23 @@ final class Waiters: Sendable {
 
     /// Returns at once when `ready()` holds, else at the next signal or after `milliseconds`.
     func awaitSignal(upTo milliseconds: Int, unless ready: () -> Bool) async {
-        let (wait, signals) = state.withLock { state -> (UInt64, UInt64) in
-            state.next &+= 1
-            return (state.next, state.signals)
-        }
+        let mark = mark()
         if ready() { return }
+        await awaitSignal(since: mark, upTo: milliseconds)
+    }
+
+    /// Returns at once when a signal came since `mark`, else at the next one or after
+    /// `milliseconds`.
+    func awaitSignal(since mark: UInt64, upTo milliseconds: Int) async {
+        let wait = state.withLock { state -> UInt64 in
+            state.next &+= 1
+            return state.next
+        }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 await withCheckedContinuation { continuation in
                     let now = self.state.withLock { state -> Bool in
-                        if state.signals != signals || state.expired.remove(wait) != nil { return true }
+                        if state.signals != mark || state.expired.remove(wait) != nil { return true }
                         state.waiting[wait] = continuation
                         return false
                     }
@@ -56,5 +68,10 @@ final class Waiters: Sendable {
             await group.next()
             group.cancelAll()
         }
+        // Both sides have ended: a time that ran out after a signal woke the wait left its mark.
+        state.withLock { _ = $0.expired.remove(wait) }
     }
+
+    /// Waits whose time ran out and are still remembered (none once every wait has returned).
+    var expiredCount: Int { state.withLock { $0.expired.count } }
 }
