@@ -43,7 +43,9 @@ let package = Package(
         .target(name: "TourViewer", dependencies: ["APIModel"]),
 
         // The server: the sync service and its thin executable.
-        .target(name: "TourService", dependencies: ["APIModel", "TourViewer", "ImagePreviews", "HTTPCore", "Logging", "Hashing", "SQLiteDB", "PostgresDB", "ThreadPools", "CLinux"]),
+        // One request to a server toursd does not trust (a webhook receiver), through libcurl.
+        .target(name: "OutboundHTTP", dependencies: ["CCurl"]),
+        .target(name: "TourService", dependencies: ["APIModel", "TourViewer", "ImagePreviews", "HTTPCore", "Logging", "Hashing", "SQLiteDB", "PostgresDB", "ThreadPools", "CLinux", "OutboundHTTP"]),
         .executableTarget(name: "toursd", dependencies: ["TourService", "APIModel"]),
 
         // The client: library and thin command line.

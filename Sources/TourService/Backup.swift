@@ -52,9 +52,12 @@ enum Backup {
                 unlink(target.path(key))
                 summary.dropped += 1
             }
-            if let token = FileManager.default.contents(atPath: dataDir + "/admin.token") {
-                guard FileManager.default.createFile(atPath: destination + "/admin.token", contents: token, attributes: [.posixPermissions: 0o600]) else {
-                    throw StartupError("cannot write \(destination)/admin.token")
+            // The admin token, and the key webhook secrets are sealed under (without it the
+            // copy's endpoints could not sign).
+            for name in ["admin.token", WebhookKey.fileName] {
+                guard let contents = FileManager.default.contents(atPath: dataDir + "/" + name) else { continue }
+                guard FileManager.default.createFile(atPath: destination + "/" + name, contents: contents, attributes: [.posixPermissions: 0o600]) else {
+                    throw StartupError("cannot write \(destination)/\(name)")
                 }
             }
             try target.syncDirectories()

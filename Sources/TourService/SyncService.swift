@@ -1,6 +1,7 @@
 import ThreadPools
 import Dispatch
 import Foundation
+import Hashing
 import HTTPCore
 import Logging
 import SQLiteDB
@@ -18,6 +19,8 @@ public final class SyncService: Sendable {
     let context: ServiceContext
     let sessions: UploadSessions
     let ownership: any UploadOwnership
+    private let webhookKey: SecretBox
+    private let webhooks: WebhookDeliverer
     private let timers = Mutex<[ServiceTimer]>([])
 
     /// Opens the data directory: the database migrated to the newest schema, files left by a
@@ -44,16 +47,19 @@ public final class SyncService: Sendable {
             throw StartupError("cannot open the blob folder \(config.blobFolder): \(error.message)")
         }
         let pool = storage(try ServerStorage.open(config, logger: logger, connections: config.databaseUrl.isEmpty ? config.sqliteReaders : config.databasePoolSize))
+        let webhookKey = try WebhookKey.load(config)
         let service = SyncService(context: ServiceContext(pool: pool, blobs: blobs, config: config, logger: logger,
-                                                               crashPoints: CrashPoints(armed: crashAt)))
+                                                               crashPoints: CrashPoints(armed: crashAt)), webhookKey: webhookKey)
         try service.recover()
         try service.bootstrapToken()
         service.startTimers()
         return service
     }
 
-    private init(context: ServiceContext) {
+    private init(context: ServiceContext, webhookKey: SecretBox) {
         self.context = context
+        self.webhookKey = webhookKey
+        webhooks = WebhookDeliverer(context: context, key: webhookKey)
         let sessions = UploadSessions(blobs: context.blobs, durableStep: context.config.uploadDurableStepBytes) { [context] key, offset in
             Task(executorPreference: context.blobs.io) {
                 do {
@@ -93,7 +99,11 @@ public final class SyncService: Sendable {
         let tourChanges = ServiceTimer(every: .milliseconds(context.config.tourChangedCheckMs), on: context.pool.handlerThreads) {
             await context.writeSettledTourChanges()
         }
-        timers.withLock { $0 = [sweep, tourChanges] }
+        let webhooks = self.webhooks
+        let deliveries = ServiceTimer(every: .milliseconds(context.config.webhookPollMs), on: context.pool.handlerThreads) {
+            await webhooks.deliverDue()
+        }
+        timers.withLock { $0 = [sweep, tourChanges, deliveries] }
     }
 
     /// Stops the timers and lets the file pool's threads go once their work is done (for
@@ -104,6 +114,7 @@ public final class SyncService: Sendable {
             timers = []
         }
         ownership.stop()
+        webhooks.stop()
         context.advisoryLocks?.stop()
         context.blobs.io.stop()
         context.previews.stop()
@@ -133,6 +144,7 @@ public final class SyncService: Sendable {
                     PreviewRoutes.add(to: &table, context)
                     ShareRoutes.add(to: &table, context)
                     EventRoutes.add(to: &table, context)
+                    WebhookRoutes.add(to: &table, context, key: webhookKey)
                 }
                 UploadRoutes.add(to: &table, uploads, authenticated: authenticated)
             }

@@ -58,3 +58,24 @@ import Testing
         #expect(constantTimeEquals([], []))
     }
 }
+
+@Suite struct KeyedTests {
+    /// RFC 4231, test case 2.
+    @Test func hmacSHA256IsTheRFCsExample() {
+        let mac = hmacSHA256(key: Array("Jefe".utf8), Array("what do ya want for nothing?".utf8))
+        #expect(ByteEncoding.hex(mac) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+    }
+
+    @Test func aSealedSecretOpensUnderItsKeyOnlyAndUnchanged() throws {
+        let box = try #require(SecretBox(key: Array(repeating: 7, count: 32)))
+        let other = try #require(SecretBox(key: Array(repeating: 8, count: 32)))
+        let sealed = box.seal(Array("a webhook's secret".utf8), nonce: Array(repeating: 1, count: 12))
+        #expect(box.open(sealed) == Array("a webhook's secret".utf8))
+        #expect(other.open(sealed) == nil)
+        var changed = sealed
+        changed[15] ^= 1
+        #expect(box.open(changed) == nil)
+        #expect(box.open(Array(sealed.prefix(20))) == nil)
+        #expect(SecretBox(key: Array(repeating: 7, count: 16)) == nil)
+    }
+}

@@ -18,7 +18,7 @@ import TestSupport
 
     private struct Fixture: Sendable {
         var propertyId = newID(), floorId = newID(), roomId = newID(), panoramaId = newID()
-        var tourId = "", uploadId = "", shareId = ""
+        var tourId = "", uploadId = "", shareId = "", webhookId = ""
     }
 
     private static let json = ["Content-Type": "application/json"]
@@ -57,6 +57,12 @@ import TestSupport
             ([1, 2, 3], ["Tus-Resumable": "1.0.0", "Upload-Offset": "0", "Content-Type": "application/offset+octet-stream"])
         }),
         "DELETE /v1/uploads/{uploadId}": Case(status: 404, body: { _ in ([], ["Tus-Resumable": "1.0.0"]) }),
+        "POST /v1/webhooks": Case(status: 201, body: { _ in (Array(#"{"url": "https://hooks.example.com/beta"}"#.utf8), json) }), // beta's own
+        "GET /v1/webhooks": Case(status: 200),
+        "GET /v1/webhooks/{webhookId}": Case(status: 404),
+        "DELETE /v1/webhooks/{webhookId}": Case(status: 404),
+        "GET /v1/webhooks/{webhookId}/deliveries": Case(status: 404),
+        "POST /v1/webhooks/{webhookId}/redeliver": Case(status: 404, body: { _ in (Array(#"{"after": "0"}"#.utf8), json) }),
         // Last: beta's own property under the same id.
         "PUT /v1/properties/{propertyId}": Case(status: 201, body: { _ in (Array(#"{"name": "Beta's", "floorCount": 1}"#.utf8), json) }),
     ]
@@ -80,6 +86,7 @@ import TestSupport
         #expect(try alpha.tusPatch(location, offset: 0, imageBytes(40)).status == 204)
         fixture.uploadId = String(location.split(separator: "/").last ?? "")
         fixture.shareId = try #require(try alpha.send("POST", "/v1/tours/\(fixture.tourId)/shares", json: ["expiresInSeconds": 3600]).string("id"))
+        fixture.webhookId = try #require(try alpha.send("POST", "/v1/webhooks", json: ["url": "https://hooks.example.com/alpha"]).string("id"))
         let alphaFloor = try alpha.send("GET", "/v1/floors/\(fixture.floorId)").body
 
         let router = harness.service.makeRouter(metrics: ServerMetrics())
@@ -97,11 +104,15 @@ import TestSupport
                 .replacingOccurrences(of: "{tourId}", with: fixture.tourId)
                 .replacingOccurrences(of: "{uploadId}", with: fixture.uploadId)
                 .replacingOccurrences(of: "{shareId}", with: fixture.shareId)
+                .replacingOccurrences(of: "{webhookId}", with: fixture.webhookId)
             let (body, headers) = testCase.body(fixture)
             let response = try beta.send(route.method.name, path + testCase.query(fixture), body: body, headers: headers)
             #expect(response.status == testCase.status, "\(name): \(response.status) \(response.text)")
             if testCase.status == 404 && route.method != .head { #expect(response.errorCode == "not_found", "\(name)") }
             if name == "GET /v1/properties" || name == "GET /v1/events" { #expect((response.json?["items"] as? [Any])?.isEmpty == true, "\(name)") }
+            if name == "GET /v1/webhooks" {
+                #expect(!((response.json?["items"] as? [[String: Any]]) ?? []).contains { $0["id"] as? String == fixture.webhookId })
+            }
             checked.insert(name)
         }
         #expect(checked == Set(Self.cases.keys))
@@ -113,6 +124,7 @@ import TestSupport
         #expect(try alpha.send("GET", "/v1/floors/\(fixture.floorId)").body == alphaFloor)
         #expect(try alpha.send("GET", "/v1/panoramas/\(fixture.panoramaId)/content").body == image)
         #expect(try alpha.tus("HEAD", location).header("Upload-Offset") == "40")
+        #expect(try alpha.send("GET", "/v1/webhooks/\(fixture.webhookId)").status == 200)
         // And beta's property under the same id is beta's own, with its own tour.
         let betas = try beta.send("GET", "/v1/properties/\(fixture.propertyId)")
         #expect(betas.string("name") == "Beta's")

@@ -67,8 +67,8 @@ import Testing
         #expect(expected.values.map(\.key) == ToursdConfig.keys)
         #expect(ToursdConfig.liveKeys.isSubset(of: Set(ToursdConfig.keys))) // what a reload applies is configurable
         #expect(expected.values.first { $0.key == "port" }?.value == "81")
-        #expect(expected.values.allSatisfy { !$0.value.isEmpty || ["logFile", "migrationsDir", "publicUrl", "viewerSubtitle", "databaseUrl", "blobDir", "trustedProxies"].contains($0.key) })
-        // empty: stderr, built in, the request's Host, the tenant's name, SQLite, <dataDir>/blobs, no proxy
+        #expect(expected.values.allSatisfy { !$0.value.isEmpty || ["logFile", "migrationsDir", "publicUrl", "viewerSubtitle", "databaseUrl", "blobDir", "trustedProxies", "webhookKeyFile"].contains($0.key) })
+        // empty: stderr, built in, the request's Host, the tenant's name, SQLite, <dataDir>/blobs, no proxy, beside the data
     }
 
     @Test func migrateTakesStatusAndAFolder() throws {

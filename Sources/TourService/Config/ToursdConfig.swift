@@ -88,6 +88,31 @@ public struct ToursdConfig: Sendable, Equatable {
     public var tourChangedQuietSeconds = 30
     /// How often each daemon looks for tour changes that have settled.
     public var tourChangedCheckMs = 1000
+    /// A tenant's webhook endpoints, at most.
+    public var maxWebhooksPerTenant = 10
+    /// How long an endpoint may keep failing before it is disabled (with a
+    /// `webhook.disabled` event); its deliveries are retried with backoff until then.
+    public var webhookRetryHours = 72
+    /// The first retry's delay; each next one doubles it, up to `webhookBackoffMaxMs`, less a
+    /// random part of up to half (jitter).
+    public var webhookBackoffBaseMs = 5000
+    public var webhookBackoffMaxMs = 3_600_000
+    /// One delivery's time, connection and answer included.
+    public var webhookTimeoutMs = 10_000
+    /// Deliveries under way at once on this daemon (each endpoint has one at a time).
+    public var webhookConcurrency = 4
+    /// How often each daemon looks for endpoints with events to deliver.
+    public var webhookPollMs = 1000
+    /// How much of a receiver's answer body is read (the rest is not).
+    public var webhookResponseBytes = 4096
+    /// Attempts kept in each endpoint's delivery log.
+    public var webhookDeliveryLog = 100
+    /// Deliveries to loopback, private and link-local addresses (tests, a receiver on the same
+    /// network); off, such a target's deliveries fail.
+    public var webhookAllowPrivateTargets = false
+    /// The file of the key webhook secrets are sealed under (32 random bytes, made on a first
+    /// start; empty: `<dataDir>/webhook.key`). Daemons sharing a database share this file.
+    public var webhookKeyFile = ""
     public var logLevel = "info"
     public var logFormat = "logfmt"
     /// A file to log to (reopened on SIGHUP, for rotation); empty: standard error.
@@ -194,6 +219,17 @@ public struct ToursdConfig: Sendable, Equatable {
         "eventPollMs": { config, text in setInt(&config.eventPollMs, text, 10...60_000) },
         "tourChangedQuietSeconds": { config, text in setInt(&config.tourChangedQuietSeconds, text, 0...86_400) },
         "tourChangedCheckMs": { config, text in setInt(&config.tourChangedCheckMs, text, 50...600_000) },
+        "maxWebhooksPerTenant": { config, text in setInt(&config.maxWebhooksPerTenant, text, 0...1000) },
+        "webhookRetryHours": { config, text in setInt(&config.webhookRetryHours, text, 1...720) },
+        "webhookBackoffBaseMs": { config, text in setInt(&config.webhookBackoffBaseMs, text, 1...3_600_000) },
+        "webhookBackoffMaxMs": { config, text in setInt(&config.webhookBackoffMaxMs, text, 1...86_400_000) },
+        "webhookTimeoutMs": { config, text in setInt(&config.webhookTimeoutMs, text, 100...300_000) },
+        "webhookConcurrency": { config, text in setInt(&config.webhookConcurrency, text, 1...256) },
+        "webhookPollMs": { config, text in setInt(&config.webhookPollMs, text, 10...600_000) },
+        "webhookResponseBytes": { config, text in setInt(&config.webhookResponseBytes, text, 0...1_048_576) },
+        "webhookDeliveryLog": { config, text in setInt(&config.webhookDeliveryLog, text, 1...10_000) },
+        "webhookAllowPrivateTargets": { config, text in setBool(&config.webhookAllowPrivateTargets, text) },
+        "webhookKeyFile": { $0.webhookKeyFile = $1; return true },
         "logLevel": { $0.logLevel = $1; return LogLevel(name: $1) != nil },
         "logFormat": { $0.logFormat = $1; return LogFormat(rawValue: $1) != nil },
         "logFile": { $0.logFile = $1; return true },

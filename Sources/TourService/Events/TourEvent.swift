@@ -15,6 +15,9 @@ enum EventType: String, CaseIterable, Sendable {
     /// Once a property's changes settle (`tourChangedQuietSeconds` without another), with its
     /// tour's counts.
     case tourChanged = "tour.changed"
+    /// A webhook endpoint failed for `webhookRetryHours` and was disabled (its id in the data;
+    /// no property: `propertyId` is empty).
+    case webhookDisabled = "webhook.disabled"
 }
 
 /// One event as the feed answers it: `{"id", "type", "propertyId", "createdAt", "data"}`; the

@@ -23,6 +23,15 @@ enum Timestamp {
     static func now(plus seconds: Int) -> String {
         var time = WallClockTime.now()
         time.seconds += Int64(seconds)
+        return text(time)
+    }
+
+    /// A time given in Unix seconds.
+    static func at(unixSeconds: Int64) -> String {
+        text(WallClockTime(seconds: unixSeconds, nanoseconds: 0))
+    }
+
+    private static func text(_ time: WallClockTime) -> String {
         var bytes: [UInt8] = []
         bytes.append(rfc3339: time)
         return String(decoding: bytes, as: UTF8.self)

@@ -34,6 +34,12 @@ enum EventStore {
         }
     }
 
+    /// Appends an event of the tenant's own (not of a property: `propertyId` empty), in the
+    /// transaction in progress.
+    static func appendTenantEvent(_ db: any SQLConnection, _ tenant: Int64, _ type: EventType, _ data: (inout JSONWriter) -> Void) async throws {
+        try await write(db, tenant, type, property: "", data)
+    }
+
     private static func json(_ data: (inout JSONWriter) -> Void) -> String {
         var writer = JSONWriter()
         writer.object(data)

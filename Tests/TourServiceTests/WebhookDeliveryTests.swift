@@ -1,0 +1,222 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+import Hashing
+import HTTPCore
+import Logging
+import Synchronization
+import TestSupport
+@testable import TourService
+
+/// Webhooks (docs/webhooks.md) against a real receiver on loopback: what it is sent, signed,
+/// in order, again after failures, and what the API says of it.
+@Suite(.timeLimit(.minutes(3))) struct WebhookDeliveryTests {
+    /// Fast polls and retries; loopback receivers allowed.
+    private func harness(_ configure: @escaping (inout ToursdConfig) -> Void = { _ in }) throws -> ServiceHarness {
+        try ServiceHarness(configure: {
+            $0.webhookAllowPrivateTargets = true
+            $0.webhookPollMs = 50
+            $0.webhookBackoffBaseMs = 50
+            $0.webhookBackoffMaxMs = 200
+            $0.tourChangedQuietSeconds = 3600
+            configure(&$0)
+        })
+    }
+
+    private func makeEndpoint(_ client: APIClient, _ url: String, events: [String]? = nil) throws -> (id: String, key: [UInt8]) {
+        var body: [String: Any] = ["url": url]
+        if let events { body["events"] = events }
+        let made = try client.send("POST", "/v1/webhooks", json: body)
+        #expect(made.status == 201, "\(made.text)")
+        let secret = try #require(made.string("secret"))
+        let key = try #require(StandardWebhooks.key(secret))
+        return (try #require(made.string("id")), key)
+    }
+
+    /// The feed's events after `cursor`, as its items' JSON texts by id.
+    private func feed(_ client: APIClient, after cursor: String) throws -> [(id: String, type: String)] {
+        let page = try client.send("GET", "/v1/events?after=\(cursor)&limit=200")
+        return ((page.json?["items"] as? [[String: Any]]) ?? []).map { ($0["id"] as? String ?? "", $0["type"] as? String ?? "") }
+    }
+
+    @Test func everyChangeReachesTheReceiverSignedOnceAndInOrder() async throws {
+        let receiver = try WebhookReceiver()
+        let harness = try harness()
+        let client = try harness.client(harness.alpha)
+        let start = "0" // a new tenant: no event before these
+        let (_, key) = try makeEndpoint(client, receiver.url)
+        let (propertyId, floorId) = try client.makeFloor()
+        #expect(try client.putPlan(floorId, mode: "newScan", rooms: [(newID(), "Hall")]).status == 200)
+        #expect(try client.putPanorama(newID(), floorId: floorId, bytes: imageBytes(2000)).status == 201)
+        #expect(try client.send("DELETE", "/v1/properties/\(propertyId)").status == 204)
+        let events = try feed(client, after: start)
+        #expect(events.map(\.type) == ["property.created", "floor.updated", "plan.applied", "panorama.stored", "property.deleted"])
+        try await waitUntil("the receiver to have every event", seconds: 30) { receiver.received.count >= events.count }
+        let received = receiver.received
+        #expect(received.map(\.eventId) == events.map(\.id))
+        for delivery in received {
+            // What a receiver's verifier checks: the signature over id, timestamp and body, with the secret shown once.
+            #expect(delivery.signature == StandardWebhooks.signature(key: key, id: delivery.id, timestamp: delivery.timestamp, body: delivery.body))
+            #expect(abs(delivery.timestamp - Int64(Date().timeIntervalSince1970)) < 600)
+        }
+        #expect(Set(received.map(\.id)).count == received.count)
+        await harness.finish()
+        receiver.stop()
+    }
+
+    /// A receiver that fails (500, a redirect it must not be led by) and then recovers gets
+    /// everything after, in order; the log says what each attempt got.
+    @Test func aReceiverThatFailsForAWhileGetsEverythingAfterInOrder() async throws {
+        let receiver = try WebhookReceiver(answers: [500, 302, 503])
+        let harness = try harness()
+        let client = try harness.client(harness.alpha)
+        let (id, _) = try makeEndpoint(client, receiver.url, events: ["property.created"])
+        let names = (0..<4).map { _ in newID() }
+        for property in names {
+            #expect(try client.send("PUT", "/v1/properties/\(property)", json: ["name": "P", "floorCount": 1]).status == 201)
+        }
+        try await waitUntil("the receiver to have the four creations", seconds: 30) { receiver.accepted.count >= 4 }
+        #expect(receiver.accepted.compactMap { $0.json["propertyId"] as? String } == names)
+        #expect(receiver.redirectFollowed == false)
+        let log = try client.send("GET", "/v1/webhooks/\(id)/deliveries")
+        let attempts = (log.json?["items"] as? [[String: Any]] ?? []).reversed().map { ($0["status"] as? Int ?? 0, $0["attempt"] as? Int ?? 0) }
+        #expect(attempts.prefix(4).map(\.0) == [500, 302, 503, 200])
+        #expect(attempts.prefix(4).map(\.1) == [1, 2, 3, 4])
+        let endpoint = try client.send("GET", "/v1/webhooks/\(id)")
+        #expect(endpoint.json?["attempts"] as? Int == 0 && endpoint.json?["failingSince"] is NSNull)
+        await harness.finish()
+        receiver.stop()
+    }
+
+    /// An endpoint failing for webhookRetryHours is disabled, says so in the feed, and is
+    /// enabled again by a redelivery, which sends the events after its cursor again.
+    @Test func anEndpointFailingTooLongIsDisabledAndARedeliveryBringsItBack() async throws {
+        let receiver = try WebhookReceiver(answers: Array(repeating: 500, count: 2))
+        let harness = try harness()
+        let client = try harness.client(harness.alpha)
+        let (id, _) = try makeEndpoint(client, receiver.url, events: ["property.created"])
+        // It has been failing for longer than the window already.
+        _ = try await harness.service.context.write { try await $0.run("UPDATE webhooks SET failing_since = 1 WHERE id = ?", id) }
+        let property = newID()
+        #expect(try client.send("PUT", "/v1/properties/\(property)", json: ["name": "P", "floorCount": 1]).status == 201)
+        try await waitUntil("the endpoint to be disabled", seconds: 30) { try client.send("GET", "/v1/webhooks/\(id)").json?["disabledAt"] is String }
+        let disabled = try feed(client, after: "0").filter { $0.type == "webhook.disabled" }
+        #expect(disabled.count == 1)
+        // Its cursor is still before the creation, which it never delivered: from there again.
+        let cursor = try #require(try client.send("GET", "/v1/webhooks/\(id)").string("after"))
+        let again = try client.send("POST", "/v1/webhooks/\(id)/redeliver", json: ["after": cursor])
+        #expect(again.status == 200 && again.json?["disabledAt"] is NSNull, "\(again.text)")
+        try await waitUntil("the creation to be delivered", seconds: 30) { !receiver.accepted.isEmpty }
+        #expect(receiver.accepted.first?.json["propertyId"] as? String == property)
+        #expect(receiver.received.count == 3) // two refused, then the redelivered one
+        await harness.finish()
+        receiver.stop()
+    }
+
+    @Test func endpointsAreManagedWithTheirSecretShownOnce() async throws {
+        let harness = try ServiceHarness(configure: { $0.maxWebhooksPerTenant = 2 })
+        let client = try harness.client(harness.alpha)
+        let made = try client.send("POST", "/v1/webhooks", json: ["url": "https://hooks.example.com/toursd", "events": ["tour.changed"]])
+        #expect(made.status == 201)
+        let id = try #require(made.string("id"))
+        #expect(made.string("secret")?.hasPrefix("whsec_") == true)
+        let listed = try client.send("GET", "/v1/webhooks").json?["items"] as? [[String: Any]]
+        #expect(listed?.count == 1 && listed?.first?["secret"] == nil && listed?.first?["events"] as? [String] == ["tour.changed"])
+        #expect(try client.send("GET", "/v1/webhooks/\(id)").json?["secret"] == nil)
+        // Another tenant sees none of it.
+        let other = try harness.client(harness.beta)
+        #expect(try other.send("GET", "/v1/webhooks/\(id)").status == 404)
+        #expect(try other.send("DELETE", "/v1/webhooks/\(id)").status == 404)
+        // Targets it must not reach, and what is not a target.
+        for url in ["http://127.0.0.1:9/", "http://[::1]/", "http://169.254.169.254/latest/meta-data", "http://10.0.0.1/", "ftp://example.com/",
+                    "https://user:pass@example.com/"] {
+            let refused = try client.send("POST", "/v1/webhooks", json: ["url": url])
+            #expect(refused.status == 400 && refused.errorCode == "bad_request", "\(url): \(refused.status) \(refused.text)")
+        }
+        #expect(try client.send("POST", "/v1/webhooks", json: ["url": "https://example.com/", "events": ["nothing.happened"]]).status == 400)
+        #expect(try client.send("POST", "/v1/webhooks", json: ["url": "https://example.com/2"]).status == 201)
+        #expect(try client.send("POST", "/v1/webhooks", json: ["url": "https://example.com/3"]).status == 409)
+        #expect(try client.send("DELETE", "/v1/webhooks/\(id)").status == 204)
+        #expect(try client.send("GET", "/v1/webhooks/\(id)").status == 404)
+        #expect(try client.send("GET", "/v1/webhooks/\(id)/deliveries").status == 404)
+        await harness.finish()
+    }
+
+    /// A name that resolves to loopback is refused at delivery when private targets are not
+    /// allowed, and the log says why.
+    @Test func aNameResolvingToLoopbackIsNotDeliveredTo() async throws {
+        let receiver = try WebhookReceiver()
+        let harness = try harness { $0.webhookAllowPrivateTargets = false }
+        let client = try harness.client(harness.alpha)
+        let (id, _) = try makeEndpoint(client, "http://localhost:\(receiver.port)/hook")
+        #expect(try client.send("PUT", "/v1/properties/\(newID())", json: ["name": "P", "floorCount": 1]).status == 201)
+        try await waitUntil("the attempt to be logged", seconds: 30) {
+            !((try client.send("GET", "/v1/webhooks/\(id)/deliveries").json?["items"] as? [[String: Any]]) ?? []).isEmpty
+        }
+        let first = try #require((try client.send("GET", "/v1/webhooks/\(id)/deliveries").json?["items"] as? [[String: Any]])?.last)
+        #expect(first["status"] is NSNull && (first["error"] as? String)?.contains("webhookAllowPrivateTargets") == true)
+        #expect(receiver.received.isEmpty)
+        await harness.finish()
+        receiver.stop()
+    }
+}
+
+/// A webhook receiver on 127.0.0.1 (an HTTPServer of the project's own HTTP layer): it keeps
+/// every delivery and answers with `answers` in turn, then 200. `/elsewhere` is where its
+/// redirects point (a request there means one was followed).
+final class WebhookReceiver: Sendable {
+    struct Delivery: Sendable {
+        let id: String
+        let timestamp: Int64
+        let signature: String
+        let body: [UInt8]
+        let status: Int
+        var eventId: String { json["id"] as? String ?? "" }
+        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]) ?? [:] }
+    }
+
+    /// What came, and whether a redirect was followed.
+    private final class Record: Sendable {
+        let state = Mutex<(deliveries: [Delivery], redirected: Bool)>(([], false))
+    }
+
+    private let server: HTTPServer
+    let port: UInt16
+    private let record = Record()
+    var url: String { "http://127.0.0.1:\(port)/hook" }
+    var received: [Delivery] { record.state.withLock { $0.deliveries } }
+    /// The deliveries it answered with a 2xx.
+    var accepted: [Delivery] { received.filter { (200..<300).contains($0.status) } }
+    var redirectFollowed: Bool { record.state.withLock { $0.redirected } }
+
+    init(answers: [Int] = []) throws {
+        let record = self.record
+        var configuration = ServerConfiguration()
+        configuration.host = "127.0.0.1"
+        configuration.port = 0
+        let router = Router { table in
+            table.add(.post, "/hook", bodyLimit: 1 << 20) { request in
+                let body = try await request.body.collect(upTo: 1 << 20)
+                let status = record.state.withLock { state in
+                    let status = state.deliveries.count < answers.count ? answers[state.deliveries.count] : 200
+                    state.deliveries.append(Delivery(id: request.headers["webhook-id"] ?? "", timestamp: Int64(request.headers["webhook-timestamp"] ?? "") ?? 0,
+                                                     signature: request.headers["webhook-signature"] ?? "", body: body, status: status))
+                    return status
+                }
+                var response = Response(status: HTTPStatus(status, status == 200 ? "OK" : "Test"))
+                if status == 302 { response.headers.append(HTTPField(name: "Location", value: "/elsewhere")) }
+                return response
+            }
+            table.add(.post, "/elsewhere", bodyLimit: 1 << 20) { _ in
+                record.state.withLock { $0.redirected = true }
+                return Response(status: .ok)
+            }
+        }
+        server = HTTPServer(configuration: configuration, router: router, logger: Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)), level: .error))
+        port = try server.start().port
+    }
+
+    func stop() { server.shutdown {} }
+}
