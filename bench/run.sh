@@ -14,6 +14,8 @@ bash bench/resumable.sh
 echo
 bash bench/outbox.sh
 echo
+bash bench/webhooks.sh
+echo
 bash bench/documents.sh
 echo
 bash bench/viewer.sh

@@ -115,6 +115,51 @@ import TestSupport
         receiver.stop()
     }
 
+    /// toursd killed (SIGKILL) while it delivers to a slow receiver, then started again: every
+    /// event of the feed reaches the receiver, in order, none that the feed lacks; the one in
+    /// flight at the kill may come twice, with the same webhook-id.
+    @Test func toursdKilledMidDeliveryLosesNoEventAndInventsNone() async throws {
+        let receiver = try WebhookReceiver(delay: .milliseconds(30))
+        let dataDir = testDirectory("webhook-kill").path
+        let configFile = dataDir + ".json"
+        defer {
+            try? FileManager.default.removeItem(atPath: dataDir)
+            try? FileManager.default.removeItem(atPath: configFile)
+        }
+        try JSONSerialization.data(withJSONObject: ["webhookAllowPrivateTargets": true, "webhookPollMs": 50, "webhookBackoffBaseMs": 50,
+                                                    "webhookBackoffMaxMs": 200, "tourChangedQuietSeconds": 3600,
+                                                    "webhookTimeoutMs": 1000]) // the dead daemon's lease: 2 × 1 s + 10 s
+            .write(to: URL(fileURLWithPath: configFile))
+        let first = try ToursdProcess(dataDir: dataDir, extra: ["--config", configFile])
+        let token = try first.adminToken
+        let client = try APIClient(port: first.port, token: token)
+        let made = try client.send("POST", "/v1/webhooks", json: ["url": receiver.url])
+        #expect(made.status == 201)
+        for _ in 0..<40 {
+            #expect(try client.send("PUT", "/v1/properties/\(newID())", json: ["name": "P", "floorCount": 1]).status == 201)
+        }
+        try await waitUntil("some deliveries before the kill", seconds: 30) { receiver.received.count >= 8 }
+        first.signal(SIGKILL)
+        _ = first.wait()
+        let deliveredBefore = receiver.received.count
+        #expect(deliveredBefore < 40, "the kill came after every delivery: nothing was in flight")
+
+        let second = try ToursdProcess(dataDir: dataDir, extra: ["--config", configFile])
+        let again = try APIClient(port: second.port, token: token)
+        let feed = ((try again.send("GET", "/v1/events?limit=200").json?["items"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String }
+        #expect(feed.count == 40)
+        try await waitUntil("every event at the receiver", seconds: 60) { Set(receiver.accepted.map(\.eventId)).isSuperset(of: feed) }
+        let received = receiver.received
+        #expect(Set(received.map(\.eventId)).isSubset(of: feed), "an event the feed does not hold was delivered")
+        var seen: Set<String> = [], firsts: [String] = []
+        for delivery in received where seen.insert(delivery.id).inserted { firsts.append(delivery.eventId) }
+        #expect(firsts == feed) // in order, each first delivery
+        #expect(received.count - firsts.count <= 1, "only the delivery in flight at the kill comes again")
+        second.signal(SIGTERM)
+        _ = second.wait()
+        receiver.stop()
+    }
+
     @Test func endpointsAreManagedWithTheirSecretShownOnce() async throws {
         let harness = try ServiceHarness(configure: { $0.maxWebhooksPerTenant = 2 })
         let client = try harness.client(harness.alpha)
@@ -191,7 +236,8 @@ final class WebhookReceiver: Sendable {
     var accepted: [Delivery] { received.filter { (200..<300).contains($0.status) } }
     var redirectFollowed: Bool { record.state.withLock { $0.redirected } }
 
-    init(answers: [Int] = []) throws {
+    /// `delay`: how long it takes over each answer (a slow receiver).
+    init(answers: [Int] = [], delay: Duration = .zero) throws {
         let record = self.record
         var configuration = ServerConfiguration()
         configuration.host = "127.0.0.1"
@@ -199,6 +245,7 @@ final class WebhookReceiver: Sendable {
         let router = Router { table in
             table.add(.post, "/hook", bodyLimit: 1 << 20) { request in
                 let body = try await request.body.collect(upTo: 1 << 20)
+                if delay > .zero { try await Task.sleep(for: delay) }
                 let status = record.state.withLock { state in
                     let status = state.deliveries.count < answers.count ? answers[state.deliveries.count] : 200
                     state.deliveries.append(Delivery(id: request.headers["webhook-id"] ?? "", timestamp: Int64(request.headers["webhook-timestamp"] ?? "") ?? 0,

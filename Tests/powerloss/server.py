@@ -2,10 +2,13 @@
 acknowledged by clients that keep their own ledger, power lost at random points (the daemon
 killed, then everything unsynced dropped), the daemon restarted; every acknowledged item
 must be there, byte for byte, with no row without its file and no file without its row.
+The events outbox (issue 34) too: every acknowledged change has its event in the feed, no
+event names a change that did not happen, and a webhook receiver gets every event of the
+feed, in order, across the power losses.
 
 usage: server.py POWERLOSSFS TOURSD [--rounds N] [--seed S]
 """
-import argparse, base64, hashlib, http.client, json, os, random, signal, sqlite3, subprocess, sys, threading, time, uuid
+import argparse, base64, hashlib, http.client, http.server, json, os, random, signal, sqlite3, subprocess, sys, threading, time, uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from powerloss import PowerLossFS  # noqa: E402
@@ -26,7 +29,29 @@ fs = PowerLossFS(args.fs, "powerloss-")
 work, mount = fs.work, fs.mount
 data = os.path.join(mount, "toursd")
 config = os.path.join(work, "toursd.json")
-json.dump({"maxConnections": 64, "ioThreads": 2}, open(config, "w"))
+json.dump({"maxConnections": 64, "ioThreads": 2, "webhookAllowPrivateTargets": True, "webhookPollMs": 50, "webhookBackoffBaseMs": 50,
+           "webhookBackoffMaxMs": 500, "webhookTimeoutMs": 1000, "tourChangedQuietSeconds": 3600}, open(config, "w"))
+
+
+class Receiver(http.server.BaseHTTPRequestHandler):
+    """The webhook receiver: every delivery's webhook-id and event id, in the order they came."""
+    deliveries = []
+    lock = threading.Lock()
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        with Receiver.lock:
+            Receiver.deliveries.append((self.headers.get("webhook-id"), json.loads(body)["id"]))
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *_):
+        pass
+
+
+receiver = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+threading.Thread(target=receiver.serve_forever, daemon=True).start()
 
 
 class Daemon:
@@ -235,6 +260,81 @@ def verify(port, token):
     return problems
 
 
+def feed(port, token):
+    """The tenant's whole feed, in order."""
+    events, after = [], "0"
+    while True:
+        status, _, body = get(port, token, f"/v1/events?after={after}&limit=200")
+        if status != 200:
+            return None
+        page = json.loads(body)
+        events += page["items"]
+        if not page["items"]:
+            return events
+        after = page["next"]
+
+
+in_flight_ever = set()
+
+
+def outbox(port, token):
+    """Every acknowledged change has its event; every event's change happened (it is in the
+    ledger, or it is what was in flight when power went)."""
+    events = feed(port, token)
+    if events is None:
+        return ["the feed could not be read"]
+    problems = []
+    # What was in flight at any power loss so far may have happened without a client knowing.
+    in_flight_ever.update(value for value in pending.values() if value)
+    in_flight = list(in_flight_ever)
+    ids = [int(event["id"]) for event in events]
+    if ids != sorted(ids) or len(set(ids)) != len(ids):
+        problems.append("the feed's ids are not increasing")
+    created = {event["propertyId"] for event in events if event["type"] == "property.created"}
+    stored = {event["data"]["id"]: event["data"]["sha256"] for event in events if event["type"] == "panorama.stored"}
+    plans = {event["data"]["planId"] for event in events if event["type"] == "plan.applied"}
+    for pid in ledger.properties:
+        if pid not in created:
+            problems.append(f"acknowledged property {pid} has no property.created event")
+    for panorama, sha in ledger.panoramas.items():
+        if stored.get(panorama) != sha:
+            problems.append(f"acknowledged panorama {panorama} has no panorama.stored event of its bytes")
+    for floor, state in ledger.floors.items():
+        for plan in state["plans"]:
+            if plan not in plans:
+                problems.append(f"acknowledged plan {plan} has no plan.applied event")
+    flight_properties = {p[1] for p in in_flight if p[0] == "property"}
+    flight_panoramas = {p[1] for p in in_flight if p[0] in ("panorama", "creation")} | \
+        {panorama for (panorama, _, _, _) in (ledger.uploads.get(p[1], ("",)*4) for p in in_flight if p[0] == "patch")}
+    flight_plans = {p[2] for p in in_flight if p[0] == "plan"}
+    for pid in created - set(ledger.properties) - flight_properties:
+        problems.append(f"property.created for {pid}, which was never asked for")
+    for panorama in set(stored) - set(ledger.panoramas) - flight_panoramas:
+        problems.append(f"panorama.stored for {panorama}, which no client saw stored nor had in flight")
+    for plan in plans - {plan for state in ledger.floors.values() for plan in state["plans"]} - flight_plans:
+        problems.append(f"plan.applied for {plan}, which was never acknowledged nor in flight")
+    return problems
+
+
+def delivered(port, token):
+    """The receiver has every event of the feed, each first delivery in the feed's order."""
+    expected = [event["id"] for event in feed(port, token) or []]
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        with Receiver.lock:
+            seen, firsts = set(), []
+            for message, event in Receiver.deliveries:
+                if message not in seen:
+                    seen.add(message)
+                    firsts.append(event)
+        if firsts == expected:
+            return []
+        if len(firsts) > len(expected) or firsts != expected[:len(firsts)]:
+            return [f"the receiver's first deliveries {firsts[:10]}… are not the feed's {expected[:10]}…"]
+        time.sleep(0.2)
+    return [f"the receiver has {len(firsts)} of the feed's {len(expected)} events after 120 s"]
+
+
 def files_and_rows():
     """With the daemon stopped: no row without its file, no file without its row."""
     problems = []
@@ -281,6 +381,11 @@ def main():
     global daemon
     daemon = Daemon()
     token = open(os.path.join(data, "admin.token")).read().strip()
+    connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=10)
+    connection.request("POST", "/v1/webhooks", json.dumps({"url": f"http://127.0.0.1:{receiver.server_address[1]}/hook"}),
+                       {"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    made = connection.getresponse()
+    assert made.status == 201, made.read()
     failures = []
     for round_number in range(1, args.rounds + 1):
         stop = threading.Event()
@@ -297,6 +402,7 @@ def main():
             thread.join(timeout=20)
         daemon = Daemon()
         problems = verify(daemon.port, token)
+        problems += outbox(daemon.port, token)
         daemon.stop()
         problems += files_and_rows()
         daemon = Daemon()
@@ -307,6 +413,14 @@ def main():
         for problem in problems[:20]:
             print("    " + problem, flush=True)
         failures += problems
+    # Every event of the feed reaches the receiver, in order, across the power losses.
+    webhook_problems = delivered(daemon.port, token)
+    with Receiver.lock:
+        count = len(Receiver.deliveries)
+    print(f"  webhooks: {count} deliveries; problems: {len(webhook_problems)}", flush=True)
+    for problem in webhook_problems:
+        print("    " + problem, flush=True)
+    failures += webhook_problems
     if failures:
         print(f"power loss under toursd: FAIL ({len(failures)} problems; seed {args.seed}; logs in {work})")
         sys.exit(1)
