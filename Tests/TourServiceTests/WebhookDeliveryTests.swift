@@ -90,6 +90,30 @@ import TestSupport
         receiver.stop()
     }
 
+    /// A receiver that is down for a while (its port refuses connections) gets everything
+    /// once it is back, in order; meanwhile the log says why each attempt failed.
+    @Test func aReceiverDownForAWhileGetsEverythingOnceBack() async throws {
+        let down = try PortReservation()
+        let harness = try harness()
+        let client = try harness.client(harness.alpha)
+        let (id, _) = try makeEndpoint(client, "http://127.0.0.1:\(down.port)/hook", events: ["property.created"])
+        let names = (0..<3).map { _ in newID() }
+        for property in names {
+            #expect(try client.send("PUT", "/v1/properties/\(property)", json: ["name": "P", "floorCount": 1]).status == 201)
+        }
+        try await waitUntil("two refused attempts", seconds: 30) {
+            (try client.send("GET", "/v1/webhooks/\(id)").json?["attempts"] as? Int ?? 0) >= 2
+        }
+        let log = (try client.send("GET", "/v1/webhooks/\(id)/deliveries").json?["items"] as? [[String: Any]]) ?? []
+        #expect(log.allSatisfy { $0["status"] is NSNull && ($0["error"] as? String)?.isEmpty == false }, "\(log)")
+        down.release()
+        let receiver = try WebhookReceiver(port: down.port)
+        try await waitUntil("the receiver to have the three creations", seconds: 30) { receiver.accepted.count >= 3 }
+        #expect(receiver.accepted.compactMap { $0.json["propertyId"] as? String } == names)
+        await harness.finish()
+        receiver.stop()
+    }
+
     /// An endpoint failing for webhookRetryHours is disabled, says so in the feed, and is
     /// enabled again by a redelivery, which sends the events after its cursor again.
     @Test func anEndpointFailingTooLongIsDisabledAndARedeliveryBringsItBack() async throws {
@@ -119,7 +143,7 @@ import TestSupport
     /// event of the feed reaches the receiver, in order, none that the feed lacks; the one in
     /// flight at the kill may come twice, with the same webhook-id.
     @Test func toursdKilledMidDeliveryLosesNoEventAndInventsNone() async throws {
-        let receiver = try WebhookReceiver(delay: .milliseconds(30))
+        let receiver = try WebhookReceiver(delay: .milliseconds(50))
         let dataDir = testDirectory("webhook-kill").path
         let configFile = dataDir + ".json"
         defer {
@@ -133,11 +157,15 @@ import TestSupport
         let first = try ToursdProcess(dataDir: dataDir, extra: ["--config", configFile])
         let token = try first.adminToken
         let client = try APIClient(port: first.port, token: token)
-        let made = try client.send("POST", "/v1/webhooks", json: ["url": receiver.url])
-        #expect(made.status == 201)
+        // The events first, then an endpoint that delivers them from the start: 40 waiting,
+        // each answered in 50 ms, however slowly the machine made them.
         for _ in 0..<40 {
             #expect(try client.send("PUT", "/v1/properties/\(newID())", json: ["name": "P", "floorCount": 1]).status == 201)
         }
+        let made = try client.send("POST", "/v1/webhooks", json: ["url": receiver.url])
+        #expect(made.status == 201)
+        let webhook = try #require(made.string("id"))
+        #expect(try client.send("POST", "/v1/webhooks/\(webhook)/redeliver", json: ["after": "0"]).status == 200)
         try await waitUntil("some deliveries before the kill", seconds: 30) { receiver.received.count >= 8 }
         first.signal(SIGKILL)
         _ = first.wait()
@@ -236,12 +264,13 @@ final class WebhookReceiver: Sendable {
     var accepted: [Delivery] { received.filter { (200..<300).contains($0.status) } }
     var redirectFollowed: Bool { record.state.withLock { $0.redirected } }
 
-    /// `delay`: how long it takes over each answer (a slow receiver).
-    init(answers: [Int] = [], delay: Duration = .zero) throws {
+    /// `delay`: how long it takes over each answer (a slow receiver). `port`: where it listens
+    /// (0: where the OS says).
+    init(answers: [Int] = [], delay: Duration = .zero, port wanted: UInt16 = 0) throws {
         let record = self.record
         var configuration = ServerConfiguration()
         configuration.host = "127.0.0.1"
-        configuration.port = 0
+        configuration.port = wanted
         let router = Router { table in
             table.add(.post, "/hook", bodyLimit: 1 << 20) { request in
                 let body = try await request.body.collect(upTo: 1 << 20)

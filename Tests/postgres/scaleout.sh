@@ -26,6 +26,8 @@ psql "$server/postgres" -qc "CREATE DATABASE tours"
 database="$server/tours"
 mkdir -p "$work/blobs"
 
+# Every daemon delivers webhooks to a receiver on loopback (the webhook check below), quickly.
+export TOURSD_webhookAllowPrivateTargets=true TOURSD_webhookPollMs=50 TOURSD_webhookTimeoutMs=2000
 ports=()
 for n in 1 2 3; do
     mkdir -p "$work/d$n"
@@ -90,6 +92,9 @@ state=$(tours_at status "$property" --json | python3 -c 'import json, sys; print
 [ "$state" = synced ] || { echo "FAIL: the station's property is $state, not synced"; exit 1; }
 echo "scale-out: the tours command line synced a property through the balancer: $state"
 
+# Webhooks delivered by three daemons, one of them killed while they deliver: every event
+# still reaches the receiver, in order.
+.venv/bin/python Tests/postgres/scaleout.py --webhooks "$TOURSD_URL" "$token" "${pids[1]}"
 # Last: a daemon killed in the middle of a resumable upload; the others complete it.
 .venv/bin/python Tests/postgres/scaleout.py --kill "$TOURSD_URL" "$token" "${ports[0]}" "${pids[0]}"
 for n in 1 2 3; do echo "scale-out: daemon $n answered $(grep -c 'msg=request' "$work/d$n.log" || true) requests"; done
