@@ -7,14 +7,13 @@ import TestSupport
 /// Swift's few cooperative threads (a CI run once took over a minute for 200 of them).
 @Suite(.timeLimit(.minutes(3))) struct WaitersTests {
     /// A signal after the mark (a commit while the feed read) ends the wait at once: no waiting
-    /// out the time for what has already come.
+    /// out the time for what has already come (ten minutes, past the suite's time limit).
     @Test func aSignalSinceTheMarkEndsTheWaitAtOnce() async {
         let waiters = Waiters()
         let mark = waiters.mark()
         waiters.signal()
-        let began = ContinuousClock.now
         await waiters.awaitSignal(since: mark, upTo: 600_000)
-        #expect(ContinuousClock.now - began < .seconds(30))
+        #expect(waiters.isEmpty)
     }
 
     @Test func aWaitEndsAtTheNextSignalOrAtItsTime() async throws {

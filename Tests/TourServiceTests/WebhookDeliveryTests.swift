@@ -139,11 +139,12 @@ import TestSupport
         receiver.stop()
     }
 
-    /// toursd killed (SIGKILL) while it delivers to a slow receiver, then started again: every
-    /// event of the feed reaches the receiver, in order, none that the feed lacks; the one in
-    /// flight at the kill may come twice, with the same webhook-id.
+    /// toursd killed (SIGKILL) with a delivery in flight (the receiver holds its answer), then
+    /// started again: every event of the feed reaches the receiver, in order, none that the
+    /// feed lacks; the one in flight at the kill comes twice, with the same webhook-id.
     @Test func toursdKilledMidDeliveryLosesNoEventAndInventsNone() async throws {
-        let receiver = try WebhookReceiver(delay: .milliseconds(50))
+        // Eight answered; the ninth held unanswered: toursd dies with it in flight.
+        let receiver = try WebhookReceiver(holdingAfter: 8)
         let dataDir = testDirectory("webhook-kill").path
         let configFile = dataDir + ".json"
         defer {
@@ -157,8 +158,6 @@ import TestSupport
         let first = try ToursdProcess(dataDir: dataDir, extra: ["--config", configFile])
         let token = try first.adminToken
         let client = try APIClient(port: first.port, token: token)
-        // The events first, then an endpoint that delivers them from the start: 40 waiting,
-        // each answered in 50 ms, however slowly the machine made them.
         for _ in 0..<40 {
             #expect(try client.send("PUT", "/v1/properties/\(newID())", json: ["name": "P", "floorCount": 1]).status == 201)
         }
@@ -166,11 +165,11 @@ import TestSupport
         #expect(made.status == 201)
         let webhook = try #require(made.string("id"))
         #expect(try client.send("POST", "/v1/webhooks/\(webhook)/redeliver", json: ["after": "0"]).status == 200)
-        try await waitUntil("some deliveries before the kill", seconds: 30) { receiver.received.count >= 8 }
+        try await waitUntil("eight deliveries and a ninth in flight", seconds: 60) { receiver.received.count >= 9 }
         first.signal(SIGKILL)
         _ = first.wait()
-        let deliveredBefore = receiver.received.count
-        #expect(deliveredBefore < 40, "the kill came after every delivery: nothing was in flight")
+        #expect(receiver.received.count == 9)
+        receiver.letGo()
 
         let second = try ToursdProcess(dataDir: dataDir, extra: ["--config", configFile])
         let again = try APIClient(port: second.port, token: token)
@@ -253,7 +252,11 @@ final class WebhookReceiver: Sendable {
     /// What came, and whether a redirect was followed.
     private final class Record: Sendable {
         let state = Mutex<(deliveries: [Delivery], redirected: Bool)>(([], false))
+        let holding = Mutex<Bool>(true)
     }
+
+    /// Answers the deliveries held, and every one after.
+    func letGo() { record.holding.withLock { $0 = false } }
 
     private let server: HTTPServer
     let port: UInt16
@@ -265,8 +268,9 @@ final class WebhookReceiver: Sendable {
     var redirectFollowed: Bool { record.state.withLock { $0.redirected } }
 
     /// `delay`: how long it takes over each answer (a slow receiver). `port`: where it listens
-    /// (0: where the OS says).
-    init(answers: [Int] = [], delay: Duration = .zero, port wanted: UInt16 = 0) throws {
+    /// (0: where the OS says). `holdingAfter`: the deliveries after that many are kept
+    /// unanswered until `letGo()` (one in flight for as long as a test needs).
+    init(answers: [Int] = [], delay: Duration = .zero, port wanted: UInt16 = 0, holdingAfter: Int? = nil) throws {
         let record = self.record
         var configuration = ServerConfiguration()
         configuration.host = "127.0.0.1"
@@ -275,11 +279,15 @@ final class WebhookReceiver: Sendable {
             table.add(.post, "/hook", bodyLimit: 1 << 20) { request in
                 let body = try await request.body.collect(upTo: 1 << 20)
                 if delay > .zero { try await Task.sleep(for: delay) }
+                let arrived = record.state.withLock { $0.deliveries.count }
                 let status = record.state.withLock { state in
                     let status = state.deliveries.count < answers.count ? answers[state.deliveries.count] : 200
                     state.deliveries.append(Delivery(id: request.headers["webhook-id"] ?? "", timestamp: Int64(request.headers["webhook-timestamp"] ?? "") ?? 0,
                                                      signature: request.headers["webhook-signature"] ?? "", body: body, status: status))
                     return status
+                }
+                if let holdingAfter, arrived >= holdingAfter {
+                    for _ in 0..<6000 where record.holding.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
                 }
                 var response = Response(status: HTTPStatus(status, status == 200 ? "OK" : "Test"))
                 if status == 302 { response.headers.append(HTTPField(name: "Location", value: "/elsewhere")) }

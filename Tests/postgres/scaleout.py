@@ -14,8 +14,6 @@
 import base64
 import hashlib
 import http.client
-import http.server
-import threading
 import json
 import os
 import signal
@@ -24,6 +22,9 @@ import sys
 import time
 import urllib.parse
 import uuid
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "webhooks"))
+from receiver import Receiver  # noqa: E402
 
 
 def request(base, method, path, token=None, body=None, headers=None):
@@ -133,30 +134,14 @@ def kill(base, token, port, pid):
 
 
 def webhooks(base, token, pid):
-    deliveries, lock = [], threading.Lock()
-
-    class Receiver(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):
-            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            time.sleep(0.02)  # a slow receiver: deliveries are under way when the daemon dies
-            with lock:
-                deliveries.append((self.headers.get("webhook-id"), json.loads(body)["id"]))
-            self.send_response(200)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, *_):
-            pass
-
-    receiver = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
-    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    receiver = Receiver(delay=0.02)  # a slow receiver: deliveries are under way when the daemon dies
     json_headers = {"Content-Type": "application/json"}
     # Endpoints schemathesis made (random targets) go first: only this receiver's remain.
     status, _, body = request(base, "GET", "/v1/webhooks", token)
     for endpoint in json.loads(body)["items"]:
         request(base, "DELETE", "/v1/webhooks/" + endpoint["id"], token)
     status, _, body = request(base, "POST", "/v1/webhooks", token,
-                              json.dumps({"url": f"http://127.0.0.1:{receiver.server_address[1]}/hook"}).encode(), json_headers)
+                              json.dumps({"url": receiver.url}).encode(), json_headers)
     if status != 201:
         fail(f"the webhook endpoint: {status} {body!r}")
     status, _, body = request(base, "GET", "/v1/webhooks/" + json.loads(body)["id"], token)
@@ -167,14 +152,10 @@ def webhooks(base, token, pid):
         if status != 201:
             fail(f"a property through the balancer: {status}")
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        with lock:
-            if len(deliveries) >= 10:
-                break
+    while time.monotonic() < deadline and len(receiver.received()[0]) < 10:
         time.sleep(0.05)
     os.kill(pid, signal.SIGKILL)
-    with lock:
-        before = len(deliveries)
+    before = len(receiver.received()[0])
     expected, after = [], start
     while True:
         status, _, body = request(base, "GET", f"/v1/events?after={after}&limit=200", token)
@@ -183,18 +164,8 @@ def webhooks(base, token, pid):
             break
         expected += [event["id"] for event in page["items"]]
         after = page["next"]
-    deadline = time.monotonic() + 120
-    while True:
-        with lock:
-            received = list(deliveries)
-        seen, firsts = set(), []
-        for message, event in received:
-            if message not in seen:
-                seen.add(message)
-                firsts.append(event)
-        if firsts == expected or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
+    firsts = receiver.wait_for(expected, 120)
+    received, _ = receiver.received()
     if firsts != expected:
         fail(f"the receiver's first deliveries ({len(firsts)}) are not the feed's {len(expected)} events in order")
     if not set(event for _, event in received) <= set(expected):
@@ -202,7 +173,7 @@ def webhooks(base, token, pid):
     twice = len(received) - len(firsts)
     if twice > 3:
         fail(f"{twice} events delivered twice: more than those in flight at the kill")
-    receiver.shutdown()
+    receiver.stop()
     print(f"scale-out: webhooks: a daemon killed after {before} of {len(expected)} deliveries; every event reached the receiver "
           f"in order, {twice} twice (in flight at the kill)")
 

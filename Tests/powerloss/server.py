@@ -8,10 +8,12 @@ feed, in order, across the power losses.
 
 usage: server.py POWERLOSSFS TOURSD [--rounds N] [--seed S]
 """
-import argparse, base64, hashlib, http.client, http.server, json, os, random, signal, sqlite3, subprocess, sys, threading, time, uuid
+import argparse, base64, hashlib, http.client, json, os, random, signal, sqlite3, subprocess, sys, threading, time, uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "webhooks"))
 from powerloss import PowerLossFS  # noqa: E402
+from receiver import Receiver  # noqa: E402
 
 parser = argparse.ArgumentParser()
 parser.add_argument("fs")
@@ -33,25 +35,7 @@ json.dump({"maxConnections": 64, "ioThreads": 2, "webhookAllowPrivateTargets": T
            "webhookBackoffMaxMs": 500, "webhookTimeoutMs": 1000, "tourChangedQuietSeconds": 3600}, open(config, "w"))
 
 
-class Receiver(http.server.BaseHTTPRequestHandler):
-    """The webhook receiver: every delivery's webhook-id and event id, in the order they came."""
-    deliveries = []
-    lock = threading.Lock()
-
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        with Receiver.lock:
-            Receiver.deliveries.append((self.headers.get("webhook-id"), json.loads(body)["id"]))
-        self.send_response(200)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, *_):
-        pass
-
-
-receiver = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
-threading.Thread(target=receiver.serve_forever, daemon=True).start()
+receiver = Receiver()
 
 
 class Daemon:
@@ -319,20 +303,10 @@ def outbox(port, token):
 def delivered(port, token):
     """The receiver has every event of the feed, each first delivery in the feed's order."""
     expected = [event["id"] for event in feed(port, token) or []]
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        with Receiver.lock:
-            seen, firsts = set(), []
-            for message, event in Receiver.deliveries:
-                if message not in seen:
-                    seen.add(message)
-                    firsts.append(event)
-        if firsts == expected:
-            return []
-        if len(firsts) > len(expected) or firsts != expected[:len(firsts)]:
-            return [f"the receiver's first deliveries {firsts[:10]}… are not the feed's {expected[:10]}…"]
-        time.sleep(0.2)
-    return [f"the receiver has {len(firsts)} of the feed's {len(expected)} events after 120 s"]
+    firsts = receiver.wait_for(expected, 120)
+    if firsts == expected:
+        return []
+    return [f"the receiver's first deliveries ({len(firsts)}: {firsts[:10]}…) are not the feed's {len(expected)} events in order"]
 
 
 def files_and_rows():
@@ -382,7 +356,7 @@ def main():
     daemon = Daemon()
     token = open(os.path.join(data, "admin.token")).read().strip()
     connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=10)
-    connection.request("POST", "/v1/webhooks", json.dumps({"url": f"http://127.0.0.1:{receiver.server_address[1]}/hook"}),
+    connection.request("POST", "/v1/webhooks", json.dumps({"url": receiver.url}),
                        {"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
     made = connection.getresponse()
     assert made.status == 201, made.read()
@@ -415,8 +389,7 @@ def main():
         failures += problems
     # Every event of the feed reaches the receiver, in order, across the power losses.
     webhook_problems = delivered(daemon.port, token)
-    with Receiver.lock:
-        count = len(Receiver.deliveries)
+    count = len(receiver.received()[0])
     print(f"  webhooks: {count} deliveries; problems: {len(webhook_problems)}", flush=True)
     for problem in webhook_problems:
         print("    " + problem, flush=True)

@@ -253,6 +253,9 @@ struct Uploads: Sendable {
             now = try await current(upload, tenant, owner: owner)
         }
         guard now.session != nil else { return now.offset }
+        // Recorded before it is answered: another daemon asked next answers from the row, and
+        // must not answer less (the ended PATCH records it too, but perhaps after this answer).
+        if now.offset > now.record.offset { try await record(now.record, tenant, offset: now.offset) }
         _ = try await finishIfComplete(now.record, tenant, offset: now.offset, owner: owner)
         return now.offset
     }
