@@ -56,9 +56,10 @@ import TestSupport
             return stalled
         }
 
-        /// Waits until the first daemon has logged `line`.
+        /// Waits until the first daemon has logged `line` (up to a minute: beside the whole
+        /// PostgreSQL pass, CI once took longer than 10 s to see a broken lock connection).
         func firstLogged(_ line: String) async throws {
-            try await waitUntil("the first daemon to log \"\(line)\"") {
+            try await waitUntil("the first daemon to log \"\(line)\"", seconds: 60) {
                 (try? String(contentsOfFile: firstLog, encoding: .utf8))?.contains(line) == true
             }
         }
