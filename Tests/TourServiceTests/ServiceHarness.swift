@@ -141,12 +141,13 @@ final class ServiceHarness: @unchecked Sendable {
         }
     }
 
-    /// Every file under the data directory's blobs and tmp, relative to it.
+    /// Every file under the data directory's blobs and tmp, relative to it (not the webhook
+    /// key several daemons keep beside their shared blobs).
     func storedFiles() -> [String] {
         let enumerator = FileManager.default.enumerator(atPath: dataDir)
         var files: [String] = []
         while let path = enumerator?.nextObject() as? String {
-            guard path.hasPrefix("blobs/") || path.hasPrefix("tmp/") else { continue }
+            guard path.hasPrefix("blobs/") || path.hasPrefix("tmp/"), path != "blobs/." + WebhookKey.fileName else { continue }
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: dataDir + "/" + path, isDirectory: &isDirectory), !isDirectory.boolValue {
                 files.append(path)
