@@ -124,7 +124,9 @@ import TestSupport
     /// session opened there once cut the file under the writer, whose next bytes then landed
     /// after a hole).
     @Test func aHeadOnAnotherDaemonReportsTheDurableStepsAndCutsNothing() async throws {
-        let daemons = try TwoDaemons { $0.uploadDurableStepBytes = 64 * 1024; $0.bodyBatchBytes = 16 * 1024 }
+        // A body timeout longer than the test: the stalled PATCH must still be writing when its
+        // lock connection breaks (a loaded CI run took past the 30 s default to get there).
+        let daemons = try TwoDaemons { $0.uploadDurableStepBytes = 64 * 1024; $0.bodyBatchBytes = 16 * 1024; $0.bodyTimeoutMs = 150_000 }
         defer { daemons.cluster.stop() }
         // The second daemon sees the steps the first made durable (4 of 64 KiB in 300,000 bytes).
         let stalled = try await daemons.stalledWrite()
@@ -143,7 +145,9 @@ import TestSupport
     /// writer: its next bytes would otherwise go on into the file another daemon now writes
     /// (and, once that one finished, into the panorama's file itself).
     @Test func aDaemonWhoseLockConnectionBreaksStopsItsWriter() async throws {
-        let daemons = try TwoDaemons { $0.uploadDurableStepBytes = 64 * 1024; $0.bodyBatchBytes = 16 * 1024 }
+        // A body timeout longer than the test: the stalled PATCH must still be writing when its
+        // lock connection breaks (a loaded CI run took past the 30 s default to get there).
+        let daemons = try TwoDaemons { $0.uploadDurableStepBytes = 64 * 1024; $0.bodyBatchBytes = 16 * 1024; $0.bodyTimeoutMs = 150_000 }
         defer { daemons.cluster.stop() }
         let stalled = try await daemons.stalledWrite()
         let (writer, location, image, panoramaId) = (stalled.writer, stalled.location, stalled.image, stalled.panoramaId)
