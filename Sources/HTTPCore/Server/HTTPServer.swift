@@ -18,32 +18,16 @@ public final class HTTPServer: Sendable {
     private let spareDescriptor = Mutex<Int32>(-1)
     /// The most connections open since memory was last given back (see `giveBackMemoryAfterBursts`).
     private let connectionPeak = Mutex<Int>(0)
-    /// The most connections the descriptor limit allows: RLIMIT_NOFILE less what the process
-    /// holds when the server is made (the database, its pools' wake-ups, the log), less an
-    /// eighth (at least 16) kept for files opened while serving and for the runtime. At EMFILE
-    /// libdispatch's own thread-pool monitor, which opens /proc files, crashes the process
-    /// (SIGILL), so connections must never be what uses the last descriptors. (A fixed quarter
-    /// was kept before: a service holding more than that at start left none.)
+    /// The most connections the descriptor limit allows: RLIMIT_NOFILE less a quarter (at
+    /// least 32) kept for files, the database and the runtime. At EMFILE libdispatch's own
+    /// thread-pool monitor, which opens /proc files, crashes the process (SIGILL), so
+    /// connections must never be what uses the last descriptors.
     private let connectionCeiling: Int = {
         var limit = rlimit()
         guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return Int.max }
         let descriptors = Int(clamping: limit.rlim_cur)
-        return max(1, descriptors - HTTPServer.openDescriptors() - max(16, descriptors / 8))
+        return max(1, descriptors - max(32, descriptors / 4))
     }()
-
-    /// How many descriptors the process has open (its /proc listing, read with readdir).
-    static func openDescriptors() -> Int {
-        guard let directory = opendir("/proc/self/fd") else { return 0 }
-        defer { closedir(directory) }
-        var count = -1 // the listing's own descriptor
-        while let entry = readdir(directory) {
-            // Not "." or "..": descriptors are numbers. (The name is read where readdir put
-            // it: copying the whole `d_name` reads past its buffer.)
-            let first = (UnsafeRawPointer(entry) + MemoryLayout<dirent>.offset(of: \dirent.d_name)!).load(as: UInt8.self)
-            if first != UInt8(ascii: ".") { count += 1 }
-        }
-        return max(0, count)
-    }
 
     private struct State {
         var backend: (any EventBackend)?
