@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CLinux
+import Dispatch
 import Synchronization
 
 /// A fixed set of threads. Two uses:
@@ -127,8 +128,10 @@ public final class ThreadPool: TaskExecutor, Sendable {
         let job = UnownedJob(job)
         let accepted = queue.put({ [self] _ in job.runSynchronously(on: asUnownedTaskExecutor()) },
                                  to: keepsOwnJobs ? indexOfCurrentThread : nil)
-        // A stopped pool still runs what it is given, so no task is left suspended for ever.
-        if !accepted { job.runSynchronously(on: asUnownedTaskExecutor()) }
+        // A stopped pool still runs what it is given, so no task is left suspended for ever; on
+        // a Dispatch thread, never in place: whoever created the task may hold a lock that the
+        // task takes (a preview's making entered under its table's lock).
+        if !accepted { DispatchQueue.global().async { job.runSynchronously(on: self.asUnownedTaskExecutor()) } }
     }
 }
 

@@ -82,6 +82,16 @@ public final class RawClient {
         return poll(&descriptor, 1, 0) > 0
     }
 
+    /// Whether the server has closed this connection while nothing was asked of it (an idle
+    /// keep-alive connection timed out), without waiting: nothing unread, and the socket at its
+    /// end of stream or reset.
+    public func wasClosedWhileIdle() -> Bool {
+        guard pending.isEmpty else { return false }
+        var byte: UInt8 = 0
+        let count = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return count == 0 || (count < 0 && errno == ECONNRESET)
+    }
+
     /// Whether the server closed the connection (reads until end of stream or timeout).
     public func isClosedByServer() -> Bool {
         while true {

@@ -1,6 +1,8 @@
 /// A bounded wait ran out.
 public struct TimedOut: Error, CustomStringConvertible {
     public let description: String
+
+    public init(description: String) { self.description = description }
 }
 
 /// Polls a condition that another thread or task makes true: every 50 ms for `seconds` at most

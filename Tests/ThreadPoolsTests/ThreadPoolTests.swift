@@ -65,6 +65,21 @@ import ThreadPools
         await #expect(throws: PoolStopped.self) { try await SerialLane(pool: pool).run { 1 } }
     }
 
+    /// A task given to a stopped pool still runs, and never in place: its creator may hold a
+    /// lock the task takes (a preview's making, created under its table's lock, crashed the
+    /// process with "Recursive call to lock Mutex" once the daemon's file pool had stopped).
+    @Test func aTaskGivenToAStoppedPoolRunsElsewhereThanItsCreator() async throws {
+        final class Table: Sendable { let entries = Mutex<Int>(0) }
+        let pool = ThreadPool(name: "test", threads: 1), table = Table()
+        pool.stop()
+        let task = table.entries.withLock { entries in
+            entries = 1
+            return Task(executorPreference: pool) { table.entries.withLock { $0 += 1 } }
+        }
+        await task.value
+        #expect(table.entries.withLock { $0 } == 2)
+    }
+
     @Test func blockingCallersGetTheResult() throws {
         let pool = ThreadPool(name: "test", threads: 2)
         #expect(try pool.runAndWait { thread in thread < 2 })

@@ -51,8 +51,21 @@ import TestSupport
             let (writer, location, panoramaId) = try beginLongPatch(onFirst, port: first.port, floorId: floorId, image: image, sent: 300_000)
             let stalled = StalledWrite(writer: writer, location: location, panoramaId: panoramaId, image: image, onSecond: onSecond)
             // Four steps, each an fsync and a commit: beside the whole suite on one disk (CI once
-            // took longer than 10 s here).
-            try await waitUntil("the durable steps to be reported by the other daemon", seconds: 60) { try stalled.offsetOnSecond() >= 4 * 65_536 }
+            // took longer than 10 s here). A wait that runs out says what the second daemon last
+            // answered, what the first one logged, and what the database records.
+            var answered = ""
+            do {
+                try await waitUntil("the durable steps to be reported by the other daemon", seconds: 60) {
+                    let head = try onSecond.tus("HEAD", location)
+                    answered = "\(head.status) \(head.headers) \(head.text)"
+                    return (Int(head.header("Upload-Offset") ?? "") ?? -1) >= 4 * 65_536
+                }
+            } catch let error as TimedOut {
+                let recorded = try? PostgresConnection(url: url).query("SELECT id, \"offset\" FROM uploads", arguments: [])
+                throw TimedOut(description: "\(error.description); the second daemon last answered \(answered); "
+                               + "the database records \(String(describing: recorded)); the first daemon logged: "
+                               + ((try? String(contentsOfFile: firstLog, encoding: .utf8)) ?? "nothing"))
+            }
             return stalled
         }
 

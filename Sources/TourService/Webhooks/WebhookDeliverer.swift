@@ -39,7 +39,9 @@ final class WebhookDeliverer: Sendable {
         do {
             for (tenant, id) in try await context.readOne({ try await WebhookStore.due($0, nowMs: now, limit: free) }) {
                 guard delivering.withLock({ $0.insert("\(tenant)/\(id)").inserted }) else { continue }
-                Task {
+                // On the deliverer's own threads, never Swift's shared cooperative ones (which
+                // blocking callers in a host process may hold).
+                Task(executorPreference: threads) { [self] in
                     await deliver(tenant, id)
                     _ = delivering.withLock { $0.remove("\(tenant)/\(id)") }
                 }
