@@ -109,6 +109,15 @@ enum Daemon {
         print("configuration ok")
     }
 
+    /// The descriptors the process has open (nil when /proc cannot be read).
+    private static func openDescriptors() -> Int? {
+        guard let folder = opendir("/proc/self/fd") else { return nil }
+        defer { closedir(folder) }
+        var entries = 0
+        while readdir(folder) != nil { entries += 1 }
+        return entries - 3 // ".", ".." and the listing's own
+    }
+
     /// `TOURSD_CRASH_AT`: the step where tests have the daemon die (CrashPoint).
     private static func crashPoint() throws(StartupError) -> CrashPoint? {
         guard let name = ProcessInfo.processInfo.environment["TOURSD_CRASH_AT"] else { return nil }
@@ -129,7 +138,12 @@ enum Daemon {
         let logger = try logger(config)
         let service = try SyncService.open(config: config, logger: logger, crashAt: try crashPoint())
         let metrics = ServerMetrics()
-        let server = HTTPServer(configuration: config.server, router: service.makeRouter(metrics: metrics), metrics: metrics, logger: logger,
+        var serverConfiguration = config.server
+        // The process is this server's alone: what it holds once the service is open, and room
+        // for what comes and goes besides connections (database reconnections, webhook
+        // deliveries, the runtime's /proc reads).
+        serverConfiguration.descriptorsKeptForOtherUse = openDescriptors().map { $0 + 16 + config.webhookConcurrency }
+        let server = HTTPServer(configuration: serverConfiguration, router: service.makeRouter(metrics: metrics), metrics: metrics, logger: logger,
                                 handlers: service.handlerThreads)
         let address: SocketAddress
         do {

@@ -18,16 +18,17 @@ public final class HTTPServer: Sendable {
     private let spareDescriptor = Mutex<Int32>(-1)
     /// The most connections open since memory was last given back (see `giveBackMemoryAfterBursts`).
     private let connectionPeak = Mutex<Int>(0)
-    /// The most connections the descriptor limit allows: RLIMIT_NOFILE less a quarter (at
-    /// least 32) kept for files, the database and the runtime. At EMFILE libdispatch's own
-    /// thread-pool monitor, which opens /proc files, crashes the process (SIGILL), so
-    /// connections must never be what uses the last descriptors.
-    private let connectionCeiling: Int = {
-        var limit = rlimit()
-        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return Int.max }
-        let descriptors = Int(clamping: limit.rlim_cur)
-        return max(1, descriptors - max(32, descriptors / 4))
-    }()
+    /// The most connections the descriptor limit allows (`connectionCeiling(limit:kept:)`). At
+    /// EMFILE libdispatch's own thread-pool monitor, which opens /proc files, crashes the
+    /// process (SIGILL), so connections must never be what uses the last descriptors.
+    private let connectionCeiling: Int
+
+    /// What RLIMIT_NOFILE leaves for connections once `kept` descriptors are set aside
+    /// (nil: a quarter of the limit, at least 32): half the rest, since each connection may
+    /// hold a file besides its socket (a body being stored, a file being sent).
+    public static func connectionCeiling(limit: Int, kept: Int?) -> Int {
+        max(1, (limit - (kept ?? max(32, limit / 4))) / 2)
+    }
 
     private struct State {
         var backend: (any EventBackend)?
@@ -54,6 +55,12 @@ public final class HTTPServer: Sendable {
                 handlers: ThreadPool? = nil) {
         context = ServerContext(configuration: configuration, router: router, metrics: metrics, logger: logger, handlers: handlers)
         self.logger = logger
+        var limit = rlimit()
+        if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max {
+            connectionCeiling = Self.connectionCeiling(limit: Int(clamping: limit.rlim_cur), kept: configuration.descriptorsKeptForOtherUse)
+        } else {
+            connectionCeiling = Int.max
+        }
     }
 
     /// Binds, starts accepting and returns the address it listens on.

@@ -12,6 +12,10 @@ public struct ServerConfiguration: Sendable {
     public var backlog: Int32 = 1024
     /// Open connections served at once; past it, new ones get 503 with `Retry-After`.
     public var maxConnections: Int = 1024
+    /// Descriptors the process needs besides connections and the files their requests open
+    /// (its databases, pools, logs, the runtime): nil for a quarter of RLIMIT_NOFILE, at least
+    /// 32. A daemon that is the process's only server counts them at start instead.
+    public var descriptorsKeptForOtherUse: Int? = nil
     /// Seconds in the `Retry-After` of 503 answers.
     public var retryAfterSeconds: Int = 1
     /// Request line plus header section (431 past it).
