@@ -82,13 +82,25 @@ public final class ToursdProcess {
     /// Waits up to `seconds` for the process to end; nil if it still runs (it is then killed).
     public func wait(seconds: Double) -> (reason: Process.TerminationReason, status: Int32)? {
         let deadline = Date().addingTimeInterval(seconds)
-        while process.isRunning, Date() < deadline { usleep(5_000) }
-        guard !process.isRunning else {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            return nil
+        while Date() < deadline {
+            if let ended = ended() { return ended }
+            usleep(5_000)
         }
-        return (process.terminationReason, process.terminationStatus)
+        if let ended = ended() { return ended }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        return nil
+    }
+
+    /// How the process ended, or nil while it runs. Asked of the kernel first (waitid without
+    /// reaping: Foundation still reaps it): Foundation learns of the end on a Dispatch queue,
+    /// which a loaded test process may run seconds late.
+    private func ended() -> (reason: Process.TerminationReason, status: Int32)? {
+        var info = siginfo_t()
+        if waitid(P_PID, id_t(process.processIdentifier), &info, WEXITED | WNOHANG | WNOWAIT) == 0, info._sifields._sigchld.si_pid != 0 {
+            return (info.si_code == CLD_EXITED ? .exit : .uncaughtSignal, info._sifields._sigchld.si_status)
+        }
+        return process.isRunning ? nil : (process.terminationReason, process.terminationStatus)
     }
 
     /// Waits for the process to end; returns how.

@@ -130,6 +130,11 @@ import TestSupport
         #expect(disabled.count == 1)
         // Its cursor is still before the creation, which it never delivered: from there again.
         let cursor = try #require(try client.send("GET", "/v1/webhooks/\(id)").string("after"))
+        // A cursor past the feed's last event would skip what is still to come: refused, and
+        // the endpoint stays disabled.
+        let past = try client.send("POST", "/v1/webhooks/\(id)/redeliver", json: ["after": "999999"])
+        #expect(past.status == 400 && past.errorCode == "bad_request" && past.text.contains("past the last event"), "\(past.text)")
+        #expect(try client.send("GET", "/v1/webhooks/\(id)").json?["disabledAt"] is String)
         let again = try client.send("POST", "/v1/webhooks/\(id)/redeliver", json: ["after": cursor])
         #expect(again.status == 200 && again.json?["disabledAt"] is NSNull, "\(again.text)")
         try await waitUntil("the creation to be delivered", seconds: 30) { !receiver.accepted.isEmpty }

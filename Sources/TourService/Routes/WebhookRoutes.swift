@@ -59,11 +59,18 @@ enum WebhookRoutes {
             let (tenant, id) = (request.tenant, try request.uuid("webhookId"))
             let body = try await request.body.collect(upTo: request.bodyLimit)
             let input = try ServiceError.parsing { () throws(InvalidDocument) in try RedeliverInput.parse(body, maxDepth: config.maxJsonDepth) }
-            guard let webhook = try await context.write({ db -> WebhookDocument? in
-                guard try await WebhookStore.rewind(db, tenant, id, after: input.after) else { return nil }
-                return try await WebhookStore.get(db, tenant, id)
-            }) else { throw ServiceError.notFound("webhook", id) }
-            return .document(.ok, webhook)
+            let (rewind, webhook) = try await context.write { db -> (WebhookStore.Rewind, WebhookDocument?) in
+                let rewind = try await WebhookStore.rewind(db, tenant, id, after: input.after)
+                return (rewind, rewind == .rewound ? try await WebhookStore.get(db, tenant, id) : nil)
+            }
+            switch (rewind, webhook) {
+            case (.pastLastEvent(let last), _):
+                throw ServiceError.badRequest("after is past the last event of the feed, \(last)")
+            case (.rewound, let webhook?):
+                return .document(.ok, webhook)
+            default:
+                throw ServiceError.notFound("webhook", id)
+            }
         }
     }
 }

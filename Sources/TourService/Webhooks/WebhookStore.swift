@@ -50,11 +50,22 @@ enum WebhookStore {
 
     /// Delivers again from after `cursor`, enabled and with no failure counted; false when
     /// there is no such endpoint.
-    static func rewind(_ db: any SQLConnection, _ tenant: Int64, _ id: String, after cursor: Int64) async throws -> Bool {
-        try await db.run("""
+    /// What a rewind did: a cursor past the tenant's last event would skip the events still to
+    /// come, unseen, so it is refused.
+    enum Rewind: Equatable {
+        case rewound
+        case notFound
+        case pastLastEvent(Int64)
+    }
+
+    static func rewind(_ db: any SQLConnection, _ tenant: Int64, _ id: String, after cursor: Int64) async throws -> Rewind {
+        let last = try await db.first("SELECT last_event_id FROM tenants WHERE id = ?", tenant)?["last_event_id"].int64 ?? 0
+        guard cursor <= last else { return .pastLastEvent(last) }
+        let changed = try await db.run("""
             UPDATE webhooks SET after_event_id = ?, attempts = 0, failing_since = NULL, disabled_at = NULL, next_attempt_at = 0
             WHERE tenant_id = ? AND id = ?
-            """, cursor, tenant, id) == 1
+            """, cursor, tenant, id)
+        return changed == 1 ? .rewound : .notFound
     }
 
     /// Endpoints with an event after their cursor, due and not delivered by any daemon now
