@@ -48,19 +48,20 @@ enum WebhookStore {
         }
     }
 
-    /// Delivers again from after `cursor`, enabled and with no failure counted; false when
-    /// there is no such endpoint.
     /// What a rewind did: a cursor past the tenant's last event would skip the events still to
     /// come, unseen, so it is refused.
-    enum Rewind: Equatable {
+    enum Rewind: Equatable, Sendable {
         case rewound
         case notFound
         case pastLastEvent(Int64)
     }
 
+    /// Delivers again from after `cursor`, enabled and with no failure counted.
     static func rewind(_ db: any SQLConnection, _ tenant: Int64, _ id: String, after cursor: Int64) async throws -> Rewind {
         let last = try await db.first("SELECT last_event_id FROM tenants WHERE id = ?", tenant)?["last_event_id"].int64 ?? 0
-        guard cursor <= last else { return .pastLastEvent(last) }
+        guard cursor <= last else {
+            return try await db.first("SELECT 1 FROM webhooks WHERE tenant_id = ? AND id = ?", tenant, id) == nil ? .notFound : .pastLastEvent(last)
+        }
         let changed = try await db.run("""
             UPDATE webhooks SET after_event_id = ?, attempts = 0, failing_since = NULL, disabled_at = NULL, next_attempt_at = 0
             WHERE tenant_id = ? AND id = ?
