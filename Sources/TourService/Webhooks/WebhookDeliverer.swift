@@ -70,18 +70,26 @@ final class WebhookDeliverer: Sendable {
         let config = context.config
         var endpoint = claimed
         var sent = 0
+        // The events after the cursor not gone through yet: a page is read once, not per event.
+        var page: ArraySlice<EventRecord> = []
         while sent < Self.eventsPerLease, Self.nowMs() + Int64(config.webhookTimeoutMs) + 5000 < lease {
-            let after = endpoint.after
-            let events = try await context.readOne { try await EventStore.page($0, tenant, after: after, limit: Self.eventsPerLease) }
-            guard let last = events.last else { return }
-            guard let event = events.first(where: { endpoint.events.isEmpty || endpoint.events.contains($0.type) }) else {
-                try await context.write { try await WebhookStore.pass($0, tenant, id, lease: lease, to: last.id) }
-                endpoint.after = last.id
+            if page.isEmpty {
+                let after = endpoint.after
+                page = try await context.readOne { try await EventStore.page($0, tenant, after: after, limit: Self.eventsPerLease) }[...]
+                guard !page.isEmpty else { return }
+            }
+            guard let wanted = page.firstIndex(where: { endpoint.events.isEmpty || endpoint.events.contains($0.type) }) else {
+                let last = page[page.endIndex - 1].id
+                try await context.write { try await WebhookStore.pass($0, tenant, id, lease: lease, to: last) }
+                (endpoint.after, page) = (last, [])
                 continue
             }
-            if let passed = events.last(where: { $0.id < event.id }) {
-                try await context.write { try await WebhookStore.pass($0, tenant, id, lease: lease, to: passed.id) }
+            let event = page[wanted]
+            if wanted > page.startIndex {
+                let passed = page[wanted - 1].id
+                try await context.write { try await WebhookStore.pass($0, tenant, id, lease: lease, to: passed) }
             }
+            page = page[(wanted + 1)...]
             let attempt = await send(event, of: endpoint, webhook: id)
             let next = WebhookRetry.next(delivered: attempt.status.map { (200..<300).contains($0) } ?? false, attempts: endpoint.attempts,
                                          failingSince: endpoint.failingSince, nowMs: Self.nowMs(),
