@@ -66,13 +66,17 @@ import TestSupport
 
 @Suite(.timeLimit(.minutes(3))) struct ItemRequestTests {
     private let server = ServerEndpoint(server: URL(string: "http://127.0.0.1:8080/")!, token: "nt_secret")
-    private let file = PanoramaFile(id: "p1", floorId: "f1", roomId: "r1", path: "/tmp/p1.jpg", contentType: "image/jpeg", size: 1000,
+    private let file = PanoramaFile(id: "p1", floorId: "f1", roomId: "r1", position: try! PanoramaPosition(x: 2.5, y: -1, heading: -90),
+                                    path: "/tmp/p1.jpg", contentType: "image/jpeg", size: 1000,
                                     sha256: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
 
-    @Test func aSmallPanoramaIsOnePutWithItsDigestAndItsRoom() {
+    @Test func aSmallPanoramaIsOnePutWithItsDigestItsRoomAndItsPosition() {
         let request = ItemRequests.panorama(server, file)
         #expect(request.method == "PUT")
-        #expect(request.url == "http://127.0.0.1:8080/v1/panoramas/p1?floorId=f1&roomId=r1")
+        #expect(request.url == "http://127.0.0.1:8080/v1/panoramas/p1?floorId=f1&roomId=r1&x=2.5&y=-1&heading=270")
+        let unplaced = PanoramaFile(id: file.id, floorId: file.floorId, roomId: nil, position: nil, path: file.path, contentType: file.contentType,
+                                size: file.size, sha256: file.sha256)
+        #expect(ItemRequests.panorama(server, unplaced).url == "http://127.0.0.1:8080/v1/panoramas/p1?floorId=f1")
         #expect(request.header("authorization") == "Bearer nt_secret")
         #expect(request.header("content-type") == "image/jpeg")
         #expect(request.header("repr-digest") == "sha-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=:")
@@ -88,7 +92,8 @@ import TestSupport
             let parts = pair.split(separator: " ")
             return (String(parts[0]), String(decoding: ByteEncoding.bytes(fromBase64: parts[1]) ?? [], as: UTF8.self))
         })
-        #expect(pairs == ["panoramaId": "p1", "floorId": "f1", "roomId": "r1", "contentType": "image/jpeg", "sha256": file.sha256])
+        #expect(pairs == ["panoramaId": "p1", "floorId": "f1", "roomId": "r1", "contentType": "image/jpeg", "sha256": file.sha256,
+                          "x": "2.5", "y": "-1", "heading": "270"])
         let location = try #require(server.ownURL("/v1/uploads/u1"))
         let patch = ItemRequests.resumablePatch(server, location: location, offset: 400, file)
         #expect(patch.method == "PATCH" && patch.url == "http://127.0.0.1:8080/v1/uploads/u1")

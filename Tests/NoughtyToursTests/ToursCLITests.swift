@@ -63,7 +63,8 @@ import TestSupport
         #expect(try tours("panorama", "add", property, try file("a.jpg", bytes: 70_000), try file("b.png", bytes: 50_000),
                           "--floor", "0", "--room", kitchen).status == 0)
         #expect(try tours("worldmap", property, try file("map1.bin", bytes: 3_000), "--floor", "1").status == 0)
-        #expect(try tours("panorama", "add", property, try file("c.heic", bytes: 30_000), "--floor", "1").status == 0)
+        let placed = try tours("panorama", "add", property, try file("c.heic", bytes: 30_000), "--floor", "1", "--at", "2.5,1.5,-90", "--json")
+        #expect(placed.status == 0, "\(placed.err)")
 
         let synced = try tours("sync", "--json")
         #expect(synced.status == 0, "\(synced.err)")
@@ -75,6 +76,9 @@ import TestSupport
         let tourId = try #require(status["tourId"] as? String)
         #expect(try server.json("/v1/properties/\(property)")["tourId"] as? String == tourId)
         #expect(try server.json("/v1/properties/\(property)/status")["panoramaCount"] as? Int == 3)
+        let placedId = try #require((try json(placed.out)["panoramas"] as? [String])?.first, "\(placed.out)")
+        let position = try server.json("/v1/panoramas/\(placedId)")["position"] as? [String: Any]
+        #expect(position?["x"] as? Double == 2.5 && position?["y"] as? Double == 1.5 && position?["heading"] as? Double == 270)
 
         let shown = try json(try tours("property", "show", property, "--json").out)
         let floors = try #require(shown["floors"] as? [[String: Any]])
@@ -114,6 +118,11 @@ import TestSupport
         }
         #expect(try tours("panorama", "add", property, work.appendingPathComponent("missing.jpg").path).status == 5) // unreadable
         #expect(try tours("panorama", "add", property, try file("notes.txt", bytes: 10)).status == 5) // not an image type
+        #expect(try tours("panorama", "add", property, try file("at.jpg", bytes: 100), "--at", "1").status == 2) // X,Y at least
+        let heading = try tours("panorama", "add", property, try file("at.jpg", bytes: 100), "--at", "1,1,400")
+        #expect(heading.status == 5 && heading.err.contains("heading must be"), "\(heading.err)") // past 360°
+        #expect(try tours("panorama", "add", property, try file("at1.jpg", bytes: 100), try file("at2.jpg", bytes: 100), "--at", "1,1").status == 2)
+        #expect(try json(try tours("status", property, "--json").out)["panoramaCount"] as? Int == 0) // none of them added
         let plan = try file("empty-plan.json", bytes: 0)
         try #"{"rooms": []}"#.write(toFile: plan, atomically: true, encoding: .utf8)
         #expect(try tours("plan", property, plan, "--mode", "continueScan").status == 5) // not continuable

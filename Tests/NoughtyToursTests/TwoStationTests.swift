@@ -92,6 +92,47 @@ import TestSupport
         #expect(capturedHere?.isEmpty == false)
     }
 
+    /// docs/client.md "Positions": where a panorama was taken goes up with it, one-shot or
+    /// resumable, and comes down to another station; a position that does not read is refused
+    /// before anything is captured.
+    @Test func aPanoramasPositionTravelsWithIt() async throws {
+        let server = try LiveServer()
+        defer { server.stop() }
+        let stationA = try await makeSyncingLibrary(server: server.url, token: server.token, options: fastSync(resumableThreshold: 64 << 10))
+        let property = try await stationA.properties.createProperty(name: "Dune House", floorCount: 1, metadata: [:])
+        let floor = try #require(try await stationA.properties.floors(of: property).first)
+        let rooms = try await stationA.structureCapture.apply(floor: floor, mode: .newScan, rooms: [
+            CapturedRoom(name: "Living room", outline: [[0, 0], [6, 0], [6, 4], [0, 4]]),
+        ])
+        let session = try await stationA.panoramaCapture.session(room: rooms[0])
+        let small = try await capturePanorama(session, position: try PanoramaPosition.onPlan(x: 1.5, y: 2, heading: -45))
+        let large = try await capturePanorama(session, bytes: 200_000, seed: 3, position: try PanoramaPosition.onPlan(x: 4.25, y: 1))
+        let unplaced = try await capturePanorama(session, seed: 11)
+        for (x, y, heading) in [(Double.nan, 1.0, nil), (1, 10_001, nil), (1, 1, 400.0)] as [(Double, Double, Double?)] {
+            #expect { _ = try PanoramaPosition.onPlan(x: x, y: y, heading: heading) } throws: { error in
+                if case .invalidInput = error as? NoughtyToursError { return true }
+                return false
+            }
+        }
+        try await drain(stationA)
+        #expect(try await stationA.properties.status(of: property).isComplete)
+
+        let expected: [String: [String: Double]] = [small: ["x": 1.5, "y": 2, "heading": 315], large: ["x": 4.25, "y": 1]]
+        for id in [small, large, unplaced] {
+            let stored = try server.json("/v1/panoramas/\(id)")
+            let position = (stored["position"] as? [String: Any])?.compactMapValues { ($0 as? NSNumber)?.doubleValue }
+            #expect(position == expected[id], "\(id)")
+        }
+
+        let stationB = try await makeSyncingLibrary(server: server.url, token: server.token)
+        try await stationB.properties.download(propertyId: property.id)
+        let rows = try await stationB.store.read { db in
+            try db.query("SELECT id, x, y, heading FROM panoramas").map { ($0[0].string ?? "", [$0[1].double, $0[2].double, $0[3].double]) }
+        }
+        let downloaded = Dictionary(uniqueKeysWithValues: rows)
+        #expect(downloaded[small] == [1.5, 2, 315] && downloaded[large] == [4.25, 1, nil] && downloaded[unplaced] == [nil, nil, nil])
+    }
+
     /// Local work still queued is never overwritten by a download.
     @Test func aDownloadKeepsLocalWorkStillQueued() async throws {
         let server = try LiveServer()

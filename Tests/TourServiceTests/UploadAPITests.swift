@@ -252,9 +252,10 @@ extension APIClient {
         return try send(method, target, body: body, headers: headers)
     }
 
+    /// `extra`: more metadata (a position's `x`, `y`, `heading`).
     func tusCreate(panoramaId: String, floorId: String, length: Int, contentType: String = "image/jpeg", sha256: String? = nil,
-                   body: [UInt8] = []) throws -> RawClient.Response {
-        var metadata = ["panoramaId": panoramaId, "floorId": floorId, "contentType": contentType]
+                   body: [UInt8] = [], extra: [String: String] = [:]) throws -> RawClient.Response {
+        var metadata = extra.merging(["panoramaId": panoramaId, "floorId": floorId, "contentType": contentType]) { $1 }
         if let sha256 { metadata["sha256"] = sha256 }
         let header = metadata.sorted { $0.key < $1.key }.map { "\($0.key) \(Data($0.value.utf8).base64EncodedString())" }.joined(separator: ",")
         var headers = ["Upload-Length": String(length), "Upload-Metadata": header]

@@ -169,8 +169,11 @@ public struct PanoramaDocument: JSONDocument, Equatable, Sendable {
     /// Lowercase hex.
     public var sha256: String
     public var createdAt: String
+    /// Where on the plan it was taken, when the capture said.
+    public var position: PanoramaPosition?
 
-    public init(id: String, propertyId: String, floorId: String, roomId: String?, contentType: String, size: Int64, sha256: String, createdAt: String) {
+    public init(id: String, propertyId: String, floorId: String, roomId: String?, contentType: String, size: Int64, sha256: String, createdAt: String,
+                position: PanoramaPosition? = nil) {
         self.id = id
         self.propertyId = propertyId
         self.floorId = floorId
@@ -179,13 +182,14 @@ public struct PanoramaDocument: JSONDocument, Equatable, Sendable {
         self.size = size
         self.sha256 = sha256
         self.createdAt = createdAt
+        self.position = position
     }
 
     public init(_ value: JSONValue) throws(InvalidDocument) {
         let json = try Fields(value, context: "panorama")
         self.init(id: try json.string("id"), propertyId: try json.string("propertyId"), floorId: try json.string("floorId"),
                   roomId: try json.optionalString("roomId"), contentType: try json.string("contentType"), size: Int64(try json.integer("size")),
-                  sha256: try json.string("sha256"), createdAt: try json.string("createdAt"))
+                  sha256: try json.string("sha256"), createdAt: try json.string("createdAt"), position: try PanoramaPosition(json["position"]))
     }
 
     public var contentURL: String { "/v1/panoramas/\(id)/content" }
@@ -201,6 +205,8 @@ public struct PanoramaDocument: JSONDocument, Equatable, Sendable {
             writer.key("createdAt"); writer.string(createdAt)
             writer.key("floorId"); writer.string(floorId)
             writer.key("id"); writer.string(id)
+            writer.key("position")
+            if let position { position.write(to: &writer) } else { writer.null() }
             writer.key("propertyId"); writer.string(propertyId)
             writer.key("roomId"); writer.string(roomId)
             writer.key("sha256"); writer.string(sha256)

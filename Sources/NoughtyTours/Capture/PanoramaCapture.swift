@@ -62,8 +62,10 @@ public actor PanoramaCaptureSession {
 
     /// A recorded panorama: its folder holds the image file `image`. Kept, it moves into local
     /// storage and the upload queue in one transaction; discarded (or blocked), its folder is
-    /// deleted and nothing reaches the store or the queue.
-    public func record(folder: URL, image: String, readings: CaptureReadings) async throws(NoughtyToursError) -> PanoramaOutcome {
+    /// deleted and nothing reaches the store or the queue. `position`: where on the floor's plan
+    /// it was taken, when known; it goes to the server with the panorama.
+    public func record(folder: URL, image: String, readings: CaptureReadings,
+                       position: PanoramaPosition? = nil) async throws(NoughtyToursError) -> PanoramaOutcome {
         guard !ended else { throw .invalidInput("the capture session has ended") }
         if let reason = PanoramaGrading.lightBlock(readings) {
             try? FileManager.default.removeItem(at: folder)
@@ -89,9 +91,9 @@ public actor PanoramaCaptureSession {
                 // server puts a removed room's panoramas.
                 let roomId = try room.flatMap { room in try db.first("SELECT 1 FROM rooms WHERE id = ?", room.id) == nil ? nil : room.id }
                 try db.run("""
-                    INSERT INTO panoramas (id, property_id, floor_id, room_id, path, content_type, size, sha256, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-                    """, id, floor.propertyId, floor.id, roomId, target.path, contentType, size, digest)
+                    INSERT INTO panoramas (id, property_id, floor_id, room_id, path, content_type, size, sha256, created_at, x, y, heading)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?, ?, ?)
+                    """, id, floor.propertyId, floor.id, roomId, target.path, contentType, size, digest, position?.x, position?.y, position?.heading)
                 // After the floor's plan when it has one (a room's panorama needs its room), else after the floor.
                 let after = try Queue.latest(db, kinds: [.plan, .floor], entity: floor.id)
                 try Queue.add(db, property: floor.propertyId, kind: .panorama, entity: id, dependsOn: after)

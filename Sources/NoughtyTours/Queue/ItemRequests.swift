@@ -35,6 +35,7 @@ struct PanoramaFile: Sendable, Equatable {
     let id: String
     let floorId: String
     let roomId: String?
+    let position: PanoramaPosition?
     let path: String
     let contentType: String
     let size: Int64
@@ -72,6 +73,7 @@ enum ItemRequests {
     static func panorama(_ server: ServerEndpoint, _ file: PanoramaFile) -> HTTPRequest {
         var path = "/v1/panoramas/\(file.id)?floorId=\(file.floorId)"
         if let room = file.roomId { path += "&roomId=\(room)" }
+        for (name, value) in file.position?.parameters ?? [] { path += "&\(name)=\(value)" }
         return HTTPRequest("PUT", server.url(path),
                            headers: [server.authorization, ("Content-Type", file.contentType), ("Repr-Digest", reprDigest(file.sha256))],
                            body: .file(path: file.path, offset: 0, length: file.size), sink: .discard)
@@ -86,6 +88,7 @@ enum ItemRequests {
     static func resumableCreation(_ server: ServerEndpoint, _ file: PanoramaFile) -> HTTPRequest {
         var metadata = [("panoramaId", file.id), ("floorId", file.floorId), ("contentType", file.contentType), ("sha256", file.sha256)]
         if let room = file.roomId { metadata.append(("roomId", room)) }
+        metadata += file.position?.parameters.map { ($0.name, $0.value) } ?? []
         let encoded = metadata.map { "\($0.0) \(ByteEncoding.base64(Array($0.1.utf8)))" }.joined(separator: ",")
         return HTTPRequest("POST", server.url("/v1/uploads"),
                            headers: [server.authorization, tusVersion, ("Upload-Length", String(file.size)), ("Upload-Metadata", encoded)],

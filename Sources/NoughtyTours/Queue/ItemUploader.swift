@@ -125,9 +125,11 @@ struct ItemUploader: Sendable {
                   let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value else { return .obsolete }
             return .request(ItemRequests.worldMap(server, floorId: item.entityId, path: path, size: size))
         case .panorama:
-            guard let row = try db.first("SELECT floor_id, room_id, path, content_type, size, sha256 FROM panoramas WHERE id = ?", item.entityId) else { return .obsolete }
-            return .panorama(PanoramaFile(id: item.entityId, floorId: row[0].string ?? "", roomId: row[1].string, path: row[2].string ?? "",
-                                          contentType: row[3].string ?? "", size: row[4].int64 ?? 0, sha256: row[5].string ?? ""))
+            guard let row = try db.first("SELECT floor_id, room_id, path, content_type, size, sha256, x, y, heading FROM panoramas WHERE id = ?",
+                                         item.entityId) else { return .obsolete }
+            let position = row[6].double.flatMap { x in row[7].double.flatMap { y in try? PanoramaPosition(x: x, y: y, heading: row[8].double) } }
+            return .panorama(PanoramaFile(id: item.entityId, floorId: row[0].string ?? "", roomId: row[1].string, position: position,
+                                          path: row[2].string ?? "", contentType: row[3].string ?? "", size: row[4].int64 ?? 0, sha256: row[5].string ?? ""))
         case .deleteProperty:
             return .request(ItemRequests.deleteProperty(server, id: item.entityId))
         }

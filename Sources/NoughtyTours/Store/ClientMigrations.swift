@@ -96,5 +96,11 @@ enum ClientMigrations {
             UPDATE queue_items SET done_at = CAST(strftime('%s', 'now') AS REAL) WHERE state = 'done';
             CREATE INDEX panoramas_with_files ON panoramas (id, path, size) WHERE path != '';
             """),
+        // Where a panorama was taken on its floor's plan (PanoramaPosition), when the capture said.
+        Migration(version: 7, name: "panorama_positions", sql: """
+            ALTER TABLE panoramas ADD COLUMN x REAL;
+            ALTER TABLE panoramas ADD COLUMN y REAL;
+            ALTER TABLE panoramas ADD COLUMN heading REAL;
+            """),
     ]
 }

@@ -41,6 +41,13 @@ enum PanoramaMediaType {
     }
 }
 
+extension PanoramaPosition {
+    /// A creation's `x`, `y` and `heading` (tus metadata), or a 400 saying what is wrong.
+    static func checked(x: String?, y: String?, heading: String?) throws(ServiceError) -> PanoramaPosition? {
+        try ServiceError.parsing { () throws(InvalidDocument) in try parse(x: x, y: y, heading: heading) }
+    }
+}
+
 /// `Repr-Digest` (RFC 9530 §3): a structured-field dictionary of algorithm to byte sequence.
 /// Only sha-256 is used; other algorithms are ignored as §3 allows.
 enum ReprDigest {

@@ -67,6 +67,7 @@ struct UploadRequest: Equatable {
     var panoramaId: String
     var floorId: String
     var roomId: String?
+    var position: PanoramaPosition?
     var contentType: String
     var declaredSHA256: String?
     var length: Int64
@@ -83,6 +84,7 @@ struct UploadRequest: Equatable {
         let panoramaId = try Identifier.checked(metadata["panoramaId"], "panoramaId in Upload-Metadata")
         let floorId = try Identifier.checked(metadata["floorId"], "floorId in Upload-Metadata")
         let roomId = try metadata["roomId"].map { text throws(ServiceError) in try Identifier.checked(text, "roomId in Upload-Metadata") }
+        let position = try PanoramaPosition.checked(x: metadata["x"], y: metadata["y"], heading: metadata["heading"])
         let contentType = try PanoramaMediaType.validated(metadata["contentType"])
         var declared: String?
         if let hex = metadata["sha256"] {
@@ -91,7 +93,7 @@ struct UploadRequest: Equatable {
             }
             declared = ByteEncoding.hex(bytes)
         }
-        return UploadRequest(panoramaId: panoramaId, floorId: floorId, roomId: roomId, contentType: contentType,
+        return UploadRequest(panoramaId: panoramaId, floorId: floorId, roomId: roomId, position: position, contentType: contentType,
                              declaredSHA256: declared, length: length, metadataHeader: header ?? "")
     }
 }

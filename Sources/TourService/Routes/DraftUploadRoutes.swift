@@ -62,6 +62,7 @@ extension Uploads {
             guard request.headers["upload-offset"] == nil else { throw ServiceError.badRequest("a creation carries no Upload-Offset") }
             let floorId = try Identifier.checked(try request.queryParameter("floorId"), "floorId")
             let roomId = try request.queryParameter("roomId").map { text throws(ServiceError) in try Identifier.checked(text, "roomId") }
+            let position = try PanoramaPosition.checked(request)
             let contentType = try PanoramaMediaType.validated(request.headers["content-type"])
             let declared = try ReprDigest.sha256(request.headers["repr-digest"]).map(ByteEncoding.hex)
             let maxSize = Int64(context.config.maxPanoramaBytes)
@@ -74,7 +75,7 @@ extension Uploads {
                 return try PanoramaUpload.resend(existing, digest: declared)
             }
             _ = try await context.read { try await TourStore.panoramaPlace($0, tenant, floorId: floorId, roomId: roomId) }
-            let wanted = UploadRequest(panoramaId: panoramaId, floorId: floorId, roomId: roomId, contentType: contentType, declaredSHA256: declared,
+            let wanted = UploadRequest(panoramaId: panoramaId, floorId: floorId, roomId: roomId, position: position, contentType: contentType, declaredSHA256: declared,
                                        length: length ?? maxSize, metadataHeader: "", lengthKnown: length != nil, awaitsCompletion: true)
             let key = BlobKey(tenant: tenant, kind: .upload, id: Identifier.make())
             return try await owning(key) { owner in

@@ -14,6 +14,7 @@ enum PanoramaRoutes {
             }
             let floorId = try Identifier.checked(try request.queryParameter("floorId"), "floorId")
             let roomId = try request.queryParameter("roomId").map { text throws(ServiceError) in try Identifier.checked(text, "roomId") }
+            let position = try PanoramaPosition.checked(request)
             let contentType = try PanoramaMediaType.validated(request.headers["content-type"])
             let declared = try ReprDigest.sha256(request.headers["repr-digest"]).map(ByteEncoding.hex)
             try PartialUploadMarks.refuseParts(request.headers)
@@ -51,7 +52,7 @@ enum PanoramaRoutes {
                 let stored: PanoramaRecord
                 do {
                     stored = try await context.write { db in
-                        try await TourStore.insertPanorama(db, tenant, id: id, floorId: floorId, roomId: roomId,
+                        try await TourStore.insertPanorama(db, tenant, id: id, floorId: floorId, roomId: roomId, position: position,
                                                      contentType: contentType, size: received.size, sha256: received.sha256)
                     }
                 } catch {
@@ -143,4 +144,11 @@ enum PanoramaUpload {
         return .document(.ok, existing)
     }
 
+}
+
+extension PanoramaPosition {
+    /// The `x`, `y` and `heading` query parameters of a panorama's creation (one-shot or draft).
+    static func checked(_ request: Request) throws -> PanoramaPosition? {
+        try checked(x: try request.queryParameter("x"), y: try request.queryParameter("y"), heading: try request.queryParameter("heading"))
+    }
 }

@@ -466,7 +466,7 @@ struct Uploads: Sendable {
                     do {
                         stored = try await context.write { db in
                             let stored = try await TourStore.insertPanorama(db, tenant, id: upload.panoramaId, floorId: upload.floorId, roomId: upload.roomId,
-                                                                            contentType: upload.contentType, size: upload.length, sha256: digest)
+                                                                            position: upload.position, contentType: upload.contentType, size: upload.length, sha256: digest)
                             try await UploadStore.markFinished(db, tenant, upload.id)
                             return stored
                         }

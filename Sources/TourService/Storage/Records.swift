@@ -76,6 +76,16 @@ extension PanoramaDocument {
     init(_ row: Row) {
         self.init(id: row["id"].string ?? "", propertyId: row["property_id"].string ?? "", floorId: row["floor_id"].string ?? "",
                   roomId: row["room_id"].string, contentType: row["content_type"].string ?? "", size: row["size"].int64 ?? 0,
-                  sha256: row["sha256"].string ?? "", createdAt: row["created_at"].string ?? "")
+                  sha256: row["sha256"].string ?? "", createdAt: row["created_at"].string ?? "", position: PanoramaPosition(row))
+    }
+}
+
+extension PanoramaPosition {
+    /// From a row's `x`, `y` and `heading` (panoramas, uploads); they were stored only valid.
+    init?(_ row: Row) {
+        guard let x = row["x"].double, let y = row["y"].double, let position = try? PanoramaPosition(x: x, y: y, heading: row["heading"].double) else {
+            return nil
+        }
+        self = position
     }
 }

@@ -282,6 +282,18 @@ CREATE TABLE webhook_deliveries (
 ) WITHOUT ROWID;
 
 """#),
+        Migration(version: 11, name: "panorama_positions", sql: #"""
+-- Where a panorama was taken on its floor's plan (docs/api.md "Panorama"): x and y in metres,
+-- heading in degrees in [0, 360); null when the capture did not say (every older panorama).
+-- An unfinished upload keeps what its creation said until it becomes its panorama.
+ALTER TABLE panoramas ADD COLUMN x REAL;
+ALTER TABLE panoramas ADD COLUMN y REAL;
+ALTER TABLE panoramas ADD COLUMN heading REAL;
+ALTER TABLE uploads ADD COLUMN x REAL;
+ALTER TABLE uploads ADD COLUMN y REAL;
+ALTER TABLE uploads ADD COLUMN heading REAL;
+
+"""#),
     ]
 
     static let postgresql: [Migration] = [
@@ -522,6 +534,12 @@ CREATE TABLE webhook_deliveries (
     PRIMARY KEY (tenant_id, webhook_id, seq),
     FOREIGN KEY (tenant_id, webhook_id) REFERENCES webhooks (tenant_id, id) ON DELETE CASCADE
 );
+
+"""#),
+        Migration(version: 8, name: "panorama_positions", sql: #"""
+-- Where a panorama was taken on its floor's plan (SQLite's migration 0011).
+ALTER TABLE panoramas ADD COLUMN x DOUBLE PRECISION, ADD COLUMN y DOUBLE PRECISION, ADD COLUMN heading DOUBLE PRECISION;
+ALTER TABLE uploads ADD COLUMN x DOUBLE PRECISION, ADD COLUMN y DOUBLE PRECISION, ADD COLUMN heading DOUBLE PRECISION;
 
 """#),
     ]

@@ -262,18 +262,20 @@ enum TourStore {
         return propertyId
     }
 
-    static func insertPanorama(_ db: any SQLConnection, _ tenant: Int64, id: String, floorId: String, roomId: String?,
+    static func insertPanorama(_ db: any SQLConnection, _ tenant: Int64, id: String, floorId: String, roomId: String?, position: PanoramaPosition?,
                                contentType: String, size: Int64, sha256: String) async throws -> PanoramaRecord {
         let propertyId = try await panoramaPlace(db, tenant, floorId: floorId, roomId: roomId)
         try await db.run("""
-            INSERT INTO panoramas (tenant_id, id, property_id, floor_id, room_id, content_type, size, sha256, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, tenant, id, propertyId, floorId, roomId, contentType, size, sha256, Timestamp.now())
+            INSERT INTO panoramas (tenant_id, id, property_id, floor_id, room_id, content_type, size, sha256, created_at, x, y, heading)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, tenant, id, propertyId, floorId, roomId, contentType, size, sha256, Timestamp.now(), position?.x, position?.y, position?.heading)
         try await touch(db, tenant, property: propertyId)
         try await EventStore.append(db, tenant, .panoramaStored, property: propertyId) { data in
             data.key("id"); data.string(id)
             data.key("floorId"); data.string(floorId)
             data.key("roomId"); data.string(roomId)
+            data.key("position")
+            if let position { position.write(to: &data) } else { data.null() }
             data.key("size"); data.int(size)
             data.key("sha256"); data.string(sha256)
         }

@@ -1,3 +1,4 @@
+import APIModel
 import SQLiteDB
 
 /// A resumable upload's row.
@@ -6,6 +7,7 @@ struct UploadRecord: Equatable, Sendable {
     var panoramaId: String
     var floorId: String
     var roomId: String?
+    var position: PanoramaPosition?
     var contentType: String
     var length: Int64
     var offset: Int64
@@ -27,6 +29,7 @@ struct UploadRecord: Equatable, Sendable {
         panoramaId = row["panorama_id"].string ?? ""
         floorId = row["floor_id"].string ?? ""
         roomId = row["room_id"].string
+        position = PanoramaPosition(row)
         contentType = row["content_type"].string ?? ""
         length = row["length"].int64 ?? 0
         offset = row["offset"].int64 ?? 0
@@ -62,10 +65,11 @@ enum UploadStore {
     static func create(_ db: any SQLConnection, _ tenant: Int64, id: String, _ request: UploadRequest, expiresAt: Int64) async throws -> UploadRecord {
         try await db.run("""
             INSERT INTO uploads (tenant_id, id, panorama_id, floor_id, room_id, content_type, length, declared_sha256, metadata,
-                                 state, created_at, expires_at, length_known, awaits_completion)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'receiving', ?, ?, ?, ?)
+                                 state, created_at, expires_at, length_known, awaits_completion, x, y, heading)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'receiving', ?, ?, ?, ?, ?, ?, ?)
             """, tenant, id, request.panoramaId, request.floorId, request.roomId, request.contentType, request.length,
-                   request.declaredSHA256, request.metadataHeader, Timestamp.now(), expiresAt, request.lengthKnown, request.awaitsCompletion)
+                   request.declaredSHA256, request.metadataHeader, Timestamp.now(), expiresAt, request.lengthKnown, request.awaitsCompletion,
+                   request.position?.x, request.position?.y, request.position?.heading)
         guard let created = try await upload(db, tenant, id) else { throw ServiceError(.internal, "upload vanished after insert") }
         return created
     }

@@ -74,6 +74,19 @@ enum CaptureCommands {
         Output.line("saved the world map of floor \(floor.number ?? 0)")
     }
 
+    /// `--at X,Y[,HEADING]`: metres on the plan, and degrees.
+    static func position(_ text: String) throws(CLIError) -> PanoramaPosition {
+        let numbers = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard numbers.count == 2 || numbers.count == 3, let x = numbers[0], let y = numbers[1], numbers.count == 2 || numbers[2] != nil else {
+            throw .usage("--at takes X,Y or X,Y,HEADING: metres on the floor's plan, and degrees, as numbers")
+        }
+        do {
+            return try PanoramaPosition.onPlan(x: x, y: y, heading: numbers.count == 3 ? numbers[2] : nil)
+        } catch {
+            throw .library(error)
+        }
+    }
+
     /// Each image becomes a panorama of the floor (or `--room`, on whichever floor holds it),
     /// as if captured with good readings; the files themselves are left as they are. Every
     /// image is checked by its content first: one that is not an image adds none.
@@ -86,6 +99,8 @@ enum CaptureCommands {
             case .failure(let error): throw .library(error)
             }
         }
+        let position = try arguments.value("--at").map { text throws(CLIError) in try Self.position(text) }
+        guard position == nil || images.count == 1 else { throw .usage("--at places one image: give a single IMAGE with it") }
         let session: PanoramaCaptureSession
         let floor: Floor
         if let roomId = arguments.value("--room") {
@@ -110,7 +125,8 @@ enum CaptureCommands {
             }
             let outcome: PanoramaOutcome
             do {
-                outcome = try await session.record(folder: folder, image: name, readings: CaptureReadings(iso: 100, shutterSeconds: 1.0 / 60))
+                outcome = try await session.record(folder: folder, image: name, readings: CaptureReadings(iso: 100, shutterSeconds: 1.0 / 60),
+                                                position: position)
             } catch {
                 try? FileManager.default.removeItem(at: folder)
                 throw .library(error)

@@ -52,7 +52,7 @@ enum Commands {
             try await CaptureCommands.worldMap(try await ClientConfig.load(path).open(), arguments)
         case "panorama":
             guard rest.popFirst() == "add" else { throw .usage("panorama needs add") }
-            let arguments = try Arguments(rest, valued: ["--floor", "--room"], flags: ["--json"])
+            let arguments = try Arguments(rest, valued: ["--floor", "--room", "--at"], flags: ["--json"])
             try await CaptureCommands.addPanoramas(try await ClientConfig.load(path).open(), arguments)
         case "sync":
             let config = try ClientConfig.load(path)

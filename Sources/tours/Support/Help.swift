@@ -87,13 +87,15 @@ enum Help {
         Saves FILE as the world map of the floor (0 unless --floor): what continueScan resumes from.
         """,
         "panorama": """
-        usage: tours panorama add ID IMAGE... [--floor N] [--room ROOM] [--json]
+        usage: tours panorama add ID IMAGE... [--floor N] [--room ROOM] [--at X,Y[,HEADING]] [--json]
 
         Each image becomes a panorama of the floor (0 unless --floor) or of the room ROOM (its
         id, or its name when one room has it; its floor found from the room). An image is
         checked by its content: a JPEG, HEIC or PNG file with a width and a height, named by its
         format (.jpg, .heic, .png); anything else is refused (exit 5) before anything is stored.
-        The files themselves are left as they are.
+        The files themselves are left as they are. --at says where one IMAGE was taken on the
+        floor's plan: X and Y in metres (x to the right, y down the plan, as room outlines are),
+        HEADING the direction of the image's centre in degrees clockwise from up the plan.
         """,
         "sync": """
         usage: tours sync [--json]

@@ -25,8 +25,8 @@ let good = CaptureReadings(iso: 400, shutterSeconds: 1.0 / 60)
 
 /// Records and keeps one panorama; returns its id.
 @discardableResult
-func capturePanorama(_ session: PanoramaCaptureSession, bytes: Int = 4096, seed: Int = 7) async throws -> String {
-    let outcome = try await session.record(folder: try recordedFolder(bytes: bytes, seed: seed), image: "pano.jpg", readings: good)
+func capturePanorama(_ session: PanoramaCaptureSession, bytes: Int = 4096, seed: Int = 7, position: PanoramaPosition? = nil) async throws -> String {
+    let outcome = try await session.record(folder: try recordedFolder(bytes: bytes, seed: seed), image: "pano.jpg", readings: good, position: position)
     guard case .kept(let id) = outcome else { throw NoughtyToursError.invalidInput("not kept: \(outcome)") }
     return id
 }
