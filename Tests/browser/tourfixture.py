@@ -147,3 +147,38 @@ def build_tour(daemon, token, name, rooms=4, panoramas_per_room=1, loose=1, imag
         panoramas.append(panorama_id)
     return {"property": property_id, "tour": tour["tourId"], "floors": floor_ids, "rooms": [room["id"] for room in plan],
             "roomNames": [room["name"] for room in plan], "panoramas": panoramas}
+
+
+# A house to walk through: two floors, an L-shaped living room, each panorama placed on its
+# floor's plan (x, y in metres, heading in degrees clockwise from up the plan).
+WALK_FLOORS = [
+    [("Hall", [[0, 0], [3, 0], [3, 4], [0, 4]], [(1.5, 2.0, 90)]),
+     ("Living room", [[3, 0], [9, 0], [9, 3], [6, 3], [6, 6], [3, 6]], [(4.5, 1.5, 90), (4.5, 4.5, 0)]),
+     ("Kitchen", [[6, 3], [9, 3], [9, 6], [6, 6]], [(7.5, 4.5, 270)])],
+    [("Landing", [[0, 0], [3, 0], [3, 4], [0, 4]], [(1.5, 2.0, 90)]),
+     ("Bedroom", [[3, 0], [8, 0], [8, 4], [3, 4]], [(5.5, 2.0, 270)])],
+]
+
+
+def build_walk_tour(daemon, token, name="Dune House", width=1024):
+    """The WALK_FLOORS house through the API; returns its ids: floors, rooms by name, and
+    panoramas as (room name, place, id) in the order a visitor walks them."""
+    property_id = str(uuid.uuid4())
+    tour = daemon.api("PUT", f"/v1/properties/{property_id}", {"name": name, "floorCount": len(WALK_FLOORS), "metadata": {}}, token)
+    floors, rooms, panoramas = [], {}, []
+    for number, plan in enumerate(WALK_FLOORS):
+        floor_id = str(uuid.uuid4())
+        daemon.api("PUT", f"/v1/properties/{property_id}/floors/{floor_id}", {"number": number, "name": None}, token)
+        floors.append(floor_id)
+        outlines = [{"id": str(uuid.uuid4()), "name": room, "outline": outline, "height": 2.5} for room, outline, _ in plan]
+        daemon.api("PUT", f"/v1/floors/{floor_id}/plan", {"planId": str(uuid.uuid4()), "mode": "newScan", "rooms": outlines}, token)
+        for room, (room_name, _, spots) in zip(outlines, plan):
+            rooms[room_name] = room["id"]
+            for place, (x, y, heading) in enumerate(spots, start=1):
+                panorama_id = str(uuid.uuid4())
+                query = f"?floorId={floor_id}&roomId={room['id']}&x={x}&y={y}&heading={heading}"
+                image = panorama_jpeg(width, seed=len(panoramas))
+                status, _, content = daemon.request("PUT", f"/v1/panoramas/{panorama_id}{query}", image, token, {"Content-Type": "image/jpeg"})
+                assert status == 201, (status, content)
+                panoramas.append((room_name, place, panorama_id))
+    return {"property": property_id, "tour": tour["tourId"], "floors": floors, "rooms": rooms, "panoramas": panoramas}

@@ -104,6 +104,92 @@ return Array.from(context.getImageData(0, 0, 64, 36).data);
 """
 
 
+def walk_the_house(driver, daemon, house, tokens, cookie):
+    """Walks tourfixture's WALK_FLOORS house as a visitor does: by the hotspots in the view,
+    the list of ways on (the keyboard's), the minimap's floors and dots; the minimap's cone
+    follows the view; a deep link restores its view."""
+    ids = {f"{name} {place}": panorama_id for name, place, panorama_id in house["panoramas"]}
+
+    def frames():
+        return int(driver.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-frames") or 0)
+
+    def arrive(name, title):
+        reached = await_condition(driver, lambda d: d.current_url.split("#")[0].endswith(ids[name]) and frames() >= 1,
+                                  f"the walk reaches {name} and draws it")
+        check(reached and driver.find_element(By.TAG_NAME, "h1").text == title and driver.title.startswith(title + " ·"),
+              f"{name}'s page is titled by its room and place: {driver.find_element(By.TAG_NAME, 'h1').text!r}")
+        return reached
+
+    def hotspot(label):
+        spots = [spot for spot in driver.find_elements(By.CSS_SELECTOR, "#viewer a.hotspot") if spot.text == label and spot.is_displayed()]
+        return spots[0] if spots else None
+
+    def bearing():
+        return float(driver.find_element(By.CSS_SELECTOR, "svg.plan .spot.current .cone").get_attribute("data-bearing"))
+
+    driver.get(daemon.base + f"/app/panoramas/{ids['Hall 1']}")
+    driver.execute_script("window.localStorage.clear()")  # a first visit: the drag above dismissed the hint for good
+    driver.refresh()
+    arrive("Hall 1", "Hall")
+    check(driver.find_element(By.CSS_SELECTOR, ".viewer .hint").is_displayed(), "the first visit shows how to look around")
+    # The living room stands ahead of the hall's camera, a little to the left: its hotspot is in view.
+    if await_condition(driver, lambda d: hotspot("Living room · 1 of 2"), "the living room's hotspot is in the hall's view"):
+        spot = hotspot("Living room · 1 of 2")
+        check(spot.location["x"] < driver.find_element(By.CSS_SELECTOR, "#viewer").size["width"] / 2 + 200,
+              "the hotspot stands left of the view's middle, where the room is")
+        spot.click()
+    arrive("Living room 1", "Living room · 1 of 2")
+    look(driver, daemon, "11-walk-living-room", tokens, cookie)
+    # The minimap's cone: the panorama's heading (90) turned by the view; a drag turns both.
+    check(abs(bearing() - 90) < 0.2, f"the cone points where the view looks: {bearing()}")
+    before = frames()
+    canvas = driver.find_element(By.CSS_SELECTOR, "#viewer canvas")
+    ActionChains(driver).move_to_element(canvas).click_and_hold().move_by_offset(-240, 0).release().perform()
+    await_condition(driver, lambda d: frames() > before and abs(bearing() - 90) > 5, "a drag turns the minimap's cone")
+    yaw = float(canvas.get_attribute("data-yaw"))
+    check(abs((bearing() - (90 + yaw)) % 360) < 0.2 or abs((bearing() - (90 + yaw)) % 360 - 360) < 0.2,
+          f"the cone follows the view: bearing {bearing()}, yaw {yaw}")
+    check(not driver.find_element(By.CSS_SELECTOR, ".viewer .hint").is_displayed(), "looking around dismisses the hint")
+    # The keyboard's way: focusing the kitchen in the list of ways on turns the view to it.
+    kitchen = driver.find_element(By.XPATH, "//section[contains(@class,'ways')]//a[text()='Kitchen']")
+    driver.execute_script("arguments[0].focus()", kitchen)
+    if await_condition(driver, lambda d: hotspot("Kitchen"), "focusing a way on turns the view to its hotspot"):
+        check(abs(float(canvas.get_attribute("data-yaw")) - 45) < 1, f"the view turns to the kitchen: yaw {canvas.get_attribute('data-yaw')}")
+        hotspot("Kitchen").click()
+    arrive("Kitchen 1", "Kitchen")
+    # Upstairs from the minimap's floors; there the bedroom's dot walks on.
+    driver.find_element(By.CSS_SELECTOR, "nav.floors a:not([aria-current])").click()
+    arrive("Landing 1", "Landing")
+    driver.find_element(By.CSS_SELECTOR, "svg.plan a.spot[aria-label='Go to Bedroom']").click()
+    arrive("Bedroom 1", "Bedroom")
+    check(driver.find_element(By.CSS_SELECTOR, "a[rel=prev]").text == "← Landing" and not driver.find_elements(By.CSS_SELECTOR, "a[rel=next]"),
+          "the last panorama steps back, not on")
+    # A deep link: the fragment names the view, and opening it restores it.
+    driver.get(daemon.base + f"/app/panoramas/{ids['Bedroom 1']}#yaw=123.4&pitch=-10&fov=60")
+    driver.refresh()
+    arrive("Bedroom 1", "Bedroom")
+    restored = float(driver.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-yaw"))
+    check(abs(restored - 123.4) < 1, f"a deep link restores its view: yaw {restored}")
+    canvas = driver.find_element(By.CSS_SELECTOR, "#viewer canvas")
+    canvas.send_keys("\ue014")  # the right arrow key: 5° on
+    await_condition(driver, lambda d: "yaw=128.4" in d.execute_script("return location.hash"), "the fragment follows the view")
+    link = driver.current_url
+    driver.get("about:blank")
+    driver.get(link)
+    arrive("Bedroom 1", "Bedroom")
+    again = float(driver.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-yaw"))
+    check(abs(again - 128.4) < 1, f"the link copied after looking around opens that view: yaw {again}")
+    # On a phone the viewer fills the screen's width and most of its height.
+    driver.set_window_size(390, 844)
+    driver.get(daemon.base + f"/app/panoramas/{ids['Living room 1']}")
+    arrive("Living room 1", "Living room · 1 of 2")
+    viewer = driver.find_element(By.CSS_SELECTOR, "#viewer").size
+    inner = driver.execute_script("return [document.documentElement.clientWidth, window.innerHeight]")
+    check(viewer["width"] >= inner[0] - 32 and viewer["height"] >= inner[1] * 0.6, f"the phone's viewer fills the screen: {viewer} of {inner}")
+    look(driver, daemon, "12-walk-phone", tokens, cookie)
+    driver.set_window_size(1280, 900)
+
+
 def main():
     os.makedirs(ARTIFACTS, exist_ok=True)
     work = tempfile.mkdtemp(prefix="toursd-browser-")
@@ -118,6 +204,7 @@ def main():
         hostile = '<script>alert("x")</script> & Sons'
         tourfixture.build_tour(daemon, daemon.token, hostile, rooms=3, panoramas_per_room=0, loose=0, image=image)
         other = tourfixture.build_tour(daemon, other_token, "Other Agency's house", rooms=2, panoramas_per_room=1, loose=0, image=image)
+        house = tourfixture.build_walk_tour(daemon, daemon.token)
         tokens = [daemon.token, other_token]
 
         driver = browser()
@@ -200,6 +287,7 @@ def main():
             canvas.send_keys("\ue012")  # the left arrow key
             await_condition(driver, lambda d: int(canvas.get_attribute("data-frames")) > frames, "the arrow keys look around")
         look(driver, daemon, "06-viewer", tokens, cookie)
+        walk_the_house(driver, daemon, house, tokens, cookie)
 
         # Another tenant's ids are 404, as in the API; so are their images.
         for path in [f"/app/properties/{other['property']}", f"/app/floors/{other['floors'][0]}", f"/app/rooms/{other['rooms'][0]}",

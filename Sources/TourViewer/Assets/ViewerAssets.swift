@@ -70,6 +70,37 @@ ul.panoramas img { width: 100%; height: auto; border-radius: 8px; display: block
 .viewer { position: relative; width: 100%; aspect-ratio: 16 / 9; background: #111; border-radius: 10px; overflow: hidden; }
 .viewer canvas { width: 100%; height: 100%; display: block; cursor: grab; touch-action: none; }
 .viewer img.fallback { width: 100%; height: 100%; object-fit: contain; display: block; }
+.viewer .hotspots { position: absolute; inset: 0; pointer-events: none; }
+.viewer a.hotspot { position: absolute; transform: translate(-50%, -50%); pointer-events: auto; padding: 0.3rem 0.8rem; border-radius: 999px; background: rgba(255, 255, 255, 0.94); color: var(--ink); font-size: 0.9rem; font-weight: 600; text-decoration: none; white-space: nowrap; box-shadow: 0 1px 5px rgba(0, 0, 0, 0.45); }
+.viewer a.hotspot::before { content: "\2191\00a0"; color: var(--accent); }
+.viewer a.hotspot:hover, .viewer a.hotspot.focused { outline: 3px solid #ffbf47; }
+.viewer .hint { position: absolute; left: 50%; bottom: 1rem; transform: translateX(-50%); width: max-content; max-width: calc(100% - 2rem); margin: 0; padding: 0.4rem 0.9rem; border-radius: 1rem; background: rgba(0, 0, 0, 0.75); color: #fff; font-size: 0.9rem; text-align: center; pointer-events: none; }
+.viewer button.fullscreen { position: absolute; top: 0.6rem; right: 0.6rem; background: rgba(0, 0, 0, 0.7); border-color: transparent; font-size: 0.85rem; }
+.viewer:fullscreen { width: 100vw; height: 100vh; aspect-ratio: auto; border-radius: 0; }
+nav.walk { display: flex; justify-content: space-between; gap: 1rem; margin: 0.75rem 0 1rem; }
+nav.walk a { padding: 0.45rem 0.9rem; border: 1px solid var(--line); border-radius: 8px; background: #fff; text-decoration: none; }
+nav.walk a[rel=next] { margin-left: auto; text-align: right; }
+.around { display: grid; grid-template-columns: repeat(auto-fit, minmax(17rem, 1fr)); gap: 0 1rem; }
+.ways ul.links { list-style: none; padding: 0; margin: 0; }
+.ways ul.links li { padding: 0.3rem 0; border-top: 1px solid var(--line); }
+.ways ul.links li:first-child { border-top: 0; }
+.ways .direction { margin-left: 0.5rem; color: var(--muted); font-size: 0.85rem; }
+.minimap svg.plan text { font-size: 30px; }
+.minimap svg.plan a.room text { transform: translateY(38px); }
+svg.plan .spot circle { fill: var(--accent); stroke: #fff; stroke-width: 4; }
+svg.plan a.spot:hover circle, svg.plan a.spot:focus circle { fill: #0f3d5c; }
+svg.plan .spot.current circle { fill: #c2410c; }
+svg.plan .cone { fill: rgba(194, 65, 12, 0.22); stroke: #c2410c; stroke-width: 2; }
+nav.floors ul { list-style: none; display: flex; flex-wrap: wrap; gap: 0.5rem; margin: 0.75rem 0 0; padding: 0; }
+nav.floors a { display: inline-block; padding: 0.25rem 0.8rem; border: 1px solid var(--line); border-radius: 999px; text-decoration: none; }
+nav.floors a[aria-current] { background: var(--accent); border-color: var(--accent); color: #fff; }
+@media (max-width: 40rem) {
+  main { padding: 0.75rem; }
+  h1 { font-size: 1.4rem; margin-bottom: 0.5rem; }
+  .viewer { aspect-ratio: auto; height: 72vh; border-radius: 6px; }
+  nav.walk { flex-direction: column; }
+  nav.walk a[rel=next] { margin-left: 0; }
+}
 .hidden { display: none !important; }
 """#
 }

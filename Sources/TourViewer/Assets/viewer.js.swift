@@ -3,6 +3,11 @@ extension ViewerAssets {
     /// view direction into longitude and latitude and samples the equirectangular image there.
     /// Drag or arrow keys look around, the wheel or +/- zoom. Without WebGL the plain image the
     /// page shows stays. `data-frames` on the canvas counts drawn frames (tests await it).
+    /// Yaw is degrees clockwise from the image's centre, as the page's `data-longitude` of the
+    /// ways on: each is placed in the view as a hotspot where it stands. The fragment holds
+    /// the view (`#yaw=…&pitch=…&fov=…`, the field of view across the view's shorter side):
+    /// opening it restores the view. The minimap's cone turns with the view (the panorama's
+    /// `data-heading` plus the yaw).
     static let viewerScript = #"""
 "use strict";
 (function () {
@@ -25,7 +30,7 @@ extension ViewerAssets {
     "  float cp = cos(pitch), sp = sin(pitch);",
     "  d = vec3(d.x, d.y * cp - d.z * sp, d.y * sp + d.z * cp);",
     "  float cy = cos(yaw), sy = sin(yaw);",
-    "  d = vec3(d.x * cy + d.z * sy, d.y, -d.x * sy + d.z * cy);",
+    "  d = vec3(d.x * cy - d.z * sy, d.y, d.x * sy + d.z * cy);",
     "  float longitude = atan(d.x, -d.z);",
     "  float latitude = asin(clamp(d.y, -1.0, 1.0));",
     "  gl_FragColor = texture2D(image, vec2(longitude / (2.0 * PI) + 0.5, 0.5 - latitude / PI));",
@@ -69,6 +74,86 @@ extension ViewerAssets {
   let pending = false;
   let frames = 0;
 
+  function clampView() {
+    view.yaw = ((view.yaw % 360) + 360) % 360;
+    view.pitch = Math.max(-85, Math.min(85, view.pitch));
+    view.fov = Math.max(30, Math.min(100, view.fov));
+  }
+
+  // A deep link: the view it names, where it reads.
+  (function restore() {
+    const fields = new URLSearchParams(window.location.hash.slice(1));
+    for (const key of ["yaw", "pitch", "fov"]) {
+      const value = Number.parseFloat(fields.get(key));
+      if (Number.isFinite(value)) view[key] = value;
+    }
+    clampView();
+  })();
+
+  let linkTimer = 0;
+  function keepLink() {
+    if (linkTimer) return;
+    linkTimer = window.setTimeout(function () {
+      linkTimer = 0;
+      const hash = "#yaw=" + view.yaw.toFixed(1) + "&pitch=" + view.pitch.toFixed(1) + "&fov=" + view.fov.toFixed(1);
+      if (window.location.hash !== hash) window.history.replaceState(null, "", hash);
+    }, 200);
+  }
+
+  // The ways on whose direction is known, as hotspots over the view.
+  const layer = root.querySelector(".hotspots");
+  const hotspots = [];
+  document.querySelectorAll(".ways a[data-longitude]").forEach(function (link) {
+    const longitude = Number.parseFloat(link.dataset.longitude);
+    if (!layer || !Number.isFinite(longitude)) return;
+    const spot = document.createElement("a");
+    spot.className = "hotspot hidden";
+    spot.href = link.href;
+    spot.textContent = link.textContent;
+    spot.tabIndex = -1; // the list of ways on is the keyboard's; focusing one there turns the view to it
+    spot.addEventListener("click", function () { dismissHint(); });
+    layer.appendChild(spot);
+    hotspots.push({ element: spot, longitude: longitude * Math.PI / 180 });
+    link.addEventListener("focus", function () {
+      view.yaw = longitude;
+      view.pitch = 0;
+      clampView();
+      spot.classList.add("focused");
+      redraw();
+    });
+    link.addEventListener("blur", function () { spot.classList.remove("focused"); });
+  });
+
+  function placeHotspots(focal, aspect) {
+    const cy = Math.cos(view.yaw * Math.PI / 180), sy = Math.sin(view.yaw * Math.PI / 180);
+    const cp = Math.cos(view.pitch * Math.PI / 180), sp = Math.sin(view.pitch * Math.PI / 180);
+    for (const spot of hotspots) {
+      // The direction on the horizon, from the image into the camera's frame: yaw, then pitch, undone.
+      const wx = Math.sin(spot.longitude), wz = -Math.cos(spot.longitude);
+      const x = wx * cy + wz * sy, zYaw = -wx * sy + wz * cy;
+      const y = zYaw * sp, z = zYaw * cp;
+      const sx = z < 0 ? x / -z / (focal * aspect) : 2, sv = z < 0 ? y / -z / focal : 2;
+      const shown = Math.abs(sx) <= 1 && Math.abs(sv) <= 1;
+      spot.element.classList.toggle("hidden", !shown);
+      if (shown) {
+        spot.element.style.left = ((sx + 1) / 2 * 100).toFixed(2) + "%";
+        spot.element.style.top = ((1 - sv) / 2 * 100).toFixed(2) + "%";
+      }
+    }
+  }
+
+  // The minimap's cone: the panorama's heading turned by the view, as wide as the view.
+  const cone = document.querySelector("svg.plan .spot.current .cone");
+  const heading = Number.parseFloat(root.dataset.heading);
+  function turnCone(focal, aspect) {
+    if (!cone || !Number.isFinite(heading)) return;
+    const half = Math.atan(focal * aspect), radius = Number.parseFloat(cone.dataset.radius) || 90;
+    const x = radius * Math.sin(half), y = -radius * Math.cos(half);
+    cone.setAttribute("d", "M0 0L" + (-x).toFixed(1) + " " + y.toFixed(1) + "A" + radius + " " + radius + " 0 0 1 " + x.toFixed(1) + " " + y.toFixed(1) + "Z");
+    cone.setAttribute("transform", "rotate(" + ((heading + view.yaw) % 360).toFixed(1) + ")");
+    cone.dataset.bearing = ((heading + view.yaw) % 360).toFixed(1);
+  }
+
   function draw() {
     pending = false;
     const ratio = window.devicePixelRatio || 1;
@@ -79,13 +164,19 @@ extension ViewerAssets {
       canvas.height = height;
     }
     gl.viewport(0, 0, width, height);
+    // The field of view spans the shorter side: upright on a phone, the view is as wide as it is tall on a desktop.
+    const aspect = width / height, focal = Math.tan(view.fov * Math.PI / 360) / Math.min(1, aspect);
     gl.uniform1f(uniform.yaw, view.yaw * Math.PI / 180);
     gl.uniform1f(uniform.pitch, view.pitch * Math.PI / 180);
-    gl.uniform1f(uniform.focal, Math.tan(view.fov * Math.PI / 360));
-    gl.uniform1f(uniform.aspect, width / height);
+    gl.uniform1f(uniform.focal, focal);
+    gl.uniform1f(uniform.aspect, aspect);
     gl.drawArrays(gl.TRIANGLES, 0, 3);
+    placeHotspots(focal, aspect);
+    turnCone(focal, aspect);
+    keepLink();
     frames += 1;
     canvas.dataset.frames = String(frames);
+    canvas.dataset.yaw = view.yaw.toFixed(2);
   }
 
   function redraw() {
@@ -96,14 +187,45 @@ extension ViewerAssets {
   }
 
   function look(yaw, pitch) {
-    view.yaw = ((view.yaw + yaw) % 360 + 360) % 360;
-    view.pitch = Math.max(-85, Math.min(85, view.pitch + pitch));
+    view.yaw += yaw;
+    view.pitch += pitch;
+    clampView();
     redraw();
   }
 
   function zoom(factor) {
-    view.fov = Math.max(30, Math.min(100, view.fov * factor));
+    view.fov *= factor;
+    clampView();
     redraw();
+  }
+
+  // A first-use hint, until the visitor first looks around (remembered where storage allows).
+  const hint = root.querySelector(".hint");
+  function seen() {
+    try { return window.localStorage.getItem("noughtytours.hint") === "seen"; } catch (error) { return false; }
+  }
+  function dismissHint() {
+    if (!hint || hint.classList.contains("hidden")) return;
+    hint.classList.add("hidden");
+    try { window.localStorage.setItem("noughtytours.hint", "seen"); } catch (error) { /* private mode: shown again next time */ }
+  }
+
+  // Full screen, where the browser offers it.
+  const fullscreen = root.querySelector("button.fullscreen");
+  if (fullscreen && root.requestFullscreen) {
+    fullscreen.addEventListener("click", function () {
+      if (document.fullscreenElement) {
+        document.exitFullscreen();
+      } else {
+        root.requestFullscreen().catch(function () { /* refused: the page stays as it is */ });
+      }
+    });
+    document.addEventListener("fullscreenchange", function () {
+      const on = document.fullscreenElement === root;
+      fullscreen.setAttribute("aria-pressed", on ? "true" : "false");
+      fullscreen.textContent = on ? "Exit full screen" : "Full screen";
+      redraw();
+    });
   }
 
   function textureSource() {
@@ -127,18 +249,22 @@ extension ViewerAssets {
     gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGB, gl.RGB, gl.UNSIGNED_BYTE, textureSource());
     image.classList.add("hidden");
     canvas.classList.remove("hidden");
+    root.classList.add("live");
+    if (fullscreen && root.requestFullscreen) fullscreen.classList.remove("hidden");
+    if (hint && !seen()) hint.classList.remove("hidden");
     redraw();
   }
 
   let dragging = null;
   canvas.addEventListener("pointerdown", function (event) {
+    dismissHint();
     dragging = { x: event.clientX, y: event.clientY };
     canvas.setPointerCapture(event.pointerId);
     canvas.focus();
   });
   canvas.addEventListener("pointermove", function (event) {
     if (!dragging) return;
-    const degreesPerPixel = view.fov / Math.max(1, canvas.clientHeight);
+    const degreesPerPixel = view.fov / Math.max(1, Math.min(canvas.clientWidth, canvas.clientHeight));
     look(-(event.clientX - dragging.x) * degreesPerPixel, (event.clientY - dragging.y) * degreesPerPixel);
     dragging = { x: event.clientX, y: event.clientY };
   });
@@ -159,6 +285,7 @@ extension ViewerAssets {
       case "-": zoom(1 / 0.9); break;
       default: return;
     }
+    dismissHint();
     event.preventDefault();
   });
   window.addEventListener("resize", redraw);

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import APIModel
 
 /// A floor plan as SVG: each room's outline a polygon linking to the room's page with its name
@@ -90,7 +93,20 @@ struct FloorPlanDrawing {
         return candidates.min { abs($0 - wanted) < abs($1 - wanted) } ?? 1
     }
 
-    func write(into page: inout HTMLWriter, roomURL: (String) -> String) {
+    /// A panorama on the plan: a dot linking to it; the current one with the cone of its view
+    /// (pointing up the page until the script turns it to the view's heading).
+    struct Mark {
+        var position: PanoramaPosition
+        var url: String
+        var label: String
+        var current: Bool
+    }
+
+    /// The view cone's radius in the drawing's units, and its half-angle at the viewer's first field of view.
+    static let coneRadius = 90.0
+    static let coneHalfAngle = 37.5
+
+    func write(into page: inout HTMLWriter, roomURL: (String) -> String, marks: [Mark] = []) {
         page.raw("<svg class=\"plan\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"Floor plan\" viewBox=\"0 0 ")
         page.text(Format.decimal(Self.width, places: 0))
         page.raw(" ")
@@ -124,6 +140,7 @@ struct FloorPlanDrawing {
             page.text(room.name)
             page.raw("</text></a>")
         }
+        if !marks.isEmpty { writeMarks(marks, into: &page) }
         let metres = scaleBarMetres
         let length = metres * scale
         let y = height - Self.footer / 2
@@ -141,5 +158,52 @@ struct FloorPlanDrawing {
         page.raw("\" dominant-baseline=\"middle\">")
         page.text(metres < 1 ? "50 cm" : "\(Int(metres)) m")
         page.raw("</text></g></svg>")
+    }
+
+    private func writeMarks(_ marks: [Mark], into page: inout HTMLWriter) {
+        page.raw("<g class=\"spots\">")
+        // The current one last: drawn over the others.
+        for mark in marks.filter({ !$0.current }) + marks.filter(\.current) {
+            let pixel = pixel((mark.position.x, mark.position.y))
+            page.raw(mark.current ? "<g class=\"spot current\" transform=\"translate(" : "<a class=\"spot\" transform=\"translate(")
+            page.text(Format.decimal(pixel.x, places: 1))
+            page.raw(" ")
+            page.text(Format.decimal(pixel.y, places: 1))
+            if mark.current {
+                page.raw(")\"><title>You are here: ")
+                page.text(mark.label)
+                page.raw("</title>")
+                if let heading = mark.position.heading {
+                    let r = Self.coneRadius, a = Self.coneHalfAngle * .pi / 180
+                    page.raw("<path class=\"cone\" data-radius=\"")
+                    page.text(Format.decimal(r, places: 0))
+                    page.raw("\" transform=\"rotate(")
+                    page.text(Format.decimal(heading, places: 1))
+                    page.raw(")\" d=\"M0 0L")
+                    page.text(Format.decimal(-r * sin(a), places: 1))
+                    page.raw(" ")
+                    page.text(Format.decimal(-r * cos(a), places: 1))
+                    page.raw("A")
+                    page.text(Format.decimal(r, places: 1))
+                    page.raw(" ")
+                    page.text(Format.decimal(r, places: 1))
+                    page.raw(" 0 0 1 ")
+                    page.text(Format.decimal(r * sin(a), places: 1))
+                    page.raw(" ")
+                    page.text(Format.decimal(-r * cos(a), places: 1))
+                    page.raw("Z\"/>")
+                }
+                page.raw("<circle r=\"12\"/></g>")
+            } else {
+                page.raw(")\" href=\"")
+                page.text(mark.url)
+                page.raw("\" aria-label=\"Go to ")
+                page.text(mark.label)
+                page.raw("\"><title>")
+                page.text(mark.label)
+                page.raw("</title><circle r=\"10\"/></a>")
+            }
+        }
+        page.raw("</g>")
     }
 }

@@ -240,22 +240,34 @@ public enum ViewerPages {
     /// The 360° viewer of one panorama; the plain image where WebGL is missing. A panorama the
     /// server could not read (`readable` false: not a JPEG, or one it cannot decode) is said to
     /// be so, with its original image to download, instead of a grey box to look around in.
+    /// Titled by its room and its place there; the ways on (`TourWalk`) as links, those whose
+    /// direction is known placed in the view by the script; previous and next through the
+    /// tour; the floor's plan as a minimap with the panoramas whose position is known.
     public static func panorama(_ frame: PageFrame, _ tour: TourDocument, panoramaId: String, widths: PreviewWidths,
                                 readable: Bool = true) -> [UInt8]? {
-        guard let floor = tour.floors.first(where: { $0.panoramas.contains { $0.id == panoramaId } }),
-              let panorama = floor.panoramas.first(where: { $0.id == panoramaId }) else { return nil }
+        let walk = TourWalk(tour)
+        guard let index = walk.index(of: panoramaId) else { return nil }
+        let stop = walk.stops[index]
+        let (floor, panorama) = (stop.floor, stop.panorama)
         var trail = crumbs(frame, tour, upTo: .property)
         trail.append(Crumb(label: FloorTitle.of(number: floor.floor.number, name: floor.floor.name), url: frame.paths.floor(floor.floor.id)))
-        if let roomId = panorama.roomId, let room = floor.floor.rooms.first(where: { $0.id == roomId }) {
+        if let room = stop.room {
             trail.append(Crumb(label: room.name ?? "Room", url: frame.paths.room(room.id)))
         }
-        return Layout.page(frame, title: "Panorama", crumbs: trail, script: readable) { page in
-            page.raw("<h1>Panorama</h1>")
+        return Layout.page(frame, title: stop.title, crumbs: trail, script: readable) { page in
+            page.element("<h1>", stop.title, "</h1>")
             if readable {
-                page.raw("<div class=\"viewer\" id=\"viewer\"><canvas class=\"hidden\" tabindex=\"0\" aria-label=\"360° view: drag or use the arrow keys to look around, the wheel to zoom\"></canvas>")
+                page.raw("<div class=\"viewer\" id=\"viewer\"")
+                if let heading = panorama.position?.heading {
+                    page.raw(" data-heading=\"")
+                    page.text(Format.decimal(heading, places: 1))
+                    page.raw("\"")
+                }
+                page.raw("><canvas class=\"hidden\" tabindex=\"0\" aria-label=\"360° view: drag or use the arrow keys to look around, the wheel to zoom\"></canvas>")
                 page.raw("<img class=\"fallback\" alt=\"The panorama as a flat image\" src=\"")
                 page.text(frame.paths.preview(panorama.id, width: widths.viewer))
-                page.raw("\"></div>")
+                page.raw("\"><div class=\"hotspots\"></div><p class=\"hint hidden\" role=\"note\">Drag to look around · arrow keys turn, + and − zoom</p>")
+                page.raw("<button type=\"button\" class=\"fullscreen hidden\" aria-pressed=\"false\">Full screen</button></div>")
             } else {
                 page.raw("<section class=\"card unreadable\" role=\"status\"><h2>This panorama could not be read</h2><p>")
                 page.text(panorama.contentType == "image/jpeg"
@@ -263,6 +275,11 @@ public enum ViewerPages {
                           : "The viewer draws JPEG panoramas; this one is \(panorama.contentType), so it cannot be shown here.")
                 page.raw(" The original image can still be downloaded.</p></section>")
             }
+            writeSteps(&page, walk, from: index, frame.paths)
+            page.raw("<div class=\"around\">")
+            writeWays(&page, walk, from: index, frame.paths)
+            writeMinimap(&page, walk, at: index, frame.paths)
+            page.raw("</div>")
             page.raw("<p class=\"meta\">Taken ")
             page.text(Format.time(panorama.createdAt))
             page.raw(" · ")
@@ -271,6 +288,83 @@ public enum ViewerPages {
             page.link(frame.paths.image(panorama.id), "Original image")
             page.raw("</p>")
         }
+    }
+
+    /// Previous and next through the tour (across floors: the next floor's name says so).
+    private static func writeSteps(_ page: inout HTMLWriter, _ walk: TourWalk, from index: Int, _ paths: ViewerPaths) {
+        page.raw("<nav class=\"walk\" aria-label=\"Previous and next panorama\">")
+        for (step, forward) in [(index - 1, false), (index + 1, true)] {
+            guard walk.stops.indices.contains(step) else {
+                page.raw("<span class=\"end\"></span>")
+                continue
+            }
+            let target = walk.stops[step]
+            page.raw(forward ? "<a rel=\"next\" href=\"" : "<a rel=\"prev\" href=\"")
+            page.text(paths.panorama(target.panorama.id))
+            page.raw("\">")
+            let floorChanges = target.floor.floor.id != walk.stops[index].floor.floor.id
+            let label = (floorChanges ? FloorTitle.of(number: target.floor.floor.number, name: target.floor.floor.name) + " · " : "") + target.title
+            page.text(forward ? "\(label) →" : "← \(label)")
+            page.raw("</a>")
+        }
+        page.raw("</nav>")
+    }
+
+    /// The ways on from here, each a link; one whose direction is known carries it
+    /// (`data-longitude`) for the script to place in the view, and says it in words.
+    private static func writeWays(_ page: inout HTMLWriter, _ walk: TourWalk, from index: Int, _ paths: ViewerPaths) {
+        let links = walk.links(from: index)
+        guard !links.isEmpty else { return }
+        page.raw("<section class=\"card ways\"><h2>From here</h2><ul class=\"links\">")
+        for link in links {
+            page.raw("<li><a href=\"")
+            page.text(paths.panorama(walk.stops[link.target].panorama.id))
+            page.raw("\"")
+            if let longitude = link.longitude {
+                page.raw(" data-longitude=\"")
+                page.text(Format.decimal(longitude, places: 1))
+                page.raw("\"")
+            }
+            page.raw(">")
+            page.text(walk.stops[link.target].title)
+            page.raw("</a>")
+            if let longitude = link.longitude {
+                page.element("<span class=\"direction\">", Direction.words(longitude), "</span>")
+            }
+            page.raw("</li>")
+        }
+        page.raw("</ul></section>")
+    }
+
+    /// The floor's plan, small: a dot for each panorama whose position is known (a link to it),
+    /// this one's with the cone of the view; and the other floors, each a link to its first panorama.
+    private static func writeMinimap(_ page: inout HTMLWriter, _ walk: TourWalk, at index: Int, _ paths: ViewerPaths) {
+        let here = walk.stops[index]
+        let drawing = FloorPlanDrawing(here.floor.floor.rooms)
+        let floors = walk.stops.indices.filter { $0 == 0 || walk.stops[$0].floor.floor.id != walk.stops[$0 - 1].floor.floor.id }
+        guard !drawing.rooms.isEmpty || floors.count > 1 else { return }
+        page.raw("<section class=\"card minimap\" aria-label=\"Where you stand\">")
+        if !drawing.rooms.isEmpty {
+            let marks = walk.stops.indices.compactMap { other -> FloorPlanDrawing.Mark? in
+                let stop = walk.stops[other]
+                guard stop.floor.floor.id == here.floor.floor.id, let position = stop.panorama.position else { return nil }
+                return FloorPlanDrawing.Mark(position: position, url: paths.panorama(stop.panorama.id), label: stop.title, current: other == index)
+            }
+            drawing.write(into: &page, roomURL: { paths.room($0) }, marks: marks)
+        }
+        if floors.count > 1 {
+            page.raw("<nav class=\"floors\" aria-label=\"Floors\"><ul>")
+            for first in floors {
+                let floor = walk.stops[first].floor.floor
+                page.raw("<li><a href=\"")
+                page.text(paths.panorama(walk.stops[first].panorama.id))
+                page.raw(floor.id == here.floor.floor.id ? "\" aria-current=\"page\">" : "\">")
+                page.text(FloorTitle.of(number: floor.number, name: floor.name))
+                page.raw("</a></li>")
+            }
+            page.raw("</ul></nav>")
+        }
+        page.raw("</section>")
     }
 
     /// An error as a page: what went wrong, and the way back.
