@@ -6,7 +6,7 @@ import Testing
 /// The pages as pure functions of documents.
 @Suite struct ViewerPagesTests {
     static let frame = PageFrame(paths: .app, subtitle: "Acme <Ltd>", csrf: "csrf-value")
-    static let widths = PreviewWidths(thumbnail: 320, viewer: 4096)
+    static let widths = PreviewWidths(thumbnail: 320, viewer: 4096, cover: 1024)
 
     static func tour(roomNames: [String?] = ["Kitchen", "Hall"], continuable: Bool = true, propertyName: String = "Villa") -> TourDocument {
         let rooms = roomNames.enumerated().map { index, name in
@@ -41,7 +41,7 @@ import Testing
         let tour = Self.tour(roomNames: [hostile, "Hall"], propertyName: hostile)
         let pages = [
             ViewerPages.property(Self.frame, tour, status: ServerStatusDocument(propertyId: "property", tourId: "tour", floorCount: 2, roomCount: 2,
-                                                                                 panoramaCount: 2, panoramaBytes: 2000, updatedAt: "x"), shares: nil),
+                                                                                 panoramaCount: 2, panoramaBytes: 2000, updatedAt: "x"), shares: nil, widths: Self.widths),
             ViewerPages.floor(Self.frame, tour, floorId: "floor-0", widths: Self.widths),
             ViewerPages.room(Self.frame, tour, roomId: "room-0", widths: Self.widths),
         ].map(Self.text)
@@ -85,12 +85,12 @@ import Testing
 
     @Test func floorsAreTitledAsTheScreensTitleThemAndAContinuableOneSaysSo() {
         let page = Self.text(ViewerPages.property(Self.frame, Self.tour(), status: ServerStatusDocument(
-            propertyId: "property", tourId: "tour", floorCount: 2, roomCount: 2, panoramaCount: 2, panoramaBytes: 2048, updatedAt: "x"), shares: nil))
+            propertyId: "property", tourId: "tour", floorCount: 2, roomCount: 2, panoramaCount: 2, panoramaBytes: 2048, updatedAt: "x"), shares: nil, widths: Self.widths))
         #expect(page.contains(">Ground floor</a>") && page.contains(">Floor 2</a>"))
         #expect(page.contains("Can be continued"))
         #expect(page.contains("2 panoramas (2.0 KB)"))
         let notContinuable = Self.text(ViewerPages.property(Self.frame, Self.tour(continuable: false), status: ServerStatusDocument(
-            propertyId: "property", tourId: "tour", floorCount: 2, roomCount: 2, panoramaCount: 2, panoramaBytes: 0, updatedAt: "x"), shares: nil))
+            propertyId: "property", tourId: "tour", floorCount: 2, roomCount: 2, panoramaCount: 2, panoramaBytes: 0, updatedAt: "x"), shares: nil, widths: Self.widths))
         #expect(!notContinuable.contains("Can be continued"))
     }
 
@@ -98,17 +98,35 @@ import Testing
         let shares = ShareSection(shares: [ShareSummary(id: "share-1", createdAt: "a", expiresAt: "b")], madeURL: "http://h/t/secret",
                                   lifetimes: [3600, 86_400])
         let status = ServerStatusDocument(propertyId: "property", tourId: "tour", floorCount: 2, roomCount: 2, panoramaCount: 2, panoramaBytes: 0, updatedAt: "x")
-        let page = Self.text(ViewerPages.property(Self.frame, Self.tour(), status: status, shares: shares))
+        let page = Self.text(ViewerPages.property(Self.frame, Self.tour(), status: status, shares: shares, widths: Self.widths))
         // Sign out, make a link, revoke a link: each form carries the token.
         #expect(page.components(separatedBy: "<form method=\"post\"").count - 1 == 3)
         #expect(page.components(separatedBy: "name=\"csrf\" value=\"csrf-value\"").count - 1 == 3)
         #expect(page.contains("value=\"http://h/t/secret\""))
         #expect(page.contains("<option value=\"3600\">1 hour</option><option value=\"86400\">1 day</option>"))
         let shared = PageFrame(paths: .share(secret: "s3cret"), subtitle: nil, csrf: nil)
-        let sharedPage = Self.text(ViewerPages.property(shared, Self.tour(), status: status, shares: shares))
+        let sharedPage = Self.text(ViewerPages.property(shared, Self.tour(), status: status, shares: shares, widths: Self.widths))
         #expect(!sharedPage.contains("<form"))
         #expect(sharedPage.contains("href=\"/t/s3cret/floors/floor-0\""))
         #expect(!sharedPage.contains("/app/properties"))
+    }
+
+    /// issue "The tour as a product", for visitors: the property's name, a cover that starts the
+    /// walk, the metadata marked public; no tour id, revisions, sizes or metadata kept private.
+    @Test func aSharedTourShowsVisitorsThePropertyNotTheWorkshop() {
+        var tour = Self.tour()
+        tour.property.metadata = #"{"internal-ref":"C-17","public.address":"12 Maple Street","public.agent_phone":"+44 20 7946 0000"}"#
+        let status = ServerStatusDocument(propertyId: "property", tourId: "tour", floorCount: 2, roomCount: 2, panoramaCount: 2, panoramaBytes: 2048, updatedAt: "x")
+        let shared = PageFrame(paths: .share(secret: "s3cret"), subtitle: nil, csrf: nil)
+        let page = Self.text(ViewerPages.property(shared, tour, status: status, shares: nil, widths: Self.widths))
+        #expect(page.contains("<h1>Villa</h1>"))
+        #expect(page.contains("<a class=\"cover\" href=\"/t/s3cret/panoramas/pano-room\"><img alt=\"\" width=\"1024\" height=\"512\" src=\"/t/s3cret/panoramas/pano-room/preview?width=1024\"><span>Start the tour</span></a>"))
+        #expect(page.contains("<dt>Address</dt><dd>12 Maple Street</dd><dt>Agent phone</dt><dd>+44 20 7946 0000</dd>"))
+        #expect(page.contains("2 floors · 2 rooms · 2 panoramas</p>") && page.contains(">Ground floor</a>"))
+        for workshop in ["C-17", "internal", "tour</code>", "Plan revision", "Can be continued", "KB", "Room\"", ">Hall</a>"] {
+            #expect(!page.contains(workshop), "\(workshop)") // Hall has no panorama: a visitor has nothing to see there
+        }
+        #expect(PublicMetadata.facts("not json").isEmpty && PublicMetadata.facts(#"{"public.":"x","public.a":""}"#).isEmpty)
     }
 
     @Test func theViewerPageLoadsItsScriptFromTheOriginAndFallsBackToTheImage() {

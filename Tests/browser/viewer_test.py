@@ -316,6 +316,11 @@ def main():
         check(guest.find_element(By.TAG_NAME, "h1").text == "Maple Street 12", "a share link opens the tour without a session")
         check(not guest.find_elements(By.CSS_SELECTOR, "form.signout") and not guest.find_elements(By.CSS_SELECTOR, "section.shares"),
               "the shared tour is read-only: no sign-out, no share links")
+        visible = guest.find_element(By.TAG_NAME, "body").text
+        check(tour["tour"] not in visible and "default" not in visible and "revision" not in visible,
+              "a visitor is shown no tour id, tenant or plan revision")
+        check(guest.find_element(By.CSS_SELECTOR, "a.cover img").get_attribute("naturalWidth") not in (None, "0"),
+              "the shared tour's cover image is drawn")
         look(guest, daemon, "08-shared-property", tokens)
         guest.find_element(By.LINK_TEXT, "Floor 1").click()
         await_condition(guest, lambda d: d.find_element(By.TAG_NAME, "h1").text == "Floor 1", "the shared tour's second floor opens")

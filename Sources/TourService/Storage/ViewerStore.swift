@@ -96,16 +96,15 @@ enum ViewerStore {
         try await db.first("DELETE FROM shares WHERE tenant_id = ? AND id = ? RETURNING property_id", tenant, id)?[0].string
     }
 
-    /// What an unexpired share secret opens: its tenant (with the tenant's name) and property.
-    static func share(_ db: any SQLConnection, secret: String) async throws -> (tenant: Int64, tenantName: String, propertyId: String)? {
+    /// What an unexpired share secret opens: its tenant and property.
+    static func share(_ db: any SQLConnection, secret: String) async throws -> (tenant: Int64, propertyId: String)? {
         let digest = Secrets.hash(secret)
         guard let row = try await db.first("""
-            SELECT shares.tenant_id, shares.property_id, shares.secret_hash, tenants.name FROM shares
-            JOIN tenants ON tenants.id = shares.tenant_id WHERE shares.secret_hash = ? AND shares.expires_at > ?
+            SELECT tenant_id, property_id, secret_hash FROM shares WHERE secret_hash = ? AND expires_at > ?
             """, Blob(digest), Timestamp.now()),
               let stored = row["secret_hash"].bytes, constantTimeEquals(stored, digest),
               let tenant = row["tenant_id"].int64, let property = row["property_id"].string else { return nil }
-        return (tenant, row["name"].string ?? "", property)
+        return (tenant, property)
     }
 
     // MARK: The property list

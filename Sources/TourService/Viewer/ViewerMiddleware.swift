@@ -65,7 +65,8 @@ struct ShareAuthentication: Middleware {
             throw ServiceError(.notFound, "This share link has expired, was revoked, or never existed.")
         }
         var request = request
-        let subtitle = context.config.viewerSubtitle.isEmpty ? share.tenantName : context.config.viewerSubtitle
+        // A visitor is shown the operator's line, never the tenant's own name.
+        let subtitle = context.config.viewerSubtitle.isEmpty ? nil : context.config.viewerSubtitle
         request.attributes[ViewerScopeAttribute.self] = ViewerScope(
             tenant: share.tenant, frame: PageFrame(paths: .share(secret: secret), subtitle: subtitle, csrf: nil), property: share.propertyId)
         return try await next(request)

@@ -134,7 +134,8 @@ enum ViewerRoutes {
                             shares: managesShares ? try await ViewerStore.shares(db, tenant, tourId: tour.tourId, limit: 50, after: nil)?.page : nil)
         }
         guard let data else { throw ServiceError.notFound(page.name, page.id) }
-        let widths = PreviewWidths(thumbnail: context.previewWidth(near: 640), viewer: context.config.previewWidths.last ?? 1024)
+        let widths = PreviewWidths(thumbnail: context.previewWidth(near: 640), viewer: context.config.previewWidths.last ?? 1024,
+                                   cover: context.previewWidth(near: 1280))
         let frame = scope.frame
         let bytes: [UInt8]?
         switch page {
@@ -144,7 +145,7 @@ enum ViewerRoutes {
                 ShareSection(shares: list.map { ShareSummary(id: $0.id, createdAt: $0.createdAt, expiresAt: $0.expiresAt) },
                              madeURL: madeShareURL, lifetimes: context.shareLifetimes)
             }
-            bytes = ViewerPages.property(frame, data.tour, status: status, shares: shares)
+            bytes = ViewerPages.property(frame, data.tour, status: status, shares: shares, widths: widths)
         case .floor(let id): bytes = ViewerPages.floor(frame, data.tour, floorId: id, widths: widths)
         case .room(let id): bytes = ViewerPages.room(frame, data.tour, roomId: id, widths: widths)
         case .panorama(let id):

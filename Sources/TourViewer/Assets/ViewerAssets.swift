@@ -94,6 +94,12 @@ svg.plan .cone { fill: rgba(194, 65, 12, 0.22); stroke: #c2410c; stroke-width: 2
 nav.floors ul { list-style: none; display: flex; flex-wrap: wrap; gap: 0.5rem; margin: 0.75rem 0 0; padding: 0; }
 nav.floors a { display: inline-block; padding: 0.25rem 0.8rem; border: 1px solid var(--line); border-radius: 999px; text-decoration: none; }
 nav.floors a[aria-current] { background: var(--accent); border-color: var(--accent); color: #fff; }
+a.cover { position: relative; display: block; margin: 0 0 1rem; border-radius: 10px; overflow: hidden; background: #dde3e9; }
+a.cover img { display: block; width: 100%; height: auto; aspect-ratio: 5 / 2; object-fit: cover; }
+a.cover span { position: absolute; left: 1rem; bottom: 1rem; padding: 0.5rem 1.1rem; border-radius: 999px; background: var(--accent); color: #fff; font-weight: 600; box-shadow: 0 1px 5px rgba(0, 0, 0, 0.4); }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1rem; margin: 0 0 1rem; }
+dl.facts dt { color: var(--muted); }
+dl.facts dd { margin: 0; }
 @media (max-width: 40rem) {
   main { padding: 0.75rem; }
   h1 { font-size: 1.4rem; margin-bottom: 0.5rem; }

@@ -129,3 +129,21 @@ enum Direction {
         }
     }
 }
+
+/// The property metadata a tenant shows the people it shares a tour with: the keys it marked
+/// public by their prefix `public.` (`"public.address": "12 Maple Street"`), labelled by the
+/// rest of the key ("Address"; `agent_phone` and `agent-phone` read "Agent phone"), in the
+/// stored (canonical: sorted) order of the keys.
+enum PublicMetadata {
+    static let prefix = "public."
+
+    static func facts(_ metadata: String) -> [(label: String, value: String)] {
+        let members = (try? JSONReader.parse(metadata))?.members ?? []
+        return members.compactMap { member in
+            guard member.key.hasPrefix(prefix), let value = member.value.string, !value.isEmpty else { return nil }
+            let words = String(member.key.dropFirst(prefix.count)).map { $0 == "_" || $0 == "-" ? " " : $0 }
+            guard let first = words.first else { return nil }
+            return (first.uppercased() + String(words.dropFirst()), value)
+        }
+    }
+}

@@ -49,10 +49,13 @@ public struct PreviewWidths: Sendable {
     public var thumbnail: Int
     /// What the 360° viewer draws, and its plain-image fallback.
     public var viewer: Int
+    /// A shared tour's cover image.
+    public var cover: Int
 
-    public init(thumbnail: Int, viewer: Int) {
+    public init(thumbnail: Int, viewer: Int, cover: Int) {
         self.thumbnail = thumbnail
         self.viewer = viewer
+        self.cover = cover
     }
 }
 
@@ -111,8 +114,10 @@ public enum ViewerPages {
     }
 
     /// One property's floors and rooms, with the server's status; its share links when the
-    /// page manages them.
-    public static func property(_ frame: PageFrame, _ tour: TourDocument, status: ServerStatusDocument, shares: ShareSection?) -> [UInt8] {
+    /// page manages them. Under a share link, the visitor's page instead.
+    public static func property(_ frame: PageFrame, _ tour: TourDocument, status: ServerStatusDocument, shares: ShareSection?,
+                                widths: PreviewWidths) -> [UInt8] {
+        if frame.paths.isShare { return visitorProperty(frame, tour, status: status, widths: widths) }
         let property = tour.property
         return Layout.page(frame, title: property.name, crumbs: crumbs(frame, tour, upTo: .list)) { page in
             page.element("<h1>", property.name, "</h1>")
@@ -148,6 +153,58 @@ public enum ViewerPages {
                 page.raw("</section>")
             }
             if let shares, let csrf = frame.csrf { writeShares(&page, shares, propertyId: property.id, csrf: csrf) }
+        }
+    }
+
+    /// A shared tour's first page, as the people it is sent to see it: the property's name, a
+    /// cover (its first panorama, which starts the walk), the metadata the tenant marked public,
+    /// and its floors with their rooms; no ids, revisions, sizes or tenant.
+    private static func visitorProperty(_ frame: PageFrame, _ tour: TourDocument, status: ServerStatusDocument, widths: PreviewWidths) -> [UInt8] {
+        let walk = TourWalk(tour)
+        return Layout.page(frame, title: tour.property.name) { page in
+            page.element("<h1>", tour.property.name, "</h1>")
+            if let first = walk.stops.first {
+                page.raw("<a class=\"cover\" href=\"")
+                page.text(frame.paths.panorama(first.panorama.id))
+                page.raw("\"><img alt=\"\" width=\"")
+                page.text(widths.cover)
+                page.raw("\" height=\"")
+                page.text(widths.cover / 2)
+                page.raw("\" src=\"")
+                page.text(frame.paths.preview(first.panorama.id, width: widths.cover))
+                page.raw("\"><span>Start the tour</span></a>")
+            }
+            let facts = PublicMetadata.facts(tour.property.metadata)
+            if !facts.isEmpty {
+                page.raw("<dl class=\"facts\">")
+                for fact in facts {
+                    page.element("<dt>", fact.label, "</dt>")
+                    page.element("<dd>", fact.value, "</dd>")
+                }
+                page.raw("</dl>")
+            }
+            page.element("<p class=\"status\">", [Format.count(status.floorCount, "floor", "floors"), Format.count(status.roomCount, "room", "rooms"),
+                                                   Format.count(status.panoramaCount, "panorama", "panoramas")].joined(separator: " · "), "</p>")
+            for floor in tour.floors.sorted(by: { $0.floor.number < $1.floor.number }) {
+                page.raw("<section class=\"card floor\"><h2>")
+                page.link(frame.paths.floor(floor.floor.id), FloorTitle.of(number: floor.floor.number, name: floor.floor.name))
+                page.raw("</h2>")
+                let perRoom = Dictionary(grouping: floor.panoramas.compactMap(\.roomId), by: { $0 }).mapValues(\.count)
+                let rooms = floor.floor.rooms.filter { perRoom[$0.id] != nil }
+                if rooms.isEmpty {
+                    page.element("<p class=\"meta\">", Format.count(floor.panoramas.count, "panorama", "panoramas"), "</p>")
+                } else {
+                    page.raw("<ul class=\"rooms\">")
+                    for room in rooms {
+                        page.raw("<li>")
+                        page.link(frame.paths.room(room.id), room.name ?? "Room")
+                        page.element("<span class=\"meta\">", Format.count(perRoom[room.id] ?? 0, "panorama", "panoramas"), "</span>")
+                        page.raw("</li>")
+                    }
+                    page.raw("</ul>")
+                }
+                page.raw("</section>")
+            }
         }
     }
 
