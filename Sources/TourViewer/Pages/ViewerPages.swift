@@ -139,17 +139,7 @@ public enum ViewerPages {
                 if floor.floor.continuable {
                     page.raw("<p class=\"badge continuable\">Can be continued: the plan and its saved world map are on the server, so a station can add rooms to it.</p>")
                 }
-                if !floor.floor.rooms.isEmpty {
-                    let perRoom = Dictionary(grouping: floor.panoramas.compactMap(\.roomId), by: { $0 }).mapValues(\.count)
-                    page.raw("<ul class=\"rooms\">")
-                    for room in floor.floor.rooms {
-                        page.raw("<li>")
-                        page.link(frame.paths.room(room.id), room.name ?? "Room")
-                        page.element("<span class=\"meta\">", Format.count(perRoom[room.id] ?? 0, "panorama", "panoramas"), "</span>")
-                        page.raw("</li>")
-                    }
-                    page.raw("</ul>")
-                }
+                if !floor.floor.rooms.isEmpty { writeRooms(&page, floor, frame.paths, onlyWithPanoramas: false) }
                 page.raw("</section>")
             }
             if let shares, let csrf = frame.csrf { writeShares(&page, shares, propertyId: property.id, csrf: csrf) }
@@ -189,23 +179,27 @@ public enum ViewerPages {
                 page.raw("<section class=\"card floor\"><h2>")
                 page.link(frame.paths.floor(floor.floor.id), FloorTitle.of(number: floor.floor.number, name: floor.floor.name))
                 page.raw("</h2>")
-                let perRoom = Dictionary(grouping: floor.panoramas.compactMap(\.roomId), by: { $0 }).mapValues(\.count)
-                let rooms = floor.floor.rooms.filter { perRoom[$0.id] != nil }
-                if rooms.isEmpty {
+                if floor.panoramas.allSatisfy({ $0.roomId == nil }) {
                     page.element("<p class=\"meta\">", Format.count(floor.panoramas.count, "panorama", "panoramas"), "</p>")
                 } else {
-                    page.raw("<ul class=\"rooms\">")
-                    for room in rooms {
-                        page.raw("<li>")
-                        page.link(frame.paths.room(room.id), room.name ?? "Room")
-                        page.element("<span class=\"meta\">", Format.count(perRoom[room.id] ?? 0, "panorama", "panoramas"), "</span>")
-                        page.raw("</li>")
-                    }
-                    page.raw("</ul>")
+                    writeRooms(&page, floor, frame.paths, onlyWithPanoramas: true)
                 }
                 page.raw("</section>")
             }
         }
+    }
+
+    /// A floor's rooms, each a link with its count of panoramas.
+    private static func writeRooms(_ page: inout HTMLWriter, _ floor: TourDocument.Floor, _ paths: ViewerPaths, onlyWithPanoramas: Bool) {
+        let perRoom = Dictionary(grouping: floor.panoramas.compactMap(\.roomId), by: { $0 }).mapValues(\.count)
+        page.raw("<ul class=\"rooms\">")
+        for room in floor.floor.rooms where !onlyWithPanoramas || perRoom[room.id] != nil {
+            page.raw("<li>")
+            page.link(paths.room(room.id), room.name ?? "Room")
+            page.element("<span class=\"meta\">", Format.count(perRoom[room.id] ?? 0, "panorama", "panoramas"), "</span>")
+            page.raw("</li>")
+        }
+        page.raw("</ul>")
     }
 
     private static func writeShares(_ page: inout HTMLWriter, _ section: ShareSection, propertyId: String, csrf: String) {
