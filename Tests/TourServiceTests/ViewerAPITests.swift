@@ -215,6 +215,53 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         await harness.finish()
     }
 
+    /// docs/api.md "Sharing a tour": a link's embed form may be framed by the origins the link
+    /// names, and by none by default; every other page of the viewer by none.
+    @Test func aShareLinksEmbedIsFramedOnlyWhereTheLinkSays() async throws {
+        let harness = try ServiceHarness()
+        let alpha = try harness.client(harness.alpha)
+        let (propertyId, floorId) = try alpha.makeFloor()
+        let panoramaId = newID()
+        try alpha.putPanorama(panoramaId, floorId: floorId, bytes: try JPEGFixture.panorama(width: 512), contentType: "image/jpeg")
+        let tourId = try #require(try alpha.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
+        let made = try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: [
+            "expiresInSeconds": 3600, "frameAncestors": ["https://Agency.example", "http://127.0.0.1:8123", "https://*.agency.example", "https://agency.example"],
+        ])
+        #expect(made.status == 201, "\(made.text)")
+        let origins = ["https://agency.example", "http://127.0.0.1:8123", "https://*.agency.example"]
+        #expect(made.json?["frameAncestors"] as? [String] == origins)
+        let listed = try #require(try alpha.send("GET", "/v1/tours/\(tourId)/shares").json?["items"] as? [[String: Any]])
+        #expect(listed.first?["frameAncestors"] as? [String] == origins)
+        let link = try #require(made.string("url"))
+        let plain = try #require(try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600]).string("url"))
+
+        let visitor = try harness.client(nil)
+        for path in [link + "/embed", link + "/embed/panoramas/\(panoramaId)"] {
+            let embed = try visitor.send("GET", path)
+            #expect(embed.status == 200, "\(path)")
+            #expect(embed.header("Content-Security-Policy")?.hasSuffix("; frame-ancestors " + origins.joined(separator: " ")) == true, "\(path)")
+            #expect(embed.header("X-Frame-Options") == nil && embed.header("Cache-Control") == "no-store")
+            #expect(embed.text.contains("<body class=\"embed\">") && !embed.text.contains("class=\"bar\"") && embed.text.contains("id=\"viewer\""))
+        }
+        // The link's other pages, a link that names no origin, and an embed's errors: framed nowhere.
+        for path in [link, link + "/panoramas/\(panoramaId)", plain + "/embed", link + "/embed/panoramas/\(newID())", "/t/\(String(repeating: "x", count: 43))/embed"] {
+            let response = try visitor.send("GET", path)
+            #expect(response.header("Content-Security-Policy")?.hasSuffix("frame-ancestors 'none'") == true, "\(path)")
+            #expect(response.header("X-Frame-Options") == "DENY", "\(path)")
+        }
+        // Anything but an origin would write into the policy, or frame more than meant: refused.
+        for bad in ["https://a.example; script-src *", "javascript:alert(1)", "https://a.example/path", "*", "https://*.example", "ftp://a.example",
+                    "https://a.example:0", "https://a.example:+80", "https://a..example", "'self'", "https://a.example:99999", "https://-a.example",
+                    "https://a.example ", "https://exämple.com"] {
+            let refused = try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600, "frameAncestors": [bad]])
+            #expect(refused.status == 400 && refused.errorCode == "bad_request", "\(bad): \(refused.status)")
+        }
+        let tooMany = (0...harness.config.maxFrameAncestorsPerShare).map { "https://site\($0).example" }
+        #expect(try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600, "frameAncestors": tooMany]).status == 400)
+        #expect(try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600, "frameAncestors": "https://a.example"]).status == 400)
+        await harness.finish()
+    }
+
     /// docs/api.md: the list holds the unexpired links; a secret is stored only as its hash.
     @Test func anExpiredLinkLeavesTheListAndNoSecretIsStored() async throws {
         let harness = try ServiceHarness(configure: { $0.shareMinSeconds = 1 })
@@ -356,7 +403,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
             #expect(response.status == 404, "\(route.method.name) \(route.pattern): \(response.status)")
             checked += 1
         }
-        #expect(checked == 13) // 8 under /app, 5 under /t/{secret}
+        #expect(checked == 14) // 8 under /app, 6 under /t/{secret} (one its embed form)
         // Alpha's link still works: beta's attempt to revoke it changed nothing.
         #expect((try alpha.send("GET", "/v1/tours/\(tourId)/shares").json?["items"] as? [Any])?.count == 1)
         await harness.finish()

@@ -9,12 +9,14 @@ goes to the artifacts folder.
 
 usage: viewer_test.py TOURSD ARTIFACTS_DIR"""
 import http.client
+import http.server
 import json
 import os
 import re
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 
@@ -165,8 +167,8 @@ def walk_the_house(driver, daemon, house, tokens, cookie):
     check(driver.find_element(By.CSS_SELECTOR, "a[rel=prev]").text == "← Landing" and not driver.find_elements(By.CSS_SELECTOR, "a[rel=next]"),
           "the last panorama steps back, not on")
     # A deep link: the fragment names the view, and opening it restores it.
+    driver.get("about:blank")
     driver.get(daemon.base + f"/app/panoramas/{ids['Bedroom 1']}#yaw=123.4&pitch=-10&fov=60")
-    driver.refresh()
     arrive("Bedroom 1", "Bedroom")
     restored = float(driver.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-yaw"))
     check(abs(restored - 123.4) < 1, f"a deep link restores its view: yaw {restored}")
@@ -179,6 +181,10 @@ def walk_the_house(driver, daemon, house, tokens, cookie):
     arrive("Bedroom 1", "Bedroom")
     again = float(driver.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-yaw"))
     check(abs(again - 128.4) < 1, f"the link copied after looking around opens that view: yaw {again}")
+    # A fragment changed on the open page (a link pasted into it) turns the view there.
+    driver.execute_script("window.location.hash = '#yaw=200&pitch=0&fov=75'")
+    await_condition(driver, lambda d: abs(float(d.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-yaw")) - 200) < 1,
+                    "a fragment changed on the open page turns the view")
     # On a phone the viewer fills the screen's width and most of its height.
     driver.set_window_size(390, 844)
     driver.get(daemon.base + f"/app/panoramas/{ids['Living room 1']}")
@@ -188,6 +194,76 @@ def walk_the_house(driver, daemon, house, tokens, cookie):
     check(viewer["width"] >= inner[0] - 32 and viewer["height"] >= inner[1] * 0.6, f"the phone's viewer fills the screen: {viewer} of {inner}")
     look(driver, daemon, "12-walk-phone", tokens, cookie)
     driver.set_window_size(1280, 900)
+
+
+class HostSite:
+    """Another site: a page of its own origin (127.0.0.1 on a port the OS picks) framing `src`,
+    set once the origin is known; served from a thread until `stop`."""
+
+    def __init__(self):
+        self.src = "about:blank"
+        site = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                page = (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>An agency</title></head><body>'
+                        f'<h1>An agency</h1><iframe id="tour" title="The tour" src="{site.src}" width="900" height="560"></iframe>'
+                        f'<script>document.getElementById("tour").addEventListener("load", function () {{ document.body.dataset.framed = "1"; }});'
+                        f'</script></body></html>').encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(page)))
+                self.end_headers()
+                self.wfile.write(page)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.origin = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def embed_on_other_sites(driver, daemon, house, tokens):
+    """A share link's embed form in another site's frame: drawn where the link allows that
+    site, refused by the browser where it does not (the framing policy is the link's)."""
+    allowed, other = HostSite(), HostSite()
+    try:
+        share = daemon.api("POST", f"/v1/tours/{house['tour']}/shares", {"expiresInSeconds": 3600, "frameAncestors": [allowed.origin]}, daemon.token)
+        allowed.src = other.src = daemon.base + share["url"] + "/embed"
+        driver.get(allowed.origin + "/")
+        await_condition(driver, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-framed") == "1", "the allowed site's frame loads")
+        driver.switch_to.frame("tour")
+
+        def frames(d):
+            canvases = d.find_elements(By.CSS_SELECTOR, "#viewer canvas")
+            return int(canvases[0].get_attribute("data-frames") or 0) if canvases else 0
+
+        drawn = await_condition(driver, lambda d: frames(d) >= 1, "the embed draws in the allowed site's frame")
+        check(drawn and driver.find_element(By.TAG_NAME, "h1").text == "Hall" and not driver.find_elements(By.CSS_SELECTOR, "header.bar"),
+              "the embed is the tour's first panorama, without the site's bar")
+        driver.switch_to.default_content()
+        look_shot(driver, "13-embed-allowed")
+        driver.get(other.origin + "/")
+        await_condition(driver, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-framed") == "1", "the other site's frame loads")
+        driver.switch_to.frame("tour")
+        refused = driver.execute_script("return location.href")
+        check(refused.startswith("chrome-error://") and not driver.find_elements(By.CSS_SELECTOR, "#viewer"),
+              f"the browser refuses the embed in a site the link does not name: {refused}")
+        driver.switch_to.default_content()
+        look_shot(driver, "14-embed-refused")
+        requests_made(driver)  # the host sites' requests: not the next page's
+    finally:
+        allowed.stop()
+        other.stop()
+
+
+def look_shot(driver, name):
+    driver.save_screenshot(os.path.join(ARTIFACTS, f"{name}.png"))
 
 
 def main():
@@ -288,6 +364,7 @@ def main():
             await_condition(driver, lambda d: int(canvas.get_attribute("data-frames")) > frames, "the arrow keys look around")
         look(driver, daemon, "06-viewer", tokens, cookie)
         walk_the_house(driver, daemon, house, tokens, cookie)
+        embed_on_other_sites(driver, daemon, house, tokens)
 
         # Another tenant's ids are 404, as in the API; so are their images.
         for path in [f"/app/properties/{other['property']}", f"/app/floors/{other['floors'][0]}", f"/app/rooms/{other['rooms'][0]}",

@@ -153,6 +153,8 @@ public struct ToursdConfig: Sendable, Equatable {
     public var shareMaxSeconds = 90 * 86_400
     /// Live share links one tour may have at once (409 past it).
     public var maxSharesPerTour = 100
+    /// The origins one share link may let frame its embed form.
+    public var maxFrameAncestorsPerShare = 8
     /// The preview widths served, ascending (`GET /v1/panoramas/{id}/preview?width=N`).
     public var previewWidths = [320, 1024, 4096]
     /// Proxies (a balancer) whose `X-Forwarded-For` names the client, for limits per client
@@ -261,6 +263,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "shareMinSeconds": { config, text in setInt(&config.shareMinSeconds, text, 1...365 * 86_400) },
         "shareMaxSeconds": { config, text in setInt(&config.shareMaxSeconds, text, 1...10 * 365 * 86_400) },
         "maxSharesPerTour": { config, text in setInt(&config.maxSharesPerTour, text, 1...1_000_000) },
+        "maxFrameAncestorsPerShare": { config, text in setInt(&config.maxFrameAncestorsPerShare, text, 0...64) },
         "previewWidths": { config, text in
             let widths = text.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
             guard !widths.isEmpty, widths.count == text.split(separator: ",").count, widths.allSatisfy({ (16...8192).contains($0) }),

@@ -294,6 +294,13 @@ ALTER TABLE uploads ADD COLUMN y REAL;
 ALTER TABLE uploads ADD COLUMN heading REAL;
 
 """#),
+        Migration(version: 12, name: "share_frame_ancestors", sql: #"""
+-- The origins whose pages may frame a share link's embed form (docs/api.md "Sharing a tour"):
+-- a JSON array of origins, set when the link is made; empty, as for every older link, frames
+-- it nowhere.
+ALTER TABLE shares ADD COLUMN frame_ancestors TEXT NOT NULL DEFAULT '[]';
+
+"""#),
     ]
 
     static let postgresql: [Migration] = [
@@ -540,6 +547,11 @@ CREATE TABLE webhook_deliveries (
 -- Where a panorama was taken on its floor's plan (SQLite's migration 0011).
 ALTER TABLE panoramas ADD COLUMN x DOUBLE PRECISION, ADD COLUMN y DOUBLE PRECISION, ADD COLUMN heading DOUBLE PRECISION;
 ALTER TABLE uploads ADD COLUMN x DOUBLE PRECISION, ADD COLUMN y DOUBLE PRECISION, ADD COLUMN heading DOUBLE PRECISION;
+
+"""#),
+        Migration(version: 9, name: "share_frame_ancestors", sql: #"""
+-- The origins whose pages may frame a share link's embed form (SQLite's migration 0012).
+ALTER TABLE shares ADD COLUMN frame_ancestors TEXT NOT NULL DEFAULT '[]';
 
 """#),
     ]

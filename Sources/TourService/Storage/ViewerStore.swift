@@ -48,7 +48,8 @@ enum ViewerStore {
 
     /// Makes a share link of a tour; nil when the tenant has no such tour. Expired links of
     /// the tenant go at the same time. A tour with `maxLive` live links already is a 409.
-    static func createShare(_ db: any SQLConnection, _ tenant: Int64, tourId: String, lifetime: Int, maxLive: Int) async throws -> ShareDocument? {
+    static func createShare(_ db: any SQLConnection, _ tenant: Int64, tourId: String, lifetime: Int, frameAncestors: [String],
+                            maxLive: Int) async throws -> ShareDocument? {
         guard let property = try await db.first("SELECT id FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId)?["id"].string else {
             return nil
         }
@@ -59,9 +60,11 @@ enum ViewerStore {
             throw ServiceError(.conflict, "the tour has \(live) live share links, the most maxSharesPerTour allows: revoke one first")
         }
         let secret = Secrets.make(prefix: "")
-        let share = ShareDocument(id: Identifier.make(), tourId: tourId, url: "/t/" + secret, createdAt: now, expiresAt: Timestamp.now(plus: lifetime))
-        try await db.run("INSERT INTO shares (tenant_id, id, property_id, secret_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
-                   tenant, share.id, property, Blob(Secrets.hash(secret)), share.createdAt, share.expiresAt)
+        let share = ShareDocument(id: Identifier.make(), tourId: tourId, url: "/t/" + secret, createdAt: now, expiresAt: Timestamp.now(plus: lifetime),
+                                  frameAncestors: frameAncestors)
+        try await db.run("""
+            INSERT INTO shares (tenant_id, id, property_id, secret_hash, created_at, expires_at, frame_ancestors) VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, tenant, share.id, property, Blob(Secrets.hash(secret)), share.createdAt, share.expiresAt, FrameAncestors.text(frameAncestors))
         return share
     }
 
@@ -76,18 +79,18 @@ enum ViewerStore {
             guard let cursor = try await db.first("SELECT created_at FROM shares WHERE tenant_id = ? AND property_id = ? AND id = ?", tenant, property, after),
                   let createdAt = cursor["created_at"].string else { throw ServiceError.badRequest("after names no share link of this tour") }
             rows = try await db.query("""
-                SELECT id, created_at, expires_at FROM shares
+                SELECT id, created_at, expires_at, frame_ancestors FROM shares
                 WHERE tenant_id = ? AND property_id = ? AND expires_at > ? AND (created_at < ? OR (created_at = ? AND id > ?))
                 ORDER BY created_at DESC, id LIMIT ?
                 """, tenant, property, now, createdAt, createdAt, after, limit + 1)
         } else {
             rows = try await db.query("""
-                SELECT id, created_at, expires_at FROM shares WHERE tenant_id = ? AND property_id = ? AND expires_at > ?
+                SELECT id, created_at, expires_at, frame_ancestors FROM shares WHERE tenant_id = ? AND property_id = ? AND expires_at > ?
                 ORDER BY created_at DESC, id LIMIT ?
                 """, tenant, property, now, limit + 1)
         }
         let page = rows.prefix(limit).map { ShareDocument(id: $0["id"].string ?? "", tourId: tourId, url: nil, createdAt: $0["created_at"].string ?? "",
-                                                          expiresAt: $0["expires_at"].string ?? "") }
+                                                          expiresAt: $0["expires_at"].string ?? "", frameAncestors: FrameAncestors.list($0["frame_ancestors"].string)) }
         return (page, rows.count > limit)
     }
 
@@ -96,15 +99,15 @@ enum ViewerStore {
         try await db.first("DELETE FROM shares WHERE tenant_id = ? AND id = ? RETURNING property_id", tenant, id)?[0].string
     }
 
-    /// What an unexpired share secret opens: its tenant and property.
-    static func share(_ db: any SQLConnection, secret: String) async throws -> (tenant: Int64, propertyId: String)? {
+    /// What an unexpired share secret opens: its tenant and property, and the origins that may frame its embed form.
+    static func share(_ db: any SQLConnection, secret: String) async throws -> (tenant: Int64, propertyId: String, frameAncestors: [String])? {
         let digest = Secrets.hash(secret)
         guard let row = try await db.first("""
-            SELECT tenant_id, property_id, secret_hash FROM shares WHERE secret_hash = ? AND expires_at > ?
+            SELECT tenant_id, property_id, secret_hash, frame_ancestors FROM shares WHERE secret_hash = ? AND expires_at > ?
             """, Blob(digest), Timestamp.now()),
               let stored = row["secret_hash"].bytes, constantTimeEquals(stored, digest),
               let tenant = row["tenant_id"].int64, let property = row["property_id"].string else { return nil }
-        return (tenant, property)
+        return (tenant, property, FrameAncestors.list(row["frame_ancestors"].string))
     }
 
     // MARK: The property list
@@ -156,5 +159,18 @@ enum ViewerStore {
         case .panorama(let id):
             return try await db.first("SELECT property_id FROM panoramas WHERE tenant_id = ? AND id = ?", tenant, id)?[0].string
         }
+    }
+}
+
+/// A share's frame ancestors as stored: a JSON array of origins (checked when the link was made).
+enum FrameAncestors {
+    static func text(_ origins: [String]) -> String {
+        var writer = JSONWriter()
+        writer.array(origins) { $0.string($1) }
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    static func list(_ text: String?) -> [String] {
+        ((try? JSONReader.parse(text ?? "[]"))?.array ?? []).compactMap(\.string)
     }
 }

@@ -10,6 +10,8 @@ struct ViewerScope: Sendable {
     var frame: PageFrame
     /// A share link's property: every page outside it is 404.
     var property: String?
+    /// The origins a share link lets frame its embed form.
+    var frameAncestors: [String] = []
 }
 
 enum ViewerScopeAttribute: RequestAttribute {
@@ -68,7 +70,8 @@ struct ShareAuthentication: Middleware {
         // A visitor is shown the operator's line, never the tenant's own name.
         let subtitle = context.config.viewerSubtitle.isEmpty ? nil : context.config.viewerSubtitle
         request.attributes[ViewerScopeAttribute.self] = ViewerScope(
-            tenant: share.tenant, frame: PageFrame(paths: .share(secret: secret), subtitle: subtitle, csrf: nil), property: share.propertyId)
+            tenant: share.tenant, frame: PageFrame(paths: .share(secret: secret), subtitle: subtitle, csrf: nil), property: share.propertyId,
+            frameAncestors: share.frameAncestors)
         return try await next(request)
     }
 
@@ -87,6 +90,9 @@ struct ShareAuthentication: Middleware {
 struct ViewerErrors: Middleware {
     let logger: Logger
     let shared: Bool
+    /// Errors of embed routes: their routes set no framing policy (each answer sets its own),
+    /// so an error page carries the one that frames it nowhere.
+    var embedded = false
 
     func respond(to request: Request, next: RequestResponder) async throws -> Response {
         do {
@@ -105,7 +111,8 @@ struct ViewerErrors: Middleware {
             }
             let frame = PageFrame(paths: shared ? .share(secret: "") : .app, subtitle: nil, csrf: nil)
             let title = http.status.code == 404 ? "Not found" : String(describing: http.status.reason)
-            return Response(status: http.status, contentType: ViewerResponses.html, headers: http.headers,
+            return Response(status: http.status, contentType: ViewerResponses.html,
+                            headers: http.headers + (embedded ? ViewerResponses.framing(allowing: []) : []),
                             body: .bytes(ViewerPages.error(frame, title: title, message: http.message)))
         }
     }
@@ -116,16 +123,29 @@ enum ViewerResponses {
 
     /// On every viewer answer: nothing loads from outside the origin, nothing frames the
     /// pages, and no page's URL (a share link's secret) leaves in a Referer.
-    static let security = [
-        HTTPField(name: "Content-Security-Policy", value: "default-src 'self'; img-src 'self'; style-src 'self'; script-src 'self'; "
-                  + "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"),
+    static let security = framing(allowing: []) + unframed
+
+    /// Every viewer answer's headers but its framing policy.
+    private static let unframed = [
         HTTPField(name: "X-Content-Type-Options", value: "nosniff"),
         HTTPField(name: "Referrer-Policy", value: "no-referrer"),
-        HTTPField(name: "X-Frame-Options", value: "DENY"),
         HTTPField(name: "Cross-Origin-Opener-Policy", value: "same-origin"),
     ]
+
+    /// The content policy, its `frame-ancestors` the origins given (each checked by
+    /// `FrameAncestor` when its share was made); none: `'none'`, with `X-Frame-Options: DENY`
+    /// for browsers that predate `frame-ancestors`.
+    static func framing(allowing origins: [String]) -> [HTTPField] {
+        let ancestors = origins.isEmpty ? "'none'" : origins.joined(separator: " ")
+        let policy = HTTPField(name: "Content-Security-Policy", value: "default-src 'self'; img-src 'self'; style-src 'self'; script-src 'self'; "
+                               + "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors " + ancestors)
+        return origins.isEmpty ? [policy, HTTPField(name: "X-Frame-Options", value: "DENY")] : [policy]
+    }
+
     /// Pages hold a tenant's data: never stored by a cache.
     static let page = security + [HTTPField(name: "Cache-Control", value: "no-store")]
+    /// A share's embed form: its framing policy is the share's, set by each answer.
+    static let embed = unframed + [HTTPField(name: "Cache-Control", value: "no-store")]
     /// The compiled-in style sheet and script change only with toursd.
     static let asset = security + [HTTPField(name: "Cache-Control", value: "public, max-age=3600")]
 }

@@ -45,6 +45,18 @@ enum ViewerRoutes {
             }
             addPages(to: &table, prefix: "/t/{secret}", context)
         }
+        // The embed form: framed by the sites its share names (its answers set the policy), so
+        // apart from the other pages, whose routes frame them nowhere.
+        table.group(ViewerErrors(logger: context.logger, shared: true, embedded: true),
+                    ServiceErrors(logger: context.logger, retryAfterSeconds: context.config.retryAfterSeconds), ShareAuthentication(context: context)) { table in
+            table.add(.get, "/t/{secret}" + ViewerPaths.embedSuffix, headers: ViewerResponses.embed, secretPath: true) { request in
+                guard let property = request.viewerScope.property else { throw ServiceError.notFound("share link", "") }
+                return try await page(.embed(.start(property)), request, context)
+            }
+            table.add(.get, "/t/{secret}" + ViewerPaths.embedSuffix + "/panoramas/{id}", headers: ViewerResponses.embed, secretPath: true) { request in
+                try await page(.embed(.panorama(try request.uuid("id"))), request, context)
+            }
+        }
     }
 
     /// The pages and images both views have, under `prefix`.
@@ -79,29 +91,32 @@ enum ViewerRoutes {
     }
 
     private enum Page {
-        case property(String), floor(String), room(String), panorama(String)
+        case property(String), floor(String), room(String), panorama(String), embed(Embedded)
+
+        /// What an embed form shows: its tour's first panorama (by the property's id), or one.
+        enum Embedded { case start(String), panorama(String) }
 
         var part: ViewerStore.Part? {
             switch self {
-            case .property: nil
+            case .property, .embed(.start): nil
             case .floor(let id): .floor(id)
             case .room(let id): .room(id)
-            case .panorama(let id): .panorama(id)
+            case .panorama(let id), .embed(.panorama(let id)): .panorama(id)
             }
         }
 
         var name: String {
             switch self {
-            case .property: "property"
+            case .property, .embed(.start): "property"
             case .floor: "floor"
             case .room: "room"
-            case .panorama: "panorama"
+            case .panorama, .embed(.panorama): "panorama"
             }
         }
 
         var id: String {
             switch self {
-            case .property(let id), .floor(let id), .room(let id), .panorama(let id): id
+            case .property(let id), .floor(let id), .room(let id), .panorama(let id), .embed(.start(let id)), .embed(.panorama(let id)): id
             }
         }
     }
@@ -115,7 +130,8 @@ enum ViewerRoutes {
 
     /// A page of the scope's tenant; another tenant's ids, and anything outside a share
     /// link's property, are 404 as in the API.
-    private static func page(_ page: Page, _ request: Request, _ context: ServiceContext, madeShareURL: String? = nil) async throws -> Response {
+    private static func page(_ page: Page, _ request: Request, _ context: ServiceContext,
+                             madeShare: (url: String, embeddable: Bool)? = nil) async throws -> Response {
         let scope = request.viewerScope
         let tenant = scope.tenant
         let managesShares = scope.frame.csrf != nil
@@ -142,26 +158,41 @@ enum ViewerRoutes {
         case .property:
             guard let status = data.status else { throw ServiceError.notFound(page.name, page.id) }
             let shares = data.shares.map { list in
-                ShareSection(shares: list.map { ShareSummary(id: $0.id, createdAt: $0.createdAt, expiresAt: $0.expiresAt) },
-                             madeURL: madeShareURL, lifetimes: context.shareLifetimes)
+                ShareSection(shares: list.map { ShareSummary(id: $0.id, createdAt: $0.createdAt, expiresAt: $0.expiresAt, frameAncestors: $0.frameAncestors) },
+                             madeURL: madeShare?.url, madeEmbeddable: madeShare?.embeddable ?? false, lifetimes: context.shareLifetimes)
             }
             bytes = ViewerPages.property(frame, data.tour, status: status, shares: shares, widths: widths)
         case .floor(let id): bytes = ViewerPages.floor(frame, data.tour, floorId: id, widths: widths)
         case .room(let id): bytes = ViewerPages.room(frame, data.tour, roomId: id, widths: widths)
         case .panorama(let id):
-            var readable = true
-            if let panorama = data.tour.floors.flatMap(\.panoramas).first(where: { $0.id == id }) {
-                do {
-                    readable = try await context.panoramaIsReadable(tenant, panorama, width: widths.viewer)
-                } catch let error as ServiceError where error.code == .unavailable {
-                    // Too many previews being made: the page still comes, its viewer's image
-                    // asks again on its own.
-                }
-            }
+            let readable = try await readable(id, in: data.tour, tenant, widths, context)
             bytes = ViewerPages.panorama(frame, data.tour, panoramaId: id, widths: widths, readable: readable)
+        case .embed(let shown):
+            let id: String?
+            switch shown {
+            case .start: id = ViewerPages.firstPanorama(of: data.tour)
+            case .panorama(let panorama): id = panorama
+            }
+            guard let id else { throw ServiceError(.notFound, "This tour has no panoramas to show yet.") }
+            let readable = try await readable(id, in: data.tour, tenant, widths, context)
+            bytes = ViewerPages.embed(frame, data.tour, panoramaId: id, widths: widths, readable: readable)
+            guard let bytes else { throw ServiceError.notFound(page.name, page.id) }
+            return .page(bytes, headers: ViewerResponses.framing(allowing: scope.frameAncestors))
         }
         guard let bytes else { throw ServiceError.notFound(page.name, page.id) }
         return .page(bytes)
+    }
+
+    /// Whether the server can draw the panorama; when too many previews are being made, it is
+    /// taken to be: the page still comes, its viewer's image asks again on its own.
+    private static func readable(_ id: String, in tour: TourDocument, _ tenant: Int64, _ widths: PreviewWidths,
+                                 _ context: ServiceContext) async throws -> Bool {
+        guard let panorama = tour.floors.flatMap(\.panoramas).first(where: { $0.id == id }) else { return true }
+        do {
+            return try await context.panoramaIsReadable(tenant, panorama, width: widths.viewer)
+        } catch let error as ServiceError where error.code == .unavailable {
+            return true
+        }
     }
 
     private static func propertyList(_ request: Request, _ context: ServiceContext) async throws -> Response {
@@ -184,13 +215,19 @@ enum ViewerRoutes {
         guard let seconds = form["expiresInSeconds"].flatMap({ Int($0) }), context.shareLifetimes.contains(seconds) else {
             throw ServiceError.badRequest("choose one of the offered lifetimes")
         }
+        let origins = (form["frameAncestors"] ?? "").split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\n" || $0 == "\r" || $0 == "\t" }).map(String.init)
+        let input = try ServiceError.parsing { () throws(InvalidDocument) in
+            try ShareInput(expiresInSeconds: seconds, frameAncestors: origins)
+                .validated(context.config.shareMinSeconds...context.config.shareMaxSeconds, maxOrigins: context.config.maxFrameAncestorsPerShare)
+        }
         let maxLive = context.config.maxSharesPerTour
         let share = try await context.write { db -> ShareDocument? in
             guard let property = try await TourStore.property(db, tenant, propertyId) else { return nil }
-            return try await ViewerStore.createShare(db, tenant, tourId: property.tourId, lifetime: seconds, maxLive: maxLive)
+            return try await ViewerStore.createShare(db, tenant, tourId: property.tourId, lifetime: seconds, frameAncestors: input.frameAncestors, maxLive: maxLive)
         }
         guard let share, let url = share.url else { throw ServiceError.notFound("property", propertyId) }
-        return try await page(.property(propertyId), request, context, madeShareURL: context.absoluteURL(url, request))
+        return try await page(.property(propertyId), request, context,
+                              madeShare: (context.absoluteURL(url, request), !share.frameAncestors.isEmpty))
     }
 
     /// The form of a signed-in POST, after its CSRF token matched the session's.

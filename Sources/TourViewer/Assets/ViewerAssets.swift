@@ -100,6 +100,17 @@ a.cover span { position: absolute; left: 1rem; bottom: 1rem; padding: 0.5rem 1.1
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1rem; margin: 0 0 1rem; }
 dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; }
+body.embed { background: #14181d; color: #f2f4f7; }
+body.embed a { color: #9fd0ff; }
+main.embed { max-width: none; padding: 0.5rem; }
+main.embed h1 { margin: 0 0 0.4rem; font-size: 1.05rem; }
+main.embed .viewer { aspect-ratio: auto; height: calc(100vh - 6.5rem); min-height: 12rem; border-radius: 6px; }
+main.embed nav.walk { margin: 0.4rem 0; }
+main.embed nav.walk a { padding: 0.25rem 0.6rem; background: #232a32; border-color: #3a444f; font-size: 0.9rem; }
+main.embed .ways { background: #1c2228; border-color: #3a444f; padding: 0.5rem 0.75rem; }
+main.embed .ways h2 { font-size: 0.95rem; }
+main.embed .ways .direction { color: #c5ccd4; }
+main.embed .meta { margin: 0; color: #c5ccd4; }
 @media (max-width: 40rem) {
   main { padding: 0.75rem; }
   h1 { font-size: 1.4rem; margin-bottom: 0.5rem; }

@@ -80,25 +80,35 @@ extension ViewerAssets {
     view.fov = Math.max(30, Math.min(100, view.fov));
   }
 
-  // A deep link: the view it names, where it reads.
-  (function restore() {
+  // A deep link: the view it names, where it reads; again when the visitor changes it.
+  function restore() {
     const fields = new URLSearchParams(window.location.hash.slice(1));
     for (const key of ["yaw", "pitch", "fov"]) {
       const value = Number.parseFloat(fields.get(key));
       if (Number.isFinite(value)) view[key] = value;
     }
     clampView();
-  })();
+  }
+  restore();
 
+  // The fragment follows the view, unless the visitor changed it meanwhile (then it is read).
   let linkTimer = 0;
+  let written = window.location.hash;
   function keepLink() {
     if (linkTimer) return;
     linkTimer = window.setTimeout(function () {
       linkTimer = 0;
       const hash = "#yaw=" + view.yaw.toFixed(1) + "&pitch=" + view.pitch.toFixed(1) + "&fov=" + view.fov.toFixed(1);
-      if (window.location.hash !== hash) window.history.replaceState(null, "", hash);
+      if (window.location.hash !== written || hash === written) return;
+      window.history.replaceState(null, "", hash);
+      written = hash;
     }, 200);
   }
+  window.addEventListener("hashchange", function () {
+    restore();
+    written = window.location.hash;
+    redraw();
+  });
 
   // The ways on whose direction is known, as hotspots over the view.
   const layer = root.querySelector(".hotspots");
@@ -212,7 +222,7 @@ extension ViewerAssets {
 
   // Full screen, where the browser offers it.
   const fullscreen = root.querySelector("button.fullscreen");
-  if (fullscreen && root.requestFullscreen) {
+  if (fullscreen && root.requestFullscreen && document.fullscreenEnabled) {
     fullscreen.addEventListener("click", function () {
       if (document.fullscreenElement) {
         document.exitFullscreen();
@@ -250,7 +260,7 @@ extension ViewerAssets {
     image.classList.add("hidden");
     canvas.classList.remove("hidden");
     root.classList.add("live");
-    if (fullscreen && root.requestFullscreen) fullscreen.classList.remove("hidden");
+    if (fullscreen && root.requestFullscreen && document.fullscreenEnabled) fullscreen.classList.remove("hidden");
     if (hint && !seen()) hint.classList.remove("hidden");
     redraw();
   }

@@ -3,12 +3,20 @@
 public struct ViewerPaths: Sendable, Equatable {
     public let base: String
     public let isShare: Bool
+    /// A share link's embed form (`/t/{secret}/embed/…`): its panoramas link to their embed form.
+    public let isEmbed: Bool
 
-    public static let app = ViewerPaths(base: "/app", isShare: false)
+    public static let app = ViewerPaths(base: "/app", isShare: false, isEmbed: false)
 
     public static func share(secret: String) -> ViewerPaths {
-        ViewerPaths(base: "/t/" + secret, isShare: true)
+        ViewerPaths(base: "/t/" + secret, isShare: true, isEmbed: false)
     }
+
+    /// The same share link's embed form.
+    public var embedded: ViewerPaths { ViewerPaths(base: base, isShare: isShare, isEmbed: isShare) }
+
+    /// What a share link's path gets to be its embed form.
+    public static let embedSuffix = "/embed"
 
     public static let list = "/app/"
     public static let signIn = "/app/login"
@@ -20,7 +28,7 @@ public struct ViewerPaths: Sendable, Equatable {
     public func property(_ id: String) -> String { isShare ? base : base + "/properties/" + id }
     public func floor(_ id: String) -> String { base + "/floors/" + id }
     public func room(_ id: String) -> String { base + "/rooms/" + id }
-    public func panorama(_ id: String) -> String { base + "/panoramas/" + id }
+    public func panorama(_ id: String) -> String { base + (isEmbed ? Self.embedSuffix : "") + "/panoramas/" + id }
     public func preview(_ id: String, width: Int) -> String { base + "/panoramas/" + id + "/preview?width=" + String(width) }
     public func image(_ id: String) -> String { base + "/panoramas/" + id + "/image" }
 }
@@ -50,19 +58,7 @@ enum Layout {
     static func page(_ frame: PageFrame, title: String, crumbs: [Crumb] = [], script: Bool = false,
                      _ body: (inout HTMLWriter) -> Void) -> [UInt8] {
         var page = HTMLWriter()
-        page.raw("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">")
-        page.raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>")
-        page.text(title)
-        page.raw(" · NoughtyTours</title><link rel=\"icon\" href=\"")
-        page.text(ViewerPaths.icon)
-        page.raw("\"><link rel=\"stylesheet\" href=\"")
-        page.text(ViewerPaths.style)
-        page.raw("\">")
-        if script {
-            page.raw("<script src=\"")
-            page.text(ViewerPaths.script)
-            page.raw("\" defer></script>")
-        }
+        head(&page, title: title, script: script)
         page.raw("</head><body><header class=\"bar\"><div class=\"brand\">")
         if frame.paths.isShare {
             page.raw("NoughtyTours")
@@ -94,6 +90,33 @@ enum Layout {
         body(&page)
         page.raw("</main></body></html>")
         return page.bytes
+    }
+
+    /// A share link's embed form: the page without the bar and the trail, for another site's frame.
+    static func embed(title: String, _ body: (inout HTMLWriter) -> Void) -> [UInt8] {
+        var page = HTMLWriter()
+        head(&page, title: title, script: true)
+        page.raw("</head><body class=\"embed\"><main class=\"embed\">")
+        body(&page)
+        page.raw("</main></body></html>")
+        return page.bytes
+    }
+
+    /// The document's start up to the end of its head's own elements.
+    private static func head(_ page: inout HTMLWriter, title: String, script: Bool) {
+        page.raw("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">")
+        page.raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>")
+        page.text(title)
+        page.raw(" · NoughtyTours</title><link rel=\"icon\" href=\"")
+        page.text(ViewerPaths.icon)
+        page.raw("\"><link rel=\"stylesheet\" href=\"")
+        page.text(ViewerPaths.style)
+        page.raw("\">")
+        if script {
+            page.raw("<script src=\"")
+            page.text(ViewerPaths.script)
+            page.raw("\" defer></script>")
+        }
     }
 }
 

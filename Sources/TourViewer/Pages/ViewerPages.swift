@@ -20,11 +20,14 @@ public struct ShareSummary: Sendable, Equatable {
     public var id: String
     public var createdAt: String
     public var expiresAt: String
+    /// The origins that may frame its embed form.
+    public var frameAncestors: [String]
 
-    public init(id: String, createdAt: String, expiresAt: String) {
+    public init(id: String, createdAt: String, expiresAt: String, frameAncestors: [String] = []) {
         self.id = id
         self.createdAt = createdAt
         self.expiresAt = expiresAt
+        self.frameAncestors = frameAncestors
     }
 }
 
@@ -33,12 +36,15 @@ public struct ShareSection: Sendable {
     public var shares: [ShareSummary]
     /// The absolute URL of a link just made, shown this once.
     public var madeURL: String?
+    /// Whether the link just made may be framed somewhere: its embed URL is shown with it.
+    public var madeEmbeddable: Bool
     /// The lifetimes offered, in seconds.
     public var lifetimes: [Int]
 
-    public init(shares: [ShareSummary], madeURL: String?, lifetimes: [Int]) {
+    public init(shares: [ShareSummary], madeURL: String?, madeEmbeddable: Bool = false, lifetimes: [Int]) {
         self.shares = shares
         self.madeURL = madeURL
+        self.madeEmbeddable = madeEmbeddable
         self.lifetimes = lifetimes
     }
 }
@@ -208,6 +214,11 @@ public enum ViewerPages {
             page.raw("<p class=\"made\" role=\"status\">New link, shown only now: <input readonly class=\"share-url\" aria-label=\"Share link\" value=\"")
             page.text(url)
             page.raw("\"></p>")
+            if section.madeEmbeddable {
+                page.raw("<p class=\"made\">Its embed form, for the sites it names: <input readonly class=\"share-url\" aria-label=\"Embed link\" value=\"")
+                page.text(url + ViewerPaths.embedSuffix)
+                page.raw("\"></p>")
+            }
         }
         page.raw("<form method=\"post\" action=\"")
         page.text(ViewerPaths.app.property(propertyId) + "/shares")
@@ -221,7 +232,9 @@ public enum ViewerPages {
             page.text(Lifetime.describe(seconds))
             page.raw("</option>")
         }
-        page.raw("</select><button type=\"submit\">Make a share link</button></form>")
+        page.raw("</select><label for=\"frame-ancestors\">Sites that may embed it</label>")
+        page.raw("<input id=\"frame-ancestors\" name=\"frameAncestors\" placeholder=\"https://agency.example (optional)\" size=\"32\">")
+        page.raw("<button type=\"submit\">Make a share link</button></form>")
         if section.shares.isEmpty {
             page.raw("<p class=\"empty\">No active share links.</p>")
         } else {
@@ -231,6 +244,9 @@ public enum ViewerPages {
                 page.text(Format.time(share.createdAt))
                 page.raw(", expires ")
                 page.text(Format.time(share.expiresAt))
+                if !share.frameAncestors.isEmpty {
+                    page.text(" · may be embedded on " + share.frameAncestors.joined(separator: ", "))
+                }
                 page.raw("</span><form method=\"post\" action=\"")
                 page.text(ViewerPaths.app.base + "/shares/" + share.id + "/revoke")
                 page.raw("\" class=\"inline\">")
@@ -307,25 +323,7 @@ public enum ViewerPages {
         }
         return Layout.page(frame, title: stop.title, crumbs: trail, script: readable) { page in
             page.element("<h1>", stop.title, "</h1>")
-            if readable {
-                page.raw("<div class=\"viewer\" id=\"viewer\"")
-                if let heading = panorama.position?.heading {
-                    page.raw(" data-heading=\"")
-                    page.text(Format.decimal(heading, places: 1))
-                    page.raw("\"")
-                }
-                page.raw("><canvas class=\"hidden\" tabindex=\"0\" aria-label=\"360° view: drag or use the arrow keys to look around, the wheel to zoom\"></canvas>")
-                page.raw("<img class=\"fallback\" alt=\"The panorama as a flat image\" src=\"")
-                page.text(frame.paths.preview(panorama.id, width: widths.viewer))
-                page.raw("\"><div class=\"hotspots\"></div><p class=\"hint hidden\" role=\"note\">Drag to look around · arrow keys turn, + and − zoom</p>")
-                page.raw("<button type=\"button\" class=\"fullscreen hidden\" aria-pressed=\"false\">Full screen</button></div>")
-            } else {
-                page.raw("<section class=\"card unreadable\" role=\"status\"><h2>This panorama could not be read</h2><p>")
-                page.text(panorama.contentType == "image/jpeg"
-                          ? "Its image is damaged, or larger than this server draws, so it cannot be shown here."
-                          : "The viewer draws JPEG panoramas; this one is \(panorama.contentType), so it cannot be shown here.")
-                page.raw(" The original image can still be downloaded.</p></section>")
-            }
+            writeViewer(&page, panorama, frame.paths, widths, readable: readable)
             writeSteps(&page, walk, from: index, frame.paths)
             page.raw("<div class=\"around\">")
             writeWays(&page, walk, from: index, frame.paths)
@@ -338,6 +336,53 @@ public enum ViewerPages {
             page.raw(" · ")
             page.link(frame.paths.image(panorama.id), "Original image")
             page.raw("</p>")
+        }
+    }
+
+    /// The 360° view of a panorama (its heading for the minimap's cone), or why it cannot be shown.
+    private static func writeViewer(_ page: inout HTMLWriter, _ panorama: PanoramaDocument, _ paths: ViewerPaths, _ widths: PreviewWidths, readable: Bool) {
+        if readable {
+            page.raw("<div class=\"viewer\" id=\"viewer\"")
+            if let heading = panorama.position?.heading {
+                page.raw(" data-heading=\"")
+                page.text(Format.decimal(heading, places: 1))
+                page.raw("\"")
+            }
+            page.raw("><canvas class=\"hidden\" tabindex=\"0\" aria-label=\"360° view: drag or use the arrow keys to look around, the wheel to zoom\"></canvas>")
+            page.raw("<img class=\"fallback\" alt=\"The panorama as a flat image\" src=\"")
+            page.text(paths.preview(panorama.id, width: widths.viewer))
+            page.raw("\"><div class=\"hotspots\"></div><p class=\"hint hidden\" role=\"note\">Drag to look around · arrow keys turn, + and − zoom</p>")
+            page.raw("<button type=\"button\" class=\"fullscreen hidden\" aria-pressed=\"false\">Full screen</button></div>")
+        } else {
+            page.raw("<section class=\"card unreadable\" role=\"status\"><h2>This panorama could not be read</h2><p>")
+            page.text(panorama.contentType == "image/jpeg"
+                      ? "Its image is damaged, or larger than this server draws, so it cannot be shown here."
+                      : "The viewer draws JPEG panoramas; this one is \(panorama.contentType), so it cannot be shown here.")
+            page.raw(" The original image can still be downloaded.</p></section>")
+        }
+    }
+
+    /// The id of the panorama a walk of `tour` starts at; nil when it has none.
+    public static func firstPanorama(of tour: TourDocument) -> String? {
+        TourWalk(tour).stops.first?.panorama.id
+    }
+
+    /// A share link's embed form of a panorama, for another site's frame: the view with its
+    /// hotspots, its title, the steps and the ways on (each to its embed form), and a link to
+    /// the whole tour; no bar, trail, minimap or image download.
+    public static func embed(_ frame: PageFrame, _ tour: TourDocument, panoramaId: String, widths: PreviewWidths, readable: Bool = true) -> [UInt8]? {
+        let walk = TourWalk(tour)
+        guard let index = walk.index(of: panoramaId) else { return nil }
+        let stop = walk.stops[index]
+        let paths = frame.paths.embedded
+        return Layout.embed(title: stop.title) { page in
+            page.element("<h1>", stop.title, "</h1>")
+            writeViewer(&page, stop.panorama, paths, widths, readable: readable)
+            writeSteps(&page, walk, from: index, paths)
+            writeWays(&page, walk, from: index, paths)
+            page.raw("<p class=\"meta\"><a href=\"")
+            page.text(paths.property(tour.property.id))
+            page.raw("\" target=\"_blank\" rel=\"noopener\">Open the whole tour</a></p>")
         }
     }
 
