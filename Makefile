@@ -6,7 +6,7 @@ RUN_APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libturbojpeg0
 TEST_APT_PACKAGES := curl sqlite3 python3 python3-venv wrk nginx gcc fuse3 libfuse3-dev chromium chromium-driver postgresql
 
 # Python tools for the tests, pinned, in a venv of the project's own.
-PYTHON_TOOLS := schemathesis==4.32.5 tuspy==1.1.0 selenium==4.51.0 pillow==13.0.0 h11==0.16.0
+PYTHON_TOOLS := schemathesis==4.32.5 tuspy==1.1.0 selenium==4.51.0 selenium-axe-python==2.2.0 pillow==13.0.0 h11==0.16.0
 
 .PHONY: deps run-deps build run test bench soak fuzz clean migrations powerlossfs
 

@@ -2,7 +2,8 @@
 """The tour viewer in a real browser (Debian's chromium and chromium-driver, headless, through
 selenium), against the release toursd with real JPEG panoramas: sign in, walk list → property
 → floor → room → viewer by clicking, the floor's SVG, the viewer's WebGL canvas before and
-after a drag, sign out, share links (open without a session, stop after revocation and after
+after a drag, walking a tour by its hotspots, embeds framed where their link allows, axe-core
+on every page at desktop and phone size, sign out, share links (open without a session, stop after revocation and after
 expiry), the cookie's flags, no token in any page, another tenant's ids 404, every page under
 100 KB without its images and with no request outside the origin. A screenshot of each page
 goes to the artifacts folder.
@@ -25,6 +26,7 @@ from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
+from selenium_axe_python import Axe
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tourfixture  # noqa: E402
@@ -85,6 +87,21 @@ def look(driver, daemon, name, token_values, cookie=None):
     check(not outside, f"{name}: no request outside the origin {outside[:3]}")
     source = driver.page_source
     check(not any(token in source for token in token_values), f"{name}: no token in the page source")
+    accessible(driver, name)
+
+
+def accessible(driver, name):
+    """axe-core (selenium-axe-python's copy) on the page as it is, at the desktop's size and at
+    a phone's (390×844): no serious or critical violation."""
+    size = driver.get_window_size()
+    for label, (width, height) in [("desktop", (size["width"], size["height"])), ("phone", (390, 844))]:
+        driver.set_window_size(width, height)
+        axe = Axe(driver)
+        axe.inject()
+        violations = [v for v in axe.run()["violations"] if v["impact"] in ("serious", "critical")]
+        described = [f'{v["id"]} ({v["impact"]}): {v["nodes"][0]["target"]}' for v in violations]
+        check(not violations, f"{name} at {label} size: no serious or critical axe-core violation {described}")
+    driver.set_window_size(size["width"], size["height"])
 
 
 def await_condition(driver, condition, what):
@@ -256,6 +273,10 @@ def embed_on_other_sites(driver, daemon, house, tokens):
               f"the browser refuses the embed in a site the link does not name: {refused}")
         driver.switch_to.default_content()
         look_shot(driver, "14-embed-refused")
+        driver.get(allowed.src)  # the embed form itself, for axe-core
+        await_condition(driver, lambda d: frames(d) >= 1, "the embed form draws on its own")
+        look_shot(driver, "15-embed")
+        accessible(driver, "15-embed")
         requests_made(driver)  # the host sites' requests: not the next page's
     finally:
         allowed.stop()
@@ -374,6 +395,7 @@ def main():
             check(status == 404, f"another tenant's {path.split('/')[2]} is 404: {status}")
         driver.get(daemon.base + f"/app/floors/{other['floors'][0]}")
         check(driver.find_element(By.TAG_NAME, "h1").text == "Not found", "another tenant's floor shows the not-found page")
+        accessible(driver, "the not-found page")
 
         # Share links: made on the property page, open without a session.
         driver.get(daemon.base + f"/app/properties/{tour['property']}")

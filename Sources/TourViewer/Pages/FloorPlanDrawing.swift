@@ -107,7 +107,7 @@ struct FloorPlanDrawing {
     static let coneHalfAngle = 37.5
 
     func write(into page: inout HTMLWriter, roomURL: (String) -> String, marks: [Mark] = []) {
-        page.raw("<svg class=\"plan\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"Floor plan\" viewBox=\"0 0 ")
+        page.raw("<svg class=\"plan\" xmlns=\"http://www.w3.org/2000/svg\" role=\"group\" aria-label=\"Floor plan\" viewBox=\"0 0 ")
         page.text(Format.decimal(Self.width, places: 0))
         page.raw(" ")
         page.text(Format.decimal(height, places: 0))
