@@ -210,6 +210,12 @@ def walk_the_house(driver, daemon, house, tokens, cookie):
     inner = driver.execute_script("return [document.documentElement.clientWidth, window.innerHeight]")
     check(viewer["width"] >= inner[0] - 32 and viewer["height"] >= inner[1] * 0.6, f"the phone's viewer fills the screen: {viewer} of {inner}")
     look(driver, daemon, "12-walk-phone", tokens, cookie)
+    # The floor's plan on a phone: wider than the screen, panned, its labels readable.
+    driver.get(daemon.base + f"/app/floors/{house['floors'][0]}")
+    label = driver.execute_script("return document.querySelector('svg.plan a.room text').getBoundingClientRect().height")
+    scrolls = driver.execute_script("const f = document.querySelector('.plan-figure'); return f.scrollWidth > f.clientWidth")
+    check(label >= 11 and scrolls, f"on a phone the plan pans and its labels stay readable: {label:.1f} px")
+    look(driver, daemon, "12b-floor-phone", tokens, cookie)
     driver.set_window_size(1280, 900)
 
 

@@ -117,6 +117,11 @@ main.embed .meta { margin: 0; color: #c5ccd4; }
   .viewer { aspect-ratio: auto; height: 72vh; border-radius: 6px; }
   nav.walk { flex-direction: column; }
   nav.walk a[rel=next] { margin-left: 0; }
+  /* The floor plan at twice the screen's width, panned by a finger (pinch zooms the page):
+     its labels stay about 12 px instead of shrinking with the plan to 5. */
+  .plan-figure { padding: 0.5rem; touch-action: pan-x pan-y pinch-zoom; }
+  .plan-figure svg.plan { width: 200%; max-width: none; }
+  .plan-figure::after { content: "Swipe to see the whole plan"; display: block; margin-top: 0.4rem; color: var(--muted); font-size: 0.85rem; }
 }
 .hidden { display: none !important; }
 """#
