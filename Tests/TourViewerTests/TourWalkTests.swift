@@ -95,5 +95,9 @@ import Testing
         #expect(kitchen.contains("<a rel=\"next\" href=\"/app/panoramas/Landing-1\">Floor 1 · Landing →</a>"))
         let last = ViewerPagesTests.text(ViewerPages.panorama(ViewerPagesTests.frame, Self.house(), panoramaId: "Bedroom-2", widths: ViewerPagesTests.widths))
         #expect(!last.contains("rel=\"next\""))
+        // The floor's own page marks every panorama it can place, none as the current one.
+        let floor = ViewerPagesTests.text(ViewerPages.floor(ViewerPagesTests.frame, Self.house(), floorId: "floor-0", widths: ViewerPagesTests.widths))
+        #expect(floor.components(separatedBy: "<a class=\"spot\"").count - 1 == 4 && !floor.contains("spot current"))
+        #expect(floor.contains("href=\"/app/panoramas/Livingroom-3\" aria-label=\"Go to Living room · 2 of 2\""))
     }
 }

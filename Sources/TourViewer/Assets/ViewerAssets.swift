@@ -86,7 +86,8 @@ nav.walk a[rel=next] { margin-left: auto; text-align: right; }
 .ways ul.links li:first-child { border-top: 0; }
 .ways .direction { margin-left: 0.5rem; color: var(--muted); font-size: 0.85rem; }
 .minimap svg.plan text { font-size: 30px; }
-.minimap svg.plan a.room text { transform: translateY(38px); }
+svg.plan.marked a.room text { transform: translateY(24px); }
+.minimap svg.plan.marked a.room text { transform: translateY(38px); }
 svg.plan .spot circle { fill: var(--accent); stroke: #fff; stroke-width: 4; }
 svg.plan a.spot:hover circle, svg.plan a.spot:focus circle { fill: #0f3d5c; }
 svg.plan .spot.current circle { fill: #c2410c; }

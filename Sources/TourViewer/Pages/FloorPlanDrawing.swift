@@ -107,7 +107,9 @@ struct FloorPlanDrawing {
     static let coneHalfAngle = 37.5
 
     func write(into page: inout HTMLWriter, roomURL: (String) -> String, marks: [Mark] = []) {
-        page.raw("<svg class=\"plan\" xmlns=\"http://www.w3.org/2000/svg\" role=\"group\" aria-label=\"Floor plan\" viewBox=\"0 0 ")
+        // Marked: the rooms' names move off their centres, where panoramas often stand.
+        page.raw(marks.isEmpty ? "<svg class=\"plan\" xmlns=" : "<svg class=\"plan marked\" xmlns=")
+        page.raw("\"http://www.w3.org/2000/svg\" role=\"group\" aria-label=\"Floor plan\" viewBox=\"0 0 ")
         page.text(Format.decimal(Self.width, places: 0))
         page.raw(" ")
         page.text(Format.decimal(height, places: 0))

@@ -270,7 +270,12 @@ public enum ViewerPages {
                 page.raw("<p class=\"empty\">No plan yet.</p>")
             } else {
                 page.raw("<figure class=\"card plan-figure\">")
-                drawing.write(into: &page) { frame.paths.room($0) }
+                // Where each panorama stands, where its capture said: a dot that opens it.
+                let walk = TourWalk(tour)
+                let marks = walk.stops.filter { $0.floor.floor.id == floorId }.compactMap { stop in
+                    stop.panorama.position.map { FloorPlanDrawing.Mark(position: $0, url: frame.paths.panorama(stop.panorama.id), label: stop.title, current: false) }
+                }
+                drawing.write(into: &page, roomURL: { frame.paths.room($0) }, marks: marks)
                 page.raw("</figure><ul class=\"rooms\">")
                 for room in floor.floor.rooms {
                     page.raw("<li>")
