@@ -209,6 +209,20 @@ def walk_the_house(driver, daemon, house, tokens, cookie):
     viewer = driver.find_element(By.CSS_SELECTOR, "#viewer").size
     inner = driver.execute_script("return [document.documentElement.clientWidth, window.innerHeight]")
     check(viewer["width"] >= inner[0] - 32 and viewer["height"] >= inner[1] * 0.6, f"the phone's viewer fills the screen: {viewer} of {inner}")
+    # A pinch on the phone's view zooms it: two touches spreading apart narrow the field of view.
+    canvas = driver.find_element(By.CSS_SELECTOR, "#viewer canvas")
+    box = driver.execute_script("const r = arguments[0].getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]", canvas)
+    before = float(canvas.get_attribute("data-fov"))
+
+    def touches(gap):
+        return [{"x": box[0] - gap, "y": box[1], "id": 1}, {"x": box[0] + gap, "y": box[1], "id": 2}]
+
+    driver.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": touches(20)})
+    for gap in (40, 60, 80):
+        driver.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": touches(gap)})
+    driver.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    if await_condition(driver, lambda d: float(canvas.get_attribute("data-fov")) < before * 0.5, "a pinch zooms the view in"):
+        check(True, f"a pinch zooms the view in: field of view {before} → {canvas.get_attribute('data-fov')}")
     look(driver, daemon, "12-walk-phone", tokens, cookie)
     # The floor's plan on a phone: wider than the screen, panned, its labels readable.
     driver.get(daemon.base + f"/app/floors/{house['floors'][0]}")

@@ -92,6 +92,8 @@ svg.plan .spot circle { fill: var(--accent); stroke: #fff; stroke-width: 4; }
 svg.plan a.spot:hover circle, svg.plan a.spot:focus circle { fill: #0f3d5c; }
 svg.plan .spot.current circle { fill: #c2410c; }
 svg.plan .cone { fill: rgba(194, 65, 12, 0.22); stroke: #c2410c; stroke-width: 2; }
+.minimap svg.plan a.spot circle { r: 16px; }
+.minimap svg.plan .spot.current circle { r: 18px; }
 nav.floors ul { list-style: none; display: flex; flex-wrap: wrap; gap: 0.5rem; margin: 0.75rem 0 0; padding: 0; }
 nav.floors a { display: inline-block; padding: 0.25rem 0.8rem; border: 1px solid var(--line); border-radius: 999px; text-decoration: none; }
 nav.floors a[aria-current] { background: var(--accent); border-color: var(--accent); color: #fff; }

@@ -1,8 +1,8 @@
 extension ViewerAssets {
     /// The 360° viewer: a WebGL full-screen triangle whose fragment shader turns each pixel's
     /// view direction into longitude and latitude and samples the equirectangular image there.
-    /// Drag or arrow keys look around, the wheel or +/- zoom. Without WebGL the plain image the
-    /// page shows stays. `data-frames` on the canvas counts drawn frames (tests await it).
+    /// Drag or arrow keys look around, the wheel, a pinch or +/- zoom. Without WebGL the plain
+    /// image the page shows stays. `data-frames` on the canvas counts drawn frames (tests await it).
     /// Yaw is degrees clockwise from the image's centre, as the page's `data-longitude` of the
     /// ways on: each is placed in the view as a hotspot where it stands. The fragment holds
     /// the view (`#yaw=…&pitch=…&fov=…`, the field of view across the view's shorter side):
@@ -187,6 +187,7 @@ extension ViewerAssets {
     frames += 1;
     canvas.dataset.frames = String(frames);
     canvas.dataset.yaw = view.yaw.toFixed(2);
+    canvas.dataset.fov = view.fov.toFixed(2);
   }
 
   function redraw() {
@@ -265,21 +266,39 @@ extension ViewerAssets {
     redraw();
   }
 
-  let dragging = null;
+  // One pointer drags the view; two (a pinch) zoom it by the change of their distance.
+  const pointers = new Map();
+  function spread() {
+    const [a, b] = Array.from(pointers.values());
+    return Math.hypot(a.x - b.x, a.y - b.y);
+  }
+  let pinch = 0;
   canvas.addEventListener("pointerdown", function (event) {
     dismissHint();
-    dragging = { x: event.clientX, y: event.clientY };
+    pointers.set(event.pointerId, { x: event.clientX, y: event.clientY });
+    if (pointers.size === 2) pinch = spread();
     canvas.setPointerCapture(event.pointerId);
     canvas.focus();
   });
   canvas.addEventListener("pointermove", function (event) {
-    if (!dragging) return;
-    const degreesPerPixel = view.fov / Math.max(1, Math.min(canvas.clientWidth, canvas.clientHeight));
-    look(-(event.clientX - dragging.x) * degreesPerPixel, (event.clientY - dragging.y) * degreesPerPixel);
-    dragging = { x: event.clientX, y: event.clientY };
+    const last = pointers.get(event.pointerId);
+    if (!last) return;
+    pointers.set(event.pointerId, { x: event.clientX, y: event.clientY });
+    if (pointers.size === 1) {
+      const degreesPerPixel = view.fov / Math.max(1, Math.min(canvas.clientWidth, canvas.clientHeight));
+      look(-(event.clientX - last.x) * degreesPerPixel, (event.clientY - last.y) * degreesPerPixel);
+    } else if (pointers.size === 2) {
+      const now = spread();
+      if (pinch > 0 && now > 0) zoom(pinch / now);
+      pinch = now;
+    }
   });
-  canvas.addEventListener("pointerup", function () { dragging = null; });
-  canvas.addEventListener("pointercancel", function () { dragging = null; });
+  function release(event) {
+    pointers.delete(event.pointerId);
+    pinch = 0;
+  }
+  canvas.addEventListener("pointerup", release);
+  canvas.addEventListener("pointercancel", release);
   canvas.addEventListener("wheel", function (event) {
     event.preventDefault();
     zoom(Math.exp(event.deltaY * 0.001));
