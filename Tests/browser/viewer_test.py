@@ -20,6 +20,7 @@ import tempfile
 import threading
 import time
 import urllib.parse
+import uuid
 
 from selenium import webdriver
 from selenium.common.exceptions import TimeoutException
@@ -233,6 +234,24 @@ def walk_the_house(driver, daemon, house, tokens, cookie):
     driver.set_window_size(1280, 900)
 
 
+def huge_panorama(driver, daemon, tokens, cookie):
+    """A 16384×8192 panorama, twice what many GPUs hold in one texture, is drawn: the viewer
+    draws its largest preview."""
+    property_id, floor_id, panorama_id = str(uuid.uuid4()), str(uuid.uuid4()), str(uuid.uuid4())
+    daemon.api("PUT", f"/v1/properties/{property_id}", {"name": "Wide Barn", "floorCount": 1, "metadata": {}}, daemon.token)
+    daemon.api("PUT", f"/v1/properties/{property_id}/floors/{floor_id}", {"number": 0, "name": None}, daemon.token)
+    status, _, content = daemon.request("PUT", f"/v1/panoramas/{panorama_id}?floorId={floor_id}", tourfixture.panorama_jpeg(16384),
+                                        daemon.token, {"Content-Type": "image/jpeg"})
+    check(status == 201, f"a 16384×8192 panorama is stored: {status} {content[:120]!r}")
+    driver.get(daemon.base + f"/app/panoramas/{panorama_id}")
+    if await_condition(driver, lambda d: int(d.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-frames") or 0) >= 1,
+                       "a 16384×8192 panorama is drawn"):
+        sample = driver.execute_script(CANVAS_SAMPLE)
+        colours = {tuple(sample[index:index + 3]) for index in range(0, len(sample), 4)}
+        check(len(colours) > 20, f"a 16384×8192 panorama is drawn, not a blank: {len(colours)} colours in a 64×36 sample")
+    look(driver, daemon, "16-huge-panorama", tokens, cookie)
+
+
 class HostSite:
     """Another site: a page of its own origin (127.0.0.1 on a port the OS picks) framing `src`,
     set once the origin is known; served from a thread until `stop`."""
@@ -406,6 +425,7 @@ def main():
         look(driver, daemon, "06-viewer", tokens, cookie)
         walk_the_house(driver, daemon, house, tokens, cookie)
         embed_on_other_sites(driver, daemon, house, tokens)
+        huge_panorama(driver, daemon, tokens, cookie)
 
         # Another tenant's ids are 404, as in the API; so are their images.
         for path in [f"/app/properties/{other['property']}", f"/app/floors/{other['floors'][0]}", f"/app/rooms/{other['rooms'][0]}",
