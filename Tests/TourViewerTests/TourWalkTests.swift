@@ -95,6 +95,11 @@ import Testing
         #expect(kitchen.contains("<a rel=\"next\" href=\"/app/panoramas/Landing-1\">Floor 1 · Landing →</a>"))
         let last = ViewerPagesTests.text(ViewerPages.panorama(ViewerPagesTests.frame, Self.house(), panoramaId: "Bedroom-2", widths: ViewerPagesTests.widths))
         #expect(!last.contains("rel=\"next\""))
+        // An embed offers no download, so it does not say there is one.
+        let shared = PageFrame(paths: .share(secret: "s3cret"), subtitle: nil, csrf: nil)
+        let unreadable = ViewerPagesTests.text(ViewerPages.embed(shared, Self.house(), panoramaId: "Hall-1", widths: ViewerPagesTests.widths, readable: false))
+        #expect(unreadable.contains("could not be read") && !unreadable.contains("downloaded") && unreadable.contains("href=\"/t/s3cret\""))
+        #expect(unreadable.contains("<a rel=\"next\" href=\"/t/s3cret/embed/panoramas/Livingroom-2\">"))
         // The floor's own page marks every panorama it can place, none as the current one.
         let floor = ViewerPagesTests.text(ViewerPages.floor(ViewerPagesTests.frame, Self.house(), floorId: "floor-0", widths: ViewerPagesTests.widths))
         #expect(floor.components(separatedBy: "<a class=\"spot\"").count - 1 == 4 && !floor.contains("spot current"))

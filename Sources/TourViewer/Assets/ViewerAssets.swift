@@ -75,6 +75,8 @@ ul.panoramas img { width: 100%; height: auto; border-radius: 8px; display: block
 .viewer a.hotspot::before { content: "\2191\00a0"; color: var(--accent); }
 .viewer a.hotspot:hover, .viewer a.hotspot.focused { outline: 3px solid #ffbf47; }
 .viewer .hint { position: absolute; left: 50%; bottom: 1rem; transform: translateX(-50%); width: max-content; max-width: calc(100% - 2rem); margin: 0; padding: 0.4rem 0.9rem; border-radius: 1rem; background: rgba(0, 0, 0, 0.75); color: #fff; font-size: 0.9rem; text-align: center; pointer-events: none; }
+.viewer .hint .coarse { display: none; }
+@media (pointer: coarse) { .viewer .hint .fine { display: none; } .viewer .hint .coarse { display: inline; } }
 .viewer button.fullscreen { position: absolute; top: 0.6rem; right: 0.6rem; background: rgba(0, 0, 0, 0.7); border-color: transparent; font-size: 0.85rem; }
 .viewer:fullscreen { width: 100vw; height: 100vh; aspect-ratio: auto; border-radius: 0; }
 nav.walk { display: flex; justify-content: space-between; gap: 1rem; margin: 0.75rem 0 1rem; }

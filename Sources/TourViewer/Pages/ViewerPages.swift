@@ -356,14 +356,16 @@ public enum ViewerPages {
             page.raw("><canvas class=\"hidden\" tabindex=\"0\" aria-label=\"360° view: drag or use the arrow keys to look around, the wheel to zoom\"></canvas>")
             page.raw("<img class=\"fallback\" alt=\"The panorama as a flat image\" src=\"")
             page.text(paths.preview(panorama.id, width: widths.viewer))
-            page.raw("\"><div class=\"hotspots\"></div><p class=\"hint hidden\" role=\"note\">Drag to look around · arrow keys turn, + and − zoom</p>")
+            page.raw("\"><div class=\"hotspots\"></div><p class=\"hint hidden\" role=\"note\"><span class=\"fine\">Drag to look around · arrow keys turn, + and − zoom</span>")
+            page.raw("<span class=\"coarse\">Drag to look around · pinch to zoom</span></p>")
             page.raw("<button type=\"button\" class=\"fullscreen hidden\" aria-pressed=\"false\">Full screen</button></div>")
         } else {
             page.raw("<section class=\"card unreadable\" role=\"status\"><h2>This panorama could not be read</h2><p>")
             page.text(panorama.contentType == "image/jpeg"
                       ? "Its image is damaged, or larger than this server draws, so it cannot be shown here."
                       : "The viewer draws JPEG panoramas; this one is \(panorama.contentType), so it cannot be shown here.")
-            page.raw(" The original image can still be downloaded.</p></section>")
+            // The embed form has no download: the whole tour, a link away, has.
+            page.raw(paths.isEmbed ? "</p></section>" : " The original image can still be downloaded.</p></section>")
         }
     }
 
