@@ -127,6 +127,14 @@ import Testing
             #expect(!page.contains(workshop), "\(workshop)") // Hall has no panorama: a visitor has nothing to see there
         }
         #expect(PublicMetadata.facts("not json").isEmpty && PublicMetadata.facts(#"{"public.":"x","public.a":""}"#).isEmpty)
+        // A cover the tenant chose is shown; the walk still starts at the first panorama. One
+        // that names no panorama of the tour is the first panorama's.
+        tour.property.metadata = #"{"cover":"pano-loose"}"#
+        let chosen = Self.text(ViewerPages.property(shared, tour, status: status, shares: nil, widths: Self.widths))
+        #expect(chosen.contains("<a class=\"cover\" href=\"/t/s3cret/panoramas/pano-room\"><img alt=\"\" width=\"1024\" height=\"512\" src=\"/t/s3cret/panoramas/pano-loose/preview?width=1024\">"))
+        tour.property.metadata = #"{"cover":"another-tours-panorama"}"#
+        let unknown = Self.text(ViewerPages.property(shared, tour, status: status, shares: nil, widths: Self.widths))
+        #expect(unknown.contains("src=\"/t/s3cret/panoramas/pano-room/preview?width=1024\">"))
     }
 
     @Test func theViewerPageLoadsItsScriptFromTheOriginAndFallsBackToTheImage() {

@@ -133,9 +133,16 @@ enum Direction {
 /// The property metadata a tenant shows the people it shares a tour with: the keys it marked
 /// public by their prefix `public.` (`"public.address": "12 Maple Street"`), labelled by the
 /// rest of the key ("Address"; `agent_phone` and `agent-phone` read "Agent phone"), in the
-/// stored (canonical: sorted) order of the keys.
+/// stored (canonical: sorted) order of the keys; and the panorama it chose for the cover
+/// (`"cover": PANORAMA_ID`).
 enum PublicMetadata {
     static let prefix = "public."
+    /// The key whose value names the panorama a shared tour's cover shows.
+    static let coverKey = "cover"
+
+    static func cover(_ metadata: String) -> String? {
+        (try? JSONReader.parse(metadata))?.members?.first { $0.key == coverKey }?.value.string
+    }
 
     static func facts(_ metadata: String) -> [(label: String, value: String)] {
         let members = (try? JSONReader.parse(metadata))?.members ?? []

@@ -160,6 +160,8 @@ public enum ViewerPages {
         return Layout.page(frame, title: tour.property.name) { page in
             page.element("<h1>", tour.property.name, "</h1>")
             if let first = walk.stops.first {
+                // The panorama the tenant chose for the cover, when it is one of the tour's; the walk starts at the first.
+                let cover = PublicMetadata.cover(tour.property.metadata).flatMap(walk.index(of:)).map { walk.stops[$0] } ?? first
                 page.raw("<a class=\"cover\" href=\"")
                 page.text(frame.paths.panorama(first.panorama.id))
                 page.raw("\"><img alt=\"\" width=\"")
@@ -167,7 +169,7 @@ public enum ViewerPages {
                 page.raw("\" height=\"")
                 page.text(widths.cover / 2)
                 page.raw("\" src=\"")
-                page.text(frame.paths.preview(first.panorama.id, width: widths.cover))
+                page.text(frame.paths.preview(cover.panorama.id, width: widths.cover))
                 page.raw("\"><span>Start the tour</span></a>")
             }
             let facts = PublicMetadata.facts(tour.property.metadata)
