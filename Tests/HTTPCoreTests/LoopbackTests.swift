@@ -314,7 +314,9 @@ import TestSupport
 
     @Test(arguments: EventBackendKind.allCases)
     func uploadsInProgressAreCounted(backend: EventBackendKind) async throws {
-        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
+        // A body timeout past the test's own: a test starved of its threads by the others (CI
+        // saw 84 s) must not find the half-sent body cut by the 30 s default before it looks.
+        let server = try TestServer(backend: backend, configure: { $0.bodyTimeoutMilliseconds = 300_000 }, routes: TestRoutes.standard)
         let client = try server.client()
         try client.send("PUT /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nabc")
         try await waitUntil("the upload to be counted") { server.server.metrics.bodiesInProgress == 1 }
