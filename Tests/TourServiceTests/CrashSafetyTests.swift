@@ -12,7 +12,12 @@ import TestSupport
     @Test func sigkillDuringUploadsKeepsEveryAcknowledgedPanoramaWhole() async throws {
         let dataDir = testDirectory("crash").path
         defer { try? FileManager.default.removeItem(atPath: dataDir) }
-        let first = try ToursdProcess(dataDir: dataDir)
+        // A body timeout past the test's own: a test starved of its threads by the others (CI
+        // saw 115 s) must find the four half-sent bodies still in progress, not cut at 30 s.
+        let configFile = dataDir + ".json"
+        defer { try? FileManager.default.removeItem(atPath: configFile) }
+        try #"{"bodyTimeoutMs": 300000}"#.write(toFile: configFile, atomically: true, encoding: .utf8)
+        let first = try ToursdProcess(dataDir: dataDir, extra: ["--config", configFile])
         let token = try String(contentsOfFile: dataDir + "/admin.token", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         let setup = try APIClient(port: first.port, token: token)
         let (propertyId, floorId) = try setup.makeFloor()
