@@ -35,6 +35,15 @@ import TestSupport
                                     headers: ["Content-Type": "image/jpeg", "Upload-Draft-Interop-Version": "6", "Upload-Complete": "?1"])
         #expect(draft.status == 201, "\(draft.text)")
         #expect(position(try client.send("GET", "/v1/panoramas/\(viaDraft)")) == ["x": 0, "y": 7.5, "heading": 359.5])
+        // The draft's other creation, POST /v1/uploads, reads the same parameters.
+        let viaPost = newID()
+        let posted = try client.send("POST", "/v1/uploads?panoramaId=\(viaPost)&floorId=\(floorId)&x=-2&y=3.25&heading=45", body: image,
+                                     headers: ["Content-Type": "image/jpeg", "Upload-Draft-Interop-Version": "6", "Upload-Complete": "?1"])
+        #expect(posted.status == 201, "\(posted.text)")
+        #expect(position(try client.send("GET", "/v1/panoramas/\(viaPost)")) == ["x": -2, "y": 3.25, "heading": 45])
+        // docs/api.md: a re-send with another position is the same panorama (200), and keeps the first.
+        let resent = try client.send("PUT", "/v1/panoramas/\(oneShot)?floorId=\(floorId)&x=9&y=9", body: image, headers: ["Content-Type": "image/jpeg"])
+        #expect(resent.status == 200 && position(resent) == ["x": 2.5, "y": -1.25, "heading": 270], "\(resent.text)")
         // None given: null, as every older panorama.
         let unplaced = newID()
         #expect(try client.putPanorama(unplaced, floorId: floorId, bytes: image).json?["position"] is NSNull)
@@ -45,7 +54,7 @@ import TestSupport
         let floors = try #require(tour["floors"] as? [[String: Any]])
         let panoramas = try #require(floors.first?["panoramas"] as? [[String: Any]])
         let positions = Dictionary(uniqueKeysWithValues: panoramas.map { ($0["id"] as? String ?? "", $0["position"] as? [String: Any]) })
-        #expect(positions.count == 4)
+        #expect(positions.count == 5)
         #expect((positions[oneShot] ?? nil)?["heading"] as? Double == 270)
         #expect((positions[viaTus] ?? nil)?["x"] as? Double == 4)
         #expect(positions[unplaced] ?? nil == nil)
