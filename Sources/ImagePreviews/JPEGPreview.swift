@@ -101,7 +101,7 @@ public enum JPEGPreview {
         (dimension * scale.num + scale.denom - 1) / scale.denom
     }
 
-    private static func encode(_ pixels: [UInt8], _ size: Image, quality: Int) throws(PreviewError) -> [UInt8] {
+    static func encode(_ pixels: [UInt8], _ size: Image, quality: Int) throws(PreviewError) -> [UInt8] {
         guard let handle = tjInitCompress() else { throw PreviewError("libjpeg-turbo cannot start an encoder") }
         defer { tjDestroy(handle) }
         var output: UnsafeMutablePointer<UInt8>?

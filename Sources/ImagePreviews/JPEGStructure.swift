@@ -125,15 +125,20 @@ public struct DecodeBudget: Sendable, Equatable {
         self.maxScans = maxScans
     }
 
-    /// Why decoding `structure` to `decodedPixels` pixels would be over the budget; nil when not.
+    /// Why decoding `structure` to `decodedPixels` RGB pixels would be over the budget; nil when not.
     public func refusal(_ structure: JPEGStructure, decodedPixels: Int) -> PreviewError? {
+        refusal(structure, outputBytes: decodedPixels * 3)
+    }
+
+    /// Why decoding `structure` into `outputBytes` of output would be over the budget; nil when not.
+    public func refusal(_ structure: JPEGStructure, outputBytes: Int) -> PreviewError? {
         if structure.scans > maxScans {
-            return PreviewError("the JPEG has \(structure.scans) scans, more than the \(maxScans) previews are made of")
+            return PreviewError("the JPEG has \(structure.scans) scans, more than the \(maxScans) an image may have to be decoded")
         }
-        let bytes = structure.coefficientBytes + decodedPixels * 3
+        let bytes = structure.coefficientBytes + outputBytes
         if bytes > maxBytes {
             return PreviewError("decoding the \(structure.width) × \(structure.height) JPEG\(structure.progressive ? " (progressive)" : "") "
-                                + "would take \(bytes >> 20) MiB, more than the \(maxBytes >> 20) MiB a preview may")
+                                + "would take \(bytes >> 20) MiB, more than the \(maxBytes >> 20) MiB its decoding may")
         }
         return nil
     }

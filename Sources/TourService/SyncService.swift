@@ -135,7 +135,7 @@ public final class SyncService: Sendable {
         let uploads = Uploads(context: context, sessions: sessions, ownership: ownership)
         let router = Router { table in
             OpsRoutes.add(to: &table, metrics: metrics, routes: { routerBox.routes }, unavailable: { context.pool.unavailableReason },
-                          serviceMetrics: { context.previews.metrics + context.databaseMetrics })
+                          serviceMetrics: { context.previews.metrics + context.tiles.metrics + context.databaseMetrics })
             table.group(ServiceErrors(logger: context.logger, retryAfterSeconds: context.config.retryAfterSeconds)) { table in
                 table.group(authenticated) { table in
                     PropertyRoutes.add(to: &table, context)

@@ -398,14 +398,88 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
             let kind = try #require(parts.firstIndex(of: "{id}").map { parts[$0 - 1] })
             let path = route.pattern.replacingOccurrences(of: "{id}", with: try #require(ids[kind]))
                 .replacingOccurrences(of: "/t/{secret}", with: betaLink)
+                .replacingOccurrences(of: "{level}/{tile}", with: "0/f0_0.jpg")
             let response = try beta.send(route.method.name, path + (path.hasSuffix("/preview") ? "?width=320" : ""),
                                          form: route.method == .post ? ["csrf": csrf, "expiresInSeconds": "3600"] : nil)
             #expect(response.status == 404, "\(route.method.name) \(route.pattern): \(response.status)")
             checked += 1
         }
-        #expect(checked == 14) // 8 under /app, 6 under /t/{secret} (one its embed form)
+        #expect(checked == 16) // 9 under /app, 7 under /t/{secret} (one its embed form)
         // Alpha's link still works: beta's attempt to revoke it changed nothing.
         #expect((try alpha.send("GET", "/v1/tours/\(tourId)/shares").json?["items"] as? [Any])?.count == 1)
         await harness.finish()
+    }
+}
+
+/// Cube tiles of large panoramas (docs/api.md "Tiles"): made in the background once a
+/// panorama is stored, whichever way it came; named on its viewer page; served by name within
+/// the pyramid; gone with the panorama. `tileMinWidth` is lowered so a 2048-pixel panorama
+/// (faces of 640, two levels) is cut.
+@Suite(.timeLimit(.minutes(3))) struct PanoramaTileTests {
+    @Test func aLargePanoramaIsCutIntoTilesItsPageNamesAndTheyGoWithIt() async throws {
+        let harness = try ServiceHarness(alone: true) { $0.tileMinWidth = 1024 }
+        let alpha = try harness.client(harness.alpha)
+        let (propertyId, floorId) = try alpha.makeFloor()
+        let (large, small) = (newID(), newID())
+        #expect(try alpha.putPanorama(large, floorId: floorId, bytes: try JPEGFixture.panorama(width: 2048), contentType: "image/jpeg").status == 201)
+        #expect(try alpha.putPanorama(small, floorId: floorId, bytes: try JPEGFixture.panorama(width: 512), contentType: "image/jpeg").status == 201)
+        let tourId = try #require(try alpha.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
+        let link = try #require(try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600]).string("url"))
+        let visitor = try harness.client(nil)
+        try await waitUntil("the large panorama's tiles", seconds: 60) {
+            try visitor.send("GET", "\(link)/panoramas/\(large)").text.contains("data-tiles=")
+        }
+        let page = try visitor.send("GET", "\(link)/panoramas/\(large)").text
+        #expect(page.contains("data-tiles=\"\(link)/panoramas/\(large)/tiles/\"") && page.contains("data-face-size=\"640\"")
+                && page.contains("data-levels=\"2\"") && page.contains("data-tile-size=\"512\""))
+        // Drawn at once from a small preview; the tiles sharpen it.
+        #expect(page.contains("\(link)/panoramas/\(large)/preview?width=1024"))
+        #expect(try Self.tileSetsMade(harness) == 1)
+
+        // Every tile the pyramid names, at its size: 640 is a 512 and a 128 tile across.
+        for (level, name, size) in [(1, "f0_0", [512, 512]), (1, "r1_1", [128, 128]), (1, "u0_1", [128, 512]), (0, "d0_0", [320, 320])] {
+            let tile = try visitor.send("GET", "\(link)/panoramas/\(large)/tiles/\(level)/\(name).jpg")
+            #expect(tile.status == 200 && tile.header("Content-Type") == "image/jpeg" && JPEGFixture.dimensions(tile.body) == size, "\(level)/\(name)")
+        }
+        let first = try visitor.send("GET", "\(link)/panoramas/\(large)/tiles/1/f0_0.jpg")
+        let etag = try #require(first.header("ETag"))
+        #expect(try visitor.send("GET", "\(link)/panoramas/\(large)/tiles/1/f0_0.jpg", headers: ["If-None-Match": etag]).status == 304)
+        // Names outside the pyramid, or not as written, are 404s; so is a panorama without tiles.
+        for path in ["1/f2_0.jpg", "2/f0_0.jpg", "01/f0_0.jpg", "1/f00_0.jpg", "1/x0_0.jpg", "1/f0_0.png", "-1/f0_0.jpg", "0/..%2f..%2fpyramid"] {
+            let refused = try visitor.send("GET", "\(link)/panoramas/\(large)/tiles/\(path)")
+            #expect(refused.status == 404, "\(path): \(refused.status)")
+        }
+        #expect(try visitor.send("GET", "\(link)/panoramas/\(small)/tiles/0/f0_0.jpg").status == 404)
+        #expect(!(try visitor.send("GET", "\(link)/panoramas/\(small)").text.contains("data-tiles")))
+        // Another tenant's link does not reach them.
+        #expect(try harness.client(harness.beta).send("GET", "/app/panoramas/\(large)/tiles/1/f0_0.jpg").status != 200)
+
+        let tiles = harness.dataDir + "/previews"
+        let stored = { (FileManager.default.subpaths(atPath: tiles) ?? []).filter { $0.contains("/tiles-") && $0.hasSuffix(".jpg") }.count }
+        // Faces of 640: four tiles at level 1 and one at level 0, six times.
+        #expect(stored() == 30)
+        #expect(try alpha.send("DELETE", "/v1/panoramas/\(large)").status == 204)
+        #expect(stored() == 0)
+        #expect(try visitor.send("GET", "\(link)/panoramas/\(large)/tiles/1/f0_0.jpg").status == 404)
+        await harness.finish()
+    }
+
+    /// A panorama finished by a resumable upload is tiled as one sent whole.
+    @Test func aResumableUploadsPanoramaIsTiledToo() async throws {
+        let harness = try ServiceHarness(alone: true) { $0.tileMinWidth = 1024 }
+        let alpha = try harness.client(harness.alpha)
+        let (_, floorId) = try alpha.makeFloor()
+        let jpeg = try JPEGFixture.panorama(width: 2048)
+        let id = newID()
+        // Created with its whole body: finished in the one request.
+        #expect(try alpha.tusCreate(panoramaId: id, floorId: floorId, length: jpeg.count, body: jpeg).status == 201)
+        #expect(try alpha.send("GET", "/v1/panoramas/\(id)").status == 200)
+        try await waitUntil("the tiles of the uploaded panorama", seconds: 60) { try Self.tileSetsMade(harness) == 1 }
+        await harness.finish()
+    }
+
+    private static func tileSetsMade(_ harness: ServiceHarness) throws -> Int? {
+        let metrics = try harness.client(nil).send("GET", "/metrics").text
+        return metrics.split(separator: "\n").first { $0.hasPrefix("toursd_tile_sets_made_total ") }.flatMap { Int($0.split(separator: " ")[1]) }
     }
 }

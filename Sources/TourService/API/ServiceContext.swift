@@ -18,6 +18,8 @@ final class ServiceContext: Sendable {
     /// Panorama ids whose file and row are being changed: one request at a time per id.
     let panoramaTurns: PanoramaTurns
     let previews: PreviewCache
+    /// Cube tiles of large panoramas, made on the previews' image pool.
+    let tiles: PanoramaTiles
     /// Failed viewer sign-ins by client address, shared by every daemon on the database.
     let signIns: SignInLimiter
     let knownTokens: KnownTokens
@@ -31,6 +33,7 @@ final class ServiceContext: Sendable {
         advisoryLocks = config.databaseUrl.isEmpty ? nil : AdvisoryLocks(url: config.databaseUrl)
         panoramaTurns = PanoramaTurns(shared: advisoryLocks, waitSeconds: Double(config.uploadTakeoverSeconds))
         previews = PreviewCache(dataDir: config.dataDir, io: blobs.io, config: config, logger: logger)
+        tiles = PanoramaTiles(dataDir: config.dataDir, io: blobs.io, images: previews.decoders, config: config, logger: logger)
         signIns = SignInLimiter(pool: pool, allowed: config.signInFailuresAllowed, window: config.signInWindowSeconds)
         knownTokens = KnownTokens(capacity: config.tokenCacheEntries, threads: pool.handlerThreads)
         self.config = config

@@ -174,6 +174,15 @@ public struct ToursdConfig: Sendable, Equatable {
     public var maxPreviewDecodeBytes = 256 << 20
     /// Scans a JPEG may have for a preview to be made of it (each is a pass over the coefficients).
     public var maxPreviewScans = 64
+    /// Panoramas at least this wide are cut into cube faces and tiles for the viewer (drawn at
+    /// once from a small preview, then sharp where looked at); narrower ones are drawn from
+    /// their largest preview.
+    public var tileMinWidth = 6000
+    /// The memory cutting one panorama into tiles may take for its decoded planes (a 16384 ×
+    /// 8192 JPEG: 192 MiB), beside the faces it makes one at a time.
+    public var maxTileDecodeBytes = 512 << 20
+    /// Panoramas waiting for their tiles; past it a panorama is tiled when next viewed.
+    public var tileQueueLimit = 64
     /// Properties on one page of the viewer's list.
     public var viewerPageSize = 25
     /// The most a viewer form (sign-in, share link) may post.
@@ -283,6 +292,9 @@ public struct ToursdConfig: Sendable, Equatable {
         "previewQueueLimit": { config, text in setInt(&config.previewQueueLimit, text, 1...100_000) },
         "maxPreviewDecodeBytes": { config, text in setInt(&config.maxPreviewDecodeBytes, text, 1 << 20...1 << 36) },
         "maxPreviewScans": { config, text in setInt(&config.maxPreviewScans, text, 1...10_000) },
+        "tileMinWidth": { config, text in setInt(&config.tileMinWidth, text, 1...(1 << 20)) },
+        "maxTileDecodeBytes": { config, text in setInt(&config.maxTileDecodeBytes, text, 1 << 20...1 << 36) },
+        "tileQueueLimit": { config, text in setInt(&config.tileQueueLimit, text, 1...100_000) },
         "viewerPageSize": { config, text in setInt(&config.viewerPageSize, text, 1...200) },
         "maxFormBodyBytes": { config, text in setInt(&config.maxFormBodyBytes, text, 1024...1_048_576) },
     ]

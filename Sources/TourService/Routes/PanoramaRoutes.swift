@@ -60,6 +60,7 @@ enum PanoramaRoutes {
                     throw error
                 }
                 context.crashPoints.reached(.panoramaCommitted)
+                context.panoramaStored(tenant, stored)
                 return .document(.created, stored)
             }
         }

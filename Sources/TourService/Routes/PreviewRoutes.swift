@@ -1,5 +1,6 @@
 import APIModel
 import HTTPCore
+import ImagePreviews
 
 /// `GET /v1/panoramas/{panoramaId}/preview?width=N`: a JPEG of the panorama at one of the
 /// configured widths, made once and then sent from its file.
@@ -20,6 +21,19 @@ extension ServiceContext {
                                     stillStored: stillStored(tenant, panorama))
     }
 
+    /// A panorama just stored: its tiles made in the background when it is large enough.
+    func panoramaStored(_ tenant: Int64, _ panorama: PanoramaRecord) {
+        tiles.request(tenant: tenant, panorama, source: previewSource(tenant, panorama), stillStored: stillStored(tenant, panorama))
+    }
+
+    /// The tile pyramid of a panorama whose tiles are made; nil while they are not, and then
+    /// asked for (a daemon stopped mid-way, or too many waiting, when it was stored).
+    func tilePyramid(_ tenant: Int64, _ panorama: PanoramaRecord) async -> TilePyramid? {
+        if let pyramid = await tiles.pyramid(tenant: tenant, panorama) { return pyramid }
+        panoramaStored(tenant, panorama)
+        return nil
+    }
+
     private func previewSource(_ tenant: Int64, _ panorama: PanoramaRecord) -> String {
         blobs.path(BlobKey(tenant: tenant, kind: .panorama, id: panorama.id))
     }
@@ -30,6 +44,27 @@ extension ServiceContext {
             // A read that fails leaves the preview: the panorama's deletion removes it then.
             (try? await read { try await TourStore.panorama($0, tenant, panorama.id) }).map { $0?.sha256 == panorama.sha256 } ?? true
         }
+    }
+
+    /// One tile of a tiled panorama (`level`, and a name as `f2_3.jpg`): 404 for a tile the
+    /// pyramid has not, or while the tiles are being made.
+    func tile(_ tenant: Int64, _ panorama: PanoramaRecord, level levelText: String, name: String, for request: Request) async throws -> Response {
+        // Another daemon's page may name tiles this one has not made yet: asked for, then.
+        guard let pyramid = await tilePyramid(tenant, panorama), let level = Int(levelText), String(level) == levelText,
+              let tile = TilePyramid.parseTileName(Substring(name)), pyramid.contains(level: level, row: tile.row, column: tile.column) else {
+            throw ServiceError(.notFound, "panorama \(panorama.id) has no tile \(levelText)/\(name)")
+        }
+        let etag = "\"\(panorama.sha256.prefix(32))-\(level)-\(name.dropLast(4))\""
+        // Revalidated like the viewer's previews: a revoked share link shows nothing more.
+        let headers = [HTTPField(name: "ETag", value: etag), HTTPField(name: "Cache-Control", value: "private, no-cache")]
+        if StoredContent.matches(request.headers["if-none-match"], etag) {
+            return Response(status: .notModified, headers: headers)
+        }
+        let path = tiles.path(tenant: tenant, panorama, level: level, face: tile.face, row: tile.row, column: tile.column)
+        guard let opened = try await tiles.io.run({ PreviewCache.openFile(path) }) else {
+            throw ServiceError(.notFound, "panorama \(panorama.id) has no tile \(levelText)/\(name)")
+        }
+        return Response(status: .ok, contentType: "image/jpeg", headers: headers, body: .file(FileRegion(fd: opened.fd, offset: 0, length: opened.size)))
     }
 
     /// The preview answer of a panorama already found in the tenant's storage: 304 for the

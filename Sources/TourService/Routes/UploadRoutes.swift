@@ -475,6 +475,7 @@ struct Uploads: Sendable {
                         throw error
                     }
                     context.crashPoints.reached(.uploadCommitted)
+                    context.panoramaStored(tenant, stored)
                     return FinishedUpload(panorama: stored, created: true)
                 case .stored(let existing):
                     // Stored meanwhile: the same bytes are a re-send (its bytes were not needed),

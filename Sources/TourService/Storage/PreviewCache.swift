@@ -189,27 +189,15 @@ final class PreviewCache: Sendable {
             throw ServiceError(.internal, "\(directory) cannot be made: \(String(cString: strerror(errno)))")
         }
         let temporary = "\(target).\(UInt64.random(in: .min ... .max)).tmp"
-        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw ServiceError(.internal, "a preview cannot be written: \(String(cString: strerror(errno)))") }
-        var written = 0
-        let ok = bytes.withUnsafeBytes { raw -> Bool in
-            while written < raw.count {
-                let count = Glibc.write(fd, raw.baseAddress! + written, raw.count - written)
-                if count < 0 && errno == EINTR { continue }
-                guard count > 0 else { return false }
-                written += count
-            }
-            return fsync(fd) == 0
-        }
-        close(fd)
-        guard ok, rename(temporary, target) == 0 else {
+        guard FlushedFile.write(bytes, to: temporary, flags: O_EXCL), rename(temporary, target) == 0 else {
             let reason = String(cString: strerror(errno))
             unlink(temporary)
             throw ServiceError(.internal, "a preview cannot be written: \(reason)")
         }
     }
 
-    private static func openFile(_ path: String) -> (fd: Int32, size: Int64)? {
+    /// The file at `path` opened for reading, with its size; nil when it is not there.
+    static func openFile(_ path: String) -> (fd: Int32, size: Int64)? {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         var info = stat()
@@ -224,6 +212,26 @@ final class PreviewCache: Sendable {
     func remove(tenant: Int64, ids: [String]) async {
         _ = try? await io.run { [self] in
             for id in ids { try? FileManager.default.removeItem(atPath: directory(tenant: tenant, id: id)) }
+        }
+    }
+}
+
+/// A new file (0600, as every file of the data directory) written whole and fsynced; false
+/// with `errno` set when it could not be.
+enum FlushedFile {
+    static func write(_ bytes: [UInt8], to path: String, flags: Int32) -> Bool {
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_CLOEXEC | flags, 0o600)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var written = 0
+        return bytes.withUnsafeBytes { raw -> Bool in
+            while written < raw.count {
+                let count = Glibc.write(fd, raw.baseAddress! + written, raw.count - written)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return false }
+                written += count
+            }
+            return fsync(fd) == 0
         }
     }
 }

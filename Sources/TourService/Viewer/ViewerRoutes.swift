@@ -1,6 +1,7 @@
 import APIModel
 import Hashing
 import HTTPCore
+import ImagePreviews
 import TourViewer
 
 /// The tour viewer: the seed's screens as pages under /app (signed in with a tenant token) and
@@ -75,6 +76,10 @@ enum ViewerRoutes {
             let (scope, panorama) = try await scopedPanorama(request, context)
             // Revalidated on every view (a 304 when unchanged): a revoked link shows nothing more.
             return try await context.preview(scope.tenant, panorama, for: request, cacheControl: "private, no-cache")
+        }
+        table.add(.get, prefix + "/panoramas/{id}/tiles/{level}/{tile}", headers: ViewerResponses.security, secretPath: secret) { request in
+            let (scope, panorama) = try await scopedPanorama(request, context)
+            return try await context.tile(scope.tenant, panorama, level: request.parameter("level") ?? "", name: request.parameter("tile") ?? "", for: request)
         }
         table.add(.get, prefix + "/panoramas/{id}/image", headers: ViewerResponses.security, secretPath: secret) { request in
             let (scope, panorama) = try await scopedPanorama(request, context)
@@ -165,8 +170,8 @@ enum ViewerRoutes {
         case .floor(let id): bytes = ViewerPages.floor(frame, data.tour, floorId: id, widths: widths)
         case .room(let id): bytes = ViewerPages.room(frame, data.tour, roomId: id, widths: widths)
         case .panorama(let id):
-            let readable = try await readable(id, in: data.tour, tenant, widths, context)
-            bytes = ViewerPages.panorama(frame, data.tour, panoramaId: id, widths: widths, readable: readable)
+            let shown = try await image(id, in: data.tour, tenant, widths, context)
+            bytes = ViewerPages.panorama(frame, data.tour, panoramaId: id, widths: widths, readable: shown.readable, tiles: shown.tiles)
         case .embed(let shown):
             let id: String?
             switch shown {
@@ -174,8 +179,8 @@ enum ViewerRoutes {
             case .panorama(let panorama): id = panorama
             }
             guard let id else { throw ServiceError(.notFound, "This tour has no panoramas to show yet.") }
-            let readable = try await readable(id, in: data.tour, tenant, widths, context)
-            bytes = ViewerPages.embed(frame, data.tour, panoramaId: id, widths: widths, readable: readable)
+            let shown = try await image(id, in: data.tour, tenant, widths, context)
+            bytes = ViewerPages.embed(frame, data.tour, panoramaId: id, widths: widths, readable: shown.readable, tiles: shown.tiles)
             guard let bytes else { throw ServiceError.notFound(page.name, page.id) }
             return .page(bytes, headers: ViewerResponses.framing(allowing: scope.frameAncestors))
         }
@@ -183,15 +188,19 @@ enum ViewerRoutes {
         return .page(bytes)
     }
 
-    /// Whether the server can draw the panorama; when too many previews are being made, it is
-    /// taken to be: the page still comes, its viewer's image asks again on its own.
-    private static func readable(_ id: String, in tour: TourDocument, _ tenant: Int64, _ widths: PreviewWidths,
-                                 _ context: ServiceContext) async throws -> Bool {
-        guard let panorama = tour.floors.flatMap(\.panoramas).first(where: { $0.id == id }) else { return true }
+    /// How the viewer draws the panorama: from its tiles once they are made (it is readable
+    /// then); else whether the server can draw it at all. When too many previews are being
+    /// made, it is taken to be: the page still comes, its viewer's image asks again on its own.
+    private static func image(_ id: String, in tour: TourDocument, _ tenant: Int64, _ widths: PreviewWidths,
+                              _ context: ServiceContext) async throws -> (readable: Bool, tiles: ViewerTiles?) {
+        guard let panorama = tour.floors.flatMap(\.panoramas).first(where: { $0.id == id }) else { return (true, nil) }
+        if let pyramid = await context.tilePyramid(tenant, panorama) {
+            return (true, ViewerTiles(faceSize: pyramid.faceSize, levels: pyramid.levels, tileSize: TilePyramid.tileSize))
+        }
         do {
-            return try await context.panoramaIsReadable(tenant, panorama, width: widths.viewer)
+            return (try await context.panoramaIsReadable(tenant, panorama, width: widths.viewer), nil)
         } catch let error as ServiceError where error.code == .unavailable {
-            return true
+            return (true, nil)
         }
     }
 

@@ -7,7 +7,11 @@ extension ViewerAssets {
     /// ways on: each is placed in the view as a hotspot where it stands. The fragment holds
     /// the view (`#yaw=…&pitch=…&fov=…`, the field of view across the view's shorter side):
     /// opening it restores the view. The minimap's cone turns with the view (the panorama's
-    /// `data-heading` plus the yaw).
+    /// `data-heading` plus the yaw). A tiled panorama (`data-tiles`, `data-face-size`,
+    /// `data-levels`, `data-tile-size`) is drawn from its small preview at once, then from
+    /// the cube tiles in view at the level the view needs, each level over the one below it;
+    /// `data-first-frame` and `data-sharp` on the canvas say when (ms after navigation), and
+    /// `data-level` and `data-tiles-drawn` what the last frame drew.
     static let viewerScript = #"""
 "use strict";
 (function () {
@@ -45,13 +49,18 @@ extension ViewerAssets {
     return shader;
   }
 
+  function link(vertex, fragment) {
+    const linked = gl.createProgram();
+    gl.attachShader(linked, compile(gl.VERTEX_SHADER, vertex));
+    gl.attachShader(linked, compile(gl.FRAGMENT_SHADER, fragment));
+    gl.linkProgram(linked);
+    if (!gl.getProgramParameter(linked, gl.LINK_STATUS)) throw new Error(gl.getProgramInfoLog(linked));
+    return linked;
+  }
+
   let program;
   try {
-    program = gl.createProgram();
-    gl.attachShader(program, compile(gl.VERTEX_SHADER, vertexSource));
-    gl.attachShader(program, compile(gl.FRAGMENT_SHADER, fragmentSource));
-    gl.linkProgram(program);
-    if (!gl.getProgramParameter(program, gl.LINK_STATUS)) throw new Error(gl.getProgramInfoLog(program));
+    program = link(vertexSource, fragmentSource);
   } catch (error) {
     return; // the plain image stays
   }
@@ -68,6 +77,202 @@ extension ViewerAssets {
     focal: gl.getUniformLocation(program, "focal"),
     aspect: gl.getUniformLocation(program, "aspect")
   };
+
+  // The cube tiles: each a quad on its face of the cube, projected like the preview's rays.
+  const tiled = root.dataset.tiles ? {
+    base: root.dataset.tiles,
+    faceSize: Number.parseInt(root.dataset.faceSize, 10),
+    levels: Number.parseInt(root.dataset.levels, 10),
+    tileSize: Number.parseInt(root.dataset.tileSize, 10)
+  } : null;
+  let tileProgram = null;
+  const tileBuffer = gl.createBuffer();
+  const tileUniform = {};
+  let tilePosition = -1;
+  if (tiled && tiled.faceSize > 0 && tiled.levels > 0 && tiled.tileSize > 0) {
+    const tileVertex = [
+      "attribute vec2 q;",
+      "uniform mat3 face, rotation;",
+      "uniform vec4 bounds;",
+      "uniform float focal, aspect;",
+      "varying vec2 t;",
+      "void main() {",
+      "  t = q;",
+      "  vec3 c = rotation * (face * vec3(mix(bounds.x, bounds.z, q.x), mix(bounds.y, bounds.w, q.y), 1.0));",
+      "  gl_Position = vec4(c.x / (focal * aspect), c.y / focal, -1.0202 * c.z - 0.2020, -c.z);",
+      "}"
+    ].join("\n");
+    const tileFragment = "precision mediump float; varying vec2 t; uniform sampler2D tile; void main() { gl_FragColor = texture2D(tile, t); }";
+    try {
+      tileProgram = link(tileVertex, tileFragment);
+      for (const name of ["face", "rotation", "bounds", "focal", "aspect"]) tileUniform[name] = gl.getUniformLocation(tileProgram, name);
+      tilePosition = gl.getAttribLocation(tileProgram, "q");
+      gl.bindBuffer(gl.ARRAY_BUFFER, tileBuffer);
+      gl.bufferData(gl.ARRAY_BUFFER, new Float32Array([0, 0, 1, 0, 0, 1, 0, 1, 1, 0, 1, 1]), gl.STATIC_DRAW);
+    } catch (error) {
+      tileProgram = null; // the preview stays what is drawn
+    }
+  }
+
+  // A face's point (a, b), both from -1 to 1 (left to right, top to bottom), as a direction
+  // with x right of the image's centre, y up and z behind: as the server cuts the faces.
+  // Each is the matrix, by columns, taking (a, b, 1) to that direction.
+  const faces = {
+    f: [1, 0, 0, 0, -1, 0, 0, 0, -1],
+    r: [0, 0, 1, 0, -1, 0, 1, 0, 0],
+    b: [-1, 0, 0, 0, -1, 0, 0, 0, 1],
+    l: [0, 0, -1, 0, -1, 0, -1, 0, 0],
+    u: [1, 0, 0, 0, 0, -1, 0, 1, 0],
+    d: [1, 0, 0, 0, 0, 1, 0, -1, 0]
+  };
+
+  // The face and point a direction shows.
+  function facePoint(x, y, z) {
+    const ax = Math.abs(x), ay = Math.abs(y), az = Math.abs(z);
+    if (ax >= ay && ax >= az) return x > 0 ? { face: "r", a: z / ax, b: -y / ax } : { face: "l", a: -z / ax, b: -y / ax };
+    if (ay >= az) return y > 0 ? { face: "u", a: x / ay, b: -z / ay } : { face: "d", a: x / ay, b: z / ay };
+    return z < 0 ? { face: "f", a: x / az, b: -y / az } : { face: "b", a: -x / az, b: -y / az };
+  }
+
+  const tileTextures = new Map();
+  let tileLoads = 0;
+  const tileQueue = [];
+  const tileBudget = 256;
+
+  function levelSize(level) { return tiled.faceSize >> (tiled.levels - 1 - level); }
+
+  // The tiles a frame needs, nearest the centre first: those at `level` the view's centre,
+  // corners and edges look through, and those whose points (a 5 × 5 grid) fall in the view.
+  function tilesInView(level, rotation, focal, aspect) {
+    const size = levelSize(level), across = Math.ceil(size / tiled.tileSize), span = 2 * tiled.tileSize / size;
+    const seen = new Map();
+    function add(face, row, column) {
+      if (row < 0 || column < 0 || row >= across || column >= across) return;
+      const key = level + "/" + face + row + "_" + column;
+      if (!seen.has(key)) seen.set(key, { key: key, level: level, face: face, row: row, column: column });
+    }
+    for (const [sx, sy] of [[0, 0], [-1, -1], [1, -1], [-1, 1], [1, 1], [0, -1], [0, 1], [-1, 0], [1, 0]]) {
+      // The camera's ray through (sx, sy), into the panorama's frame (the rotation's transpose).
+      const rx = sx * focal * aspect, ry = sy * focal, rz = -1;
+      const wx = rotation[0] * rx + rotation[1] * ry + rotation[2] * rz;
+      const wy = rotation[3] * rx + rotation[4] * ry + rotation[5] * rz;
+      const wz = rotation[6] * rx + rotation[7] * ry + rotation[8] * rz;
+      const point = facePoint(wx, wy, wz);
+      add(point.face, Math.floor((point.b + 1) / span), Math.floor((point.a + 1) / span));
+    }
+    for (const face of Object.keys(faces)) {
+      const m = faces[face];
+      for (let row = 0; row < across; row += 1) {
+        for (let column = 0; column < across; column += 1) {
+          let shown = false;
+          for (let i = 0; i <= 4 && !shown; i += 1) {
+            for (let j = 0; j <= 4 && !shown; j += 1) {
+              const a = Math.min(1, -1 + (column + i / 4) * span), b = Math.min(1, -1 + (row + j / 4) * span);
+              const wx = m[0] * a + m[3] * b + m[6], wy = m[1] * a + m[4] * b + m[7], wz = m[2] * a + m[5] * b + m[8];
+              const cx = rotation[0] * wx + rotation[3] * wy + rotation[6] * wz;
+              const cy = rotation[1] * wx + rotation[4] * wy + rotation[7] * wz;
+              const cz = rotation[2] * wx + rotation[5] * wy + rotation[8] * wz;
+              shown = cz < 0 && Math.abs(cx / -cz / (focal * aspect)) <= 1.05 && Math.abs(cy / -cz / focal) <= 1.05;
+            }
+          }
+          if (shown) add(face, row, column);
+        }
+      }
+    }
+    return Array.from(seen.values());
+  }
+
+  function loadTile(tile) {
+    const entry = { texture: null, used: 0 };
+    tileTextures.set(tile.key, entry);
+    tileLoads += 1;
+    const picture = new Image();
+    picture.onload = function () {
+      tileLoads -= 1;
+      entry.texture = gl.createTexture();
+      gl.bindTexture(gl.TEXTURE_2D, entry.texture);
+      gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_WRAP_S, gl.CLAMP_TO_EDGE);
+      gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_WRAP_T, gl.CLAMP_TO_EDGE);
+      gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, gl.LINEAR);
+      gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MAG_FILTER, gl.LINEAR);
+      gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGB, gl.RGB, gl.UNSIGNED_BYTE, picture);
+      pump();
+      redraw();
+    };
+    picture.onerror = function () {
+      tileLoads -= 1;
+      tileTextures.delete(tile.key); // asked again when next in view
+      pump();
+    };
+    picture.src = tiled.base + tile.level + "/" + tile.face + tile.row + "_" + tile.column + ".jpg";
+  }
+
+  // At most six tiles on their way at once, the nearest the view's centre first.
+  function pump() {
+    while (tileLoads < 6 && tileQueue.length > 0) {
+      const tile = tileQueue.shift();
+      if (!tileTextures.has(tile.key)) loadTile(tile);
+    }
+  }
+
+  // Textures past the budget go, those drawn longest ago first.
+  function evict() {
+    if (tileTextures.size <= tileBudget) return;
+    const loaded = Array.from(tileTextures.entries()).filter(function (item) { return item[1].texture; });
+    loaded.sort(function (x, y) { return x[1].used - y[1].used; });
+    for (const [key, entry] of loaded.slice(0, tileTextures.size - tileBudget)) {
+      gl.deleteTexture(entry.texture);
+      tileTextures.delete(key);
+    }
+  }
+
+  let sharpAt = 0;
+  function drawTiles(focal, aspect, height) {
+    const cy = Math.cos(view.yaw * Math.PI / 180), sy = Math.sin(view.yaw * Math.PI / 180);
+    const cp = Math.cos(view.pitch * Math.PI / 180), sp = Math.sin(view.pitch * Math.PI / 180);
+    // From the panorama's frame into the camera's (yaw, then pitch, undone), by columns.
+    const rotation = [cy, -sy * sp, -sy * cp, 0, cp, -sp, sy, cy * sp, cy * cp];
+    // The smallest level with a face pixel for each screen pixel at the view's centre.
+    let level = 0;
+    while (level < tiled.levels - 1 && levelSize(level) < height / focal) level += 1;
+    gl.useProgram(tileProgram);
+    gl.bindBuffer(gl.ARRAY_BUFFER, tileBuffer);
+    gl.enableVertexAttribArray(tilePosition);
+    gl.vertexAttribPointer(tilePosition, 2, gl.FLOAT, false, 0, 0);
+    gl.uniformMatrix3fv(tileUniform.rotation, false, rotation);
+    gl.uniform1f(tileUniform.focal, focal);
+    gl.uniform1f(tileUniform.aspect, aspect);
+    let drawn = 0, wanted = 0;
+    tileQueue.length = 0;
+    for (let current = 0; current <= level; current += 1) {
+      const size = levelSize(current);
+      for (const tile of tilesInView(current, rotation, focal, aspect)) {
+        const entry = tileTextures.get(tile.key);
+        if (current === level) wanted += 1;
+        if (!entry) {
+          if (current === level) tileQueue.push(tile);
+          continue;
+        }
+        if (!entry.texture) continue;
+        entry.used = frames;
+        const a0 = -1 + 2 * tile.column * tiled.tileSize / size, b0 = -1 + 2 * tile.row * tiled.tileSize / size;
+        const a1 = Math.min(1, a0 + 2 * tiled.tileSize / size), b1 = Math.min(1, b0 + 2 * tiled.tileSize / size);
+        gl.uniformMatrix3fv(tileUniform.face, false, faces[tile.face]);
+        gl.uniform4f(tileUniform.bounds, a0, b0, a1, b1);
+        gl.bindTexture(gl.TEXTURE_2D, entry.texture);
+        gl.drawArrays(gl.TRIANGLES, 0, 6);
+        if (current === level) drawn += 1;
+      }
+    }
+    pump();
+    evict();
+    canvas.dataset.level = String(level);
+    canvas.dataset.tilesDrawn = String(drawn);
+    if (drawn === wanted && !sharpAt) {
+      sharpAt = performance.now();
+      canvas.dataset.sharp = sharpAt.toFixed(1);
+    }
+  }
 
   const view = { yaw: 0, pitch: 0, fov: 75 };
   let texture = null;
@@ -176,11 +381,18 @@ extension ViewerAssets {
     gl.viewport(0, 0, width, height);
     // The field of view spans the shorter side: upright on a phone, the view is as wide as it is tall on a desktop.
     const aspect = width / height, focal = Math.tan(view.fov * Math.PI / 360) / Math.min(1, aspect);
+    gl.useProgram(program);
+    gl.bindBuffer(gl.ARRAY_BUFFER, buffer);
+    gl.enableVertexAttribArray(position);
+    gl.vertexAttribPointer(position, 2, gl.FLOAT, false, 0, 0);
+    gl.bindTexture(gl.TEXTURE_2D, texture);
     gl.uniform1f(uniform.yaw, view.yaw * Math.PI / 180);
     gl.uniform1f(uniform.pitch, view.pitch * Math.PI / 180);
     gl.uniform1f(uniform.focal, focal);
     gl.uniform1f(uniform.aspect, aspect);
     gl.drawArrays(gl.TRIANGLES, 0, 3);
+    if (tileProgram) drawTiles(focal, aspect, height);
+    if (frames === 0) canvas.dataset.firstFrame = performance.now().toFixed(1);
     placeHotspots(focal, aspect);
     turnCone(focal, aspect);
     keepLink();

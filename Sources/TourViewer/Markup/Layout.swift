@@ -31,6 +31,8 @@ public struct ViewerPaths: Sendable, Equatable {
     public func panorama(_ id: String) -> String { base + (isEmbed ? Self.embedSuffix : "") + "/panoramas/" + id }
     public func preview(_ id: String, width: Int) -> String { base + "/panoramas/" + id + "/preview?width=" + String(width) }
     public func image(_ id: String) -> String { base + "/panoramas/" + id + "/image" }
+    /// Where a panorama's tiles are: `{level}/{face}{row}_{column}.jpg` below it.
+    public func tiles(_ id: String) -> String { base + "/panoramas/" + id + "/tiles/" }
 }
 
 /// What every page of one request shares: where its links go, the subtitle line, and the

@@ -65,6 +65,21 @@ public struct PreviewWidths: Sendable {
     }
 }
 
+/// The cube tiles a panorama is drawn from, once the server has made them: faces `faceSize`
+/// pixels wide at the largest of `levels` levels, each level half the next, cut into
+/// `tileSize` tiles.
+public struct ViewerTiles: Sendable, Equatable {
+    public var faceSize: Int
+    public var levels: Int
+    public var tileSize: Int
+
+    public init(faceSize: Int, levels: Int, tileSize: Int) {
+        self.faceSize = faceSize
+        self.levels = levels
+        self.tileSize = tileSize
+    }
+}
+
 /// The seed's four screens as HTML, plus sign-in and errors: pure functions of documents, so
 /// tests and the benchmark call them directly.
 public enum ViewerPages {
@@ -318,7 +333,7 @@ public enum ViewerPages {
     /// direction is known placed in the view by the script; previous and next through the
     /// tour; the floor's plan as a minimap with the panoramas whose position is known.
     public static func panorama(_ frame: PageFrame, _ tour: TourDocument, panoramaId: String, widths: PreviewWidths,
-                                readable: Bool = true) -> [UInt8]? {
+                                readable: Bool = true, tiles: ViewerTiles? = nil) -> [UInt8]? {
         let walk = TourWalk(tour)
         guard let index = walk.index(of: panoramaId) else { return nil }
         let stop = walk.stops[index]
@@ -330,7 +345,7 @@ public enum ViewerPages {
         }
         return Layout.page(frame, title: stop.title, crumbs: trail, script: readable) { page in
             page.element("<h1>", stop.title, "</h1>")
-            writeViewer(&page, panorama, frame.paths, widths, readable: readable)
+            writeViewer(&page, panorama, frame.paths, widths, readable: readable, tiles: tiles)
             writeSteps(&page, walk, from: index, frame.paths)
             page.raw("<div class=\"around\">")
             writeWays(&page, walk, from: index, frame.paths)
@@ -347,7 +362,9 @@ public enum ViewerPages {
     }
 
     /// The 360° view of a panorama (its heading for the minimap's cone), or why it cannot be shown.
-    private static func writeViewer(_ page: inout HTMLWriter, _ panorama: PanoramaDocument, _ paths: ViewerPaths, _ widths: PreviewWidths, readable: Bool) {
+    /// A tiled panorama's view starts from a small preview and says where its tiles are.
+    private static func writeViewer(_ page: inout HTMLWriter, _ panorama: PanoramaDocument, _ paths: ViewerPaths, _ widths: PreviewWidths,
+                                    readable: Bool, tiles: ViewerTiles?) {
         if readable {
             page.raw("<div class=\"viewer\" id=\"viewer\"")
             if let heading = panorama.position?.heading {
@@ -355,9 +372,20 @@ public enum ViewerPages {
                 page.text(Format.decimal(heading, places: 1))
                 page.raw("\"")
             }
+            if let tiles {
+                page.raw(" data-tiles=\"")
+                page.text(paths.tiles(panorama.id))
+                for (name, value) in [("face-size", tiles.faceSize), ("levels", tiles.levels), ("tile-size", tiles.tileSize)] {
+                    page.raw("\" data-")
+                    page.text(name)
+                    page.raw("=\"")
+                    page.text(String(value))
+                }
+                page.raw("\"")
+            }
             page.raw("><canvas class=\"hidden\" tabindex=\"0\" aria-label=\"360° view: drag or use the arrow keys to look around, the wheel to zoom\"></canvas>")
             page.raw("<img class=\"fallback\" alt=\"The panorama as a flat image\" src=\"")
-            page.text(paths.preview(panorama.id, width: widths.viewer))
+            page.text(paths.preview(panorama.id, width: tiles == nil ? widths.viewer : widths.cover))
             page.raw("\"><div class=\"hotspots\"></div><p class=\"hint hidden\" role=\"note\"><span class=\"fine\">Drag to look around · arrow keys turn, + and − zoom</span>")
             page.raw("<span class=\"coarse\">Drag to look around · pinch to zoom</span></p>")
             page.raw("<button type=\"button\" class=\"fullscreen hidden\" aria-pressed=\"false\">Full screen</button></div>")
@@ -379,14 +407,15 @@ public enum ViewerPages {
     /// A share link's embed form of a panorama, for another site's frame: the view with its
     /// hotspots, its title, the steps and the ways on (each to its embed form), and a link to
     /// the whole tour; no bar, trail, minimap or image download.
-    public static func embed(_ frame: PageFrame, _ tour: TourDocument, panoramaId: String, widths: PreviewWidths, readable: Bool = true) -> [UInt8]? {
+    public static func embed(_ frame: PageFrame, _ tour: TourDocument, panoramaId: String, widths: PreviewWidths, readable: Bool = true,
+                             tiles: ViewerTiles? = nil) -> [UInt8]? {
         let walk = TourWalk(tour)
         guard let index = walk.index(of: panoramaId) else { return nil }
         let stop = walk.stops[index]
         let paths = frame.paths.embedded
         return Layout.embed(title: stop.title) { page in
             page.element("<h1>", stop.title, "</h1>")
-            writeViewer(&page, stop.panorama, paths, widths, readable: readable)
+            writeViewer(&page, stop.panorama, paths, widths, readable: readable, tiles: tiles)
             writeSteps(&page, walk, from: index, paths)
             writeWays(&page, walk, from: index, paths)
             page.raw("<p class=\"meta\"><a href=\"")
