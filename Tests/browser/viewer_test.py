@@ -234,21 +234,44 @@ def walk_the_house(driver, daemon, house, tokens, cookie):
     driver.set_window_size(1280, 900)
 
 
-def huge_panorama(driver, daemon, tokens, cookie):
-    """A 16384×8192 panorama, twice what many GPUs hold in one texture, is drawn: the viewer
-    draws its largest preview."""
+def store_huge_panorama(daemon):
+    """A 16384×8192 panorama, twice what many GPUs hold in one texture, stored first: its tiles
+    are cut in the background while the rest of the test runs. Its id."""
     property_id, floor_id, panorama_id = str(uuid.uuid4()), str(uuid.uuid4()), str(uuid.uuid4())
     daemon.api("PUT", f"/v1/properties/{property_id}", {"name": "Wide Barn", "floorCount": 1, "metadata": {}}, daemon.token)
     daemon.api("PUT", f"/v1/properties/{property_id}/floors/{floor_id}", {"number": 0, "name": None}, daemon.token)
-    status, _, content = daemon.request("PUT", f"/v1/panoramas/{panorama_id}?floorId={floor_id}", tourfixture.panorama_jpeg(16384),
+    status, _, content = daemon.request("PUT", f"/v1/panoramas/{panorama_id}?floorId={floor_id}", tourfixture.panorama_jpeg(16384, grain=20),
                                         daemon.token, {"Content-Type": "image/jpeg"})
     check(status == 201, f"a 16384×8192 panorama is stored: {status} {content[:120]!r}")
-    driver.get(daemon.base + f"/app/panoramas/{panorama_id}")
-    if await_condition(driver, lambda d: int(d.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-frames") or 0) >= 1,
-                       "a 16384×8192 panorama is drawn"):
+    return panorama_id
+
+
+def huge_panorama(driver, daemon, panorama_id, tokens, cookie):
+    """The 16384×8192 panorama is drawn from its tiles: its page names them once cut, the
+    viewer draws the small preview and then every tile in view at the level the view needs;
+    zoomed in, a finer level."""
+    path = f"/app/panoramas/{panorama_id}"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and b"data-tiles=" not in daemon.request("GET", path, headers={"Cookie": cookie})[2]:
+        time.sleep(0.5)
+    driver.get(daemon.base + path)
+    viewer = driver.find_element(By.CSS_SELECTOR, "#viewer")
+    check(viewer.get_attribute("data-tiles") == f"{path}/tiles/" and viewer.get_attribute("data-face-size") == "5120"
+          and viewer.get_attribute("data-levels") == "5", "the 16384×8192 panorama's page names its tiles: faces of 5120, 5 levels")
+    canvas = driver.find_element(By.CSS_SELECTOR, "#viewer canvas")
+    if await_condition(driver, lambda d: canvas.get_attribute("data-sharp"), "every tile in view is drawn"):
+        level, drawn = int(canvas.get_attribute("data-level")), int(canvas.get_attribute("data-tiles-drawn"))
+        check(level >= 1 and drawn >= 2, f"the view is drawn from tiles: {drawn} at level {level}")
+        check(float(canvas.get_attribute("data-first-frame")) <= float(canvas.get_attribute("data-sharp")),
+              "the preview is drawn first, the tiles after")
         sample = driver.execute_script(CANVAS_SAMPLE)
         colours = {tuple(sample[index:index + 3]) for index in range(0, len(sample), 4)}
         check(len(colours) > 20, f"a 16384×8192 panorama is drawn, not a blank: {len(colours)} colours in a 64×36 sample")
+        tiles = [url for url in requests_made(driver) if "/tiles/" in url]
+        check(len(tiles) >= drawn, f"its tiles were fetched: {len(tiles)}")
+        driver.execute_script("window.location.hash = '#yaw=20&pitch=5&fov=30'")
+        await_condition(driver, lambda d: int(canvas.get_attribute("data-level")) > level, "zoomed in, a finer level is drawn")
+        await_condition(driver, lambda d: int(canvas.get_attribute("data-tiles-drawn") or 0) >= 1, "the finer level's tiles are drawn")
     look(driver, daemon, "16-huge-panorama", tokens, cookie)
 
 
@@ -341,6 +364,7 @@ def main():
         tourfixture.build_tour(daemon, daemon.token, hostile, rooms=3, panoramas_per_room=0, loose=0, image=image)
         other = tourfixture.build_tour(daemon, other_token, "Other Agency's house", rooms=2, panoramas_per_room=1, loose=0, image=image)
         house = tourfixture.build_walk_tour(daemon, daemon.token)
+        huge = store_huge_panorama(daemon)
         tokens = [daemon.token, other_token]
 
         driver = browser()
@@ -425,7 +449,7 @@ def main():
         look(driver, daemon, "06-viewer", tokens, cookie)
         walk_the_house(driver, daemon, house, tokens, cookie)
         embed_on_other_sites(driver, daemon, house, tokens)
-        huge_panorama(driver, daemon, tokens, cookie)
+        huge_panorama(driver, daemon, huge, tokens, cookie)
 
         # Another tenant's ids are 404, as in the API; so are their images.
         for path in [f"/app/properties/{other['property']}", f"/app/floors/{other['floors'][0]}", f"/app/rooms/{other['rooms'][0]}",
