@@ -5,6 +5,9 @@ RUN_APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libturbojpeg0
 # What the tests and benchmarks drive besides: servers, a browser, the power-loss file system.
 TEST_APT_PACKAGES := curl sqlite3 python3 python3-venv wrk nginx gcc fuse3 libfuse3-dev chromium chromium-driver postgresql
 
+# What make bench measures against besides: hugin's nona (Pannellum's tool chain cuts cube faces with it).
+BENCH_APT_PACKAGES := hugin-tools
+
 # Python tools for the tests, pinned, in a venv of the project's own.
 PYTHON_TOOLS := schemathesis==4.32.5 tuspy==1.1.0 selenium==4.51.0 selenium-axe-python==2.2.0 pillow==13.0.0 h11==0.16.0
 
@@ -98,6 +101,7 @@ migrations:
 	python3 scripts/embed_migrations.py
 
 bench: deps build
+	$(call apt_install,$(BENCH_APT_PACKAGES))
 	bash bench/run.sh
 
 clean:

@@ -20,6 +20,8 @@ bash bench/documents.sh
 echo
 bash bench/viewer.sh
 echo
+bash bench/tiles.sh
+echo
 bash bench/scaleout.sh
 echo
 bash bench/storage.sh

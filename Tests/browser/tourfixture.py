@@ -6,12 +6,14 @@ import io
 import json
 import math
 import os
+import shutil
 import subprocess
 import threading
 import time
 import uuid
 
 from PIL import Image, ImageChops, ImageDraw
+from selenium import webdriver
 
 ROOM_NAMES = ["Kitchen", "Living room", "Hall", "Bedroom", "Bathroom", "Study", "Dining room", "Utility", "Porch",
               "Garage", "Pantry", "Nursery", "Office", "Lounge", "Cellar", "Attic", "Laundry", "Studio", "Den",
@@ -182,3 +184,20 @@ def build_walk_tour(daemon, token, name="Dune House", width=1024):
                 assert status == 201, (status, content)
                 panoramas.append((room_name, place, panorama_id))
     return {"property": property_id, "tour": tour["tourId"], "floors": floors, "rooms": rooms, "panoramas": panoramas}
+
+
+def chromium(page_load_seconds):
+    """Headless Chromium at 1280×900 drawing WebGL in software (SwiftShader), with its
+    performance log (the requests it makes) kept."""
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    for flag in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900",
+                 "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--ignore-gpu-blocklist",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--disable-features=OptimizationHints,MediaRouter,Translate"]:
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    service = webdriver.ChromeService(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver")
+    driver = webdriver.Chrome(options=options, service=service)
+    driver.set_page_load_timeout(page_load_seconds)
+    return driver

@@ -22,7 +22,6 @@ import time
 import urllib.parse
 import uuid
 
-from selenium import webdriver
 from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
@@ -41,21 +40,6 @@ def check(condition, what):
     print(("ok   " if condition else "FAIL ") + what, flush=True)
     if not condition:
         failures.append(what)
-
-
-def browser():
-    options = webdriver.ChromeOptions()
-    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-    for flag in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900",
-                 "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--ignore-gpu-blocklist",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
-                 "--disable-features=OptimizationHints,MediaRouter,Translate"]:
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
-    service = webdriver.ChromeService(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver")
-    driver = webdriver.Chrome(options=options, service=service)
-    driver.set_page_load_timeout(WAIT)
-    return driver
 
 
 def requests_made(driver):
@@ -203,6 +187,18 @@ def walk_the_house(driver, daemon, house, tokens, cookie):
     driver.execute_script("window.location.hash = '#yaw=200&pitch=0&fov=75'")
     await_condition(driver, lambda d: abs(float(d.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-yaw")) - 200) < 1,
                     "a fragment changed on the open page turns the view")
+    check(f"panorama={ids['Bedroom 1']}" in link, f"the fragment names the panorama: {link.split('#')[-1]}")
+    # The fragment names the panorama: opened on the tour's first page, or pasted into another
+    # panorama's, it goes to that panorama and its view.
+    driver.get("about:blank")
+    driver.get(daemon.base + f"/app/properties/{house['property']}#panorama={ids['Bedroom 1']}&yaw=77&pitch=0&fov=75")
+    arrive("Bedroom 1", "Bedroom")
+    restored = float(driver.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-yaw"))
+    check(abs(restored - 77) < 1, f"a deep link opened on the property page goes to its panorama and view: yaw {restored}")
+    driver.execute_script(f"window.location.hash = '#panorama={ids['Landing 1']}&yaw=45&pitch=0&fov=75'")
+    arrive("Landing 1", "Landing")
+    restored = float(driver.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-yaw"))
+    check(abs(restored - 45) < 1, f"a deep link pasted into another panorama's page goes there: yaw {restored}")
     # On a phone the viewer fills the screen's width and most of its height.
     driver.set_window_size(390, 844)
     driver.get(daemon.base + f"/app/panoramas/{ids['Living room 1']}")
@@ -367,7 +363,7 @@ def main():
         huge = store_huge_panorama(daemon)
         tokens = [daemon.token, other_token]
 
-        driver = browser()
+        driver = tourfixture.chromium(WAIT)
         drivers.append(driver)
         # Signed out, every page leads to sign-in.
         driver.get(daemon.base + "/app/")
@@ -473,7 +469,7 @@ def main():
         secret = share_url.rsplit("/", 1)[1]
         check(secret not in open(os.path.join(work, "toursd.log")).read(), "the share secret is in no log line")
 
-        guest = browser()
+        guest = tourfixture.chromium(WAIT)
         drivers.append(guest)
         guest.get(share_url)
         check(guest.find_element(By.TAG_NAME, "h1").text == "Maple Street 12", "a share link opens the tour without a session")

@@ -5,8 +5,9 @@ extension ViewerAssets {
     /// image the page shows stays. `data-frames` on the canvas counts drawn frames (tests await it).
     /// Yaw is degrees clockwise from the image's centre, as the page's `data-longitude` of the
     /// ways on: each is placed in the view as a hotspot where it stands. The fragment holds
-    /// the view (`#yaw=…&pitch=…&fov=…`, the field of view across the view's shorter side):
-    /// opening it restores the view. The minimap's cone turns with the view (the panorama's
+    /// the panorama and its view (`#panorama=…&yaw=…&pitch=…&fov=…`, the field of view across
+    /// the view's shorter side): opening it restores the view, on any page of the tour that has
+    /// this script (`data-panoramas` on the body says where panorama pages are). The minimap's cone turns with the view (the panorama's
     /// `data-heading` plus the yaw). A tiled panorama (`data-tiles`, `data-face-size`,
     /// `data-levels`, `data-tile-size`) is drawn from its small preview at once, then from
     /// the cube tiles in view at the level the view needs, each level over the one below it;
@@ -16,7 +17,17 @@ extension ViewerAssets {
 "use strict";
 (function () {
   const root = document.getElementById("viewer");
-  if (!root) return;
+  // A deep link names its panorama (`#panorama=…&yaw=…`): opened on another page of the tour
+  // (its first page, say, or another panorama's), it goes to that panorama's page.
+  function follow() {
+    const named = new URLSearchParams(window.location.hash.slice(1)).get("panorama");
+    const pages = document.body.dataset.panoramas;
+    if (!named || !pages || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(named)) return false;
+    if (root && root.dataset.panorama === named) return false;
+    window.location.replace(pages + named + window.location.hash);
+    return true;
+  }
+  if (follow() || !root) return;
   const image = root.querySelector("img.fallback");
   const canvas = root.querySelector("canvas");
   const gl = canvas.getContext("webgl", { preserveDrawingBuffer: true, antialias: false });
@@ -89,7 +100,10 @@ extension ViewerAssets {
   const tileBuffer = gl.createBuffer();
   const tileUniform = {};
   let tilePosition = -1;
-  if (tiled && tiled.faceSize > 0 && tiled.levels > 0 && tiled.tileSize > 0) {
+  // Linked once the preview is drawn: the first frame waits for no more than it needs.
+  let tilesPrepared = !(tiled && tiled.faceSize > 0 && tiled.levels > 0 && tiled.tileSize > 0);
+  function prepareTiles() {
+    tilesPrepared = true;
     const tileVertex = [
       "attribute vec2 q;",
       "uniform mat3 face, rotation;",
@@ -109,6 +123,7 @@ extension ViewerAssets {
       tilePosition = gl.getAttribLocation(tileProgram, "q");
       gl.bindBuffer(gl.ARRAY_BUFFER, tileBuffer);
       gl.bufferData(gl.ARRAY_BUFFER, new Float32Array([0, 0, 1, 0, 0, 1, 0, 1, 1, 0, 1, 1]), gl.STATIC_DRAW);
+      redraw();
     } catch (error) {
       tileProgram = null; // the preview stays what is drawn
     }
@@ -303,13 +318,14 @@ extension ViewerAssets {
     if (linkTimer) return;
     linkTimer = window.setTimeout(function () {
       linkTimer = 0;
-      const hash = "#yaw=" + view.yaw.toFixed(1) + "&pitch=" + view.pitch.toFixed(1) + "&fov=" + view.fov.toFixed(1);
+      const hash = "#panorama=" + root.dataset.panorama + "&yaw=" + view.yaw.toFixed(1) + "&pitch=" + view.pitch.toFixed(1) + "&fov=" + view.fov.toFixed(1);
       if (window.location.hash !== written || hash === written) return;
       window.history.replaceState(null, "", hash);
       written = hash;
     }, 200);
   }
   window.addEventListener("hashchange", function () {
+    if (follow()) return;
     restore();
     written = window.location.hash;
     redraw();
@@ -393,6 +409,7 @@ extension ViewerAssets {
     gl.drawArrays(gl.TRIANGLES, 0, 3);
     if (tileProgram) drawTiles(focal, aspect, height);
     if (frames === 0) canvas.dataset.firstFrame = performance.now().toFixed(1);
+    if (!tilesPrepared) window.setTimeout(prepareTiles, 0);
     placeHotspots(focal, aspect);
     turnCone(focal, aspect);
     keepLink();

@@ -61,7 +61,9 @@ enum Layout {
                      _ body: (inout HTMLWriter) -> Void) -> [UInt8] {
         var page = HTMLWriter()
         head(&page, title: title, script: script)
-        page.raw("</head><body><header class=\"bar\"><div class=\"brand\">")
+        page.raw("</head><body")
+        panoramaBase(&page, frame.paths)
+        page.raw("><header class=\"bar\"><div class=\"brand\">")
         if frame.paths.isShare {
             page.raw("NoughtyTours")
         } else {
@@ -95,13 +97,23 @@ enum Layout {
     }
 
     /// A share link's embed form: the page without the bar and the trail, for another site's frame.
-    static func embed(title: String, _ body: (inout HTMLWriter) -> Void) -> [UInt8] {
+    static func embed(title: String, paths: ViewerPaths, _ body: (inout HTMLWriter) -> Void) -> [UInt8] {
         var page = HTMLWriter()
         head(&page, title: title, script: true)
-        page.raw("</head><body class=\"embed\"><main class=\"embed\">")
+        page.raw("</head><body class=\"embed\"")
+        panoramaBase(&page, paths)
+        page.raw("><main class=\"embed\">")
         body(&page)
         page.raw("</main></body></html>")
         return page.bytes
+    }
+
+    /// Where the body says the tour's panorama pages are (`data-panoramas`): a deep link naming
+    /// a panorama in its fragment, opened on another page of the tour, goes there.
+    private static func panoramaBase(_ page: inout HTMLWriter, _ paths: ViewerPaths) {
+        page.raw(" data-panoramas=\"")
+        page.text(paths.panorama(""))
+        page.raw("\"")
     }
 
     /// The document's start up to the end of its head's own elements.

@@ -140,7 +140,8 @@ public enum ViewerPages {
                                 widths: PreviewWidths) -> [UInt8] {
         if frame.paths.isShare { return visitorProperty(frame, tour, status: status, widths: widths) }
         let property = tour.property
-        return Layout.page(frame, title: property.name, crumbs: crumbs(frame, tour, upTo: .list)) { page in
+        // The script: a deep link naming a panorama, opened here, goes to it.
+        return Layout.page(frame, title: property.name, crumbs: crumbs(frame, tour, upTo: .list), script: true) { page in
             page.element("<h1>", property.name, "</h1>")
             page.raw("<p class=\"status\">")
             page.text([Format.count(status.floorCount, "floor", "floors"), Format.count(status.roomCount, "room", "rooms"),
@@ -172,7 +173,7 @@ public enum ViewerPages {
     /// and its floors with their rooms; no ids, revisions, sizes or tenant.
     private static func visitorProperty(_ frame: PageFrame, _ tour: TourDocument, status: ServerStatusDocument, widths: PreviewWidths) -> [UInt8] {
         let walk = TourWalk(tour)
-        return Layout.page(frame, title: tour.property.name) { page in
+        return Layout.page(frame, title: tour.property.name, script: true) { page in
             page.element("<h1>", tour.property.name, "</h1>")
             if let first = walk.stops.first {
                 // The panorama the tenant chose for the cover, when it is one of the tour's; the walk starts at the first.
@@ -366,7 +367,9 @@ public enum ViewerPages {
     private static func writeViewer(_ page: inout HTMLWriter, _ panorama: PanoramaDocument, _ paths: ViewerPaths, _ widths: PreviewWidths,
                                     readable: Bool, tiles: ViewerTiles?) {
         if readable {
-            page.raw("<div class=\"viewer\" id=\"viewer\"")
+            page.raw("<div class=\"viewer\" id=\"viewer\" data-panorama=\"")
+            page.text(panorama.id)
+            page.raw("\"")
             if let heading = panorama.position?.heading {
                 page.raw(" data-heading=\"")
                 page.text(Format.decimal(heading, places: 1))
@@ -413,7 +416,7 @@ public enum ViewerPages {
         guard let index = walk.index(of: panoramaId) else { return nil }
         let stop = walk.stops[index]
         let paths = frame.paths.embedded
-        return Layout.embed(title: stop.title) { page in
+        return Layout.embed(title: stop.title, paths: paths) { page in
             page.element("<h1>", stop.title, "</h1>")
             writeViewer(&page, stop.panorama, paths, widths, readable: readable, tiles: tiles)
             writeSteps(&page, walk, from: index, paths)
