@@ -478,8 +478,31 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         await harness.finish()
     }
 
+    /// A panorama over the tiling's memory budget keeps its preview: the page draws that.
+    @Test func aPanoramaOverTheTilingBudgetIsDrawnFromItsPreview() async throws {
+        let harness = try ServiceHarness(alone: true) {
+            $0.tileMinWidth = 1024
+            $0.maxTileDecodeBytes = 1 << 20 // a 2048 × 1024 JPEG's planes take 3 MiB
+        }
+        let alpha = try harness.client(harness.alpha)
+        let (_, floorId) = try alpha.makeFloor()
+        let id = newID()
+        #expect(try alpha.putPanorama(id, floorId: floorId, bytes: try JPEGFixture.panorama(width: 2048), contentType: "image/jpeg").status == 201)
+        try await waitUntil("the tiling tried and gave up", seconds: 60) { try Self.metric(harness, "toursd_tiles_waiting") == 0 }
+        let browser = try ViewerBrowser(harness)
+        _ = try browser.signIn(harness.alpha)
+        let page = try browser.send("GET", "/app/panoramas/\(id)").text
+        #expect(page.contains("<canvas") && !page.contains("data-tiles") && page.contains("preview?width=4096"))
+        #expect(try Self.metric(harness, "toursd_tiles_waiting") == 0 && Self.tileSetsMade(harness) == 0)
+        await harness.finish()
+    }
+
     private static func tileSetsMade(_ harness: ServiceHarness) throws -> Int? {
+        try metric(harness, "toursd_tile_sets_made_total")
+    }
+
+    private static func metric(_ harness: ServiceHarness, _ name: String) throws -> Int? {
         let metrics = try harness.client(nil).send("GET", "/metrics").text
-        return metrics.split(separator: "\n").first { $0.hasPrefix("toursd_tile_sets_made_total ") }.flatMap { Int($0.split(separator: " ")[1]) }
+        return metrics.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ")[1]) }
     }
 }

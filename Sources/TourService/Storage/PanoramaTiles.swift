@@ -29,6 +29,10 @@ final class PanoramaTiles: Sendable {
     let logger: Logger
     /// Panoramas (tenant/id/digest) waiting for their tiles or being tiled.
     private let wanted = Mutex<Set<String>>([])
+    /// Panoramas found too narrow (or unreadable) to tile: not read again each time their page
+    /// is opened. Bounded: emptied when full, each then read once more.
+    private let untiled = Mutex<Set<String>>([])
+    private static let untiledLimit = 100_000
     /// One tiling at a time: its decoded planes are the largest memory toursd takes.
     private let turn = Checkout(count: 1)
     /// Panoramas tiled since start, and the CPU time their tiling took (`/metrics`).
@@ -87,6 +91,7 @@ final class PanoramaTiles: Sendable {
     func request(tenant: Int64, _ panorama: PanoramaRecord, source: String, stillStored: @escaping @Sendable () async -> Bool) {
         guard panorama.contentType == "image/jpeg" else { return }
         let key = "\(tenant)/\(panorama.id)/\(panorama.sha256)"
+        guard !untiled.withLock({ $0.contains(key) }) else { return }
         let accepted = wanted.withLock { wanted in
             guard !wanted.contains(key), wanted.count < queueLimit else { return false }
             wanted.insert(key)
@@ -97,19 +102,27 @@ final class PanoramaTiles: Sendable {
         // callers may hold).
         Task(executorPreference: io) { [self] in
             let slot = await turn.take()
-            await make(tenant: tenant, panorama, source: source, stillStored: stillStored)
+            let made = await make(tenant: tenant, panorama, source: source, stillStored: stillStored)
             turn.giveBack(slot)
+            if !made {
+                untiled.withLock { untiled in
+                    if untiled.count >= Self.untiledLimit { untiled.removeAll() }
+                    untiled.insert(key)
+                }
+            }
             _ = wanted.withLock { $0.remove(key) }
         }
     }
 
-    private func make(tenant: Int64, _ panorama: PanoramaRecord, source: String, stillStored: @escaping @Sendable () async -> Bool) async {
-        guard await pyramid(tenant: tenant, panorama) == nil else { return }
+    /// Makes the tiles unless they are made; false when the panorama is not to be tiled (too
+    /// narrow, or not readable as a JPEG within the budget).
+    private func make(tenant: Int64, _ panorama: PanoramaRecord, source: String, stillStored: @escaping @Sendable () async -> Bool) async -> Bool {
+        guard await pyramid(tenant: tenant, panorama) == nil else { return true }
         let target = directory(tenant: tenant, panorama)
         let temporary = "\(target).tmp-\(UInt64.random(in: .min ... .max))"
         do {
             let width = try await io.run { try MappedFile.read(source) { JPEGStructure.read($0)?.width } }
-            guard let width, width >= minWidth else { return }
+            guard let width, width >= minWidth else { return false }
             let panoramaImage = try await images.run { [self] in
                 try measured { try MappedFile.read(source) { try CubeTiler.decode($0, maxSourcePixels: maxSourcePixels, budget: budget) } }
             }
@@ -132,9 +145,13 @@ final class PanoramaTiles: Sendable {
             logger.info("a panorama is cut into tiles", ["panorama": panorama.id, "faceSize": "\(pyramid.faceSize)", "levels": "\(pyramid.levels)"])
             // A deletion that raced the making: it removed the folder before the tiles were in it.
             if !(await stillStored()) { _ = try? await io.run { try? FileManager.default.removeItem(atPath: target) } }
+            return true
         } catch {
             logger.warn("a panorama cannot be cut into tiles: its preview stands in", ["panorama": panorama.id, "error": "\(error)"])
             _ = try? await io.run { try? FileManager.default.removeItem(atPath: temporary) }
+            // Refused by the budget or unreadable: so it stays. Anything else (the disk, a
+            // stop) may pass: asked again when next viewed.
+            return !(error is PreviewError)
         }
     }
 
