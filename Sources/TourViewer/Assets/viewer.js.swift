@@ -152,7 +152,8 @@ extension ViewerAssets {
   const tileTextures = new Map();
   let tileLoads = 0;
   const tileQueue = [];
-  const tileBudget = 256;
+  // 128 tiles of 512 px: about 100 MB of textures, within what a phone's GPU gives a page.
+  const tileBudget = 128;
 
   function levelSize(level) { return tiled.faceSize >> (tiled.levels - 1 - level); }
 
