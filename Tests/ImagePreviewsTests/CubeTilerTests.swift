@@ -87,6 +87,38 @@ import Testing
         }
     }
 
+    /// Every chroma subsampling a camera or an editor may write, and greyscale, is cut: tiles
+    /// of the right sizes, in the source's own subsampling, showing the right directions.
+    @Test(arguments: [TJSAMP_444, TJSAMP_422, TJSAMP_420, TJSAMP_440, TJSAMP_411, TJSAMP_GRAY])
+    func everySubsamplingIsCut(subsampling: TJSAMP) throws {
+        let (width, height) = (2400, 1200) // faces of 768: a 512 and a 256 tile across, then 384
+        var pixels = [UInt8](repeating: 0, count: width * height * 3)
+        for y in 0..<height {
+            for x in 0..<width {
+                // Brighter to the right of the centre (longitude 0 to 180°), darker to the left.
+                let value: UInt8 = x >= width / 2 ? 220 : 40
+                pixels.replaceSubrange((y * width + x) * 3..<(y * width + x) * 3 + 3, with: [value, value, value])
+            }
+        }
+        let jpeg = try Self.encode(pixels, width: width, height: height, subsampling: subsampling)
+        let panorama = try jpeg.withUnsafeBytes { try CubeTiler.decode($0, maxSourcePixels: width * height, budget: .standard) }
+        #expect(panorama.subsampling == Int32(subsampling.rawValue))
+        let pyramid = TilePyramid(panoramaWidth: width)
+        for (face, expected) in [(CubeFace.right, 220), (.left, 40)] {
+            var image = CubeTiler.face(face, of: panorama, size: pyramid.faceSize)
+            for level in (0..<pyramid.levels).reversed() {
+                for tile in try CubeTiler.tiles(of: image, quality: 90) {
+                    let decoded = try Self.decode(tile.jpeg)
+                    let size = pyramid.size(ofLevel: level)
+                    #expect(decoded.width == min(512, size - tile.column * 512) && decoded.height == min(512, size - tile.row * 512))
+                    let centre = ((decoded.height / 2) * decoded.width + decoded.width / 2) * 3
+                    #expect(abs(Int(decoded.pixels[centre]) - expected) <= 12, "\(subsampling) \(face) level \(level): \(decoded.pixels[centre])")
+                }
+                if level > 0 { image = CubeTiler.halved(image) }
+            }
+        }
+    }
+
     @Test func aPanoramaOverTheBudgetIsRefusedBeforeItsPlanesAreAllocated() throws {
         let jpeg = try JPEGPreview.placeholder(width: 2048, height: 1024, quality: 50)
         // 2048 × 1024 in 4:2:0 takes 3 MiB of planes.
@@ -103,6 +135,17 @@ import Testing
 
     private static func colour(x: Double, y: Double, z: Double) -> [UInt8] {
         [x, y, z].map { UInt8((128 + 120 * $0).rounded()) }
+    }
+
+    private static func encode(_ pixels: [UInt8], width: Int, height: Int, subsampling: TJSAMP) throws -> [UInt8] {
+        let handle = try #require(tjInitCompress())
+        defer { tjDestroy(handle) }
+        var output: UnsafeMutablePointer<UInt8>?
+        var size: UInt = 0
+        try #require(tjCompress2(handle, pixels, Int32(width), 0, Int32(height), Int32(TJPF_RGB.rawValue), &output, &size,
+                                 Int32(subsampling.rawValue), 90, 0) == 0)
+        defer { tjFree(output) }
+        return Array(UnsafeBufferPointer(start: output, count: Int(size)))
     }
 
     private static func decode(_ jpeg: [UInt8]) throws -> (width: Int, height: Int, pixels: [UInt8]) {
