@@ -57,7 +57,8 @@ extension SyncService {
         let databaseIsNew: Bool
         do {
             // One query for every name the rows use, not one per file found.
-            let kinds = Set(stored.map(\.kind))
+            // Panoramas always: the previews' and tiles' folders are checked against them.
+            let kinds = Set(stored.map(\.kind)).union([.panorama])
             (named, databaseIsNew) = try context.pool.readBlocking { db in
                 (Set(try await StoredFiles.named(by: db, kinds: kinds)), !(try await TenantStore.hasTokens(db)))
             }
@@ -82,6 +83,10 @@ extension SyncService {
         for key in orphans { context.blobs.removeNow(key) }
         if temporary + orphans.count > 0 {
             context.logger.warn("removed files left by an interrupted write", ["temporary": String(temporary), "orphans": String(orphans.count)])
+        }
+        let derived = context.previews.sweep(keeping: Set(named.filter { $0.kind == .panorama }))
+        if derived > 0 {
+            context.logger.warn("removed previews and tiles left by an interrupted deletion or making", ["removed": String(derived)])
         }
     }
 

@@ -66,6 +66,36 @@ import TestSupport
         try? FileManager.default.removeItem(atPath: harness.dataDir)
     }
 
+    /// Previews and tiles are derived: a crash mid-deletion leaves a panorama's folder without
+    /// its row, a crash mid-making a temporary file or tiles folder. Start-up removes those and
+    /// keeps the previews and tiles of the panoramas there are.
+    @Test func previewsAndTilesLeftByACrashAreRemovedAndLiveOnesKept() async throws {
+        let harness = try ServiceHarness(alone: true) { $0.tileMinWidth = 1024 }
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let kept = newID()
+        #expect(try client.putPanorama(kept, floorId: floorId, bytes: try JPEGFixture.panorama(width: 2048), contentType: "image/jpeg").status == 201)
+        #expect(try client.send("GET", "/v1/panoramas/\(kept)/preview").status == 200)
+        let previews = harness.dataDir + "/previews"
+        let files = { (FileManager.default.subpaths(atPath: previews) ?? []).filter { $0.hasSuffix(".jpg") } }
+        // The preview's file is cached behind its answer; the 30 tiles in the background.
+        try await waitUntil("the preview and the tiles on disk", seconds: 60) { files().count == 31 }
+        await harness.stop()
+        let tenantFolder = try #require(FileManager.default.contentsOfDirectory(atPath: previews).first)
+        let gone = "\(previews)/\(tenantFolder)/\(newID())"
+        let halfMade = ["\(previews)/\(tenantFolder)/\(kept)/320-abc.123.tmp", "\(previews)/\(tenantFolder)/\(kept)/tiles-abc.tmp-123/0/f0_0.jpg"]
+        for path in [gone + "/320-abc.jpg", gone + "/tiles-abc/0/f0_0.jpg"] + halfMade {
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            #expect(FileManager.default.createFile(atPath: path, contents: Data([1])))
+        }
+        _ = try SyncService.open(config: harness.config, logger: quiet)
+        #expect(!FileManager.default.fileExists(atPath: gone))
+        #expect(halfMade.allSatisfy { !FileManager.default.fileExists(atPath: $0) })
+        #expect(!FileManager.default.fileExists(atPath: "\(previews)/\(tenantFolder)/\(kept)/tiles-abc.tmp-123"))
+        #expect(files().count == 31 && files().allSatisfy { $0.contains(kept) })
+        try? FileManager.default.removeItem(atPath: harness.dataDir)
+    }
+
     @Test func aFailingMigrationStopsStartWithTheFileNamed() throws {
         let dataDir = temporaryDirectory()
         let migrations = temporaryDirectory()

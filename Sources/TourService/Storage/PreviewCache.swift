@@ -208,6 +208,32 @@ final class PreviewCache: Sendable {
         return (fd, Int64(info.st_size))
     }
 
+    /// At start-up, after the stored files are accounted for: removes the folders of
+    /// panoramas that have no row (a deletion that stopped before its folder went), and in the
+    /// others what a making left half-done (a preview's temporary file, a temporary tiles
+    /// folder). All of it is derived, made again when asked for. Returns how many went.
+    func sweep(keeping panoramas: Set<BlobKey>) -> Int {
+        let files = FileManager.default
+        var removed = 0
+        func remove(_ path: String) {
+            if (try? files.removeItem(atPath: path)) != nil { removed += 1 }
+        }
+        for tenantName in (try? files.contentsOfDirectory(atPath: root)) ?? [] {
+            guard let tenant = Int64(tenantName) else { continue }
+            for id in (try? files.contentsOfDirectory(atPath: "\(root)/\(tenantName)")) ?? [] {
+                let folder = "\(root)/\(tenantName)/\(id)"
+                guard panoramas.contains(BlobKey(tenant: tenant, kind: .panorama, id: id)) else {
+                    remove(folder)
+                    continue
+                }
+                for name in (try? files.contentsOfDirectory(atPath: folder)) ?? [] where name.hasSuffix(".tmp") || name.contains(".tmp-") {
+                    remove("\(folder)/\(name)")
+                }
+            }
+        }
+        return removed
+    }
+
     /// Removes the previews of panoramas that are gone.
     func remove(tenant: Int64, ids: [String]) async {
         _ = try? await io.run { [self] in
