@@ -433,7 +433,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         #expect(page.contains("data-tiles=\"\(link)/panoramas/\(large)/tiles/\"") && page.contains("data-face-size=\"640\"")
                 && page.contains("data-levels=\"2\"") && page.contains("data-tile-size=\"512\""))
         // Drawn at once from a small preview; the tiles sharpen it.
-        #expect(page.contains("\(link)/panoramas/\(large)/preview?width=1024"))
+        #expect(page.contains("\(link)/panoramas/\(large)/preview?width=1024") && !page.contains("data-full"))
         #expect(try Self.tileSetsMade(harness) == 1)
 
         // Every tile the pyramid names, at its size: 640 is a 512 and a 128 tile across.
@@ -492,7 +492,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         let browser = try ViewerBrowser(harness)
         _ = try browser.signIn(harness.alpha)
         let page = try browser.send("GET", "/app/panoramas/\(id)").text
-        #expect(page.contains("<canvas") && !page.contains("data-tiles") && page.contains("preview?width=4096"))
+        #expect(page.contains("<canvas") && !page.contains("data-tiles") && page.contains("data-full=\"/app/panoramas/\(id)/preview?width=4096\""))
         #expect(try Self.metric(harness, "toursd_tiles_waiting") == 0 && Self.tileSetsMade(harness) == 0)
         await harness.finish()
     }

@@ -141,7 +141,9 @@ import Testing
         let page = Self.text(ViewerPages.panorama(Self.frame, Self.tour(), panoramaId: "pano-room", widths: Self.widths))
         #expect(page.contains("<script src=\"/app/static/viewer.js\" defer></script>"))
         #expect(page.contains("<img class=\"fallback\""))
-        #expect(page.contains("src=\"/app/panoramas/pano-room/preview?width=4096\""))
+        // Drawn from the small preview at once, sharpened by the largest once it has come.
+        #expect(page.contains("<img class=\"fallback\" alt=\"The panorama as a flat image\" src=\"/app/panoramas/pano-room/preview?width=1024\""))
+        #expect(page.contains("data-full=\"/app/panoramas/pano-room/preview?width=4096\""))
         #expect(!page.contains("<script>")) // nothing inline: the CSP allows only 'self'
         #expect(!page.contains("style=\""))
         #expect(ViewerPages.panorama(Self.frame, Self.tour(), panoramaId: "unknown", widths: Self.widths) == nil)

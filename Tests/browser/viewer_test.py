@@ -431,6 +431,12 @@ def main():
             before = driver.execute_script(CANVAS_SAMPLE)
             colours = {tuple(before[index:index + 3]) for index in range(0, len(before), 4)}
             check(len(colours) > 20, f"the viewer's canvas is not blank: {len(colours)} colours in a 64×36 sample")
+            canvas = driver.find_element(By.CSS_SELECTOR, "#viewer canvas")
+            check(driver.find_element(By.CSS_SELECTOR, "#viewer img.fallback").get_attribute("src").endswith("preview?width=1024"),
+                  "the view starts from the 1024 preview")
+            if await_condition(driver, lambda d: canvas.get_attribute("data-sharp"), "the 4096 preview sharpens the view"):
+                check(float(canvas.get_attribute("data-first-frame")) <= float(canvas.get_attribute("data-sharp")),
+                      "the small preview is drawn first, the 4096 after")
             frames = int(driver.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-frames"))
             canvas = driver.find_element(By.CSS_SELECTOR, "#viewer canvas")
             ActionChains(driver).move_to_element(canvas).click_and_hold().move_by_offset(200, 40).release().perform()

@@ -12,7 +12,9 @@ extension ViewerAssets {
     /// `data-levels`, `data-tile-size`) is drawn from its small preview at once, then from
     /// the cube tiles in view at the level the view needs, each level over the one below it;
     /// `data-first-frame` and `data-sharp` on the canvas say when (ms after navigation), and
-    /// `data-level` and `data-tiles-drawn` what the last frame drew.
+    /// `data-level` and `data-tiles-drawn` what the last frame drew. Any other panorama is
+    /// drawn from its small preview at once and from its largest (`data-full`) once that has
+    /// come (`data-sharp` then too).
     static let viewerScript = #"""
 "use strict";
 (function () {
@@ -31,7 +33,11 @@ extension ViewerAssets {
   const image = root.querySelector("img.fallback");
   const canvas = root.querySelector("canvas");
   const gl = canvas.getContext("webgl", { preserveDrawingBuffer: true, antialias: false });
-  if (!gl) return;
+  if (!gl) {
+    // The plain image stays: the largest preview, rather than the small one the view starts from.
+    if (root.dataset.full) image.src = root.dataset.full;
+    return;
+  }
 
   const vertexSource = "attribute vec2 p; varying vec2 v; void main() { v = p; gl_Position = vec4(p, 0.0, 1.0); }";
   const fragmentSource = [
@@ -411,6 +417,7 @@ extension ViewerAssets {
     if (tileProgram) drawTiles(focal, aspect, height);
     if (frames === 0) canvas.dataset.firstFrame = performance.now().toFixed(1);
     if (!tilesPrepared) window.setTimeout(prepareTiles, 0);
+    if (frames === 0 && root.dataset.full) window.setTimeout(sharpen, 0);
     placeHotspots(focal, aspect);
     turnCone(focal, aspect);
     keepLink();
@@ -469,15 +476,27 @@ extension ViewerAssets {
     });
   }
 
-  function textureSource() {
+  function textureSource(picture) {
     const largest = gl.getParameter(gl.MAX_TEXTURE_SIZE);
-    if (image.naturalWidth <= largest && image.naturalHeight <= largest) return image;
+    if (picture.naturalWidth <= largest && picture.naturalHeight <= largest) return picture;
     const scaled = document.createElement("canvas");
-    const scale = largest / Math.max(image.naturalWidth, image.naturalHeight);
-    scaled.width = Math.floor(image.naturalWidth * scale);
-    scaled.height = Math.floor(image.naturalHeight * scale);
-    scaled.getContext("2d").drawImage(image, 0, 0, scaled.width, scaled.height);
+    const scale = largest / Math.max(picture.naturalWidth, picture.naturalHeight);
+    scaled.width = Math.floor(picture.naturalWidth * scale);
+    scaled.height = Math.floor(picture.naturalHeight * scale);
+    scaled.getContext("2d").drawImage(picture, 0, 0, scaled.width, scaled.height);
     return scaled;
+  }
+
+  // The largest preview, once the small one is drawn: the view sharpens when it has come.
+  function sharpen() {
+    const full = new Image();
+    full.onload = function () {
+      gl.bindTexture(gl.TEXTURE_2D, texture);
+      gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGB, gl.RGB, gl.UNSIGNED_BYTE, textureSource(full));
+      canvas.dataset.sharp = performance.now().toFixed(1);
+      redraw();
+    };
+    full.src = root.dataset.full;
   }
 
   function start() {
@@ -487,7 +506,7 @@ extension ViewerAssets {
     gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_WRAP_T, gl.CLAMP_TO_EDGE);
     gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, gl.LINEAR);
     gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MAG_FILTER, gl.LINEAR);
-    gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGB, gl.RGB, gl.UNSIGNED_BYTE, textureSource());
+    gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGB, gl.RGB, gl.UNSIGNED_BYTE, textureSource(image));
     image.classList.add("hidden");
     canvas.classList.remove("hidden");
     root.classList.add("live");

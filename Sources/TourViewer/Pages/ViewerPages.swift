@@ -363,7 +363,8 @@ public enum ViewerPages {
     }
 
     /// The 360° view of a panorama (its heading for the minimap's cone), or why it cannot be shown.
-    /// A tiled panorama's view starts from a small preview and says where its tiles are.
+    /// The view starts from a small preview and says what sharpens it: the largest preview
+    /// (`data-full`), or the panorama's tiles.
     private static func writeViewer(_ page: inout HTMLWriter, _ panorama: PanoramaDocument, _ paths: ViewerPaths, _ widths: PreviewWidths,
                                     readable: Bool, tiles: ViewerTiles?) {
         if readable {
@@ -373,6 +374,12 @@ public enum ViewerPages {
             if let heading = panorama.position?.heading {
                 page.raw(" data-heading=\"")
                 page.text(Format.decimal(heading, places: 1))
+                page.raw("\"")
+            }
+            if tiles == nil && widths.viewer > widths.cover {
+                // Drawn from the small preview at once, then from this one once it has come.
+                page.raw(" data-full=\"")
+                page.text(paths.preview(panorama.id, width: widths.viewer))
                 page.raw("\"")
             }
             if let tiles {
@@ -388,7 +395,7 @@ public enum ViewerPages {
             }
             page.raw("><canvas class=\"hidden\" tabindex=\"0\" aria-label=\"360° view: drag or use the arrow keys to look around, the wheel to zoom\"></canvas>")
             page.raw("<img class=\"fallback\" alt=\"The panorama as a flat image\" src=\"")
-            page.text(paths.preview(panorama.id, width: tiles == nil ? widths.viewer : widths.cover))
+            page.text(paths.preview(panorama.id, width: min(widths.cover, widths.viewer)))
             page.raw("\"><div class=\"hotspots\"></div><p class=\"hint hidden\" role=\"note\"><span class=\"fine\">Drag to look around · arrow keys turn, + and − zoom</span>")
             page.raw("<span class=\"coarse\">Drag to look around · pinch to zoom</span></p>")
             page.raw("<button type=\"button\" class=\"fullscreen hidden\" aria-pressed=\"false\">Full screen</button></div>")
