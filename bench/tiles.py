@@ -54,7 +54,7 @@ driver.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": True})
 timings = {variant: [] for variant in pages}
 sharp = {"tiles": [], "fallback": []}
 # A round first that is not counted: the browser's own start (its GPU process, shader cache).
-for round in range(ROUNDS + 1):
+for attempt in range(ROUNDS + 1):
     for variant, url in pages.items():
         driver.get("about:blank")
         driver.get(url)
@@ -65,7 +65,7 @@ for round in range(ROUNDS + 1):
             if first and (variant not in sharp or done):
                 break
             time.sleep(0.02)
-        if round == 0:
+        if attempt == 0:
             continue
         timings[variant].append(float(first))
         if variant in sharp:
