@@ -464,6 +464,31 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         await harness.finish()
     }
 
+    /// Tiles lost (a daemon stopped mid-way, or another daemon's data directory) are made
+    /// again when a tile is asked for: 404 until then, never an error.
+    @Test func missingTilesAreMadeAgainWhenAskedFor() async throws {
+        let harness = try ServiceHarness(alone: true) { $0.tileMinWidth = 1024 }
+        let alpha = try harness.client(harness.alpha)
+        let (_, floorId) = try alpha.makeFloor()
+        let id = newID()
+        #expect(try alpha.putPanorama(id, floorId: floorId, bytes: try JPEGFixture.panorama(width: 2048), contentType: "image/jpeg").status == 201)
+        try await waitUntil("the first tiles", seconds: 60) { try Self.tileSetsMade(harness) == 1 }
+        let tenants = harness.dataDir + "/previews"
+        for tenant in try FileManager.default.contentsOfDirectory(atPath: tenants) {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: "\(tenants)/\(tenant)/\(id)")) ?? [] where name.hasPrefix("tiles-") {
+                try FileManager.default.removeItem(atPath: "\(tenants)/\(tenant)/\(id)/\(name)")
+            }
+        }
+        let browser = try ViewerBrowser(harness)
+        _ = try browser.signIn(harness.alpha)
+        #expect(try browser.send("GET", "/app/panoramas/\(id)/tiles/0/f0_0.jpg").status == 404)
+        try await waitUntil("the tiles made again", seconds: 60) {
+            try browser.send("GET", "/app/panoramas/\(id)/tiles/0/f0_0.jpg").status == 200
+        }
+        #expect(try Self.tileSetsMade(harness) == 2)
+        await harness.finish()
+    }
+
     /// A panorama finished by a resumable upload is tiled as one sent whole.
     @Test func aResumableUploadsPanoramaIsTiledToo() async throws {
         let harness = try ServiceHarness(alone: true) { $0.tileMinWidth = 1024 }
