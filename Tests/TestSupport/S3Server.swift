@@ -1,0 +1,89 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// An S3-compatible server of a test's own on a loopback port: `moto_server` (in memory) or
+/// `rclone serve s3` on a directory of the test's, both from the project's .venv (`make deps`
+/// installs them). `stop` ends it; `start` again brings it back on the same port (rclone's on
+/// the same directory: its objects survive, its multipart uploads in progress do not).
+public final class S3Server: @unchecked Sendable {
+    public enum Kind: String, Sendable, CaseIterable, CustomStringConvertible {
+        case moto, rclone
+        public var description: String { rawValue }
+    }
+
+    public let kind: Kind
+    public private(set) var port: UInt16 = 0
+    /// rclone's folder (one sub-folder per bucket).
+    public let directory: String
+    public let accessKey = "toursd-test"
+    public let secretKey = "toursd-test-secret"
+    private var process: Process?
+
+    public var endpoint: String { "http://127.0.0.1:\(port)" }
+    /// What toursd and the AWS tools read.
+    public var environment: [String: String] {
+        ["AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": accessKey, "AWS_SECRET_ACCESS_KEY": secretKey, "AWS_REGION": "us-east-1"]
+    }
+
+    private static let venv = ToursdProcess.packageRoot.appendingPathComponent(".venv/bin")
+
+    public init(_ kind: Kind) throws {
+        self.kind = kind
+        directory = testDirectory("s3-\(kind)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try start()
+    }
+
+    deinit { stop() }
+
+    /// Starts the server (again), on its port once it had one.
+    public func start() throws {
+        let process = Process()
+        let address = "127.0.0.1:\(port)"
+        switch kind {
+        case .moto:
+            process.executableURL = Self.venv.appendingPathComponent("moto_server")
+            process.arguments = ["-H", "127.0.0.1", "-p", "\(port)"]
+        case .rclone:
+            process.executableURL = Self.venv.appendingPathComponent("rclone")
+            process.arguments = ["serve", "s3", "--addr", address, "--auth-key", "\(accessKey),\(secretKey)", "--config", "/dev/null", directory]
+        }
+        guard FileManager.default.isExecutableFile(atPath: process.executableURL!.path) else {
+            throw ToursdProcess.Failure(description: "\(process.executableURL!.path) is missing: make deps installs it")
+        }
+        let stderr = Pipe()
+        process.standardError = stderr
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        var seen = ""
+        let deadline = Date().addingTimeInterval(60)
+        while waitReadable(stderr.fileHandleForReading.fileDescriptor, until: deadline) {
+            let data = stderr.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            seen += String(decoding: data, as: UTF8.self)
+            // moto: " * Running on http://127.0.0.1:N"; rclone: "Starting s3 server on [http://127.0.0.1:N/]"
+            if let found = seen.range(of: "http://127.0.0.1:") {
+                let digits = seen[found.upperBound...].prefix { $0.isNumber }
+                if let port = UInt16(digits), seen[found.upperBound...].dropFirst(digits.count).first != nil {
+                    self.port = port
+                    self.process = process
+                    let handle = stderr.fileHandleForReading
+                    Thread.detachNewThread { while !handle.availableData.isEmpty {} }
+                    return
+                }
+            }
+        }
+        process.terminate()
+        throw ToursdProcess.Failure(description: "\(kind) did not start; stderr: \(seen)")
+    }
+
+    /// Ends the server at once (SIGKILL: as a store that goes away does) and waits for it.
+    public func stop() {
+        guard let process else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        self.process = nil
+    }
+}
