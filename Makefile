@@ -69,6 +69,7 @@ test: deps powerlossfs
 	bash Tests/repository/noop_build.sh $(SWIFT) build $(RELEASE) --product toursd
 	bash Tests/repository/swift_test.sh $(SWIFT) 1800
 	bash Tests/postgres/api.sh
+	bash Tests/s3/api.sh
 	bash Tests/postgres/scaleout.sh .build/release/toursd .build/debug/tours
 	bash Tests/contract/schemathesis.sh
 	bash Tests/contract/tus_interop.sh

@@ -48,7 +48,7 @@ let package = Package(
         // An S3-compatible bucket through libcurl (SigV4): objects and multipart uploads, on
         // transfer threads of its own. Knows buckets, not tours.
         .target(name: "ObjectStorage", dependencies: ["CCurl", "Hashing", "ThreadPools"]),
-        .target(name: "TourService", dependencies: ["APIModel", "TourViewer", "ImagePreviews", "HTTPCore", "Logging", "Hashing", "SQLiteDB", "PostgresDB", "ThreadPools", "CLinux", "OutboundHTTP"]),
+        .target(name: "TourService", dependencies: ["APIModel", "TourViewer", "ImagePreviews", "HTTPCore", "Logging", "Hashing", "SQLiteDB", "PostgresDB", "ThreadPools", "CLinux", "OutboundHTTP", "ObjectStorage"]),
         .executableTarget(name: "toursd", dependencies: ["TourService", "APIModel"]),
 
         // The client: library and thin command line.
@@ -73,7 +73,7 @@ let package = Package(
         .testTarget(name: "ThreadPoolsTests", dependencies: ["ThreadPools", "TestSupport"]),
         .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB", "ThreadPools", "TestSupport"]),
         .testTarget(name: "PostgresDBTests", dependencies: ["PostgresDB", "TestSupport"]),
-        .testTarget(name: "TourServiceTests", dependencies: ["TourService", "HTTPCore", "Hashing", "ImagePreviews", "Logging", "PostgresDB", "TestSupport"]),
+        .testTarget(name: "TourServiceTests", dependencies: ["TourService", "HTTPCore", "Hashing", "ImagePreviews", "Logging", "PostgresDB", "ObjectStorage", "TestSupport"]),
         .testTarget(name: "NoughtyToursTests", dependencies: ["NoughtyTours", "APIModel", "SQLiteDB", "TestSupport"]),
         // One test per finding of the attack probe, black box, against the release toursd.
         .testTarget(name: "AttackTests", dependencies: ["TestSupport", "ImagePreviews"]),

@@ -1,120 +1,144 @@
 import ThreadPools
 
-/// A bucket (below its prefix) and what toursd does with it: objects put, read, listed and
-/// deleted; multipart uploads started, filled, listed, completed and aborted. Every request
-/// runs on the transfer pool, a thread of which blocks in libcurl for it: no event loop and
-/// no handler thread ever waits on the store. Each transfer thread keeps its own connection.
+/// A bucket (below its prefix), reached through transfers: `run` performs calls on the
+/// transfer pool, a thread of which blocks in libcurl for them (no event loop and no handler
+/// thread ever waits on the store), each keeping its own connection; `transfer()` gives a
+/// caller that may block (a job on the file pool) a connection of its own.
 public final class ObjectBucket: Sendable {
     public let settings: BucketSettings
     private let transfers: ThreadPool
     private let handles: TransferHandles
+    private let timeouts: TransferTimeouts
 
     public init(settings: BucketSettings, transfers: ThreadPool, timeouts: TransferTimeouts) {
         self.settings = settings
         self.transfers = transfers
+        self.timeouts = timeouts
         handles = TransferHandles(count: transfers.threadCount, settings: settings, timeouts: timeouts)
     }
 
     /// The store's smallest part but the last (S3's rule, which moto enforces).
     public static let minimumPartSize: Int64 = 5 << 20
 
+    /// Runs `calls` on a transfer thread with that thread's connection.
+    @discardableResult
+    public func run<T: Sendable>(_ calls: @escaping @Sendable (BucketTransfer) throws -> T) async throws -> T {
+        try await transfers.run { [handles] (thread: Int) throws -> T in try calls(try handles.transfer(thread)) }
+    }
+
+    /// A connection for the caller's own thread (one thread at a time).
+    public func transfer() throws -> BucketTransfer {
+        guard let transfer = S3Transfer(settings: settings, timeouts: timeouts) else { throw ObjectStoreError.unavailable("libcurl could not start") }
+        return BucketTransfer(transfer, settings)
+    }
+}
+
+/// The calls on a bucket, made on one connection by the thread that holds it; each blocks
+/// until the store answers.
+public final class BucketTransfer {
+    private let transfer: S3Transfer
+    public let settings: BucketSettings
+
+    init(_ transfer: S3Transfer, _ settings: BucketSettings) {
+        self.transfer = transfer
+        self.settings = settings
+    }
+
     // MARK: Objects
 
-    /// Puts an object whole. `ifAbsent`: only where no object is (`If-None-Match: *`; a store
-    /// that ignores the header, as rclone does, replaces: callers must not rely on it alone).
+    /// Puts an object whole; its ETag. `ifAbsent`: only where no object is (`If-None-Match:
+    /// *`; a store that ignores the header, as rclone does, replaces: callers must not rely on
+    /// it alone).
     @discardableResult
-    public func put(_ key: String, _ payload: ObjectPayload, contentType: String, ifAbsent: Bool = false) async throws -> String {
+    public func put(_ key: String, _ payload: ObjectPayload, contentType: String, ifAbsent: Bool = false) throws(ObjectStoreError) -> String {
         var headers = [(name: "Content-Type", value: contentType)]
         if ifAbsent { headers.append(("If-None-Match", "*")) }
-        let answer = try await perform(S3Request(method: "PUT", url: settings.url(key: key), headers: headers, payload: payload, what: "PUT \(key)"))
-        return answer.headers["etag"] ?? ""
+        return try perform(S3Request(method: "PUT", url: settings.url(key: key), headers: headers, payload: payload, what: "PUT \(key)")).headers["etag"] ?? ""
     }
 
     /// An object's size and date, or nil when there is none.
-    public func head(_ key: String) async throws -> ObjectSummary? {
+    public func head(_ key: String) throws(ObjectStoreError) -> ObjectSummary? {
         do {
-            let answer = try await perform(S3Request(method: "HEAD", url: settings.url(key: key), what: "HEAD \(key)"))
+            let answer = try perform(S3Request(method: "HEAD", url: settings.url(key: key), what: "HEAD \(key)"))
             return ObjectSummary(key: key, size: answer.headers["content-length"].flatMap { Int64($0) } ?? 0,
                                  lastModified: answer.headers["last-modified"].flatMap(HTTPDates.seconds) ?? 0)
-        } catch ObjectStoreError.notFound {
-            return nil
+        } catch {
+            if case .notFound = error { return nil }
+            throw error
         }
     }
 
     /// An object's bytes (`range`: only those), whole in memory: for small objects.
-    public func get(_ key: String, range: Range<Int64>? = nil) async throws -> [UInt8] {
-        try await perform(getRequest(key, range: range)).body
+    public func get(_ key: String, range: Range<Int64>? = nil) throws(ObjectStoreError) -> [UInt8] {
+        try perform(getRequest(key, range: range)).body
     }
 
-    /// Streams an object's bytes (`range`: only those) to `sink`, on the transfer thread, as
-    /// they arrive; `sink` answers false to stop. A store that answers a ranged GET with 200
-    /// and the slice (rclone) or with 206 is the same here; one that sends the whole object
-    /// for a range is refused.
-    public func get(_ key: String, range: Range<Int64>?, into sink: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool) async throws {
+    /// Passes an object's bytes (`range`: only those) to `sink` as they arrive; `sink` answers
+    /// false to stop. A store that answers a ranged GET with 200 and the slice (rclone) or with
+    /// 206 is the same here; one that sends another length is refused.
+    public func get(_ key: String, range: Range<Int64>?, into sink: (UnsafeRawBufferPointer) -> Bool) throws(ObjectStoreError) {
         let request = getRequest(key, range: range)
-        let expected = range.map { $0.upperBound - $0.lowerBound }
-        let answer = try await transfers.run { [handles] (thread: Int) throws -> S3Answer in
-            try handles.transfer(thread).perform(request, sink: sink)
-        }
+        let outcome = withoutActuallyEscaping(sink) { sink in Result { () throws(ObjectStoreError) in try transfer.perform(request, sink: sink) } }
+        let answer = try outcome.get()
         try Self.check(answer, request)
-        if let expected, answer.headers["content-length"].flatMap({ Int64($0) }) ?? expected != expected {
-            throw ObjectStoreError.refused(status: answer.status, code: "", message: "GET \(key): the store sent \(answer.headers["content-length"] ?? "?") bytes for a range of \(expected)")
+        if let range, let length = answer.headers["content-length"].flatMap({ Int64($0) }), length != range.upperBound - range.lowerBound {
+            throw .refused(status: answer.status, code: "", message: "GET \(key): the store sent \(length) bytes for a range of \(range.upperBound - range.lowerBound)")
         }
     }
 
-    public func delete(_ key: String) async throws {
+    public func delete(_ key: String) throws(ObjectStoreError) {
         do {
-            _ = try await perform(S3Request(method: "DELETE", url: settings.url(key: key), what: "DELETE \(key)"))
-        } catch ObjectStoreError.notFound {
-            // Gone already.
+            _ = try perform(S3Request(method: "DELETE", url: settings.url(key: key), what: "DELETE \(key)"))
+        } catch {
+            guard case .notFound = error else { throw error } // else gone already
         }
     }
 
     /// Every object below `prefix` (below the bucket's), page by page; `limit` bounds how many.
-    public func list(_ prefix: String, limit: Int = .max) async throws -> [ObjectSummary] {
+    public func list(_ prefix: String, limit: Int = .max) throws(ObjectStoreError) -> [ObjectSummary] {
         var found: [ObjectSummary] = []
         var token: String?
         repeat {
             var query = [(name: "list-type", value: "2"), (name: "max-keys", value: "1000"), (name: "prefix", value: settings.prefix + prefix)]
             if let token { query.insert(("continuation-token", token), at: 0) }
-            let answer = try await perform(S3Request(method: "GET", url: settings.bucketURL(query: query), what: "LIST \(prefix)"))
+            let answer = try perform(S3Request(method: "GET", url: settings.bucketURL(query: query), what: "LIST \(prefix)"))
             let page = S3Answers.objects(answer.body, below: settings.prefix)
             found += page.entries
-            token = page.next
+            token = page.entries.isEmpty ? nil : page.next
         } while token != nil && found.count < limit
         return Array(found.prefix(limit))
     }
 
     // MARK: Multipart uploads
 
-    public func startMultipart(_ key: String, contentType: String) async throws -> String {
+    public func startMultipart(_ key: String, contentType: String) throws(ObjectStoreError) -> String {
         let request = S3Request(method: "POST", url: settings.url(key: key, query: [("uploads", "")]),
                                 headers: [("Content-Type", contentType)], what: "start multipart \(key)")
-        guard let id = S3Answers.uploadId(try await perform(request).body) else {
+        guard let id = S3Answers.uploadId(try perform(request).body) else {
             throw ObjectStoreError.refused(status: 200, code: "", message: "start multipart \(key): no UploadId in the answer")
         }
         return id
     }
 
     /// Uploads part `number` (1…10000); returns its ETag.
-    public func putPart(_ key: String, uploadId: String, number: Int, _ payload: ObjectPayload) async throws -> String {
+    public func putPart(_ key: String, uploadId: String, number: Int, _ payload: ObjectPayload) throws(ObjectStoreError) -> String {
         let request = S3Request(method: "PUT", url: settings.url(key: key, query: [("partNumber", "\(number)"), ("uploadId", uploadId)]),
                                 payload: payload, what: "PUT \(key) part \(number)")
-        guard let etag = try await perform(request).headers["etag"] else {
+        guard let etag = try perform(request).headers["etag"] else {
             throw ObjectStoreError.refused(status: 200, code: "", message: "PUT \(key) part \(number): no ETag in the answer")
         }
         return etag
     }
 
     /// The parts uploaded so far, in order.
-    public func parts(_ key: String, uploadId: String) async throws -> [UploadedPart] {
+    public func parts(_ key: String, uploadId: String) throws(ObjectStoreError) -> [UploadedPart] {
         var found: [UploadedPart] = []
         var marker: String?
         repeat {
             var query = [(name: "max-parts", value: "1000")]
             if let marker { query.append(("part-number-marker", marker)) }
             query.append(("uploadId", uploadId))
-            let answer = try await perform(S3Request(method: "GET", url: settings.url(key: key, query: query), what: "list parts of \(key)"))
+            let answer = try perform(S3Request(method: "GET", url: settings.url(key: key, query: query), what: "list parts of \(key)"))
             let page = S3Answers.parts(answer.body)
             found += page.entries
             marker = page.entries.isEmpty ? nil : page.next
@@ -123,37 +147,34 @@ public final class ObjectBucket: Sendable {
     }
 
     /// Makes the parts one object. S3 may answer 200 and still fail (an `<Error>` in the body).
-    public func completeMultipart(_ key: String, uploadId: String, parts: [UploadedPart]) async throws {
+    public func completeMultipart(_ key: String, uploadId: String, parts: [UploadedPart]) throws(ObjectStoreError) {
         let request = S3Request(method: "POST", url: settings.url(key: key, query: [("uploadId", uploadId)]),
                                 headers: [("Content-Type", "application/xml")], payload: .bytes(S3Answers.completion(parts)),
                                 what: "complete \(key)")
-        let answer = try await perform(request)
+        let answer = try perform(request)
         if S3Answers.error(answer.body) != nil { throw ObjectStoreError.answer(500, answer.body, what: request.what) }
     }
 
-    public func abortMultipart(_ key: String, uploadId: String) async throws {
+    public func abortMultipart(_ key: String, uploadId: String) throws(ObjectStoreError) {
         do {
-            _ = try await perform(S3Request(method: "DELETE", url: settings.url(key: key, query: [("uploadId", uploadId)]), what: "abort \(key)"))
-        } catch ObjectStoreError.notFound {
-            // Completed or aborted already.
+            _ = try perform(S3Request(method: "DELETE", url: settings.url(key: key, query: [("uploadId", uploadId)]), what: "abort \(key)"))
+        } catch {
+            guard case .notFound = error else { throw error } // else completed or aborted already
         }
     }
 
     /// The multipart uploads in progress below `prefix`; `limit` bounds how many.
-    public func multipartUploads(_ prefix: String, limit: Int = .max) async throws -> [MultipartUpload] {
+    public func multipartUploads(_ prefix: String, limit: Int = .max) throws(ObjectStoreError) -> [MultipartUpload] {
         var found: [MultipartUpload] = []
         var next: String?
         repeat {
+            let markers = next?.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) ?? []
             var query: [(name: String, value: String)] = []
-            if let markers = next?.split(separator: "\n", omittingEmptySubsequences: false) {
-                query.append(("key-marker", String(markers[0])))
-            }
-            query += [("prefix", settings.prefix + prefix)]
-            if let markers = next?.split(separator: "\n", omittingEmptySubsequences: false), markers.count == 2, !markers[1].isEmpty {
-                query.append(("upload-id-marker", String(markers[1])))
-            }
+            if let key = markers.first { query.append(("key-marker", key)) }
+            query.append(("prefix", settings.prefix + prefix))
+            if markers.count == 2, !markers[1].isEmpty { query.append(("upload-id-marker", markers[1])) }
             query.append(("uploads", ""))
-            let answer = try await perform(S3Request(method: "GET", url: settings.bucketURL(query: query), what: "list multipart uploads"))
+            let answer = try perform(S3Request(method: "GET", url: settings.bucketURL(query: query), what: "list multipart uploads"))
             let page = S3Answers.uploads(answer.body, below: settings.prefix)
             found += page.entries
             next = page.entries.isEmpty ? nil : page.next
@@ -163,10 +184,13 @@ public final class ObjectBucket: Sendable {
 
     /// Creates the bucket (a new bucket to copy into; the tests' buckets). One that exists
     /// and is ours already is no error.
-    public func create() async throws {
+    public func create() throws(ObjectStoreError) {
         do {
-            _ = try await perform(S3Request(method: "PUT", url: settings.bucketURL(), what: "create bucket \(settings.bucket)"))
-        } catch ObjectStoreError.refused(409, "BucketAlreadyOwnedByYou", _) {
+            _ = try perform(S3Request(method: "PUT", url: settings.bucketURL(), what: "create bucket \(settings.bucket)"))
+        } catch {
+            // rclone says BucketAlreadyExists for its own too: a bucket we can list is ours.
+            guard case .refused(409, let code, _) = error, code.hasPrefix("BucketAlready") else { throw error }
+            _ = try list("", limit: 1)
         }
     }
 
@@ -178,10 +202,8 @@ public final class ObjectBucket: Sendable {
         return S3Request(method: "GET", url: settings.url(key: key), headers: headers, what: "GET \(key)")
     }
 
-    private func perform(_ request: S3Request) async throws -> S3Answer {
-        let answer = try await transfers.run { [handles] (thread: Int) throws -> S3Answer in
-            try handles.transfer(thread).perform(request)
-        }
+    private func perform(_ request: S3Request) throws(ObjectStoreError) -> S3Answer {
+        let answer = try transfer.perform(request)
         try Self.check(answer, request)
         return answer
     }
@@ -194,7 +216,7 @@ public final class ObjectBucket: Sendable {
 /// One transfer (a libcurl handle) per transfer thread, made on first use by that thread and
 /// touched by it alone.
 private final class TransferHandles: @unchecked Sendable {
-    private var transfers: [S3Transfer?]
+    private var transfers: [BucketTransfer?]
     private let settings: BucketSettings
     private let timeouts: TransferTimeouts
 
@@ -204,9 +226,10 @@ private final class TransferHandles: @unchecked Sendable {
         self.timeouts = timeouts
     }
 
-    func transfer(_ thread: Int) throws(ObjectStoreError) -> S3Transfer {
+    func transfer(_ thread: Int) throws(ObjectStoreError) -> BucketTransfer {
         if let transfer = transfers[thread] { return transfer }
-        guard let transfer = S3Transfer(settings: settings, timeouts: timeouts) else { throw .unavailable("libcurl could not start") }
+        guard let connection = S3Transfer(settings: settings, timeouts: timeouts) else { throw .unavailable("libcurl could not start") }
+        let transfer = BucketTransfer(connection, settings)
         transfers[thread] = transfer
         return transfer
     }

@@ -66,8 +66,8 @@ public enum Admin {
     /// A consistent copy of the data directory into `destination` (Backup); returns what was
     /// linked, copied and dropped.
     public static func backup(_ config: ToursdConfig, to destination: String) throws(StartupError) -> (linked: Int, copied: Int, dropped: Int) {
-        guard config.databaseUrl.isEmpty, config.blobDir.isEmpty else {
-            throw StartupError("backup copies the embedded layout (SQLite and blobs in dataDir); with databaseUrl or blobDir set, back up PostgreSQL (pg_dump) and the blob folder instead")
+        guard config.databaseUrl.isEmpty, config.blobDir.isEmpty, !config.blobStore.hasPrefix("s3://") else {
+            throw StartupError("backup copies the embedded layout (SQLite and blobs in dataDir); with databaseUrl, blobDir or an s3:// blobStore set, back up the database (pg_dump) and the blob folder or bucket instead")
         }
         let summary = try Backup.run(from: config.dataDir, to: destination)
         return (summary.linked, summary.copied, summary.dropped)

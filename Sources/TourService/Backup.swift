@@ -81,7 +81,7 @@ enum Backup {
             }
             guard errno == EXDEV || errno == EPERM else {
                 if errno == ENOENT { return } // deleted meanwhile: step 3 decides
-                throw BlobStore.failure("link \(source.path(key))", errno)
+                throw Disk.failure("link \(source.path(key))", errno)
             }
         }
         guard try FileCopy.copy(source.path(key), to: target.path(key)) else { return }
@@ -144,7 +144,7 @@ struct StoredFiles {
 
     func makeDirectory(for key: BlobKey) throws(ServiceError) {
         for directory in ["\(blobs)/\(key.tenant)", "\(blobs)/\(key.tenant)/\(key.kind.rawValue)"] {
-            guard mkdir(directory, 0o700) == 0 || errno == EEXIST else { throw BlobStore.failure("mkdir \(directory)", errno) }
+            guard mkdir(directory, 0o700) == 0 || errno == EEXIST else { throw Disk.failure("mkdir \(directory)", errno) }
         }
     }
 
@@ -157,7 +157,7 @@ struct StoredFiles {
                 folders.append("\(blobs)/\(tenant)/\(kind.rawValue)")
             }
         }
-        for folder in folders { try BlobStore.syncDirectory(folder) }
+        for folder in folders { try Disk.syncDirectory(folder) }
     }
 }
 
@@ -168,27 +168,27 @@ enum FileCopy {
         let input = open(source, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else {
             if errno == ENOENT { return false }
-            throw BlobStore.failure("open \(source)", errno)
+            throw Disk.failure("open \(source)", errno)
         }
         defer { close(input) }
         let output = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard output >= 0 else { throw BlobStore.failure("create \(destination)", errno) }
+        guard output >= 0 else { throw Disk.failure("create \(destination)", errno) }
         defer { close(output) }
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         while true {
             let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { throw BlobStore.failure("read \(source)", errno) }
+            guard count >= 0 else { throw Disk.failure("read \(source)", errno) }
             if count == 0 { break }
             var written = 0
             while written < count {
                 let step = buffer.withUnsafeBytes { write(output, $0.baseAddress! + written, count - written) }
                 if step < 0, errno == EINTR { continue }
-                guard step > 0 else { throw BlobStore.failure("write \(destination)", errno) }
+                guard step > 0 else { throw Disk.failure("write \(destination)", errno) }
                 written += step
             }
         }
-        guard fsync(output) == 0 else { throw BlobStore.failure("fsync \(destination)", errno) }
+        guard fsync(output) == 0 else { throw Disk.failure("fsync \(destination)", errno) }
         return true
     }
 }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import ObjectStorage
 import APIModel
 import Logging
 import SQLiteDB
@@ -17,7 +18,7 @@ extension StartupError {
             built += "/" + part
             if mkdir(built, 0o700) == 0 {
                 do {
-                    try BlobStore.syncDirectory(parent)
+                    try Disk.syncDirectory(parent)
                 } catch {
                     throw StartupError("cannot make \(built) durable: \(error.message)")
                 }
@@ -47,12 +48,13 @@ extension SyncService {
         }
     }
 
-    /// After a crash: no temporary file, and no file without its row. Never removes files the
-    /// database cannot account for (`OrphanSweep`): then toursd refuses to start.
+    /// After a crash: no temporary file, and (in the blob folder) no file without its row.
+    /// Never removes files the database cannot account for (`OrphanSweep`): then toursd
+    /// refuses to start.
     func recover() throws(StartupError) {
-        let temporary = context.blobs.removeTemporaryFiles()
-        let config = context.config
-        let stored = context.blobs.allKeys()
+        let temporary = context.blobs.incoming.removeLeftovers()
+        let folder = context.blobs as? DirectoryBlobStore
+        let stored = folder?.allKeys() ?? []
         let named: Set<BlobKey>
         let databaseIsNew: Bool
         do {
@@ -65,6 +67,21 @@ extension SyncService {
         } catch {
             throw StartupError("cannot check stored files against the database: \(error)")
         }
+        if let folder {
+            try removeOrphans(from: folder, stored: stored, named: named, databaseIsNew: databaseIsNew)
+        }
+        if temporary > 0 {
+            context.logger.warn("removed files left by an interrupted write", ["temporary": String(temporary)])
+        }
+        let derived = context.previews.sweep(keeping: Set(named.filter { $0.kind == .panorama }))
+        if derived > 0 {
+            context.logger.warn("removed previews and tiles left by an interrupted deletion or making", ["removed": String(derived)])
+        }
+    }
+
+    /// The blob folder's files no row names.
+    private func removeOrphans(from folder: DirectoryBlobStore, stored: Set<BlobKey>, named: Set<BlobKey>, databaseIsNew: Bool) throws(StartupError) {
+        let config = context.config
         var orphans = stored.subtracting(named)
         // Another daemon on the same database may be between placing a file and committing
         // its row: with a shared database only files older than the grace can be orphans.
@@ -72,7 +89,7 @@ extension SyncService {
             let cutoff = time(nil) - config.orphanGraceSeconds
             orphans = orphans.filter { key in
                 var info = stat()
-                return stat(context.blobs.path(key), &info) == 0 && info.st_mtim.tv_sec <= cutoff
+                return stat(folder.path(key), &info) == 0 && info.st_mtim.tv_sec <= cutoff
             }
         }
         let sweep = OrphanSweep(storedFiles: stored.count, orphans: orphans.count, databaseIsNew: databaseIsNew, limit: config.orphanSweepLimit)
@@ -80,13 +97,9 @@ extension SyncService {
                                        blobFolder: config.blobFolder) {
             throw StartupError(refusal)
         }
-        for key in orphans { context.blobs.removeNow(key) }
-        if temporary + orphans.count > 0 {
-            context.logger.warn("removed files left by an interrupted write", ["temporary": String(temporary), "orphans": String(orphans.count)])
-        }
-        let derived = context.previews.sweep(keeping: Set(named.filter { $0.kind == .panorama }))
-        if derived > 0 {
-            context.logger.warn("removed previews and tiles left by an interrupted deletion or making", ["removed": String(derived)])
+        for key in orphans { folder.removeNow(key) }
+        if !orphans.isEmpty {
+            context.logger.warn("removed files without their rows", ["orphans": String(orphans.count)])
         }
     }
 
@@ -160,5 +173,17 @@ struct OrphanSweep: Equatable {
                 + "database that goes with them; if the files are truly not needed, move them aside or raise orphanSweepLimit. Nothing was removed."
         }
         return nil
+    }
+}
+
+extension SyncService {
+    /// The bucket `blobStore` names, with the AWS environment; nil for the blob folder.
+    static func bucketSettings(_ config: ToursdConfig, environment: [String: String] = ProcessInfo.processInfo.environment) throws(StartupError) -> BucketSettings? {
+        do {
+            return try BucketSettings.resolve(blobStore: config.blobStore, endpoint: config.s3Endpoint, region: config.s3Region,
+                                              pathStyle: config.s3PathStyle, environment: environment)
+        } catch {
+            throw StartupError(error.description)
+        }
     }
 }

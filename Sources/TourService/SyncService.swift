@@ -4,6 +4,7 @@ import Foundation
 import Hashing
 import HTTPCore
 import Logging
+import ObjectStorage
 import SQLiteDB
 import Synchronization
 
@@ -36,15 +37,26 @@ public final class SyncService: Sendable {
     static func open(config: ToursdConfig, logger: Logger, crashAt: CrashPoint? = nil,
                      beforeEachFileJob: (@Sendable () -> Void)?,
                      storage: (any SQLStorage) -> any SQLStorage = { $0 }) throws(StartupError) -> SyncService {
-        let blobs: BlobStore
+        let blobs: any BlobStore
         let io = ThreadPool(name: "file-io", threads: config.ioThreads, niceness: Int32(config.ioThreadNiceness), beforeEachJob: beforeEachFileJob)
         try StartupError.makeDirectories(config.dataDir)
         // A shared blob folder receives each daemon's bodies in a folder of that daemon's own.
         let temporary = config.blobDir.isEmpty ? config.dataDir + "/tmp" : config.blobDir + "/.incoming/" + (try instanceId(config))
-        do {
-            blobs = try BlobStore(blobs: config.blobFolder, temporaryDirectory: temporary, io: io)
-        } catch {
-            throw StartupError("cannot open the blob folder \(config.blobFolder): \(error.message)")
+        if let bucket = try bucketSettings(config) {
+            let transfers = ThreadPool(name: "s3", threads: config.s3TransferThreads)
+            let timeouts = TransferTimeouts(connectMs: config.s3ConnectTimeoutMs, stallSeconds: config.s3StallSeconds)
+            do {
+                blobs = try BucketBlobStore(bucket: ObjectBucket(settings: bucket, transfers: transfers, timeouts: timeouts), dataDir: config.dataDir, io: io,
+                                            partSize: config.s3PartBytes, copyBytes: Int64(config.blobCopyBytes), retryAfterSeconds: config.retryAfterSeconds)
+            } catch {
+                throw StartupError("cannot prepare the bucket's local folders under \(config.dataDir): \(error.message)")
+            }
+        } else {
+            do {
+                blobs = try DirectoryBlobStore(blobs: config.blobFolder, temporaryDirectory: temporary, io: io)
+            } catch {
+                throw StartupError("cannot open the blob folder \(config.blobFolder): \(error.message)")
+            }
         }
         let pool = storage(try ServerStorage.open(config, logger: logger, connections: config.databaseUrl.isEmpty ? config.sqliteReaders : config.databasePoolSize))
         let webhookKey = try WebhookKey.load(config)

@@ -19,7 +19,7 @@ import TestSupport
         let settings = try #require(try BucketSettings.resolve(blobStore: "s3://\(name)/\(prefix)", endpoint: "", region: "", pathStyle: false,
                                                                environment: server.environment))
         let bucket = ObjectBucket(settings: settings, transfers: transfers, timeouts: TransferTimeouts(connectMs: 2000, stallSeconds: 10))
-        try await bucket.create()
+        try await bucket.run { try $0.create() }
         return bucket
     }
 
@@ -31,27 +31,28 @@ import TestSupport
     func objectsArePutReadRangedListedAndDeleted(_ kind: S3Server.Kind) async throws {
         let server = try S3Server(kind)
         let bucket = try await Self.bucket(on: server)
+        try await bucket.run { try $0.create() } // ours already: no error (rclone says BucketAlreadyExists)
         let bytes = Self.pattern(300_000)
-        try await bucket.put("1/panoramas/a", .bytes(bytes), contentType: "image/jpeg")
-        #expect(try await bucket.get("1/panoramas/a") == bytes)
+        try await bucket.run { try $0.put("1/panoramas/a", .bytes(bytes), contentType: "image/jpeg") }
+        #expect(try await bucket.run { try $0.get("1/panoramas/a") } == bytes)
         // A ranged GET: rclone answers 200 with the slice, moto 206; both are the slice here.
-        #expect(try await bucket.get("1/panoramas/a", range: 1000..<5000) == Array(bytes[1000..<5000]))
+        #expect(try await bucket.run { try $0.get("1/panoramas/a", range: 1000..<5000) } == Array(bytes[1000..<5000]))
         let streamed = Collected()
-        try await bucket.get("1/panoramas/a", range: 299_990..<300_000) { streamed.add($0); return true }
+        try await bucket.run { try $0.get("1/panoramas/a", range: 299_990..<300_000) { streamed.add($0); return true } }
         #expect(streamed.bytes == Array(bytes[299_990...]))
-        let head = try #require(try await bucket.head("1/panoramas/a"))
+        let head = try #require(try await bucket.run { try $0.head("1/panoramas/a") })
         #expect(head.size == 300_000 && head.lastModified > 1_700_000_000)
-        #expect(try await bucket.head("1/panoramas/none") == nil)
-        await #expect(throws: ObjectStoreError.self) { _ = try await bucket.get("1/panoramas/none") }
+        #expect(try await bucket.run { try $0.head("1/panoramas/none") } == nil)
+        await #expect(throws: ObjectStoreError.self) { _ = try await bucket.run { try $0.get("1/panoramas/none") } }
 
-        try await bucket.put("1/worldmaps/w", .bytes([]), contentType: "application/octet-stream")
-        try await bucket.put("2/panoramas/b", .bytes([1, 2, 3]), contentType: "image/jpeg")
-        #expect(try await bucket.list("1/").map(\.key) == ["1/panoramas/a", "1/worldmaps/w"])
-        #expect(try await bucket.list("").map(\.key).count == 3)
-        #expect(try await bucket.list("", limit: 2).count == 2)
-        try await bucket.delete("1/panoramas/a")
-        try await bucket.delete("1/panoramas/a") // gone already: no error
-        #expect(try await bucket.list("1/").map(\.key) == ["1/worldmaps/w"])
+        try await bucket.run { try $0.put("1/worldmaps/w", .bytes([]), contentType: "application/octet-stream") }
+        try await bucket.run { try $0.put("2/panoramas/b", .bytes([1, 2, 3]), contentType: "image/jpeg") }
+        #expect(try await bucket.run { try $0.list("1/") }.map(\.key) == ["1/panoramas/a", "1/worldmaps/w"])
+        #expect(try await bucket.run { try $0.list("") }.map(\.key).count == 3)
+        #expect(try await bucket.run { try $0.list("", limit: 2) }.count == 2)
+        try await bucket.run { try $0.delete("1/panoramas/a") }
+        try await bucket.run { try $0.delete("1/panoramas/a") } // gone already: no error
+        #expect(try await bucket.run { try $0.list("1/") }.map(\.key) == ["1/worldmaps/w"])
         server.stop()
     }
 
@@ -67,9 +68,9 @@ import TestSupport
         let fd = open(path, O_RDONLY)
         defer { close(fd) }
         let slice = Array(bytes[100..<700_100])
-        try await bucket.put("k", .file(fd: fd, offset: 100, length: 700_000, sha256: ByteEncoding.hex(StreamingDigest.hash(.sha256, slice))),
-                             contentType: "application/octet-stream")
-        #expect(try await bucket.get("k") == slice)
+        try await bucket.run { try $0.put("k", .file(fd: fd, offset: 100, length: 700_000, sha256: ByteEncoding.hex(StreamingDigest.hash(.sha256, slice))),
+                             contentType: "application/octet-stream") }
+        #expect(try await bucket.run { try $0.get("k") } == slice)
         // A digest that is not the body's: a store that checks it refuses (moto and rclone
         // do not check, so this asserts only that nothing else breaks); the signature covers
         // whatever we say.
@@ -81,19 +82,19 @@ import TestSupport
         let server = try S3Server(kind)
         let bucket = try await Self.bucket(on: server)
         let first = Self.pattern(Int(ObjectBucket.minimumPartSize), seed: 1), last = Self.pattern(12345, seed: 2)
-        let id = try await bucket.startMultipart("1/panoramas/m", contentType: "image/jpeg")
-        let etag1 = try await bucket.putPart("1/panoramas/m", uploadId: id, number: 1, .bytes(first))
-        let etag2 = try await bucket.putPart("1/panoramas/m", uploadId: id, number: 2, .bytes(last))
-        let parts = try await bucket.parts("1/panoramas/m", uploadId: id)
+        let id = try await bucket.run { try $0.startMultipart("1/panoramas/m", contentType: "image/jpeg") }
+        let etag1 = try await bucket.run { try $0.putPart("1/panoramas/m", uploadId: id, number: 1, .bytes(first)) }
+        let etag2 = try await bucket.run { try $0.putPart("1/panoramas/m", uploadId: id, number: 2, .bytes(last)) }
+        let parts = try await bucket.run { try $0.parts("1/panoramas/m", uploadId: id) }
         #expect(parts.map(\.number) == [1, 2])
         #expect(parts.map(\.size) == [Int64(first.count), Int64(last.count)])
         #expect(parts.map(\.etag) == [etag1, etag2])
-        let uploads = try await bucket.multipartUploads("1/")
+        let uploads = try await bucket.run { try $0.multipartUploads("1/") }
         #expect(uploads.map(\.key) == ["1/panoramas/m"] && uploads.map(\.uploadId) == [id])
-        #expect(try await bucket.head("1/panoramas/m") == nil) // not an object before completion
-        try await bucket.completeMultipart("1/panoramas/m", uploadId: id, parts: parts)
-        #expect(try await bucket.get("1/panoramas/m") == first + last)
-        #expect(try await bucket.multipartUploads("1/").isEmpty)
+        #expect(try await bucket.run { try $0.head("1/panoramas/m") } == nil) // not an object before completion
+        try await bucket.run { try $0.completeMultipart("1/panoramas/m", uploadId: id, parts: parts) }
+        #expect(try await bucket.run { try $0.get("1/panoramas/m") } == first + last)
+        #expect(try await bucket.run { try $0.multipartUploads("1/") }.isEmpty)
         server.stop()
     }
 
@@ -101,23 +102,23 @@ import TestSupport
     func anAbortedUploadLeavesNothing(_ kind: S3Server.Kind) async throws {
         let server = try S3Server(kind)
         let bucket = try await Self.bucket(on: server)
-        let id = try await bucket.startMultipart("u/x", contentType: "application/octet-stream")
-        _ = try await bucket.putPart("u/x", uploadId: id, number: 1, .bytes(Self.pattern(1000)))
-        try await bucket.abortMultipart("u/x", uploadId: id)
-        #expect(try await bucket.multipartUploads("").isEmpty)
-        #expect(try await bucket.head("u/x") == nil)
-        try await bucket.abortMultipart("u/x", uploadId: id) // gone already: no error
+        let id = try await bucket.run { try $0.startMultipart("u/x", contentType: "application/octet-stream") }
+        _ = try await bucket.run { try $0.putPart("u/x", uploadId: id, number: 1, .bytes(Self.pattern(1000))) }
+        try await bucket.run { try $0.abortMultipart("u/x", uploadId: id) }
+        #expect(try await bucket.run { try $0.multipartUploads("") }.isEmpty)
+        #expect(try await bucket.run { try $0.head("u/x") } == nil)
+        try await bucket.run { try $0.abortMultipart("u/x", uploadId: id) } // gone already: no error
         server.stop()
     }
 
     @Test func moto_refusesASmallPartButTheLast() async throws {
         let server = try S3Server(.moto)
         let bucket = try await Self.bucket(on: server)
-        let id = try await bucket.startMultipart("small", contentType: "application/octet-stream")
-        let parts = [try await bucket.putPart("small", uploadId: id, number: 1, .bytes(Self.pattern(1000))),
-                     try await bucket.putPart("small", uploadId: id, number: 2, .bytes(Self.pattern(1000)))]
+        let id = try await bucket.run { try $0.startMultipart("small", contentType: "application/octet-stream") }
+        let parts = [try await bucket.run { try $0.putPart("small", uploadId: id, number: 1, .bytes(Self.pattern(1000))) },
+                     try await bucket.run { try $0.putPart("small", uploadId: id, number: 2, .bytes(Self.pattern(1000))) }]
         let listed = parts.enumerated().map { UploadedPart(number: $0.offset + 1, etag: $0.element, size: 1000) }
-        await #expect { try await bucket.completeMultipart("small", uploadId: id, parts: listed) } throws: {
+        await #expect { try await bucket.run { try $0.completeMultipart("small", uploadId: id, parts: listed) } } throws: {
             if case .refused(_, "EntityTooSmall", _) = $0 as? ObjectStoreError { return true }
             return false
         }
@@ -129,14 +130,14 @@ import TestSupport
         let server = try S3Server(kind)
         let bucket = try await Self.bucket(on: server)
         server.stop()
-        await #expect { try await bucket.put("k", .bytes([1]), contentType: "application/octet-stream") } throws: {
+        await #expect { try await bucket.run { try $0.put("k", .bytes([1]), contentType: "application/octet-stream") } } throws: {
             if case .unavailable = $0 as? ObjectStoreError { return true }
             return false
         }
         try server.start()
-        if kind == .moto { try await bucket.create() } // moto keeps nothing across a restart
-        try await bucket.put("k", .bytes([1]), contentType: "application/octet-stream")
-        #expect(try await bucket.get("k") == [1])
+        if kind == .moto { try await bucket.run { try $0.create() } } // moto keeps nothing across a restart
+        try await bucket.run { try $0.put("k", .bytes([1]), contentType: "application/octet-stream") }
+        #expect(try await bucket.run { try $0.get("k") } == [1])
         server.stop()
     }
 
@@ -146,7 +147,7 @@ import TestSupport
         var settings = bucket.settings
         settings.credentials.secretKey = "wrong"
         let impostor = ObjectBucket(settings: settings, transfers: Self.transfers, timeouts: TransferTimeouts(connectMs: 2000, stallSeconds: 10))
-        await #expect { try await impostor.put("k", .bytes([1]), contentType: "application/octet-stream") } throws: {
+        await #expect { try await impostor.run { try $0.put("k", .bytes([1]), contentType: "application/octet-stream") } } throws: {
             if case .refused(403, _, _) = $0 as? ObjectStoreError { return true }
             return false
         }

@@ -8,6 +8,8 @@ import Hashing
 import Logging
 import TestSupport
 import SQLKit
+import ObjectStorage
+import ThreadPools
 @testable import TourService
 
 /// A toursd service on a fresh data directory, served on 127.0.0.1 with an OS-chosen port,
@@ -63,6 +65,11 @@ final class ServiceHarness: @unchecked Sendable {
             config.migrationsDir = Self.root.appendingPathComponent("migrations/postgresql").path
             config.databasePoolSize = 2 // the tests run side by side: a few connections each
         }
+        // TOURSD_TEST_S3 (set by Tests/s3/api.sh with the AWS variables of a store it started):
+        // each harness's blobs in a bucket of its own there.
+        if ProcessInfo.processInfo.environment["TOURSD_TEST_S3"]?.isEmpty == false {
+            config.blobStore = try Self.freshBucket(for: dataDir)
+        }
         configure(&config)
         let daemons = alone || config.databaseUrl.isEmpty ? 1 : Int(ProcessInfo.processInfo.environment["TOURSD_TEST_BALANCED"] ?? "") ?? 1
         if daemons > 1 {
@@ -111,6 +118,18 @@ final class ServiceHarness: @unchecked Sendable {
         return "\(server)/\(name)"
     }
 
+    /// A new bucket on the run's S3 store, named after the harness's directory (a data
+    /// directory reopened finds its bucket again).
+    static func freshBucket(for dataDir: String) throws -> String {
+        let name = "t-" + String(dataDir.unicodeScalars.filter { CharacterSet.alphanumerics.contains($0) }.map(Character.init)).lowercased().suffix(40)
+        guard let settings = try BucketSettings.resolve(blobStore: "s3://\(name)", endpoint: "", region: "", pathStyle: false,
+                                                        environment: ProcessInfo.processInfo.environment) else { preconditionFailure("an s3:// store") }
+        try ObjectBucket(settings: settings, transfers: bucketTransfers, timeouts: TransferTimeouts(connectMs: 5000, stallSeconds: 30)).transfer().create()
+        return "s3://\(name)"
+    }
+
+    private static let bucketTransfers = ThreadPool(name: "test-buckets", threads: 1)
+
     /// A client speaking as one tenant (nil: no token).
     func client(_ token: String?) throws -> APIClient {
         try APIClient(port: port, token: token)
@@ -145,15 +164,45 @@ final class ServiceHarness: @unchecked Sendable {
     /// key several daemons keep beside their shared blobs).
     func storedFiles() -> [String] {
         let enumerator = FileManager.default.enumerator(atPath: dataDir)
-        var files: [String] = []
+        var files = bucketObjects()
         while let path = enumerator?.nextObject() as? String {
             guard path.hasPrefix("blobs/") || path.hasPrefix("tmp/"), path != "blobs/." + WebhookKey.fileName else { continue }
+            // In a bucket, an upload's local buffer stands for bytes its segments hold.
+            if !config.blobStore.hasPrefix("s3://") || !path.hasSuffix(".partial") {
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: dataDir + "/" + path, isDirectory: &isDirectory), !isDirectory.boolValue {
                 files.append(path)
             }
+            }
         }
         return files.sorted()
+    }
+
+    /// Leaves a blob where the store keeps them (`<tenant>/<kind>/<name>`), as a failed
+    /// removal would: in the blob folder, or in the bucket.
+    func plant(_ key: String, _ bytes: Data) throws {
+        if let settings = try BucketSettings.resolve(blobStore: config.blobStore, endpoint: config.s3Endpoint, region: "", pathStyle: false,
+                                                     environment: ProcessInfo.processInfo.environment) {
+            let transfer = try ObjectBucket(settings: settings, transfers: Self.bucketTransfers, timeouts: TransferTimeouts(connectMs: 5000, stallSeconds: 30)).transfer()
+            try transfer.put(key, .bytes(Array(bytes)), contentType: "application/octet-stream")
+        } else {
+            let path = "\(config.blobFolder)/\(key)"
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try bytes.write(to: URL(fileURLWithPath: path))
+        }
+    }
+
+    /// With a bucket, its objects as the blob folder would hold them (`blobs/<key>`; an
+    /// upload's segments as its one partial file).
+    private func bucketObjects() -> [String] {
+        guard let settings = try? BucketSettings.resolve(blobStore: config.blobStore, endpoint: config.s3Endpoint, region: "", pathStyle: false,
+                                                         environment: ProcessInfo.processInfo.environment),
+              let objects = try? ObjectBucket(settings: settings, transfers: Self.bucketTransfers, timeouts: TransferTimeouts(connectMs: 5000, stallSeconds: 30))
+                .transfer().list("") else { return [] }
+        return Array(Set(objects.map { object in
+            let parts = object.key.split(separator: "/")
+            return "blobs/" + (parts.count == 4 && parts[1] == "uploads" ? parts.prefix(3).joined(separator: "/") : object.key)
+        }))
     }
 }
 

@@ -27,9 +27,12 @@ import TestSupport
             do {
                 let (url, blobs) = (try cluster.database("shared"), blobs)
                 self.url = url
+                // On a run with a bucket (TOURSD_TEST_S3), one bucket for both.
+                let bucket = ProcessInfo.processInfo.environment["TOURSD_TEST_S3"]?.isEmpty == false ? try ServiceHarness.freshBucket(for: blobs) : nil
                 let shared: (inout ToursdConfig) -> Void = {
                     $0.databaseUrl = url
                     $0.blobDir = blobs
+                    if let bucket { $0.blobStore = bucket }
                     $0.migrationsDir = ServiceHarness.root.appendingPathComponent("migrations/postgresql").path
                     $0.databasePoolSize = 2
                     configure(&$0)

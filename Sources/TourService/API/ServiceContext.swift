@@ -9,7 +9,7 @@ import SQLiteDB
 /// an event loop or a thread of Swift's cooperative pool.
 final class ServiceContext: Sendable {
     let pool: any SQLStorage
-    let blobs: BlobStore
+    let blobs: any BlobStore
     let config: ToursdConfig
     let logger: Logger
     let crashPoints: CrashPoints
@@ -27,7 +27,7 @@ final class ServiceContext: Sendable {
     /// the transaction of their change).
     let commits = Waiters()
 
-    init(pool: any SQLStorage, blobs: BlobStore, config: ToursdConfig, logger: Logger, crashPoints: CrashPoints) {
+    init(pool: any SQLStorage, blobs: any BlobStore, config: ToursdConfig, logger: Logger, crashPoints: CrashPoints) {
         self.pool = pool
         self.blobs = blobs
         advisoryLocks = config.databaseUrl.isEmpty ? nil : AdvisoryLocks(url: config.databaseUrl)

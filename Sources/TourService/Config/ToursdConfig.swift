@@ -23,6 +23,29 @@ public struct ToursdConfig: Sendable, Equatable {
     /// Where panoramas, world maps and partial uploads are kept; empty: `<dataDir>/blobs`. For
     /// several daemons, a folder all of them mount.
     public var blobDir = ""
+    /// Where blobs are kept: `"directory"` (or empty) for `blobDir`, or `"s3://BUCKET/PREFIX"`
+    /// for an S3-compatible bucket (docs/scale-out.md; endpoint, region and credentials from the
+    /// AWS environment variables, else the keys below).
+    public var blobStore = "directory"
+    /// The bucket's endpoint when `AWS_ENDPOINT_URL_S3` and `AWS_ENDPOINT_URL` are unset;
+    /// empty: AWS's own for the region.
+    public var s3Endpoint = ""
+    /// The bucket's region when `AWS_REGION` is unset.
+    public var s3Region = "us-east-1"
+    /// Path-style URLs (`endpoint/BUCKET/key`) even for a named endpoint (an IP address always).
+    public var s3PathStyle = false
+    /// The parts of a multipart upload, and the segments of a resumable upload in the bucket.
+    public var s3PartBytes = 8 << 20
+    /// Threads that wait on the bucket (each with its own connection).
+    public var s3TransferThreads = 16
+    /// How long a connection to the bucket may take.
+    public var s3ConnectTimeoutMs = 5000
+    /// How long a transfer to or from the bucket may go without a byte before it is given up
+    /// (the store is then unavailable: 503).
+    public var s3StallSeconds = 30
+    /// With a bucket: local copies of blobs (reads, previews and tiles come from them) are kept
+    /// to this many bytes, the least recently used going first.
+    public var blobCopyBytes = 1 << 30
     /// With a shared database, the start-up sweep leaves files younger than this alone (another
     /// daemon may be between placing a file and committing its row).
     public var orphanGraceSeconds = 3600
@@ -202,6 +225,15 @@ public struct ToursdConfig: Sendable, Equatable {
         "databaseStatementTimeoutSeconds": { config, text in setInt(&config.databaseStatementTimeoutSeconds, text, 1...3600) },
         "databaseHandlerThreads": { config, text in setInt(&config.databaseHandlerThreads, text, 0...1000) },
         "blobDir": { $0.blobDir = $1; return true },
+        "blobStore": { $0.blobStore = $1; return $1.isEmpty || $1 == "directory" || $1.hasPrefix("s3://") },
+        "s3Endpoint": { $0.s3Endpoint = $1; return true },
+        "s3Region": { $0.s3Region = $1; return true },
+        "s3PathStyle": { config, text in setBool(&config.s3PathStyle, text) },
+        "s3PartBytes": { config, text in setInt(&config.s3PartBytes, text, 5 << 20...1 << 30) },
+        "s3TransferThreads": { config, text in setInt(&config.s3TransferThreads, text, 1...256) },
+        "s3ConnectTimeoutMs": { config, text in setInt(&config.s3ConnectTimeoutMs, text, 100...120_000) },
+        "s3StallSeconds": { config, text in setInt(&config.s3StallSeconds, text, 1...3600) },
+        "blobCopyBytes": { config, text in setInt(&config.blobCopyBytes, text, 0...1 << 50) },
         "orphanGraceSeconds": { config, text in setInt(&config.orphanGraceSeconds, text, 0...30 * 86_400) },
         "orphanSweepLimit": { config, text in setInt(&config.orphanSweepLimit, text, 0...10_000_000) },
         "databaseFileCheckSeconds": { config, text in setInt(&config.databaseFileCheckSeconds, text, 1...3600) },

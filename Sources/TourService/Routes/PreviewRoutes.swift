@@ -34,8 +34,9 @@ extension ServiceContext {
         return nil
     }
 
-    private func previewSource(_ tenant: Int64, _ panorama: PanoramaRecord) -> String {
-        blobs.path(BlobKey(tenant: tenant, kind: .panorama, id: panorama.id))
+    /// Where the panorama's bytes are read from: a local file of the store's.
+    private func previewSource(_ tenant: Int64, _ panorama: PanoramaRecord) -> PanoramaSource {
+        { [blobs] in try await blobs.localFile(BlobKey(tenant: tenant, kind: .panorama, id: panorama.id), sha256: panorama.sha256) }
     }
 
     /// Whether the panorama is still stored with these bytes, for a preview made meanwhile.

@@ -9,7 +9,7 @@ extension ServiceContext {
         case .response(let response):
             return response
         case .bytes(let range, var response):
-            let fd = try await blobs.openForReading(key)
+            let fd = try await blobs.openForReading(key, sha256: content.sha256)
             response.body = .file(FileRegion(fd: fd, offset: range.lowerBound, length: range.upperBound - range.lowerBound))
             return response
         }

@@ -455,11 +455,11 @@ struct Uploads: Sendable {
             if let declared = upload.declaredSHA256, declared != digest {
                 throw ServiceError(.digestMismatch, "the upload's sha-256 is \(digest), not the declared \(declared)")
             }
-            try PanoramaMediaType.checkContent(upload.contentType, head: try await context.blobs.head(partial))
+            try PanoramaMediaType.checkContent(upload.contentType, head: try await context.blobs.head(partial: partial))
             finished = try await context.panoramaTurns.withTurn(panorama) { () -> FinishedUpload? in
                 // Finished meanwhile by another daemon (which held the turn first): nothing to do.
                 guard try await context.readOne({ try await UploadStore.upload($0, tenant, upload.id) })?.finished == false else { return nil }
-                switch try await context.placePanorama(panorama, by: { try await context.blobs.link(partial: partial, as: panorama) }) {
+                switch try await context.placePanorama(panorama, by: { try await context.blobs.finish(partial: partial, length: upload.length, as: panorama) }) {
                 case .placed:
                     context.crashPoints.reached(.uploadLinked)
                     let stored: PanoramaRecord

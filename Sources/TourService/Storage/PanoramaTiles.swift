@@ -88,7 +88,7 @@ final class PanoramaTiles: Sendable {
     /// Asks for a panorama's tiles, made in the background unless already made or asked for;
     /// past `tileQueueLimit` waiting, the asking is dropped (the panorama's next viewing asks
     /// again). `stillStored`: whether the panorama is still there once its tiles are made.
-    func request(tenant: Int64, _ panorama: PanoramaRecord, source: String, stillStored: @escaping @Sendable () async -> Bool) {
+    func request(tenant: Int64, _ panorama: PanoramaRecord, source: @escaping PanoramaSource, stillStored: @escaping @Sendable () async -> Bool) {
         guard panorama.contentType == "image/jpeg" else { return }
         let key = "\(tenant)/\(panorama.id)/\(panorama.sha256)"
         guard !untiled.withLock({ $0.contains(key) }) else { return }
@@ -116,11 +116,12 @@ final class PanoramaTiles: Sendable {
 
     /// Makes the tiles unless they are made; false when the panorama is not to be tiled (too
     /// narrow, or not readable as a JPEG within the budget).
-    private func make(tenant: Int64, _ panorama: PanoramaRecord, source: String, stillStored: @escaping @Sendable () async -> Bool) async -> Bool {
+    private func make(tenant: Int64, _ panorama: PanoramaRecord, source: @escaping PanoramaSource, stillStored: @escaping @Sendable () async -> Bool) async -> Bool {
         guard await pyramid(tenant: tenant, panorama) == nil else { return true }
         let target = directory(tenant: tenant, panorama)
         let temporary = "\(target).tmp-\(UInt64.random(in: .min ... .max))"
         do {
+            let source = try await source()
             let width = try await io.run { try MappedFile.read(source) { JPEGStructure.read($0)?.width } }
             guard let width, width >= minWidth else { return false }
             let panoramaImage = try await images.run { [self] in

@@ -86,7 +86,7 @@ final class PreviewCache: Sendable {
     /// The preview of a stored panorama at `width`, made first from `source` when not cached.
     /// `stillStored` asks whether the panorama is still there once its preview is in the
     /// cache: a panorama deleted meanwhile takes that preview with it.
-    func preview(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: String,
+    func preview(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: @escaping PanoramaSource,
                  stillStored: @escaping @Sendable () async -> Bool) async throws -> Preview {
         let target = path(tenant: tenant, panorama, width: width)
         if let opened = try await io.run({ Self.openFile(target) }) { return .file(fd: opened.fd, size: opened.size) }
@@ -95,7 +95,7 @@ final class PreviewCache: Sendable {
 
     /// Whether the panorama can be shown: its preview at `width` made first when not cached (the
     /// panorama page waits for what its viewer will load anyway).
-    func readable(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: String,
+    func readable(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: @escaping PanoramaSource,
                   stillStored: @escaping @Sendable () async -> Bool) async throws -> Bool {
         let target = path(tenant: tenant, panorama, width: width), marker = unreadableMarker(tenant: tenant, panorama)
         if let cached = try await io.run({ access(target, F_OK) == 0 ? access(marker, F_OK) != 0 : nil }) { return cached }
@@ -105,7 +105,7 @@ final class PreviewCache: Sendable {
     /// The one making of `target`: joined when under way, started when not (or 503 when too
     /// many are waiting). Its askers are answered once it is decoded; it stays listed until its
     /// file is cached, so that a request meanwhile takes these bytes rather than decoding again.
-    private func making(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: String, target: String,
+    private func making(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: @escaping PanoramaSource, target: String,
                         stillStored: @escaping @Sendable () async -> Bool) async throws -> MadePreview {
         // The making removes itself under this lock, which is held here until it is entered.
         let making = try makings.withLock { inFlight throws(ServiceError) -> Task<MadePreview, any Error> in
@@ -137,12 +137,13 @@ final class PreviewCache: Sendable {
 
     /// The preview, decoded on the preview pool; or the cached one (decoded false), made by a
     /// making that ended between this request's look and its turn.
-    private func decode(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: String,
+    private func decode(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: @escaping PanoramaSource,
                         target: String) async throws -> (MadePreview, decoded: Bool) {
         let marker = unreadableMarker(tenant: tenant, panorama)
         if let cached = try await io.run({ () -> MadePreview? in
             FileManager.default.contents(atPath: target).map { MadePreview(bytes: Array($0), readable: access(marker, F_OK) != 0) }
         }) { return (cached, false) }
+        let source = try await source()
         let made = try await decoders.run { [self] in try makePreview(panorama, width: width, source: source) }
         decodes.add(1, ordering: .relaxed)
         return (made, true)
@@ -264,6 +265,9 @@ enum FlushedFile {
 
 /// A file mapped read-only for the length of one call: a panorama of hundreds of MB is read
 /// by the page cache, never copied into the heap.
+/// Gives the path of a local file holding a panorama's bytes (the store's own, or a copy).
+typealias PanoramaSource = @Sendable () async throws -> String
+
 enum MappedFile {
     static func read<T>(_ path: String, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)

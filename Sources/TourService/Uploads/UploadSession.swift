@@ -8,16 +8,16 @@ import HTTPCore
 import Synchronization
 
 /// The live state of one resumable upload's partial file, shared by the PATCHes that write
-/// it. What is durable (fsynced, and the offset the database records) is kept apart from what
+/// it. What is durable (in the store, and the offset the database records) is kept apart from what
 /// the PATCH in progress has written since, with a running SHA-256 for each, so that:
 /// - a finished PATCH makes its bytes durable without hashing anything again;
 /// - a newer PATCH takes over at once (tus: nobody waits on a stale lock) by rolling the
 ///   partial file back to the durable state, and the older PATCH stops on its next write;
 /// - a checksum mismatch drops just that PATCH's bytes.
 ///
-/// Every file operation (write, hash, rollback, fsync, close) runs on the session's serial
+/// Every operation on the bytes (write, hash, rollback, making durable, close) runs on the session's serial
 /// lane of the I/O pool, so they never interleave; the lock guards only the bookkeeping that
-/// others read (who may write, the durable offset), never a write, a hash or an fsync.
+/// others read (who may write, the durable offset), never a write, a hash or a flush.
 final class UploadSession: Sendable {
     let key: BlobKey
     private let lane: SerialLane
@@ -39,17 +39,13 @@ final class UploadSession: Sendable {
     /// Who waits for the writer to end (`writerEnded`).
     private let writerGone = Waiters()
 
-    /// The file and its digests: touched only by jobs on the lane, one at a time. Its
-    /// descriptor is open only while a PATCH writes (opened by the first write, closed when
-    /// the PATCH ends): thousands of unfinished uploads must not hold thousands of descriptors.
+    /// The partial bytes and their digests: touched only by jobs on the lane, one at a time.
     private final class FileState: @unchecked Sendable {
-        let path: String
-        private var descriptor: Int32?
+        let blob: any PartialBlob
         var durableOffset: Int64
         var durableDigest: StreamingDigest
         var liveOffset: Int64
         var liveDigest: StreamingDigest
-        var writebackStarted: Int64
         /// The digest of the current PATCH's bytes, for its Upload-Checksum.
         var chunkDigest: StreamingDigest?
         /// Whether the current PATCH keeps its bytes in durable steps as it goes.
@@ -57,97 +53,62 @@ final class UploadSession: Sendable {
         /// Until the session ends (finished, deleted, expired).
         var isOpen = true
 
-        init(path: String, offset: Int64, digest: StreamingDigest) {
-            self.path = path
-            durableOffset = offset
-            durableDigest = digest.copy()
-            liveOffset = offset
-            liveDigest = digest
-            writebackStarted = offset
+        init(blob: any PartialBlob) {
+            self.blob = blob
+            durableOffset = blob.openedOffset
+            durableDigest = blob.openedDigest.copy()
+            liveOffset = blob.openedOffset
+            liveDigest = blob.openedDigest
         }
 
-        deinit { park() }
+        deinit { blob.park() }
 
-        /// The descriptor, opened when needed.
-        func fd() throws(ServiceError) -> Int32 {
-            if let descriptor { return descriptor }
+        func write(_ batch: [BodyChunk]) throws(ServiceError) {
             guard isOpen else { throw ServiceError(.notFound, "the upload has ended") }
-            let fd = Glibc.open(path, O_RDWR | O_CLOEXEC)
-            guard fd >= 0 else { throw BlobStore.failure("open \(path)", errno) }
-            descriptor = fd
-            return fd
+            try blob.write(batch, at: liveOffset)
         }
 
-        /// Closes the descriptor until the next write needs it.
-        func park() {
-            if let descriptor { Glibc.close(descriptor) }
-            descriptor = nil
-        }
+        func park() { blob.park() }
 
-        /// Back to the durable state: the file cut at the durable offset, the running digest
+        /// Back to the durable state: the bytes cut at the durable offset, the running digest
         /// restored from its checkpoint.
         func rollBack() throws(ServiceError) {
             guard liveOffset != durableOffset else { return }
-            guard ftruncate(try fd(), off_t(durableOffset)) == 0 else { throw BlobStore.failure("ftruncate", errno) }
+            try blob.truncate(to: durableOffset)
             liveOffset = durableOffset
             liveDigest = durableDigest.copy()
-            writebackStarted = durableOffset
         }
 
         func makeDurable() throws(ServiceError) -> Int64 {
-            guard fsync(try fd()) == 0 else {
-                let error = BlobStore.failure("fsync", errno)
+            do {
+                try blob.makeDurable(upTo: liveOffset)
+            } catch {
                 try? rollBack()
                 throw error
             }
             durableOffset = liveOffset
             durableDigest = liveDigest.copy()
-            writebackStarted = liveOffset
             return durableOffset
         }
     }
 
     private static let tokens = Atomic<UInt64>(0)
 
-    /// Opens the session of an upload whose database offset is `recorded` (on the I/O pool:
-    /// it reads the file). Bytes past that offset were never acknowledged and are cut off; the
-    /// ones before are hashed, once. A file holding less than that (lost in a crash between
-    /// finishing and committing) is never extended: the session continues from what it holds
+    /// Opens the session of an upload on its partial bytes (opened by the store at the
+    /// database's offset: bytes past it were never acknowledged and are gone, and the ones
+    /// before are hashed, once). Bytes fewer than that offset (lost in a crash between
+    /// finishing and committing) are never made up: the session continues from what there is
     /// (`durableOffset` says so).
-    init(key: BlobKey, path: String, fd: Int32, recordedOffset recorded: Int64, lane: SerialLane, durableStep: Int64,
-         stepped: @escaping @Sendable (BlobKey, Int64) -> Void) throws(ServiceError) {
+    init(key: BlobKey, blob: any PartialBlob, lane: SerialLane, durableStep: Int64, stepped: @escaping @Sendable (BlobKey, Int64) -> Void) {
         self.key = key
         self.lane = lane
         self.durableStep = durableStep
         self.stepped = stepped
-        let size = lseek(fd, 0, SEEK_END)
-        guard size >= 0 else {
-            Glibc.close(fd)
-            throw BlobStore.failure("lseek", errno)
-        }
-        let durableOffset = min(recorded, Int64(size))
-        guard ftruncate(fd, off_t(durableOffset)) == 0 else {
-            Glibc.close(fd)
-            throw BlobStore.failure("ftruncate", errno)
-        }
-        let digest = StreamingDigest(.sha256)
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var position: Int64 = 0
-        while position < durableOffset {
-            let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, Int(min(Int64($0.count), durableOffset - position)), off_t(position)) }
-            guard count > 0 else {
-                Glibc.close(fd)
-                throw ServiceError(.internal, "the partial file of upload \(key.id) is shorter than its recorded offset")
-            }
-            buffer.withUnsafeBytes { digest.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-            position += Int64(count)
-        }
-        Glibc.close(fd) // reopened by the first write
-        file = FileState(path: path, offset: durableOffset, digest: digest)
-        bookkeeping = Mutex(Bookkeeping(durableOffset: durableOffset))
+        file = FileState(blob: blob)
+        bookkeeping = Mutex(Bookkeeping(durableOffset: blob.openedOffset))
     }
 
-    /// What is fsynced and may be recorded.
+    /// What is durable and may be recorded.
     var durableOffset: Int64 { bookkeeping.withLock { $0.durableOffset } }
 
     /// Makes the caller the writer, stopping any older PATCH; returns its token and the
@@ -221,7 +182,7 @@ final class UploadSession: Sendable {
     private func append(_ token: UInt64, _ batch: [BodyChunk]) throws {
         try requireOwner(token)
         do throws(ServiceError) {
-            try FileWrites.write(try file.fd(), batch, at: file.liveOffset)
+            try file.write(batch)
         } catch {
             try? file.rollBack()
             release(token)
@@ -231,10 +192,6 @@ final class UploadSession: Sendable {
             chunk.withUnsafeBytes { file.liveDigest.update($0) }
             chunk.withUnsafeBytes { file.chunkDigest?.update($0) }
             file.liveOffset += Int64(chunk.count)
-        }
-        if file.liveOffset - file.writebackStarted >= FileWrites.writebackStep {
-            _ = nt_start_writeback(try file.fd(), file.writebackStarted, file.liveOffset - file.writebackStarted)
-            file.writebackStarted = file.liveOffset
         }
         // A long PATCH keeps what it has as it goes: a newer PATCH taking over (from a
         // connection that died without the server seeing it) continues from here, not from
@@ -306,7 +263,7 @@ final class UploadSession: Sendable {
         guard allowed, file.isOpen else { throw ServiceError.conflict("a newer PATCH to upload \(key.id) took over") }
     }
 
-    /// On the lane: fsync, and the new durable offset published.
+    /// On the lane: the bytes made durable, and the new durable offset published.
     private func durable() throws(ServiceError) -> Int64 {
         let offset = try file.makeDurable()
         bookkeeping.withLock { $0.durableOffset = offset }
@@ -324,7 +281,7 @@ final class UploadSessions: Sendable {
     }
 
     private let entries = Mutex<[BlobKey: Entry]>([:])
-    private let blobs: BlobStore
+    private let blobs: any BlobStore
     /// Held while an upload's session is looked up against its row, and while it finishes.
     let finishing = AsyncKeyedLock<BlobKey>(level: .uploadFinishing)
 
@@ -334,7 +291,7 @@ final class UploadSessions: Sendable {
 
     /// `stepped`: told the offset of each durable step of a long PATCH. The step's bytes are
     /// fsynced; recorded, every daemon reports them (a HEAD on another daemon reads the row).
-    init(blobs: BlobStore, durableStep: Int, stepped: @escaping @Sendable (BlobKey, Int64) -> Void) {
+    init(blobs: any BlobStore, durableStep: Int, stepped: @escaping @Sendable (BlobKey, Int64) -> Void) {
         self.blobs = blobs
         self.durableStep = Int64(durableStep)
         self.stepped = stepped
@@ -380,10 +337,8 @@ final class UploadSessions: Sendable {
             let (blobs, durableStep, stepped) = (self.blobs, self.durableStep, self.stepped)
             var outcome: Result<UploadSession, any Error>
             do {
-                outcome = .success(try await blobs.io.run {
-                    try UploadSession(key: key, path: blobs.path(key), fd: try blobs.openPartial(key), recordedOffset: recordedOffset,
-                                      lane: SerialLane(pool: blobs.io), durableStep: durableStep, stepped: stepped)
-                })
+                let blob = try await blobs.openPartial(key, recordedOffset: recordedOffset)
+                outcome = .success(UploadSession(key: key, blob: blob, lane: SerialLane(pool: blobs.io), durableStep: durableStep, stepped: stepped))
             } catch {
                 outcome = .failure(error)
             }

@@ -23,6 +23,8 @@ enum WebhookKey {
     static func load(_ config: ToursdConfig) throws(StartupError) -> SecretBox {
         let path = path(config)
         if FileManager.default.fileExists(atPath: path) { return try read(path) }
+        // With a bucket nothing else makes blobDir, where several daemons may keep their key.
+        try StartupError.makeDirectories((path as NSString).deletingLastPathComponent)
         let aside = path + ".new-" + ByteEncoding.hex(randomBytes(6))
         defer { unlink(aside) }
         let fd = open(aside, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)

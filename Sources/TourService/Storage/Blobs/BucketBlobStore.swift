@@ -1,0 +1,205 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Hashing
+import ObjectStorage
+import ThreadPools
+
+/// Blobs in an S3-compatible bucket (`blobStore: "s3://BUCKET/PREFIX"`), for daemons on
+/// several machines: `<tenant>/<kind>/<name>` below the prefix, as in the blob folder.
+///
+/// A body is received into this daemon's `tmp/` first (hashed on the way), then sent to the
+/// bucket, as one PUT or, from `s3PartBytes` on, a multipart upload of parts read from the
+/// file; the row is committed only after the store answered for the whole object, so a 2xx
+/// still means durable. A resumable upload's bytes are objects too, `segments` of
+/// `s3PartBytes` (`BucketPartial`), never a multipart upload in progress: a store that forgets
+/// those across a restart (rclone) loses nothing acknowledged.
+///
+/// Reads and the previews go through local copies named by digest (`LocalCopies`). The store
+/// away answers 503 with Retry-After; nothing is acknowledged that the store did not keep.
+final class BucketBlobStore: BlobStore {
+    let bucket: ObjectBucket
+    let io: ThreadPool
+    let incoming: IncomingFolder
+    let copies: LocalCopies
+    /// `s3PartBytes`: a multipart upload's parts, and a resumable upload's segments.
+    let partSize: Int64
+    private let retryAfterSeconds: Int
+
+    init(bucket: ObjectBucket, dataDir: String, io: ThreadPool, partSize: Int, copyBytes: Int64, retryAfterSeconds: Int) throws(ServiceError) {
+        self.bucket = bucket
+        self.io = io
+        self.partSize = Int64(partSize)
+        self.retryAfterSeconds = retryAfterSeconds
+        incoming = IncomingFolder(path: dataDir + "/tmp", io: io)
+        copies = LocalCopies(folder: dataDir + "/copies", limitBytes: copyBytes, io: io)
+        for directory in [dataDir + "/tmp", dataDir + "/copies"] { try Disk.makeDirectory(directory) }
+    }
+
+    static func name(_ key: BlobKey) -> String {
+        "\(key.tenant)/\(key.kind.rawValue)/\(key.id)"
+    }
+
+    /// Runs bucket calls on a transfer thread; the store's errors become the API's.
+    func calls<T: Sendable>(_ body: @escaping @Sendable (BucketTransfer) throws -> T) async throws -> T {
+        do {
+            return try await bucket.run(body)
+        } catch let error as ObjectStoreError {
+            throw serviceError(error)
+        }
+    }
+
+    func serviceError(_ error: ObjectStoreError) -> ServiceError {
+        switch error {
+        case .unavailable: ServiceError(.unavailable, "the object store is unavailable; try again shortly (\(error))", retryAfterSeconds: retryAfterSeconds)
+        default: ServiceError(.internal, "\(error)")
+        }
+    }
+
+    // MARK: Whole blobs
+
+    /// Sends the received file to `key` unless an object is there (asked first: a store may
+    /// ignore `If-None-Match`, and the caller holds the panorama's turn across daemons).
+    func place(_ received: ReceivedBlob, as key: BlobKey) async throws -> Bool {
+        let name = Self.name(key), partSize = self.partSize
+        let placed = try await calls { transfer -> Bool in
+            guard try transfer.head(name) == nil else { return false }
+            try Self.send(received, to: name, partSize: partSize, on: transfer)
+            return true
+        }
+        if placed { await incoming.discard(received) }
+        return placed
+    }
+
+    /// One PUT with the file's digest signed, or a multipart upload of `partSize` parts, each
+    /// with its own; a failed multipart upload is aborted.
+    private static func send(_ received: ReceivedBlob, to name: String, partSize: Int64, on transfer: BucketTransfer) throws {
+        let fd = open(received.file.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw Disk.failure("open \(received.file.path)", errno) }
+        defer { close(fd) }
+        let size = received.size
+        guard size > partSize else {
+            try transfer.put(name, .file(fd: fd, offset: 0, length: size, sha256: received.sha256), contentType: "application/octet-stream", ifAbsent: true)
+            return
+        }
+        let upload = try transfer.startMultipart(name, contentType: "application/octet-stream")
+        do {
+            var parts: [UploadedPart] = []
+            var offset: Int64 = 0
+            while offset < size {
+                let length = min(partSize, size - offset)
+                let digest = try FileDigest.sha256(fd, offset: offset, length: length)
+                let etag = try transfer.putPart(name, uploadId: upload, number: parts.count + 1, .file(fd: fd, offset: offset, length: length, sha256: digest))
+                parts.append(UploadedPart(number: parts.count + 1, etag: etag, size: length))
+                offset += length
+            }
+            try transfer.completeMultipart(name, uploadId: upload, parts: parts)
+        } catch {
+            try? transfer.abortMultipart(name, uploadId: upload)
+            throw error
+        }
+    }
+
+    func remove(_ keys: [BlobKey]) async {
+        _ = try? await calls { transfer in
+            for key in keys {
+                if key.kind == .upload {
+                    for segment in try transfer.list(Self.name(key) + "/") { try transfer.delete(segment.key) }
+                } else {
+                    try transfer.delete(Self.name(key))
+                }
+            }
+        }
+    }
+
+    func openForReading(_ key: BlobKey, sha256: String) async throws -> Int32 {
+        let path = try await localFile(key, sha256: sha256)
+        return try await io.run {
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw Disk.failure("open \(path)", errno) }
+            return fd
+        }
+    }
+
+    func localFile(_ key: BlobKey, sha256: String) async throws -> String {
+        try await copies.path(of: sha256) { [self] file in
+            let name = Self.name(key)
+            try await calls { transfer in try file.fill { sink in try transfer.get(name, range: nil, into: sink) } }
+        }
+    }
+
+    // MARK: Resumable uploads
+
+    func openPartial(_ key: BlobKey, recordedOffset: Int64) async throws -> any PartialBlob {
+        let (bucket, partSize, folder) = (self.bucket, self.partSize, incoming.path)
+        return try await io.run { [self] () throws -> BucketPartial in
+            do {
+                return try BucketPartial(name: Self.name(key), transfer: try bucket.transfer(), partSize: partSize,
+                                         buffer: "\(folder)/\(key.tenant)-\(key.id).partial", recordedOffset: recordedOffset)
+            } catch let error as ObjectStoreError {
+                throw serviceError(error)
+            }
+        }
+    }
+
+    /// Copies the segments into `key`, one part each (a single PUT for one), through this
+    /// daemon: a store need not copy parts itself (UploadPartCopy).
+    func finish(partial: BlobKey, length: Int64, as key: BlobKey) async throws -> Bool {
+        let (source, name) = (Self.name(partial), Self.name(key))
+        return try await calls { transfer -> Bool in
+            guard try transfer.head(name) == nil else { return false }
+            let segments = BucketPartial.chain(try transfer.list(source + "/"), below: source, length: length)
+            guard segments.reduce(0, { $0 + $1.size }) == length else {
+                throw ServiceError(.internal, "the segments of \(source) hold fewer than its \(length) bytes")
+            }
+            if segments.count <= 1 {
+                let bytes = try segments.first.map { try transfer.get($0.key, range: 0..<length) } ?? []
+                try transfer.put(name, .bytes(bytes), contentType: "application/octet-stream", ifAbsent: true)
+                return true
+            }
+            let upload = try transfer.startMultipart(name, contentType: "application/octet-stream")
+            do {
+                var parts: [UploadedPart] = []
+                for segment in segments {
+                    let bytes = try transfer.get(segment.key, range: 0..<segment.size)
+                    let etag = try transfer.putPart(name, uploadId: upload, number: parts.count + 1, .bytes(bytes))
+                    parts.append(UploadedPart(number: parts.count + 1, etag: etag, size: Int64(bytes.count)))
+                }
+                try transfer.completeMultipart(name, uploadId: upload, parts: parts)
+            } catch {
+                try? transfer.abortMultipart(name, uploadId: upload)
+                throw error
+            }
+            return true
+        }
+    }
+
+    func head(partial key: BlobKey) async throws -> [UInt8] {
+        let name = Self.name(key)
+        return try await calls { transfer in
+            do {
+                return try transfer.get(BucketPartial.segmentName(name, start: 0), range: 0..<Int64(IncomingBlob.headLength))
+            } catch {
+                guard case ObjectStoreError.notFound = error else { throw error }
+                return [] // an empty upload has no segment
+            }
+        }
+    }
+}
+
+/// SHA-256 of a file's region, for a part's signed digest.
+enum FileDigest {
+    static func sha256(_ fd: Int32, offset: Int64, length: Int64) throws(ServiceError) -> String {
+        let digest = StreamingDigest(.sha256)
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var position: Int64 = 0
+        while position < length {
+            let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, Int(min(Int64($0.count), length - position)), off_t(offset + position)) }
+            guard count > 0 else { throw count == 0 ? ServiceError(.internal, "a file ended before its recorded size") : Disk.failure("read", errno) }
+            buffer.withUnsafeBytes { digest.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            position += Int64(count)
+        }
+        return ByteEncoding.hex(digest.finish())
+    }
+}

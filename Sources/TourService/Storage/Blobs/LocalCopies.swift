@@ -1,0 +1,108 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Hashing
+import ThreadPools
+
+/// Local copies of a bucket's blobs, named by their SHA-256: what reads are sent from
+/// (sendfile) and previews and tiles are made from. A name is its bytes, so a copy is never
+/// stale and no daemon has anything to invalidate; each is checked against its digest as it
+/// arrives (a store that returns other bytes is refused). Kept to `blobCacheBytes`, the least
+/// recently used going first (a reader that has one open keeps reading it).
+final class LocalCopies: Sendable {
+    let folder: String
+    private let limitBytes: Int64
+    private let io: ThreadPool
+
+    init(folder: String, limitBytes: Int64, io: ThreadPool) {
+        self.folder = folder
+        self.limitBytes = limitBytes
+        self.io = io
+    }
+
+    /// The copy of the bytes of digest `sha256`, fetched into a new file by `fetch` first
+    /// when there is none.
+    func path(of sha256: String, fetch: @Sendable (CopyFile) async throws -> Void) async throws -> String {
+        let path = "\(folder)/\(sha256)"
+        // A copy used is touched: the trim goes by age of last use.
+        if try await io.run({ utimensat(AT_FDCWD, path, nil, 0) == 0 }) { return path }
+        let file = try await io.run { [folder] in try CopyFile(path: "\(folder)/.\(sha256).\(ByteEncoding.hex(randomBytes(6)))") }
+        do {
+            try await fetch(file)
+            try await io.run { try file.keep(as: path, sha256: sha256) }
+        } catch {
+            file.discard()
+            throw error
+        }
+        _ = try? await io.run { [self] in trim() }
+        return path
+    }
+
+    /// Removes the least recently used copies past the limit.
+    private func trim() {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        var copies: [(path: String, used: Int, size: Int64)] = []
+        for name in names where !name.hasPrefix(".") {
+            var info = stat()
+            if stat("\(folder)/\(name)", &info) == 0 { copies.append(("\(folder)/\(name)", info.st_mtim.tv_sec, Int64(info.st_size))) }
+        }
+        var total = copies.reduce(0) { $0 + $1.size }
+        for copy in copies.sorted(by: { $0.used < $1.used }) where total > limitBytes {
+            unlink(copy.path)
+            total -= copy.size
+        }
+    }
+}
+
+/// A copy being fetched: written and hashed as its bytes arrive (on the transfer thread that
+/// receives them), then named by its digest.
+final class CopyFile: @unchecked Sendable {
+    private let path: String
+    private let fd: Int32
+    private let digest = StreamingDigest(.sha256)
+    private var failure: Int32 = 0
+    private var done = false
+
+    init(path: String) throws(ServiceError) {
+        self.path = path
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Disk.failure("create \(path)", errno) }
+    }
+
+    deinit { discard() }
+
+    /// Runs `download` with a sink that appends what it is given.
+    func fill(_ download: (_ sink: (UnsafeRawBufferPointer) -> Bool) throws -> Void) throws {
+        try download { [self] bytes in
+            var written = 0
+            while written < bytes.count {
+                let count = Glibc.write(fd, bytes.baseAddress! + written, bytes.count - written)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { failure = errno; return false }
+                written += count
+            }
+            digest.update(bytes)
+            return true
+        }
+        if failure != 0 { throw Disk.failure("write \(path)", failure) }
+    }
+
+    /// Names the copy by its digest, which must be `sha256`.
+    func keep(as target: String, sha256: String) throws(ServiceError) {
+        let got = ByteEncoding.hex(digest.finish())
+        guard got == sha256 else {
+            throw ServiceError(.internal, "the object store's bytes have sha-256 \(got), not the \(sha256) their row records")
+        }
+        guard rename(path, target) == 0 else { throw Disk.failure("rename \(path)", errno) }
+        done = true
+        close(fd)
+    }
+
+    func discard() {
+        guard !done else { return }
+        done = true
+        unlink(path)
+        close(fd)
+    }
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The service's tests again, on PostgreSQL with every blob in an S3 bucket: once on moto and
+# once on rclone serve s3 (store.sh starts each on a loopback port), each test harness on a
+# fresh database and a fresh bucket (ServiceHarness reads TOURSD_TEST_POSTGRES and
+# TOURSD_TEST_S3 with the AWS variables). Left out besides what Tests/postgres/api.sh leaves
+# out: the tests of the blob folder itself (its start-up sweep, bytes written into its partial
+# files by hand), which the first pass ran.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+pg=$(mktemp -d /tmp/toursd-pg.XXXXXX)
+store=""
+cleanup() {
+    [ -n "$store" ] && bash Tests/s3/store.sh stop "$store"
+    bash Tests/postgres/cluster.sh stop "$pg"
+}
+trap cleanup EXIT
+url=$(bash Tests/postgres/cluster.sh start "$pg")
+own="LockOrderTests|QueryPlanRuleTests|BackupTests|OrphanSweepTests|CrashPointTests|CrashSafetyTests|NoBlockingWaitTests|RequestParsingTests|ServiceErrorTests|BearerTokenTests|ToursdBinaryTests|ToursdConfigTests"
+folder="filesLeftByACrashAreRemovedAndStoredOnesKept|theOffsetAndItsDigestSurviveARestart|anUploadWhosePartialFileWasLostInACrashResumesFromWhatItHolds|anOffsetAskedWhileACutPatchStillEndsIsTheOneItLeaves"
+for kind in moto rclone; do
+    store=$(mktemp -d /tmp/toursd-s3.XXXXXX)
+    vars=$(bash Tests/s3/store.sh start "$kind" "$store")
+    echo "The service's tests on PostgreSQL and $kind: $vars"
+    env $vars TOURSD_TEST_S3="$kind" TOURSD_TEST_POSTGRES="$url" swift test --skip-build --filter TourServiceTests --skip "$own|$folder"
+    bash Tests/s3/store.sh stop "$store"
+    store=""
+done
