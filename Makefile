@@ -71,6 +71,8 @@ test: deps powerlossfs
 	bash Tests/postgres/api.sh
 	bash Tests/s3/api.sh
 	bash Tests/postgres/scaleout.sh .build/release/toursd .build/debug/tours
+	SCALEOUT_S3=rclone bash Tests/postgres/scaleout.sh .build/release/toursd .build/debug/tours
+	SCALEOUT_S3=moto bash Tests/postgres/scaleout.sh .build/release/toursd .build/debug/tours
 	bash Tests/contract/schemathesis.sh
 	bash Tests/contract/tus_interop.sh
 	bash Tests/contract/resumable_draft.sh

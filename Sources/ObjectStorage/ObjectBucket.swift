@@ -94,13 +94,15 @@ public final class BucketTransfer {
         }
     }
 
-    /// Every object below `prefix` (below the bucket's), page by page; `limit` bounds how many.
-    public func list(_ prefix: String, limit: Int = .max) throws(ObjectStoreError) -> [ObjectSummary] {
+    /// Every object below `prefix` (below the bucket's), in key order, page by page, after the
+    /// key `startAfter` when given; `limit` bounds how many.
+    public func list(_ prefix: String, startAfter: String? = nil, limit: Int = .max) throws(ObjectStoreError) -> [ObjectSummary] {
         var found: [ObjectSummary] = []
         var token: String?
         repeat {
-            var query = [(name: "list-type", value: "2"), (name: "max-keys", value: "1000"), (name: "prefix", value: settings.prefix + prefix)]
+            var query = [(name: "list-type", value: "2"), (name: "max-keys", value: "\(min(1000, max(1, limit - found.count)))"), (name: "prefix", value: settings.prefix + prefix)]
             if let token { query.insert(("continuation-token", token), at: 0) }
+            if let startAfter { query.append(("start-after", settings.prefix + startAfter)) }
             let answer = try perform(S3Request(method: "GET", url: settings.bucketURL(query: query), what: "LIST \(prefix)"))
             let page = S3Answers.objects(answer.body, below: settings.prefix)
             found += page.entries

@@ -100,6 +100,12 @@ public struct MultipartUpload: Sendable, Equatable {
     public var uploadId: String
     /// Seconds since 1970 (moto dates every upload 2010-11-10).
     public var initiated: Int64
+
+    public init(key: String, uploadId: String, initiated: Int64) {
+        self.key = key
+        self.uploadId = uploadId
+        self.initiated = initiated
+    }
 }
 
 /// One page of a listing: its entries, and where the next begins (nil: the last page).

@@ -34,15 +34,16 @@ public final class SyncService: Sendable {
     /// `beforeEachFileJob` runs before every job of the file I/O pool: tests make the disk slow
     /// with it.
     /// `storage` wraps the database the service is given (tests watch the statements it runs).
+    /// `environment`: where the AWS variables of a bucket are read (tests give their own store's).
     static func open(config: ToursdConfig, logger: Logger, crashAt: CrashPoint? = nil,
-                     beforeEachFileJob: (@Sendable () -> Void)?,
+                     beforeEachFileJob: (@Sendable () -> Void)?, environment: [String: String] = ProcessInfo.processInfo.environment,
                      storage: (any SQLStorage) -> any SQLStorage = { $0 }) throws(StartupError) -> SyncService {
         let blobs: any BlobStore
         let io = ThreadPool(name: "file-io", threads: config.ioThreads, niceness: Int32(config.ioThreadNiceness), beforeEachJob: beforeEachFileJob)
         try StartupError.makeDirectories(config.dataDir)
         // A shared blob folder receives each daemon's bodies in a folder of that daemon's own.
         let temporary = config.blobDir.isEmpty ? config.dataDir + "/tmp" : config.blobDir + "/.incoming/" + (try instanceId(config))
-        if let bucket = try bucketSettings(config) {
+        if let bucket = try bucketSettings(config, environment: environment) {
             let transfers = ThreadPool(name: "s3", threads: config.s3TransferThreads)
             let timeouts = TransferTimeouts(connectMs: config.s3ConnectTimeoutMs, stallSeconds: config.s3StallSeconds)
             do {
@@ -115,7 +116,12 @@ public final class SyncService: Sendable {
         let deliveries = ServiceTimer(every: .milliseconds(context.config.webhookPollMs), on: context.pool.handlerThreads) {
             await webhooks.deliverDue()
         }
-        timers.withLock { $0 = [sweep, tourChanges, deliveries] }
+        var started = [sweep, tourChanges, deliveries]
+        if let bucket = context.blobs as? BucketBlobStore {
+            let orphans = BucketSweep(store: bucket, context: context)
+            started.append(ServiceTimer(every: .seconds(context.config.bucketSweepSeconds), on: context.blobs.io) { await orphans.round() })
+        }
+        timers.withLock { $0 = started }
     }
 
     /// Stops the timers and lets the file pool's threads go once their work is done (for
@@ -146,7 +152,9 @@ public final class SyncService: Sendable {
         let authenticated = Authentication(context: context)
         let uploads = Uploads(context: context, sessions: sessions, ownership: ownership)
         let router = Router { table in
-            OpsRoutes.add(to: &table, metrics: metrics, routes: { routerBox.routes }, unavailable: { context.pool.unavailableReason },
+            OpsRoutes.add(to: &table, metrics: metrics, routes: { routerBox.routes }, unavailable: {
+                context.pool.unavailableReason.map { "database: " + $0 } ?? context.blobs.unavailableReason.map { "object store: " + $0 }
+            },
                           serviceMetrics: { context.previews.metrics + context.tiles.metrics + context.databaseMetrics })
             table.group(ServiceErrors(logger: context.logger, retryAfterSeconds: context.config.retryAfterSeconds)) { table in
                 table.group(authenticated) { table in

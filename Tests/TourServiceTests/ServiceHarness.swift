@@ -43,13 +43,18 @@ final class ServiceHarness: @unchecked Sendable {
     private var balancerStopped = false
     let alpha: String
     let beta: String
+    /// Where a bucket's AWS variables come from.
+    let environment: [String: String]
 
     /// `logFile`: where the service logs, at `logLevel` (else nowhere, errors only).
     /// `beforeEachFileJob` runs before every job of the service's file I/O pool (a slow disk).
     /// `alone`: one daemon even in a balanced run, for tests of what one daemon does by itself
     /// (its HTTP layer, its metrics, its files, its memory), which a balancer in front would
     /// answer for or spread over several.
+    /// `environment`: the AWS variables a bucket is reached with (a test's own S3 store), else
+    /// the process's.
     init(dataDir: String? = nil, logFile: String? = nil, logLevel: LogLevel = .error, alone: Bool = false,
+         environment: [String: String] = ProcessInfo.processInfo.environment,
          configure: (inout ToursdConfig) -> Void = { _ in }, beforeEachFileJob: (@Sendable () -> Void)? = nil,
          storage: (any SQLStorage) -> any SQLStorage = { $0 }) throws {
         let dataDir = dataDir ?? testDirectory("toursd").path
@@ -68,7 +73,7 @@ final class ServiceHarness: @unchecked Sendable {
         // TOURSD_TEST_S3 (set by Tests/s3/api.sh with the AWS variables of a store it started):
         // each harness's blobs in a bucket of its own there.
         if ProcessInfo.processInfo.environment["TOURSD_TEST_S3"]?.isEmpty == false {
-            config.blobStore = try Self.freshBucket(for: dataDir)
+            config.blobStore = try Self.freshBucket(for: dataDir, environment: environment)
         }
         configure(&config)
         let daemons = alone || config.databaseUrl.isEmpty ? 1 : Int(ProcessInfo.processInfo.environment["TOURSD_TEST_BALANCED"] ?? "") ?? 1
@@ -78,6 +83,7 @@ final class ServiceHarness: @unchecked Sendable {
             config.resumableInterimResponses = false // nginx 1.22 in front takes a 104 for the answer (docs/scale-out.md)
         }
         self.config = config
+        self.environment = environment
         let logger = Logger(sink: LogSink(fd: open(logFile ?? "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0o600)), level: logLevel)
         // New tokens for the tenants (made on a first start, reused on a reopened directory).
         alpha = try Admin.createToken(config, tenant: "alpha", logger: logger).token
@@ -86,7 +92,7 @@ final class ServiceHarness: @unchecked Sendable {
         for daemon in 0..<daemons {
             var own = config
             if daemon > 0 { own.dataDir = "\(dataDir)-daemon\(daemon)" }
-            let service = try SyncService.open(config: own, logger: logger, beforeEachFileJob: beforeEachFileJob, storage: storage)
+            let service = try SyncService.open(config: own, logger: logger, beforeEachFileJob: beforeEachFileJob, environment: environment, storage: storage)
             let metrics = ServerMetrics()
             let server = HTTPServer(configuration: own.server, router: service.makeRouter(metrics: metrics), metrics: metrics, logger: logger,
                                     handlers: service.handlerThreads)
@@ -120,10 +126,10 @@ final class ServiceHarness: @unchecked Sendable {
 
     /// A new bucket on the run's S3 store, named after the harness's directory (a data
     /// directory reopened finds its bucket again).
-    static func freshBucket(for dataDir: String) throws -> String {
+    static func freshBucket(for dataDir: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
         let name = "t-" + String(dataDir.unicodeScalars.filter { CharacterSet.alphanumerics.contains($0) }.map(Character.init)).lowercased().suffix(40)
         guard let settings = try BucketSettings.resolve(blobStore: "s3://\(name)", endpoint: "", region: "", pathStyle: false,
-                                                        environment: ProcessInfo.processInfo.environment) else { preconditionFailure("an s3:// store") }
+                                                        environment: environment) else { preconditionFailure("an s3:// store") }
         try ObjectBucket(settings: settings, transfers: bucketTransfers, timeouts: TransferTimeouts(connectMs: 5000, stallSeconds: 30)).transfer().create()
         return "s3://\(name)"
     }
@@ -182,7 +188,7 @@ final class ServiceHarness: @unchecked Sendable {
     /// removal would: in the blob folder, or in the bucket.
     func plant(_ key: String, _ bytes: Data) throws {
         if let settings = try BucketSettings.resolve(blobStore: config.blobStore, endpoint: config.s3Endpoint, region: "", pathStyle: false,
-                                                     environment: ProcessInfo.processInfo.environment) {
+                                                     environment: environment) {
             let transfer = try ObjectBucket(settings: settings, transfers: Self.bucketTransfers, timeouts: TransferTimeouts(connectMs: 5000, stallSeconds: 30)).transfer()
             try transfer.put(key, .bytes(Array(bytes)), contentType: "application/octet-stream")
         } else {
@@ -196,7 +202,7 @@ final class ServiceHarness: @unchecked Sendable {
     /// upload's segments as its one partial file).
     private func bucketObjects() -> [String] {
         guard let settings = try? BucketSettings.resolve(blobStore: config.blobStore, endpoint: config.s3Endpoint, region: "", pathStyle: false,
-                                                         environment: ProcessInfo.processInfo.environment),
+                                                         environment: environment),
               let objects = try? ObjectBucket(settings: settings, transfers: Self.bucketTransfers, timeouts: TransferTimeouts(connectMs: 5000, stallSeconds: 30))
                 .transfer().list("") else { return [] }
         return Array(Set(objects.map { object in

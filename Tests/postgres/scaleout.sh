@@ -5,6 +5,8 @@
 # token). Then, through the balancer: schemathesis, tuspy, the tours command line syncing a
 # property, and the cross-instance checks of Tests/postgres/scaleout.py (ids and tourIds, a
 # token revoked on one daemon refused by all at once, a daemon killed mid-upload).
+# With SCALEOUT_S3=moto or rclone, the blobs are in a bucket of that store instead
+# (Tests/s3/store.sh); the folder then holds only the daemons' shared webhook key.
 #   scaleout.sh TOURSD TOURS
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,6 +19,7 @@ cleanup() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     wait 2>/dev/null || true
     stop_nginx "$work"
+    [ -d "$work/s3" ] && bash Tests/s3/store.sh stop "$work/s3"
     bash Tests/postgres/cluster.sh stop "$work/pg"
     rm -rf "$work"
 }
@@ -25,6 +28,13 @@ server=$(bash Tests/postgres/cluster.sh start "$work/pg")
 psql "$server/postgres" -qc "CREATE DATABASE tours"
 database="$server/tours"
 mkdir -p "$work/blobs"
+if [ -n "${SCALEOUT_S3:-}" ]; then
+    mkdir -p "$work/s3"
+    export $(bash Tests/s3/store.sh start "$SCALEOUT_S3" "$work/s3")
+    .venv/bin/python -c 'import boto3; boto3.client("s3").create_bucket(Bucket="tours")'
+    export TOURSD_blobStore="s3://tours/scaleout"
+    echo "scale-out: blobs in a bucket of $SCALEOUT_S3 at $AWS_ENDPOINT_URL"
+fi
 
 # Every daemon delivers webhooks to a receiver on loopback (the webhook check below), quickly.
 export TOURSD_webhookAllowPrivateTargets=true TOURSD_webhookPollMs=50 TOURSD_webhookTimeoutMs=2000

@@ -46,6 +46,10 @@ public struct ToursdConfig: Sendable, Equatable {
     /// With a bucket: local copies of blobs (reads, previews and tiles come from them) are kept
     /// to this many bytes, the least recently used going first.
     public var blobCopyBytes = 1 << 30
+    /// With a bucket: how often a page of its objects (and every multipart upload in progress)
+    /// is checked against the rows, what no row names removed once older than
+    /// `orphanGraceSeconds`.
+    public var bucketSweepSeconds = 600
     /// With a shared database, the start-up sweep leaves files younger than this alone (another
     /// daemon may be between placing a file and committing its row).
     public var orphanGraceSeconds = 3600
@@ -234,6 +238,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "s3ConnectTimeoutMs": { config, text in setInt(&config.s3ConnectTimeoutMs, text, 100...120_000) },
         "s3StallSeconds": { config, text in setInt(&config.s3StallSeconds, text, 1...3600) },
         "blobCopyBytes": { config, text in setInt(&config.blobCopyBytes, text, 0...1 << 50) },
+        "bucketSweepSeconds": { config, text in setInt(&config.bucketSweepSeconds, text, 1...86_400) },
         "orphanGraceSeconds": { config, text in setInt(&config.orphanGraceSeconds, text, 0...30 * 86_400) },
         "orphanSweepLimit": { config, text in setInt(&config.orphanSweepLimit, text, 0...10_000_000) },
         "databaseFileCheckSeconds": { config, text in setInt(&config.databaseFileCheckSeconds, text, 1...3600) },

@@ -12,6 +12,8 @@ protocol BlobStore: AnyObject, Sendable {
     var io: ThreadPool { get }
     /// Where bodies are received before they are placed.
     var incoming: IncomingFolder { get }
+    /// Why the store cannot be reached, as it last saw (read without I/O; /healthz).
+    var unavailableReason: String? { get }
 
     /// Puts a received file in place as `key`, durably; false when a blob is there already
     /// (nothing is replaced; the received file stays the caller's).

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Hashing
 import ObjectStorage
+import Synchronization
 import ThreadPools
 
 /// Blobs in an S3-compatible bucket (`blobStore: "s3://BUCKET/PREFIX"`), for daemons on
@@ -26,6 +27,11 @@ final class BucketBlobStore: BlobStore {
     /// `s3PartBytes`: a multipart upload's parts, and a resumable upload's segments.
     let partSize: Int64
     private let retryAfterSeconds: Int
+    /// Set when a call found the store away, cleared by the next that reached it; while set,
+    /// the store is probed every `retryAfterSeconds`, so /healthz recovers without traffic.
+    private let away = Mutex<String?>(nil)
+
+    var unavailableReason: String? { away.withLock { $0 } }
 
     init(bucket: ObjectBucket, dataDir: String, io: ThreadPool, partSize: Int, copyBytes: Int64, retryAfterSeconds: Int) throws(ServiceError) {
         self.bucket = bucket
@@ -44,16 +50,46 @@ final class BucketBlobStore: BlobStore {
     /// Runs bucket calls on a transfer thread; the store's errors become the API's.
     func calls<T: Sendable>(_ body: @escaping @Sendable (BucketTransfer) throws -> T) async throws -> T {
         do {
-            return try await bucket.run(body)
+            let result = try await bucket.run(body)
+            reached()
+            return result
         } catch let error as ObjectStoreError {
             throw serviceError(error)
         }
     }
 
+    /// The API's error for the store's, noting the store away.
     func serviceError(_ error: ObjectStoreError) -> ServiceError {
-        switch error {
-        case .unavailable: ServiceError(.unavailable, "the object store is unavailable; try again shortly (\(error))", retryAfterSeconds: retryAfterSeconds)
-        default: ServiceError(.internal, "\(error)")
+        guard case .unavailable(let reason) = error else {
+            reached() // it answered
+            return ServiceError(.internal, "\(error)")
+        }
+        let probing = away.withLock { away in
+            defer { away = reason }
+            return away != nil
+        }
+        if !probing { probe() }
+        return ServiceError(.unavailable, "the object store is unavailable; try again shortly (\(error))", retryAfterSeconds: retryAfterSeconds)
+    }
+
+    private func reached() {
+        away.withLock { $0 = nil }
+    }
+
+    /// Asks the store for one key every `retryAfterSeconds` until it answers.
+    private func probe() {
+        Task(executorPreference: io) { [self] in
+            while unavailableReason != nil {
+                try? await Task.sleep(for: .seconds(max(1, retryAfterSeconds)))
+                do {
+                    _ = try await bucket.run { try $0.list("", limit: 1) }
+                    reached()
+                } catch let error as ObjectStoreError {
+                    if case .unavailable(let reason) = error { away.withLock { $0 = reason } } else { reached() }
+                } catch {
+                    return // the pool stopped
+                }
+            }
         }
     }
 
@@ -136,7 +172,8 @@ final class BucketBlobStore: BlobStore {
         return try await io.run { [self] () throws -> BucketPartial in
             do {
                 return try BucketPartial(name: Self.name(key), transfer: try bucket.transfer(), partSize: partSize,
-                                         buffer: "\(folder)/\(key.tenant)-\(key.id).partial", recordedOffset: recordedOffset)
+                                         buffer: "\(folder)/\(key.tenant)-\(key.id).partial", recordedOffset: recordedOffset,
+                                         failure: { [weak self] error in self?.serviceError(error) ?? ServiceError(.unavailable, "\(error)") })
             } catch let error as ObjectStoreError {
                 throw serviceError(error)
             }

@@ -26,6 +26,8 @@ final class BucketPartial: PartialBlob, @unchecked Sendable {
     let openedOffset: Int64
     let openedDigest: StreamingDigest
     private let transfer: BucketTransfer
+    /// The store's errors as the API's (`BucketBlobStore.serviceError`).
+    private let failure: @Sendable (ObjectStoreError) -> ServiceError
     private let partSize: Int64
     private let bufferPath: String
     private var descriptor: Int32?
@@ -57,9 +59,11 @@ final class BucketPartial: PartialBlob, @unchecked Sendable {
         return chain
     }
 
-    init(name: String, transfer: BucketTransfer, partSize: Int64, buffer: String, recordedOffset: Int64) throws {
+    init(name: String, transfer: BucketTransfer, partSize: Int64, buffer: String, recordedOffset: Int64,
+         failure: @escaping @Sendable (ObjectStoreError) -> ServiceError) throws {
         self.name = name
         self.transfer = transfer
+        self.failure = failure
         self.partSize = partSize
         bufferPath = buffer
         unlink(buffer)
@@ -141,7 +145,7 @@ final class BucketPartial: PartialBlob, @unchecked Sendable {
             do {
                 bytes = offset > start ? try transfer.get(Self.segmentName(name, start: start), range: 0..<(offset - start)) : []
             } catch {
-                throw ServiceError(.unavailable, "the object store is unavailable; try again shortly (\(error))")
+                throw failure(error)
             }
             tailStart = start
             bufferLength = 0
@@ -171,10 +175,7 @@ final class BucketPartial: PartialBlob, @unchecked Sendable {
             try transfer.put(Self.segmentName(name, start: tailStart), .file(fd: fd, offset: 0, length: length, sha256: digest),
                              contentType: "application/octet-stream")
         } catch {
-            if case .unavailable = error {
-                throw ServiceError(.unavailable, "the object store is unavailable; try again shortly (\(error))")
-            }
-            throw ServiceError(.internal, "\(error)")
+            throw failure(error)
         }
     }
 

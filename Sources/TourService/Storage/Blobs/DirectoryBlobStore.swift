@@ -33,6 +33,9 @@ final class DirectoryBlobStore: BlobStore {
         }
     }
 
+    /// A disk error is the request's (a 500, a full disk 507): the folder is never "away".
+    var unavailableReason: String? { nil }
+
     func path(_ key: BlobKey) -> String {
         StoredFiles(blobs: blobs).path(key)
     }
