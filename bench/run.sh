@@ -10,6 +10,8 @@ bash bench/mixed_load.sh
 echo
 bash bench/uploads.sh
 echo
+bash bench/s3.sh
+echo
 bash bench/resumable.sh
 echo
 bash bench/outbox.sh

@@ -196,8 +196,11 @@ import TestSupport
         #expect(seen, "the preview was never seen being made")
         #expect(try target.send("DELETE", "/v1/panoramas/\(id)", headers: target.auth).status == 204)
         await making.value
-        // The making ends once its file is cached and checked against the deletion.
-        try await waitUntil("the making has ended") { try target.gauge("toursd_previews_waiting") == 0 }
+        // The making ends once its file is cached and checked against the deletion; so does
+        // the cutting of its tiles (8192 wide: it is tiled too).
+        try await waitUntil("the making has ended", seconds: 60) {
+            try target.gauge("toursd_previews_waiting") == 0 && target.gauge("toursd_tiles_waiting") == 0
+        }
         let left = (FileManager.default.subpaths(atPath: target.dataDir + "/previews") ?? []).filter { $0.contains(id) }
         #expect(left.isEmpty, "\(left)")
     }

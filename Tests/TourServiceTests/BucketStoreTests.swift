@@ -97,6 +97,10 @@ import ThreadPools
         var changed = image
         changed[150_000] ^= 0xff
         try harness.plant("1/panoramas/\(id)", Data(changed))
+        // A daemon without a copy yet (this one made one to look at the panorama's width).
+        let copies = harness.dataDir + "/copies"
+        try await waitUntil("the copy the stored panorama's tiles looked at") { directoryEntries(copies).contains(image.sha256Name) }
+        try FileManager.default.removeItem(atPath: copies + "/" + image.sha256Name)
         let read = try client.send("GET", "/v1/panoramas/\(id)/content")
         #expect(read.status == 500)
         #expect(read.text.contains("sha-256"), "\(read.text)")
@@ -111,6 +115,15 @@ import ThreadPools
         let (_, floorId) = try client.makeFloor()
         let id = newID(), image = imageBytes((11 << 20) + 12345, seed: 6)
         #expect(try client.putPanorama(id, floorId: floorId, bytes: image).status == 201)
+        // The parts went while the body arrived; a body refused after them leaves nothing.
+        let refused = newID()
+        #expect(try client.putPanorama(refused, floorId: floorId, bytes: image, digest: reprDigest(imageBytes(10))).status == 400)
+        let store = try #require(try BucketSettings.resolve(blobStore: harness.config.blobStore, endpoint: "", region: "", pathStyle: false,
+                                                            environment: server.environment))
+        let bucket = try ObjectBucket(settings: store, transfers: ThreadPool(name: "parts-test", threads: 1),
+                                      timeouts: TransferTimeouts(connectMs: 2000, stallSeconds: 10)).transfer()
+        #expect(try bucket.multipartUploads("").isEmpty)
+        #expect(try bucket.list("").map(\.key) == ["1/panoramas/\(id)"])
         let range = try client.send("GET", "/v1/panoramas/\(id)/content", headers: ["Range": "bytes=5242870-5242889"])
         #expect(range.status == 206 && range.body == Array(image[5_242_870...5_242_889]))
         #expect(try client.send("GET", "/v1/panoramas/\(id)/content").body == image)
@@ -152,4 +165,9 @@ import ThreadPools
         _ = second.wait(seconds: 10)
         server.stop()
     }
+}
+
+private extension Array where Element == UInt8 {
+    /// The name of a local copy of these bytes.
+    var sha256Name: String { sha256Hex(self) }
 }

@@ -36,6 +36,8 @@ public struct ToursdConfig: Sendable, Equatable {
     public var s3PathStyle = false
     /// The parts of a multipart upload, and the segments of a resumable upload in the bucket.
     public var s3PartBytes = 8 << 20
+    /// The parts of one upload sent to the bucket at once.
+    public var s3PartsInFlight = 4
     /// Threads that wait on the bucket (each with its own connection).
     public var s3TransferThreads = 16
     /// How long a connection to the bucket may take.
@@ -234,6 +236,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "s3Region": { $0.s3Region = $1; return true },
         "s3PathStyle": { config, text in setBool(&config.s3PathStyle, text) },
         "s3PartBytes": { config, text in setInt(&config.s3PartBytes, text, 5 << 20...1 << 30) },
+        "s3PartsInFlight": { config, text in setInt(&config.s3PartsInFlight, text, 1...64) },
         "s3TransferThreads": { config, text in setInt(&config.s3TransferThreads, text, 1...256) },
         "s3ConnectTimeoutMs": { config, text in setInt(&config.s3ConnectTimeoutMs, text, 100...120_000) },
         "s3StallSeconds": { config, text in setInt(&config.s3StallSeconds, text, 1...3600) },

@@ -48,15 +48,15 @@ enum FloorRoutes {
                 throw ServiceError(.unsupportedMediaType, "a world map is application/octet-stream")
             }
             guard try await context.read({ try await TourStore.floor($0, tenant, floorId) }) != nil else { throw ServiceError.notFound("floor", floorId) }
-            let received = try await context.blobs.receive(request.body)
+            // A fresh name: in place before the row points at it; the map it replaces stays
+            // until the commit says otherwise.
+            let key = BlobKey(tenant: tenant, kind: .worldMap, id: "\(floorId).\(ByteEncoding.hex(randomBytes(8)))")
+            let received = try await context.blobs.receive(request.body, toward: key)
             // The same map again changes nothing.
             if let floor = try? await context.read({ try await TourStore.floor($0, tenant, floorId) }), floor.worldMapSHA256 == received.sha256 {
                 await context.blobs.discard(received)
                 return .document(.ok, floor.document)
             }
-            // A fresh name: in place before the row points at it; the map it replaces stays
-            // until the commit says otherwise.
-            let key = BlobKey(tenant: tenant, kind: .worldMap, id: "\(floorId).\(ByteEncoding.hex(randomBytes(8)))")
             try await context.blobs.store(received, as: key)
             context.crashPoints.reached(.worldMapPlaced)
             let outcome: TourStore.WorldMapOutcome

@@ -23,7 +23,8 @@ enum PanoramaRoutes {
                 return try PanoramaUpload.resend(existing, digest: declared)
             }
             _ = try await context.read { try await TourStore.panoramaPlace($0, tenant, floorId: floorId, roomId: roomId) }
-            let received = try await context.blobs.receive(request.body)
+            let key = BlobKey(tenant: tenant, kind: .panorama, id: id)
+            let received = try await context.blobs.receive(request.body, toward: key)
             if let declared, declared != received.sha256 {
                 await context.blobs.discard(received)
                 throw ServiceError(.digestMismatch, "the body's sha-256 is \(received.sha256), not the declared \(declared)")
@@ -35,7 +36,6 @@ enum PanoramaRoutes {
                 throw error
             }
             // In place before its row is committed: the row is the switch.
-            let key = BlobKey(tenant: tenant, kind: .panorama, id: id)
             return try await context.panoramaTurns.withTurn(key) {
                 let placement: PanoramaPlacement
                 do {

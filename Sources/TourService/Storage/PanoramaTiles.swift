@@ -144,8 +144,11 @@ final class PanoramaTiles: Sendable {
             }
             made.add(1, ordering: .relaxed)
             logger.info("a panorama is cut into tiles", ["panorama": panorama.id, "faceSize": "\(pyramid.faceSize)", "levels": "\(pyramid.levels)"])
-            // A deletion that raced the making: it removed the folder before the tiles were in it.
-            if !(await stillStored()) { _ = try? await io.run { try? FileManager.default.removeItem(atPath: target) } }
+            // A deletion that raced the making removed the panorama's folder before the tiles
+            // were in it: the folder (made again for them) goes with them.
+            if !(await stillStored()) {
+                _ = try? await io.run { try? FileManager.default.removeItem(atPath: (target as NSString).deletingLastPathComponent) }
+            }
             return true
         } catch {
             logger.warn("a panorama cannot be cut into tiles: its preview stands in", ["panorama": panorama.id, "error": "\(error)"])

@@ -15,6 +15,10 @@ protocol BlobStore: AnyObject, Sendable {
     /// Why the store cannot be reached, as it last saw (read without I/O; /healthz).
     var unavailableReason: String? { get }
 
+    /// Receives a request body into a new local file, hashed as it arrives, to be placed as
+    /// `key` (a bucket sends its parts there while the body still arrives).
+    func receive(_ body: RequestBody, toward key: BlobKey) async throws -> ReceivedBlob
+
     /// Puts a received file in place as `key`, durably; false when a blob is there already
     /// (nothing is replaced; the received file stays the caller's).
     func place(_ received: ReceivedBlob, as key: BlobKey) async throws -> Bool
@@ -45,13 +49,10 @@ protocol BlobStore: AnyObject, Sendable {
 }
 
 extension BlobStore {
-    /// Receives a request body into a new local file, hashed as it arrives.
-    func receive(_ body: RequestBody) async throws -> ReceivedBlob {
-        try await incoming.receive(body)
-    }
-
-    /// Drops a received file nobody will place; gone before the answer says so.
+    /// Drops a received file nobody will place (and the parts sent for it); gone before the
+    /// answer says so.
     func discard(_ received: ReceivedBlob) async {
+        await received.streamed?.abort()
         await incoming.discard(received)
     }
 

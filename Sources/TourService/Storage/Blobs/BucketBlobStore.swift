@@ -6,6 +6,7 @@ import Hashing
 import ObjectStorage
 import Synchronization
 import ThreadPools
+import HTTPCore
 
 /// Blobs in an S3-compatible bucket (`blobStore: "s3://BUCKET/PREFIX"`), for daemons on
 /// several machines: `<tenant>/<kind>/<name>` below the prefix, as in the blob folder.
@@ -26,6 +27,8 @@ final class BucketBlobStore: BlobStore {
     let copies: LocalCopies
     /// `s3PartBytes`: a multipart upload's parts, and a resumable upload's segments.
     let partSize: Int64
+    /// `s3PartsInFlight`: the parts of one upload sent at once.
+    let partsInFlight: Int
     private let retryAfterSeconds: Int
     /// Set when a call found the store away, cleared by the next that reached it; while set,
     /// the store is probed every `retryAfterSeconds`, so /healthz recovers without traffic.
@@ -33,12 +36,14 @@ final class BucketBlobStore: BlobStore {
 
     var unavailableReason: String? { away.withLock { $0 } }
 
-    init(bucket: ObjectBucket, dataDir: String, io: ThreadPool, partSize: Int, copyBytes: Int64, retryAfterSeconds: Int) throws(ServiceError) {
+    init(bucket: ObjectBucket, dataDir: String, io: ThreadPool, partSize: Int, partsInFlight: Int, copyBytes: Int64,
+         retryAfterSeconds: Int) throws(ServiceError) {
         self.bucket = bucket
         self.io = io
         self.partSize = Int64(partSize)
+        self.partsInFlight = partsInFlight
         self.retryAfterSeconds = retryAfterSeconds
-        incoming = IncomingFolder(path: dataDir + "/tmp", io: io)
+        incoming = IncomingFolder(path: dataDir + "/tmp", io: io, destination: .bucket(partSize: Int64(partSize)))
         copies = LocalCopies(folder: dataDir + "/copies", limitBytes: copyBytes, io: io)
         for directory in [dataDir + "/tmp", dataDir + "/copies"] { try Disk.makeDirectory(directory) }
     }
@@ -48,6 +53,7 @@ final class BucketBlobStore: BlobStore {
     }
 
     /// Runs bucket calls on a transfer thread; the store's errors become the API's.
+    @discardableResult
     func calls<T: Sendable>(_ body: @escaping @Sendable (BucketTransfer) throws -> T) async throws -> T {
         do {
             let result = try await bucket.run(body)
@@ -95,44 +101,97 @@ final class BucketBlobStore: BlobStore {
 
     // MARK: Whole blobs
 
-    /// Sends the received file to `key` unless an object is there (asked first: a store may
-    /// ignore `If-None-Match`, and the caller holds the panorama's turn across daemons).
-    func place(_ received: ReceivedBlob, as key: BlobKey) async throws -> Bool {
-        let name = Self.name(key), partSize = self.partSize
-        let placed = try await calls { transfer -> Bool in
-            guard try transfer.head(name) == nil else { return false }
-            try Self.send(received, to: name, partSize: partSize, on: transfer)
-            return true
+    /// Receives the body into `tmp/`, its full parts sent toward `key` as they arrive.
+    func receive(_ body: RequestBody, toward key: BlobKey) async throws -> ReceivedBlob {
+        let streamed = StreamedParts(name: Self.name(key), store: self)
+        var received: ReceivedBlob
+        do {
+            received = try await incoming.receive(body) { streamed.written($0) }
+        } catch {
+            await streamed.abort()
+            throw error
         }
-        if placed { await incoming.discard(received) }
-        return placed
+        if streamed.finished(received.file) {
+            received.streamed = streamed
+            do {
+                _ = try await streamed.sent()
+            } catch {
+                await discard(received)
+                throw error
+            }
+        }
+        return received
     }
 
-    /// One PUT with the file's digest signed, or a multipart upload of `partSize` parts, each
-    /// with its own; a failed multipart upload is aborted.
-    private static func send(_ received: ReceivedBlob, to name: String, partSize: Int64, on transfer: BucketTransfer) throws {
-        let fd = open(received.file.path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw Disk.failure("open \(received.file.path)", errno) }
-        defer { close(fd) }
-        let size = received.size
-        guard size > partSize else {
-            try transfer.put(name, .file(fd: fd, offset: 0, length: size, sha256: received.sha256), contentType: "application/octet-stream", ifAbsent: true)
-            return
+    /// Sends the received file to `key` unless an object is there (asked first: a store may
+    /// ignore `If-None-Match`, and the caller holds the panorama's turn across daemons); parts
+    /// sent while it arrived become the object.
+    func place(_ received: ReceivedBlob, as key: BlobKey) async throws -> Bool {
+        let name = Self.name(key)
+        guard try await calls({ try $0.head(name) }) == nil else { return false }
+        if let streamed = received.streamed, streamed.name == name {
+            let (upload, parts) = try await streamed.sent()
+            try await calls { try $0.completeMultipart(name, uploadId: upload, parts: parts) }
+            await keepCopy(received)
+            return true
         }
-        let upload = try transfer.startMultipart(name, contentType: "application/octet-stream")
+        await received.streamed?.abort()
+        let path = received.file.path
+        let fd = try await io.run {
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw Disk.failure("open \(path)", errno) }
+            return fd
+        }
+        defer { close(fd) }
+        if received.size <= partSize {
+            let (size, sha256) = (received.size, received.sha256)
+            try await calls { try $0.put(name, .file(fd: fd, offset: 0, length: size, sha256: sha256), contentType: "application/octet-stream", ifAbsent: true) }
+        } else {
+            try await sendParts(of: fd, size: received.size, to: name)
+        }
+        await keepCopy(received)
+        return true
+    }
+
+    /// A body sent: its file becomes the local copy (the next read needs no fetch).
+    private func keepCopy(_ received: ReceivedBlob) async {
+        if await copies.adopt(received.file.path, sha256: received.sha256) {
+            received.file.markPlaced()
+        } else {
+            await incoming.discard(received)
+        }
+    }
+
+    /// A multipart upload of the file's `partSize` parts, `partsInFlight` at a time, each with
+    /// its own digest signed; aborted if any fails.
+    private func sendParts(of fd: Int32, size: Int64, to name: String) async throws {
+        let upload = try await calls { try $0.startMultipart(name, contentType: "application/octet-stream") }
+        let partSize = self.partSize
+        let count = Int((size + partSize - 1) / partSize)
         do {
-            var parts: [UploadedPart] = []
-            var offset: Int64 = 0
-            while offset < size {
-                let length = min(partSize, size - offset)
-                let digest = try FileDigest.sha256(fd, offset: offset, length: length)
-                let etag = try transfer.putPart(name, uploadId: upload, number: parts.count + 1, .file(fd: fd, offset: offset, length: length, sha256: digest))
-                parts.append(UploadedPart(number: parts.count + 1, etag: etag, size: length))
-                offset += length
+            let parts = try await withThrowingTaskGroup(of: UploadedPart.self) { group in
+                var next = 0
+                func send() {
+                    let number = next + 1, offset = Int64(next) * partSize
+                    let length = min(partSize, size - offset)
+                    next += 1
+                    group.addTask { [self] in
+                        let digest = try await io.run { try FileDigest.sha256(fd, offset: offset, length: length) }
+                        let etag = try await calls { try $0.putPart(name, uploadId: upload, number: number, .file(fd: fd, offset: offset, length: length, sha256: digest)) }
+                        return UploadedPart(number: number, etag: etag, size: length)
+                    }
+                }
+                while next < min(count, partsInFlight) { send() }
+                var done: [UploadedPart] = []
+                while let part = try await group.next() {
+                    done.append(part)
+                    if next < count { send() }
+                }
+                return done
             }
-            try transfer.completeMultipart(name, uploadId: upload, parts: parts)
+            try await calls { try $0.completeMultipart(name, uploadId: upload, parts: parts) }
         } catch {
-            try? transfer.abortMultipart(name, uploadId: upload)
+            _ = try? await calls { try $0.abortMultipart(name, uploadId: upload) }
             throw error
         }
     }

@@ -27,7 +27,7 @@ final class DirectoryBlobStore: BlobStore {
     init(blobs: String, temporaryDirectory: String, io: ThreadPool) throws(ServiceError) {
         self.blobs = blobs
         self.io = io
-        incoming = IncomingFolder(path: temporaryDirectory, io: io)
+        incoming = IncomingFolder(path: temporaryDirectory, io: io, destination: .folder)
         for directory in [blobs, (temporaryDirectory as NSString).deletingLastPathComponent, temporaryDirectory] {
             try Disk.makeDirectory(directory)
         }
@@ -45,6 +45,10 @@ final class DirectoryBlobStore: BlobStore {
     }
 
     // MARK: Request paths (async, on the I/O pool)
+
+    func receive(_ body: RequestBody, toward key: BlobKey) async throws -> ReceivedBlob {
+        try await incoming.receive(body)
+    }
 
     func place(_ received: ReceivedBlob, as key: BlobKey) async throws -> Bool {
         try await io.run { [self] in

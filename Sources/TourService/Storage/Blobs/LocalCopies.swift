@@ -39,6 +39,15 @@ final class LocalCopies: Sendable {
         return path
     }
 
+    /// Takes the file at `path` (on the same file system) as the copy of digest `sha256`: a
+    /// body just sent to the bucket is read from here, not fetched back. False when it could
+    /// not be moved (the caller still owns it).
+    func adopt(_ path: String, sha256: String) async -> Bool {
+        let adopted = (try? await io.run { [folder] in rename(path, "\(folder)/\(sha256)") == 0 }) ?? false
+        if adopted { _ = try? await io.run { [self] in trim() } }
+        return adopted
+    }
+
     /// Removes the least recently used copies past the limit.
     private func trim() {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []

@@ -13,14 +13,20 @@ import HTTPCore
 struct IncomingFolder: Sendable {
     let path: String
     let io: ThreadPool
+    let destination: IncomingBlob.Destination
 
     /// Receives a request body into a new temporary file: each batch written and hashed on the
     /// I/O pool as it arrives, never held whole, then fsynced. The file goes unless placed.
-    func receive(_ body: RequestBody) async throws -> ReceivedBlob {
+    /// `written`: told of the file after each batch, on the I/O pool (a bucket sends its full
+    /// parts from there).
+    func receive(_ body: RequestBody, written: (@Sendable (IncomingBlob) -> Void)? = nil) async throws -> ReceivedBlob {
         let name = ByteEncoding.hex(randomBytes(12))
-        let file = try await io.run { [path] in try IncomingBlob(path: "\(path)/\(name).part") }
+        let file = try await io.run { [path, destination] in try IncomingBlob(path: "\(path)/\(name).part", for: destination) }
         do {
-            try await body.drain(on: io) { batch in try file.write(batch) }
+            try await body.drain(on: io) { batch in
+                try file.write(batch)
+                written?(file)
+            }
             let digest = try await io.run { try file.sync() }
             return ReceivedBlob(file: file, sha256: ByteEncoding.hex(digest), head: file.head)
         } catch {
@@ -81,6 +87,8 @@ enum Disk {
 struct ReceivedBlob: Sendable {
     let file: IncomingBlob
     let sha256: String
+    /// The parts a bucket was sent while the body arrived, when it was (`StreamedParts`).
+    var streamed: StreamedParts?
     /// The file's first bytes (`IncomingBlob.headLength`): what its type is told by.
     let head: [UInt8]
     var size: Int64 { file.size }
@@ -101,8 +109,27 @@ final class IncomingBlob: @unchecked Sendable {
     /// Placed, or discarded: no longer this object's to remove.
     private var settled = false
 
-    init(path: String) throws(ServiceError) {
+    /// Where the file goes once received.
+    enum Destination: Sendable {
+        /// Renamed into the blob folder: made durable (fsynced) first.
+        case folder
+        /// Sent to a bucket in parts of this size: only read, once; each part hashed as it
+        /// passes (the digest its request is signed with).
+        case bucket(partSize: Int64)
+    }
+
+    private let destination: Destination
+    /// With a bucket: the digests of its parts.
+    private var parts: PartDigests?
+    /// The digests of the parts written whole (hex).
+    var partDigests: [String] { parts?.whole ?? [] }
+    /// With a bucket, once synced: the digest of what follows the last whole part (hex).
+    private(set) var lastPartDigest: String?
+
+    init(path: String, for destination: Destination = .folder) throws(ServiceError) {
         self.path = path
+        self.destination = destination
+        if case .bucket(let partSize) = destination { parts = PartDigests(partSize: partSize) }
         fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Disk.failure("create \(path)", errno) }
     }
@@ -134,21 +161,59 @@ final class IncomingBlob: @unchecked Sendable {
             chunk.withUnsafeBytes { bytes in
                 digest.update(bytes)
                 if head.count < Self.headLength { head += bytes.prefix(Self.headLength - head.count) }
+                parts?.add(bytes)
             }
             size += Int64(chunk.count)
         }
         // Writeback starts as the body arrives, so the final fsync finds little left:
         // acknowledging durably costs almost nothing extra. A hint: fsync decides.
-        if size - writebackStarted >= FileWrites.writebackStep {
+        if case .folder = destination, size - writebackStarted >= FileWrites.writebackStep {
             _ = nt_start_writeback(fd, writebackStarted, size - writebackStarted)
             writebackStarted = size
         }
     }
 
-    /// Flushes the bytes to disk; returns the SHA-256 of everything written.
+    /// Flushes the bytes to disk (for the folder); returns the SHA-256 of everything written.
     func sync() throws(ServiceError) -> [UInt8] {
-        guard fsync(fd) == 0 else { throw Disk.failure("fsync", errno) }
+        switch destination {
+        case .folder:
+            guard fsync(fd) == 0 else { throw Disk.failure("fsync", errno) }
+        case .bucket:
+            lastPartDigest = parts?.finish()
+        }
         return digest.finish()
+    }
+}
+
+/// The SHA-256 of each `partSize` part of a stream of bytes, taken as they pass.
+struct PartDigests {
+    let partSize: Int64
+    /// The digests of the parts passed whole (hex).
+    private(set) var whole: [String] = []
+    private var current = StreamingDigest(.sha256)
+    private var passed: Int64 = 0
+
+    init(partSize: Int64) { self.partSize = partSize }
+
+    /// The next bytes of the stream.
+    mutating func add(_ bytes: UnsafeRawBufferPointer) {
+        var done = 0
+        while done < bytes.count {
+            let room = Int(partSize - passed % partSize)
+            let piece = min(room, bytes.count - done)
+            current.update(UnsafeRawBufferPointer(rebasing: bytes[done..<(done + piece)]))
+            done += piece
+            passed += Int64(piece)
+            if piece == room {
+                whole.append(ByteEncoding.hex(current.finish()))
+                current = StreamingDigest(.sha256)
+            }
+        }
+    }
+
+    /// The digest of what followed the last whole part (of nothing, when none did).
+    func finish() -> String {
+        ByteEncoding.hex(current.finish())
     }
 }
 
