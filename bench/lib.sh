@@ -202,3 +202,12 @@ postgres_bench_cleanup() {
     bash Tests/postgres/cluster.sh stop "$work/pg"
     rm -rf "$work"
 }
+
+# bench_floor BASE TOKEN: a new property with one floor on the toursd at BASE; prints the floor's id.
+bench_floor() {
+    local property floor
+    property=$(cat /proc/sys/kernel/random/uuid) floor=$(cat /proc/sys/kernel/random/uuid)
+    curl -fs -o /dev/null -X PUT -H "Authorization: Bearer $2" -d '{"name":"Bench","floorCount":1}' "$1/v1/properties/$property"
+    curl -fs -o /dev/null -X PUT -H "Authorization: Bearer $2" -d '{"number":0}' "$1/v1/properties/$property/floors/$floor"
+    echo "$floor"
+}

@@ -21,10 +21,7 @@ export $(bash Tests/s3/store.sh start rclone "$work/s3")
 TOURSD_blobStore="s3://bench/toursd" start_toursd "$work"
 token=$(cat "$work/data/admin.token")
 auth="Authorization: Bearer $token"
-property=$(python3 -c 'import uuid; print(uuid.uuid4())')
-floor=$(python3 -c 'import uuid; print(uuid.uuid4())')
-curl -fs -o /dev/null -X PUT -H "$auth" -d '{"name":"Bench","floorCount":1}' "http://127.0.0.1:$TOURSD_PORT/v1/properties/$property"
-curl -fs -o /dev/null -X PUT -H "$auth" -d '{"number":0}' "http://127.0.0.1:$TOURSD_PORT/v1/properties/$property/floors/$floor"
+floor=$(bench_floor "http://127.0.0.1:$TOURSD_PORT" "$token")
 
 # Seconds for $1 uploads at once through toursd, each a new panorama. Fails on any non-2xx.
 toursd_uploads() {

@@ -24,10 +24,7 @@ reference_pid=$!
 reference_port=$(port_from_file "$work/reference.port" "the durable reference (DurableReceiver)")
 token=$(cat "$work/data/admin.token")
 auth="Authorization: Bearer $token"
-property=$(python3 -c 'import uuid; print(uuid.uuid4())')
-floor=$(python3 -c 'import uuid; print(uuid.uuid4())')
-curl -fs -o /dev/null -X PUT -H "$auth" -d '{"name":"Bench","floorCount":1}' "http://127.0.0.1:$TOURSD_PORT/v1/properties/$property"
-curl -fs -o /dev/null -X PUT -H "$auth" -d '{"number":0}' "http://127.0.0.1:$TOURSD_PORT/v1/properties/$property/floors/$floor"
+floor=$(bench_floor "http://127.0.0.1:$TOURSD_PORT" "$token")
 rounds=${UPLOAD_ROUNDS:-3}
 
 # Seconds for the uploads named by ids on stdin, $1 at a time, to URL prefix $2 (each id
