@@ -1,6 +1,9 @@
 import Foundation
 import Logging
 import SQLiteDB
+import SQLKit
+import ObjectStorage
+import ThreadPools
 
 /// The operator's commands on a data directory: migrate, and manage tokens. Each opens the
 /// database, brings it to the newest schema, and does its one thing.
@@ -65,12 +68,82 @@ public enum Admin {
 
     /// A consistent copy of the data directory into `destination` (Backup); returns what was
     /// linked, copied and dropped.
-    public static func backup(_ config: ToursdConfig, to destination: String) throws(StartupError) -> (linked: Int, copied: Int, dropped: Int) {
-        guard config.databaseUrl.isEmpty, config.blobDir.isEmpty, !config.blobStore.hasPrefix("s3://") else {
-            throw StartupError("backup copies the embedded layout (SQLite and blobs in dataDir); with databaseUrl, blobDir or an s3:// blobStore set, back up the database (pg_dump) and the blob folder or bucket instead")
+    public static func backup(_ config: ToursdConfig, to destination: String) throws(StartupError) -> BackupMade {
+        guard config.databaseUrl.isEmpty else {
+            throw StartupError("backup copies an SQLite database (in dataDir); with databaseUrl set, back up PostgreSQL (pg_dump) and the blob folder or bucket instead")
+        }
+        if let settings = try SyncService.bucketSettings(config) {
+            let transfer: BucketTransfer
+            do {
+                transfer = try ObjectBucket(settings: settings, transfers: ThreadPool(name: "backup", threads: 1),
+                                            timeouts: TransferTimeouts(connectMs: config.s3ConnectTimeoutMs, stallSeconds: config.s3StallSeconds)).transfer()
+            } catch {
+                throw StartupError("\(error)")
+            }
+            return .manifest(objects: try BucketBackup.run(from: config.dataDir, to: destination, bucket: transfer))
+        }
+        guard config.blobDir.isEmpty else {
+            throw StartupError("backup copies the embedded layout (SQLite and blobs in dataDir); with blobDir set, back up the database and the blob folder instead")
         }
         let summary = try Backup.run(from: config.dataDir, to: destination)
-        return (summary.linked, summary.copied, summary.dropped)
+        return .files(linked: summary.linked, copied: summary.copied, dropped: summary.dropped)
+    }
+
+    /// `toursd blobs copy --to s3://BUCKET/PREFIX`: the blob folder's blobs into the bucket
+    /// (BlobCopy), read from the database `config` names.
+    public static func copyBlobs(_ config: ToursdConfig, to store: String, logger: Logger,
+                                 environment: [String: String] = ProcessInfo.processInfo.environment) throws(StartupError) -> BlobCopyOutcome {
+        guard try SyncService.bucketSettings(config, environment: environment) == nil else {
+            throw StartupError("blobs copy takes the blobs of the blob folder (blobStore \"directory\"); this configuration's are in \(config.blobStore)")
+        }
+        let destination: BucketSettings
+        do {
+            guard let settings = try BucketSettings.resolve(blobStore: store, endpoint: config.s3Endpoint, region: config.s3Region,
+                                                            pathStyle: config.s3PathStyle, environment: environment) else {
+                throw StartupError("blobs copy --to takes a bucket, s3://BUCKET/PREFIX")
+            }
+            destination = settings
+        } catch let error as StartupError {
+            throw error
+        } catch {
+            throw StartupError("\(error)")
+        }
+        let transfer: BucketTransfer
+        do {
+            transfer = try ObjectBucket(settings: destination, transfers: ThreadPool(name: "copy", threads: 1),
+                                        timeouts: TransferTimeouts(connectMs: config.s3ConnectTimeoutMs, stallSeconds: config.s3StallSeconds)).transfer()
+        } catch {
+            throw StartupError("\(error)")
+        }
+        let entries = try withStorage(config, logger: logger) { pool throws(StartupError) in
+            do {
+                return BucketBackup.entries(try pool.readBlocking { db in
+                    var rows: [[Row]] = []
+                    for statement in BucketBackup.naming { rows.append(try await db.query(statement)) }
+                    return rows
+                })
+            } catch {
+                throw StartupError("cannot read what the database names: \(error)")
+            }
+        }
+        let outcome = BlobCopy.run(entries, from: config.blobFolder, to: transfer)
+        return BlobCopyOutcome(copied: outcome.copied, present: outcome.present, bytes: outcome.bytes, problems: outcome.problems)
+    }
+
+    /// What `blobs copy` did.
+    public struct BlobCopyOutcome: Sendable, Equatable {
+        public let copied: Int
+        public let present: Int
+        public let bytes: Int64
+        public let problems: [String]
+    }
+
+    /// What a backup holds besides the database.
+    public enum BackupMade: Sendable, Equatable {
+        /// The blob folder's files: linked, copied, and those no row names left out.
+        case files(linked: Int, copied: Int, dropped: Int)
+        /// The manifest of the bucket's objects the rows name, each checked to be there.
+        case manifest(objects: Int)
     }
 
     /// A new token for the tenant (made when missing): shown here once, stored only hashed.

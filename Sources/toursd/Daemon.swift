@@ -44,10 +44,21 @@ enum Daemon {
                     print("\(migration.fileName)\t\(migration.appliedAt.map { "applied \($0)" } ?? "pending")")
                 }
             case .backup(let config, let destination):
-                let made = try Admin.backup(config, to: destination)
-                print("backed up \(config.dataDir) into \(destination): the database, \(made.linked) files linked, \(made.copied) copied"
-                      + (made.dropped > 0 ? ", \(made.dropped) not named by a row left out" : ""))
+                switch try Admin.backup(config, to: destination) {
+                case .files(let linked, let copied, let dropped):
+                    print("backed up \(config.dataDir) into \(destination): the database, \(linked) files linked, \(copied) copied"
+                          + (dropped > 0 ? ", \(dropped) not named by a row left out" : ""))
+                case .manifest(let objects):
+                    print("backed up \(config.dataDir) into \(destination): the database, and blobs.manifest naming its \(objects) objects in \(config.blobStore), each there")
+                }
                 print("serve it with: toursd serve --data-dir \(destination)")
+            case .copyBlobs(let config, let store):
+                let outcome = try Admin.copyBlobs(config, to: store, logger: try logger(config))
+                print("copied \(outcome.copied) blobs (\(outcome.bytes) bytes) from \(config.blobFolder) into \(store); \(outcome.present) there already with the same bytes")
+                guard outcome.problems.isEmpty else {
+                    throw StartupError("\(outcome.problems.count) blobs were not copied:\n" + outcome.problems.joined(separator: "\n"))
+                }
+                print("every digest checked; to serve from the bucket set blobStore to \(store)")
             case .createToken(let config, let tenant):
                 let made = try Admin.createToken(config, tenant: tenant, logger: try logger(config))
                 print("token \(made.id) for tenant \(tenant); it is shown only this once:")

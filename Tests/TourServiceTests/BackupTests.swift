@@ -5,6 +5,8 @@ import Foundation
 import Synchronization
 import Testing
 import TestSupport
+import ObjectStorage
+import ThreadPools
 
 /// `toursd backup DEST` while clients upload: the copy serves, what it lists is whole, and
 /// everything acknowledged before the backup began is in it.
@@ -86,5 +88,53 @@ import TestSupport
         let result = try runCommand(ToursdProcess.executable.path, ["backup", destination, "--data-dir", destination])
         #expect(result.status != 0)
         #expect(result.err.contains("holds no toursd database") || result.err.contains("not empty"))
+    }
+
+    /// With a bucket: the database and a manifest of the objects it names, each checked to be
+    /// there; the copy serves them from the bucket. An object missing fails the backup.
+    @Test func aBackupWithABucketWritesTheDatabaseAndAManifestOfItsObjects() async throws {
+        let server = try S3Server(.rclone)
+        defer { server.stop() }
+        let dataDir = testDirectory("backup-bucket").path
+        let bucket = try ServiceHarness.freshBucket(for: dataDir, environment: server.environment)
+        let environment = server.environment.merging(["TOURSD_blobStore": bucket]) { $1 }
+        let daemon = try ToursdProcess(dataDir: dataDir, environment: environment)
+        defer { daemon.signal(SIGKILL); _ = daemon.wait(seconds: 10) }
+        let token = try daemon.adminToken
+        let client = try APIClient(port: daemon.port, token: token)
+        let (_, floorId) = try client.makeFloor()
+        let images = (0..<3).map { imageBytes(100_000 + $0, seed: UInt8($0 + 40)) }
+        let ids = images.map { _ in newID() }
+        for (id, image) in zip(ids, images) { #expect(try client.putPanorama(id, floorId: floorId, bytes: image).status == 201) }
+        let partial = imageBytes(300_000, seed: 50), partialPanorama = newID()
+        let location = try #require(try client.tusCreate(panoramaId: partialPanorama, floorId: floorId, length: partial.count).header("Location"))
+        #expect(try client.tusPatch(location, offset: 0, Array(partial[..<120_000])).status == 204)
+
+        let command = environment.map { "\($0.key)=\($0.value)" }
+        let destination = testDirectory("backup-bucket-copy").path
+        let backup = try runCommand("/usr/bin/env", command + [ToursdProcess.executable.path, "backup", destination, "--data-dir", dataDir])
+        #expect(backup.status == 0, "\(backup.err)")
+        #expect(backup.out.contains("blobs.manifest naming its 4 objects"), "\(backup.out)")
+        let manifest = try String(contentsOfFile: destination + "/blobs.manifest", encoding: .utf8).split(separator: "\n")
+        for (id, image) in zip(ids, images) {
+            #expect(manifest.contains("1/panoramas/\(id)\t\(image.count)\t\(sha256Hex(image))"[...]), "\(manifest)")
+        }
+        #expect(manifest.contains("1/uploads/\(location.split(separator: "/").last ?? "")\t120000\t"[...]), "\(manifest)")
+
+        daemon.signal(SIGKILL)
+        _ = daemon.wait(seconds: 10)
+        let copy = try ToursdProcess(dataDir: destination, environment: environment)
+        defer { copy.signal(SIGKILL); _ = copy.wait(seconds: 10) }
+        let restored = try APIClient(port: copy.port, token: token)
+        for (id, image) in zip(ids, images) { #expect(try restored.send("GET", "/v1/panoramas/\(id)/content").body == image) }
+        #expect(try restored.tus("HEAD", location).header("Upload-Offset") == "120000")
+
+        // An object the database names gone from the bucket: the backup says which, and fails.
+        let settings = try #require(try BucketSettings.resolve(blobStore: bucket, endpoint: "", region: "", pathStyle: false, environment: server.environment))
+        try ObjectBucket(settings: settings, transfers: ThreadPool(name: "backup-test", threads: 1),
+                         timeouts: TransferTimeouts(connectMs: 2000, stallSeconds: 10)).transfer().delete("1/panoramas/\(ids[1])")
+        let broken = try runCommand("/usr/bin/env", command + [ToursdProcess.executable.path, "backup", testDirectory("backup-broken").path, "--data-dir", dataDir])
+        #expect(broken.status != 0)
+        #expect(broken.err.contains("1/panoramas/\(ids[1])"), "\(broken.err)")
     }
 }

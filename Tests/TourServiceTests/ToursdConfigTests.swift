@@ -14,6 +14,16 @@ import Testing
         #expect(try ToursdCommand.parse(["serve", "--help"]) == .help(ToursdCommand.serveUsage))
     }
 
+    @Test func blobsCopyNamesItsBucket() throws {
+        #expect(try ToursdCommand.parse(["blobs", "copy", "--to", "s3://tours/eu"]) == .copyBlobs(ToursdConfig(), to: "s3://tours/eu"))
+        for (arguments, words) in [(["blobs", "copy"], "--to s3://"), (["blobs", "copy", "--to", "/srv/x"], "--to s3://"),
+                                   (["blobs", "move", "--to", "s3://tours"], "unknown blobs command"), (["blobs"], "blobs needs copy")] {
+            #expect { try ToursdCommand.parse(arguments) } throws: { ($0 as? ConfigError)?.message.contains(words) == true }
+        }
+        guard case .help(let text) = try ToursdCommand.parse(["blobs", "--help"]) else { Issue.record("no help for blobs"); return }
+        #expect(text.contains("read back"))
+    }
+
     @Test func theShippedConfigFileHoldsEveryKeyWithTheEmbeddedDefaults() throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("config/toursd.json").path

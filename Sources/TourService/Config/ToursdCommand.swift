@@ -5,6 +5,8 @@ public enum ToursdCommand: Equatable, Sendable {
     case migrate(ToursdConfig, status: Bool)
     /// A consistent copy of the data directory into a new folder, while the daemon serves.
     case backup(ToursdConfig, destination: String)
+    /// The blob folder's blobs into a bucket (`s3://BUCKET/PREFIX`), each digest checked.
+    case copyBlobs(ToursdConfig, to: String)
     case createToken(ToursdConfig, tenant: String)
     case listTokens(ToursdConfig)
     case revokeToken(ToursdConfig, id: Int64)
@@ -32,6 +34,7 @@ public enum ToursdCommand: Equatable, Sendable {
            toursd migrate [--status] [--migrations-dir DIR] [--config PATH] [--data-dir DIR]
            toursd tokens create --tenant NAME | list | revoke ID [--config PATH] [--data-dir DIR]
            toursd backup DEST [--config PATH] [--data-dir DIR]
+           toursd blobs copy --to s3://BUCKET/PREFIX [--config PATH] [--data-dir DIR]
            toursd check-config [--config PATH] [--host ADDR] [--port N] [--data-dir DIR]
 
     The NoughtyTours sync backend.
@@ -41,6 +44,7 @@ public enum ToursdCommand: Equatable, Sendable {
       migrate  bring the database to the newest schema (serve does this too)
       tokens   create, list or revoke the bearer tokens of tenants
       backup   copy the data directory, consistently, while the daemon serves
+      blobs    copy the blob folder's blobs into an S3 bucket, each digest checked
       check-config  print the effective configuration and check it can be served
       version  the release (also --version)
 
@@ -90,6 +94,23 @@ public enum ToursdCommand: Equatable, Sendable {
     \(commonOptions)
     """
 
+    static let blobsUsage = """
+    usage: toursd blobs copy --to s3://BUCKET/PREFIX [--config PATH] [--data-dir DIR]
+
+    Copies every blob the database names (panoramas, world maps, the acknowledged bytes of
+    unfinished uploads) from the blob folder into the bucket, in the layout blobStore
+    "s3://BUCKET/PREFIX" reads. Each file is checked against its row's digest before it goes,
+    its request signed with it, and the object read back and checked again; an object there
+    with the same bytes already is left alone. The bucket's endpoint, region and credentials
+    come as for serve (AWS_* variables, else s3Endpoint and s3Region). Exits 1 naming every
+    blob it could not copy. To move a deployment: run it while the daemons serve, stop them,
+    run it again (it copies only what came meanwhile), set blobStore, start them.
+
+    options:
+      --to s3://BUCKET/PREFIX  the bucket (and prefix) to copy into
+    \(commonOptions)
+    """
+
     static let checkUsage = """
     usage: toursd check-config [--config PATH] [--host ADDR] [--port N] [--data-dir DIR]
 
@@ -135,11 +156,13 @@ public enum ToursdCommand: Equatable, Sendable {
         case "migrate": (help, allowed) = (migrateUsage, ["--config", "--data-dir", "--migrations-dir", "--status"])
         case "tokens": (help, allowed) = (tokensUsage, ["--config", "--data-dir", "--tenant"])
         case "backup": (help, allowed) = (backupUsage, ["--config", "--data-dir"])
+        case "blobs": (help, allowed) = (blobsUsage, ["--config", "--data-dir", "--to"])
         default: throw ConfigError("unknown subcommand \"\(subcommand)\"; see toursd --help")
         }
         var configPath: String?
         var overrides: [(key: String, value: String)] = []
         var tenant: String?
+        var target: String?
         var status = false
         while let flag = rest.popFirst() {
             if flag == "--help" || flag == "-h" { return .help(words.isEmpty ? usage : help) }
@@ -152,6 +175,7 @@ public enum ToursdCommand: Equatable, Sendable {
             switch flag {
             case "--config": configPath = value
             case "--tenant": tenant = value
+            case "--to": target = value
             case "--host": overrides.append(("host", value))
             case "--port": overrides.append(("port", value))
             case "--migrations-dir": overrides.append(("migrationsDir", value))
@@ -179,6 +203,12 @@ public enum ToursdCommand: Equatable, Sendable {
             guard arguments.count == 1, !destination.isEmpty else { throw ConfigError("backup takes one argument: the folder to copy into") }
             return .backup(config, destination: destination)
         case ("backup", nil): throw ConfigError("backup needs the folder to copy into: toursd backup DEST")
+        case ("blobs", "copy"):
+            guard arguments.count == 1 else { throw ConfigError("blobs copy takes no argument; the bucket goes in --to") }
+            guard let target, target.hasPrefix("s3://") else { throw ConfigError("blobs copy needs --to s3://BUCKET/PREFIX") }
+            return .copyBlobs(config, to: target)
+        case ("blobs", let other):
+            throw ConfigError(other.map { "unknown blobs command \"\($0)\"" } ?? "blobs needs copy")
         case ("tokens", "create"):
             guard arguments.count == 1 else { throw ConfigError("tokens create takes no argument; the tenant goes in --tenant") }
             guard let tenant else { throw ConfigError("tokens create needs --tenant NAME") }

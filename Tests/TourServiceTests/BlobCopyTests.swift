@@ -1,0 +1,62 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+import TestSupport
+import ObjectStorage
+
+/// Moving a deployment from the blob folder to a bucket with `toursd blobs copy`: everything
+/// the database names arrives, each digest checked; a second run copies nothing again; the
+/// daemon started on the bucket serves it all and resumes the unfinished upload. A file that
+/// changed on disk is named, not copied.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct BlobCopyTests {
+    @Test func aFolderIsCopiedIntoABucketAndServedFromIt() async throws {
+        let server = try S3Server(.moto)
+        defer { server.stop() }
+        let dataDir = testDirectory("copy-source").path
+        let daemon = try ToursdProcess(dataDir: dataDir)
+        let token = try daemon.adminToken
+        let client = try APIClient(port: daemon.port, token: token)
+        let (_, floorId) = try client.makeFloor()
+        let images = (0..<3).map { imageBytes(200_000 + $0, seed: UInt8($0 + 60)) }
+        let ids = images.map { _ in newID() }
+        for (id, image) in zip(ids, images) { #expect(try client.putPanorama(id, floorId: floorId, bytes: image).status == 201) }
+        let worldMap = Array(repeating: UInt8(7), count: 5000)
+        #expect([200, 201].contains(try client.putWorldMap(floorId, bytes: worldMap).status))
+        let partial = imageBytes(400_000, seed: 70), partialPanorama = newID()
+        let location = try #require(try client.tusCreate(panoramaId: partialPanorama, floorId: floorId, length: partial.count).header("Location"))
+        #expect(try client.tusPatch(location, offset: 0, Array(partial[..<150_000])).status == 204)
+        daemon.signal(SIGTERM)
+        _ = daemon.wait(seconds: 10)
+
+        let bucket = try ServiceHarness.freshBucket(for: dataDir, environment: server.environment)
+        let command = server.environment.map { "\($0.key)=\($0.value)" } + [ToursdProcess.executable.path, "blobs", "copy", "--to", bucket, "--data-dir", dataDir]
+        let copied = try runCommand("/usr/bin/env", command)
+        #expect(copied.status == 0, "\(copied.err)")
+        #expect(copied.out.contains("copied 5 blobs"), "\(copied.out)")
+        let again = try runCommand("/usr/bin/env", command)
+        #expect(again.out.contains("copied 0 blobs (0 bytes)") && again.out.contains("5 there already"), "\(again.out)")
+
+        let moved = try ToursdProcess(dataDir: dataDir, environment: server.environment.merging(["TOURSD_blobStore": bucket]) { $1 })
+        defer { moved.signal(SIGKILL); _ = moved.wait(seconds: 10) }
+        let served = try APIClient(port: moved.port, token: token)
+        for (id, image) in zip(ids, images) { #expect(try served.send("GET", "/v1/panoramas/\(id)/content").body == image) }
+        #expect(try served.send("GET", "/v1/floors/\(floorId)/worldmap").body == worldMap)
+        #expect(try served.tus("HEAD", location).header("Upload-Offset") == "150000")
+        #expect(try served.tusPatch(location, offset: 150_000, Array(partial[150_000...])).status == 204)
+        #expect(try served.send("GET", "/v1/panoramas/\(partialPanorama)/content").body == partial)
+
+        // A file changed on disk since its row was written: named, not copied.
+        let changed = dataDir + "/blobs/1/panoramas/\(ids[0])"
+        let handle = try #require(FileHandle(forWritingAtPath: changed))
+        try handle.seek(toOffset: 1000)
+        try handle.write(contentsOf: Data([0xAB]))
+        try handle.close()
+        let other = try ServiceHarness.freshBucket(for: dataDir + "-other", environment: server.environment)
+        let refused = try runCommand("/usr/bin/env", server.environment.map { "\($0.key)=\($0.value)" }
+                                     + [ToursdProcess.executable.path, "blobs", "copy", "--to", other, "--data-dir", dataDir])
+        #expect(refused.status == 1)
+        #expect(refused.err.contains("1/panoramas/\(ids[0])") && refused.err.contains("not copied"), "\(refused.err)")
+    }
+}
