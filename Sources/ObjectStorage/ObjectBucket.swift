@@ -28,8 +28,7 @@ public final class ObjectBucket: Sendable {
 
     /// A connection for the caller's own thread (one thread at a time).
     public func transfer() throws -> BucketTransfer {
-        guard let transfer = S3Transfer(settings: settings, timeouts: timeouts) else { throw ObjectStoreError.unavailable("libcurl could not start") }
-        return BucketTransfer(transfer, settings)
+        try BucketTransfer.open(settings, timeouts: timeouts)
     }
 }
 
@@ -42,6 +41,12 @@ public final class BucketTransfer {
     init(_ transfer: S3Transfer, _ settings: BucketSettings) {
         self.transfer = transfer
         self.settings = settings
+    }
+
+    /// A connection to the bucket of `settings` for the caller's own thread (a tool, a test).
+    public static func open(_ settings: BucketSettings, timeouts: TransferTimeouts) throws(ObjectStoreError) -> BucketTransfer {
+        guard let transfer = S3Transfer(settings: settings, timeouts: timeouts) else { throw .unavailable("libcurl could not start") }
+        return BucketTransfer(transfer, settings)
     }
 
     // MARK: Objects

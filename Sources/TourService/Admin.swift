@@ -3,7 +3,6 @@ import Logging
 import SQLiteDB
 import SQLKit
 import ObjectStorage
-import ThreadPools
 
 /// The operator's commands on a data directory: migrate, and manage tokens. Each opens the
 /// database, brings it to the newest schema, and does its one thing.
@@ -73,14 +72,7 @@ public enum Admin {
             throw StartupError("backup copies an SQLite database (in dataDir); with databaseUrl set, back up PostgreSQL (pg_dump) and the blob folder or bucket instead")
         }
         if let settings = try SyncService.bucketSettings(config) {
-            let transfer: BucketTransfer
-            do {
-                transfer = try ObjectBucket(settings: settings, transfers: ThreadPool(name: "backup", threads: 1),
-                                            timeouts: TransferTimeouts(connectMs: config.s3ConnectTimeoutMs, stallSeconds: config.s3StallSeconds)).transfer()
-            } catch {
-                throw StartupError("\(error)")
-            }
-            return .manifest(objects: try BucketBackup.run(from: config.dataDir, to: destination, bucket: transfer))
+            return .manifest(objects: try BucketBackup.run(from: config.dataDir, to: destination, bucket: try connect(settings, config)))
         }
         guard config.blobDir.isEmpty else {
             throw StartupError("backup copies the embedded layout (SQLite and blobs in dataDir); with blobDir set, back up the database and the blob folder instead")
@@ -108,13 +100,7 @@ public enum Admin {
         } catch {
             throw StartupError("\(error)")
         }
-        let transfer: BucketTransfer
-        do {
-            transfer = try ObjectBucket(settings: destination, transfers: ThreadPool(name: "copy", threads: 1),
-                                        timeouts: TransferTimeouts(connectMs: config.s3ConnectTimeoutMs, stallSeconds: config.s3StallSeconds)).transfer()
-        } catch {
-            throw StartupError("\(error)")
-        }
+        let transfer = try connect(destination, config)
         let entries = try withStorage(config, logger: logger) { pool throws(StartupError) in
             do {
                 return BucketBackup.entries(try pool.readBlocking { db in
@@ -128,6 +114,15 @@ public enum Admin {
         }
         let outcome = BlobCopy.run(entries, from: config.blobFolder, to: transfer)
         return BlobCopyOutcome(copied: outcome.copied, present: outcome.present, bytes: outcome.bytes, problems: outcome.problems)
+    }
+
+    /// A connection to a bucket for a command, with `config`'s timeouts.
+    private static func connect(_ settings: BucketSettings, _ config: ToursdConfig) throws(StartupError) -> BucketTransfer {
+        do {
+            return try BucketTransfer.open(settings, timeouts: TransferTimeouts(connectMs: config.s3ConnectTimeoutMs, stallSeconds: config.s3StallSeconds))
+        } catch {
+            throw StartupError("\(error)")
+        }
     }
 
     /// What `blobs copy` did.

@@ -6,7 +6,6 @@ import Synchronization
 import Testing
 import TestSupport
 import ObjectStorage
-import ThreadPools
 
 /// `toursd backup DEST` while clients upload: the copy serves, what it lists is whole, and
 /// everything acknowledged before the backup began is in it.
@@ -131,8 +130,7 @@ import ThreadPools
 
         // An object the database names gone from the bucket: the backup says which, and fails.
         let settings = try #require(try BucketSettings.resolve(blobStore: bucket, endpoint: "", region: "", pathStyle: false, environment: server.environment))
-        try ObjectBucket(settings: settings, transfers: ThreadPool(name: "backup-test", threads: 1),
-                         timeouts: TransferTimeouts(connectMs: 2000, stallSeconds: 10)).transfer().delete("1/panoramas/\(ids[1])")
+        try BucketTransfer.open(settings, timeouts: TransferTimeouts(connectMs: 2000, stallSeconds: 10)).delete("1/panoramas/\(ids[1])")
         let broken = try runCommand("/usr/bin/env", command + [ToursdProcess.executable.path, "backup", testDirectory("backup-broken").path, "--data-dir", dataDir])
         #expect(broken.status != 0)
         #expect(broken.err.contains("1/panoramas/\(ids[1])"), "\(broken.err)")

@@ -5,7 +5,6 @@ import Foundation
 import Testing
 import TestSupport
 import ObjectStorage
-import ThreadPools
 @testable import TourService
 
 /// The bucket store when things go wrong: the store going away under a body and under a PATCH,
@@ -120,8 +119,7 @@ import ThreadPools
         #expect(try client.putPanorama(refused, floorId: floorId, bytes: image, digest: reprDigest(imageBytes(10))).status == 400)
         let store = try #require(try BucketSettings.resolve(blobStore: harness.config.blobStore, endpoint: "", region: "", pathStyle: false,
                                                             environment: server.environment))
-        let bucket = try ObjectBucket(settings: store, transfers: ThreadPool(name: "parts-test", threads: 1),
-                                      timeouts: TransferTimeouts(connectMs: 2000, stallSeconds: 10)).transfer()
+        let bucket = try BucketTransfer.open(store, timeouts: TransferTimeouts(connectMs: 2000, stallSeconds: 10))
         #expect(try bucket.multipartUploads("").isEmpty)
         #expect(try bucket.list("").map(\.key) == ["1/panoramas/\(id)"])
         let range = try client.send("GET", "/v1/panoramas/\(id)/content", headers: ["Range": "bytes=5242870-5242889"])
@@ -139,8 +137,7 @@ import ThreadPools
         let dataDir = testDirectory("toursd-killed").path
         let bucketName = try ServiceHarness.freshBucket(for: dataDir, environment: server.environment)
         let settings = try #require(try BucketSettings.resolve(blobStore: bucketName, endpoint: "", region: "", pathStyle: false, environment: server.environment))
-        let bucket = try ObjectBucket(settings: settings, transfers: ThreadPool(name: "sweep-test", threads: 1),
-                                      timeouts: TransferTimeouts(connectMs: 2000, stallSeconds: 10)).transfer()
+        let bucket = try BucketTransfer.open(settings, timeouts: TransferTimeouts(connectMs: 2000, stallSeconds: 10))
         let environment = server.environment.merging(["TOURSD_blobStore": bucketName, "TOURSD_s3PartBytes": String(5 << 20),
                                                       "TOURSD_orphanGraceSeconds": "1", "TOURSD_bucketSweepSeconds": "1"]) { $1 }
         let first = try ToursdProcess(dataDir: dataDir, environment: environment)

@@ -9,7 +9,6 @@ import Logging
 import TestSupport
 import SQLKit
 import ObjectStorage
-import ThreadPools
 @testable import TourService
 
 /// A toursd service on a fresh data directory, served on 127.0.0.1 with an OS-chosen port,
@@ -130,11 +129,10 @@ final class ServiceHarness: @unchecked Sendable {
         let name = "t-" + String(dataDir.unicodeScalars.filter { CharacterSet.alphanumerics.contains($0) }.map(Character.init)).lowercased().suffix(40)
         guard let settings = try BucketSettings.resolve(blobStore: "s3://\(name)", endpoint: "", region: "", pathStyle: false,
                                                         environment: environment) else { preconditionFailure("an s3:// store") }
-        try ObjectBucket(settings: settings, transfers: bucketTransfers, timeouts: TransferTimeouts(connectMs: 5000, stallSeconds: 30)).transfer().create()
+        try BucketTransfer.open(settings, timeouts: TransferTimeouts(connectMs: 5000, stallSeconds: 30)).create()
         return "s3://\(name)"
     }
 
-    private static let bucketTransfers = ThreadPool(name: "test-buckets", threads: 1)
 
     /// A client speaking as one tenant (nil: no token).
     func client(_ token: String?) throws -> APIClient {
@@ -189,7 +187,7 @@ final class ServiceHarness: @unchecked Sendable {
     func plant(_ key: String, _ bytes: Data) throws {
         if let settings = try BucketSettings.resolve(blobStore: config.blobStore, endpoint: config.s3Endpoint, region: "", pathStyle: false,
                                                      environment: environment) {
-            let transfer = try ObjectBucket(settings: settings, transfers: Self.bucketTransfers, timeouts: TransferTimeouts(connectMs: 5000, stallSeconds: 30)).transfer()
+            let transfer = try BucketTransfer.open(settings, timeouts: TransferTimeouts(connectMs: 5000, stallSeconds: 30))
             try transfer.put(key, .bytes(Array(bytes)), contentType: "application/octet-stream")
         } else {
             let path = "\(config.blobFolder)/\(key)"
@@ -203,8 +201,7 @@ final class ServiceHarness: @unchecked Sendable {
     private func bucketObjects() -> [String] {
         guard let settings = try? BucketSettings.resolve(blobStore: config.blobStore, endpoint: config.s3Endpoint, region: "", pathStyle: false,
                                                          environment: environment),
-              let objects = try? ObjectBucket(settings: settings, transfers: Self.bucketTransfers, timeouts: TransferTimeouts(connectMs: 5000, stallSeconds: 30))
-                .transfer().list("") else { return [] }
+              let objects = try? BucketTransfer.open(settings, timeouts: TransferTimeouts(connectMs: 5000, stallSeconds: 30)).list("") else { return [] }
         return Array(Set(objects.map { object in
             let parts = object.key.split(separator: "/")
             return "blobs/" + (parts.count == 4 && parts[1] == "uploads" ? parts.prefix(3).joined(separator: "/") : object.key)
