@@ -96,9 +96,9 @@ import ObjectStorage
         var changed = image
         changed[150_000] ^= 0xff
         try harness.plant("1/panoramas/\(id)", Data(changed))
-        // A daemon without a copy yet (this one made one to look at the panorama's width).
+        // A daemon without a copy yet (this one kept the body it sent as one).
         let copies = harness.dataDir + "/copies"
-        try await waitUntil("the copy the stored panorama's tiles looked at") { directoryEntries(copies).contains(image.sha256Name) }
+        try await waitUntil("the tiling to look and give up") { try harness.metric("toursd_tiles_waiting") == 0 }
         try FileManager.default.removeItem(atPath: copies + "/" + image.sha256Name)
         let read = try client.send("GET", "/v1/panoramas/\(id)/content")
         #expect(read.status == 500)
@@ -122,9 +122,18 @@ import ObjectStorage
         let bucket = try BucketTransfer.open(store, timeouts: TransferTimeouts(connectMs: 2000, stallSeconds: 10))
         #expect(try bucket.multipartUploads("").isEmpty)
         #expect(try bucket.list("").map(\.key) == ["1/panoramas/\(id)"])
+        // A daemon without the copy asks the store for the range alone, and keeps no copy
+        // (once the look at its width for tiles, which reads the copy, is over).
+        try await waitUntil("the tiling to look and give up") { try harness.metric("toursd_tiles_waiting") == 0 }
+        let copies = harness.dataDir + "/copies"
+        try FileManager.default.removeItem(atPath: copies + "/" + image.sha256Name)
         let range = try client.send("GET", "/v1/panoramas/\(id)/content", headers: ["Range": "bytes=5242870-5242889"])
         #expect(range.status == 206 && range.body == Array(image[5_242_870...5_242_889]))
+        #expect(!directoryEntries(copies).contains(image.sha256Name))
         #expect(try client.send("GET", "/v1/panoramas/\(id)/content").body == image)
+        #expect(directoryEntries(copies).contains(image.sha256Name), "a whole read makes the copy")
+        let again = try client.send("GET", "/v1/panoramas/\(id)/content", headers: ["Range": "bytes=-7"])
+        #expect(again.status == 206 && again.body == Array(image.suffix(7)))
         await harness.finish()
         server.stop()
     }

@@ -527,7 +527,14 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
     }
 
     private static func metric(_ harness: ServiceHarness, _ name: String) throws -> Int? {
-        let metrics = try harness.client(nil).send("GET", "/metrics").text
+        try harness.metric(name)
+    }
+}
+
+extension ServiceHarness {
+    /// A whole-number line of /metrics (a gauge, a counter), or nil when it has none.
+    func metric(_ name: String) throws -> Int? {
+        let metrics = try client(nil).send("GET", "/metrics").text
         return metrics.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ")[1]) }
     }
 }

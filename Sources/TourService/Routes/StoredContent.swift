@@ -9,8 +9,8 @@ extension ServiceContext {
         case .response(let response):
             return response
         case .bytes(let range, var response):
-            let fd = try await blobs.openForReading(key, sha256: content.sha256)
-            response.body = .file(FileRegion(fd: fd, offset: range.lowerBound, length: range.upperBound - range.lowerBound))
+            let (fd, offset) = try await blobs.openForReading(key, sha256: content.sha256, range: range, of: content.size)
+            response.body = .file(FileRegion(fd: fd, offset: offset, length: range.upperBound - range.lowerBound))
             return response
         }
     }

@@ -27,9 +27,10 @@ protocol BlobStore: AnyObject, Sendable {
     /// not an error (a crash may have removed it).
     func remove(_ keys: [BlobKey]) async
 
-    /// A descriptor of a local file holding the blob's bytes (sendfile reads it); the caller
-    /// owns it. `sha256`: the digest the blob's row records.
-    func openForReading(_ key: BlobKey, sha256: String) async throws -> Int32
+    /// A descriptor of a local file holding `range` of the blob's `size` bytes (sendfile reads
+    /// it), and where in it the range starts; the caller owns it. `sha256`: the digest the
+    /// blob's row records.
+    func openForReading(_ key: BlobKey, sha256: String, range: Range<Int64>, of size: Int64) async throws -> (fd: Int32, offset: Int64)
 
     /// The path of a local file holding the blob's bytes, for the previews and tiles to map.
     func localFile(_ key: BlobKey, sha256: String) async throws -> String

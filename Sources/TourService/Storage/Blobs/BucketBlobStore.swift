@@ -208,9 +208,24 @@ final class BucketBlobStore: BlobStore {
         }
     }
 
-    func openForReading(_ key: BlobKey, sha256: String) async throws -> Int32 {
-        let path = try await localFile(key, sha256: sha256)
-        return try await io.run {
+    /// From the local copy when there is one; a whole read makes it when there is not. A
+    /// part of a blob not copied yet is asked of the store alone (its Range passed through)
+    /// and sent from a file that holds just it.
+    func openForReading(_ key: BlobKey, sha256: String, range: Range<Int64>, of size: Int64) async throws -> (fd: Int32, offset: Int64) {
+        if range.count < size, let copy = try await copies.existing(sha256) {
+            return (try await openLocal(copy), range.lowerBound)
+        }
+        guard range.count < size else { return (try await openLocal(try await localFile(key, sha256: sha256)), range.lowerBound) }
+        let spooled = try await io.run { [incoming] () throws(ServiceError) -> CopyFile in
+            try CopyFile(path: "\(incoming.path)/\(ByteEncoding.hex(randomBytes(12))).range")
+        }
+        let name = Self.name(key)
+        try await calls { transfer in try spooled.fill { sink in try transfer.get(name, range: range, into: sink) } }
+        return (try await io.run { try spooled.readable() }, 0)
+    }
+
+    private func openLocal(_ path: String) async throws -> Int32 {
+        try await io.run {
             let fd = open(path, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { throw Disk.failure("open \(path)", errno) }
             return fd

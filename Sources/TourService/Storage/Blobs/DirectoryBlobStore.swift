@@ -69,11 +69,11 @@ final class DirectoryBlobStore: BlobStore {
         }
     }
 
-    func openForReading(_ key: BlobKey, sha256: String) async throws -> Int32 {
+    func openForReading(_ key: BlobKey, sha256: String, range: Range<Int64>, of size: Int64) async throws -> (fd: Int32, offset: Int64) {
         try await io.run { [self] in
             let fd = open(path(key), O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { throw ServiceError(.internal, "\(key.kind.rawValue)/\(key.id) cannot be opened: \(String(cString: strerror(errno)))") }
-            return fd
+            return (fd, range.lowerBound)
         }
     }
 

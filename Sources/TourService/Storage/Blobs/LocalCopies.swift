@@ -21,12 +21,18 @@ final class LocalCopies: Sendable {
         self.io = io
     }
 
+    /// The copy of the bytes of digest `sha256` when there is one (touched: in use).
+    func existing(_ sha256: String) async throws -> String? {
+        let path = "\(folder)/\(sha256)"
+        return try await io.run({ utimensat(AT_FDCWD, path, nil, 0) == 0 }) ? path : nil
+    }
+
     /// The copy of the bytes of digest `sha256`, fetched into a new file by `fetch` first
     /// when there is none.
     func path(of sha256: String, fetch: @Sendable (CopyFile) async throws -> Void) async throws -> String {
         let path = "\(folder)/\(sha256)"
         // A copy used is touched: the trim goes by age of last use.
-        if try await io.run({ utimensat(AT_FDCWD, path, nil, 0) == 0 }) { return path }
+        if let existing = try await existing(sha256) { return existing }
         let file = try await io.run { [folder] in try CopyFile(path: "\(folder)/.\(sha256).\(ByteEncoding.hex(randomBytes(6)))") }
         do {
             try await fetch(file)
@@ -106,6 +112,14 @@ final class CopyFile: @unchecked Sendable {
         guard rename(path, target) == 0 else { throw Disk.failure("rename \(path)", errno) }
         done = true
         close(fd)
+    }
+
+    /// A descriptor to read what was fetched, the file itself gone (a part of a blob, sent once).
+    func readable() throws(ServiceError) -> Int32 {
+        let reader = open(path, O_RDONLY | O_CLOEXEC)
+        guard reader >= 0 else { throw Disk.failure("open \(path)", errno) }
+        discard()
+        return reader
     }
 
     func discard() {
