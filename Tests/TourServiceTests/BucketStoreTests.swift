@@ -138,6 +138,33 @@ import ObjectStorage
         server.stop()
     }
 
+    /// A preview is decoded once for every daemon: kept in the bucket beside its panorama, a
+    /// daemon without it fetches it rather than decoding again; it goes with the panorama.
+    @Test func previewsAreKeptInTheBucketBesideTheirPanorama() async throws {
+        let server = try S3Server(.rclone)
+        let harness = try Self.harness(on: server)
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let id = newID(), image = try JPEGFixture.panorama(width: 2048)
+        #expect(try client.putPanorama(id, floorId: floorId, bytes: image).status == 201)
+        let first = try client.send("GET", "/v1/panoramas/\(id)/preview?width=1024")
+        #expect(first.status == 200)
+        let name = "1/previews/\(id)/1024-\(sha256Hex(image).prefix(16)).jpg"
+        let settings = try #require(try BucketSettings.resolve(blobStore: harness.config.blobStore, endpoint: "", region: "", pathStyle: false,
+                                                               environment: server.environment))
+        let bucket = try BucketTransfer.open(settings, timeouts: TransferTimeouts(connectMs: 2000, stallSeconds: 10))
+        try await waitUntil("the preview to be kept in the bucket") { (try? bucket.get(name)) == first.body }
+        #expect(try harness.metric("toursd_preview_decodes_total") == 1)
+        // This daemon's own cache gone (as on a daemon that never made it): fetched, not decoded.
+        try FileManager.default.removeItem(atPath: harness.dataDir + "/previews/1/\(id)")
+        #expect(try client.send("GET", "/v1/panoramas/\(id)/preview?width=1024").body == first.body)
+        #expect(try harness.metric("toursd_preview_decodes_total") == 1)
+        #expect(try client.send("DELETE", "/v1/panoramas/\(id)").status == 204)
+        #expect(try bucket.list("1/previews/").isEmpty)
+        await harness.finish()
+        server.stop()
+    }
+
     /// A daemon killed while it sends a panorama's parts leaves a multipart upload in
     /// progress; the next daemon's sweep aborts it (moto dates it 2010: it goes by when the
     /// daemon first saw it), and the panorama is absent or whole, never half.

@@ -7,7 +7,8 @@ import ObjectStorage
         #expect(BucketSweepPlan.key(of: "3/panoramas/abc") == BlobKey(tenant: 3, kind: .panorama, id: "abc"))
         #expect(BucketSweepPlan.key(of: "3/worldmaps/w-1") == BlobKey(tenant: 3, kind: .worldMap, id: "w-1"))
         #expect(BucketSweepPlan.key(of: "3/uploads/u/000000005242880") == BlobKey(tenant: 3, kind: .upload, id: "u"))
-        for other in ["3/uploads/u", "3/panoramas/a/b", "x/panoramas/a", "3/other/a", "3/panoramas/", "backup.tar", "3/uploads/u/x"] {
+        #expect(BucketSweepPlan.key(of: "3/previews/abc/1024-0123456789abcdef.jpg") == BlobKey(tenant: 3, kind: .panorama, id: "abc"))
+        for other in ["3/uploads/u", "3/panoramas/a/b", "x/panoramas/a", "3/other/a", "3/panoramas/", "backup.tar", "3/uploads/u/x", "3/previews/abc", "3/previews//x.jpg"] {
             #expect(BucketSweepPlan.key(of: other) == nil, "\(other)")
         }
     }

@@ -32,7 +32,7 @@ final class ServiceContext: Sendable {
         self.blobs = blobs
         advisoryLocks = config.databaseUrl.isEmpty ? nil : AdvisoryLocks(url: config.databaseUrl)
         panoramaTurns = PanoramaTurns(shared: advisoryLocks, waitSeconds: Double(config.uploadTakeoverSeconds))
-        previews = PreviewCache(dataDir: config.dataDir, io: blobs.io, config: config, logger: logger)
+        previews = PreviewCache(dataDir: config.dataDir, io: blobs.io, config: config, logger: logger, shared: blobs as? BucketBlobStore)
         tiles = PanoramaTiles(dataDir: config.dataDir, io: blobs.io, images: previews.decoders, config: config, logger: logger)
         signIns = SignInLimiter(pool: pool, allowed: config.signInFailuresAllowed, window: config.signInWindowSeconds)
         knownTokens = KnownTokens(capacity: config.tokenCacheEntries, threads: pool.handlerThreads)

@@ -31,10 +31,13 @@ final class PreviewCache: Sendable {
     private let makings = Mutex<[String: Task<MadePreview, any Error>]>([:])
     /// Previews decoded since start (`/metrics`): what shows identical requests coalesced.
     let decodes = Atomic<Int>(0)
+    /// With a bucket: previews made by any daemon, kept there too.
+    let shared: (any SharedPreviews)?
 
-    init(dataDir: String, io: ThreadPool, config: ToursdConfig, logger: Logger) {
+    init(dataDir: String, io: ThreadPool, config: ToursdConfig, logger: Logger, shared: (any SharedPreviews)? = nil) {
         root = dataDir + "/previews"
         self.io = io
+        self.shared = shared
         decoders = ThreadPool(name: "previews", threads: config.previewThreads, niceness: Int32(config.ioThreadNiceness))
         self.logger = logger
         quality = config.previewQuality
@@ -62,7 +65,16 @@ final class PreviewCache: Sendable {
     private func directory(tenant: Int64, id: String) -> String { "\(root)/\(tenant)/\(id)" }
 
     func path(tenant: Int64, _ panorama: PanoramaRecord, width: Int) -> String {
-        "\(directory(tenant: tenant, id: panorama.id))/\(width)-\(panorama.sha256.prefix(16)).jpg"
+        "\(directory(tenant: tenant, id: panorama.id))/\(Self.fileName(panorama, width: width))"
+    }
+
+    private static func fileName(_ panorama: PanoramaRecord, width: Int) -> String {
+        "\(width)-\(panorama.sha256.prefix(16)).jpg"
+    }
+
+    /// Its name among the shared previews.
+    private static func sharedName(tenant: Int64, _ panorama: PanoramaRecord, width: Int) -> String {
+        "\(tenant)/previews/\(panorama.id)/\(fileName(panorama, width: width))"
     }
 
     /// Beside the previews of a panorama that could not be read (the placeholder stood in): its
@@ -116,15 +128,17 @@ final class PreviewCache: Sendable {
             // On the file pool's threads, never Swift's shared cooperative ones (which blocking
             // callers may hold): what it awaits then runs where it belongs.
             let making = Task(executorPreference: io) { [self] in
-                let made: MadePreview, decoded: Bool
+                let made: MadePreview, origin: Origin
                 do {
-                    (made, decoded) = try await decode(tenant: tenant, panorama, width: width, source: source, target: target)
+                    (made, origin) = try await decode(tenant: tenant, panorama, width: width, source: source, target: target)
                 } catch {
                     _ = makings.withLock { $0.removeValue(forKey: target) }
                     throw error
                 }
                 Task(executorPreference: io) { [self] in
-                    if decoded { await cache(made, tenant: tenant, panorama, target: target, stillStored: stillStored) }
+                    if origin != .cached {
+                        await cache(made, tenant: tenant, panorama, width: width, origin: origin, target: target, stillStored: stillStored)
+                    }
                     _ = makings.withLock { $0.removeValue(forKey: target) }
                 }
                 return made
@@ -135,24 +149,37 @@ final class PreviewCache: Sendable {
         return try await making.value
     }
 
-    /// The preview, decoded on the preview pool; or the cached one (decoded false), made by a
-    /// making that ended between this request's look and its turn.
+    /// Where a making's preview came from.
+    private enum Origin {
+        /// This daemon's cache: a making that ended between this request's look and its turn.
+        case cached
+        /// Another daemon's, kept in the bucket.
+        case fetched
+        /// Decoded here, on the preview pool.
+        case decoded
+    }
+
+    /// The preview: cached, fetched, or decoded on the preview pool.
     private func decode(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: @escaping PanoramaSource,
-                        target: String) async throws -> (MadePreview, decoded: Bool) {
+                        target: String) async throws -> (MadePreview, Origin) {
         let marker = unreadableMarker(tenant: tenant, panorama)
         if let cached = try await io.run({ () -> MadePreview? in
             FileManager.default.contents(atPath: target).map { MadePreview(bytes: Array($0), readable: access(marker, F_OK) != 0) }
-        }) { return (cached, false) }
+        }) { return (cached, .cached) }
+        // Made by another daemon: cached here too, not decoded again.
+        if let bytes = await shared?.fetchPreview(Self.sharedName(tenant: tenant, panorama, width: width)) {
+            return (MadePreview(bytes: bytes, readable: true), .fetched)
+        }
         let source = try await source()
         let made = try await decoders.run { [self] in try makePreview(panorama, width: width, source: source) }
         decodes.add(1, ordering: .relaxed)
-        return (made, true)
+        return (made, .decoded)
     }
 
     /// Caches a preview just made, then checks it against a deletion that raced it (the
     /// deletion removes the row, then the folder; this writes the file, then asks for the row:
     /// one of the two always sees the other).
-    private func cache(_ made: MadePreview, tenant: Int64, _ panorama: PanoramaRecord, target: String,
+    private func cache(_ made: MadePreview, tenant: Int64, _ panorama: PanoramaRecord, width: Int, origin: Origin, target: String,
                        stillStored: @escaping @Sendable () async -> Bool) async {
         let marker = unreadableMarker(tenant: tenant, panorama)
         do {
@@ -161,6 +188,10 @@ final class PreviewCache: Sendable {
             try await io.run { [self] in try write(made.bytes, to: target, tenant: tenant, id: panorama.id) }
         } catch {
             logger.warn("a preview cannot be cached", ["panorama": panorama.id, "error": "\(error)"])
+        }
+        // For the other daemons (a placeholder is cheaper made again than fetched).
+        if origin == .decoded, made.readable, let shared {
+            await shared.keepPreview(Self.sharedName(tenant: tenant, panorama, width: width), made.bytes)
         }
         if !(await stillStored()) { await remove(tenant: tenant, ids: [panorama.id]) }
     }
@@ -235,11 +266,12 @@ final class PreviewCache: Sendable {
         return removed
     }
 
-    /// Removes the previews of panoramas that are gone.
+    /// Removes the previews of panoramas that are gone (those kept in a bucket too).
     func remove(tenant: Int64, ids: [String]) async {
         _ = try? await io.run { [self] in
             for id in ids { try? FileManager.default.removeItem(atPath: directory(tenant: tenant, id: id)) }
         }
+        await shared?.removePreviews(tenant: tenant, ids: ids)
     }
 }
 
@@ -263,10 +295,20 @@ enum FlushedFile {
     }
 }
 
-/// A file mapped read-only for the length of one call: a panorama of hundreds of MB is read
-/// by the page cache, never copied into the heap.
 /// Gives the path of a local file holding a panorama's bytes (the store's own, or a copy).
 typealias PanoramaSource = @Sendable () async throws -> String
+
+/// Where one daemon's previews are kept for the others: a bucket's `<tenant>/previews/<id>/`,
+/// beside the panorama. A name holds the panorama's digest, so nothing there is ever stale.
+protocol SharedPreviews: Sendable {
+    /// The preview named so, or nil (not made yet, or the store unreachable: then made here).
+    func fetchPreview(_ name: String) async -> [UInt8]?
+    func keepPreview(_ name: String, _ bytes: [UInt8]) async
+    func removePreviews(tenant: Int64, ids: [String]) async
+}
+
+/// A file mapped read-only for the length of one call: a panorama of hundreds of MB is read
+/// by the page cache, never copied into the heap.
 
 enum MappedFile {
     static func read<T>(_ path: String, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T {

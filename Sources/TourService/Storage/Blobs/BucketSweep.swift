@@ -12,9 +12,12 @@ import SQLKit
 /// seen it for the grace, so after a restart within that period.
 enum BucketSweepPlan {
     /// The blob an object is, or nil for a name toursd does not make (left alone). A
-    /// resumable upload's segments are its upload's.
+    /// resumable upload's segments are its upload's; a panorama's previews are its own.
     static func key(of name: String) -> BlobKey? {
         let parts = name.split(separator: "/", omittingEmptySubsequences: false)
+        if parts.count == 4, parts[1] == "previews", let tenant = Int64(parts[0]), !parts[2].isEmpty, !parts[3].isEmpty {
+            return BlobKey(tenant: tenant, kind: .panorama, id: String(parts[2]))
+        }
         guard parts.count == 3 || parts.count == 4, let tenant = Int64(parts[0]), let kind = BlobKey.Kind(rawValue: String(parts[1])),
               !parts[2].isEmpty, (parts.count == 3) == (kind != .upload), parts.count == 3 || Int64(parts[3]) != nil else { return nil }
         return BlobKey(tenant: tenant, kind: kind, id: String(parts[2]))
