@@ -165,6 +165,33 @@ import ObjectStorage
         server.stop()
     }
 
+    /// With s3PresignedReads, a panorama's bytes come from the store: a 302 to a presigned
+    /// URL (which rclone checks), the Range going along; a matching ETag is still a 304 here.
+    @Test func presignedReadsSendTheClientToTheStore() async throws {
+        let server = try S3Server(.rclone)
+        let dataDir = testDirectory("toursd-presigned").path
+        let bucket = try ServiceHarness.freshBucket(for: dataDir, environment: server.environment)
+        let harness = try ServiceHarness(dataDir: dataDir, alone: true, environment: server.environment) {
+            $0.blobStore = bucket
+            $0.s3PresignedReads = true
+            $0.s3PresignedSeconds = 60
+        }
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let id = newID(), image = imageBytes(100_000, seed: 12)
+        #expect(try client.putPanorama(id, floorId: floorId, bytes: image).status == 201)
+        let redirect = try client.send("GET", "/v1/panoramas/\(id)/content")
+        #expect(redirect.status == 302 && redirect.header("ETag") == "\"\(sha256Hex(image))\"")
+        let location = try #require(redirect.header("Location"))
+        #expect(location.hasPrefix(server.endpoint) && location.contains("X-Amz-Signature="), "\(location)")
+        let fetched = try runCommand("/usr/bin/curl", ["-s", "-o", harness.dataDir + "/fetched", "-w", "%{http_code}", "-H", "Range: bytes=10-19", location])
+        #expect(fetched.out == "206" || fetched.out == "200", "\(fetched.out)")
+        #expect(try Array(Data(contentsOf: URL(fileURLWithPath: harness.dataDir + "/fetched"))) == Array(image[10...19]))
+        #expect(try client.send("GET", "/v1/panoramas/\(id)/content", headers: ["If-None-Match": "\"\(sha256Hex(image))\""]).status == 304)
+        await harness.finish()
+        server.stop()
+    }
+
     /// A daemon killed while it sends a panorama's parts leaves a multipart upload in
     /// progress; the next daemon's sweep aborts it (moto dates it 2010: it goes by when the
     /// daemon first saw it), and the panorama is absent or whole, never half.

@@ -21,6 +21,7 @@ public struct HTTPStatus: Sendable, Equatable, Hashable {
     public static let created = HTTPStatus(201, "Created")
     public static let noContent = HTTPStatus(204, "No Content")
     public static let partialContent = HTTPStatus(206, "Partial Content")
+    public static let found = HTTPStatus(302, "Found")
     public static let seeOther = HTTPStatus(303, "See Other")
     public static let notModified = HTTPStatus(304, "Not Modified")
     public static let badRequest = HTTPStatus(400, "Bad Request")

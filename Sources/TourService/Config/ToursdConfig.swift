@@ -38,6 +38,11 @@ public struct ToursdConfig: Sendable, Equatable {
     public var s3PartBytes = 8 << 20
     /// The parts of one upload sent to the bucket at once.
     public var s3PartsInFlight = 4
+    /// With a bucket: a panorama's or world map's bytes are answered with a 302 to a presigned
+    /// URL of the object (clients must reach the endpoint), not sent through toursd.
+    public var s3PresignedReads = false
+    /// How long such a URL works.
+    public var s3PresignedSeconds = 300
     /// Threads that wait on the bucket (each with its own connection).
     public var s3TransferThreads = 16
     /// How long a connection to the bucket may take.
@@ -237,6 +242,8 @@ public struct ToursdConfig: Sendable, Equatable {
         "s3PathStyle": { config, text in setBool(&config.s3PathStyle, text) },
         "s3PartBytes": { config, text in setInt(&config.s3PartBytes, text, 5 << 20...1 << 30) },
         "s3PartsInFlight": { config, text in setInt(&config.s3PartsInFlight, text, 1...64) },
+        "s3PresignedReads": { config, text in setBool(&config.s3PresignedReads, text) },
+        "s3PresignedSeconds": { config, text in setInt(&config.s3PresignedSeconds, text, 1...604_800) },
         "s3TransferThreads": { config, text in setInt(&config.s3TransferThreads, text, 1...256) },
         "s3ConnectTimeoutMs": { config, text in setInt(&config.s3ConnectTimeoutMs, text, 100...120_000) },
         "s3StallSeconds": { config, text in setInt(&config.s3StallSeconds, text, 1...3600) },

@@ -9,6 +9,12 @@ extension ServiceContext {
         case .response(let response):
             return response
         case .bytes(let range, var response):
+            if let url = blobs.readURL(key) {
+                // The store sends the bytes itself (the client's Range goes along); the ETag stays ours.
+                let headers = response.headers.filter { $0.name == "ETag" }
+                    + [HTTPField(name: "Location", value: url), HTTPField(name: "Cache-Control", value: "private, no-store")]
+                return Response(status: .found, headers: headers)
+            }
             let (fd, offset) = try await blobs.openForReading(key, sha256: content.sha256, range: range, of: content.size)
             response.body = .file(FileRegion(fd: fd, offset: offset, length: range.upperBound - range.lowerBound))
             return response

@@ -32,6 +32,10 @@ protocol BlobStore: AnyObject, Sendable {
     /// blob's row records.
     func openForReading(_ key: BlobKey, sha256: String, range: Range<Int64>, of size: Int64) async throws -> (fd: Int32, offset: Int64)
 
+    /// Where a client may fetch the blob itself for a while (a presigned URL), or nil: then
+    /// toursd sends it.
+    func readURL(_ key: BlobKey) -> String?
+
     /// The path of a local file holding the blob's bytes, for the previews and tiles to map.
     func localFile(_ key: BlobKey, sha256: String) async throws -> String
 

@@ -30,6 +30,8 @@ final class BucketBlobStore: BlobStore {
     /// `s3PartsInFlight`: the parts of one upload sent at once.
     let partsInFlight: Int
     private let retryAfterSeconds: Int
+    /// `s3PresignedReads` on: the lifetime (`s3PresignedSeconds`) of the URLs reads are sent to.
+    private let presignedSeconds: Int?
     /// Set when a call found the store away, cleared by the next that reached it; while set,
     /// the store is probed every `retryAfterSeconds`, so /healthz recovers without traffic.
     private let away = Mutex<String?>(nil)
@@ -37,8 +39,9 @@ final class BucketBlobStore: BlobStore {
     var unavailableReason: String? { away.withLock { $0 } }
 
     init(bucket: ObjectBucket, dataDir: String, io: ThreadPool, partSize: Int, partsInFlight: Int, copyBytes: Int64,
-         retryAfterSeconds: Int) throws(ServiceError) {
+         retryAfterSeconds: Int, presignedSeconds: Int?) throws(ServiceError) {
         self.bucket = bucket
+        self.presignedSeconds = presignedSeconds
         self.io = io
         self.partSize = Int64(partSize)
         self.partsInFlight = partsInFlight
@@ -230,6 +233,10 @@ final class BucketBlobStore: BlobStore {
             guard fd >= 0 else { throw Disk.failure("open \(path)", errno) }
             return fd
         }
+    }
+
+    func readURL(_ key: BlobKey) -> String? {
+        presignedSeconds.map { PresignedURL.get(Self.name(key), settings: bucket.settings, seconds: $0, now: Int64(time(nil))) }
     }
 
     func localFile(_ key: BlobKey, sha256: String) async throws -> String {

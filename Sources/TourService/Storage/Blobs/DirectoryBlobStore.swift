@@ -81,6 +81,8 @@ final class DirectoryBlobStore: BlobStore {
         path(key)
     }
 
+    func readURL(_ key: BlobKey) -> String? { nil }
+
     /// Creates an upload's empty partial file (durably), or opens the existing one.
     func openPartial(_ key: BlobKey, recordedOffset: Int64) async throws -> any PartialBlob {
         try await io.run { [self] () throws(ServiceError) -> PartialFile in
