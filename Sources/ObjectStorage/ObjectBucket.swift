@@ -181,7 +181,14 @@ public final class BucketTransfer {
             query.append(("prefix", settings.prefix + prefix))
             if markers.count == 2, !markers[1].isEmpty { query.append(("upload-id-marker", markers[1])) }
             query.append(("uploads", ""))
-            let answer = try perform(S3Request(method: "GET", url: settings.bucketURL(query: query), what: "list multipart uploads"))
+            let answer: S3Answer
+            do {
+                answer = try perform(S3Request(method: "GET", url: settings.bucketURL(query: query), what: "list multipart uploads"))
+            } catch {
+                // rclone answers NoSuchUpload when a bucket has none in progress.
+                guard case .notFound = error else { throw error }
+                break
+            }
             let page = S3Answers.uploads(answer.body, below: settings.prefix)
             found += page.entries
             next = page.entries.isEmpty ? nil : page.next

@@ -32,6 +32,7 @@ import TestSupport
         let server = try S3Server(kind)
         let bucket = try await Self.bucket(on: server)
         try await bucket.run { try $0.create() } // ours already: no error (rclone says BucketAlreadyExists)
+        #expect(try await bucket.run { try $0.multipartUploads("") }.isEmpty) // rclone: NoSuchUpload before the first
         let bytes = Self.pattern(300_000)
         try await bucket.run { try $0.put("1/panoramas/a", .bytes(bytes), contentType: "image/jpeg") }
         #expect(try await bucket.run { try $0.get("1/panoramas/a") } == bytes)

@@ -16,6 +16,13 @@ work=$(mktemp -d /tmp/toursd-scaleout.XXXXXX)
 chmod 755 "$work" # the postgres user runs the cluster inside
 pids=()
 cleanup() {
+    local status=$?
+    # A failure shows what the daemons and nginx last said (CI keeps nothing else).
+    if [ "$status" != 0 ]; then
+        for log in "$work"/d?.log "$work/nginx/logs/error.log"; do
+            [ -f "$log" ] && { echo "--- the end of $log"; tail -n 15 "$log"; }
+        done
+    fi
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     wait 2>/dev/null || true
     stop_nginx "$work"

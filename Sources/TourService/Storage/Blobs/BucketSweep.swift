@@ -81,11 +81,13 @@ final class BucketSweep: @unchecked Sendable {
                 context.logger.warn("the bucket's sweep removes nothing", ["reason": refusal])
                 return nil
             }
+            try await store.calls { transfer in
+                for object in orphans { try transfer.delete(object.key) }
+            }
             let uploads = try await store.calls { try $0.multipartUploads("") }
             let stale = BucketSweepPlan.staleUploads(uploads, firstSeen: firstSeen, now: now, grace: grace)
             firstSeen = stale.firstSeen
             try await store.calls { transfer in
-                for object in orphans { try transfer.delete(object.key) }
                 for upload in stale.abort { try transfer.abortMultipart(upload.key, uploadId: upload.uploadId) }
             }
             if !orphans.isEmpty || !stale.abort.isEmpty {
