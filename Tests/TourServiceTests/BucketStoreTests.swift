@@ -86,6 +86,28 @@ import ObjectStorage
         server.stop()
     }
 
+    /// The store away just as a PATCH's first bytes fill a segment: refused, and the upload
+    /// goes on from what was acknowledged once it is back (the half-written buffer put back).
+    @Test func aSegmentTheStoreRefusedIsPutBackForTheNextPatch() async throws {
+        let server = try S3Server(.rclone)
+        let harness = try Self.harness(on: server)
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let panoramaId = newID(), image = imageBytes(6 << 20, seed: 9)
+        let location = try #require(try client.tusCreate(panoramaId: panoramaId, floorId: floorId, length: image.count).header("Location"))
+        let acknowledged = (5 << 20) - 1000
+        #expect(try client.tusPatch(location, offset: 0, Array(image[..<acknowledged])).status == 204)
+        server.stop()
+        #expect(try client.tusPatch(location, offset: acknowledged, Array(image[acknowledged..<(acknowledged + 5000)])).status == 503)
+        try server.start()
+        #expect(try client.tus("HEAD", location).header("Upload-Offset") == String(acknowledged))
+        #expect(try client.tusPatch(location, offset: acknowledged, Array(image[acknowledged..<(acknowledged + 5000)])).status == 204)
+        #expect(try client.tusPatch(location, offset: acknowledged + 5000, Array(image[(acknowledged + 5000)...])).status == 204)
+        #expect(try client.send("GET", "/v1/panoramas/\(panoramaId)/content").body == image)
+        await harness.finish()
+        server.stop()
+    }
+
     @Test func bytesTheStoreChangedAreRefusedOnRead() async throws {
         let server = try S3Server(.rclone)
         let harness = try Self.harness(on: server)

@@ -71,9 +71,10 @@ final class UploadSession: Sendable {
         func park() { blob.park() }
 
         /// Back to the durable state: the bytes cut at the durable offset, the running digest
-        /// restored from its checkpoint.
+        /// restored from its checkpoint. Always asked of the blob, even with nothing written
+        /// since: a write that failed half-way may have left bytes (or a bucket's buffer)
+        /// past the live offset.
         func rollBack() throws(ServiceError) {
-            guard liveOffset != durableOffset else { return }
             try blob.truncate(to: durableOffset)
             liveOffset = durableOffset
             liveDigest = durableDigest.copy()

@@ -158,7 +158,11 @@ final class BucketPartial: PartialBlob, @unchecked Sendable {
     }
 
     func makeDurable(upTo offset: Int64) throws(ServiceError) {
-        precondition(offset == tailStart + bufferLength, "the buffer holds the bytes up to the live offset")
+        // A write that failed half-way and a rollback the store refused can leave the buffer
+        // elsewhere: refused here, made right by the next claim's rollback.
+        guard offset == tailStart + bufferLength else {
+            throw ServiceError(.unavailable, "the upload's bytes are being put back after a failed write; try again shortly", retryAfterSeconds: 1)
+        }
         if bufferLength > 0 { try sendSegment(length: bufferLength) }
     }
 
