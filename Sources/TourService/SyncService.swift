@@ -48,7 +48,7 @@ public final class SyncService: Sendable {
             let timeouts = TransferTimeouts(connectMs: config.s3ConnectTimeoutMs, stallSeconds: config.s3StallSeconds)
             do {
                 blobs = try BucketBlobStore(bucket: ObjectBucket(settings: bucket, transfers: transfers, timeouts: timeouts), dataDir: config.dataDir, io: io,
-                                            partSize: config.s3PartBytes, partsInFlight: config.s3PartsInFlight, copyBytes: Int64(config.blobCopyBytes), retryAfterSeconds: config.retryAfterSeconds,
+                                            partSize: config.s3PartBytes, copyBytes: Int64(config.blobCopyBytes), retryAfterSeconds: config.retryAfterSeconds,
                                             presignedSeconds: config.s3PresignedReads ? config.s3PresignedSeconds : nil)
             } catch {
                 throw StartupError("cannot prepare the bucket's local folders under \(config.dataDir): \(error.message)")

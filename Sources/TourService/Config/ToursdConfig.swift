@@ -36,8 +36,6 @@ public struct ToursdConfig: Sendable, Equatable {
     public var s3PathStyle = false
     /// The parts of a multipart upload, and the segments of a resumable upload in the bucket.
     public var s3PartBytes = 8 << 20
-    /// The parts of one upload sent to the bucket at once.
-    public var s3PartsInFlight = 4
     /// With a bucket: a panorama's or world map's bytes are answered with a 302 to a presigned
     /// URL of the object (clients must reach the endpoint), not sent through toursd.
     public var s3PresignedReads = false
@@ -241,7 +239,6 @@ public struct ToursdConfig: Sendable, Equatable {
         "s3Region": { $0.s3Region = $1; return true },
         "s3PathStyle": { config, text in setBool(&config.s3PathStyle, text) },
         "s3PartBytes": { config, text in setInt(&config.s3PartBytes, text, 5 << 20...1 << 30) },
-        "s3PartsInFlight": { config, text in setInt(&config.s3PartsInFlight, text, 1...64) },
         "s3PresignedReads": { config, text in setBool(&config.s3PresignedReads, text) },
         "s3PresignedSeconds": { config, text in setInt(&config.s3PresignedSeconds, text, 1...604_800) },
         "s3TransferThreads": { config, text in setInt(&config.s3TransferThreads, text, 1...256) },

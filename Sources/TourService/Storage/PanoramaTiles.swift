@@ -144,19 +144,24 @@ final class PanoramaTiles: Sendable {
             }
             made.add(1, ordering: .relaxed)
             logger.info("a panorama is cut into tiles", ["panorama": panorama.id, "faceSize": "\(pyramid.faceSize)", "levels": "\(pyramid.levels)"])
-            // A deletion that raced the making removed the panorama's folder before the tiles
-            // were in it: the folder (made again for them) goes with them.
-            if !(await stillStored()) {
-                _ = try? await io.run { try? FileManager.default.removeItem(atPath: (target as NSString).deletingLastPathComponent) }
-            }
+            await removeIfDeleted(target, stillStored)
             return true
         } catch {
             logger.warn("a panorama cannot be cut into tiles: its preview stands in", ["panorama": panorama.id, "error": "\(error)"])
             _ = try? await io.run { try? FileManager.default.removeItem(atPath: temporary) }
+            // Failed because it was deleted (its bytes went): the folder made for it goes too.
+            await removeIfDeleted(target, stillStored)
             // Refused by the budget or unreadable: so it stays. Anything else (the disk, a
             // stop) may pass: asked again when next viewed.
             return !(error is PreviewError)
         }
+    }
+
+    /// A deletion that raced the making removed the panorama's folder before the tiles were
+    /// in it: the folder (made again for them) goes with them.
+    private func removeIfDeleted(_ target: String, _ stillStored: @Sendable () async -> Bool) async {
+        guard !(await stillStored()) else { return }
+        _ = try? await io.run { try? FileManager.default.removeItem(atPath: (target as NSString).deletingLastPathComponent) }
     }
 
     /// One face of a panorama at every level, largest first, as JPEG tiles.

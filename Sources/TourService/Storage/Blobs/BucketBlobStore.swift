@@ -11,15 +11,16 @@ import HTTPCore
 /// Blobs in an S3-compatible bucket (`blobStore: "s3://BUCKET/PREFIX"`), for daemons on
 /// several machines: `<tenant>/<kind>/<name>` below the prefix, as in the blob folder.
 ///
-/// A body is received into this daemon's `tmp/` first (hashed on the way), then sent to the
-/// bucket, as one PUT or, from `s3PartBytes` on, a multipart upload of parts read from the
-/// file; the row is committed only after the store answered for the whole object, so a 2xx
-/// still means durable. A resumable upload's bytes are objects too, `segments` of
+/// A body is received into this daemon's `tmp/` (hashed on the way), each `s3PartBytes` part
+/// sent to the bucket as soon as it is there (`StreamedParts`), a body of one part at most as
+/// one PUT once whole; the row is committed only after the store answered for the whole
+/// object, so a 2xx still means durable. A resumable upload's bytes are objects too, `segments` of
 /// `s3PartBytes` (`BucketPartial`), never a multipart upload in progress: a store that forgets
 /// those across a restart (rclone) loses nothing acknowledged.
 ///
-/// Reads and the previews go through local copies named by digest (`LocalCopies`). The store
-/// away answers 503 with Retry-After; nothing is acknowledged that the store did not keep.
+/// Reads, previews and tiles are made from local copies named by digest (`LocalCopies`); the
+/// previews are kept in the bucket too (`SharedPreviews`). The store away answers 503 with
+/// Retry-After; nothing is acknowledged that the store did not keep.
 final class BucketBlobStore: BlobStore {
     let bucket: ObjectBucket
     let io: ThreadPool
@@ -27,8 +28,6 @@ final class BucketBlobStore: BlobStore {
     let copies: LocalCopies
     /// `s3PartBytes`: a multipart upload's parts, and a resumable upload's segments.
     let partSize: Int64
-    /// `s3PartsInFlight`: the parts of one upload sent at once.
-    let partsInFlight: Int
     private let retryAfterSeconds: Int
     /// `s3PresignedReads` on: the lifetime (`s3PresignedSeconds`) of the URLs reads are sent to.
     private let presignedSeconds: Int?
@@ -38,13 +37,12 @@ final class BucketBlobStore: BlobStore {
 
     var unavailableReason: String? { away.withLock { $0 } }
 
-    init(bucket: ObjectBucket, dataDir: String, io: ThreadPool, partSize: Int, partsInFlight: Int, copyBytes: Int64,
+    init(bucket: ObjectBucket, dataDir: String, io: ThreadPool, partSize: Int, copyBytes: Int64,
          retryAfterSeconds: Int, presignedSeconds: Int?) throws(ServiceError) {
         self.bucket = bucket
         self.presignedSeconds = presignedSeconds
         self.io = io
         self.partSize = Int64(partSize)
-        self.partsInFlight = partsInFlight
         self.retryAfterSeconds = retryAfterSeconds
         incoming = IncomingFolder(path: dataDir + "/tmp", io: io, destination: .bucket(partSize: Int64(partSize)))
         copies = LocalCopies(folder: dataDir + "/copies", limitBytes: copyBytes, io: io)
@@ -126,31 +124,25 @@ final class BucketBlobStore: BlobStore {
         return received
     }
 
-    /// Sends the received file to `key` unless an object is there (asked first: a store may
-    /// ignore `If-None-Match`, and the caller holds the panorama's turn across daemons); parts
-    /// sent while it arrived become the object.
+    /// Makes the received body the object `key` unless an object is there (asked first: a
+    /// store may ignore `If-None-Match`, and the caller holds the panorama's turn across
+    /// daemons): the parts sent while it arrived become the object, or a body of one part at
+    /// most goes as one PUT, its digest signed.
     func place(_ received: ReceivedBlob, as key: BlobKey) async throws -> Bool {
         let name = Self.name(key)
         guard try await calls({ try $0.head(name) }) == nil else { return false }
-        if let streamed = received.streamed, streamed.name == name {
+        if let streamed = received.streamed {
+            guard streamed.name == name else { throw ServiceError(.internal, "a body sent toward \(streamed.name) cannot be placed as \(name)") }
             let (upload, parts) = try await streamed.sent()
             try await calls { try $0.completeMultipart(name, uploadId: upload, parts: parts) }
-            await keepCopy(received)
-            return true
-        }
-        await received.streamed?.abort()
-        let path = received.file.path
-        let fd = try await io.run {
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { throw Disk.failure("open \(path)", errno) }
-            return fd
-        }
-        defer { close(fd) }
-        if received.size <= partSize {
-            let (size, sha256) = (received.size, received.sha256)
-            try await calls { try $0.put(name, .file(fd: fd, offset: 0, length: size, sha256: sha256), contentType: "application/octet-stream", ifAbsent: true) }
         } else {
-            try await sendParts(of: fd, size: received.size, to: name)
+            let (path, size, sha256) = (received.file.path, received.size, received.sha256)
+            try await calls { transfer in
+                let fd = open(path, O_RDONLY | O_CLOEXEC)
+                guard fd >= 0 else { throw Disk.failure("open \(path)", errno) }
+                defer { close(fd) }
+                try transfer.put(name, .file(fd: fd, offset: 0, length: size, sha256: sha256), contentType: "application/octet-stream", ifAbsent: true)
+            }
         }
         await keepCopy(received)
         return true
@@ -162,40 +154,6 @@ final class BucketBlobStore: BlobStore {
             received.file.markPlaced()
         } else {
             await incoming.discard(received)
-        }
-    }
-
-    /// A multipart upload of the file's `partSize` parts, `partsInFlight` at a time, each with
-    /// its own digest signed; aborted if any fails.
-    private func sendParts(of fd: Int32, size: Int64, to name: String) async throws {
-        let upload = try await calls { try $0.startMultipart(name, contentType: "application/octet-stream") }
-        let partSize = self.partSize
-        let count = Int((size + partSize - 1) / partSize)
-        do {
-            let parts = try await withThrowingTaskGroup(of: UploadedPart.self) { group in
-                var next = 0
-                func send() {
-                    let number = next + 1, offset = Int64(next) * partSize
-                    let length = min(partSize, size - offset)
-                    next += 1
-                    group.addTask { [self] in
-                        let digest = try await io.run { try FileDigest.sha256(fd, offset: offset, length: length) }
-                        let etag = try await calls { try $0.putPart(name, uploadId: upload, number: number, .file(fd: fd, offset: offset, length: length, sha256: digest)) }
-                        return UploadedPart(number: number, etag: etag, size: length)
-                    }
-                }
-                while next < min(count, partsInFlight) { send() }
-                var done: [UploadedPart] = []
-                while let part = try await group.next() {
-                    done.append(part)
-                    if next < count { send() }
-                }
-                return done
-            }
-            try await calls { try $0.completeMultipart(name, uploadId: upload, parts: parts) }
-        } catch {
-            _ = try? await calls { try $0.abortMultipart(name, uploadId: upload) }
-            throw error
         }
     }
 
