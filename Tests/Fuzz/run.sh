@@ -14,7 +14,7 @@ mkdir -p "$out"
 swift build --build-path .build/fuzz --target TourService -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library 2>&1 \
     | grep -E "error|warning:" && exit 1
 lib=.build/fuzz/debug
-objects=$(ls $lib/TourService.build/*.o $lib/TourViewer.build/*.o $lib/ImagePreviews.build/*.o $lib/APIModel.build/*.o $lib/HTTPCore.build/*.o $lib/Logging.build/*.o $lib/Hashing.build/*.o $lib/SQLiteDB.build/*.o $lib/SQLKit.build/*.o $lib/PostgresDB.build/*.o $lib/ThreadPools.build/*.o $lib/OutboundHTTP.build/*.o)
+objects=$(ls $lib/TourService.build/*.o $lib/TourViewer.build/*.o $lib/ImagePreviews.build/*.o $lib/APIModel.build/*.o $lib/HTTPCore.build/*.o $lib/Logging.build/*.o $lib/Hashing.build/*.o $lib/SQLiteDB.build/*.o $lib/SQLKit.build/*.o $lib/PostgresDB.build/*.o $lib/ThreadPools.build/*.o $lib/OutboundHTTP.build/*.o $lib/ObjectStorage.build/*.o)
 
 status=0
 for target in request-decoder chunked-body header-parsers json-reader viewer-inputs; do
