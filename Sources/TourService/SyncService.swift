@@ -75,12 +75,10 @@ public final class SyncService: Sendable {
         self.webhookKey = webhookKey
         webhooks = WebhookDeliverer(context: context, key: webhookKey)
         let sessions = UploadSessions(blobs: context.blobs, durableStep: context.config.uploadDurableStepBytes) { [context] key, offset in
-            Task(executorPreference: context.blobs.io) {
-                do {
-                    try await context.write { try await UploadStore.advanceOffset($0, key.tenant, key.id, to: offset) }
-                } catch {
-                    context.logger.warn("could not record an upload's durable step", ["upload": key.id, "error": "\(error)"])
-                }
+            do {
+                try await context.write { try await UploadStore.advanceOffset($0, key.tenant, key.id, to: offset) }
+            } catch {
+                context.logger.warn("could not record an upload's durable step", ["upload": key.id, "error": "\(error)"])
             }
         }
         self.sessions = sessions

@@ -289,13 +289,30 @@ final class UploadSessions: Sendable {
     private let durableStep: Int64
     /// Told each durable step's offset, to record it for other daemons (see `UploadSessions`).
     private let stepped: @Sendable (BlobKey, Int64) -> Void
+    /// The recording of each upload's latest durable step, each after the one before: a
+    /// daemon giving an upload up waits for them, so the next one reads the row they leave.
+    private let recordings = StepRecordings()
 
-    /// `stepped`: told the offset of each durable step of a long PATCH. The step's bytes are
-    /// fsynced; recorded, every daemon reports them (a HEAD on another daemon reads the row).
-    init(blobs: any BlobStore, durableStep: Int, stepped: @escaping @Sendable (BlobKey, Int64) -> Void) {
+    /// `record`: records the offset of each durable step of a long PATCH (the step's bytes
+    /// are in the store); recorded, every daemon reports them (a HEAD on another daemon reads
+    /// the row).
+    init(blobs: any BlobStore, durableStep: Int, record: @escaping @Sendable (BlobKey, Int64) async -> Void) {
         self.blobs = blobs
         self.durableStep = Int64(durableStep)
-        self.stepped = stepped
+        let recordings = self.recordings
+        stepped = { key, offset in
+            recordings.tasks.withLock { tasks in
+                let previous = tasks[key]
+                tasks[key] = Task(executorPreference: blobs.io) {
+                    await previous?.value
+                    await record(key, offset)
+                }
+            }
+        }
+    }
+
+    final class StepRecordings: Sendable {
+        let tasks = Mutex<[BlobKey: Task<Void, Never>]>([:])
     }
 
     /// The upload's session, opened from its partial file when it is not live yet (after a
@@ -361,7 +378,8 @@ final class UploadSessions: Sendable {
         }
     }
 
-    /// `end`, returning once the session's writes are done (another daemon takes the file).
+    /// `end`, returning once the session's writes are done and its durable steps recorded
+    /// (another daemon takes the upload, and reads the row they leave).
     func endAndWait(_ key: BlobKey) async {
         let session = entries.withLock { entries -> UploadSession? in
             guard case .open(let session) = entries[key] else { return nil }
@@ -369,10 +387,12 @@ final class UploadSessions: Sendable {
             return session
         }
         await session?.closeAndWait()
+        await recordings.tasks.withLock { $0.removeValue(forKey: key) }?.value
     }
 
     /// Ends an upload's session: its writers stop, its file closes.
     func end(_ key: BlobKey) {
+        _ = recordings.tasks.withLock { $0.removeValue(forKey: key) } // they finish by themselves
         let session = entries.withLock { entries -> UploadSession? in
             switch entries[key] {
             case .open(let session):
