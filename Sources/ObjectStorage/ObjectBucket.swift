@@ -137,22 +137,6 @@ public final class BucketTransfer {
         return etag
     }
 
-    /// The parts uploaded so far, in order.
-    public func parts(_ key: String, uploadId: String) throws(ObjectStoreError) -> [UploadedPart] {
-        var found: [UploadedPart] = []
-        var marker: String?
-        repeat {
-            var query = [(name: "max-parts", value: "1000")]
-            if let marker { query.append(("part-number-marker", marker)) }
-            query.append(("uploadId", uploadId))
-            let answer = try perform(S3Request(method: "GET", url: settings.url(key: key, query: query), what: "list parts of \(key)"))
-            let page = S3Answers.parts(answer.body)
-            found += page.entries
-            marker = page.entries.isEmpty ? nil : page.next
-        } while marker != nil && found.count < 10_000
-        return found.sorted { $0.number < $1.number }
-    }
-
     /// Makes the parts one object. S3 may answer 200 and still fail (an `<Error>` in the body).
     public func completeMultipart(_ key: String, uploadId: String, parts: [UploadedPart]) throws(ObjectStoreError) {
         let request = S3Request(method: "POST", url: settings.url(key: key, query: [("uploadId", uploadId)]),

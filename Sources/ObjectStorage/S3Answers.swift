@@ -80,7 +80,7 @@ public struct ObjectSummary: Sendable, Equatable {
     }
 }
 
-/// A part of a multipart upload as the store lists it.
+/// A part of a multipart upload: what its completion names.
 public struct UploadedPart: Sendable, Equatable {
     public var number: Int
     public var etag: String
@@ -128,17 +128,6 @@ enum S3Answers {
             return ObjectSummary(key: String(key.dropFirst(prefix.count)), size: size, lastModified: entry.value("LastModified").flatMap(isoSeconds) ?? 0)
         }
         return ListingPage(entries: entries, next: xml.value("IsTruncated") == "true" ? xml.value("NextContinuationToken") : nil)
-    }
-
-    /// ListParts; the next page starts after the marker.
-    static func parts(_ body: [UInt8]) -> ListingPage<UploadedPart> {
-        let xml = S3XML(body)
-        let entries = xml.blocks("Part").compactMap { part -> UploadedPart? in
-            guard let number = part.value("PartNumber").flatMap({ Int($0) }), let etag = part.value("ETag"),
-                  let size = part.value("Size").flatMap({ Int64($0) }) else { return nil }
-            return UploadedPart(number: number, etag: etag, size: size)
-        }
-        return ListingPage(entries: entries, next: xml.value("IsTruncated") == "true" ? xml.value("NextPartNumberMarker") : nil)
     }
 
     /// ListMultipartUploads; the next page is named by both markers, joined by a newline.

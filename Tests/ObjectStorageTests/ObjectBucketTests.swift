@@ -79,17 +79,14 @@ import TestSupport
     }
 
     @Test(arguments: S3Server.Kind.allCases)
-    func aMultipartUploadIsFilledListedAndCompleted(_ kind: S3Server.Kind) async throws {
+    func aMultipartUploadIsFilledAndCompleted(_ kind: S3Server.Kind) async throws {
         let server = try S3Server(kind)
         let bucket = try await Self.bucket(on: server)
         let first = Self.pattern(Int(ObjectBucket.minimumPartSize), seed: 1), last = Self.pattern(12345, seed: 2)
         let id = try await bucket.run { try $0.startMultipart("1/panoramas/m", contentType: "image/jpeg") }
         let etag1 = try await bucket.run { try $0.putPart("1/panoramas/m", uploadId: id, number: 1, .bytes(first)) }
         let etag2 = try await bucket.run { try $0.putPart("1/panoramas/m", uploadId: id, number: 2, .bytes(last)) }
-        let parts = try await bucket.run { try $0.parts("1/panoramas/m", uploadId: id) }
-        #expect(parts.map(\.number) == [1, 2])
-        #expect(parts.map(\.size) == [Int64(first.count), Int64(last.count)])
-        #expect(parts.map(\.etag) == [etag1, etag2])
+        let parts = [UploadedPart(number: 1, etag: etag1, size: Int64(first.count)), UploadedPart(number: 2, etag: etag2, size: Int64(last.count))]
         let uploads = try await bucket.run { try $0.multipartUploads("1/") }
         #expect(uploads.map(\.key) == ["1/panoramas/m"] && uploads.map(\.uploadId) == [id])
         #expect(try await bucket.run { try $0.head("1/panoramas/m") } == nil) // not an object before completion

@@ -19,14 +19,7 @@ import Testing
         #expect(S3Answers.objects(bytes(xml.replacingOccurrences(of: "<IsTruncated>true", with: "<IsTruncated>false")), below: "p/").next == nil)
     }
 
-    @Test func partsAndUploadsAreRead() {
-        let parts = S3Answers.parts(bytes("""
-        <ListPartsResult><UploadId>u</UploadId><IsTruncated>true</IsTruncated><NextPartNumberMarker>2</NextPartNumberMarker>
-        <Part><PartNumber>2</PartNumber><ETag>"b"</ETag><Size>7</Size></Part><Part><PartNumber>1</PartNumber><ETag>&quot;a&quot;</ETag><Size>5242880</Size></Part>
-        </ListPartsResult>
-        """))
-        #expect(parts.entries == [UploadedPart(number: 2, etag: "\"b\"", size: 7), UploadedPart(number: 1, etag: "\"a\"", size: 5_242_880)])
-        #expect(parts.next == "2")
+    @Test func uploadsAreRead() {
         let uploads = S3Answers.uploads(bytes("""
         <ListMultipartUploadsResult><IsTruncated>true</IsTruncated><NextKeyMarker>p/k</NextKeyMarker><NextUploadIdMarker>u2</NextUploadIdMarker>
         <Upload><Key>p/k</Key><UploadId>u2</UploadId><Initiated>2010-11-10T20:48:33.000Z</Initiated></Upload>

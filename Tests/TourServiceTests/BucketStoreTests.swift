@@ -108,6 +108,64 @@ import ObjectStorage
         server.stop()
     }
 
+    /// The local copies are kept to blobCopyBytes, the least recently used going first; one
+    /// gone is fetched again when read. A fetch a stop cut short is gone at the next start.
+    @Test func localCopiesAreKeptToTheirLimit() async throws {
+        let server = try S3Server(.rclone)
+        let dataDir = testDirectory("toursd-copies").path
+        let bucket = try ServiceHarness.freshBucket(for: dataDir, environment: server.environment)
+        try FileManager.default.createDirectory(atPath: dataDir + "/copies", withIntermediateDirectories: true)
+        try Data([1]).write(to: URL(fileURLWithPath: dataDir + "/copies/.cut-short"))
+        let harness = try ServiceHarness(dataDir: dataDir, alone: true, environment: server.environment) {
+            $0.blobStore = bucket
+            $0.blobCopyBytes = 250_000
+        }
+        #expect(!directoryEntries(dataDir + "/copies").contains(".cut-short"))
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let images = (0..<3).map { imageBytes(100_000, seed: UInt8(20 + $0)) }
+        let ids = images.map { _ in newID() }
+        for (id, image) in zip(ids, images) { #expect(try client.putPanorama(id, floorId: floorId, bytes: image).status == 201) }
+        try await waitUntil("the tiling's looks to end") { try harness.metric("toursd_tiles_waiting") == 0 }
+        let kept = directoryEntries(dataDir + "/copies").filter { !$0.hasPrefix(".") }
+        #expect(kept.count == 2, "\(kept)")
+        for (id, image) in zip(ids, images) { #expect(try client.send("GET", "/v1/panoramas/\(id)/content").body == image) }
+        #expect(directoryEntries(dataDir + "/copies").filter { !$0.hasPrefix(".") }.count <= 2)
+        await harness.finish()
+        server.stop()
+    }
+
+    /// A round of the bucket's sweep removes what no row names (an older world map of a floor,
+    /// a panorama without its row, an upload's segments without its upload, a preview of a
+    /// panorama gone) and keeps what rows name.
+    @Test func theSweepRemovesWhatNoRowNames() async throws {
+        let server = try S3Server(.rclone)
+        let dataDir = testDirectory("toursd-sweep").path
+        let bucket = try ServiceHarness.freshBucket(for: dataDir, environment: server.environment)
+        let harness = try ServiceHarness(dataDir: dataDir, alone: true, environment: server.environment) {
+            $0.blobStore = bucket
+            $0.orphanGraceSeconds = 0
+        }
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let kept = newID()
+        #expect(try client.putPanorama(kept, floorId: floorId, bytes: imageBytes(1000)).status == 201)
+        #expect([200, 201].contains(try client.putWorldMap(floorId, bytes: [1, 2, 3]).status))
+        let location = try #require(try client.tusCreate(panoramaId: newID(), floorId: floorId, length: 5000).header("Location"))
+        #expect(try client.tusPatch(location, offset: 0, imageBytes(2000)).status == 204)
+        let before = Set(harness.storedFiles())
+        let gone = newID()
+        let planted = ["1/panoramas/\(gone)", "1/worldmaps/\(floorId).0123456789abcdef", "1/uploads/\(newID())/000000000000000",
+                       "1/previews/\(gone)/320-0123456789abcdef.jpg"]
+        for name in planted { try harness.plant(name, Data([9])) }
+        let store = try #require(harness.service.context.blobs as? BucketBlobStore)
+        let removed = await BucketSweep(store: store, context: harness.service.context).round(now: Int64(Date().timeIntervalSince1970) + 1)
+        #expect(removed?.objects == planted.count)
+        #expect(Set(harness.storedFiles()) == before, "\(harness.storedFiles())")
+        await harness.finish()
+        server.stop()
+    }
+
     @Test func bytesTheStoreChangedAreRefusedOnRead() async throws {
         let server = try S3Server(.rclone)
         let harness = try Self.harness(on: server)

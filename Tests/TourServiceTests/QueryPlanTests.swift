@@ -26,6 +26,10 @@ import ThreadPools
         recorder.recording.store(true, ordering: .relaxed)
         try walkEveryRoute(harness, client)
         try await walkTheWebhooks(harness, client, tenant: alpha)
+        // The bucket's sweep asks which of a page of names the rows name.
+        let swept = [BlobKey(tenant: alpha, kind: .panorama, id: newID()), BlobKey(tenant: alpha, kind: .worldMap, id: "\(newID()).0123abcd"),
+                     BlobKey(tenant: alpha, kind: .upload, id: newID())]
+        _ = try await harness.service.context.read { try await StoredFiles.named(among: swept, by: $0) }
         recorder.recording.store(false, ordering: .relaxed)
         let statements = recorder.statements
         #expect(statements.count > 40, "the requests ran their statements: \(statements.count)")

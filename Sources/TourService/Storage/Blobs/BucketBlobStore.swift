@@ -47,6 +47,7 @@ final class BucketBlobStore: BlobStore {
         incoming = IncomingFolder(path: dataDir + "/tmp", io: io, destination: .bucket(partSize: Int64(partSize)))
         copies = LocalCopies(folder: dataDir + "/copies", limitBytes: copyBytes, io: io)
         for directory in [dataDir + "/tmp", dataDir + "/copies"] { try Disk.makeDirectory(directory) }
+        copies.removeLeftovers()
     }
 
     static func name(_ key: BlobKey) -> String {
@@ -137,12 +138,20 @@ final class BucketBlobStore: BlobStore {
             try await calls { try $0.completeMultipart(name, uploadId: upload, parts: parts) }
         } else {
             let (path, size, sha256) = (received.file.path, received.size, received.sha256)
-            try await calls { transfer in
+            let placed = try await calls { transfer -> Bool in
                 let fd = open(path, O_RDONLY | O_CLOEXEC)
                 guard fd >= 0 else { throw Disk.failure("open \(path)", errno) }
                 defer { close(fd) }
-                try transfer.put(name, .file(fd: fd, offset: 0, length: size, sha256: sha256), contentType: "application/octet-stream", ifAbsent: true)
+                do {
+                    try transfer.put(name, .file(fd: fd, offset: 0, length: size, sha256: sha256), contentType: "application/octet-stream", ifAbsent: true)
+                    return true
+                } catch {
+                    // Placed by another since the HEAD, on a store that honours If-None-Match.
+                    guard case ObjectStoreError.preconditionFailed = error else { throw error }
+                    return false
+                }
             }
+            guard placed else { return false }
         }
         await keepCopy(received)
         return true
@@ -150,7 +159,7 @@ final class BucketBlobStore: BlobStore {
 
     /// A body sent: its file becomes the local copy (the next read needs no fetch).
     private func keepCopy(_ received: ReceivedBlob) async {
-        if await copies.adopt(received.file.path, sha256: received.sha256) {
+        if await copies.adopt(received.file.path, size: received.size, sha256: received.sha256) {
             received.file.markPlaced()
         } else {
             await incoming.discard(received)
@@ -261,21 +270,5 @@ final class BucketBlobStore: BlobStore {
                 return [] // an empty upload has no segment
             }
         }
-    }
-}
-
-/// SHA-256 of a file's region, for a part's signed digest.
-enum FileDigest {
-    static func sha256(_ fd: Int32, offset: Int64, length: Int64) throws(ServiceError) -> String {
-        let digest = StreamingDigest(.sha256)
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var position: Int64 = 0
-        while position < length {
-            let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, Int(min(Int64($0.count), length - position)), off_t(offset + position)) }
-            guard count > 0 else { throw count == 0 ? ServiceError(.internal, "a file ended before its recorded size") : Disk.failure("read", errno) }
-            buffer.withUnsafeBytes { digest.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-            position += Int64(count)
-        }
-        return ByteEncoding.hex(digest.finish())
     }
 }

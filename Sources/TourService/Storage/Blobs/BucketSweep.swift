@@ -110,14 +110,18 @@ extension StoredFiles {
         let groups = Dictionary(grouping: keys) { "\($0.tenant)/\($0.kind.rawValue)" }
         for group in groups.values {
             guard let first = group.first else { continue }
+            // Each row found by its primary key (tenant, id): a world map's name starts with its
+            // floor's id (`<floorId>.<random>`, or the id alone for the oldest).
+            let ids = Set(group.map { first.kind == .worldMap ? String($0.id.prefix { $0 != "." }) : $0.id })
             var list = JSONWriter()
-            list.array(group.map(\.id)) { $0.string($1) }
-            let among = db.dialect.pick(sqlite: "(SELECT value FROM json_each(?))",
-                                        postgresql: "(SELECT json_array_elements_text(CAST(? AS json)))")
+            list.array(ids.sorted()) { $0.string($1) }
+            // As TourStore.storedPanoramas asks: PostgreSQL plans `= ANY (ARRAY(…))` as key lookups.
+            let among = db.dialect.pick(sqlite: "IN (SELECT value FROM json_each(?))",
+                                        postgresql: "= ANY (ARRAY(SELECT json_array_elements_text(CAST(? AS json))))")
             let sql = switch first.kind {
-            case .panorama: "SELECT id FROM panoramas WHERE tenant_id = ? AND id IN \(among)"
-            case .worldMap: "SELECT coalesce(world_map_file, id) FROM floors WHERE tenant_id = ? AND world_map_sha256 IS NOT NULL AND coalesce(world_map_file, id) IN \(among)"
-            case .upload: "SELECT id FROM uploads WHERE tenant_id = ? AND state = 'receiving' AND id IN \(among)"
+            case .panorama: "SELECT id FROM panoramas WHERE tenant_id = ? AND id \(among)"
+            case .worldMap: "SELECT coalesce(world_map_file, id) FROM floors WHERE tenant_id = ? AND id \(among) AND world_map_sha256 IS NOT NULL"
+            case .upload: "SELECT id FROM uploads WHERE tenant_id = ? AND id \(among) AND state = 'receiving'"
             }
             for row in try await db.query(sql, first.tenant, String(decoding: list.bytes, as: UTF8.self)) {
                 if let id = row[0].string { named.insert(BlobKey(tenant: first.tenant, kind: first.kind, id: id)) }

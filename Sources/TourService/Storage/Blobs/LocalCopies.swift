@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Hashing
+import Synchronization
 import ThreadPools
 
 /// Local copies of a bucket's blobs, named by their SHA-256: what reads are sent from
@@ -14,11 +15,21 @@ final class LocalCopies: Sendable {
     let folder: String
     private let limitBytes: Int64
     private let io: ThreadPool
+    /// What the copies take, known once the folder was read (nil before): a copy added costs
+    /// no listing unless it takes the folder past the limit.
+    private let held = Mutex<Int64?>(nil)
 
     init(folder: String, limitBytes: Int64, io: ThreadPool) {
         self.folder = folder
         self.limitBytes = limitBytes
         self.io = io
+    }
+
+    /// At start-up (nothing fetches yet): removes what fetches a stop cut short left.
+    func removeLeftovers() {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix(".") {
+            unlink("\(folder)/\(name)")
+        }
     }
 
     /// The copy of the bytes of digest `sha256` when there is one (touched: in use).
@@ -41,32 +52,45 @@ final class LocalCopies: Sendable {
             file.discard()
             throw error
         }
-        _ = try? await io.run { [self] in trim() }
+        _ = try? await io.run { [self] in added(file.size, keeping: sha256) }
         return path
     }
 
     /// Takes the file at `path` (on the same file system) as the copy of digest `sha256`: a
     /// body just sent to the bucket is read from here, not fetched back. False when it could
     /// not be moved (the caller still owns it).
-    func adopt(_ path: String, sha256: String) async -> Bool {
+    func adopt(_ path: String, size: Int64, sha256: String) async -> Bool {
         let adopted = (try? await io.run { [folder] in rename(path, "\(folder)/\(sha256)") == 0 }) ?? false
-        if adopted { _ = try? await io.run { [self] in trim() } }
+        if adopted { _ = try? await io.run { [self] in added(size, keeping: sha256) } }
         return adopted
     }
 
-    /// Removes the least recently used copies past the limit.
-    private func trim() {
+    /// Counts a new copy; past the limit (or not yet known), trims the others.
+    private func added(_ bytes: Int64, keeping name: String) {
+        let total = held.withLock { held -> Int64? in
+            held = held.map { $0 + bytes }
+            return held
+        }
+        if total.map({ $0 > limitBytes }) ?? true { trim(keeping: name) }
+    }
+
+    /// Removes the least recently used copies past the limit (never `name`, the one just
+    /// added: its reader opens it next), and notes what the rest take.
+    private func trim(keeping name: String) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         var copies: [(path: String, used: Int, size: Int64)] = []
-        for name in names where !name.hasPrefix(".") {
+        for entry in names where !entry.hasPrefix(".") {
             var info = stat()
-            if stat("\(folder)/\(name)", &info) == 0 { copies.append(("\(folder)/\(name)", info.st_mtim.tv_sec, Int64(info.st_size))) }
+            if stat("\(folder)/\(entry)", &info) == 0 {
+                copies.append(("\(folder)/\(entry)", info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec, Int64(info.st_size)))
+            }
         }
         var total = copies.reduce(0) { $0 + $1.size }
-        for copy in copies.sorted(by: { $0.used < $1.used }) where total > limitBytes {
+        for copy in copies.sorted(by: { $0.used < $1.used }) where total > limitBytes && copy.path != "\(folder)/\(name)" {
             unlink(copy.path)
             total -= copy.size
         }
+        held.withLock { $0 = total }
     }
 }
 
@@ -77,6 +101,8 @@ final class CopyFile: @unchecked Sendable {
     private let fd: Int32
     private let digest = StreamingDigest(.sha256)
     private var failure: Int32 = 0
+    /// Bytes written.
+    private(set) var size: Int64 = 0
     private var done = false
 
     init(path: String) throws(ServiceError) {
@@ -98,6 +124,7 @@ final class CopyFile: @unchecked Sendable {
                 written += count
             }
             digest.update(bytes)
+            size += Int64(bytes.count)
             return true
         }
         if failure != 0 { throw Disk.failure("write \(path)", failure) }

@@ -44,14 +44,7 @@ final class PartialFile: PartialBlob, @unchecked Sendable {
         let held = min(recorded, Int64(size))
         guard ftruncate(fd, off_t(held)) == 0 else { throw Disk.failure("ftruncate", errno) }
         let digest = StreamingDigest(.sha256)
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var position: Int64 = 0
-        while position < held {
-            let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, Int(min(Int64($0.count), held - position)), off_t(position)) }
-            guard count > 0 else { throw ServiceError(.internal, "the partial file \(path) is shorter than its recorded offset") }
-            buffer.withUnsafeBytes { digest.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-            position += Int64(count)
-        }
+        try FileDigest.update(digest, fd, offset: 0, length: held)
         openedOffset = held
         openedDigest = digest
         writebackStarted = held
@@ -92,5 +85,27 @@ final class PartialFile: PartialBlob, @unchecked Sendable {
     func park() {
         if let descriptor { Glibc.close(descriptor) }
         descriptor = nil
+    }
+}
+
+/// Hashing a region of a file, read in 1 MiB pieces.
+enum FileDigest {
+    /// Feeds `length` bytes of `fd` from `offset` to `digest`; a file that ends first is an error.
+    static func update(_ digest: StreamingDigest, _ fd: Int32, offset: Int64, length: Int64) throws(ServiceError) {
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var position: Int64 = 0
+        while position < length {
+            let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, Int(min(Int64($0.count), length - position)), off_t(offset + position)) }
+            guard count > 0 else { throw count == 0 ? ServiceError(.internal, "a file ended before its recorded size") : Disk.failure("read", errno) }
+            buffer.withUnsafeBytes { digest.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            position += Int64(count)
+        }
+    }
+
+    /// The SHA-256 (hex) of a region: a part's signed digest.
+    static func sha256(_ fd: Int32, offset: Int64, length: Int64) throws(ServiceError) -> String {
+        let digest = StreamingDigest(.sha256)
+        try update(digest, fd, offset: offset, length: length)
+        return ByteEncoding.hex(digest.finish())
     }
 }
