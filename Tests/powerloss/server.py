@@ -304,9 +304,10 @@ def delivered(port, token):
     """The receiver has every event of the feed, each first delivery in the feed's order."""
     expected = [event["id"] for event in feed(port, token) or []]
     firsts = receiver.wait_for(expected, 120)
-    if firsts == expected:
+    now = [event["id"] for event in feed(port, token) or []]
+    if firsts[:len(expected)] == expected and Receiver.follows_feed(firsts, now):
         return []
-    return [f"the receiver's first deliveries ({len(firsts)}: {firsts[:10]}…) are not the feed's {len(expected)} events in order"]
+    return [f"the receiver's first deliveries ({len(firsts)}: {firsts[:10]}…) are not the feed's {len(now)} events in order"]
 
 
 def files_and_rows():

@@ -41,15 +41,23 @@ class Receiver:
         return received, firsts
 
     def wait_for(self, expected, seconds):
-        """Waits until the first deliveries are `expected` (event ids in order); returns the
-        first deliveries then (which differ from `expected` when the time ran out or they
-        went astray)."""
+        """Waits until the first deliveries begin with `expected` (event ids in order); returns
+        the first deliveries then, which do not begin so when the time ran out or they went
+        astray. Events committed after `expected` was read (a tour.changed settling) may
+        follow: `follows_feed` checks them."""
         deadline = time.monotonic() + seconds
         while True:
             _, firsts = self.received()
-            if firsts == expected or time.monotonic() > deadline or firsts != expected[:len(firsts)]:
+            seen = min(len(firsts), len(expected))
+            if firsts[:len(expected)] == expected or time.monotonic() > deadline or firsts[:seen] != expected[:seen]:
                 return firsts
             time.sleep(0.2)
+
+    @staticmethod
+    def follows_feed(firsts, feed):
+        """Whether first deliveries are the feed's events in order, from its start: `feed` is
+        read after `firsts`, so it holds every event delivered by then."""
+        return firsts == feed[:len(firsts)]
 
     def stop(self):
         self.server.shutdown()
