@@ -62,10 +62,10 @@ import TestSupport
             return text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ")[1]) } ?? -1
         }
 
-        var descriptors: Int { directoryEntries("/proc/\(daemon.process.processIdentifier)/fd").count }
+        var descriptors: Int { directoryEntries("/proc/\(daemon.process.pid)/fd").count }
 
         var rssKilobytes: Int {
-            let status = (try? String(contentsOfFile: "/proc/\(daemon.process.processIdentifier)/status", encoding: .utf8)) ?? ""
+            let status = (try? String(contentsOfFile: "/proc/\(daemon.process.pid)/status", encoding: .utf8)) ?? ""
             return status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }.flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true)[1]) } ?? -1
         }
 

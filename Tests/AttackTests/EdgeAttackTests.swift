@@ -382,7 +382,7 @@ final class Answers: @unchecked Sendable {
 extension AttackTests.Target {
     /// The most memory the daemon has held at once (VmHWM).
     var peakRSSKilobytes: Int {
-        let status = (try? String(contentsOfFile: "/proc/\(daemon.process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        let status = (try? String(contentsOfFile: "/proc/\(daemon.process.pid)/status", encoding: .utf8)) ?? ""
         return status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }.flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true)[1]) } ?? -1
     }
 }

@@ -284,7 +284,7 @@ import TestSupport
             daemon.signal(SIGKILL)
             _ = daemon.wait()
         }
-        let status = try String(contentsOfFile: "/proc/\(daemon.process.processIdentifier)/status", encoding: .utf8)
+        let status = try String(contentsOfFile: "/proc/\(daemon.process.pid)/status", encoding: .utf8)
         let ignored = try #require(status.split(separator: "\n").first { $0.hasPrefix("SigIgn:") }.flatMap { UInt64($0.dropFirst(7).trimmingCharacters(in: .whitespaces), radix: 16) })
         #expect(ignored & (1 << (UInt64(SIGPIPE) - 1)) != 0, "SigIgn \(String(ignored, radix: 16))")
     }

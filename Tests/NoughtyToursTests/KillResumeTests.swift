@@ -10,20 +10,20 @@ import TestSupport
 /// A SyncWorker process (a client draining a storage directory), read line by line; killed
 /// after 60 s at the latest, so no read can hang.
 private final class WorkerProcess {
-    let process = Process()
-    private let output = Pipe()
+    let process: ChildProcess
+    private let output: FileHandle
     private var buffer = ""
-    private var watchdog: Watchdog?
+    private let watchdog: Watchdog
 
     init(server: URL, token: String, storage: URL, maxSendBytesPerSecond: Int64 = 0, resumableThreshold: Int64) throws {
-        process.executableURL = ToursdProcess.builtExecutable("SyncWorker")
-        process.arguments = ["drain", server.absoluteString, token, storage.path, String(maxSendBytesPerSecond), String(resumableThreshold)]
-        process.standardOutput = output
-        try process.run()
+        process = try ChildProcess(ToursdProcess.builtExecutable("SyncWorker").path,
+                                   ["drain", server.absoluteString, token, storage.path, String(maxSendBytesPerSecond), String(resumableThreshold)],
+                                   standardOutput: .pipe, standardError: .inherit)
+        output = process.standardOutput!
         watchdog = Watchdog(process, seconds: 60)
     }
 
-    deinit { watchdog?.cancel() }
+    deinit { watchdog.cancel() }
 
     /// The next line, or nil once the process closed its output.
     func nextLine() -> String? {
@@ -33,14 +33,14 @@ private final class WorkerProcess {
                 buffer.removeSubrange(...newline)
                 return line
             }
-            let data = output.fileHandleForReading.availableData
+            let data = output.availableData
             if data.isEmpty { return nil }
             buffer += String(decoding: data, as: UTF8.self)
         }
     }
 
     func kill() {
-        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.signal(SIGKILL)
         process.waitUntilExit()
     }
 }
@@ -83,7 +83,7 @@ private final class WorkerProcess {
             }
         }
         #expect(killedAt != nil)
-        #expect(first.process.terminationReason == .uncaughtSignal)
+        #expect(first.process.termination == .signalled(SIGKILL))
         // The server keeps what reached it once it sees the connection end (docs/api.md: an older
         // PATCH keeps only what it had fsynced when a newer one takes over, so a client back
         // before that resumes from the last fsync). Waited for: its database says so.
@@ -101,9 +101,8 @@ private final class WorkerProcess {
             let parts = line.split(separator: " ")
             if resumedFrom == nil, parts.count == 4, parts[1] == large, let sent = Int64(parts[2]) { resumedFrom = sent }
         }
-        second.process.waitUntilExit()
+        #expect(second.process.waitUntilExit() == .exited(0))
         #expect(lastLine == "idle")
-        #expect(second.process.terminationStatus == 0)
         // Not from byte zero: from about what had reached the server. The second client sent
         // less than the panorama by at least half of what the first one had got through
         // (a restart from byte zero would send all of it again).

@@ -38,15 +38,11 @@ say("soak: \(clients) clients for \(seconds) s through a chaos proxy; toursd on 
 
 // The clients, each with its own storage directory.
 let storages = (0..<clients).map { work.appendingPathComponent("client-\($0)") }
-var workers: [(process: Process, output: Pipe)] = []
+var workers: [ChildProcess] = []
 for storage in storages {
-    let process = Process()
-    process.executableURL = ToursdProcess.builtExecutable("SyncWorker")
-    process.arguments = ["soak", "http://127.0.0.1:\(proxy.port)", token, storage.path, String(seconds), storage.path + ".ledger"]
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
-    workers.append((process, output))
+    workers.append(try ChildProcess(ToursdProcess.builtExecutable("SyncWorker").path,
+                                    ["soak", "http://127.0.0.1:\(proxy.port)", token, storage.path, String(seconds), storage.path + ".ledger"],
+                                    standardOutput: .pipe, standardError: .inherit))
 }
 
 // The killer: SIGKILL at random moments during the capture phase, restarted on the same port.
@@ -65,12 +61,12 @@ while Date().addingTimeInterval(3) < deadline {
 var summaries: [[String: Int]] = []
 var failures: [String] = []
 for (index, worker) in workers.enumerated() {
-    let watchdog = Watchdog(worker.process, seconds: Double(seconds + 300))
-    let text = String(decoding: worker.output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    worker.process.waitUntilExit()
+    let watchdog = Watchdog(worker, seconds: Double(seconds + 300))
+    let text = String(decoding: worker.standardOutput!.readDataToEndOfFile(), as: UTF8.self)
+    let ended = worker.waitUntilExit()
     watchdog.cancel()
-    guard worker.process.terminationStatus == 0, let line = text.split(separator: "\n").last(where: { $0.hasPrefix("summary ") }) else {
-        failures.append("client \(index) ended with status \(worker.process.terminationStatus)")
+    guard ended == .exited(0), let line = text.split(separator: "\n").last(where: { $0.hasPrefix("summary ") }) else {
+        failures.append("client \(index) \(ended)")
         continue
     }
     summaries.append(Dictionary(uniqueKeysWithValues: line.split(separator: " ").dropFirst().compactMap { pair -> (String, Int)? in

@@ -19,7 +19,7 @@ public final class S3Server: @unchecked Sendable {
     public let directory: String
     public let accessKey = "toursd-test"
     public let secretKey = "toursd-test-secret"
-    private var process: Process?
+    private var process: ChildProcess?
 
     public var endpoint: String { "http://127.0.0.1:\(port)" }
     /// What toursd and the AWS tools read.
@@ -40,27 +40,21 @@ public final class S3Server: @unchecked Sendable {
 
     /// Starts the server (again), on its port once it had one.
     public func start() throws {
-        let process = Process()
         let address = "127.0.0.1:\(port)"
-        switch kind {
-        case .moto:
-            process.executableURL = Self.venv.appendingPathComponent("moto_server")
-            process.arguments = ["-H", "127.0.0.1", "-p", "\(port)"]
-        case .rclone:
-            process.executableURL = Self.venv.appendingPathComponent("rclone")
-            process.arguments = ["serve", "s3", "--addr", address, "--auth-key", "\(accessKey),\(secretKey)", "--config", "/dev/null", directory]
+        let (executable, arguments) = switch kind {
+        case .moto: (Self.venv.appendingPathComponent("moto_server").path, ["-H", "127.0.0.1", "-p", "\(port)"])
+        case .rclone: (Self.venv.appendingPathComponent("rclone").path,
+                       ["serve", "s3", "--addr", address, "--auth-key", "\(accessKey),\(secretKey)", "--config", "/dev/null", directory])
         }
-        guard FileManager.default.isExecutableFile(atPath: process.executableURL!.path) else {
-            throw ToursdProcess.Failure(description: "\(process.executableURL!.path) is missing: make deps installs it")
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            throw ToursdProcess.Failure(description: "\(executable) is missing: make deps installs it")
         }
-        let stderr = Pipe()
-        process.standardError = stderr
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let process = try ChildProcess(executable, arguments, standardError: .pipe)
+        let stderr = process.standardError!
         var seen = ""
         let deadline = Date().addingTimeInterval(60)
-        while waitReadable(stderr.fileHandleForReading.fileDescriptor, until: deadline) {
-            let data = stderr.fileHandleForReading.availableData
+        while waitReadable(stderr.fileDescriptor, until: deadline) {
+            let data = stderr.availableData
             if data.isEmpty { break }
             seen += String(decoding: data, as: UTF8.self)
             // moto: " * Running on http://127.0.0.1:N"; rclone: "Starting s3 server on [http://127.0.0.1:N/]"
@@ -69,20 +63,20 @@ public final class S3Server: @unchecked Sendable {
                 if let port = UInt16(digits), seen[found.upperBound...].dropFirst(digits.count).first != nil {
                     self.port = port
                     self.process = process
-                    let handle = stderr.fileHandleForReading
-                    Thread.detachNewThread { while !handle.availableData.isEmpty {} }
+                    Thread.detachNewThread { while !stderr.availableData.isEmpty {} }
                     return
                 }
             }
         }
-        process.terminate()
+        process.signal(SIGKILL)
+        process.waitUntilExit()
         throw ToursdProcess.Failure(description: "\(kind) did not start; stderr: \(seen)")
     }
 
     /// Ends the server at once (SIGKILL: as a store that goes away does) and waits for it.
     public func stop() {
         guard let process else { return }
-        kill(process.processIdentifier, SIGKILL)
+        process.signal(SIGKILL)
         process.waitUntilExit()
         self.process = nil
     }

@@ -21,10 +21,10 @@ public final class ToursdProcess {
         public init(description: String) { self.description = description }
     }
 
-    public let process: Process
+    public let process: ChildProcess
     public let port: UInt16
     public let dataDir: String
-    private let stderr: Pipe
+    private let stderr: FileHandle
 
     /// Starts `toursd serve` on `port` (0: the OS picks) with `environment` added to its own,
     /// and waits (bounded) for its "listening on" line.
@@ -36,21 +36,16 @@ public final class ToursdProcess {
                 workingDirectory: URL = ToursdProcess.packageRoot, descriptorLimit: Int? = nil, defaultSignals: Bool = false,
                 executable: URL = ToursdProcess.executable) throws {
         self.dataDir = dataDir
-        process = Process()
         var command = [executable.path, "serve", "--port", String(port), "--data-dir", dataDir] + extra
         if let descriptorLimit { command = ["/usr/bin/prlimit", "--nofile=\(descriptorLimit):\(descriptorLimit)"] + command }
         if defaultSignals { command = ["/usr/bin/env", "--default-signal"] + command }
-        process.executableURL = URL(fileURLWithPath: command[0])
-        process.arguments = Array(command.dropFirst())
-        process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
-        process.currentDirectoryURL = workingDirectory
-        stderr = Pipe()
-        process.standardError = stderr
-        try process.run()
+        process = try ChildProcess(command[0], Array(command.dropFirst()), environment: ["PATH": "/usr/bin:/bin"].merging(environment) { $1 },
+                                   workingDirectory: workingDirectory.path, standardError: .pipe)
+        stderr = process.standardError!
         var seen = ""
         let deadline = Date().addingTimeInterval(30)
-        while waitReadable(stderr.fileHandleForReading.fileDescriptor, until: deadline) {
-            let data = stderr.fileHandleForReading.availableData
+        while waitReadable(stderr.fileDescriptor, until: deadline) {
+            let data = stderr.availableData
             if data.isEmpty { break } // the process ended
             seen += String(decoding: data, as: UTF8.self)
             if let line = seen.split(separator: "\n").first(where: { $0.hasPrefix("listening on http://") }),
@@ -60,13 +55,14 @@ public final class ToursdProcess {
                 return
             }
         }
-        process.terminate()
+        process.signal(SIGKILL)
+        process.waitUntilExit()
         throw Failure(description: "toursd did not start; stderr: \(seen)")
     }
 
     /// Keeps reading stderr so the daemon never blocks on a full pipe.
     private func drainInBackground() {
-        let handle = stderr.fileHandleForReading
+        let handle = stderr
         Thread.detachNewThread { while !handle.availableData.isEmpty {} }
     }
 
@@ -77,35 +73,17 @@ public final class ToursdProcess {
 
     public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    public func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+    public func signal(_ number: Int32) { process.signal(number) }
 
     /// Waits up to `seconds` for the process to end; nil if it still runs (it is then killed).
-    public func wait(seconds: Double) -> (reason: Process.TerminationReason, status: Int32)? {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if let ended = ended() { return ended }
-            usleep(5_000)
-        }
-        if let ended = ended() { return ended }
-        kill(process.processIdentifier, SIGKILL)
+    public func wait(seconds: Double) -> ChildProcess.Termination? {
+        if let ended = process.waitUntilExit(seconds: seconds) { return ended }
+        process.signal(SIGKILL)
         process.waitUntilExit()
         return nil
     }
 
-    /// How the process ended, or nil while it runs. Asked of the kernel first (waitid without
-    /// reaping: Foundation still reaps it): Foundation learns of the end on a Dispatch queue,
-    /// which a loaded test process may run seconds late.
-    private func ended() -> (reason: Process.TerminationReason, status: Int32)? {
-        var info = siginfo_t()
-        if waitid(P_PID, id_t(process.processIdentifier), &info, WEXITED | WNOHANG | WNOWAIT) == 0, info._sifields._sigchld.si_pid != 0 {
-            return (info.si_code == CLD_EXITED ? .exit : .uncaughtSignal, info._sifields._sigchld.si_status)
-        }
-        return process.isRunning ? nil : (process.terminationReason, process.terminationStatus)
-    }
-
     /// Waits for the process to end; returns how.
-    public func wait() -> (reason: Process.TerminationReason, status: Int32) {
-        process.waitUntilExit()
-        return (process.terminationReason, process.terminationStatus)
-    }
+    @discardableResult
+    public func wait() -> ChildProcess.Termination { process.waitUntilExit() }
 }

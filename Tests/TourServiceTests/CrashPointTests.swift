@@ -37,7 +37,7 @@ import TestSupport
         func crash(_ request: (APIClient) throws -> Void) {
             _ = try? request(client)
             let ended = daemon.wait(seconds: 30)
-            #expect(ended?.reason == .exit && ended?.status == CrashPoint.exitStatus, "toursd did not die at its crash point: \(String(describing: ended))")
+            #expect(ended == .exited(CrashPoint.exitStatus), "toursd did not die at its crash point: \(String(describing: ended))")
         }
 
         /// Stops the daemon as an operator does, and starts it again (armed at `crashAt`).

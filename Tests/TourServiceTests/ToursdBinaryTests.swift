@@ -24,8 +24,7 @@ import TestSupport
         #expect(FileManager.default.fileExists(atPath: dataDir)) // created on start
         toursd.signal(SIGTERM)
         let ended = toursd.wait()
-        #expect(ended.reason == .exit)
-        #expect(ended.status == 0)
+        #expect(ended == .exited(0))
     }
 
     /// A stop sent the moment toursd says it listens (systemd may stop it at any time) is
@@ -37,8 +36,7 @@ import TestSupport
             let toursd = try ToursdProcess(dataDir: dataDir)
             toursd.signal(SIGTERM)
             let ended = toursd.wait(seconds: 10)
-            #expect(ended?.reason == .exit)
-            #expect(ended?.status == 0)
+            #expect(ended == .exited(0))
         }
     }
 
@@ -138,18 +136,7 @@ import TestSupport
 
     /// Runs toursd to completion; returns its exit status, stdout and stderr.
     private func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        // Both are a few lines at most: reading one after the other cannot block.
-        let outText = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let errText = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, outText, errText)
+        try runCommand(executable.path, arguments)
     }
 
     @Test func badArgumentsExitTwoWithAMessage() throws {
