@@ -12,11 +12,9 @@ dir=$(mktemp -d /tmp/toursd-pg.XXXXXX)
 trap 'bash Tests/postgres/cluster.sh stop "$dir"' EXIT
 url=$(bash Tests/postgres/cluster.sh start "$dir")
 echo "PostgreSQL for the service's tests: $url"
-# Suites that never open a harness (toursd processes of their own on SQLite, parsing, the
-# config) ran in the first pass already; again here they would only add load.
-own="LockOrderTests|QueryPlanRuleTests|BackupTests|OrphanSweepTests|CrashPointTests|CrashSafetyTests|NoBlockingWaitTests|RequestParsingTests|ServiceErrorTests|BearerTokenTests|ToursdBinaryTests|ToursdConfigTests"
+. Tests/postgres/suites.sh
 TOURSD_TEST_POSTGRES="$url" swift test --skip-build --filter TourServiceTests --skip "$own"
 echo "The service's tests through three daemons behind nginx"
 # SlowDiskTests run one daemon even here (their stall hook is the process's): the first pass ran
 # them on PostgreSQL already, and beside this pass's load their stall outlasts the body timeout.
-TOURSD_TEST_POSTGRES="$url" TOURSD_TEST_BALANCED=3 swift test --skip-build --filter TourServiceTests --skip "$own|SlowDiskTests"
+TOURSD_TEST_POSTGRES="$url" TOURSD_TEST_BALANCED=3 swift test --skip-build --filter TourServiceTests --skip "$own|$own_stores|SlowDiskTests"
