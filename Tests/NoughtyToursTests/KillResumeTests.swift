@@ -38,11 +38,6 @@ private final class WorkerProcess {
             buffer += String(decoding: data, as: UTF8.self)
         }
     }
-
-    func kill() {
-        process.signal(SIGKILL)
-        process.waitUntilExit()
-    }
 }
 
 @Suite(.serialized, .timeLimit(.minutes(3))) struct KillResumeTests {
@@ -76,7 +71,7 @@ private final class WorkerProcess {
         while let line = first.nextLine() {
             let parts = line.split(separator: " ")
             if parts.count == 4, parts[0] == "progress", parts[1] == large, let sent = Int64(parts[2]), sent >= Int64(largeSize / 3) {
-                first.kill()
+                first.process.kill()
                 killedAt = sent
                 forwardedAtKill = proxy.bytesForwarded
                 break

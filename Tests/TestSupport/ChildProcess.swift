@@ -59,7 +59,7 @@ public final class ChildProcess: Sendable {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, stdin ?? "/dev/null", O_RDONLY, 0)
-        var parentEnds: [Int32] = [], childEnds: [Int32] = []
+        var childEnds: [Int32] = [] // closed here once the child has its copies
         defer { childEnds.forEach { _ = close($0) } }
         func direct(_ stream: Stream, to target: Int32) throws -> FileHandle? {
             switch stream {
@@ -74,7 +74,6 @@ public final class ChildProcess: Sendable {
                 guard pipe(&ends) == 0 else { throw Failure(description: "pipe: \(String(cString: strerror(errno)))") }
                 // Close-on-exec: only the child's dup2 passes its end on.
                 for fd in ends { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-                parentEnds.append(ends[0])
                 childEnds.append(ends[1])
                 posix_spawn_file_actions_adddup2(&actions, ends[1], target)
                 return FileHandle(fileDescriptor: ends[0], closeOnDealloc: true)
@@ -110,6 +109,26 @@ public final class ChildProcess: Sendable {
         self.standardError = err
     }
 
+    /// Reads the stderr pipe until `recognise` finds what it waits for in what arrived (a
+    /// server's "listening" line), for `seconds` at most: its answer, and from then on stderr
+    /// is read in the background, so the child never blocks on a full pipe. Nil when the
+    /// time ran out or the child closed stderr first; `seen` is what arrived.
+    public func awaitStandardError<Found>(seconds: Double, _ recognise: (String) -> Found?) -> (found: Found?, seen: String) {
+        guard let stderr = standardError else { return (nil, "") }
+        var seen = ""
+        let deadline = Date().addingTimeInterval(seconds)
+        while waitReadable(stderr.fileDescriptor, until: deadline) {
+            let data = stderr.availableData
+            if data.isEmpty { break } // closed: the child ended
+            seen += String(decoding: data, as: UTF8.self)
+            if let found = recognise(seen) {
+                Thread.detachNewThread { while !stderr.availableData.isEmpty {} }
+                return (found, seen)
+            }
+        }
+        return (nil, seen)
+    }
+
     /// How the process ended, or nil while it runs (reaped here once it ended).
     public var termination: Termination? {
         ended.withLock { ended in
@@ -129,8 +148,14 @@ public final class ChildProcess: Sendable {
     /// Sends `number`, unless the process was reaped (its pid may be another's by now).
     public func signal(_ number: Int32) {
         ended.withLock { ended in
-            if ended == nil { kill(pid, number) }
+            if ended == nil { Glibc.kill(pid, number) }
         }
+    }
+
+    /// Ends the process at once (SIGKILL) and waits for it.
+    public func kill() {
+        signal(SIGKILL)
+        waitUntilExit()
     }
 
     /// Waits for the process to end.

@@ -50,34 +50,24 @@ public final class S3Server: @unchecked Sendable {
             throw ToursdProcess.Failure(description: "\(executable) is missing: make deps installs it")
         }
         let process = try ChildProcess(executable, arguments, standardError: .pipe)
-        let stderr = process.standardError!
-        var seen = ""
-        let deadline = Date().addingTimeInterval(60)
-        while waitReadable(stderr.fileDescriptor, until: deadline) {
-            let data = stderr.availableData
-            if data.isEmpty { break }
-            seen += String(decoding: data, as: UTF8.self)
-            // moto: " * Running on http://127.0.0.1:N"; rclone: "Starting s3 server on [http://127.0.0.1:N/]"
-            if let found = seen.range(of: "http://127.0.0.1:") {
-                let digits = seen[found.upperBound...].prefix { $0.isNumber }
-                if let port = UInt16(digits), seen[found.upperBound...].dropFirst(digits.count).first != nil {
-                    self.port = port
-                    self.process = process
-                    Thread.detachNewThread { while !stderr.availableData.isEmpty {} }
-                    return
-                }
-            }
+        // moto: " * Running on http://127.0.0.1:N"; rclone: "Starting s3 server on [http://127.0.0.1:N/]"
+        let (port, seen) = process.awaitStandardError(seconds: 60) { seen -> UInt16? in
+            guard let found = seen.range(of: "http://127.0.0.1:") else { return nil }
+            let digits = seen[found.upperBound...].prefix { $0.isNumber }
+            return seen[found.upperBound...].dropFirst(digits.count).first != nil ? UInt16(digits) : nil
         }
-        process.signal(SIGKILL)
-        process.waitUntilExit()
-        throw ToursdProcess.Failure(description: "\(kind) did not start; stderr: \(seen)")
+        guard let port else {
+            process.kill()
+            throw ToursdProcess.Failure(description: "\(kind) did not start; stderr: \(seen)")
+        }
+        self.port = port
+        self.process = process
     }
 
     /// Ends the server at once (SIGKILL: as a store that goes away does) and waits for it.
     public func stop() {
         guard let process else { return }
-        process.signal(SIGKILL)
-        process.waitUntilExit()
+        process.kill()
         self.process = nil
     }
 }

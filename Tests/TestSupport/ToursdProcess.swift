@@ -24,7 +24,6 @@ public final class ToursdProcess {
     public let process: ChildProcess
     public let port: UInt16
     public let dataDir: String
-    private let stderr: FileHandle
 
     /// Starts `toursd serve` on `port` (0: the OS picks) with `environment` added to its own,
     /// and waits (bounded) for its "listening on" line.
@@ -41,29 +40,14 @@ public final class ToursdProcess {
         if defaultSignals { command = ["/usr/bin/env", "--default-signal"] + command }
         process = try ChildProcess(command[0], Array(command.dropFirst()), environment: ["PATH": "/usr/bin:/bin"].merging(environment) { $1 },
                                    workingDirectory: workingDirectory.path, standardError: .pipe)
-        stderr = process.standardError!
-        var seen = ""
-        let deadline = Date().addingTimeInterval(30)
-        while waitReadable(stderr.fileDescriptor, until: deadline) {
-            let data = stderr.availableData
-            if data.isEmpty { break } // the process ended
-            seen += String(decoding: data, as: UTF8.self)
-            if let line = seen.split(separator: "\n").first(where: { $0.hasPrefix("listening on http://") }),
-               let port = line.split(separator: ":").last.flatMap({ UInt16($0) }) {
-                self.port = port
-                drainInBackground()
-                return
-            }
+        let (port, seen) = process.awaitStandardError(seconds: 30) { seen in
+            seen.split(separator: "\n").first { $0.hasPrefix("listening on http://") }.flatMap { $0.split(separator: ":").last.flatMap { UInt16($0) } }
         }
-        process.signal(SIGKILL)
-        process.waitUntilExit()
-        throw Failure(description: "toursd did not start; stderr: \(seen)")
-    }
-
-    /// Keeps reading stderr so the daemon never blocks on a full pipe.
-    private func drainInBackground() {
-        let handle = stderr
-        Thread.detachNewThread { while !handle.availableData.isEmpty {} }
+        guard let port else {
+            process.kill()
+            throw Failure(description: "toursd did not start; stderr: \(seen)")
+        }
+        self.port = port
     }
 
     /// The token of the tenant toursd made on its first start (`<data-dir>/admin.token`).
@@ -78,8 +62,7 @@ public final class ToursdProcess {
     /// Waits up to `seconds` for the process to end; nil if it still runs (it is then killed).
     public func wait(seconds: Double) -> ChildProcess.Termination? {
         if let ended = process.waitUntilExit(seconds: seconds) { return ended }
-        process.signal(SIGKILL)
-        process.waitUntilExit()
+        process.kill()
         return nil
     }
 
