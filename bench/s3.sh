@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 work=$(mktemp -d -p "${BENCH_DIR:-/var/tmp}" bench.XXXXXX) # on a real disk (not tmpfs): the store writes there
-trap 'stop_servers "$work"; bash Tests/s3/store.sh stop "$work/s3" 2>/dev/null || true' EXIT
+# The store first: its pid file is under $work, which stop_servers removes.
+trap 'bash Tests/s3/store.sh stop "$work/s3" 2>/dev/null || true; stop_servers "$work"' EXIT
 size_mb=${UPLOAD_MB:-50}
 concurrent=${UPLOAD_CONCURRENCY:-32}
 rounds=${UPLOAD_ROUNDS:-3}

@@ -6,8 +6,7 @@
 # property, and the cross-instance checks of Tests/postgres/scaleout.py (ids and tourIds, a
 # token revoked on one daemon refused by all at once, a daemon killed mid-upload).
 # With SCALEOUT_S3=moto or rclone, the blobs are in a bucket of that store instead
-# (Tests/s3/store.sh); the folder then holds only the daemons' shared webhook key, and the
-# checks of what the database alone decides (ids, tokens, webhooks) are left to the folder's run.
+# (Tests/s3/store.sh); the folder then holds only the daemons' shared webhook key.
 #   scaleout.sh TOURSD TOURS
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -66,11 +65,7 @@ token=$(cat "$work"/d?/admin.token)
 lb=$(start_balancer "$work" "${ports[@]}")
 export TOURSD_URL="http://127.0.0.1:$lb" TOURSD_TOKEN="$token"
 
-# What the database alone decides (ids, tokens, webhook deliveries) is checked on the folder's
-# run; a bucket's runs go on to what touches blobs.
-if [ -z "${SCALEOUT_S3:-}" ]; then
-    TOURSD_databaseUrl="$database" .venv/bin/python Tests/postgres/scaleout.py --across "$TOURSD_URL" "$token" "$toursd" "$work/d1" "${ports[@]}"
-fi
+TOURSD_databaseUrl="$database" .venv/bin/python Tests/postgres/scaleout.py --across "$TOURSD_URL" "$token" "$toursd" "$work/d1" "${ports[@]}"
 SCHEMATHESIS_EXAMPLES=${SCHEMATHESIS_EXAMPLES:-15} bash Tests/contract/schemathesis.sh
 bash Tests/contract/tus_interop.sh
 
@@ -116,9 +111,7 @@ echo "scale-out: the tours command line synced a property through the balancer: 
 
 # Webhooks delivered by three daemons, one of them killed while they deliver: every event
 # still reaches the receiver, in order.
-if [ -z "${SCALEOUT_S3:-}" ]; then
-    .venv/bin/python Tests/postgres/scaleout.py --webhooks "$TOURSD_URL" "$token" "${pids[1]}"
-fi
+.venv/bin/python Tests/postgres/scaleout.py --webhooks "$TOURSD_URL" "$token" "${pids[1]}"
 # Last: a daemon killed in the middle of a resumable upload; the others complete it.
 .venv/bin/python Tests/postgres/scaleout.py --kill "$TOURSD_URL" "$token" "${ports[0]}" "${pids[0]}"
 for n in 1 2 3; do echo "scale-out: daemon $n answered $(grep -c 'msg=request' "$work/d$n.log" || true) requests"; done

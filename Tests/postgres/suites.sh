@@ -6,6 +6,3 @@ own="LockOrderTests|QueryPlanRuleTests|BackupTests|OrphanSweepTests|CrashPointTe
 # Suites that start S3 servers of their own, each harness alone: the PostgreSQL pass runs
 # them; through the balancer or beside another store they would do the same again.
 own_stores="BucketStoreTests|BlobCopyTests"
-# Suites of the database alone (query plans, migrations, an outage, snapshots, the error
-# schema, webhook deliveries): where the blobs are changes nothing they check.
-database_only="QueryPlanTests|MigrationTests|PostgresOutageTests|SnapshotReadTests|OpenAPITests|WebhookDeliveryTests"
