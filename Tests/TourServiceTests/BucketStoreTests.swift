@@ -11,15 +11,17 @@ import ObjectStorage
 /// bytes the store changed, an object sent as parts. On rclone serve s3 of the test's own,
 /// which keeps its objects across a restart (and forgets multipart uploads in progress).
 @Suite(.serialized, .timeLimit(.minutes(3))) struct BucketStoreTests {
-    /// A daemon whose blobs are in a bucket of `server`'s, with parts of 5 MiB.
-    static func harness(on server: S3Server) throws -> ServiceHarness {
-        let dataDir = testDirectory("toursd-bucket").path
+    /// A daemon whose blobs are in a bucket of `server`'s, with parts of 5 MiB, then
+    /// `configure`d.
+    static func harness(on server: S3Server, dataDir: String = testDirectory("toursd-bucket").path,
+                        configure: @escaping (inout ToursdConfig) -> Void = { _ in }) throws -> ServiceHarness {
         let bucket = try ServiceHarness.freshBucket(for: dataDir, environment: server.environment)
         return try ServiceHarness(dataDir: dataDir, alone: true, environment: server.environment) {
             $0.blobStore = bucket
             $0.s3PartBytes = 5 << 20
             $0.s3ConnectTimeoutMs = 2000
             $0.retryAfterSeconds = 1
+            configure(&$0)
         }
     }
 
@@ -113,13 +115,9 @@ import ObjectStorage
     @Test func localCopiesAreKeptToTheirLimit() async throws {
         let server = try S3Server(.rclone)
         let dataDir = testDirectory("toursd-copies").path
-        let bucket = try ServiceHarness.freshBucket(for: dataDir, environment: server.environment)
         try FileManager.default.createDirectory(atPath: dataDir + "/copies", withIntermediateDirectories: true)
         try Data([1]).write(to: URL(fileURLWithPath: dataDir + "/copies/.cut-short"))
-        let harness = try ServiceHarness(dataDir: dataDir, alone: true, environment: server.environment) {
-            $0.blobStore = bucket
-            $0.blobCopyBytes = 250_000
-        }
+        let harness = try Self.harness(on: server, dataDir: dataDir) { $0.blobCopyBytes = 250_000 }
         #expect(!directoryEntries(dataDir + "/copies").contains(".cut-short"))
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
@@ -141,11 +139,7 @@ import ObjectStorage
     @Test func theSweepRemovesWhatNoRowNames() async throws {
         let server = try S3Server(.rclone)
         let dataDir = testDirectory("toursd-sweep").path
-        let bucket = try ServiceHarness.freshBucket(for: dataDir, environment: server.environment)
-        let harness = try ServiceHarness(dataDir: dataDir, alone: true, environment: server.environment) {
-            $0.blobStore = bucket
-            $0.orphanGraceSeconds = 0
-        }
+        let harness = try Self.harness(on: server, dataDir: dataDir) { $0.orphanGraceSeconds = 0 }
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let kept = newID()
@@ -250,9 +244,7 @@ import ObjectStorage
     @Test func presignedReadsSendTheClientToTheStore() async throws {
         let server = try S3Server(.rclone)
         let dataDir = testDirectory("toursd-presigned").path
-        let bucket = try ServiceHarness.freshBucket(for: dataDir, environment: server.environment)
-        let harness = try ServiceHarness(dataDir: dataDir, alone: true, environment: server.environment) {
-            $0.blobStore = bucket
+        let harness = try Self.harness(on: server, dataDir: dataDir) {
             $0.s3PresignedReads = true
             $0.s3PresignedSeconds = 60
         }
