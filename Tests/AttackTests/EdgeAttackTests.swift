@@ -9,7 +9,7 @@ import TestSupport
 /// The second probe (issue "Hold at the new edges"): an anonymous share-link visitor, a
 /// hostile tenant, untrusted images and geometry, an operator's mistake. One test per
 /// finding, black box, against the release toursd.
-@Suite(.serialized, .timeLimit(.minutes(5))) struct EdgeAttackTests {
+@Suite(.serialized, .hangGuard) struct EdgeAttackTests {
     typealias Target = AttackTests.Target
 
     // 1. A self-crossing outline whose signed area is just above the drawing's cut-off put

@@ -8,7 +8,7 @@ import TestSupport
 import Logging
 
 /// One access-log line per request: time, request id, method, path, status, body bytes, duration.
-@Suite(.timeLimit(.minutes(3))) struct AccessLogTests {
+@Suite(.hangGuard) struct AccessLogTests {
     @Test func eachRequestGetsOneLogfmtLineWithItsFields() async throws {
         var fds: [Int32] = [0, 0]
         pipe(&fds)

@@ -8,7 +8,7 @@ import TestSupport
 @testable import HTTPCore
 
 /// The server over real sockets on 127.0.0.1, driven by a raw client.
-@Suite(.timeLimit(.minutes(3))) struct LoopbackTests {
+@Suite(.hangGuard) struct LoopbackTests {
     @Test(arguments: EventBackendKind.allCases)
     func keepAliveServesSeveralRequestsOnOneConnection(backend: EventBackendKind) async throws {
         let server = try TestServer(backend: backend, routes: TestRoutes.standard)

@@ -5,7 +5,7 @@ import TestSupport
 
 /// docs/client.md "Failures a host can explain": failures read from local storage after a
 /// restart, and events that never drop what matters.
-@Suite(.timeLimit(.minutes(3))) struct FailureReportingTests {
+@Suite(.hangGuard) struct FailureReportingTests {
     /// A refused plan (its floor gone on the server) and a server that cannot be reached:
     /// both explained by uploadFailures(of:), from a fresh library on the same storage.
     @Test func uploadFailuresSurviveARestart() async throws {

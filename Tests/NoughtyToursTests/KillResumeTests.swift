@@ -40,7 +40,7 @@ private final class WorkerProcess {
     }
 }
 
-@Suite(.serialized, .timeLimit(.minutes(3))) struct KillResumeTests {
+@Suite(.serialized, .hangGuard) struct KillResumeTests {
     @Test func aClientKilledMidDrainFinishesAtItsNextStartWithoutDuplicatesAndResumesTheLargePanorama() async throws {
         let server = try LiveServer()
         defer { server.stop() }

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 @testable import NoughtyTours
 
-@Suite(.timeLimit(.minutes(3))) struct PanoramaCaptureTests {
+@Suite(.hangGuard) struct PanoramaCaptureTests {
     @Test(arguments: [
         (CaptureReadings(iso: 2001, shutterSeconds: 0.01), true),
         (CaptureReadings(iso: 2000, shutterSeconds: 0.01), false),
@@ -108,7 +108,7 @@ import TestSupport
     }
 }
 
-@Suite(.timeLimit(.minutes(3))) struct QueueItemTests {
+@Suite(.hangGuard) struct QueueItemTests {
     /// Each write queues its uploads with it, in dependency order: property, floors, plan,
     /// then world map and panoramas after the plan.
     @Test func writesQueueTheirUploadsInDependencyOrder() async throws {

@@ -7,7 +7,7 @@ import TestSupport
 @testable import NoughtyTours
 
 /// The queue's rules as pure functions and SQL, without a server.
-@Suite(.timeLimit(.minutes(3))) struct RetryPolicyTests {
+@Suite(.hangGuard) struct RetryPolicyTests {
     private var policy: RetryPolicy {
         var options = SyncOptions()
         options.initialBackoff = .seconds(2)
@@ -64,7 +64,7 @@ import TestSupport
     }
 }
 
-@Suite(.timeLimit(.minutes(3))) struct ItemRequestTests {
+@Suite(.hangGuard) struct ItemRequestTests {
     private let server = ServerEndpoint(server: URL(string: "http://127.0.0.1:8080/")!, token: "nt_secret")
     private let file = PanoramaFile(id: "p1", floorId: "f1", roomId: "r1", position: try! PanoramaPosition(x: 2.5, y: -1, heading: -90),
                                     path: "/tmp/p1.jpg", contentType: "image/jpeg", size: 1000,
@@ -134,7 +134,7 @@ import TestSupport
     }
 }
 
-@Suite(.timeLimit(.minutes(3))) struct QueueStoreTests {
+@Suite(.hangGuard) struct QueueStoreTests {
     private func claim(_ tours: NoughtyTours, limit: Int = 50, now: Double = Date().timeIntervalSince1970) async throws -> [QueueItem] {
         try await tours.store.write { db in try Queue.claim(db, limit: limit, now: now) }
     }
@@ -213,7 +213,7 @@ import TestSupport
 }
 
 /// Giving up an item the server will not take, and pruning what is on the server.
-@Suite(.timeLimit(.minutes(3))) struct QueuedUploadTests {
+@Suite(.hangGuard) struct QueuedUploadTests {
     @Test func aDroppedPlanLetsWhatWaitedForItGoOnAndADroppedPanoramaLeavesStorage() async throws {
         let tours = try await makeLibrary()
         let property = try await tours.properties.createProperty(name: "Dropped", floorCount: 1)
@@ -281,7 +281,7 @@ import TestSupport
     }
 }
 
-@Suite(.timeLimit(.minutes(3))) struct QueueLockTests {
+@Suite(.hangGuard) struct QueueLockTests {
     @Test func oneProcessAtATimeDrainsAStorageDirectory() async throws {
         let directory = testDirectory("client")
         let server = URL(string: "http://127.0.0.1:9")!

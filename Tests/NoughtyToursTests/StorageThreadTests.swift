@@ -7,7 +7,7 @@ import SQLiteDB
 /// The client's storage blocks (SQLite commits with synchronous=FULL, file copies, fsyncs):
 /// it runs on a thread of its own, never on Swift's cooperative threads, which in a host app
 /// are everyone's.
-@Suite(.timeLimit(.minutes(3))) struct StorageThreadTests {
+@Suite(.hangGuard) struct StorageThreadTests {
     @Test func theStoreAndTheCaptureSessionsRunOnTheStoragesOwnThread() async throws {
         let directory = testDirectory("client-thread")
         defer { try? FileManager.default.removeItem(at: directory) }

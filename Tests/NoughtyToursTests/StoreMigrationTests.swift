@@ -6,7 +6,7 @@ import SQLiteDB
 
 /// The local store's migrations go through the same migrator as the server's: a rebuild of
 /// `properties` (floors and panoramas reference it ON DELETE CASCADE) keeps every row.
-@Suite(.timeLimit(.minutes(3))) struct StoreMigrationTests {
+@Suite(.hangGuard) struct StoreMigrationTests {
     @Test func aMigrationThatRebuildsPropertiesKeepsEveryFloorAndPanorama() async throws {
         let directory = testDirectory("client-rebuild")
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -7,7 +7,7 @@ import TestSupport
 
 /// The built `tours` command line, as scripts run it: from `tours init` to a synced property,
 /// `--json` parsed, and the exit codes `tours --help` documents.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct ToursCLITests {
+@Suite(.serialized, .hangGuard) struct ToursCLITests {
     private let work = testDirectory("tours-cli")
     private var config: String { work.appendingPathComponent("tours.json").path }
 

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 @testable import PostgresDB
 
-@Suite(.timeLimit(.minutes(3))) struct PostgresStatementTests {
+@Suite(.hangGuard) struct PostgresStatementTests {
     @Test func questionMarksBecomeNumberedParametersOutsideQuotes() {
         #expect(PostgresConnection.numbered("SELECT ? + ?, '?', \"a?\" FROM t WHERE x = ?") == "SELECT $1 + $2, '?', \"a?\" FROM t WHERE x = $3")
         #expect(PostgresConnection.numbered("SELECT 'it''s ?' , ?") == "SELECT 'it''s ?' , $1")
@@ -11,7 +11,7 @@ import TestSupport
 }
 
 /// The PostgreSQL storage against a server of the suite's own.
-@Suite(.serialized, .timeLimit(.minutes(3))) final class PostgresStorageTests {
+@Suite(.serialized, .hangGuard) final class PostgresStorageTests {
     let cluster: PostgresCluster
 
     init() throws {

@@ -10,7 +10,7 @@ import ObjectStorage
 /// the database names arrives, each digest checked; a second run copies nothing again; the
 /// daemon started on the bucket serves it all and resumes the unfinished upload. A file that
 /// changed on disk is named, not copied.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct BlobCopyTests {
+@Suite(.serialized, .hangGuard) struct BlobCopyTests {
     @Test func aFolderIsCopiedIntoABucketAndServedFromIt() async throws {
         let server = try S3Server(.moto)
         defer { server.stop() }

@@ -8,7 +8,7 @@ import TestSupport
 
 /// docs/api.md "Nothing is acknowledged before it is durable": toursd killed with SIGKILL while
 /// panoramas upload loses none it acknowledged, and keeps no row without its whole file.
-@Suite(.timeLimit(.minutes(3))) struct CrashSafetyTests {
+@Suite(.hangGuard) struct CrashSafetyTests {
     @Test func sigkillDuringUploadsKeepsEveryAcknowledgedPanoramaWhole() async throws {
         let dataDir = testDirectory("crash").path
         defer { try? FileManager.default.removeItem(atPath: dataDir) }

@@ -6,7 +6,7 @@ import TestSupport
 
 /// The events outbox and its feed (docs/api.md "Events"): every change yields its event once,
 /// in the transaction of the change, in order per tenant; a refused change yields none.
-@Suite(.timeLimit(.minutes(3))) struct EventFeedTests {
+@Suite(.hangGuard) struct EventFeedTests {
     /// The whole feed from `after`, page by page (`limit` each).
     static func feed(_ client: APIClient, after: String = "0", limit: Int = 200) throws -> [[String: Any]] {
         var events: [[String: Any]] = []

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// docs/api.md "Floors, plans and world maps": newScan, continueScan and planId idempotency.
-@Suite(.timeLimit(.minutes(3))) struct FloorPlanAPITests {
+@Suite(.hangGuard) struct FloorPlanAPITests {
     @Test func floorsAreCreatedThenUpdated() async throws {
         let harness = try ServiceHarness()
         let client = try harness.client(harness.alpha)

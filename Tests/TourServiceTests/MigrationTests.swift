@@ -6,7 +6,7 @@ import SQLiteDB
 
 /// The server's migrations: built into toursd from `migrations/`, and applied by SQLite's
 /// procedure for schema changes, so that a table rebuild keeps every row.
-@Suite(.timeLimit(.minutes(3))) struct MigrationTests {
+@Suite(.hangGuard) struct MigrationTests {
     @Test func theBuiltInMigrationsAreTheFolders() throws {
         let folder = try Migrator.load(from: ServiceHarness.migrationsDir)
         #expect(folder == ServerMigrations.sqlite, "migrations/sqlite and ServerMigrations.swift differ: run make migrations")

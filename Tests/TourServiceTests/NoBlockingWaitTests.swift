@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Nothing on a request's way waits by blocking a thread: no semaphore, no group, no
 /// condition, no blocking database or pool call, no sleep (`Task.sleep` suspends, it does not
@@ -8,7 +9,7 @@ import Testing
 /// (`SyncService+Startup.swift`), the operator's tools (`Admin.swift`, the online backup) and the thread pools'
 /// own idle threads may. The scan covers the HTTP layer, the service, and the SQLite layer
 /// but for the blocking calls it defines for start-up.
-@Suite(.timeLimit(.minutes(3))) struct NoBlockingWaitTests {
+@Suite(.hangGuard) struct NoBlockingWaitTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     static let forbidden = [

@@ -1,11 +1,12 @@
 import Foundation
 import Testing
+import TestSupport
 import HTTPCore
 import Logging
 @testable import TourService
 
 /// docs/openapi.yaml describes every route the router serves.
-@Suite(.timeLimit(.minutes(3))) struct OpenAPITests {
+@Suite(.hangGuard) struct OpenAPITests {
     /// "METHOD /path" for each operation under `paths:` (two-space paths, four-space methods).
     private func documentedOperations() throws -> Set<String> {
         let path = ServiceHarness.root.appendingPathComponent("docs/openapi.yaml").path

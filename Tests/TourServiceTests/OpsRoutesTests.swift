@@ -4,7 +4,7 @@ import TestSupport
 @testable import TourService
 
 /// GET /healthz and GET /metrics as docs/api.md says, through the real server, with no token.
-@Suite(.timeLimit(.minutes(3))) struct OpsRoutesTests {
+@Suite(.hangGuard) struct OpsRoutesTests {
     @Test func healthzAnswersOkWithoutAToken() async throws {
         let harness = try ServiceHarness()
         let response = try harness.client(nil).send("GET", "/healthz")

@@ -8,7 +8,7 @@ import TestSupport
 @testable import TourService
 
 /// docs/api.md "Panoramas — one-shot upload".
-@Suite(.timeLimit(.minutes(3))) struct PanoramaAPITests {
+@Suite(.hangGuard) struct PanoramaAPITests {
     /// The inode of a stored file, to tell whether it was written again.
     private func inode(_ path: String) -> UInt64? {
         var info = stat()

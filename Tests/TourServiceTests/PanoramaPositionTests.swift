@@ -5,7 +5,7 @@ import TestSupport
 
 /// docs/api.md "Panorama": where a panorama stands on its floor's plan, given at its creation
 /// by any of the three upload paths, stored and returned wherever the panorama is.
-@Suite(.timeLimit(.minutes(3))) struct PanoramaPositionTests {
+@Suite(.hangGuard) struct PanoramaPositionTests {
     private func position(_ response: RawClient.Response) -> [String: Double]? {
         (response.json?["position"] as? [String: Any])?.compactMapValues { ($0 as? NSNumber)?.doubleValue }
     }

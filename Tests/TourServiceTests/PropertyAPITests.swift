@@ -5,7 +5,7 @@ import TestSupport
 @testable import TourService
 
 /// docs/api.md "Principles" and "Properties".
-@Suite(.timeLimit(.minutes(3))) struct PropertyAPITests {
+@Suite(.hangGuard) struct PropertyAPITests {
     @Test func firstPutCreatesWithATourIdThatNeverChanges() async throws {
         let harness = try ServiceHarness()
         let client = try harness.client(harness.alpha)

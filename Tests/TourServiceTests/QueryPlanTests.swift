@@ -16,7 +16,7 @@ import ThreadPools
 /// planner with the values it ran with (SQLite: EXPLAIN QUERY PLAN; PostgreSQL: EXPLAIN of its
 /// generic plan with sequential scans priced out, so a small table does not hide a missing
 /// index).
-@Suite(.timeLimit(.minutes(3))) struct QueryPlanTests {
+@Suite(.hangGuard) struct QueryPlanTests {
     @Test func everyStatementOfARequestUsesAnIndexOfWhatItReads() async throws {
         let recorder = StatementRecorder()
         let harness = try ServiceHarness(alone: true, storage: { RecordingStorage($0, recorder) })

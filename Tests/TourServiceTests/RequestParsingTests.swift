@@ -1,10 +1,11 @@
 import APIModel
 import Foundation
 import Testing
+import TestSupport
 @testable import TourService
 
 /// The pure parsers of request bodies and headers.
-@Suite(.timeLimit(.minutes(3))) struct RequestParsingTests {
+@Suite(.hangGuard) struct RequestParsingTests {
     @Test func thePlanDigestIgnoresKeyOrderAndSpacing() throws {
         let a = #"{"planId":"11111111-1111-4111-8111-111111111111","mode":"newScan","rooms":[{"id":"22222222-2222-4222-8222-222222222222","outline":[[0,0],[1,0],[1,1]],"name":"K"}]}"#
         let b = #"{ "rooms" : [ { "name" : "K", "outline" : [ [0, 0], [1, 0], [1, 1] ], "id" : "22222222-2222-4222-8222-222222222222" } ], "mode" : "newScan", "planId" : "11111111-1111-4111-8111-111111111111" }"#
@@ -42,7 +43,7 @@ import Testing
 }
 
 /// Every service error becomes the status of docs/api.md's table.
-@Suite(.timeLimit(.minutes(3))) struct ServiceErrorTests {
+@Suite(.hangGuard) struct ServiceErrorTests {
     @Test func eachCodeMapsToItsStatus() {
         let statuses: [ServiceError.Code: Int] = [
             .badRequest: 400, .digestMismatch: 400, .unauthorized: 401, .forbidden: 403, .notFound: 404, .conflict: 409, .notContinuable: 409,
@@ -62,7 +63,7 @@ import Testing
 }
 
 /// `Authorization: Bearer <token>` (RFC 6750 §2.1), the scheme in any case (RFC 9110 §11.1).
-@Suite(.timeLimit(.minutes(3))) struct BearerTokenTests {
+@Suite(.hangGuard) struct BearerTokenTests {
     @Test(arguments: [("Bearer abc", "abc"), ("bearer abc", "abc"), ("BEARER  abc ", "abc"), ("Bearer nt_A-b_9", "nt_A-b_9")])
     func theTokenIsWhatFollowsTheScheme(header: String, token: String) {
         #expect(BearerToken.parse(header) == token)

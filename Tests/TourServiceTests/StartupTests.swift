@@ -8,7 +8,7 @@ import TestSupport
 @testable import TourService
 
 /// What toursd does when it opens its data directory.
-@Suite(.timeLimit(.minutes(3))) struct StartupTests {
+@Suite(.hangGuard) struct StartupTests {
     private let quiet = Logger(sink: LogSink(fd: -1), level: .error)
 
     private func config(_ dataDir: String) -> ToursdConfig {

@@ -10,7 +10,7 @@ import TestSupport
 @testable import TourService
 
 /// The built toursd executable, as operators and the other issues' checks use it.
-@Suite(.timeLimit(.minutes(3))) struct ToursdBinaryTests {
+@Suite(.hangGuard) struct ToursdBinaryTests {
     private var executable: URL { ToursdProcess.executable }
 
     @Test func servesOnAnOSChosenPortAndStopsWithExitZeroOnSIGTERM() async throws {

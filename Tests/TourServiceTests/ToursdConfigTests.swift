@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import TourService
 
-@Suite(.timeLimit(.minutes(3))) struct ToursdConfigTests {
+@Suite(.hangGuard) struct ToursdConfigTests {
     @Test func defaultsAreTheEmbeddedConfiguration() throws {
         let command = try ToursdCommand.parse([])
         #expect(command == .serve(ToursdConfig()))

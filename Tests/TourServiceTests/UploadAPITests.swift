@@ -4,7 +4,7 @@ import TestSupport
 @testable import TourService
 
 /// docs/api.md "Panoramas — resumable upload (tus 1.0.0)".
-@Suite(.timeLimit(.minutes(3))) struct UploadAPITests {
+@Suite(.hangGuard) struct UploadAPITests {
     @Test func optionsAdvertisesTheProtocolAndItsExtensions() async throws {
         let harness = try ServiceHarness { $0.maxPanoramaBytes = 123_456 }
         let response = try harness.client(harness.alpha).send("OPTIONS", "/v1/uploads")

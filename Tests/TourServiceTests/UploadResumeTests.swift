@@ -8,7 +8,7 @@ import TestSupport
 @testable import TourService
 
 /// Resuming: connections cut mid-PATCH, a newer PATCH taking over, restarts.
-@Suite(.timeLimit(.minutes(3))) struct UploadResumeTests {
+@Suite(.hangGuard) struct UploadResumeTests {
     private func size(of path: String) -> Int {
         ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
     }

@@ -10,7 +10,7 @@ import ThreadPools
 /// to give an upload up lets go only once the offsets of its durable steps are recorded: the
 /// next daemon reads the row they leave, and a HEAD there reports them (the scale-out on a
 /// bucket once saw the older offset, and then a 409 for the PATCH sent from it).
-@Suite(.timeLimit(.minutes(1))) struct UploadSessionsTests {
+@Suite(.hangGuard) struct UploadSessionsTests {
     /// Holds each recording until opened.
     private final class HeldRecords: Sendable {
         private let isOpen = Atomic<Bool>(false)

@@ -12,7 +12,7 @@ import TestSupport
 
 /// Webhooks (docs/webhooks.md) against a real receiver on loopback: what it is sent, signed,
 /// in order, again after failures, and what the API says of it.
-@Suite(.timeLimit(.minutes(3))) struct WebhookDeliveryTests {
+@Suite(.hangGuard) struct WebhookDeliveryTests {
     /// Fast polls and retries; loopback receivers allowed.
     private func harness(_ configure: @escaping (inout ToursdConfig) -> Void = { _ in }) throws -> ServiceHarness {
         try ServiceHarness(configure: {

@@ -13,8 +13,8 @@ trap 'bash Tests/postgres/cluster.sh stop "$dir"' EXIT
 url=$(bash Tests/postgres/cluster.sh start "$dir")
 echo "PostgreSQL for the service's tests: $url"
 . Tests/postgres/suites.sh
-TOURSD_TEST_POSTGRES="$url" swift test --skip-build --filter TourServiceTests --skip "$own"
+TOURSD_TEST_POSTGRES="$url" bash Tests/repository/swift_test.sh swift 900 --filter TourServiceTests --skip "$own"
 echo "The service's tests through three daemons behind nginx"
 # SlowDiskTests run one daemon even here (their stall hook is the process's): the first pass ran
 # them on PostgreSQL already, and beside this pass's load their stall outlasts the body timeout.
-TOURSD_TEST_POSTGRES="$url" TOURSD_TEST_BALANCED=3 swift test --skip-build --filter TourServiceTests --skip "$own|$own_stores|SlowDiskTests"
+TOURSD_TEST_POSTGRES="$url" TOURSD_TEST_BALANCED=3 bash Tests/repository/swift_test.sh swift 900 --filter TourServiceTests --skip "$own|$own_stores|SlowDiskTests"

@@ -2,14 +2,16 @@
 # make test's Swift tests, with a time limit: a test that hangs fails the run in minutes, not at
 # CI's limit, and the run names the tests that had started and not ended. A crash prints the
 # crashed thread's backtrace only (symbolicating every idle pool thread of a test process
-# takes longer than the run). Arguments: the swift command, then the time limit in seconds.
+# takes longer than the run). Arguments: the swift command, the time limit in seconds, then
+# any of `swift test`'s own (a filter, the suites to skip).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 swift=$1 limit=$2
+shift 2
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 SWIFT_BACKTRACE=enable=yes,interactive=no,threads=crashed,images=none \
-    timeout --kill-after=10 "$limit" "$swift" test --skip-build 2>&1 | tee "$log"
+    timeout --kill-after=10 "$limit" "$swift" test --skip-build "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
     echo "FAIL: the Swift tests did not end within ${limit}s; started and not ended:" >&2

@@ -22,7 +22,7 @@ for kind in moto rclone; do
     store=$(mktemp -d /tmp/toursd-s3.XXXXXX)
     vars=$(bash Tests/s3/store.sh start "$kind" "$store")
     echo "The service's tests on PostgreSQL and $kind: $vars"
-    env $vars TOURSD_TEST_S3="$kind" TOURSD_TEST_POSTGRES="$url" swift test --skip-build --filter TourServiceTests --skip "$own|$own_stores|$folder"
+    env $vars TOURSD_TEST_S3="$kind" TOURSD_TEST_POSTGRES="$url" bash Tests/repository/swift_test.sh swift 900 --filter TourServiceTests --skip "$own|$own_stores|$folder"
     bash Tests/s3/store.sh stop "$store"
     store=""
 done
