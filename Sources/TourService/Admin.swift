@@ -81,26 +81,26 @@ public enum Admin {
         return .files(linked: summary.linked, copied: summary.copied, dropped: summary.dropped)
     }
 
-    /// `toursd blobs copy --to s3://BUCKET/PREFIX`: the blob folder's blobs into the bucket
-    /// (BlobCopy), read from the database `config` names.
-    public static func copyBlobs(_ config: ToursdConfig, to store: String, logger: Logger,
+    /// `toursd blobs copy --to|--from s3://BUCKET/PREFIX`: the blobs the database `config`
+    /// names, between the blob folder and the bucket (BlobCopy).
+    public static func copyBlobs(_ config: ToursdConfig, _ direction: BlobCopyDirection, logger: Logger,
                                  environment: [String: String] = ProcessInfo.processInfo.environment) throws(StartupError) -> BlobCopyOutcome {
-        guard try SyncService.bucketSettings(config, environment: environment) == nil else {
-            throw StartupError("blobs copy takes the blobs of the blob folder (blobStore \"directory\"); this configuration's are in \(config.blobStore)")
+        if case .intoBucket = direction, try SyncService.bucketSettings(config, environment: environment) != nil {
+            throw StartupError("blobs copy --to takes the blobs of the blob folder (blobStore \"directory\"); this configuration's are in \(config.blobStore)")
         }
-        let destination: BucketSettings
+        let bucket: BucketSettings
         do {
-            guard let settings = try BucketSettings.resolve(blobStore: store, endpoint: config.s3Endpoint, region: config.s3Region,
+            guard let settings = try BucketSettings.resolve(blobStore: direction.bucket, endpoint: config.s3Endpoint, region: config.s3Region,
                                                             pathStyle: config.s3PathStyle, environment: environment) else {
-                throw StartupError("blobs copy --to takes a bucket, s3://BUCKET/PREFIX")
+                throw StartupError("blobs copy takes a bucket, s3://BUCKET/PREFIX")
             }
-            destination = settings
+            bucket = settings
         } catch let error as StartupError {
             throw error
         } catch {
             throw StartupError("\(error)")
         }
-        let transfer = try connect(destination, config)
+        let transfer = try connect(bucket, config)
         let entries = try withStorage(config, logger: logger) { pool throws(StartupError) in
             do {
                 return BucketBackup.entries(try pool.readBlocking { db in
@@ -112,7 +112,10 @@ public enum Admin {
                 throw StartupError("cannot read what the database names: \(error)")
             }
         }
-        let outcome = BlobCopy.run(entries, from: config.blobFolder, to: transfer)
+        let outcome = switch direction {
+        case .intoBucket: BlobCopy.intoBucket(entries, from: config.blobFolder, to: transfer)
+        case .intoFolder: BlobCopy.intoFolder(entries, from: transfer, to: config.blobFolder)
+        }
         return BlobCopyOutcome(copied: outcome.copied, present: outcome.present, bytes: outcome.bytes, problems: outcome.problems)
     }
 

@@ -52,13 +52,17 @@ enum Daemon {
                     print("backed up \(config.dataDir) into \(destination): the database, and blobs.manifest naming its \(objects) objects in \(config.blobStore), each there")
                 }
                 print("serve it with: toursd serve --data-dir \(destination)")
-            case .copyBlobs(let config, let store):
-                let outcome = try Admin.copyBlobs(config, to: store, logger: try logger(config))
-                print("copied \(outcome.copied) blobs (\(outcome.bytes) bytes) from \(config.blobFolder) into \(store); \(outcome.present) there already with the same bytes")
+            case .copyBlobs(let config, let direction):
+                let outcome = try Admin.copyBlobs(config, direction, logger: try logger(config))
+                let (from, into, serve) = switch direction {
+                case .intoBucket(let bucket): (config.blobFolder, bucket, "the bucket set blobStore to \(bucket)")
+                case .intoFolder(let bucket): (bucket, config.blobFolder, "the blob folder set blobStore to \"directory\"")
+                }
+                print("copied \(outcome.copied) blobs (\(outcome.bytes) bytes) from \(from) into \(into); \(outcome.present) there already with the same bytes")
                 guard outcome.problems.isEmpty else {
                     throw StartupError("\(outcome.problems.count) blobs were not copied:\n" + outcome.problems.joined(separator: "\n"))
                 }
-                print("every digest checked; to serve from the bucket set blobStore to \(store)")
+                print("every digest checked; to serve from \(serve)")
             case .createToken(let config, let tenant):
                 let made = try Admin.createToken(config, tenant: tenant, logger: try logger(config))
                 print("token \(made.id) for tenant \(tenant); it is shown only this once:")

@@ -6,12 +6,13 @@ import Testing
 import TestSupport
 import ObjectStorage
 
-/// Moving a deployment from the blob folder to a bucket with `toursd blobs copy`: everything
-/// the database names arrives, each digest checked; a second run copies nothing again; the
-/// daemon started on the bucket serves it all and resumes the unfinished upload. A file that
-/// changed on disk is named, not copied.
+/// Moving a deployment from the blob folder to a bucket and back with `toursd blobs copy`:
+/// everything the database names arrives, each digest checked; a second run copies nothing
+/// again; the daemon started on the other side serves it all and resumes the unfinished
+/// upload. A file that changed on disk, or an object that changed in the bucket, is named, not
+/// copied.
 @Suite(.serialized, .hangGuard) struct BlobCopyTests {
-    @Test func aFolderIsCopiedIntoABucketAndServedFromIt() async throws {
+    @Test func aFolderIsCopiedIntoABucketServedFromItAndCopiedBack() async throws {
         let server = try S3Server(.moto)
         defer { server.stop() }
         let dataDir = testDirectory("copy-source").path
@@ -46,6 +47,52 @@ import ObjectStorage
         #expect(try served.tus("HEAD", location).header("Upload-Offset") == "150000")
         #expect(try served.tusPatch(location, offset: 150_000, Array(partial[150_000...])).status == 204)
         #expect(try served.send("GET", "/v1/panoramas/\(partialPanorama)/content").body == partial)
+
+        // On the bucket meanwhile: a panorama more, the world map replaced, an upload begun.
+        let late = newID(), lateImage = imageBytes(250_000, seed: 80)
+        #expect(try served.putPanorama(late, floorId: floorId, bytes: lateImage).status == 201)
+        let worldMapAgain = Array(repeating: UInt8(9), count: 6000)
+        #expect(try served.putWorldMap(floorId, bytes: worldMapAgain).status == 200)
+        let begun = imageBytes(300_000, seed: 90), begunPanorama = newID()
+        let begunLocation = try #require(try served.tusCreate(panoramaId: begunPanorama, floorId: floorId, length: begun.count).header("Location"))
+        #expect(try served.tusPatch(begunLocation, offset: 0, Array(begun[..<100_000])).status == 204)
+        moved.signal(SIGTERM)
+        _ = moved.wait(seconds: 10)
+
+        // Back into the folder: what the bucket has and the folder has not (the two panoramas,
+        // the new world map, the begun upload's bytes); the three it has already stay.
+        let back = server.environment.map { "\($0.key)=\($0.value)" } + [ToursdProcess.executable.path, "blobs", "copy", "--from", bucket, "--data-dir", dataDir]
+        let fetched = try runCommand("/usr/bin/env", back)
+        #expect(fetched.status == 0, "\(fetched.err)")
+        #expect(fetched.out.contains("copied 4 blobs") && fetched.out.contains("3 there already"), "\(fetched.out)")
+        let fetchedAgain = try runCommand("/usr/bin/env", back)
+        #expect(fetchedAgain.out.contains("copied 0 blobs (0 bytes)") && fetchedAgain.out.contains("7 there already"), "\(fetchedAgain.out)")
+        #expect(!FileManager.default.fileExists(atPath: dataDir + "/blobs/.incoming/blobs-copy"))
+
+        let home = try ToursdProcess(dataDir: dataDir)
+        let local = try APIClient(port: home.port, token: token)
+        for (id, image) in zip(ids + [partialPanorama, late], images + [partial, lateImage]) {
+            #expect(try local.send("GET", "/v1/panoramas/\(id)/content").body == image)
+        }
+        #expect(try local.send("GET", "/v1/floors/\(floorId)/worldmap").body == worldMapAgain)
+        #expect(try local.tus("HEAD", begunLocation).header("Upload-Offset") == "100000")
+        #expect(try local.tusPatch(begunLocation, offset: 100_000, Array(begun[100_000...])).status == 204)
+        #expect(try local.send("GET", "/v1/panoramas/\(begunPanorama)/content").body == begun)
+        home.signal(SIGTERM)
+        _ = home.wait(seconds: 10)
+
+        // An object changed in the bucket since its row was written: named, and nothing of it
+        // takes the panorama's name in the folder.
+        let settings = try #require(try BucketSettings.resolve(blobStore: bucket, endpoint: "", region: "", pathStyle: false, environment: server.environment))
+        try BucketTransfer.open(settings, timeouts: TransferTimeouts(connectMs: 5000, stallSeconds: 30))
+            .put("1/panoramas/\(late)", .bytes(imageBytes(250_000, seed: 81)), contentType: "application/octet-stream")
+        let lateFile = dataDir + "/blobs/1/panoramas/\(late)"
+        try FileManager.default.removeItem(atPath: lateFile)
+        let refusedBack = try runCommand("/usr/bin/env", back)
+        #expect(refusedBack.status == 1)
+        #expect(refusedBack.err.contains("1/panoramas/\(late)") && refusedBack.err.contains("not the"), "\(refusedBack.err)")
+        #expect(!FileManager.default.fileExists(atPath: lateFile))
+        #expect(!FileManager.default.fileExists(atPath: dataDir + "/blobs/.incoming/blobs-copy"))
 
         // A file changed on disk since its row was written: named, not copied.
         let changed = dataDir + "/blobs/1/panoramas/\(ids[0])"

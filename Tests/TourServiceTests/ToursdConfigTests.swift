@@ -16,8 +16,11 @@ import TestSupport
     }
 
     @Test func blobsCopyNamesItsBucket() throws {
-        #expect(try ToursdCommand.parse(["blobs", "copy", "--to", "s3://tours/eu"]) == .copyBlobs(ToursdConfig(), to: "s3://tours/eu"))
+        #expect(try ToursdCommand.parse(["blobs", "copy", "--to", "s3://tours/eu"]) == .copyBlobs(ToursdConfig(), .intoBucket("s3://tours/eu")))
+        #expect(try ToursdCommand.parse(["blobs", "copy", "--from", "s3://tours/eu"]) == .copyBlobs(ToursdConfig(), .intoFolder("s3://tours/eu")))
         for (arguments, words) in [(["blobs", "copy"], "--to s3://"), (["blobs", "copy", "--to", "/srv/x"], "--to s3://"),
+                                   (["blobs", "copy", "--from", "/srv/x"], "--from s3://"),
+                                   (["blobs", "copy", "--to", "s3://a", "--from", "s3://b"], "not both"),
                                    (["blobs", "move", "--to", "s3://tours"], "unknown blobs command"), (["blobs"], "blobs needs copy")] {
             #expect { try ToursdCommand.parse(arguments) } throws: { ($0 as? ConfigError)?.message.contains(words) == true }
         }

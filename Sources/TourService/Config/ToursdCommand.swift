@@ -5,8 +5,8 @@ public enum ToursdCommand: Equatable, Sendable {
     case migrate(ToursdConfig, status: Bool)
     /// A consistent copy of the data directory into a new folder, while the daemon serves.
     case backup(ToursdConfig, destination: String)
-    /// The blob folder's blobs into a bucket (`s3://BUCKET/PREFIX`), each digest checked.
-    case copyBlobs(ToursdConfig, to: String)
+    /// The blobs between the blob folder and a bucket, each digest checked.
+    case copyBlobs(ToursdConfig, BlobCopyDirection)
     case createToken(ToursdConfig, tenant: String)
     case listTokens(ToursdConfig)
     case revokeToken(ToursdConfig, id: Int64)
@@ -96,18 +96,22 @@ public enum ToursdCommand: Equatable, Sendable {
 
     static let blobsUsage = """
     usage: toursd blobs copy --to s3://BUCKET/PREFIX [--config PATH] [--data-dir DIR]
+           toursd blobs copy --from s3://BUCKET/PREFIX [--config PATH] [--data-dir DIR]
 
     Copies every blob the database names (panoramas, world maps, the acknowledged bytes of
-    unfinished uploads) from the blob folder into the bucket, in the layout blobStore
-    "s3://BUCKET/PREFIX" reads. Each file is checked against its row's digest before it goes,
-    its request signed with it, and the object read back and checked again; an object there
-    with the same bytes already is left alone. The bucket's endpoint, region and credentials
-    come as for serve (AWS_* variables, else s3Endpoint and s3Region). Exits 1 naming every
-    blob it could not copy. To move a deployment: run it while the daemons serve, stop them,
-    run it again (it copies only what came meanwhile), set blobStore, start them.
+    unfinished uploads) between the blob folder (blobDir, else DATA_DIR/blobs) and the bucket,
+    in the layout blobStore "s3://BUCKET/PREFIX" reads. --to: each file is checked against its
+    row's digest before it goes, its request signed with it, and the object read back and
+    checked again. --from: each object is checked against its row's digest and made durable
+    before it takes its name in the folder. A blob there with the same bytes already is left
+    alone. The bucket's endpoint, region and credentials come as for serve (AWS_* variables,
+    else s3Endpoint and s3Region). Exits 1 naming every blob it could not copy. To move a
+    deployment either way: run it while the daemons serve, stop them, run it again (it copies
+    only what came meanwhile), set blobStore, start them.
 
     options:
-      --to s3://BUCKET/PREFIX  the bucket (and prefix) to copy into
+      --to s3://BUCKET/PREFIX    from the blob folder into the bucket (and prefix)
+      --from s3://BUCKET/PREFIX  from the bucket (and prefix) into the blob folder
     \(commonOptions)
     """
 
@@ -156,13 +160,14 @@ public enum ToursdCommand: Equatable, Sendable {
         case "migrate": (help, allowed) = (migrateUsage, ["--config", "--data-dir", "--migrations-dir", "--status"])
         case "tokens": (help, allowed) = (tokensUsage, ["--config", "--data-dir", "--tenant"])
         case "backup": (help, allowed) = (backupUsage, ["--config", "--data-dir"])
-        case "blobs": (help, allowed) = (blobsUsage, ["--config", "--data-dir", "--to"])
+        case "blobs": (help, allowed) = (blobsUsage, ["--config", "--data-dir", "--to", "--from"])
         default: throw ConfigError("unknown subcommand \"\(subcommand)\"; see toursd --help")
         }
         var configPath: String?
         var overrides: [(key: String, value: String)] = []
         var tenant: String?
         var target: String?
+        var source: String?
         var status = false
         while let flag = rest.popFirst() {
             if flag == "--help" || flag == "-h" { return .help(words.isEmpty ? usage : help) }
@@ -176,6 +181,7 @@ public enum ToursdCommand: Equatable, Sendable {
             case "--config": configPath = value
             case "--tenant": tenant = value
             case "--to": target = value
+            case "--from": source = value
             case "--host": overrides.append(("host", value))
             case "--port": overrides.append(("port", value))
             case "--migrations-dir": overrides.append(("migrationsDir", value))
@@ -204,9 +210,13 @@ public enum ToursdCommand: Equatable, Sendable {
             return .backup(config, destination: destination)
         case ("backup", nil): throw ConfigError("backup needs the folder to copy into: toursd backup DEST")
         case ("blobs", "copy"):
-            guard arguments.count == 1 else { throw ConfigError("blobs copy takes no argument; the bucket goes in --to") }
-            guard let target, target.hasPrefix("s3://") else { throw ConfigError("blobs copy needs --to s3://BUCKET/PREFIX") }
-            return .copyBlobs(config, to: target)
+            guard arguments.count == 1 else { throw ConfigError("blobs copy takes no argument; the bucket goes in --to or --from") }
+            switch (target, source) {
+            case (let bucket?, nil) where bucket.hasPrefix("s3://"): return .copyBlobs(config, .intoBucket(bucket))
+            case (nil, let bucket?) where bucket.hasPrefix("s3://"): return .copyBlobs(config, .intoFolder(bucket))
+            case (_?, _?): throw ConfigError("blobs copy takes one of --to and --from, not both")
+            default: throw ConfigError("blobs copy needs --to s3://BUCKET/PREFIX (into the bucket) or --from s3://BUCKET/PREFIX (into the blob folder)")
+            }
         case ("blobs", let other):
             throw ConfigError(other.map { "unknown blobs command \"\($0)\"" } ?? "blobs needs copy")
         case ("tokens", "create"):
@@ -223,6 +233,20 @@ public enum ToursdCommand: Equatable, Sendable {
             throw ConfigError(other.map { "unknown tokens command \"\($0)\"" } ?? "tokens needs create, list or revoke")
         default:
             throw ConfigError("\(subcommand) takes no argument \"\(arguments.first ?? "")\"")
+        }
+    }
+}
+
+/// Which way `toursd blobs copy` goes, with the bucket (`s3://BUCKET/PREFIX`).
+public enum BlobCopyDirection: Equatable, Sendable {
+    /// `--to`: from the blob folder into the bucket.
+    case intoBucket(String)
+    /// `--from`: from the bucket into the blob folder.
+    case intoFolder(String)
+
+    public var bucket: String {
+        switch self {
+        case .intoBucket(let bucket), .intoFolder(let bucket): bucket
         }
     }
 }

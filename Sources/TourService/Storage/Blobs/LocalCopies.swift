@@ -130,9 +130,17 @@ final class CopyFile: @unchecked Sendable {
         if failure != 0 { throw Disk.failure("write \(path)", failure) }
     }
 
+    /// The SHA-256 (hex) of what was fetched; asked once the fetch is over.
+    private(set) lazy var fetchedSHA256 = ByteEncoding.hex(digest.finish())
+
+    /// Makes what was fetched durable (before `keep`, where the copy is the only one).
+    func sync() throws(ServiceError) {
+        guard fsync(fd) == 0 else { throw Disk.failure("fsync \(path)", errno) }
+    }
+
     /// Names the copy by its digest, which must be `sha256`.
     func keep(as target: String, sha256: String) throws(ServiceError) {
-        let got = ByteEncoding.hex(digest.finish())
+        let got = fetchedSHA256
         guard got == sha256 else {
             throw ServiceError(.internal, "the object store's bytes have sha-256 \(got), not the \(sha256) their row records")
         }
