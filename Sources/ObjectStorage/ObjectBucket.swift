@@ -7,14 +7,15 @@ import ThreadPools
 public final class ObjectBucket: Sendable {
     public let settings: BucketSettings
     private let transfers: ThreadPool
-    private let handles: TransferHandles
+    /// Each transfer thread's connection.
+    private let handles: PerThread<BucketTransfer>
     private let timeouts: TransferTimeouts
 
     public init(settings: BucketSettings, transfers: ThreadPool, timeouts: TransferTimeouts) {
         self.settings = settings
         self.transfers = transfers
         self.timeouts = timeouts
-        handles = TransferHandles(count: transfers.threadCount, settings: settings, timeouts: timeouts)
+        handles = PerThread(threads: transfers.threadCount)
     }
 
     /// The store's smallest part but the last (S3's rule, which moto enforces).
@@ -23,7 +24,9 @@ public final class ObjectBucket: Sendable {
     /// Runs `calls` on a transfer thread with that thread's connection.
     @discardableResult
     public func run<T: Sendable>(_ calls: @escaping @Sendable (BucketTransfer) throws -> T) async throws -> T {
-        try await transfers.run { [handles] (thread: Int) throws -> T in try calls(try handles.transfer(thread)) }
+        try await transfers.run { [handles, settings, timeouts] (thread: Int) throws -> T in
+            try calls(try handles.value(thread) { () throws(ObjectStoreError) in try BucketTransfer.open(settings, timeouts: timeouts) })
+        }
     }
 
     /// A connection for the caller's own thread (one thread at a time).
@@ -208,28 +211,6 @@ public final class BucketTransfer {
 
     private static func check(_ answer: S3Answer, _ request: S3Request) throws(ObjectStoreError) {
         guard (200...299).contains(answer.status) else { throw ObjectStoreError.answer(answer.status, answer.body, what: request.what) }
-    }
-}
-
-/// One transfer (a libcurl handle) per transfer thread, made on first use by that thread and
-/// touched by it alone.
-private final class TransferHandles: @unchecked Sendable {
-    private var transfers: [BucketTransfer?]
-    private let settings: BucketSettings
-    private let timeouts: TransferTimeouts
-
-    init(count: Int, settings: BucketSettings, timeouts: TransferTimeouts) {
-        transfers = Array(repeating: nil, count: count)
-        self.settings = settings
-        self.timeouts = timeouts
-    }
-
-    func transfer(_ thread: Int) throws(ObjectStoreError) -> BucketTransfer {
-        if let transfer = transfers[thread] { return transfer }
-        guard let connection = S3Transfer(settings: settings, timeouts: timeouts) else { throw .unavailable("libcurl could not start") }
-        let transfer = BucketTransfer(connection, settings)
-        transfers[thread] = transfer
-        return transfer
     }
 }
 

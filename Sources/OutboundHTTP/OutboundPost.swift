@@ -27,11 +27,23 @@ public struct OutboundFailure: Error, Sendable, Equatable, CustomStringConvertib
     }
 }
 
-/// One POST to a server the daemon does not trust (a tenant's webhook receiver), through
-/// libcurl's easy interface. Blocking: called on a thread of its own pool (the webhook
-/// deliveries'), never a loop or handler thread.
-public enum OutboundPost {
+/// POSTs to servers the daemon does not trust (tenants' webhook receivers), through one
+/// libcurl easy handle, kept by one thread: the next POST to the same host and port goes over
+/// the connection the last one left open (as the TLS session too), instead of a new one each.
+/// Blocking: called on a thread of its own pool (the webhook deliveries'), never a loop or
+/// handler thread.
+public final class OutboundPost {
     private static let initialized: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+    private let handle: UnsafeMutableRawPointer
+
+    public init() throws(OutboundFailure) {
+        guard Self.initialized == CURLE_OK, let handle = curl_easy_init() else {
+            throw OutboundFailure(message: "libcurl could not start", latencyMs: 0)
+        }
+        self.handle = handle
+    }
+
+    deinit { curl_easy_cleanup(handle) }
 
     /// The numeric addresses `host` resolves to (blocking, like the post).
     public static func resolve(_ host: String) -> Result<[String], OutboundFailure> {
@@ -60,17 +72,17 @@ public enum OutboundPost {
     /// checked: no second lookup), with `headers`. No redirect is followed; the answer's body
     /// is read up to `maxResponseBytes` and dropped; the whole exchange takes at most
     /// `timeoutMs`.
-    public static func post(url: String, host: String, port: Int, address: String, headers: [(name: String, value: String)],
-                            body: [UInt8], timeoutMs: Int, maxResponseBytes: Int) -> Result<OutboundAnswer, OutboundFailure> {
+    /// A connection kept open is reused only for the same host and port; the pinned address
+    /// replaces the one the last POST there pinned, for any new connection.
+    public func post(url: String, host: String, port: Int, address: String, headers: [(name: String, value: String)],
+                     body: [UInt8], timeoutMs: Int, maxResponseBytes: Int) -> Result<OutboundAnswer, OutboundFailure> {
         let began = ContinuousClock.now
         func elapsed() -> Int {
             let taken = ContinuousClock.now - began
             return Int(taken.components.seconds * 1000 + taken.components.attoseconds / 1_000_000_000_000_000)
         }
-        guard initialized == CURLE_OK, let handle = curl_easy_init() else {
-            return .failure(OutboundFailure(message: "libcurl could not start", latencyMs: 0))
-        }
-        defer { curl_easy_cleanup(handle) }
+        // The last POST's options go; its open connections and TLS sessions stay.
+        curl_easy_reset(handle)
         var list: UnsafeMutablePointer<curl_slist>?
         for header in headers { list = curl_slist_append(list, "\(header.name): \(header.value)") }
         list = curl_slist_append(list, "Expect:") // no 100-continue round trip

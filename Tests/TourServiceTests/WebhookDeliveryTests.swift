@@ -66,6 +66,25 @@ import TestSupport
         receiver.stop()
     }
 
+    /// A receiver's connection is kept for the deliveries after it: however many events, no
+    /// more connections than threads delivering (counted by a proxy that tunnels each
+    /// connection as it is).
+    @Test func deliveriesReuseTheReceiversConnection() async throws {
+        let receiver = try WebhookReceiver()
+        let proxy = try FaultProxy(upstreamPort: receiver.port, tunnels: true)
+        defer { proxy.stop() }
+        let harness = try harness { $0.webhookConcurrency = 2 }
+        let client = try harness.client(harness.alpha)
+        _ = try makeEndpoint(client, "http://127.0.0.1:\(proxy.port)/hook")
+        let propertyId = newID()
+        for revision in 0..<15 { try client.putProperty(propertyId, name: "Villa \(revision)") }
+        try await waitUntil("the receiver to have every event", seconds: 30) { receiver.received.count >= 15 }
+        let threads = 2 * harness.services.count
+        #expect((1...threads).contains(proxy.connectionsAccepted), "\(proxy.connectionsAccepted) connections for \(receiver.received.count) deliveries")
+        await harness.finish()
+        receiver.stop()
+    }
+
     /// A receiver that fails (500, a redirect it must not be led by) and then recovers gets
     /// everything after, in order; the log says what each attempt got.
     @Test func aReceiverThatFailsForAWhileGetsEverythingAfterInOrder() async throws {

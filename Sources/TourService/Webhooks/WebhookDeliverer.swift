@@ -16,6 +16,8 @@ final class WebhookDeliverer: Sendable {
     private let context: ServiceContext
     private let key: SecretBox
     private let threads: ThreadPool
+    /// Each thread's libcurl handle: a receiver's connection outlives the delivery that made it.
+    private let posts: PerThread<OutboundPost>
     /// The endpoints this daemon delivers now ("tenant/id"): at most `webhookConcurrency`.
     private let delivering = Mutex<Set<String>>([])
     /// Events one lease sends at most before the endpoint waits its turn again.
@@ -25,6 +27,7 @@ final class WebhookDeliverer: Sendable {
         self.context = context
         self.key = key
         threads = ThreadPool(name: "webhooks", threads: context.config.webhookConcurrency)
+        posts = PerThread(threads: threads.threadCount)
     }
 
     func stop() { threads.stop() }
@@ -127,7 +130,7 @@ final class WebhookDeliverer: Sendable {
                                                timestamp: Int64(Date().timeIntervalSince1970), body: body)
         let outcome: Result<OutboundAnswer, OutboundFailure>
         do {
-            outcome = try await threads.run { () -> Result<OutboundAnswer, OutboundFailure> in
+            outcome = try await threads.run { [posts] (thread: Int) -> Result<OutboundAnswer, OutboundFailure> in
                 let addresses: [String]
                 switch OutboundPost.resolve(target.host) {
                 case .success(let found): addresses = found
@@ -140,8 +143,14 @@ final class WebhookDeliverer: Sendable {
                     return .failure(OutboundFailure(message: "\(target.host) resolves to a loopback, private or link-local address (webhookAllowPrivateTargets is off)",
                                                     latencyMs: 0))
                 }
-                return OutboundPost.post(url: target.url, host: target.host, port: target.port, address: addresses[0], headers: headers,
-                                         body: body, timeoutMs: config.webhookTimeoutMs, maxResponseBytes: config.webhookResponseBytes)
+                let post: OutboundPost
+                do throws(OutboundFailure) {
+                    post = try posts.value(thread) { () throws(OutboundFailure) in try OutboundPost() }
+                } catch {
+                    return .failure(error)
+                }
+                return post.post(url: target.url, host: target.host, port: target.port, address: addresses[0], headers: headers,
+                                 body: body, timeoutMs: config.webhookTimeoutMs, maxResponseBytes: config.webhookResponseBytes)
             }
         } catch {
             outcome = .failure(OutboundFailure(message: "the daemon is stopping", latencyMs: 0))
