@@ -17,7 +17,7 @@ final class WebhookDeliverer: Sendable {
     private let key: SecretBox
     private let threads: ThreadPool
     /// Each thread's libcurl handle: a receiver's connection outlives the delivery that made it.
-    private let posts: PerThread<OutboundPost>
+    private let clients: PerThread<OutboundClient>
     /// The endpoints this daemon delivers now ("tenant/id"): at most `webhookConcurrency`.
     private let delivering = Mutex<Set<String>>([])
     /// Events one lease sends at most before the endpoint waits its turn again.
@@ -27,7 +27,7 @@ final class WebhookDeliverer: Sendable {
         self.context = context
         self.key = key
         threads = ThreadPool(name: "webhooks", threads: context.config.webhookConcurrency)
-        posts = PerThread(threads: threads.threadCount)
+        clients = PerThread(threads: threads.threadCount)
     }
 
     func stop() { threads.stop() }
@@ -130,9 +130,9 @@ final class WebhookDeliverer: Sendable {
                                                timestamp: Int64(Date().timeIntervalSince1970), body: body)
         let outcome: Result<OutboundAnswer, OutboundFailure>
         do {
-            outcome = try await threads.run { [posts] (thread: Int) -> Result<OutboundAnswer, OutboundFailure> in
+            outcome = try await threads.run { [clients] (thread: Int) -> Result<OutboundAnswer, OutboundFailure> in
                 let addresses: [String]
-                switch OutboundPost.resolve(target.host) {
+                switch OutboundClient.resolve(target.host) {
                 case .success(let found): addresses = found
                 case .failure(let failure): return .failure(failure)
                 }
@@ -143,14 +143,14 @@ final class WebhookDeliverer: Sendable {
                     return .failure(OutboundFailure(message: "\(target.host) resolves to a loopback, private or link-local address (webhookAllowPrivateTargets is off)",
                                                     latencyMs: 0))
                 }
-                let post: OutboundPost
+                let client: OutboundClient
                 do throws(OutboundFailure) {
-                    post = try posts.value(thread) { () throws(OutboundFailure) in try OutboundPost() }
+                    client = try clients.value(thread) { () throws(OutboundFailure) in try OutboundClient() }
                 } catch {
                     return .failure(error)
                 }
-                return post.post(url: target.url, host: target.host, port: target.port, address: addresses[0], headers: headers,
-                                 body: body, timeoutMs: config.webhookTimeoutMs, maxResponseBytes: config.webhookResponseBytes)
+                return client.post(url: target.url, host: target.host, port: target.port, address: addresses[0], headers: headers,
+                                   body: body, timeoutMs: config.webhookTimeoutMs, maxResponseBytes: config.webhookResponseBytes)
             }
         } catch {
             outcome = .failure(OutboundFailure(message: "the daemon is stopping", latencyMs: 0))

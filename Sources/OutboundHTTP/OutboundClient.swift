@@ -28,11 +28,11 @@ public struct OutboundFailure: Error, Sendable, Equatable, CustomStringConvertib
 }
 
 /// POSTs to servers the daemon does not trust (tenants' webhook receivers), through one
-/// libcurl easy handle, kept by one thread: the next POST to the same host and port goes over
-/// the connection the last one left open (as the TLS session too), instead of a new one each.
+/// libcurl easy handle kept by one thread: the next POST to the same host and port goes over
+/// the connection the last one left open, TLS session and all, instead of a new one each.
 /// Blocking: called on a thread of its own pool (the webhook deliveries'), never a loop or
 /// handler thread.
-public final class OutboundPost {
+public final class OutboundClient {
     private static let initialized: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
     private let handle: UnsafeMutableRawPointer
 
