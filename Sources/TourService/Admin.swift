@@ -114,7 +114,7 @@ public enum Admin {
         }
         let outcome = switch direction {
         case .intoBucket: BlobCopy.intoBucket(entries, from: config.blobFolder, to: transfer)
-        case .intoFolder: BlobCopy.intoFolder(entries, from: transfer, to: config.blobFolder)
+        case .intoFolder: try BlobCopy.intoFolder(entries, from: transfer, to: config.blobFolder)
         }
         return BlobCopyOutcome(copied: outcome.copied, present: outcome.present, bytes: outcome.bytes, problems: outcome.problems)
     }

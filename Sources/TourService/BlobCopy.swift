@@ -33,16 +33,28 @@ enum BlobCopy {
     /// `--from s3://…`: each object fetched into a file of the folder's `.incoming/blobs-copy`,
     /// checked against its row's digest, made durable and then renamed into place (a file there
     /// with other bytes is replaced: no row names those). An upload's segments become its
-    /// partial file.
-    static func intoFolder(_ entries: [BucketBackup.Entry], from bucket: BucketTransfer, to folder: String) -> Outcome {
+    /// partial file. One run at a time per folder (a lock the system lets go when the run
+    /// ends, however it ends): a second would clear the first's files.
+    static func intoFolder(_ entries: [BucketBackup.Entry], from bucket: BucketTransfer, to folder: String) throws(StartupError) -> Outcome {
         let incoming = folder + "/.incoming/blobs-copy"
+        do throws(ServiceError) {
+            for directory in [folder, folder + "/.incoming"] { try Disk.makeDirectory(directory) }
+        } catch {
+            throw StartupError("cannot prepare \(folder)/.incoming: \(error.message)")
+        }
+        let lock = open(incoming + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lock >= 0 else { throw StartupError("cannot open \(incoming).lock: \(String(cString: strerror(errno)))") }
+        defer { close(lock) }
+        guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
+            throw StartupError("another blobs copy --from is copying into \(folder); let it finish, then run this again")
+        }
         // What a run that was stopped left half-fetched.
         try? FileManager.default.removeItem(atPath: incoming)
         defer { try? FileManager.default.removeItem(atPath: incoming) }
         do throws(ServiceError) {
-            for directory in [folder, folder + "/.incoming", incoming] { try Disk.makeDirectory(directory) }
+            try Disk.makeDirectory(incoming)
         } catch {
-            return Outcome(problems: ["\(incoming): \(error.message)"])
+            throw StartupError("cannot prepare \(incoming): \(error.message)")
         }
         return tally(entries) { entry throws(CopyProblem) in try fetch(entry, from: bucket, to: folder, through: incoming) }
     }

@@ -68,6 +68,12 @@ import ObjectStorage
         let fetchedAgain = try runCommand("/usr/bin/env", back)
         #expect(fetchedAgain.out.contains("copied 0 blobs (0 bytes)") && fetchedAgain.out.contains("7 there already"), "\(fetchedAgain.out)")
         #expect(!FileManager.default.fileExists(atPath: dataDir + "/blobs/.incoming/blobs-copy"))
+        // A second run while one copies into the folder is refused, not let clear its files.
+        let held = open(dataDir + "/blobs/.incoming/blobs-copy.lock", O_RDWR | O_CLOEXEC)
+        #expect(held >= 0 && flock(held, LOCK_EX | LOCK_NB) == 0)
+        let meanwhile = try runCommand("/usr/bin/env", back)
+        close(held)
+        #expect(meanwhile.status == 1 && meanwhile.err.contains("another blobs copy --from"), "\(meanwhile.err)")
 
         let home = try ToursdProcess(dataDir: dataDir)
         let local = try APIClient(port: home.port, token: token)
