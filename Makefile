@@ -43,9 +43,16 @@ deps: run-deps
 # Release binaries carry the Swift runtime and Foundation statically: self-contained on the
 # host, and only the pages they touch count in their memory (26 MB idle RSS becomes 20).
 RELEASE := -c release -Xswiftc -static-stdlib
+# What a host gets: the daemon and the command line the README uses (`.build/release/tours`).
+# Built by name, never as "every target": test programs and test support (which may import
+# Testing, which has no static module) are no part of a product's graph.
+PRODUCTS := toursd tours
+# What make bench runs besides, built the same way.
+BENCH_PRODUCTS := DurableReceiver DocumentBench ClientBench
 
+# The one release build: make run's, make bench's and make test's first step.
 build: run-deps
-	$(SWIFT) build $(RELEASE)
+	@for product in $(PRODUCTS); do $(SWIFT) build $(RELEASE) --product $$product || exit 1; done
 
 # The daemon in the foreground on config/toursd.json (data under ./data). The descriptor
 # limit is raised to the hard limit so maxConnections can be reached. exec: the shell gives
@@ -62,11 +69,14 @@ $(POWERLOSSFS): Tests/powerloss/powerlossfs.c
 	gcc -O2 -Wall -Wextra -Werror -o $(POWERLOSSFS) Tests/powerloss/powerlossfs.c $$(pkg-config --cflags --libs fuse3)
 
 # The attack tests run against the release toursd, as operators run it.
+# First the very build make run makes (and make bench's), then make run itself on a free port
+# and the README's first tours commands against it: a broken first command fails in minutes.
 test: deps powerlossfs
 	bash Tests/repository/tracked_files.sh
-	$(SWIFT) build $(RELEASE) --product toursd
+	$(MAKE) --no-print-directory build PRODUCTS="$(PRODUCTS) $(BENCH_PRODUCTS)"
+	bash Tests/repository/first_commands.sh
 	$(SWIFT) build --build-tests
-	bash Tests/repository/noop_build.sh $(SWIFT) build $(RELEASE) --product toursd
+	bash Tests/repository/noop_build.sh $(MAKE) --no-print-directory build PRODUCTS="$(PRODUCTS) $(BENCH_PRODUCTS)"
 	bash Tests/repository/swift_test.sh $(SWIFT) 1800
 	bash Tests/postgres/api.sh
 	bash Tests/s3/api.sh
@@ -90,7 +100,7 @@ test: deps powerlossfs
 SOAK_SECONDS ?= 180
 SOAK_CLIENTS ?= 3
 soak: deps powerlossfs
-	$(SWIFT) build $(RELEASE) --product toursd
+	$(MAKE) --no-print-directory build PRODUCTS=toursd
 	$(SWIFT) build --build-tests
 	.build/debug/Soak --seconds $(SOAK_SECONDS) --clients $(SOAK_CLIENTS)
 	python3 Tests/powerloss/server.py $(POWERLOSSFS) .build/release/toursd --rounds 30
@@ -106,7 +116,8 @@ fuzz: deps
 migrations:
 	python3 scripts/embed_migrations.py
 
-bench: deps build
+bench: deps
+	$(MAKE) --no-print-directory build PRODUCTS="$(PRODUCTS) $(BENCH_PRODUCTS)"
 	$(call apt_install,$(BENCH_APT_PACKAGES))
 	bash bench/run.sh
 

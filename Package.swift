@@ -61,22 +61,26 @@ let package = Package(
         // The durable reference make bench measures toursd's uploads against.
         .executableTarget(name: "DurableReceiver", dependencies: ["Hashing"], path: "bench/DurableReceiver"),
 
-        // What the loopback tests of several modules share: a raw HTTP client, a command runner.
+        // What the loopback tests and the test programs (Soak, SyncWorker) share: a raw HTTP
+        // client, a command runner, servers to start. Imports no test framework.
         .target(name: "TestSupport", dependencies: ["CLinux"], path: "Tests/TestSupport"),
+        // Swift Testing traits the test targets share. Only test targets depend on it: the
+        // toolchain has no static Testing module, so it can never be in a release product's graph.
+        .target(name: "TestTraits", path: "Tests/TestTraits"),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
         .testTarget(name: "APIModelTests", dependencies: ["APIModel"]),
         .testTarget(name: "TourViewerTests", dependencies: ["TourViewer", "APIModel"]),
         .testTarget(name: "ImagePreviewsTests", dependencies: ["ImagePreviews", "TestSupport"]),
-        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "Logging", "ThreadPools", "TestSupport"]),
+        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore", "Logging", "ThreadPools", "TestSupport", "TestTraits"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "ObjectStorageTests", dependencies: ["ObjectStorage", "Hashing", "ThreadPools", "TestSupport"]),
         .testTarget(name: "ThreadPoolsTests", dependencies: ["ThreadPools", "TestSupport"]),
         .testTarget(name: "SQLiteDBTests", dependencies: ["SQLiteDB", "ThreadPools", "TestSupport"]),
-        .testTarget(name: "PostgresDBTests", dependencies: ["PostgresDB", "TestSupport"]),
-        .testTarget(name: "TourServiceTests", dependencies: ["TourService", "HTTPCore", "Hashing", "ImagePreviews", "Logging", "PostgresDB", "ObjectStorage", "TestSupport"]),
-        .testTarget(name: "NoughtyToursTests", dependencies: ["NoughtyTours", "APIModel", "SQLiteDB", "TestSupport"]),
+        .testTarget(name: "PostgresDBTests", dependencies: ["PostgresDB", "TestSupport", "TestTraits"]),
+        .testTarget(name: "TourServiceTests", dependencies: ["TourService", "HTTPCore", "Hashing", "ImagePreviews", "Logging", "PostgresDB", "ObjectStorage", "TestSupport", "TestTraits"]),
+        .testTarget(name: "NoughtyToursTests", dependencies: ["NoughtyTours", "APIModel", "SQLiteDB", "TestSupport", "TestTraits"]),
         // One test per finding of the attack probe, black box, against the release toursd.
-        .testTarget(name: "AttackTests", dependencies: ["TestSupport", "ImagePreviews"]),
+        .testTarget(name: "AttackTests", dependencies: ["TestSupport", "ImagePreviews", "TestTraits"]),
         // A client process the library's tests start and kill mid-drain.
         .executableTarget(name: "SyncWorker", dependencies: ["NoughtyTours", "Hashing", "TestSupport"], path: "Tests/SyncWorker"),
         // make soak: clients through a chaos proxy while toursd is killed; checks both sides after.

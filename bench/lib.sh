@@ -4,19 +4,17 @@
 # that cannot start, or a request that fails, ends the bench with its error, never a figure.
 shopt -s inherit_errexit
 
-# Builds the release products named (as make build does: a no-op when they are current); the
-# build's output is shown only when it fails.
+# Builds the release products named with make build, the one release build (a no-op when they
+# are current); the build's output is shown only when it fails.
 build_release() {
     local log
     log=$(mktemp)
-    for product in "$@"; do
-        if ! swift build -c release -Xswiftc -static-stdlib --product "$product" > "$log" 2>&1; then
-            cat "$log" >&2
-            rm -f "$log"
-            echo "bench: cannot build $product" >&2
-            return 1
-        fi
-    done
+    if ! make --no-print-directory build PRODUCTS="$*" > "$log" 2>&1; then
+        cat "$log" >&2
+        rm -f "$log"
+        echo "bench: cannot build $*" >&2
+        return 1
+    fi
     rm -f "$log"
 }
 

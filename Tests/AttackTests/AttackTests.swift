@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 
 /// The daemon as an attacker on the network found it: one test per finding of the probe
 /// (issue "Hold under attack"), black box, against the release toursd operators run

@@ -5,6 +5,7 @@ import Foundation
 import ImagePreviews
 import Testing
 import TestSupport
+import TestTraits
 
 /// The second probe (issue "Hold at the new edges"): an anonymous share-link visitor, a
 /// hostile tenant, untrusted images and geometry, an operator's mistake. One test per

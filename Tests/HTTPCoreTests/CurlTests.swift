@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 @testable import HTTPCore
 
 /// The server against the real curl, as users and libcurl-based clients will talk to it.

@@ -5,6 +5,7 @@ import Foundation
 import Synchronization
 import Testing
 import TestSupport
+import TestTraits
 @testable import HTTPCore
 
 /// The server over real sockets on 127.0.0.1, driven by a raw client.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 @testable import NoughtyTours
 
 /// docs/client.md "Failures a host can explain": failures read from local storage after a

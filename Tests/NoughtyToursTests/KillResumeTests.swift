@@ -5,6 +5,7 @@ import Foundation
 import SQLiteDB
 import Testing
 import TestSupport
+import TestTraits
 @testable import NoughtyTours
 
 /// A SyncWorker process (a client draining a storage directory), read line by line; killed

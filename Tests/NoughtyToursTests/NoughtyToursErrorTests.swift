@@ -1,5 +1,6 @@
 import Testing
 import TestSupport
+import TestTraits
 @testable import NoughtyTours
 
 @Suite(.hangGuard) struct NoughtyToursErrorTests {

@@ -4,6 +4,7 @@ import Hashing
 import SQLiteDB
 import Testing
 import TestSupport
+import TestTraits
 @testable import NoughtyTours
 
 /// The queue's rules as pure functions and SQL, without a server.

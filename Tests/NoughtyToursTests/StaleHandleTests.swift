@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 @testable import NoughtyTours
 
 /// docs/client.md "Stale handles stay safe": handles outlive what they name; the library neither

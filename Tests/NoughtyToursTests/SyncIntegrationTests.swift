@@ -5,6 +5,7 @@ import Foundation
 import Synchronization
 import Testing
 import TestSupport
+import TestTraits
 @testable import NoughtyTours
 
 /// Follows a property's status from its current value until `done` holds (or 60 s pass):

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 
 /// The built `tours` command line, as scripts run it: from `tours init` to a synced property,
 /// `--json` parsed, and the exit codes `tours --help` documents.

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 @testable import NoughtyTours
 
 /// A port that accepts connections (the kernel completes them) and never answers.

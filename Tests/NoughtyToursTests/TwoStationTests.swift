@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 @testable import NoughtyTours
 
 /// docs/client.md "Second version": the whole capture travels, and another station continues a

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 @testable import PostgresDB
 
 @Suite(.hangGuard) struct PostgresStatementTests {

@@ -5,6 +5,7 @@ import Foundation
 import Synchronization
 import Testing
 import TestSupport
+import TestTraits
 import ObjectStorage
 
 /// `toursd backup DEST` while clients upload: the copy serves, what it lists is whole, and

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 import ObjectStorage
 
 /// Moving a deployment from the blob folder to a bucket and back with `toursd blobs copy`:

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 import ObjectStorage
 @testable import TourService
 

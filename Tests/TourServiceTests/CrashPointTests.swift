@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 @testable import TourService
 
 /// toursd dies (`TOURSD_CRASH_AT`: `_exit` on the spot) at each step between a file and the

@@ -5,6 +5,7 @@ import Foundation
 import Synchronization
 import Testing
 import TestSupport
+import TestTraits
 
 /// docs/api.md "Nothing is acknowledged before it is durable": toursd killed with SIGKILL while
 /// panoramas upload loses none it acknowledged, and keeps no row without its whole file.

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import TestSupport
+import TestTraits
 @testable import TourService
 
 /// The events outbox and its feed (docs/api.md "Events"): every change yields its event once,

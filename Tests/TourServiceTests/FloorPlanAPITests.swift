@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 
 /// docs/api.md "Floors, plans and world maps": newScan, continueScan and planId idempotency.
 @Suite(.hangGuard) struct FloorPlanAPITests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 
 /// Nothing on a request's way waits by blocking a thread: no semaphore, no group, no
 /// condition, no blocking database or pool call, no sleep (`Task.sleep` suspends, it does not

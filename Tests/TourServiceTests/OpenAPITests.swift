@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 import HTTPCore
 import Logging
 @testable import TourService

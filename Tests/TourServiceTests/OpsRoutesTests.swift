@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 @testable import TourService
 
 /// GET /healthz and GET /metrics as docs/api.md says, through the real server, with no token.

@@ -5,6 +5,7 @@ import Foundation
 import Synchronization
 import Testing
 import TestSupport
+import TestTraits
 @testable import TourService
 
 /// docs/api.md "Panoramas — one-shot upload".

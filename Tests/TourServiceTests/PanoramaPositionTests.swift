@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 @testable import TourService
 
 /// docs/api.md "Panorama": where a panorama stands on its floor's plan, given at its creation

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 @testable import TourService
 
 /// PostgreSQL going away under load and coming back (issue 16 "Failure behaviour"): requests

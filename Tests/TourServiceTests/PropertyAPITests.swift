@@ -2,6 +2,7 @@ import APIModel
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 @testable import TourService
 
 /// docs/api.md "Principles" and "Properties".

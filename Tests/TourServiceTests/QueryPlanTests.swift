@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import TestSupport
+import TestTraits
 
 import SQLiteDB
 import ThreadPools

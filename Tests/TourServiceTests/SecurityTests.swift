@@ -3,6 +3,7 @@ import Testing
 import HTTPCore
 import Logging
 import TestSupport
+import TestTraits
 @testable import TourService
 
 /// docs/security.md: what the server promises beyond tenant isolation (TenantIsolationTests),

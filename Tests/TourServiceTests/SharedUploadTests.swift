@@ -3,6 +3,7 @@ import Testing
 import Logging
 import PostgresDB
 import TestSupport
+import TestTraits
 @testable import TourService
 
 /// Two daemons on one PostgreSQL and one blob folder (issue 16 "tus across instances"): a

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 import TestSupport
+import TestTraits
 @testable import TourService
 
 /// Nothing that waits on a disk runs on an event loop: with the file I/O pool stalled (a disk

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import TestSupport
+import TestTraits
 
 /// docs/storage.md "A read is one snapshot": a floor's plan replaced again and again while
 /// others read the floor and the tour document. Every answer is one committed plan: its

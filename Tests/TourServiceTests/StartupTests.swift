@@ -5,6 +5,7 @@ import Foundation
 import Testing
 import Logging
 import TestSupport
+import TestTraits
 @testable import TourService
 
 /// What toursd does when it opens its data directory.

@@ -3,6 +3,7 @@ import Testing
 import HTTPCore
 import Logging
 import TestSupport
+import TestTraits
 @testable import TourService
 
 /// docs/api.md "Tenants are isolated": another tenant's ids answer 404 on every route, and

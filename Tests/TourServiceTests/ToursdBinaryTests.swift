@@ -7,6 +7,7 @@ import FoundationNetworking
 #endif
 import Testing
 import TestSupport
+import TestTraits
 @testable import TourService
 
 /// The built toursd executable, as operators and the other issues' checks use it.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 @testable import TourService
 
 /// docs/api.md "Panoramas — resumable upload (tus 1.0.0)".

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 @testable import TourService
 
 /// An unfinished upload holds no file descriptor between its PATCHes (security finding:

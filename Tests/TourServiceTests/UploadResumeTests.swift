@@ -5,6 +5,7 @@ import Foundation
 import Testing
 import Logging
 import TestSupport
+import TestTraits
 @testable import TourService
 
 /// Resuming: connections cut mid-PATCH, a newer PATCH taking over, restarts.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 @testable import TourService
 import HTTPCore
 import Logging

@@ -1,5 +1,6 @@
 import Testing
 import TestSupport
+import TestTraits
 @testable import TourService
 
 /// The signalled waits with a time limit (the feed's long-poll, the draft HEAD's grace). Each

@@ -8,6 +8,7 @@ import HTTPCore
 import Logging
 import Synchronization
 import TestSupport
+import TestTraits
 @testable import TourService
 
 /// Webhooks (docs/webhooks.md) against a real receiver on loopback: what it is sent, signed,
