@@ -62,9 +62,22 @@ final class PlaneBuffer: @unchecked Sendable {
 /// horizon), and each level is the one above it halved, encoded tile by tile straight from the
 /// planes. CPU work in steps (decode, then a face at a time) for a pool that other work shares.
 public enum CubeTiler {
-    /// The planes of a JPEG, refused before any memory is given to them when the header claims
-    /// more than `maxSourcePixels` or the decoding would take more than `budget`.
-    public static func decode(_ source: UnsafeRawBufferPointer, maxSourcePixels: Int, budget: DecodeBudget) throws(PreviewError) -> PlanarImage {
+    /// What cutting a JPEG into tiles takes, decided from its headers alone: its pyramid, and
+    /// the memory its decoded planes and the face being cut hold at most (a face and its halved
+    /// copy). Nil when `rule` does not tile an image of its size; a refusal when it cannot be
+    /// decoded within `maxSourcePixels` and `budget`.
+    public static func plan(_ source: UnsafeRawBufferPointer, rule: TilingRule, maxSourcePixels: Int,
+                            budget: DecodeBudget) throws(PreviewError) -> TilingPlan? {
+        guard let frame = JPEGStructure.read(source), let pyramid = rule.pyramid(width: frame.width, height: frame.height) else { return nil }
+        let header = try header(source, maxSourcePixels: maxSourcePixels, budget: budget)
+        let face = PlanarImage.bytes(width: pyramid.faceSize, height: pyramid.faceSize, subsampling: header.subsampling)
+        return TilingPlan(pyramid: pyramid, memoryBytes: header.decodingBytes + face + face / 4)
+    }
+
+    /// A JPEG's size and subsampling, and the memory decoding it to its planes takes, checked
+    /// against `maxSourcePixels` and `budget` before anything is allocated.
+    private static func header(_ source: UnsafeRawBufferPointer, maxSourcePixels: Int, budget: DecodeBudget) throws(PreviewError)
+        -> (width: Int, height: Int, subsampling: Int32, decodingBytes: Int) {
         guard let base = source.baseAddress?.assumingMemoryBound(to: UInt8.self), !source.isEmpty else { throw PreviewError("an empty file is not a JPEG") }
         guard let handle = tjInitDecompress() else { throw PreviewError("libjpeg-turbo cannot start a decoder") }
         defer { tjDestroy(handle) }
@@ -81,6 +94,17 @@ public enum CubeTiler {
         guard let structure = JPEGStructure.read(source) else { throw PreviewError("not a readable JPEG: its markers do not hold a frame and a scan") }
         let planarBytes = PlanarImage.bytes(width: Int(width), height: Int(height), subsampling: subsampling)
         if let refusal = budget.refusal(structure, outputBytes: planarBytes) { throw refusal }
+        return (Int(width), Int(height), subsampling, structure.decodingBytes(outputBytes: planarBytes))
+    }
+
+    /// The planes of a JPEG, refused before any memory is given to them when the header claims
+    /// more than `maxSourcePixels` or the decoding would take more than `budget`.
+    public static func decode(_ source: UnsafeRawBufferPointer, maxSourcePixels: Int, budget: DecodeBudget) throws(PreviewError) -> PlanarImage {
+        let header = try header(source, maxSourcePixels: maxSourcePixels, budget: budget)
+        guard let handle = tjInitDecompress() else { throw PreviewError("libjpeg-turbo cannot start a decoder") }
+        defer { tjDestroy(handle) }
+        let (width, height, subsampling) = (Int32(header.width), Int32(header.height), header.subsampling)
+        let base = source.baseAddress?.assumingMemoryBound(to: UInt8.self)
         let image = PlanarImage(width: Int(width), height: Int(height), subsampling: subsampling)
         var pointers = image.pointers
         var strides = (0..<image.planeCount).map { Int32(image.planeWidth($0)) }

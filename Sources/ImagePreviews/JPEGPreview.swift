@@ -3,7 +3,7 @@ import CTurboJPEG
 /// Why a preview could not be made from an image.
 public struct PreviewError: Error, Sendable, Equatable, CustomStringConvertible {
     public let message: String
-    init(_ message: String) { self.message = message }
+    public init(_ message: String) { self.message = message }
     public var description: String { message }
 }
 
@@ -27,13 +27,47 @@ public enum JPEGPreview {
     /// The same from bytes in place (a mapped file: a panorama is never copied whole).
     public static func make(from source: UnsafeRawBufferPointer, width: Int, quality: Int, maxSourcePixels: Int,
                             budget: DecodeBudget = .standard) throws(PreviewError) -> [UInt8] {
+        let plan = try plan(source, width: width, maxSourcePixels: maxSourcePixels, budget: budget)
+        guard let handle = tjInitDecompress() else { throw PreviewError("libjpeg-turbo cannot start a decoder") }
+        defer { tjDestroy(handle) }
+        let decoded = plan.decoded
+        var pixels = [UInt8](repeating: 0, count: decoded.width * decoded.height * 3)
+        // TJFLAG_LIMITSCANS too: libjpeg-turbo's own ceiling, should the markers be read otherwise.
+        let status = pixels.withUnsafeMutableBufferPointer { buffer in
+            tjDecompress2(handle, source.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt(source.count), buffer.baseAddress,
+                          Int32(decoded.width), 0, Int32(decoded.height), Int32(TJPF_RGB.rawValue), TJFLAG_FASTDCT | TJFLAG_LIMITSCANS)
+        }
+        // A warning (a truncated file, say) still leaves an image worth showing.
+        guard status == 0 || tjGetErrorCode(handle) == Int32(TJERR_WARNING.rawValue) else {
+            throw PreviewError("the JPEG cannot be decoded: \(errorText(handle))")
+        }
+        let resized = decoded == plan.result ? pixels : AreaAverage.resize(pixels, from: decoded, to: plan.result)
+        return try encode(resized, plan.result, quality: quality)
+    }
+
+    /// The memory making a `width`-wide preview of `source` takes at most (its coefficients,
+    /// decoded pixels and resized copy), read from the headers alone; a refusal when the
+    /// image cannot be previewed within `maxSourcePixels` and `budget`.
+    public static func memoryNeeded(_ source: UnsafeRawBufferPointer, width: Int, maxSourcePixels: Int,
+                                    budget: DecodeBudget = .standard) throws(PreviewError) -> Int {
+        try plan(source, width: width, maxSourcePixels: maxSourcePixels, budget: budget).memoryBytes
+    }
+
+    /// What making a preview will do, decided from the headers before any memory is given.
+    struct Plan {
+        /// The image at the DCT scale decoded, and the preview made of it.
+        var decoded: Image
+        var result: Image
+        var memoryBytes: Int
+    }
+
+    static func plan(_ source: UnsafeRawBufferPointer, width: Int, maxSourcePixels: Int, budget: DecodeBudget) throws(PreviewError) -> Plan {
         guard width > 0 else { throw PreviewError("a preview needs a width") }
         guard let base = source.baseAddress?.assumingMemoryBound(to: UInt8.self), !source.isEmpty else { throw PreviewError("an empty file is not a JPEG") }
-        let jpeg = UnsafeBufferPointer(start: base, count: source.count)
         guard let handle = tjInitDecompress() else { throw PreviewError("libjpeg-turbo cannot start a decoder") }
         defer { tjDestroy(handle) }
         var sourceWidth: Int32 = 0, sourceHeight: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
-        guard tjDecompressHeader3(handle, jpeg.baseAddress, UInt(jpeg.count), &sourceWidth, &sourceHeight, &subsampling, &colorspace) == 0 else {
+        guard tjDecompressHeader3(handle, base, UInt(source.count), &sourceWidth, &sourceHeight, &subsampling, &colorspace) == 0 else {
             throw PreviewError("not a readable JPEG: \(errorText(handle))")
         }
         guard sourceWidth > 0, sourceHeight > 0, Int(sourceWidth) * Int(sourceHeight) <= maxSourcePixels else {
@@ -41,28 +75,15 @@ public enum JPEGPreview {
         }
         let target = min(width, Int(sourceWidth))
         let scale = decodeScale(sourceWidth: Int(sourceWidth), target: target)
+        // The smallest DCT scale is 1/8, so a small preview of a large panorama decodes to more
+        // than it shows (an 8192-wide one to 1024 for a 320 thumbnail): what that costs is the
+        // budget's to decide, whatever the image's shape, never a ratio to the preview's size.
         let decoded = Image(width: scaled(Int(sourceWidth), scale), height: scaled(Int(sourceHeight), scale))
-        // A panorama (2:1) decodes to less than twice the preview's width by its width; an image
-        // far taller than wide would decode whole to make a narrow preview: refused instead.
-        guard decoded.width * decoded.height <= 4 * target * target else {
-            throw PreviewError("a \(sourceWidth) × \(sourceHeight) image would decode to \(decoded.width) × \(decoded.height) pixels for a \(target)-wide preview")
-        }
         guard let structure = JPEGStructure.read(source) else { throw PreviewError("not a readable JPEG: its markers do not hold a frame and a scan") }
         if let refusal = budget.refusal(structure, decodedPixels: decoded.width * decoded.height) { throw refusal }
-        var pixels = [UInt8](repeating: 0, count: decoded.width * decoded.height * 3)
-        // TJFLAG_LIMITSCANS too: libjpeg-turbo's own ceiling, should the markers be read otherwise.
-        let status = pixels.withUnsafeMutableBufferPointer { buffer in
-            tjDecompress2(handle, jpeg.baseAddress, UInt(jpeg.count), buffer.baseAddress, Int32(decoded.width), 0, Int32(decoded.height),
-                          Int32(TJPF_RGB.rawValue), TJFLAG_FASTDCT | TJFLAG_LIMITSCANS)
-        }
-        // A warning (a truncated file, say) still leaves an image worth showing.
-        guard status == 0 || tjGetErrorCode(handle) == Int32(TJERR_WARNING.rawValue) else {
-            throw PreviewError("the JPEG cannot be decoded: \(errorText(handle))")
-        }
-        let height = max(1, (decoded.height * target + decoded.width / 2) / decoded.width)
-        let result = Image(width: target, height: height)
-        let resized = decoded == result ? pixels : AreaAverage.resize(pixels, from: decoded, to: result)
-        return try encode(resized, result, quality: quality)
+        let result = Image(width: target, height: max(1, (decoded.height * target + decoded.width / 2) / decoded.width))
+        return Plan(decoded: decoded, result: result,
+                    memoryBytes: structure.decodingBytes(outputBytes: decoded.width * decoded.height * 3) + result.width * result.height * 3)
     }
 
     /// The width and height a JPEG's header declares; nil when it is not a readable JPEG.

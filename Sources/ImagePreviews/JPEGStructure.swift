@@ -22,6 +22,9 @@ public struct JPEGStructure: Equatable, Sendable {
     /// Whether libjpeg keeps every coefficient of the image in memory while decoding.
     public var buffersCoefficients: Bool { progressive || scans > 1 }
 
+    /// The memory decoding it into `outputBytes` of output takes: its coefficient buffer besides.
+    public func decodingBytes(outputBytes: Int) -> Int { coefficientBytes + outputBytes }
+
     /// The bytes of that coefficient buffer (64 coefficients of 2 bytes per 8×8 block of each
     /// component, blocks padded to whole MCUs); 0 for a single-scan JPEG, decoded row by row.
     public var coefficientBytes: Int {
@@ -135,7 +138,7 @@ public struct DecodeBudget: Sendable, Equatable {
         if structure.scans > maxScans {
             return PreviewError("the JPEG has \(structure.scans) scans, more than the \(maxScans) an image may have to be decoded")
         }
-        let bytes = structure.coefficientBytes + outputBytes
+        let bytes = structure.decodingBytes(outputBytes: outputBytes)
         if bytes > maxBytes {
             return PreviewError("decoding the \(structure.width) × \(structure.height) JPEG\(structure.progressive ? " (progressive)" : "") "
                                 + "would take \(bytes >> 20) MiB, more than the \(maxBytes >> 20) MiB its decoding may")

@@ -43,13 +43,15 @@ public struct TilePyramid: Equatable, Sendable {
     public let faceSize: Int
     public let levels: Int
 
-    /// The pyramid of a panorama `width` pixels wide.
-    public init(panoramaWidth width: Int) {
-        let target = max(16, Double(width) / Double.pi)
+    /// The pyramid of a panorama `width` pixels wide, its faces at most `maxFaceSize` across
+    /// (rounded down to whole units).
+    public init(panoramaWidth width: Int, maxFaceSize: Int = .max) {
+        let target = max(16, min(Double(width) / Double.pi, Double(maxFaceSize)))
         var top = 0
         while Double(Self.tileSize << top) < target { top += 1 }
         let unit = 16 << top
-        faceSize = max(unit, Int((target / Double(unit)).rounded()) * unit)
+        let rounded = max(unit, Int((target / Double(unit)).rounded()) * unit)
+        faceSize = rounded > maxFaceSize ? max(unit, maxFaceSize / unit * unit) : rounded
         levels = top + 1
     }
 
@@ -86,4 +88,34 @@ public struct TilePyramid: Equatable, Sendable {
               String(row) == numbers[0], String(column) == numbers[1] else { return nil }
         return (face, row, column)
     }
+}
+
+/// Which images are cut into tiles, and how far (`tileMinWidth`, `tileMaxAspectRatio`,
+/// `maxTileFaceSize`): a panorama's shape only (as wide as tall up to `maxAspectRatio` times as
+/// wide; a full sphere is 2), at least `minWidth` wide, its faces sized from both dimensions
+/// (the sphere the height implies, 2 × height, as much as the width) and capped, which caps
+/// the levels and the tiles too. Pure.
+public struct TilingRule: Sendable, Equatable {
+    public var minWidth: Int
+    public var maxAspectRatio: Double
+    public var maxFaceSize: Int
+
+    public init(minWidth: Int, maxAspectRatio: Double, maxFaceSize: Int) {
+        self.minWidth = minWidth
+        self.maxAspectRatio = maxAspectRatio
+        self.maxFaceSize = maxFaceSize
+    }
+
+    /// The pyramid of a `width` × `height` image; nil when it is not to be tiled.
+    public func pyramid(width: Int, height: Int) -> TilePyramid? {
+        guard width >= minWidth, height > 0, width >= height, Double(width) <= maxAspectRatio * Double(height) else { return nil }
+        return TilePyramid(panoramaWidth: min(width, 2 * height), maxFaceSize: maxFaceSize)
+    }
+}
+
+/// What cutting one panorama into tiles will take (`CubeTiler.plan`).
+public struct TilingPlan: Sendable, Equatable {
+    public let pyramid: TilePyramid
+    /// The most memory its buffers hold at once.
+    public let memoryBytes: Int
 }

@@ -20,6 +20,18 @@ public enum ObjectStoreError: Error, Sendable, Equatable, CustomStringConvertibl
         }
     }
 
+    /// Why the store cannot be used for now, where trying again later may change it: no
+    /// answer or a 5xx, or our credentials refused (401, 403: a key rotated or revoked, a
+    /// policy changed, a clock skewed); nil for a refusal of this one call.
+    public var awayReason: String? {
+        switch self {
+        case .unavailable(let reason): reason
+        case .refused(let status, let code, let message) where status == 401 || status == 403:
+            "the object store refuses toursd's credentials (\(status) \(code)): \(message)"
+        default: nil
+        }
+    }
+
     /// The error an answer of `status` with S3's `<Error>` document (if any) means.
     static func answer(_ status: Int, _ body: [UInt8], what: String) -> ObjectStoreError {
         let error = S3Answers.error(body)

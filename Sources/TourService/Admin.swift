@@ -20,10 +20,16 @@ public enum Admin {
         public let appliedAt: String?
     }
 
-    /// The migrations toursd would apply (built in, or `migrationsDir`'s): a mistake in them
-    /// is a StartupError naming the file.
-    public static func checkMigrations(_ config: ToursdConfig) throws(StartupError) {
-        _ = try SyncService.migrations(config)
+    /// What serve refuses of a configuration before it opens anything, found by the very checks
+    /// serve makes, so that check-config and serve agree key by key: the migrations (built in,
+    /// or `migrationsDir`'s), the bucket `blobStore` names with its credentials, and the webhook
+    /// key when there is one. Each problem in words; none: serve goes on to open its stores.
+    public static func refusals(_ config: ToursdConfig) -> [String] {
+        var problems: [String] = []
+        do throws(StartupError) { _ = try SyncService.migrations(config) } catch { problems.append(error.message) }
+        do throws(StartupError) { _ = try SyncService.bucketSettings(config) } catch { problems.append(error.message) }
+        do throws(StartupError) { try WebhookKey.checkExisting(config) } catch { problems.append(error.message) }
+        return problems
     }
 
     /// Each migration, applied (when) or pending; applies none. Versions applied but unknown

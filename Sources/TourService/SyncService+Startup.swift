@@ -49,26 +49,27 @@ extension SyncService {
     }
 
     /// After a crash: no temporary file, and (in the blob folder) no file without its row.
-    /// Never removes files the database cannot account for (`OrphanSweep`): then toursd
+    /// Never removes anything from a store this database does not own (`StoreOwnership`, also
+    /// claimed here on a first start), nor more orphans than `orphanSweepLimit`: then toursd
     /// refuses to start.
     func recover() throws(StartupError) {
         let temporary = context.blobs.incoming.removeLeftovers()
         let folder = context.blobs as? DirectoryBlobStore
         let stored = folder?.allKeys() ?? []
         let named: Set<BlobKey>
-        let databaseIsNew: Bool
         do {
             // One query for every name the rows use, not one per file found.
             // Panoramas always: the previews' and tiles' folders are checked against them.
             let kinds = Set(stored.map(\.kind)).union([.panorama])
-            (named, databaseIsNew) = try context.pool.readBlocking { db in
-                (Set(try await StoredFiles.named(by: db, kinds: kinds)), !(try await TenantStore.hasTokens(db)))
-            }
+            named = try context.pool.readBlocking { db in Set(try await StoredFiles.named(by: db, kinds: kinds)) }
         } catch {
             throw StartupError("cannot check stored files against the database: \(error)")
         }
         if let folder {
-            try removeOrphans(from: folder, stored: stored, named: named, databaseIsNew: databaseIsNew)
+            try claim(folder, stored: stored, named: named)
+            try removeOrphans(from: folder, stored: stored, named: named)
+        } else if let bucket = context.blobs as? BucketBlobStore {
+            try claim(bucket)
         }
         if temporary > 0 {
             context.logger.warn("removed files left by an interrupted write", ["temporary": String(temporary)])
@@ -79,8 +80,56 @@ extension SyncService {
         }
     }
 
-    /// The blob folder's files no row names.
-    private func removeOrphans(from folder: DirectoryBlobStore, stored: Set<BlobKey>, named: Set<BlobKey>, databaseIsNew: Bool) throws(StartupError) {
+    /// The database's name in what an operator is told.
+    var databaseName: String {
+        context.config.databaseUrl.isEmpty ? "\(context.config.dataDir)/toursd.sqlite" : "the PostgreSQL database of databaseUrl"
+    }
+
+    /// The blob folder is this deployment's, or made so; else toursd does not start.
+    private func claim(_ folder: DirectoryBlobStore, stored: Set<BlobKey>, named: Set<BlobKey>) throws(StartupError) {
+        let path = folder.blobs + "/" + StoreOwnership.claimName
+        let claimed = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        switch StoreOwnership.decide(database: context.deployment, store: claimed, holdsBlobs: !stored.isEmpty,
+                                     databaseNamesSome: !stored.isDisjoint(with: named), describing: context.config.blobFolder,
+                                     databaseName: databaseName) {
+        case .owned: return
+        case .refused(let reason): throw StartupError(reason)
+        case .claim:
+            try Self.writePrivateFile(path, line: context.deployment)
+            do {
+                try Disk.syncDirectory(folder.blobs)
+            } catch {
+                throw StartupError("cannot make \(path) durable: \(error.message)")
+            }
+        }
+    }
+
+    /// The bucket is this deployment's, or made so; another's, or credentials it refuses, and
+    /// toursd does not start. A store away now is checked again by each round of its sweep,
+    /// which removes nothing until it is.
+    private func claim(_ bucket: BucketBlobStore) throws(StartupError) {
+        let (context, databaseName) = (context, databaseName)
+        let ownership: StoreOwnership
+        do {
+            ownership = try context.pool.handlerThreads.runAndWait {
+                try await bucket.ownership(deployment: context.deployment, databaseName: databaseName) { keys in
+                    try await context.read { !(try await StoredFiles.named(among: keys, by: $0)).isEmpty }
+                }
+            }
+        } catch let error as ObjectStoreError {
+            guard case .unavailable = error else {
+                throw StartupError("the bucket \(bucket.bucket.settings.bucket) cannot be used: \(error.awayReason ?? error.description)")
+            }
+            context.logger.warn("the bucket cannot be asked whose it is now; its sweep removes nothing until it can", ["error": "\(error)"])
+            return
+        } catch {
+            throw StartupError("cannot check whose the bucket \(bucket.bucket.settings.bucket) is: \(error)")
+        }
+        if case .refused(let reason) = ownership { throw StartupError(reason) }
+    }
+
+    /// The blob folder's files no row names, older than the grace with a shared database.
+    private func removeOrphans(from folder: DirectoryBlobStore, stored: Set<BlobKey>, named: Set<BlobKey>) throws(StartupError) {
         let config = context.config
         var orphans = stored.subtracting(named)
         // Another daemon on the same database may be between placing a file and committing
@@ -92,9 +141,8 @@ extension SyncService {
                 return stat(folder.path(key), &info) == 0 && info.st_mtim.tv_sec <= cutoff
             }
         }
-        let sweep = OrphanSweep(storedFiles: stored.count, orphans: orphans.count, databaseIsNew: databaseIsNew, limit: config.orphanSweepLimit)
-        if let refusal = sweep.refusal(database: config.databaseUrl.isEmpty ? "\(config.dataDir)/toursd.sqlite" : "the PostgreSQL database of databaseUrl",
-                                       blobFolder: config.blobFolder) {
+        let sweep = OrphanSweep(storedFiles: stored.count, orphans: orphans.count, limit: config.orphanSweepLimit)
+        if let refusal = sweep.refusal(database: databaseName, blobFolder: config.blobFolder) {
             throw StartupError(refusal)
         }
         for key in orphans { folder.removeNow(key) }
@@ -148,31 +196,21 @@ extension SyncService {
     }
 }
 
-/// Whether the start-up sweep may remove the stored files no row names. A crash between
-/// placing a file and committing its row leaves a few; a database that cannot account for the
-/// files at all (new beside a blob folder that holds files: a restore that forgot it, a volume
-/// mounted without it, a `databaseUrl` naming an empty database) would make every stored file
-/// look like one. Then nothing is removed and toursd does not start. Pure.
+/// Whether a sweep may remove the stored files no row names, in a store this database owns
+/// (`StoreOwnership`). A crash between placing a file and committing its row leaves a few; a
+/// database that cannot account for many (restored from an older copy, say) would make them
+/// look like orphans. Then nothing is removed. Pure.
 struct OrphanSweep: Equatable {
     var storedFiles: Int
     var orphans: Int
-    /// The database has no token yet: made by this start, or never used.
-    var databaseIsNew: Bool
     var limit: Int
 
-    /// Why toursd must not start, in words naming the case and the way out; nil: go on.
+    /// Why nothing may be removed, in words naming the case and the way out; nil: go on.
     func refusal(database: String, blobFolder: String) -> String? {
-        if databaseIsNew && storedFiles > 0 {
-            return "the database (\(database)) is new, but \(blobFolder) holds \(storedFiles) stored files: the database that goes with "
-                + "them is missing. Restore it (or point dataDir or databaseUrl at it) and start again; to start afresh instead, move "
-                + "\(blobFolder) aside. Nothing was removed."
-        }
-        if orphans > limit {
-            return "\(orphans) stored files in \(blobFolder) have no row in the database (\(database)), more than orphanSweepLimit "
-                + "(\(limit)): the database cannot account for them (restored from an older copy, or another deployment's). Restore the "
-                + "database that goes with them; if the files are truly not needed, move them aside or raise orphanSweepLimit. Nothing was removed."
-        }
-        return nil
+        guard orphans > limit else { return nil }
+        return "\(orphans) stored files in \(blobFolder) have no row in the database (\(database)), more than orphanSweepLimit "
+            + "(\(limit)): the database cannot account for them (restored from an older copy, or another deployment's). Restore the "
+            + "database that goes with them; if the files are truly not needed, move them aside or raise orphanSweepLimit. Nothing was removed."
     }
 }
 

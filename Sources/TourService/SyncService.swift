@@ -1,3 +1,4 @@
+import APIModel
 import ThreadPools
 import Dispatch
 import Foundation
@@ -62,7 +63,13 @@ public final class SyncService: Sendable {
         }
         let pool = storage(try ServerStorage.open(config, logger: logger, connections: config.databaseUrl.isEmpty ? config.sqliteReaders : config.databasePoolSize))
         let webhookKey = try WebhookKey.load(config)
-        let service = SyncService(context: ServiceContext(pool: pool, blobs: blobs, config: config, logger: logger,
+        let deployment: String
+        do {
+            deployment = try pool.writeBlocking { try await DeploymentStore.id($0, proposing: Identifier.make()) }
+        } catch {
+            throw StartupError("cannot read the database's deployment id: \(error)")
+        }
+        let service = SyncService(context: ServiceContext(pool: pool, blobs: blobs, deployment: deployment, config: config, logger: logger,
                                                                crashPoints: CrashPoints(armed: crashAt)), webhookKey: webhookKey)
         try service.recover()
         try service.bootstrapToken()
@@ -117,7 +124,7 @@ public final class SyncService: Sendable {
         }
         var started = [sweep, tourChanges, deliveries]
         if let bucket = context.blobs as? BucketBlobStore {
-            let orphans = BucketSweep(store: bucket, context: context)
+            let orphans = BucketSweep(store: bucket, context: context, databaseName: databaseName)
             started.append(ServiceTimer(every: .seconds(context.config.bucketSweepSeconds), on: context.blobs.io) { await orphans.round() })
         }
         timers.withLock { $0 = started }

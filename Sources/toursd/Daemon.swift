@@ -96,12 +96,7 @@ enum Daemon {
     /// check-config: every key's effective value, then whether it can be served.
     private static func checkConfig(_ config: ToursdConfig) throws(StartupError) {
         for (key, value) in config.values { print("\(key) = \(value)") }
-        var problems: [String] = []
-        do throws(StartupError) {
-            try Admin.checkMigrations(config)
-        } catch {
-            problems.append(error.message)
-        }
+        var problems = Admin.refusals(config)
         // What serve does first: the data directory made (as serve would), then the address bound.
         do throws(StartupError) {
             try StartupError.makeDirectories(config.dataDir)

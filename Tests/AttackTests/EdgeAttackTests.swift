@@ -391,3 +391,68 @@ extension AttackTests.Target {
 private func + (lhs: [String: String], rhs: [String: String]) -> [String: String] {
     lhs.merging(rhs) { $1 }
 }
+
+/// The third probe (issue "Hold at the third edge"): the bucket, the webhooks and the tiles.
+extension EdgeAttackTests {
+    // 1 and 7. A 17 KB 65500 × 16 JPEG was tiled into 20480-px faces (788 MB, 114 CPU-s), and
+    //    previews decoded while a tiling held its planes added their budgets up (500 MB): one
+    //    image memory for all, and only a panorama's shape tiled, its faces capped.
+    @Test func imageWorkHoldsOneBudgetAndAStripIsNotTiled() async throws {
+        let target = try Target(["imageMemoryBytes": 512 << 20])
+        let other = try otherTenant(target)
+        let strip = try JPEGPreview.placeholder(width: 65_500, height: 16, quality: 90)
+        let strips = try (0..<3).map { _ in try putPanorama(target, strip) }
+        #expect(strips.allSatisfy { !$0.isEmpty })
+        let progressive = try (0..<2).map { _ in try putPanorama(target, JPEGBomb.make(width: 8192, height: 4096, acScans: 40)) }
+        let large = try putPanorama(target, try JPEGPreview.placeholder(width: 16_384, height: 8192, quality: 80))
+        #expect(!large.isEmpty)
+        let link = try share(target)
+        let answers = Answers()
+        var burst: [Task<Void, Never>] = []
+        for id in progressive + strips {
+            burst.append(Thread.detachedTask {
+                answers.add((try? target.client(timeoutSeconds: 120).request("GET", "\(link)/panoramas/\(id)/preview?width=1024"))?.status ?? -1)
+            })
+        }
+        // Meanwhile another tenant: a small upload, then its preview, not yet made.
+        let small = try JPEGPreview.placeholder(width: 2048, height: 1024, quality: 90)
+        var mine = ""
+        let uploadSeconds = try timed { () throws in mine = try putPanorama(target, small, token: other.token, floorId: other.floorId) }
+        #expect(!mine.isEmpty)
+        let previewSeconds = try timed { () throws in
+            let preview = try target.client(timeoutSeconds: 30).request("GET", "/v1/panoramas/\(mine)/preview?width=1024", headers: ["Authorization": "Bearer \(other.token)"])
+            #expect(preview.status == 200)
+        }
+        for task in burst { await task.value }
+        #expect(answers.statuses == [200, 200, 200, 200, 200], "\(answers.statuses)")
+        try await waitUntil("the panoramas' tiles", seconds: 300) {
+            try target.gauge("toursd_tile_sets_made_total") == 3 && target.gauge("toursd_tiles_waiting") == 0
+        }
+        // The three panoramas were tiled (the 16384-wide one's faces 5120 px); the strips never.
+        #expect(try target.gauge("toursd_tile_sets_made_total") == 3)
+        #expect(try target.gauge("toursd_image_memory_peak_bytes") <= 512 << 20)
+        let peak = target.peakRSSKilobytes
+        #expect(peak > 0 && peak < 600 * 1024, "peak RSS \(peak) KB")
+        #expect(uploadSeconds < 1, "another tenant's upload took \(uploadSeconds) s")
+        #expect(previewSeconds < 5, "another tenant's preview took \(previewSeconds) s")
+    }
+
+    // 10. check-config said ok for what serve refuses: it now makes serve's own checks.
+    @Test func checkConfigRefusesWhatServeRefuses() throws {
+        let dataDir = testDirectory("check-config").path
+        defer { try? FileManager.default.removeItem(atPath: dataDir) }
+        try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
+        let shortKey = dataDir + "/short.key"
+        try Data([1, 2, 3, 4, 5]).write(to: URL(fileURLWithPath: shortKey))
+        for (config, words) in [(["blobStore": "s3://"], "bucket"), (["blobStore": "s3://tours/dep"], "AWS_ACCESS_KEY_ID"),
+                                (["webhookKeyFile": shortKey], "32 bytes")] {
+            let file = dataDir + "/config.json"
+            try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: file))
+            let base = ["-u", "AWS_ACCESS_KEY_ID", "-u", "AWS_SECRET_ACCESS_KEY", ToursdProcess.releaseExecutable.path]
+            for command in ["check-config", "serve"] {
+                let run = try runCommand("/usr/bin/env", base + [command, "--config", file, "--data-dir", dataDir + "/data", "--port", "0"], timeoutSeconds: 30)
+                #expect(run.status != 0 && run.err.contains(words), "\(command) with \(config): \(run.status) \(run.err)")
+            }
+        }
+    }
+}

@@ -47,13 +47,23 @@ import Testing
         #expect(throws: PreviewError.self) { try JPEGPreview.make(from: source, width: 100, quality: 80, maxSourcePixels: 400 * 200 - 1) }
     }
 
-    @Test func anImageFarTallerThanWideIsRefusedRatherThanDecodedWhole() throws {
-        // 200 × 3000 asked at 200 wide would decode all 600,000 pixels for a 200 × 3000 preview.
+    @Test func everyPanoramaGetsItsThumbnailWhateverItsWidth() throws {
+        // 1/8 is the smallest DCT scale: an 8K panorama decodes to 1024 × 512 for a 320-wide
+        // thumbnail, 3.2 times as wide as the preview, and that is a preview, not a refusal.
+        for (width, height) in [(8192, 4096), (7680, 3840), (16384, 8192)] {
+            let source = try JPEGPreview.placeholder(width: width, height: height, quality: 50)
+            let thumbnail = try JPEGPreview.make(from: source, width: 320, quality: 80, maxSourcePixels: 1 << 28)
+            #expect(JPEGPreview.dimensions(of: thumbnail)?.width == 320 && JPEGPreview.dimensions(of: thumbnail)?.height == 160, "\(width) × \(height)")
+        }
+    }
+
+    @Test func anImageOfAnyShapeIsDecodedWithinTheBudgetOrRefusedByIt() throws {
         let tall = try JPEGPreview.placeholder(width: 200, height: 3000, quality: 50)
-        #expect(throws: PreviewError.self) { try JPEGPreview.make(from: tall, width: 200, quality: 80, maxSourcePixels: 1 << 26) }
-        // A square one is still fine.
-        let square = try JPEGPreview.placeholder(width: 400, height: 400, quality: 50)
-        #expect(JPEGPreview.dimensions(of: try JPEGPreview.make(from: square, width: 200, quality: 80, maxSourcePixels: 1 << 26))?.width == 200)
+        #expect(JPEGPreview.dimensions(of: try JPEGPreview.make(from: tall, width: 200, quality: 80, maxSourcePixels: 1 << 26))?.height == 3000)
+        // The budget, not the shape, refuses: 600,000 pixels decoded are 1.7 MiB.
+        #expect(throws: PreviewError.self) {
+            try JPEGPreview.make(from: tall, width: 200, quality: 80, maxSourcePixels: 1 << 26, budget: DecodeBudget(maxBytes: 1 << 20, maxScans: 64))
+        }
     }
 
     @Test func bytesThatAreNotAJPEGAreAnErrorNotACrash() {

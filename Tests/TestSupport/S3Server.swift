@@ -18,7 +18,8 @@ public final class S3Server: @unchecked Sendable {
     /// rclone's folder (one sub-folder per bucket).
     public let directory: String
     public let accessKey = "toursd-test"
-    public let secretKey = "toursd-test-secret"
+    /// The secret it accepts (rclone checks it; moto takes any).
+    public private(set) var secretKey = "toursd-test-secret"
     private var process: ChildProcess?
 
     public var endpoint: String { "http://127.0.0.1:\(port)" }
@@ -38,8 +39,10 @@ public final class S3Server: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// Starts the server (again), on its port once it had one.
-    public func start() throws {
+    /// Starts the server (again), on its port once it had one; `secretKey`: another secret
+    /// it accepts from now on (the daemon's credentials rotated away under it).
+    public func start(secretKey newSecret: String? = nil) throws {
+        if let newSecret { secretKey = newSecret }
         let address = "127.0.0.1:\(port)"
         let (executable, arguments) = switch kind {
         case .moto: (Self.venv.appendingPathComponent("moto_server").path, ["-H", "127.0.0.1", "-p", "\(port)"])

@@ -154,9 +154,67 @@ import ObjectStorage
                        "1/previews/\(gone)/320-0123456789abcdef.jpg"]
         for name in planted { try harness.plant(name, Data([9])) }
         let store = try #require(harness.service.context.blobs as? BucketBlobStore)
-        let removed = await BucketSweep(store: store, context: harness.service.context).round(now: Int64(Date().timeIntervalSince1970) + 1)
+        let removed = await BucketSweep(store: store, context: harness.service.context, databaseName: "the test's").round(now: Int64(Date().timeIntervalSince1970) + 1)
         #expect(removed?.objects == planted.count)
         #expect(Set(harness.storedFiles()) == before, "\(harness.storedFiles())")
+        await harness.finish()
+        server.stop()
+    }
+
+    /// A second deployment (a new database: a fresh data directory, or an empty PostgreSQL
+    /// database) started on a bucket another deployment keeps its blobs in: refused at start,
+    /// and nothing removed; the owner's own sweep still runs.
+    @Test func aNewDatabaseBesideAnotherDeploymentsBucketRemovesNothing() async throws {
+        let server = try S3Server(.rclone)
+        let owner = try Self.harness(on: server) { $0.orphanGraceSeconds = 0 }
+        let client = try owner.client(owner.alpha)
+        let (_, floorId) = try client.makeFloor()
+        for seed in 0..<3 { #expect(try client.putPanorama(newID(), floorId: floorId, bytes: imageBytes(1000, seed: UInt8(seed))).status == 201) }
+        let stored = owner.storedFiles()
+        let other = testDirectory("toursd-bucket-other").path
+        defer { try? FileManager.default.removeItem(atPath: other) }
+        let refused = #expect(throws: StartupError.self) {
+            _ = try ServiceHarness(dataDir: other, alone: true, environment: server.environment) { $0.blobStore = owner.config.blobStore }
+        }
+        #expect(refused?.message.contains("belongs to deployment") == true && refused?.message.contains("Nothing was removed") == true,
+                "\(refused?.message ?? "")")
+        #expect(owner.storedFiles() == stored)
+        let store = try #require(owner.service.context.blobs as? BucketBlobStore)
+        let round = await BucketSweep(store: store, context: owner.service.context, databaseName: "the owner's").round()
+        #expect(round?.objects == 0)
+        #expect(owner.storedFiles() == stored)
+        await owner.finish()
+        server.stop()
+    }
+
+    /// Credentials the bucket refuses: a start-up refusal; refused later (a key rotated away),
+    /// a 503 with Retry-After and a degraded /healthz, never a 500; back once they are good.
+    @Test func credentialsTheBucketRefusesAreARefusalThenA503() async throws {
+        let server = try S3Server(.rclone)
+        let harness = try Self.harness(on: server)
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        #expect(try client.putPanorama(newID(), floorId: floorId, bytes: imageBytes(1000)).status == 201)
+        let secret = server.secretKey
+        server.stop()
+        try server.start(secretKey: "rotated-away")
+        let refused = try client.putPanorama(newID(), floorId: floorId, bytes: imageBytes(1000, seed: 2))
+        #expect(refused.status == 503 && refused.header("Retry-After") != nil && refused.text.contains("credentials"), "\(refused.status) \(refused.text)")
+        #expect(try Self.health(harness).contains("degraded"))
+        // A daemon starting with them is refused at once.
+        let other = testDirectory("toursd-bucket-refused").path
+        defer { try? FileManager.default.removeItem(atPath: other) }
+        let error = #expect(throws: StartupError.self) {
+            _ = try ServiceHarness(dataDir: other, alone: true, environment: server.environment.merging(["AWS_SECRET_ACCESS_KEY": secret]) { $1 }) {
+                $0.blobStore = harness.config.blobStore
+            }
+        }
+        #expect(error?.message.contains("credentials") == true, "\(error?.message ?? "")")
+        // The store accepts them again: the probe finds it, and uploads go on.
+        server.stop()
+        try server.start(secretKey: secret)
+        try await waitUntil("/healthz to be ok again", seconds: 30) { !(try Self.health(harness).contains("degraded")) }
+        #expect(try client.putPanorama(newID(), floorId: floorId, bytes: imageBytes(1000, seed: 3)).status == 201)
         await harness.finish()
         server.stop()
     }
@@ -196,7 +254,7 @@ import ObjectStorage
                                                             environment: server.environment))
         let bucket = try BucketTransfer.open(store, timeouts: TransferTimeouts(connectMs: 2000, stallSeconds: 10))
         #expect(try bucket.multipartUploads("").isEmpty)
-        #expect(try bucket.list("").map(\.key) == ["1/panoramas/\(id)"])
+        #expect(try bucket.list("").map(\.key) == ["1/panoramas/\(id)", StoreOwnership.claimName])
         // A daemon without the copy asks the store for the range alone, and keeps no copy
         // (once the look at its width for tiles, which reads the copy, is over).
         try await waitUntil("the tiling to look and give up") { try harness.metric("toursd_tiles_waiting") == 0 }

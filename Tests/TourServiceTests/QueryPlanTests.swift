@@ -126,9 +126,10 @@ import ThreadPools
         #expect(try await context.write { try await WebhookStore.claim($0, tenant, id, nowMs: now, lease: lease) } != nil)
         let events = try await context.readOne { try await EventStore.page($0, tenant, after: 0, limit: 50) }
         let event = try #require(events.last).id
-        try await context.write { try await WebhookStore.pass($0, tenant, id, lease: lease, to: event) }
+        let from = try #require(Int64(cursor))
+        #expect(try await context.write { try await WebhookStore.pass($0, tenant, id, lease: lease, from: from, to: event) })
         let attempt = WebhookStore.Attempt(event: event, number: 1, status: 200, error: nil, latencyMs: 1)
-        try await context.write { try await WebhookStore.record($0, tenant, id, lease: lease, attempt: attempt, next: .delivered, keep: 1) }
+        #expect(try await context.write { try await WebhookStore.record($0, tenant, id, lease: lease, from: event, attempt: attempt, next: .delivered, keep: 1) })
         try await context.write { try await WebhookStore.release($0, tenant, id, lease: lease) }
         #expect(try client.send("DELETE", "/v1/webhooks/\(id)").status == 204)
     }

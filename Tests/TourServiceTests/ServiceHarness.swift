@@ -165,12 +165,13 @@ final class ServiceHarness: @unchecked Sendable {
     }
 
     /// Every file under the data directory's blobs and tmp, relative to it (not the webhook
-    /// key several daemons keep beside their shared blobs).
+    /// key several daemons keep beside their shared blobs, nor the store's deployment claim).
     func storedFiles() -> [String] {
         let enumerator = FileManager.default.enumerator(atPath: dataDir)
         var files = bucketObjects()
         while let path = enumerator?.nextObject() as? String {
-            guard path.hasPrefix("blobs/") || path.hasPrefix("tmp/"), path != "blobs/." + WebhookKey.fileName else { continue }
+            guard path.hasPrefix("blobs/") || path.hasPrefix("tmp/"), path != "blobs/." + WebhookKey.fileName,
+                  path != "blobs/" + StoreOwnership.claimName else { continue }
             // In a bucket, an upload's local buffer stands for bytes its segments hold.
             if !config.blobStore.hasPrefix("s3://") || !path.hasSuffix(".partial") {
             var isDirectory: ObjCBool = false
@@ -202,7 +203,7 @@ final class ServiceHarness: @unchecked Sendable {
         guard let settings = try? BucketSettings.resolve(blobStore: config.blobStore, endpoint: config.s3Endpoint, region: "", pathStyle: false,
                                                          environment: environment),
               let objects = try? BucketTransfer.open(settings, timeouts: TransferTimeouts(connectMs: 5000, stallSeconds: 30)).list("") else { return [] }
-        return Array(Set(objects.map { object in
+        return Array(Set(objects.filter { $0.key != StoreOwnership.claimName }.map { object in
             let parts = object.key.split(separator: "/")
             return "blobs/" + (parts.count == 4 && parts[1] == "uploads" ? parts.prefix(3).joined(separator: "/") : object.key)
         }))

@@ -105,14 +105,16 @@ import TestTraits
             try? FileManager.default.removeItem(atPath: migrations)
         }
         try FileManager.default.createDirectory(atPath: migrations, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: ServiceHarness.migrationsDir + "/0001_initial.sql", toPath: migrations + "/0001_initial.sql")
-        try "CREATE TABLE oops (; ".write(toFile: migrations + "/0002_broken.sql", atomically: true, encoding: .utf8)
+        for name in try FileManager.default.contentsOfDirectory(atPath: ServiceHarness.migrationsDir) where name.hasSuffix(".sql") {
+            try FileManager.default.copyItem(atPath: ServiceHarness.migrationsDir + "/" + name, toPath: migrations + "/" + name)
+        }
+        try "CREATE TABLE oops (; ".write(toFile: migrations + "/0999_broken.sql", atomically: true, encoding: .utf8)
         var config = config(dataDir)
         config.migrationsDir = migrations
         let error = #expect(throws: StartupError.self) { _ = try SyncService.open(config: config, logger: quiet) }
-        #expect(error?.message.contains("0002_broken.sql") == true)
-        // The first migration stands, and the database still opens with it.
-        try FileManager.default.removeItem(atPath: migrations + "/0002_broken.sql")
+        #expect(error?.message.contains("0999_broken.sql") == true)
+        // The migrations before it stand, and the database still opens with them.
+        try FileManager.default.removeItem(atPath: migrations + "/0999_broken.sql")
         _ = try SyncService.open(config: config, logger: quiet)
     }
 }

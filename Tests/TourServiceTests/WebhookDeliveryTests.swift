@@ -216,6 +216,66 @@ import TestTraits
         receiver.stop()
     }
 
+    /// A redelivery while a delivery is under way wins: the delivery's later steps move the
+    /// cursor only from where it began (compare-and-set), so every event comes again.
+    @Test func aRedeliveryDuringADeliveryIsNotUndone() async throws {
+        let receiver = try WebhookReceiver(delay: .milliseconds(300))
+        let harness = try harness()
+        let client = try harness.client(harness.alpha)
+        let (id, _) = try makeEndpoint(client, receiver.url)
+        for _ in 0..<6 {
+            #expect(try client.send("PUT", "/v1/properties/\(newID())", json: ["name": "P", "floorCount": 1]).status == 201)
+        }
+        let events = try feed(client, after: "0").map(\.id)
+        #expect(events.count == 6)
+        try await waitUntil("three delivered", seconds: 30) { receiver.received.count >= 3 }
+        let before = receiver.received.count
+        #expect(try client.send("POST", "/v1/webhooks/\(id)/redeliver", json: ["after": "0"]).status == 200)
+        try await waitUntil("every event again after the redelivery", seconds: 60) {
+            Set(receiver.received.dropFirst(before).map(\.eventId)).isSuperset(of: events)
+        }
+        await harness.finish()
+        receiver.stop()
+    }
+
+    /// Turns go to the tenant served least recently, then to its endpoint served least
+    /// recently: endpoints that always have something due never keep another tenant's turn.
+    @Test func endpointsTakeFairTurns() async throws {
+        let receiver = try WebhookReceiver()
+        // The deliverer's one round is at the start, before any endpoint: the test takes the turns.
+        let harness = try harness { $0.webhookPollMs = 600_000 }
+        let alpha = try harness.client(harness.alpha), beta = try harness.client(harness.beta)
+        let busy = try (0..<3).map { _ in try makeEndpoint(alpha, receiver.url).id }
+        let newcomer = try makeEndpoint(beta, receiver.url).id
+        for client in [alpha, beta] {
+            #expect(try client.send("PUT", "/v1/properties/\(newID())", json: ["name": "P", "floorCount": 1]).status == 201)
+        }
+        let context = harness.service.context
+        // Should the deliverer's round have come after the changes, it has delivered them:
+        // once it has let go, every endpoint is put back before them.
+        try await waitUntil("no delivery under way", seconds: 30) {
+            try await context.readOne { try await $0.first("SELECT count(*) AS n FROM webhooks WHERE leased_until <> 0")?["n"].int } == 0
+        }
+        _ = try await context.write { try await $0.run("UPDATE webhooks SET after_event_id = 0") }
+        // Alpha's endpoints were served a moment ago, the oldest first; beta's never.
+        for (index, id) in busy.enumerated() {
+            _ = try await context.write { try await $0.run("UPDATE webhooks SET served_at = ? WHERE id = ?", Int64(1000 + index), id) }
+        }
+        _ = try await context.write { try await $0.run("UPDATE tenants SET webhooks_served_at = 1002 WHERE name = 'alpha'") }
+        _ = try await context.write { try await $0.run("UPDATE tenants SET webhooks_served_at = 0 WHERE name = 'beta'") }
+        _ = try await context.write { try await $0.run("UPDATE webhooks SET served_at = 0 WHERE id = ?", newcomer) }
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let due = try await context.readOne { try await WebhookStore.due($0, nowMs: now, limit: 2) }.map(\.id)
+        #expect(due == [newcomer, busy[0]])
+        // Once beta is served, alpha's turn: its endpoint served least recently first.
+        let tenantBeta = try #require(try await context.readOne { try await $0.first("SELECT id FROM tenants WHERE name = 'beta'")?["id"].int64 })
+        #expect(try await context.write { try await WebhookStore.claim($0, tenantBeta, newcomer, nowMs: now, lease: now + 60_000) } != nil)
+        let next = try await context.readOne { try await WebhookStore.due($0, nowMs: now, limit: 4) }.map(\.id)
+        #expect(next == busy)
+        await harness.finish()
+        receiver.stop()
+    }
+
     @Test func endpointsAreManagedWithTheirSecretShownOnce() async throws {
         let harness = try ServiceHarness(configure: { $0.maxWebhooksPerTenant = 2 })
         let client = try harness.client(harness.alpha)
@@ -232,6 +292,8 @@ import TestTraits
         #expect(try other.send("DELETE", "/v1/webhooks/\(id)").status == 404)
         // Targets it must not reach, and what is not a target.
         for url in ["http://127.0.0.1:9/", "http://[::1]/", "http://169.254.169.254/latest/meta-data", "http://10.0.0.1/", "ftp://example.com/",
+                    // Loopback and link-local in the resolver's other spellings.
+                    "http://2130706433/", "http://0x7f000001/", "http://0177.0.0.1/", "http://127.1/", "http://0/", "http://[fe80::1%25lo]/",
                     "https://user:pass@example.com/"] {
             let refused = try client.send("POST", "/v1/webhooks", json: ["url": url])
             #expect(refused.status == 400 && refused.errorCode == "bad_request", "\(url): \(refused.status) \(refused.text)")

@@ -329,8 +329,19 @@ class Suite:
         data, _ = image(20_000)
         headers = self.creation_fields(version, True)
         headers["Repr-Digest"] = "sha-256=:" + base64.b64encode(hashlib.sha256(b"other").digest()).decode() + ":"
-        _, status, _, body = once(self.base, self.token, "PUT", self.put_target(panorama), headers, data)
+        _, status, answer, body = once(self.base, self.token, "PUT", self.put_target(panorama), headers, data)
         check(status == 400 and json.loads(body)["error"]["code"] == "digest_mismatch", f"v{version}: a digest mismatch is 400 digest_mismatch")
+        check(self.stored(panorama) is None, f"v{version}: and nothing is stored")
+        # Cut and resumed: the append that completes it fails the digest. From -06 on (interop
+        # 7) the answer to a request that completes the upload says ?1, errors included.
+        panorama = str(uuid.uuid4())
+        headers = self.creation_fields(version, False)
+        headers["Repr-Digest"] = "sha-256=:" + base64.b64encode(hashlib.sha256(b"other").digest()).decode() + ":"
+        _, status, created, _ = once(self.base, self.token, "POST", self.post_target(panorama), headers, data[:10_000])
+        _, status, answer, body = once(self.base, self.token, "PATCH", created["location"], append_fields(version, 10_000, True), data[10_000:])
+        check(status == 400 and json.loads(body)["error"]["code"] == "digest_mismatch", f"v{version}: a resumed upload's digest mismatch is 400")
+        if version >= 7:
+            check(said_complete(version, answer) is True, f"v{version}: the completing append's refusal says Upload-Complete: ?1, not {answer.get('upload-complete')}")
         check(self.stored(panorama) is None, f"v{version}: and nothing is stored")
 
     def length_overrun(self, version):
@@ -354,6 +365,26 @@ class Suite:
         if version < 7:  # from -06 on the overrun ended the upload
             status, head = self.head(version, location)
             check(status == 204 and head.get("upload-offset") == "1000", f"v{version}: and nothing of it was appended")
+
+    def no_interim_to_http10(self, version):
+        """RFC 9110 §15.2: no 1xx to an HTTP/1.0 request; the creation still works."""
+        panorama = str(uuid.uuid4())
+        data, _ = image(5_000)
+        client = Client(self.base, self.token)
+        try:
+            head = f"PUT {self.put_target(panorama)} HTTP/1.0\r\nHost: {client.host}\r\nAuthorization: Bearer {self.token}\r\n"
+            head += "".join(f"{name}: {value}\r\n" for name, value in self.creation_fields(version, True).items())
+            client.sock.sendall((head + f"Content-Length: {len(data)}\r\n\r\n").encode() + data)
+            answer = b""
+            for _ in range(10_000):
+                part = client.sock.recv(65536)
+                if not part:
+                    break
+                answer += part
+        finally:
+            client.close()
+        first = answer.split(b"\r\n")[0]
+        check(answer.startswith(b"HTTP/1.1 201"), f"v{version}: an HTTP/1.0 creation gets no 104, its first line is {first!r}")
 
     def unknown_version(self):
         panorama = str(uuid.uuid4())
@@ -388,6 +419,7 @@ class Suite:
             self.in_pieces(version)
             self.digest_mismatch(version)
             self.length_overrun(version)
+            self.no_interim_to_http10(version)
             if self.second:
                 self.cut_and_resume(version, base_after=self.second)
         print(f"draft: bytes sent again after a cut, per version: {resent}")

@@ -285,10 +285,11 @@ final class HTTPConnection: ChannelHandler, InterimSink, @unchecked Sendable {
     }
 
     /// An interim answer of the handler, back on the connection's context: written unless the
-    /// final answer went out already (both hop through the same serial context, in order).
+    /// final answer went out already (both hop through the same serial context, in order), and
+    /// never to an HTTP/1.0 request (RFC 9110 §15.2: it may not understand one).
     private func interimArrived(serial: UInt64, _ status: HTTPStatus, headers: [HTTPField]) {
         channel.assertOnContext()
-        guard !closed, current?.serial == serial, machine.acceptsInterim else { return }
+        guard !closed, let request = current, request.serial == serial, request.head.version != .http10, machine.acceptsInterim else { return }
         writer.writeInterim(status, headers: headers)
         flush()
     }

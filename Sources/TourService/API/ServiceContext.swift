@@ -26,14 +26,17 @@ final class ServiceContext: Sendable {
     /// The feed's long-polls, woken when this daemon commits a write (events are written in
     /// the transaction of their change).
     let commits = Waiters()
+    /// The database's deployment id (`DeploymentStore`): the blob store it may sweep holds it.
+    let deployment: String
 
-    init(pool: any SQLStorage, blobs: any BlobStore, config: ToursdConfig, logger: Logger, crashPoints: CrashPoints) {
+    init(pool: any SQLStorage, blobs: any BlobStore, deployment: String, config: ToursdConfig, logger: Logger, crashPoints: CrashPoints) {
         self.pool = pool
         self.blobs = blobs
+        self.deployment = deployment
         advisoryLocks = config.databaseUrl.isEmpty ? nil : AdvisoryLocks(url: config.databaseUrl)
         panoramaTurns = PanoramaTurns(shared: advisoryLocks, waitSeconds: Double(config.uploadTakeoverSeconds))
         previews = PreviewCache(dataDir: config.dataDir, io: blobs.io, config: config, logger: logger, shared: blobs as? BucketBlobStore)
-        tiles = PanoramaTiles(dataDir: config.dataDir, io: blobs.io, images: previews.decoders, config: config, logger: logger)
+        tiles = PanoramaTiles(dataDir: config.dataDir, io: blobs.io, images: previews.decoders, memory: previews.memory, config: config, logger: logger)
         signIns = SignInLimiter(pool: pool, allowed: config.signInFailuresAllowed, window: config.signInWindowSeconds)
         knownTokens = KnownTokens(capacity: config.tokenCacheEntries, threads: pool.handlerThreads)
         self.config = config

@@ -215,6 +215,17 @@ public struct ToursdConfig: Sendable, Equatable {
     public var maxTileDecodeBytes = 512 << 20
     /// Panoramas waiting for their tiles; past it a panorama is tiled when next viewed.
     public var tileQueueLimit = 64
+    /// Only a panorama's shape is tiled: at most this many times as wide as tall (a full
+    /// sphere is 2; a 65500 × 16 strip is not a panorama to cut into 20480-px faces).
+    public var tileMaxAspectRatio = 4
+    /// The largest cube face cut (a 16384-wide panorama's is 5120); it caps the levels and
+    /// the tile files of any panorama.
+    public var maxTileFaceSize = 8192
+    /// The CPU time cutting one panorama may take; past it the cutting stops, the preview stands in.
+    public var maxTileCpuSeconds = 120
+    /// The memory all image work of the daemon may hold at once, previews and tiles together:
+    /// each takes its share, from the image's headers, before decoding, and waits for room.
+    public var imageMemoryBytes = 512 << 20
     /// Properties on one page of the viewer's list.
     public var viewerPageSize = 25
     /// The most a viewer form (sign-in, share link) may post.
@@ -339,6 +350,10 @@ public struct ToursdConfig: Sendable, Equatable {
         "tileMinWidth": { config, text in setInt(&config.tileMinWidth, text, 1...(1 << 20)) },
         "maxTileDecodeBytes": { config, text in setInt(&config.maxTileDecodeBytes, text, 1 << 20...1 << 36) },
         "tileQueueLimit": { config, text in setInt(&config.tileQueueLimit, text, 1...100_000) },
+        "tileMaxAspectRatio": { config, text in setInt(&config.tileMaxAspectRatio, text, 1...64) },
+        "maxTileFaceSize": { config, text in setInt(&config.maxTileFaceSize, text, 512...32_768) },
+        "maxTileCpuSeconds": { config, text in setInt(&config.maxTileCpuSeconds, text, 1...86_400) },
+        "imageMemoryBytes": { config, text in setInt(&config.imageMemoryBytes, text, 16 << 20...1 << 40) },
         "viewerPageSize": { config, text in setInt(&config.viewerPageSize, text, 1...200) },
         "maxFormBodyBytes": { config, text in setInt(&config.maxFormBodyBytes, text, 1024...1_048_576) },
     ]

@@ -162,7 +162,15 @@ extension Uploads {
                                problem: .inconsistentLength, offset: reached)
         }
         (upload.length, upload.lengthKnown, upload.awaitsCompletion) = (reached, true, false)
-        guard let finished = try await finishIfComplete(upload, tenant, offset: reached, owner: owner) else {
+        let finishing: FinishedUpload?
+        do {
+            finishing = try await finishIfComplete(upload, tenant, offset: reached, owner: owner)
+        } catch let error as ServiceError where !error.isServerFailure {
+            // Every byte is in: this answer is about the representation (a digest that does not
+            // match ends the upload), so it says complete (-06 on), not "resume".
+            throw DraftRefusal(error: error, uploadComplete: true)
+        }
+        guard let finished = finishing else {
             throw ServiceError.notFound("panorama", upload.panoramaId) // deleted since it was finished
         }
         let target = Response.document(finished.created ? .created : .ok, finished.panorama)

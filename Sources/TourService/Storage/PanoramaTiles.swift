@@ -21,7 +21,10 @@ final class PanoramaTiles: Sendable {
     let root: String
     let io: ThreadPool
     let images: ThreadPool
-    let minWidth: Int
+    /// The image memory previews and tilings share.
+    let memory: ImageMemory
+    let rule: TilingRule
+    let maxCpuNanoseconds: Int
     let quality: Int
     let maxSourcePixels: Int
     let budget: DecodeBudget
@@ -39,12 +42,14 @@ final class PanoramaTiles: Sendable {
     let made = Atomic<Int>(0)
     let cpuNanoseconds = Atomic<Int>(0)
 
-    init(dataDir: String, io: ThreadPool, images: ThreadPool, config: ToursdConfig, logger: Logger) {
+    init(dataDir: String, io: ThreadPool, images: ThreadPool, memory: ImageMemory, config: ToursdConfig, logger: Logger) {
         root = dataDir + "/previews"
         self.io = io
         self.images = images
+        self.memory = memory
         self.logger = logger
-        minWidth = config.tileMinWidth
+        rule = TilingRule(minWidth: config.tileMinWidth, maxAspectRatio: Double(config.tileMaxAspectRatio), maxFaceSize: config.maxTileFaceSize)
+        maxCpuNanoseconds = config.maxTileCpuSeconds * 1_000_000_000
         quality = config.previewQuality
         maxSourcePixels = config.maxPreviewSourcePixels
         budget = DecodeBudget(maxBytes: config.maxTileDecodeBytes, maxScans: config.maxPreviewScans)
@@ -122,18 +127,28 @@ final class PanoramaTiles: Sendable {
         let temporary = "\(target).tmp-\(UInt64.random(in: .min ... .max))"
         do {
             let source = try await source()
-            let width = try await io.run { try MappedFile.read(source) { JPEGStructure.read($0)?.width } }
-            guard let width, width >= minWidth else { return false }
-            let panoramaImage = try await images.run { [self] in
-                try measured { try MappedFile.read(source) { try CubeTiler.decode($0, maxSourcePixels: maxSourcePixels, budget: budget) } }
-            }
-            let pyramid = TilePyramid(panoramaWidth: panoramaImage.width)
-            try await io.run { [self] in try prepare(temporary, levels: pyramid.levels, tenant: tenant, id: panorama.id) }
-            for face in CubeFace.allCases {
-                let tiles = try await images.run { [self] in try measured { try Self.cut(face, of: panoramaImage, pyramid, quality: quality) } }
-                try await io.run {
-                    for tile in tiles {
-                        try Self.write(tile.jpeg, to: "\(temporary)/\(tile.level)/\(TilePyramid.tileName(face, row: tile.row, column: tile.column))")
+            let (rule, maxSourcePixels, budget) = (rule, maxSourcePixels, budget)
+            guard let plan = try await io.run({ try MappedFile.read(source) { try CubeTiler.plan($0, rule: rule, maxSourcePixels: maxSourcePixels, budget: budget) } })
+            else { return false }
+            let pyramid = plan.pyramid
+            // Its share of the image memory, held from the decoding until the last face is cut.
+            try await memory.holding(plan.memoryBytes, for: "cutting a panorama into tiles") {
+                // Its planes are freed when this closure returns, before the share is given back.
+                let (panoramaImage, decoding) = try await images.run { [self] in
+                    try measured { try MappedFile.read(source) { try CubeTiler.decode($0, maxSourcePixels: maxSourcePixels, budget: budget) } }
+                }
+                try await io.run { [self] in try prepare(temporary, levels: pyramid.levels, tenant: tenant, id: panorama.id) }
+                var cpu = decoding
+                for face in CubeFace.allCases {
+                    guard cpu <= maxCpuNanoseconds else {
+                        throw PreviewError("cutting it took more than maxTileCpuSeconds (\(maxCpuNanoseconds / 1_000_000_000) s) of CPU time")
+                    }
+                    let (tiles, spent) = try await images.run { [self] in try measured { try Self.cut(face, of: panoramaImage, pyramid, quality: quality) } }
+                    cpu += spent
+                    try await io.run {
+                        for tile in tiles {
+                            try Self.write(tile.jpeg, to: "\(temporary)/\(tile.level)/\(TilePyramid.tileName(face, row: tile.row, column: tile.column))")
+                        }
                     }
                 }
             }
@@ -175,11 +190,13 @@ final class PanoramaTiles: Sendable {
         return tiles
     }
 
-    /// `body`, its thread's CPU time added to the tiling's.
-    private func measured<T>(_ body: () throws -> T) rethrows -> T {
+    /// `body`, and its thread's CPU time, also added to the tilings' in all.
+    private func measured<T>(_ body: () throws -> T) rethrows -> (T, Int) {
         let start = Self.threadCPUTime()
-        defer { cpuNanoseconds.add(Self.threadCPUTime() - start, ordering: .relaxed) }
-        return try body()
+        let value = try body()
+        let spent = Self.threadCPUTime() - start
+        cpuNanoseconds.add(spent, ordering: .relaxed)
+        return (value, spent)
     }
 
     private static func threadCPUTime() -> Int {

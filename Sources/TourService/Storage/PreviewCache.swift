@@ -22,6 +22,8 @@ final class PreviewCache: Sendable {
     let root: String
     let io: ThreadPool
     let decoders: ThreadPool
+    /// The image memory every preview and tiling of the daemon shares (`imageMemoryBytes`).
+    let memory: ImageMemory
     let quality: Int
     let maxSourcePixels: Int
     let budget: DecodeBudget
@@ -39,6 +41,7 @@ final class PreviewCache: Sendable {
         self.io = io
         self.shared = shared
         decoders = ThreadPool(name: "previews", threads: config.previewThreads, niceness: Int32(config.ioThreadNiceness))
+        memory = ImageMemory(limit: config.imageMemoryBytes)
         self.logger = logger
         quality = config.previewQuality
         maxSourcePixels = config.maxPreviewSourcePixels
@@ -55,6 +58,12 @@ final class PreviewCache: Sendable {
         # HELP toursd_preview_decodes_total Previews decoded (identical requests share one).
         # TYPE toursd_preview_decodes_total counter
         toursd_preview_decodes_total \(decodes.load(ordering: .relaxed))
+        # HELP toursd_image_memory_bytes Image memory held now by previews and tiles together (imageMemoryBytes).
+        # TYPE toursd_image_memory_bytes gauge
+        toursd_image_memory_bytes \(memory.inUse)
+        # HELP toursd_image_memory_peak_bytes The most image memory held at once since start.
+        # TYPE toursd_image_memory_peak_bytes gauge
+        toursd_image_memory_peak_bytes \(memory.peak)
         # HELP toursd_previews_waiting Distinct previews being made or waiting to be.
         # TYPE toursd_previews_waiting gauge
         toursd_previews_waiting \(makings.withLock { $0.count })
@@ -171,7 +180,7 @@ final class PreviewCache: Sendable {
             return (MadePreview(bytes: bytes, readable: true), .fetched)
         }
         let source = try await source()
-        let made = try await decoders.run { [self] in try makePreview(panorama, width: width, source: source) }
+        let made = try await makePreview(panorama, width: width, source: source)
         decodes.add(1, ordering: .relaxed)
         return (made, .decoded)
     }
@@ -196,13 +205,20 @@ final class PreviewCache: Sendable {
         if !(await stillStored()) { await remove(tenant: tenant, ids: [panorama.id]) }
     }
 
-    /// A JPEG panorama's preview; any other image, or a JPEG that cannot be read or is over the
-    /// decode budget, gets the placeholder (panoramas are 2:1).
-    private func makePreview(_ panorama: PanoramaRecord, width: Int, source: String) throws -> MadePreview {
+    /// A JPEG panorama's preview, decoded on the preview pool with its share of the image
+    /// memory held (asked from its headers first); any other image, or a JPEG that cannot be
+    /// read or is over the budgets, gets the placeholder (panoramas are 2:1).
+    private func makePreview(_ panorama: PanoramaRecord, width: Int, source: String) async throws -> MadePreview {
         if panorama.contentType == "image/jpeg" {
             do {
-                return MadePreview(bytes: try MappedFile.read(source) { bytes in
-                    try JPEGPreview.make(from: bytes, width: width, quality: quality, maxSourcePixels: maxSourcePixels, budget: budget)
+                let (maxSourcePixels, budget, quality) = (maxSourcePixels, budget, quality)
+                let needed = try await io.run {
+                    try MappedFile.read(source) { try JPEGPreview.memoryNeeded($0, width: width, maxSourcePixels: maxSourcePixels, budget: budget) }
+                }
+                return MadePreview(bytes: try await memory.holding(needed, for: "a \(width)-wide preview") {
+                    try await decoders.run {
+                        try MappedFile.read(source) { try JPEGPreview.make(from: $0, width: width, quality: quality, maxSourcePixels: maxSourcePixels, budget: budget) }
+                    }
                 }, readable: true)
             } catch let error as PreviewError {
                 logger.warn("a panorama's preview cannot be made: the placeholder stands in", ["panorama": panorama.id, "error": error.message])

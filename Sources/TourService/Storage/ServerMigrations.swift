@@ -301,6 +301,24 @@ ALTER TABLE uploads ADD COLUMN heading REAL;
 ALTER TABLE shares ADD COLUMN frame_ancestors TEXT NOT NULL DEFAULT '[]';
 
 """#),
+        Migration(version: 13, name: "webhook_turns", sql: #"""
+-- When a webhook delivery last began (Unix ms; 0: never), per endpoint and per tenant:
+-- endpoints take their turns by them, the tenant served least recently first, so no endpoint
+-- with something always due keeps another tenant's, or another endpoint's, turn.
+ALTER TABLE webhooks ADD COLUMN served_at INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tenants ADD COLUMN webhooks_served_at INTEGER NOT NULL DEFAULT 0;
+
+"""#),
+        Migration(version: 14, name: "deployment", sql: #"""
+-- The deployment this database is (docs/scale-out.md, "Which store is whose"): an id made by
+-- its first start and written into the blob store it claims, so that only this database ever
+-- removes anything from that store. One row.
+CREATE TABLE deployment (
+    singleton INTEGER NOT NULL PRIMARY KEY CHECK (singleton = 1),
+    id TEXT NOT NULL
+);
+
+"""#),
     ]
 
     static let postgresql: [Migration] = [
@@ -552,6 +570,20 @@ ALTER TABLE uploads ADD COLUMN x DOUBLE PRECISION, ADD COLUMN y DOUBLE PRECISION
         Migration(version: 9, name: "share_frame_ancestors", sql: #"""
 -- The origins whose pages may frame a share link's embed form (SQLite's migration 0012).
 ALTER TABLE shares ADD COLUMN frame_ancestors TEXT NOT NULL DEFAULT '[]';
+
+"""#),
+        Migration(version: 10, name: "webhook_turns", sql: #"""
+-- When a webhook delivery last began, per endpoint and per tenant (SQLite's migration 0013).
+ALTER TABLE webhooks ADD COLUMN served_at BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE tenants ADD COLUMN webhooks_served_at BIGINT NOT NULL DEFAULT 0;
+
+"""#),
+        Migration(version: 11, name: "deployment", sql: #"""
+-- The deployment this database is (SQLite's migration 0014).
+CREATE TABLE deployment (
+    singleton INTEGER NOT NULL PRIMARY KEY CHECK (singleton = 1),
+    id TEXT NOT NULL
+);
 
 """#),
     ]

@@ -81,16 +81,20 @@ final class WebhookDeliverer: Sendable {
                 page = try await context.readOne { try await EventStore.page($0, tenant, after: after, limit: Self.eventsPerLease) }[...]
                 guard !page.isEmpty else { return }
             }
+            // Each move of the cursor is from where this delivery has it: a redelivery that moved
+            // it meanwhile wins, and this delivery stops (the next turn starts from there).
+            let cursor = endpoint.after
             guard let wanted = page.firstIndex(where: { endpoint.events.isEmpty || endpoint.events.contains($0.type) }) else {
                 let last = page[page.endIndex - 1].id
-                try await context.write { try await WebhookStore.pass($0, tenant, id, lease: lease, to: last) }
+                guard try await context.write({ try await WebhookStore.pass($0, tenant, id, lease: lease, from: cursor, to: last) }) else { return }
                 (endpoint.after, page) = (last, [])
                 continue
             }
             let event = page[wanted]
             if wanted > page.startIndex {
                 let passed = page[wanted - 1].id
-                try await context.write { try await WebhookStore.pass($0, tenant, id, lease: lease, to: passed) }
+                guard try await context.write({ try await WebhookStore.pass($0, tenant, id, lease: lease, from: cursor, to: passed) }) else { return }
+                endpoint.after = passed
             }
             page = page[(wanted + 1)...]
             let attempt = await send(event, of: endpoint, webhook: id)
@@ -99,9 +103,10 @@ final class WebhookDeliverer: Sendable {
                                          policy: .init(retryHours: config.webhookRetryHours, baseMs: config.webhookBackoffBaseMs,
                                                        maxMs: config.webhookBackoffMaxMs),
                                          jitter: Double.random(in: 0..<1))
-            try await context.write {
-                try await WebhookStore.record($0, tenant, id, lease: lease, attempt: attempt, next: next, keep: config.webhookDeliveryLog)
-            }
+            let from = endpoint.after
+            guard try await context.write({
+                try await WebhookStore.record($0, tenant, id, lease: lease, from: from, attempt: attempt, next: next, keep: config.webhookDeliveryLog)
+            }) else { return }
             guard next == .delivered else {
                 if case .disabled = next { context.logger.warn("a webhook endpoint failed for too long and was disabled", ["webhook": id]) }
                 return

@@ -46,6 +46,12 @@ enum WebhookKey {
         return SecretBox(key: key)!
     }
 
+    /// The key as `load` would find it, made by nobody: one that exists must be whole.
+    static func checkExisting(_ config: ToursdConfig) throws(StartupError) {
+        let path = path(config)
+        if FileManager.default.fileExists(atPath: path) { _ = try read(path) }
+    }
+
     private static func read(_ path: String) throws(StartupError) -> SecretBox {
         guard let data = FileManager.default.contents(atPath: path), let box = SecretBox(key: Array(data)) else {
             throw StartupError("the webhook key \(path) is not \(SecretBox.keyBytes) bytes: restore it, or remove it (then every endpoint needs a new secret)")

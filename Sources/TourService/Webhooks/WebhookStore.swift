@@ -70,12 +70,14 @@ enum WebhookStore {
     }
 
     /// Endpoints with an event after their cursor, due and not delivered by any daemon now
-    /// (`nowMs`), the longest waiting first.
+    /// (`nowMs`), in fair turns: the tenant served least recently first, then its endpoint
+    /// served least recently. An endpoint that always has something due never keeps another
+    /// tenant's, or a newer endpoint's, turn (its slots go round, not to the oldest rows).
     static func due(_ db: any SQLConnection, nowMs: Int64, limit: Int) async throws -> [(tenant: Int64, id: String)] {
         try await db.query("""
             SELECT w.tenant_id, w.id FROM webhooks w JOIN tenants t ON t.id = w.tenant_id
             WHERE w.disabled_at IS NULL AND w.next_attempt_at <= ? AND w.leased_until < ? AND t.last_event_id > w.after_event_id
-            ORDER BY w.next_attempt_at LIMIT ?
+            ORDER BY t.webhooks_served_at, w.served_at, w.id LIMIT ?
             """, nowMs, nowMs, limit).compactMap { row in
             guard let tenant = row["tenant_id"].int64, let id = row["id"].string else { return nil }
             return (tenant, id)
@@ -83,27 +85,34 @@ enum WebhookStore {
     }
 
     /// Takes the endpoint for one daemon's delivery until `lease` (Unix ms, also the lease's
-    /// token): false when another daemon holds it or it was disabled or removed.
+    /// token), and counts its turn as served now: false when another daemon holds it or it was
+    /// disabled or removed.
     static func claim(_ db: any SQLConnection, _ tenant: Int64, _ id: String, nowMs: Int64, lease: Int64) async throws -> Endpoint? {
         guard try await db.run("""
-            UPDATE webhooks SET leased_until = ? WHERE tenant_id = ? AND id = ? AND leased_until < ? AND disabled_at IS NULL
-            """, lease, tenant, id, nowMs) == 1,
+            UPDATE webhooks SET leased_until = ?, served_at = ? WHERE tenant_id = ? AND id = ? AND leased_until < ? AND disabled_at IS NULL
+            """, lease, nowMs, tenant, id, nowMs) == 1,
+              try await db.run("UPDATE tenants SET webhooks_served_at = ? WHERE id = ?", nowMs, tenant) == 1,
               let row = try await db.first("SELECT * FROM webhooks WHERE tenant_id = ? AND id = ?", tenant, id) else { return nil }
         return Endpoint(url: row["url"].string ?? "", events: types(row["event_types"].string), sealedSecret: row["secret"].bytes ?? [],
                         after: row["after_event_id"].int64 ?? 0, attempts: row["attempts"].int ?? 0, failingSince: row["failing_since"].int64)
     }
 
-    /// Moves the cursor past events the endpoint does not want (while it holds `lease`).
-    static func pass(_ db: any SQLConnection, _ tenant: Int64, _ id: String, lease: Int64, to event: Int64) async throws {
-        try await db.run("UPDATE webhooks SET after_event_id = ? WHERE tenant_id = ? AND id = ? AND leased_until = ? AND after_event_id < ?",
-                         event, tenant, id, lease, event)
+    /// Moves the cursor from `cursor` past events the endpoint does not want (while it holds
+    /// `lease`). False when the cursor is no longer where the delivery had it: a redelivery
+    /// moved it, and the delivery must stop and leave it there.
+    static func pass(_ db: any SQLConnection, _ tenant: Int64, _ id: String, lease: Int64, from cursor: Int64, to event: Int64) async throws -> Bool {
+        try await db.run("UPDATE webhooks SET after_event_id = ? WHERE tenant_id = ? AND id = ? AND leased_until = ? AND after_event_id = ?",
+                         event, tenant, id, lease, cursor) == 1
     }
 
-    /// One attempt's outcome, logged, and the endpoint's state after it, in one transaction
-    /// (while it holds `lease`; a delivery whose lease ran out and was taken records nothing).
-    /// Disabling writes `webhook.disabled`.
-    static func record(_ db: any SQLConnection, _ tenant: Int64, _ id: String, lease: Int64, attempt: Attempt, next: WebhookRetry.State,
-                       keep: Int) async throws {
+    /// One attempt's outcome, logged, and the endpoint's state after it, in one transaction,
+    /// compare-and-set: only while it holds `lease` and the cursor is still `cursor`, where the
+    /// attempt began (a delivery whose lease ran out and was taken, or whose cursor a
+    /// redelivery moved, records nothing and returns false: it must stop). Disabling writes
+    /// `webhook.disabled`.
+    @discardableResult
+    static func record(_ db: any SQLConnection, _ tenant: Int64, _ id: String, lease: Int64, from cursor: Int64, attempt: Attempt,
+                       next: WebhookRetry.State, keep: Int) async throws -> Bool {
         let (after, attempts, failingSince, nextAttemptAt, disabled): (Int64?, Int, Int64?, Int64, Bool) = switch next {
         case .delivered: (attempt.event, 0, nil, 0, false)
         case .retry(let count, let since, let at): (nil, count, since, at, false)
@@ -112,10 +121,10 @@ enum WebhookStore {
         guard try await db.run("""
             UPDATE webhooks SET after_event_id = coalesce(?, after_event_id), attempts = ?, failing_since = ?, next_attempt_at = ?,
                 disabled_at = ?, deliveries_logged = deliveries_logged + 1
-            WHERE tenant_id = ? AND id = ? AND leased_until = ?
-            """, after, attempts, failingSince, nextAttemptAt, disabled ? Timestamp.now() : nil, tenant, id, lease) == 1,
+            WHERE tenant_id = ? AND id = ? AND leased_until = ? AND after_event_id = ?
+            """, after, attempts, failingSince, nextAttemptAt, disabled ? Timestamp.now() : nil, tenant, id, lease, cursor) == 1,
               let seq = try await db.first("SELECT deliveries_logged FROM webhooks WHERE tenant_id = ? AND id = ?", tenant, id)?["deliveries_logged"].int64
-        else { return }
+        else { return false }
         try await db.run("""
             INSERT INTO webhook_deliveries (tenant_id, webhook_id, seq, event_id, attempt, status, error, latency_ms, at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -127,6 +136,7 @@ enum WebhookStore {
                 data.key("failingSince"); data.string(Timestamp.at(unixSeconds: failingSince ?? 0))
             }
         }
+        return true
     }
 
     /// Lets go of an endpoint without an attempt (nothing was due after all).

@@ -23,9 +23,27 @@ struct WebhookTarget: Equatable, Sendable {
             throw InvalidDocument("url must not carry credentials or a fragment")
         }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        try checkAddressSpelling(host)
         let port = components.port ?? (scheme == "https" ? 443 : 80)
         guard (1...65_535).contains(port) else { throw InvalidDocument("url's port must be 1 to 65535") }
         return WebhookTarget(url: text, host: host, port: port)
+    }
+
+    /// A numeric host only in its one plain spelling, so that the address checked when the
+    /// endpoint is made is the one a resolver would reach: IPv6 without a zone, IPv4 as four
+    /// decimal numbers. The resolver takes `2130706433`, `0x7f000001`, `0177.0.0.1`, `127.1` and
+    /// `0` for IPv4 addresses too (inet_aton's forms), so those are refused, not taken for names.
+    static func checkAddressSpelling(_ host: String) throws(InvalidDocument) {
+        if host.contains(":") {
+            guard !host.contains("%"), AddressRange.bytes(host)?.count == 16 else {
+                throw InvalidDocument("url's host is not an IPv6 address (a zone, %…, is not allowed)")
+            }
+            return
+        }
+        var v4 = in_addr()
+        guard inet_aton(host, &v4) == 0 || inet_pton(AF_INET, host, &v4) == 1 else {
+            throw InvalidDocument("url's host \(host) is an IPv4 address in another spelling: write it as four decimal numbers, a.b.c.d")
+        }
     }
 }
 

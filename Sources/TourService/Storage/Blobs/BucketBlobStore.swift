@@ -66,9 +66,10 @@ final class BucketBlobStore: BlobStore {
         }
     }
 
-    /// The API's error for the store's, noting the store away.
+    /// The API's error for the store's, noting the store away (no answer, or our credentials
+    /// refused: a 503 with Retry-After and a degraded /healthz, never a 500).
     func serviceError(_ error: ObjectStoreError) -> ServiceError {
-        guard case .unavailable(let reason) = error else {
+        guard let reason = error.awayReason else {
             reached() // it answered
             return ServiceError(.internal, "\(error)")
         }
@@ -77,7 +78,7 @@ final class BucketBlobStore: BlobStore {
             return away != nil
         }
         if !probing { probe() }
-        return ServiceError(.unavailable, "the object store is unavailable; try again shortly (\(error))", retryAfterSeconds: retryAfterSeconds)
+        return ServiceError(.unavailable, "the object store is unavailable; try again shortly (\(reason))", retryAfterSeconds: retryAfterSeconds)
     }
 
     private func reached() {
@@ -93,12 +94,39 @@ final class BucketBlobStore: BlobStore {
                     _ = try await bucket.run { try $0.list("", limit: 1) }
                     reached()
                 } catch let error as ObjectStoreError {
-                    if case .unavailable(let reason) = error { away.withLock { $0 = reason } } else { reached() }
+                    if let reason = error.awayReason { away.withLock { $0 = reason } } else { reached() }
                 } catch {
                     return // the pool stopped
                 }
             }
         }
+    }
+
+    // MARK: Whose it is
+
+    /// Whose the bucket is (`StoreOwnership`), claimed for `deployment` when it may be: its
+    /// claim under the prefix, and whether `names` (the database) names any blob of its first
+    /// page. The store's own errors as they are (the caller tells away from refused).
+    func ownership(deployment: String, databaseName: String,
+                   names: @escaping @Sendable ([BlobKey]) async throws -> Bool) async throws -> StoreOwnership {
+        let claimName = StoreOwnership.claimName
+        let (claimed, page) = try await bucket.run { transfer -> (String?, [ObjectSummary]) in
+            var claim: String?
+            do {
+                claim = String(decoding: try transfer.get(claimName), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            } catch ObjectStoreError.notFound {
+                claim = nil
+            }
+            return (claim, try transfer.list("", limit: BucketSweep.pageSize))
+        }
+        let keys = page.compactMap { BucketSweepPlan.key(of: $0.key) }
+        let namesSome = claimed == nil && !keys.isEmpty ? try await names(keys) : false
+        let ownership = StoreOwnership.decide(database: deployment, store: claimed, holdsBlobs: !keys.isEmpty, databaseNamesSome: namesSome,
+                                              describing: "the bucket \(bucket.settings.bucket)", databaseName: databaseName)
+        if ownership == .claim {
+            try await bucket.run { try $0.put(claimName, .bytes(Array((deployment + "\n").utf8)), contentType: "text/plain") }
+        }
+        return ownership
     }
 
     // MARK: Whole blobs

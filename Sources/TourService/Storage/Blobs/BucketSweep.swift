@@ -47,9 +47,9 @@ enum BucketSweepPlan {
 /// The bucket's sweep, in the background every `bucketSweepSeconds`: one page of objects a
 /// round (from where the last round stopped, back to the start at the end), asked of the
 /// database in one query per tenant and kind, and every multipart upload in progress. Never
-/// when the database cannot account for the bucket (a new database beside a bucket with
-/// objects, or more orphans on one page than `orphanSweepLimit`: the wrong database, or one
-/// restored without its rows): then it says so and removes nothing.
+/// in a bucket this deployment does not own (`StoreOwnership`, asked each round), nor with
+/// more orphans on one page than `orphanSweepLimit` (a database restored without its rows):
+/// then it says so and removes nothing.
 final class BucketSweep: @unchecked Sendable {
     private let store: BucketBlobStore
     private let context: ServiceContext
@@ -58,9 +58,13 @@ final class BucketSweep: @unchecked Sendable {
     private var cursor: String?
     private var firstSeen: [String: Int64] = [:]
 
-    init(store: BucketBlobStore, context: ServiceContext) {
+    /// The database's name in what the operator is told.
+    private let databaseName: String
+
+    init(store: BucketBlobStore, context: ServiceContext, databaseName: String) {
         self.store = store
         self.context = context
+        self.databaseName = databaseName
     }
 
     /// One round; what it removed, or nil when it refused.
@@ -71,12 +75,19 @@ final class BucketSweep: @unchecked Sendable {
             let start = cursor
             let page = try await store.calls { try $0.list("", startAfter: start, limit: Self.pageSize) }
             cursor = page.count < Self.pageSize ? nil : page.last?.key
-            let keys = Set(page.compactMap { BucketSweepPlan.key(of: $0.key) })
-            let (named, databaseIsNew) = try await context.read { db in
-                (try await StoredFiles.named(among: Array(keys), by: db), !(try await TenantStore.hasTokens(db)))
+            // Each round asks whose the bucket is first: only this deployment's is swept.
+            let context = context
+            let ownership = try await store.ownership(deployment: context.deployment, databaseName: databaseName) { keys in
+                try await context.read { !(try await StoredFiles.named(among: keys, by: $0)).isEmpty }
             }
+            if case .refused(let reason) = ownership {
+                context.logger.warn("the bucket's sweep removes nothing", ["reason": reason])
+                return nil
+            }
+            let keys = Set(page.compactMap { BucketSweepPlan.key(of: $0.key) })
+            let named = try await context.read { try await StoredFiles.named(among: Array(keys), by: $0) }
             let orphans = BucketSweepPlan.orphans(page, named: named, now: now, grace: grace)
-            let sweep = OrphanSweep(storedFiles: page.count, orphans: orphans.count, databaseIsNew: databaseIsNew, limit: context.config.orphanSweepLimit)
+            let sweep = OrphanSweep(storedFiles: page.count, orphans: orphans.count, limit: context.config.orphanSweepLimit)
             if let refusal = sweep.refusal(database: "the database", blobFolder: "the bucket \(store.bucket.settings.bucket)") {
                 context.logger.warn("the bucket's sweep removes nothing", ["reason": refusal])
                 return nil
