@@ -308,7 +308,7 @@ import ObjectStorage
             $0.s3PresignedSeconds = 60
         }
         let client = try harness.client(harness.alpha)
-        let (_, floorId) = try client.makeFloor()
+        let (propertyId, floorId) = try client.makeFloor()
         let id = newID(), image = imageBytes(100_000, seed: 12)
         #expect(try client.putPanorama(id, floorId: floorId, bytes: image).status == 201)
         let redirect = try client.send("GET", "/v1/panoramas/\(id)/content")
@@ -319,6 +319,15 @@ import ObjectStorage
         #expect(fetched.out == "206" || fetched.out == "200", "\(fetched.out)")
         #expect(try Array(Data(contentsOf: URL(fileURLWithPath: harness.dataDir + "/fetched"))) == Array(image[10...19]))
         #expect(try client.send("GET", "/v1/panoramas/\(id)/content", headers: ["If-None-Match": "\"\(sha256Hex(image))\""]).status == 304)
+        // Under a share link the original comes through toursd, never a URL that would outlive
+        // the link: revoked, nothing more is sent.
+        let tourId = try #require(try client.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
+        let made = try client.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600])
+        let (link, share) = (try #require(made.string("url")), try #require(made.string("id")))
+        let original = try harness.client(nil).send("GET", "\(link)/panoramas/\(id)/image")
+        #expect(original.status == 200 && original.body == image && original.header("Location") == nil, "\(original.status)")
+        #expect(try client.send("DELETE", "/v1/shares/\(share)").status == 204)
+        #expect(try harness.client(nil).send("GET", "\(link)/panoramas/\(id)/image").status == 404)
         await harness.finish()
         server.stop()
     }

@@ -123,6 +123,27 @@ import TestTraits
 
     /// A burst of changes gives one `tour.changed` once they settle, with the tour's counts;
     /// the next comes only after a new change, and a deleted property's pending one never.
+    /// A commit wakes the waiting feed requests of the tenants it wrote events for, and no
+    /// other's: one tenant's writes cost nothing to another's long-polls.
+    @Test func aCommitWakesOnlyItsOwnTenantsWaitingFeeds() async throws {
+        let harness = try ServiceHarness(alone: true)
+        let context = harness.service.context
+        let ids = try await context.readOne { try await $0.query("SELECT id, name FROM tenants") }
+        let alphaId = try #require(ids.first { $0["name"].string == "alpha" }?["id"].int64)
+        let waits = context.commits.of(alphaId)
+        let mark = waits.mark()
+        let woken = Task { await waits.awaitSignal(since: mark, upTo: 60_000) }
+        try await waitUntil("the wait to be registered") { !waits.isEmpty }
+        let beta = try harness.client(harness.beta)
+        for _ in 0..<10 { #expect(try beta.send("PUT", "/v1/properties/\(newID())", json: ["name": "B", "floorCount": 1]).status == 201) }
+        #expect(waits.mark() == mark && !waits.isEmpty, "beta's commits woke alpha's wait")
+        let alpha = try harness.client(harness.alpha)
+        #expect(try alpha.send("PUT", "/v1/properties/\(newID())", json: ["name": "A", "floorCount": 1]).status == 201)
+        await woken.value
+        #expect(waits.mark() == mark + 1)
+        await harness.finish()
+    }
+
     @Test func aTourChangedComesOnceItsChangesSettle() async throws {
         let quiet = 2
         let harness = try ServiceHarness { $0.tourChangedQuietSeconds = quiet; $0.tourChangedCheckMs = 100 }

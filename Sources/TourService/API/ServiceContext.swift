@@ -23,9 +23,9 @@ final class ServiceContext: Sendable {
     /// Failed viewer sign-ins by client address, shared by every daemon on the database.
     let signIns: SignInLimiter
     let knownTokens: KnownTokens
-    /// The feed's long-polls, woken when this daemon commits a write (events are written in
-    /// the transaction of their change).
-    let commits = Waiters()
+    /// The feed's long-polls, woken when this daemon commits a write with events of their
+    /// tenant (events are written in the transaction of their change).
+    let commits = TenantCommits()
     /// The database's deployment id (`DeploymentStore`): the blob store it may sweep holds it.
     let deployment: String
 
@@ -86,8 +86,11 @@ final class ServiceContext: Sendable {
 
     /// Writes in a transaction of its own, durable when this returns.
     func write<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
-        let value = try await pool.write(body)
-        if !commits.isEmpty { commits.signal() }
+        let (value, tenants) = try await pool.write { db in
+            let noting = EventNotingConnection(db)
+            return (try await body(noting), noting.tenants)
+        }
+        commits.committed(tenants)
         return value
     }
 

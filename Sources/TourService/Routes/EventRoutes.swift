@@ -10,17 +10,18 @@ enum EventRoutes {
             let query = try FeedQuery.parse(after: request.queryParameter("after"), limit: request.queryParameter("limit"),
                                             wait: request.queryParameter("wait"), maxWait: context.config.maxEventWaitSeconds)
             let read = { try await context.readOne { try await EventStore.page($0, tenant, after: query.after, limit: query.limit) } }
-            // Long-poll: this daemon's commits wake it (a commit during a read too: the mark is
-            // taken before it); other daemons' are looked for every eventPollMs. Bounded by the
-            // deadline.
-            var mark = context.commits.mark()
+            // Long-poll: this daemon's commits of the tenant's events wake it (a commit during a
+            // read too: the mark is taken before it); other daemons' are looked for every
+            // eventPollMs. Bounded by the deadline.
+            let commits = context.commits.of(tenant)
+            var mark = commits.mark()
             var items = try await read()
             let deadline = ContinuousClock.now + .seconds(query.wait)
             while items.isEmpty, ContinuousClock.now < deadline {
                 let left = deadline - ContinuousClock.now
                 let milliseconds = Int(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
-                await context.commits.awaitSignal(since: mark, upTo: min(context.config.eventPollMs, max(1, milliseconds)))
-                mark = context.commits.mark()
+                await commits.awaitSignal(since: mark, upTo: min(context.config.eventPollMs, max(1, milliseconds)))
+                mark = commits.mark()
                 items = try await read()
             }
             return .document(.ok, EventPage(items: items, next: items.last?.id ?? query.after))

@@ -39,7 +39,7 @@ enum FloorRoutes {
             guard let key = floor.worldMapKey(tenant), let content = floor.worldMap else {
                 throw ServiceError(.notFound, "floor \(floorId) has no world map")
             }
-            return try await context.content(key, content, for: request)
+            return try await context.content(key, content, for: request, sender: .storeMayRedirect)
         }
 
         table.add(.put, "/v1/floors/{floorId}/worldmap", bodyLimit: Int64(context.config.maxWorldMapBytes)) { request in

@@ -81,7 +81,8 @@ enum PanoramaRoutes {
             let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
             guard let panorama = try await context.readOne({ try await TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
             return try await context.content(BlobKey(tenant: tenant, kind: .panorama, id: id),
-                                             StoredContent(size: panorama.size, sha256: panorama.sha256, contentType: panorama.contentType), for: request)
+                                             StoredContent(size: panorama.size, sha256: panorama.sha256, contentType: panorama.contentType), for: request,
+                                             sender: .storeMayRedirect)
         }
 
         table.add(.delete, "/v1/panoramas/{panoramaId}") { request in

@@ -2,14 +2,24 @@ import Foundation
 import HTTPCore
 import Hashing
 
+/// Who may send a stored file's bytes: the store itself (a presigned URL, with
+/// `s3PresignedReads`), or toursd alone. What a share link or a viewer session shows goes
+/// through toursd, so it never outlives the link: a URL that works for `s3PresignedSeconds`
+/// would outlive a revocation, and the link's own expiry.
+enum ContentSender {
+    case storeMayRedirect
+    case toursdOnly
+}
+
 extension ServiceContext {
-    /// Answers a GET of a stored file: 304, 416, or its bytes (sent from the file).
-    func content(_ key: BlobKey, _ content: StoredContent, for request: Request) async throws -> Response {
+    /// Answers a GET of a stored file: 304, 416, or its bytes (sent from the file, or by the
+    /// store when `sender` lets it).
+    func content(_ key: BlobKey, _ content: StoredContent, for request: Request, sender: ContentSender) async throws -> Response {
         switch content.answer(range: request.headers["range"], ifNoneMatch: request.headers["if-none-match"], ifRange: request.headers["if-range"]) {
         case .response(let response):
             return response
         case .bytes(let range, var response):
-            if let url = blobs.readURL(key) {
+            if sender == .storeMayRedirect, let url = blobs.readURL(key) {
                 // The store sends the bytes itself (the client's Range goes along); the ETag stays ours.
                 let headers = response.headers.filter { $0.name == "ETag" }
                     + [HTTPField(name: "Location", value: url), HTTPField(name: "Cache-Control", value: "private, no-store")]

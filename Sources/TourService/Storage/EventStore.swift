@@ -10,6 +10,7 @@ enum EventStore {
     /// changes settle (gone with the property).
     static func append(_ db: any SQLConnection, _ tenant: Int64, _ type: EventType, property: String,
                        _ data: (inout JSONWriter) -> Void) async throws {
+        EventNotingConnection.note(db, tenant)
         let now = Int64(Date().timeIntervalSince1970)
         guard type != .propertyDeleted else {
             try await db.run("DELETE FROM tour_changes WHERE tenant_id = ? AND property_id = ?", tenant, property)
@@ -48,6 +49,7 @@ enum EventStore {
 
     private static func write(_ db: any SQLConnection, _ tenant: Int64, _ type: EventType, property: String,
                               _ data: (inout JSONWriter) -> Void) async throws {
+        EventNotingConnection.note(db, tenant)
         let json = json(data)
         switch db.dialect {
         case .postgresql:

@@ -84,7 +84,8 @@ enum ViewerRoutes {
         table.add(.get, prefix + "/panoramas/{id}/image", headers: ViewerResponses.security, secretPath: secret) { request in
             let (scope, panorama) = try await scopedPanorama(request, context)
             return try await context.content(BlobKey(tenant: scope.tenant, kind: .panorama, id: panorama.id),
-                                             StoredContent(size: panorama.size, sha256: panorama.sha256, contentType: panorama.contentType), for: request)
+                                             StoredContent(size: panorama.size, sha256: panorama.sha256, contentType: panorama.contentType), for: request,
+                                             sender: .toursdOnly)
         }
     }
 
