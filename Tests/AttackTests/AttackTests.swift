@@ -19,14 +19,15 @@ import TestTraits
         let propertyId = UUID().uuidString.lowercased()
         let floorId = UUID().uuidString.lowercased()
 
-        init(_ config: [String: Any] = [:], descriptorLimit: Int? = nil) throws {
+        /// `environment`: added to toursd's (a bucket's AWS variables).
+        init(_ config: [String: Any] = [:], descriptorLimit: Int? = nil, environment: [String: String] = [:]) throws {
             guard FileManager.default.isExecutableFile(atPath: ToursdProcess.releaseExecutable.path) else {
                 throw ToursdProcess.Failure(description: "no release toursd at \(ToursdProcess.releaseExecutable.path): run make build")
             }
             try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
             let file = dataDir + ".json"
             try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: file))
-            daemon = try ToursdProcess(dataDir: dataDir, extra: ["--config", file], descriptorLimit: descriptorLimit,
+            daemon = try ToursdProcess(dataDir: dataDir, extra: ["--config", file], environment: environment, descriptorLimit: descriptorLimit,
                                        executable: ToursdProcess.releaseExecutable)
             token = try daemon.adminToken
             let client = try self.client()

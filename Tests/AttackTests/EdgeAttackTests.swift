@@ -398,7 +398,7 @@ extension EdgeAttackTests {
     //    previews decoded while a tiling held its planes added their budgets up (500 MB): one
     //    image memory for all, and only a panorama's shape tiled, its faces capped.
     @Test func imageWorkHoldsOneBudgetAndAStripIsNotTiled() async throws {
-        let target = try Target(["imageMemoryBytes": 512 << 20])
+        let target = try Target() // imageMemoryBytes: 512 MiB by default
         let other = try otherTenant(target)
         let strip = try JPEGPreview.placeholder(width: 65_500, height: 16, quality: 90)
         let strips = try (0..<3).map { _ in try putPanorama(target, strip) }
@@ -454,5 +454,176 @@ extension EdgeAttackTests {
                 #expect(run.status != 0 && run.err.contains(words), "\(command) with \(config): \(run.status) \(run.err)")
             }
         }
+    }
+
+    // 2. A new database beside a bucket deleted what was in it: a second daemon with a fresh
+    //    data directory and the same blobStore swept all of another deployment's panoramas.
+    @Test func aNewDatabaseBesideADeploymentsBucketRemovesNothing() throws {
+        let server = try S3Server(.rclone)
+        defer { server.stop() }
+        try FileManager.default.createDirectory(atPath: server.directory + "/tours", withIntermediateDirectories: true)
+        let config: [String: Any] = ["blobStore": "s3://tours/dep", "bucketSweepSeconds": 1, "orphanGraceSeconds": 0]
+        let first = try Target(config, environment: server.environment)
+        for _ in 0..<3 { #expect(!(try putPanorama(first, try JPEGPreview.placeholder(width: 256, height: 128, quality: 90))).isEmpty) }
+        let objects = { Set((FileManager.default.subpaths(atPath: server.directory + "/tours/dep") ?? []).filter { $0.contains("panoramas/") }) }
+        let before = objects()
+        #expect(before.count == 3)
+        var refusal = ""
+        do {
+            _ = try Target(config, environment: server.environment)
+        } catch {
+            refusal = "\(error)"
+        }
+        #expect(refusal.contains("belongs to deployment") && refusal.contains("Nothing was removed"), "\(refusal)")
+        #expect(objects() == before)
+        #expect(try first.send("GET", "/v1/panoramas", headers: first.auth).status < 500)
+    }
+
+    // 3. A redelivery during a delivery was silently undone: the running delivery's record
+    //    overwrote the cursor the redelivery had set.
+    @Test func aRedeliveryDuringADeliveryIsKept() async throws {
+        let receiver = try HookReceiver(delaySeconds: 0.5)
+        defer { receiver.stop() }
+        let target = try Target(["webhookAllowPrivateTargets": true, "webhookPollMs": 50, "tourChangedQuietSeconds": 3600])
+        let made = try target.send("POST", "/v1/webhooks", headers: target.auth + target.json,
+                                   body: Array(#"{"url":"\#(receiver.url())","events":["property.created"]}"#.utf8))
+        let id = try #require(made.json?["id"] as? String, "\(made.text)")
+        for _ in 0..<6 { #expect(try makeProperty(target, token: target.token) == 201) }
+        let events = try feed(target).filter { $0.type == "property.created" }.map(\.id)
+        #expect(events.count == 7) // the target's own property, then these six
+        try await waitUntil("three delivered", seconds: 30) { receiver.received.count >= 3 }
+        let before = receiver.received.count
+        #expect(try target.send("POST", "/v1/webhooks/\(id)/redeliver", headers: target.auth + target.json, body: Array(#"{"after":"0"}"#.utf8)).status == 200)
+        try await waitUntil("all six again after the redelivery", seconds: 60) {
+            Set(receiver.received.dropFirst(before).map(\.eventId)).isSuperset(of: events)
+        }
+    }
+
+    // 4. One tenant's webhooks starved everyone else's: ten endpoints always due took every
+    //    slot, in the order of their rows.
+    @Test func oneTenantsWebhooksLeaveOthersTheirTurn() async throws {
+        let receiver = try HookReceiver()
+        defer { receiver.stop() }
+        // Turns are taken every webhookPollMs (1 s, the default): four slots a round for ten
+        // endpoints that each have something due every round.
+        let target = try Target(["webhookAllowPrivateTargets": true, "tourChangedQuietSeconds": 3600])
+        for index in 0..<10 {
+            let url = receiver.url("a\(index)")
+            #expect(try target.send("POST", "/v1/webhooks", headers: target.auth + target.json,
+                                    body: Array(#"{"url":"\#(url)"}"#.utf8)).status == 201)
+        }
+        // Tenant A changes something every 100 ms while B's endpoint waits for its turn.
+        let busy = Thread.detachedTask {
+            for _ in 0..<150 {
+                _ = try? makeProperty(target, token: target.token)
+                usleep(100_000)
+            }
+        }
+        try await waitUntil("tenant A's endpoints busy", seconds: 30) { Set(receiver.received.map(\.path)).count >= 4 }
+        let other = try otherTenant(target)
+        #expect(try target.send("POST", "/v1/webhooks", headers: ["Authorization": "Bearer \(other.token)"] + target.json,
+                                body: Array(#"{"url":"\#(receiver.url("b"))"}"#.utf8)).status == 201)
+        let start = Date()
+        #expect(try makeProperty(target, token: other.token) == 201)
+        try await waitUntil("tenant B's endpoint served", seconds: 10) { receiver.received.contains { $0.path.hasSuffix("/b") } }
+        #expect(Date().timeIntervalSince(start) < 5)
+        await busy.value
+    }
+
+    // 5. A revoked share link's original stayed downloadable: a 302 to a presigned URL good
+    //    for s3PresignedSeconds. Under a link the original now comes through toursd.
+    @Test func aRevokedLinksOriginalIsGoneAtOnce() throws {
+        let server = try S3Server(.rclone)
+        defer { server.stop() }
+        try FileManager.default.createDirectory(atPath: server.directory + "/tours", withIntermediateDirectories: true)
+        let target = try Target(["blobStore": "s3://tours/p", "s3PresignedReads": true, "s3PresignedSeconds": 3600], environment: server.environment)
+        let image = try JPEGPreview.placeholder(width: 256, height: 128, quality: 90)
+        let id = try putPanorama(target, image)
+        let property = try target.send("GET", "/v1/properties/\(target.propertyId)", headers: target.auth).json
+        let tourId = try #require(property?["tourId"] as? String)
+        let made = try target.send("POST", "/v1/tours/\(tourId)/shares", headers: target.auth + target.json, body: Array(#"{"expiresInSeconds":3600}"#.utf8))
+        let (link, share) = (try #require(made.json?["url"] as? String), try #require(made.json?["id"] as? String))
+        let original = try target.send("GET", "\(link)/panoramas/\(id)/image")
+        #expect(original.status == 200 && original.body == image && original.header("Location") == nil, "\(original.status)")
+        #expect(try target.send("DELETE", "/v1/shares/\(share)", headers: target.auth).status == 204)
+        #expect(try target.send("GET", "\(link)/panoramas/\(id)/image").status == 404)
+    }
+
+    // 6. Credentials the bucket refuses: toursd started, /healthz said ok, uploads were 500s.
+    @Test func credentialsTheBucketRefusesAreARefusalThenA503() async throws {
+        let server = try S3Server(.rclone)
+        defer { server.stop() }
+        try FileManager.default.createDirectory(atPath: server.directory + "/tours", withIntermediateDirectories: true)
+        let config: [String: Any] = ["blobStore": "s3://tours/c", "retryAfterSeconds": 1]
+        var refusal = ""
+        do {
+            _ = try Target(config, environment: server.environment.merging(["AWS_SECRET_ACCESS_KEY": "not-the-secret"]) { $1 })
+        } catch {
+            refusal = "\(error)"
+        }
+        #expect(refusal.contains("refuses toursd's credentials"), "\(refusal)")
+        let target = try Target(config, environment: server.environment)
+        server.stop()
+        try server.start(secretKey: "rotated-away")
+        let id = UUID().uuidString.lowercased()
+        let upload = try target.client(timeoutSeconds: 30).request("PUT", "/v1/panoramas/\(id)?floorId=\(target.floorId)",
+                                                                  headers: target.auth + ["Content-Type": "image/jpeg"],
+                                                                  body: try JPEGPreview.placeholder(width: 256, height: 128, quality: 90))
+        #expect(upload.status == 503 && upload.header("Retry-After") != nil && upload.text.contains("credentials"), "\(upload.status) \(upload.text)")
+        #expect(try target.send("GET", "/healthz").text.contains("degraded"))
+    }
+
+    // 8. Every 8K panorama's thumbnail was a grey box: the 320-px preview was refused.
+    @Test func an8KPanoramasThumbnailIsMade() throws {
+        let target = try Target()
+        let source = JPEGBomb.make(width: 8192, height: 4096, acScans: 1)
+        let id = try putPanorama(target, source)
+        let thumbnail = try target.send("GET", "/v1/panoramas/\(id)/preview?width=320", headers: target.auth)
+        #expect(thumbnail.status == 200 && JPEGPreview.dimensions(of: thumbnail.body)?.width == 320)
+        #expect(thumbnail.body != (try JPEGPreview.placeholder(width: 320, height: 160, quality: 82)), "the thumbnail is the placeholder")
+    }
+
+    // 9. The IETF draft: a 104 went to an HTTP/1.0 request; a completing append that failed
+    //    its Repr-Digest said Upload-Complete: ?0.
+    @Test func theDraftSendsNo104ToHTTP10AndSaysCompleteOnACompletingRefusal() throws {
+        let target = try Target()
+        let image = try JPEGPreview.placeholder(width: 256, height: 128, quality: 90)
+        let client = try target.client()
+        try client.send("PUT /v1/panoramas/\(UUID().uuidString.lowercased())?floorId=\(target.floorId) HTTP/1.0\r\nHost: t\r\n"
+                        + "Authorization: Bearer \(target.token)\r\nUpload-Draft-Interop-Version: 8\r\nUpload-Complete: ?1\r\n"
+                        + "Content-Type: image/jpeg\r\nContent-Length: \(image.count)\r\n\r\n")
+        try client.send(image)
+        #expect(try client.readResponse().status == 201)
+        let wrong = "sha-256=:" + Data(repeating: 7, count: 32).base64EncodedString() + ":"
+        let created = try target.send("POST", "/v1/uploads?panoramaId=\(UUID().uuidString.lowercased())&floorId=\(target.floorId)",
+                                      headers: target.auth + ["Upload-Draft-Interop-Version": "8", "Upload-Complete": "?0", "Content-Type": "image/jpeg",
+                                                              "Repr-Digest": wrong], body: Array(image.prefix(1000)))
+        let location = try #require(created.header("Location"), "\(created.status) \(created.text)")
+        let completing = try target.send("PATCH", location, headers: target.auth + ["Upload-Draft-Interop-Version": "8", "Upload-Complete": "?1",
+                                                                                     "Upload-Offset": "1000", "Content-Type": "application/partial-upload"],
+                                          body: Array(image.dropFirst(1000)))
+        #expect(completing.status == 400 && completing.header("Upload-Complete") == "?1", "\(completing.status) \(completing.headers)")
+    }
+
+    // 10. Webhook URLs whose host is loopback or link-local in another spelling were accepted
+    //     when made (their deliveries were refused).
+    @Test func webhookHostsInOtherSpellingsAreRefusedWhenMade() throws {
+        let target = try Target()
+        for url in ["http://2130706433/", "http://0x7f000001/", "http://0177.0.0.1/", "http://127.1/", "http://0/", "http://[fe80::1%25lo]/"] {
+            let made = try target.send("POST", "/v1/webhooks", headers: target.auth + target.json, body: Array(#"{"url":"\#(url)"}"#.utf8))
+            #expect(made.status == 400, "\(url): \(made.status) \(made.text)")
+        }
+    }
+
+    /// A new property of the tenant; its status.
+    private func makeProperty(_ target: Target, token: String) throws -> Int {
+        try target.send("PUT", "/v1/properties/\(UUID().uuidString.lowercased())", headers: ["Authorization": "Bearer \(token)"] + target.json,
+                        body: Array(#"{"name":"P","floorCount":1}"#.utf8)).status
+    }
+
+    /// The target's first tenant's feed.
+    private func feed(_ target: Target) throws -> [(id: String, type: String)] {
+        let page = try target.send("GET", "/v1/events?limit=200", headers: target.auth).json
+        return ((page?["items"] as? [[String: Any]]) ?? []).map { ($0["id"] as? String ?? "", $0["type"] as? String ?? "") }
     }
 }

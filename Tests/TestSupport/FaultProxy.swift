@@ -37,7 +37,7 @@ public final class FaultProxy: @unchecked Sendable {
     public typealias Rule = @Sendable (_ method: String, _ path: String) -> Int?
 
     public let port: UInt16
-    private let listener: Int32
+    private let listener: LoopbackListener
     private let upstreamPort: UInt16
     private let rule: Rule
     private let stopped = Atomic<Bool>(false)
@@ -59,17 +59,8 @@ public final class FaultProxy: @unchecked Sendable {
         self.chaos = chaos
         self.tunnels = tunnels
         self.rule = rule
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = Self.loopback(port: 0)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard bound == 0, listen(fd, 64) == 0 else {
-            close(fd)
-            throw RawClient.Failure(description: "proxy bind: \(String(cString: strerror(errno)))")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        listener = fd
-        port = UInt16(bigEndian: address.sin_port)
+        listener = try LoopbackListener()
+        port = listener.port
         Thread.detachNewThread { [self] in acceptLoop() }
     }
 
@@ -77,8 +68,7 @@ public final class FaultProxy: @unchecked Sendable {
 
     public func stop() {
         guard !stopped.exchange(true, ordering: .relaxed) else { return }
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
+        listener.close()
     }
 
     /// What the proxy did, one line per request.
@@ -106,7 +96,7 @@ public final class FaultProxy: @unchecked Sendable {
 
     private func acceptLoop() {
         while !stopped.load(ordering: .relaxed) {
-            let client = accept(listener, nil, nil)
+            let client = accept(listener.fd, nil, nil)
             guard client >= 0 else { if errno == EINTR { continue } else { return } }
             accepted.add(1, ordering: .relaxed)
             if !tunnels {

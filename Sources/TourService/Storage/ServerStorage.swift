@@ -24,7 +24,8 @@ enum ServerStorage {
             return SQLiteStorage(pool)
         }
         let storage = PostgresStorage(url: config.databaseUrl, transactionConnections: connections, handlerCount: config.databaseHandlerThreads,
-                                      statementTimeoutSeconds: config.databaseStatementTimeoutSeconds)
+                                      statementTimeoutSeconds: config.databaseStatementTimeoutSeconds,
+                                      probeIntervalMs: config.retryAfterSeconds * 1000)
         if migrating { try applied(logger) { try storage.withConnection { try PostgresMigrator.migrate($0, migrations) } } }
         return storage
     }
