@@ -171,6 +171,15 @@ extension SyncService {
 }
 
 extension SyncService {
+    /// The database's deployment id (`DeploymentStore`), made by its first start.
+    static func deploymentId(_ pool: any SQLStorage) throws(StartupError) -> String {
+        do {
+            return try pool.writeBlocking { try await DeploymentStore.id($0, proposing: Identifier.make()) }
+        } catch {
+            throw StartupError("cannot read the database's deployment id: \(error)")
+        }
+    }
+
     /// This daemon's id, made once and kept in its data directory (`instance.id`): names its
     /// own folders in shared places.
     static func instanceId(_ config: ToursdConfig) throws(StartupError) -> String {

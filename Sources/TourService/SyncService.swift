@@ -1,4 +1,3 @@
-import APIModel
 import ThreadPools
 import Dispatch
 import Foundation
@@ -63,12 +62,7 @@ public final class SyncService: Sendable {
         }
         let pool = storage(try ServerStorage.open(config, logger: logger, connections: config.databaseUrl.isEmpty ? config.sqliteReaders : config.databasePoolSize))
         let webhookKey = try WebhookKey.load(config)
-        let deployment: String
-        do {
-            deployment = try pool.writeBlocking { try await DeploymentStore.id($0, proposing: Identifier.make()) }
-        } catch {
-            throw StartupError("cannot read the database's deployment id: \(error)")
-        }
+        let deployment = try deploymentId(pool)
         let service = SyncService(context: ServiceContext(pool: pool, blobs: blobs, deployment: deployment, config: config, logger: logger,
                                                                crashPoints: CrashPoints(armed: crashAt)), webhookKey: webhookKey)
         try service.recover()
