@@ -155,7 +155,7 @@ public final class SyncService: Sendable {
             OpsRoutes.add(to: &table, metrics: metrics, routes: { routerBox.routes }, unavailable: {
                 context.pool.unavailableReason.map { "database: " + $0 } ?? context.blobs.unavailableReason.map { "object store: " + $0 }
             },
-                          serviceMetrics: { context.previews.metrics + context.tiles.metrics + context.databaseMetrics })
+                          serviceMetrics: { context.previews.metrics + context.tiles.metrics + context.commits.metrics + context.databaseMetrics })
             table.group(ServiceErrors(logger: context.logger, retryAfterSeconds: context.config.retryAfterSeconds)) { table in
                 table.group(authenticated) { table in
                     PropertyRoutes.add(to: &table, context)

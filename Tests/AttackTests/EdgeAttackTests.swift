@@ -615,6 +615,24 @@ extension EdgeAttackTests {
         }
     }
 
+    // 11. Every commit woke every waiting long-poll of every tenant: 60 waiting polls made
+    //     another tenant's writes cost 4.7 times the CPU. Now a commit wakes its tenant's alone.
+    @Test func anotherTenantsWritesWakeNoWaitingFeed() async throws {
+        let target = try Target(["maxEventWaitSeconds": 30, "eventPollMs": 60_000])
+        let other = try otherTenant(target)
+        let last = try feed(target).last?.id ?? "0"
+        let polls = (0..<60).map { _ in
+            Thread.detachedTask { _ = try? target.client(timeoutSeconds: 60).request("GET", "/v1/events?after=\(last)&wait=20", headers: target.auth) }
+        }
+        try await waitUntil("sixty feed requests in", seconds: 30) { try target.gauge("http_active_connections") > 60 }
+        for _ in 0..<20 { #expect(try makeProperty(target, token: other.token) == 201) }
+        #expect(try target.gauge("toursd_event_waits_woken_total") == 0)
+        // The waiting tenant's own change wakes its polls (those waiting by then), and they answer.
+        #expect(try makeProperty(target, token: target.token) == 201)
+        for poll in polls { await poll.value }
+        #expect((1...60).contains(try target.gauge("toursd_event_waits_woken_total")))
+    }
+
     /// A new property of the tenant; its status.
     private func makeProperty(_ target: Target, token: String) throws -> Int {
         try target.send("PUT", "/v1/properties/\(UUID().uuidString.lowercased())", headers: ["Authorization": "Bearer \(token)"] + target.json,

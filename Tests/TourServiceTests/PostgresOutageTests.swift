@@ -38,22 +38,6 @@ import TestTraits
         for _ in 0..<20 { #expect(try send() == 201) }
         try cluster.down()
         for _ in 0..<10 { #expect(try send() == 503) }
-        // Under load the outage's answer comes at once (no request queues behind connection
-        // attempts): eight clients together, every answer a 503 well within a second.
-        let answers = OutageAnswers()
-        let (port, token) = (harness.port, harness.alpha)
-        let clients = (0..<8).map { _ in
-            Thread.detachedTask {
-                for _ in 0..<5 {
-                    let start = ContinuousClock.now
-                    let status = (try? APIClient(port: port, token: token).send("GET", "/v1/properties"))?.status ?? -1
-                    answers.add(status, ContinuousClock.now - start)
-                }
-            }
-        }
-        for client in clients { await client.value }
-        #expect(answers.statuses.allSatisfy { $0 == 503 } && answers.statuses.count == 40, "\(answers.statuses)")
-        #expect(answers.slowest < .seconds(1), "the slowest answer took \(answers.slowest)")
         let health = try harness.client(nil).send("GET", "/healthz")
         #expect(health.status == 200 && health.string("status") == "degraded")
         #expect((health.string("reason") ?? "").hasPrefix("database: "))
@@ -75,14 +59,4 @@ import TestTraits
         #expect(acknowledged.count >= 41)
         await harness.finish()
     }
-}
-
-/// Statuses and the slowest answer, from several threads.
-private final class OutageAnswers: @unchecked Sendable {
-    private let lock = NSLock()
-    private var collected: [Int] = []
-    private var longest: Duration = .zero
-    func add(_ status: Int, _ took: Duration) { lock.withLock { collected.append(status); longest = max(longest, took) } }
-    var statuses: [Int] { lock.withLock { collected } }
-    var slowest: Duration { lock.withLock { longest } }
 }

@@ -21,14 +21,16 @@ final class Waiters: Sendable {
     /// caller takes it before it looks at what it waits for).
     func mark() -> UInt64 { state.withLock { $0.signals } }
 
-    /// Wakes every wait under way.
-    func signal() {
+    /// Wakes every wait under way; how many there were.
+    @discardableResult
+    func signal() -> Int {
         let woken = state.withLock { state in
             state.signals &+= 1
             defer { state.waiting = [:] }
             return Array(state.waiting.values)
         }
         for waiter in woken { waiter.resume() }
+        return woken.count
     }
 
     /// Returns at once when `ready()` holds, else at the next signal or after `milliseconds`.

@@ -5,6 +5,17 @@ import Synchronization
 /// events for, so one tenant's writes cost nothing to another's waiting polls.
 final class TenantCommits: Sendable {
     private let waiters = Mutex<[Int64: Waiters]>([:])
+    /// Waiting feed requests a commit woke, since start (`/metrics`).
+    private let woken = Atomic<Int>(0)
+
+    var metrics: String {
+        """
+        # HELP toursd_event_waits_woken_total Waiting feed requests woken by a commit of their tenant's events.
+        # TYPE toursd_event_waits_woken_total counter
+        toursd_event_waits_woken_total \(woken.load(ordering: .relaxed))
+
+        """
+    }
 
     /// The tenant's waits (one set per tenant that ever waited: bounded by the tenants).
     func of(_ tenant: Int64) -> Waiters {
@@ -20,7 +31,7 @@ final class TenantCommits: Sendable {
     func committed(_ tenants: Set<Int64>) {
         for tenant in tenants {
             guard let found = waiters.withLock({ $0[tenant] }), !found.isEmpty else { continue }
-            found.signal()
+            woken.add(found.signal(), ordering: .relaxed)
         }
     }
 }
