@@ -31,10 +31,6 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
         sqlState.isEmpty || sqlState.hasPrefix("08") || sqlState.hasPrefix("57P")
     }
 
-    /// SQLSTATE 08001, sqlclient_unable_to_establish_sqlconnection: a new connection could not
-    /// be made (the server is not there, or refuses connections).
-    public static let cannotConnect = "08001"
-
     /// A transaction that lost to a concurrent one (serialization failure, deadlock) or a
     /// unique key another transaction committed first: run again, it sees the other's work.
     public var isConflict: Bool { sqlState == "40001" || sqlState == "40P01" || sqlState == "23505" }
@@ -78,7 +74,7 @@ public final class PostgresConnection {
     static func connect(url: String) throws(PostgresError) -> OpaquePointer {
         let connection = PQconnectdb(url)
         guard let connection, PQstatus(connection) == CONNECTION_OK else {
-            let error = PostgresError(sqlState: PostgresError.cannotConnect, message: connection.map(PostgresError.connectionFailed)?.message ?? "out of memory")
+            let error = connection.map(PostgresError.connectionFailed) ?? PostgresError(sqlState: "", message: "out of memory")
             PQfinish(connection)
             throw error
         }

@@ -33,13 +33,6 @@ public final class PostgresStorage: SQLStorage {
     private let unavailable = Mutex<String?>(nil)
     /// Whether `unavailable` holds a failure: read on every statement's way, without the lock.
     private let failing = Atomic<Bool>(false)
-    /// Set while no new connection can be made: statements are refused at once then, but for
-    /// one probe at a time every `probeInterval`, so a load of requests never queues behind
-    /// connection attempts (each may take up to connect_timeout on a busy machine): the
-    /// outage's answer comes at once, and service resumes with the first probe that connects.
-    private let unreachable = Atomic<Bool>(false)
-    private let nextProbe = Mutex<ContinuousClock.Instant>(.now)
-    private let probeInterval: Duration
     /// The blocking connection of migrations (`withConnection`), opened when first needed.
     let migrating: Mutex<PostgresConnection?>
     let url: String
@@ -48,8 +41,7 @@ public final class PostgresStorage: SQLStorage {
     /// Connections are opened on first use, so a daemon starts while the database is away and
     /// answers 503 until it is back. `handlerCount` 0: one handler thread per core.
     public init(url: String, transactionConnections: Int, handlerCount: Int,
-                statementTimeoutSeconds: Int = 30, conflictRetrySeconds: Double = 10, probeIntervalMs: Int = 1000) {
-        probeInterval = .milliseconds(probeIntervalMs)
+                statementTimeoutSeconds: Int = 30, conflictRetrySeconds: Double = 10) {
         let bounded = PostgresConnection.bounded(url, connectTimeoutSeconds: 5)
         let lentCount = max(1, transactionConnections)
         shared = PipelinedConnections(url: bounded, name: "handler", threadCount: handlerCount, modes: [.shared],
@@ -164,26 +156,14 @@ public final class PostgresStorage: SQLStorage {
         }
     }
 
-    /// `work`'s outcome, after recording whether the server could be reached; refused at once
-    /// while it cannot be (`unreachable`), but for the probe whose turn it is.
+    /// `work`'s outcome, after recording whether the server could be reached.
     private func noted<T>(_ work: () async throws -> T) async throws -> T {
-        if unreachable.load(ordering: .relaxed) {
-            let probing = nextProbe.withLock { next in
-                guard ContinuousClock.now >= next else { return false }
-                next = .now + probeInterval
-                return true
-            }
-            if !probing {
-                throw PostgresError(sqlState: PostgresError.cannotConnect, message: unavailableReason ?? "the database cannot be reached")
-            }
-        }
         do {
             let value = try await work()
             if failing.load(ordering: .relaxed) {
                 unavailable.withLock { reason in
                     reason = nil
                     failing.store(false, ordering: .relaxed)
-                    unreachable.store(false, ordering: .relaxed)
                 }
             }
             return value
@@ -191,10 +171,6 @@ public final class PostgresStorage: SQLStorage {
             unavailable.withLock { reason in
                 reason = error.message
                 failing.store(true, ordering: .relaxed)
-                if error.sqlState == PostgresError.cannotConnect, !unreachable.load(ordering: .relaxed) {
-                    nextProbe.withLock { $0 = .now + probeInterval }
-                    unreachable.store(true, ordering: .relaxed)
-                }
             }
             throw error
         }

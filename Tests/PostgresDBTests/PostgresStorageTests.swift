@@ -100,36 +100,6 @@ import TestTraits
         #expect(try await storage.read { try await $0.first("SELECT count(*) AS c FROM r")?["c"].int } == worked)
     }
 
-    /// While no connection can be made, statements are refused at once (no request waits for
-    /// connection attempts), but for one probe every interval: the server back, the storage
-    /// says so only at the next probe, and then serves again.
-    @Test func aServerThatCannotBeReachedIsProbedNotAskedByEveryStatement() async throws {
-        let storage = PostgresStorage(url: try cluster.database("probe"), transactionConnections: 1, handlerCount: 1, probeIntervalMs: 5000)
-        try await storage.write { try await $0.execute("CREATE TABLE p (x INTEGER)") }
-        try cluster.down()
-        // The first statements find the connection gone, then no new one: the server is away.
-        for _ in 0..<3 {
-            await #expect(throws: PostgresError.self) { try await storage.readOne { try await $0.first("SELECT count(*) AS c FROM p") } }
-        }
-        #expect(storage.unavailableReason != nil)
-        try cluster.up()
-        // Back, but the probe's turn has not come: refused at once, without a try.
-        let start = ContinuousClock.now
-        let refused = await #expect(throws: PostgresError.self) { try await storage.readOne { try await $0.first("SELECT count(*) AS c FROM p") } }
-        #expect(refused?.sqlState == PostgresError.cannotConnect && ContinuousClock.now - start < .milliseconds(100))
-        // The next probe connects, and every statement after it is served.
-        var served = false
-        for _ in 0..<100 where !served {
-            if (try? await storage.readOne { try await $0.first("SELECT count(*) AS c FROM p") }) != nil {
-                served = true
-            } else {
-                try await Task.sleep(for: .milliseconds(100))
-            }
-        }
-        #expect(served && storage.unavailableReason == nil)
-        #expect(try await storage.write { try await $0.run("INSERT INTO p VALUES (?)", 1) } == 1)
-    }
-
     /// A read is one snapshot: a writer that changes two rows together, again and again,
     /// never shows a reader one row before and one after, though the read's two statements
     /// are separate round trips.

@@ -24,8 +24,7 @@ enum ServerStorage {
             return SQLiteStorage(pool)
         }
         let storage = PostgresStorage(url: config.databaseUrl, transactionConnections: connections, handlerCount: config.databaseHandlerThreads,
-                                      statementTimeoutSeconds: config.databaseStatementTimeoutSeconds,
-                                      probeIntervalMs: config.retryAfterSeconds * 1000)
+                                      statementTimeoutSeconds: config.databaseStatementTimeoutSeconds)
         if migrating { try applied(logger) { try storage.withConnection { try PostgresMigrator.migrate($0, migrations) } } }
         return storage
     }
