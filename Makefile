@@ -73,6 +73,7 @@ $(POWERLOSSFS): Tests/powerloss/powerlossfs.c
 # and the README's first tours commands against it: a broken first command fails in minutes.
 test: deps powerlossfs
 	bash Tests/repository/tracked_files.sh
+	bash Tests/repository/test_frameworks.sh
 	$(MAKE) --no-print-directory build PRODUCTS="$(PRODUCTS) $(BENCH_PRODUCTS)"
 	bash Tests/repository/first_commands.sh
 	$(SWIFT) build --build-tests

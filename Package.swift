@@ -64,9 +64,9 @@ let package = Package(
         // What the loopback tests and the test programs (Soak, SyncWorker) share: a raw HTTP
         // client, a command runner, servers to start. Imports no test framework.
         .target(name: "TestSupport", dependencies: ["CLinux"], path: "Tests/TestSupport"),
-        // Swift Testing traits the test targets share. Only test targets depend on it: the
-        // toolchain has no static Testing module, so it can never be in a release product's graph.
-        .target(name: "TestTraits", path: "Tests/TestTraits"),
+        // Swift Testing traits the test targets share: a test target itself, so no build but the
+        // tests' ever compiles it (the toolchain has no static Testing module for release).
+        .testTarget(name: "TestTraits", path: "Tests/TestTraits"),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
         .testTarget(name: "APIModelTests", dependencies: ["APIModel"]),
         .testTarget(name: "TourViewerTests", dependencies: ["TourViewer", "APIModel"]),
