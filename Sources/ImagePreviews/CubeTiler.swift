@@ -68,16 +68,22 @@ public enum CubeTiler {
     /// decoded within `maxSourcePixels` and `budget`.
     public static func plan(_ source: UnsafeRawBufferPointer, rule: TilingRule, maxSourcePixels: Int,
                             budget: DecodeBudget) throws(PreviewError) -> TilingPlan? {
-        guard let frame = JPEGStructure.read(source), let pyramid = rule.pyramid(width: frame.width, height: frame.height) else { return nil }
-        let header = try header(source, maxSourcePixels: maxSourcePixels, budget: budget)
-        let face = PlanarImage.bytes(width: pyramid.faceSize, height: pyramid.faceSize, subsampling: header.subsampling)
-        return TilingPlan(pyramid: pyramid, memoryBytes: header.decodingBytes + face + face / 4)
+        let frame = try frame(source)
+        guard let pyramid = rule.pyramid(width: frame.width, height: frame.height) else { return nil }
+        let decoding = try decodingBytes(frame, source, maxSourcePixels: maxSourcePixels, budget: budget)
+        let face = PlanarImage.bytes(width: pyramid.faceSize, height: pyramid.faceSize, subsampling: frame.subsampling)
+        return TilingPlan(pyramid: pyramid, frame: frame, memoryBytes: decoding + face + face / 4)
     }
 
-    /// A JPEG's size and subsampling, and the memory decoding it to its planes takes, checked
-    /// against `maxSourcePixels` and `budget` before anything is allocated.
-    private static func header(_ source: UnsafeRawBufferPointer, maxSourcePixels: Int, budget: DecodeBudget) throws(PreviewError)
-        -> (width: Int, height: Int, subsampling: Int32, decodingBytes: Int) {
+    /// A JPEG's size, subsampling and colour space, from its header alone.
+    struct Frame: Sendable, Equatable {
+        let width: Int
+        let height: Int
+        let subsampling: Int32
+        let colorspace: Int32
+    }
+
+    private static func frame(_ source: UnsafeRawBufferPointer) throws(PreviewError) -> Frame {
         guard let base = source.baseAddress?.assumingMemoryBound(to: UInt8.self), !source.isEmpty else { throw PreviewError("an empty file is not a JPEG") }
         guard let handle = tjInitDecompress() else { throw PreviewError("libjpeg-turbo cannot start a decoder") }
         defer { tjDestroy(handle) }
@@ -85,25 +91,42 @@ public enum CubeTiler {
         guard tjDecompressHeader3(handle, base, UInt(source.count), &width, &height, &subsampling, &colorspace) == 0 else {
             throw PreviewError("not a readable JPEG: \(errorText(handle))")
         }
-        guard width > 0, height > 0, Int(width) * Int(height) <= maxSourcePixels else {
-            throw PreviewError("a \(width) × \(height) image is over the \(maxSourcePixels) pixels tiles are made of")
+        return Frame(width: Int(width), height: Int(height), subsampling: subsampling, colorspace: colorspace)
+    }
+
+    /// The memory decoding the JPEG to its planes takes, checked against `maxSourcePixels` and
+    /// `budget` (one pass over its markers) before anything is allocated.
+    private static func decodingBytes(_ frame: Frame, _ source: UnsafeRawBufferPointer, maxSourcePixels: Int,
+                                      budget: DecodeBudget) throws(PreviewError) -> Int {
+        guard frame.width > 0, frame.height > 0, frame.width * frame.height <= maxSourcePixels else {
+            throw PreviewError("a \(frame.width) × \(frame.height) image is over the \(maxSourcePixels) pixels tiles are made of")
         }
-        guard subsampling >= 0, colorspace == Int32(TJCS_YCbCr.rawValue) || colorspace == Int32(TJCS_GRAY.rawValue) else {
+        guard frame.subsampling >= 0, frame.colorspace == Int32(TJCS_YCbCr.rawValue) || frame.colorspace == Int32(TJCS_GRAY.rawValue) else {
             throw PreviewError("tiles are made of YCbCr and greyscale JPEGs, not of this one's colour space")
         }
         guard let structure = JPEGStructure.read(source) else { throw PreviewError("not a readable JPEG: its markers do not hold a frame and a scan") }
-        let planarBytes = PlanarImage.bytes(width: Int(width), height: Int(height), subsampling: subsampling)
+        let planarBytes = PlanarImage.bytes(width: frame.width, height: frame.height, subsampling: frame.subsampling)
         if let refusal = budget.refusal(structure, outputBytes: planarBytes) { throw refusal }
-        return (Int(width), Int(height), subsampling, structure.decodingBytes(outputBytes: planarBytes))
+        return structure.decodingBytes(outputBytes: planarBytes)
     }
 
     /// The planes of a JPEG, refused before any memory is given to them when the header claims
     /// more than `maxSourcePixels` or the decoding would take more than `budget`.
     public static func decode(_ source: UnsafeRawBufferPointer, maxSourcePixels: Int, budget: DecodeBudget) throws(PreviewError) -> PlanarImage {
-        let header = try header(source, maxSourcePixels: maxSourcePixels, budget: budget)
+        let frame = try frame(source)
+        _ = try decodingBytes(frame, source, maxSourcePixels: maxSourcePixels, budget: budget)
+        return try planes(source, frame)
+    }
+
+    /// The planes `plan` decided on, from the bytes it was made of (its checks made already).
+    public static func decode(_ source: UnsafeRawBufferPointer, _ plan: TilingPlan) throws(PreviewError) -> PlanarImage {
+        try planes(source, plan.frame)
+    }
+
+    private static func planes(_ source: UnsafeRawBufferPointer, _ frame: Frame) throws(PreviewError) -> PlanarImage {
         guard let handle = tjInitDecompress() else { throw PreviewError("libjpeg-turbo cannot start a decoder") }
         defer { tjDestroy(handle) }
-        let (width, height, subsampling) = (Int32(header.width), Int32(header.height), header.subsampling)
+        let (width, height, subsampling) = (Int32(frame.width), Int32(frame.height), frame.subsampling)
         let base = source.baseAddress?.assumingMemoryBound(to: UInt8.self)
         let image = PlanarImage(width: Int(width), height: Int(height), subsampling: subsampling)
         var pointers = image.pointers

@@ -27,7 +27,11 @@ public enum JPEGPreview {
     /// The same from bytes in place (a mapped file: a panorama is never copied whole).
     public static func make(from source: UnsafeRawBufferPointer, width: Int, quality: Int, maxSourcePixels: Int,
                             budget: DecodeBudget = .standard) throws(PreviewError) -> [UInt8] {
-        let plan = try plan(source, width: width, maxSourcePixels: maxSourcePixels, budget: budget)
+        try make(from: source, plan(source, width: width, maxSourcePixels: maxSourcePixels, budget: budget), quality: quality)
+    }
+
+    /// The preview `plan` decided, from the bytes it was made of (its checks made already).
+    public static func make(from source: UnsafeRawBufferPointer, _ plan: PreviewPlan, quality: Int) throws(PreviewError) -> [UInt8] {
         guard let handle = tjInitDecompress() else { throw PreviewError("libjpeg-turbo cannot start a decoder") }
         defer { tjDestroy(handle) }
         let decoded = plan.decoded
@@ -45,23 +49,12 @@ public enum JPEGPreview {
         return try encode(resized, plan.result, quality: quality)
     }
 
-    /// The memory making a `width`-wide preview of `source` takes at most (its coefficients,
-    /// decoded pixels and resized copy), read from the headers alone; a refusal when the
-    /// image cannot be previewed within `maxSourcePixels` and `budget`.
-    public static func memoryNeeded(_ source: UnsafeRawBufferPointer, width: Int, maxSourcePixels: Int,
-                                    budget: DecodeBudget = .standard) throws(PreviewError) -> Int {
-        try plan(source, width: width, maxSourcePixels: maxSourcePixels, budget: budget).memoryBytes
-    }
-
-    /// What making a preview will do, decided from the headers before any memory is given.
-    struct Plan {
-        /// The image at the DCT scale decoded, and the preview made of it.
-        var decoded: Image
-        var result: Image
-        var memoryBytes: Int
-    }
-
-    static func plan(_ source: UnsafeRawBufferPointer, width: Int, maxSourcePixels: Int, budget: DecodeBudget) throws(PreviewError) -> Plan {
+    /// What making a `width`-wide preview of `source` will do, and the memory it takes at most
+    /// (its coefficients, decoded pixels and resized copy), read from the headers alone (one
+    /// pass over the markers); a refusal when the image cannot be previewed within
+    /// `maxSourcePixels` and `budget`.
+    public static func plan(_ source: UnsafeRawBufferPointer, width: Int, maxSourcePixels: Int,
+                            budget: DecodeBudget = .standard) throws(PreviewError) -> PreviewPlan {
         guard width > 0 else { throw PreviewError("a preview needs a width") }
         guard let base = source.baseAddress?.assumingMemoryBound(to: UInt8.self), !source.isEmpty else { throw PreviewError("an empty file is not a JPEG") }
         guard let handle = tjInitDecompress() else { throw PreviewError("libjpeg-turbo cannot start a decoder") }
@@ -82,7 +75,7 @@ public enum JPEGPreview {
         guard let structure = JPEGStructure.read(source) else { throw PreviewError("not a readable JPEG: its markers do not hold a frame and a scan") }
         if let refusal = budget.refusal(structure, decodedPixels: decoded.width * decoded.height) { throw refusal }
         let result = Image(width: target, height: max(1, (decoded.height * target + decoded.width / 2) / decoded.width))
-        return Plan(decoded: decoded, result: result,
+        return PreviewPlan(decoded: decoded, result: result,
                     memoryBytes: structure.decodingBytes(outputBytes: decoded.width * decoded.height * 3) + result.width * result.height * 3)
     }
 
@@ -141,8 +134,17 @@ public enum JPEGPreview {
     }
 }
 
+/// What making a preview will do (`JPEGPreview.plan`), decided before any memory is given.
+public struct PreviewPlan: Sendable {
+    /// The image at the DCT scale decoded, and the preview made of it.
+    let decoded: Image
+    let result: Image
+    /// The most memory making it holds.
+    public let memoryBytes: Int
+}
+
 /// The size of an RGB image.
-struct Image: Equatable {
+struct Image: Equatable, Sendable {
     var width: Int
     var height: Int
 }

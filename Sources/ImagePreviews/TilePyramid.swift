@@ -116,6 +116,8 @@ public struct TilingRule: Sendable, Equatable {
 /// What cutting one panorama into tiles will take (`CubeTiler.plan`).
 public struct TilingPlan: Sendable, Equatable {
     public let pyramid: TilePyramid
+    /// The JPEG's size and subsampling, as its header said.
+    let frame: CubeTiler.Frame
     /// The most memory its buffers hold at once.
     public let memoryBytes: Int
 }

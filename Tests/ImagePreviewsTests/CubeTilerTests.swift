@@ -175,4 +175,18 @@ import Testing
             #expect(angles.atan2(0, 0) == 0 && angles.atan2(0, -1) == Double.pi && angles.atan2(1, 0) == Double.pi / 2)
         }
     }
+
+    /// Only a panorama's shape is tiled, its faces from both dimensions and capped.
+    @Test func theTilingRuleTilesPanoramasOnlyAndCapsTheirFaces() {
+        let rule = TilingRule(minWidth: 6000, maxAspectRatio: 4, maxFaceSize: 8192)
+        #expect(rule.pyramid(width: 65_500, height: 16) == nil) // a strip, 17 KB of JPEG
+        #expect(rule.pyramid(width: 5000, height: 2500) == nil) // narrow: its preview suffices
+        #expect(rule.pyramid(width: 6000, height: 8000) == nil) // taller than wide
+        #expect(rule.pyramid(width: 16_384, height: 8192) == TilePyramid(panoramaWidth: 16_384))
+        // A partial sweep (4:1) is sized by the sphere its height implies, not by its width.
+        #expect(rule.pyramid(width: 16_384, height: 4096) == TilePyramid(panoramaWidth: 8192))
+        // The largest face is capped, and so are the levels and the tiles.
+        let capped = TilingRule(minWidth: 6000, maxAspectRatio: 4, maxFaceSize: 2048).pyramid(width: 65_000, height: 32_500)
+        #expect(capped.map { $0.faceSize <= 2048 && $0.levels <= 3 } == true, "\(String(describing: capped))")
+    }
 }

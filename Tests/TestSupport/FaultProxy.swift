@@ -61,7 +61,12 @@ public final class FaultProxy: @unchecked Sendable {
         self.rule = rule
         listener = try LoopbackListener()
         port = listener.port
-        Thread.detachNewThread { [self] in acceptLoop() }
+        // A request head that never comes ends the connection; a tunnel lives as long as its
+        // client keeps it (idle between transfers, however long a loaded machine makes that).
+        listener.serveEach(receiveTimeoutSeconds: tunnels ? nil : 10) { [self] client in
+            accepted.add(1, ordering: .relaxed)
+            serve(client)
+        }
     }
 
     deinit { stop() }
@@ -92,22 +97,6 @@ public final class FaultProxy: @unchecked Sendable {
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         return address
-    }
-
-    private func acceptLoop() {
-        while !stopped.load(ordering: .relaxed) {
-            let client = accept(listener.fd, nil, nil)
-            guard client >= 0 else { if errno == EINTR { continue } else { return } }
-            accepted.add(1, ordering: .relaxed)
-            if !tunnels {
-                // A request head that never comes ends the connection; a tunnel lives as long
-                // as its client keeps it (idle between transfers, however long a loaded
-                // machine makes that).
-                var timeout = timeval(tv_sec: 10, tv_usec: 0)
-                setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            }
-            Thread.detachNewThread { [self] in serve(client) }
-        }
     }
 
     /// One client connection: requests one after another, each answered or forwarded.

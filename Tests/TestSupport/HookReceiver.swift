@@ -24,7 +24,7 @@ public final class HookReceiver: @unchecked Sendable {
         delay = delaySeconds
         listener = try LoopbackListener()
         port = listener.port
-        Thread.detachNewThread { [self] in acceptLoop() }
+        listener.serveEach(receiveTimeoutSeconds: 30) { [self] in serve($0) }
     }
 
     deinit { stop() }
@@ -39,16 +39,6 @@ public final class HookReceiver: @unchecked Sendable {
 
     /// What came, in order.
     public var received: [Delivery] { log.withLock { $0 } }
-
-    private func acceptLoop() {
-        while !stopped.load(ordering: .relaxed) {
-            let client = accept(listener.fd, nil, nil)
-            guard client >= 0 else { if errno == EINTR { continue } else { return } }
-            var timeout = timeval(tv_sec: 30, tv_usec: 0)
-            setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            Thread.detachNewThread { [self] in serve(client) }
-        }
-    }
 
     /// Requests one after another until the sender closes (or is silent for 30 s).
     private func serve(_ client: Int32) {

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 
 /// A listening socket on 127.0.0.1, on a port the OS picks: what the test servers of plain
 /// sockets (FaultProxy, HookReceiver) accept on.
@@ -22,6 +23,23 @@ struct LoopbackListener {
         _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
         self.fd = fd
         port = UInt16(bigEndian: address.sin_port)
+    }
+
+    /// Accepts on a thread of its own until `close`, each connection served on a thread of its
+    /// own; `receiveTimeoutSeconds`: how long a read on one may wait (nil: as long as it takes).
+    func serveEach(receiveTimeoutSeconds: Int?, _ serve: @escaping @Sendable (Int32) -> Void) {
+        let fd = fd
+        Thread.detachNewThread {
+            while true {
+                let client = accept(fd, nil, nil)
+                guard client >= 0 else { if errno == EINTR { continue } else { return } }
+                if let receiveTimeoutSeconds {
+                    var timeout = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
+                    setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                }
+                Thread.detachNewThread { serve(client) }
+            }
+        }
     }
 
     /// Ends the accept loop waiting on it.

@@ -465,6 +465,22 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         await harness.finish()
     }
 
+    /// Cutting a panorama stops past maxTileCpuSeconds (a 12288-wide one takes several seconds
+    /// of CPU here): no tiles, and its preview stands in.
+    @Test func aTilingPastItsCPUTimeStopsAndThePreviewStandsIn() async throws {
+        let harness = try ServiceHarness(alone: true) { $0.maxTileCpuSeconds = 1 }
+        let alpha = try harness.client(harness.alpha)
+        let (_, floorId) = try alpha.makeFloor()
+        let id = newID()
+        #expect(try alpha.putPanorama(id, floorId: floorId, bytes: try JPEGFixture.panorama(width: 12_288), contentType: "image/jpeg").status == 201)
+        try await waitUntil("the tiling to give up", seconds: 120) { try Self.metric(harness, "toursd_tiles_waiting") == 0 }
+        #expect(try Self.tileSetsMade(harness) == 0)
+        #expect(try alpha.send("GET", "/v1/panoramas/\(id)/preview?width=1024").status == 200)
+        let stored = (FileManager.default.subpaths(atPath: harness.dataDir + "/previews") ?? []).filter { $0.contains("/tiles-") }
+        #expect(stored.isEmpty, "\(stored)")
+        await harness.finish()
+    }
+
     /// Tiles lost (a daemon stopped mid-way, or another daemon's data directory) are made
     /// again when a tile is asked for: 404 until then, never an error.
     @Test func missingTilesAreMadeAgainWhenAskedFor() async throws {

@@ -135,7 +135,7 @@ final class PanoramaTiles: Sendable {
             try await memory.holding(plan.memoryBytes, for: "cutting a panorama into tiles") {
                 // Its planes are freed when this closure returns, before the share is given back.
                 let (panoramaImage, decoding) = try await images.run { [self] in
-                    try measured { try MappedFile.read(source) { try CubeTiler.decode($0, maxSourcePixels: maxSourcePixels, budget: budget) } }
+                    try measured { try MappedFile.read(source) { try CubeTiler.decode($0, plan) } }
                 }
                 try await io.run { [self] in try prepare(temporary, levels: pyramid.levels, tenant: tenant, id: panorama.id) }
                 var cpu = decoding

@@ -212,13 +212,11 @@ final class PreviewCache: Sendable {
         if panorama.contentType == "image/jpeg" {
             do {
                 let (maxSourcePixels, budget, quality) = (maxSourcePixels, budget, quality)
-                let needed = try await io.run {
-                    try MappedFile.read(source) { try JPEGPreview.memoryNeeded($0, width: width, maxSourcePixels: maxSourcePixels, budget: budget) }
+                let plan = try await io.run {
+                    try MappedFile.read(source) { try JPEGPreview.plan($0, width: width, maxSourcePixels: maxSourcePixels, budget: budget) }
                 }
-                return MadePreview(bytes: try await memory.holding(needed, for: "a \(width)-wide preview") {
-                    try await decoders.run {
-                        try MappedFile.read(source) { try JPEGPreview.make(from: $0, width: width, quality: quality, maxSourcePixels: maxSourcePixels, budget: budget) }
-                    }
+                return MadePreview(bytes: try await memory.holding(plan.memoryBytes, for: "a \(width)-wide preview") {
+                    try await decoders.run { try MappedFile.read(source) { try JPEGPreview.make(from: $0, plan, quality: quality) } }
                 }, readable: true)
             } catch let error as PreviewError {
                 logger.warn("a panorama's preview cannot be made: the placeholder stands in", ["panorama": panorama.id, "error": error.message])

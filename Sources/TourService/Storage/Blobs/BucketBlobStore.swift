@@ -105,9 +105,10 @@ final class BucketBlobStore: BlobStore {
     // MARK: Whose it is
 
     /// Whose the bucket is (`StoreOwnership`), claimed for `deployment` when it may be: its
-    /// claim under the prefix, and whether `names` (the database) names any blob of its first
-    /// page. The store's own errors as they are (the caller tells away from refused).
-    func ownership(deployment: String, databaseName: String,
+    /// claim under the prefix, and whether `names` (the database) names any blob of `page` (a
+    /// page of its objects the caller listed; nil: its first page, listed here). The store's
+    /// own errors as they are (the caller tells away from refused).
+    func ownership(deployment: String, databaseName: String, page listed: [ObjectSummary]? = nil,
                    names: @escaping @Sendable ([BlobKey]) async throws -> Bool) async throws -> StoreOwnership {
         let claimName = StoreOwnership.claimName
         let (claimed, page) = try await bucket.run { transfer -> (String?, [ObjectSummary]) in
@@ -117,7 +118,7 @@ final class BucketBlobStore: BlobStore {
             } catch ObjectStoreError.notFound {
                 claim = nil
             }
-            return (claim, try transfer.list("", limit: BucketSweep.pageSize))
+            return (claim, try listed ?? transfer.list("", limit: BucketSweep.pageSize))
         }
         let keys = page.compactMap { BucketSweepPlan.key(of: $0.key) }
         let namesSome = claimed == nil && !keys.isEmpty ? try await names(keys) : false
