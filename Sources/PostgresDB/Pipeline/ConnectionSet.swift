@@ -42,10 +42,8 @@ final class ConnectionSet: ThreadIO, @unchecked Sendable {
         var asked: [Int: Asked] = [:]
         /// libpq holds output the socket would not take yet.
         var flushing = false
-        /// What `askJoining` asked since the last turn: ids, with what others may join.
-        var joinable: [(id: Int, sql: String, values: [SQLValue])] = []
-        /// Who joined each of those statements: answered with it.
-        var joined: [Int: [Asked]] = [:]
+        /// What `askJoining` asked, and who joined it: answered with it.
+        var joins = StatementJoins<Asked>()
     }
 
     static let stopped = PostgresError(sqlState: "", message: "the database connections have stopped")
@@ -82,13 +80,8 @@ final class ConnectionSet: ThreadIO, @unchecked Sendable {
                 perform(slots[index].machine.asked(.init(id: id, sql: asked[id]!.statement.sql)), index)
             }
         case .askJoining(let index, let id, let asked):
-            let values = asked.statement.arguments.map(\.sqlValue)
-            if let leader = slots[index].joinable.first(where: { $0.sql == asked.statement.sql && $0.values == values }) {
-                slots[index].joined[leader.id, default: []].append(asked)
-                return
-            }
-            slots[index].joinable.append((id, asked.statement.sql, values))
-            handle(.ask(connection: index, [id: asked]))
+            let key = StatementJoins<Asked>.Key(sql: asked.statement.sql, values: asked.statement.arguments.map(\.sqlValue))
+            if !slots[index].joins.join(key, id: id, asked) { handle(.ask(connection: index, [id: asked])) }
         case .cancel(let index, let id):
             perform(slots[index].machine.cancelled(id), index)
         case .connected(let index, let handle):
@@ -107,7 +100,7 @@ final class ConnectionSet: ThreadIO, @unchecked Sendable {
         let now = ContinuousClock.now
         for index in slots.indices {
             // Sent now (or waiting for a connection): what is asked after this joins nothing.
-            slots[index].joinable.removeAll(keepingCapacity: true)
+            slots[index].joins.batchSent()
             perform(slots[index].machine.turn(now: now), index)
             // A send the socket took only in part makes libpq read what has arrived: answers
             // can then sit in its buffer with nothing on the socket to wake poll.
@@ -138,9 +131,8 @@ final class ConnectionSet: ThreadIO, @unchecked Sendable {
     func stopped() {
         for index in slots.indices {
             perform(slots[index].machine.broken(Self.stopped), index)
-            for asked in Array(slots[index].asked.values) + slots[index].joined.values.joined() { asked.group.deliver(asked.slot, .failure(Self.stopped)) }
+            for asked in Array(slots[index].asked.values) + slots[index].joins.removeAll() { asked.group.deliver(asked.slot, .failure(Self.stopped)) }
             slots[index].asked = [:]
-            slots[index].joined = [:]
         }
     }
 
@@ -196,7 +188,7 @@ final class ConnectionSet: ThreadIO, @unchecked Sendable {
     /// A statement's answer, to its asker and to those who joined it.
     private func deliver(_ id: Int, _ result: Result<PostgresResult, PostgresError>, _ index: Int) {
         if let asked = slots[index].asked.removeValue(forKey: id) { asked.group.deliver(asked.slot, result) }
-        for asked in slots[index].joined.removeValue(forKey: id) ?? [] { asked.group.deliver(asked.slot, result) }
+        for asked in slots[index].joins.answered(id) { asked.group.deliver(asked.slot, result) }
     }
 
     /// Sends what libpq still holds, reads what arrived (`reading`: else only what libpq has
