@@ -41,14 +41,14 @@ import TestTraits
         // Under load every request gets its 503 (issue 45, finding 11: eight clients on one
         // token, and a GET whose token check joined one the failed connection had already
         // answered waited for ever). Bounded by libpq's connect_timeout, not by a latency figure.
-        let answers = OutageAnswers()
+        let answers = StatusTally()
         let (port, token) = (harness.port, harness.alpha)
         let clients = (0..<8).map { _ in
             Thread.detachedTask {
                 for _ in 0..<25 {
                     let start = ContinuousClock.now
                     let status = (try? APIClient(port: port, token: token).send("GET", "/v1/properties"))?.status ?? -1
-                    answers.add(status, ContinuousClock.now - start)
+                    answers.add(status, took: ContinuousClock.now - start)
                 }
             }
         }
@@ -76,14 +76,4 @@ import TestTraits
         #expect(acknowledged.count >= 41)
         await harness.finish()
     }
-}
-
-/// Statuses and the slowest answer, from several threads.
-private final class OutageAnswers: @unchecked Sendable {
-    private let lock = NSLock()
-    private var collected: [Int] = []
-    private var longest: Duration = .zero
-    func add(_ status: Int, _ took: Duration) { lock.withLock { collected.append(status); longest = max(longest, took) } }
-    var statuses: [Int] { lock.withLock { collected } }
-    var slowest: Duration { lock.withLock { longest } }
 }
