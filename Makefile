@@ -74,6 +74,7 @@ $(POWERLOSSFS): Tests/powerloss/powerlossfs.c
 test: deps powerlossfs
 	bash Tests/repository/tracked_files.sh
 	bash Tests/repository/test_frameworks.sh
+	bash Tests/repository/module_names.sh
 	$(MAKE) --no-print-directory build PRODUCTS="$(PRODUCTS) $(BENCH_PRODUCTS)"
 	bash Tests/repository/first_commands.sh
 	$(SWIFT) build --build-tests

@@ -1,6 +1,6 @@
-import APIModel
+import NTAPIModel
 import Foundation
-import SQLiteDB
+import NTSQLiteDB
 
 extension NoughtyTours {
     /// Stores a property as `download(propertyId:)` would bring it from the server, through

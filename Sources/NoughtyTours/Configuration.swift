@@ -1,4 +1,4 @@
-import APIModel
+import NTAPIModel
 import Foundation
 
 /// How the library is set up: where the server is, its token, where local storage lives, and

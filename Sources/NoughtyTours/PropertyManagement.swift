@@ -1,7 +1,7 @@
-import APIModel
+import NTAPIModel
 import Foundation
 import Synchronization
-import SQLiteDB
+import NTSQLiteDB
 
 /// Properties, their floors and rooms, and their status (the seed's PropertyManagement,
 /// without the screens).

@@ -1,12 +1,12 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import APIModel
+import NTAPIModel
 import Dispatch
 import Foundation
-import HTTPCore
-import Logging
-import TourService
+import NTHTTPCore
+import NTLogging
+import NTTourService
 
 /// Runs toursd's subcommands: configuration, signals, the server. A plain (not main-actor)
 /// type, since Dispatch handlers made in top-level code would be main-actor isolated and trap

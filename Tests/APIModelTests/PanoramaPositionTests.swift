@@ -1,4 +1,4 @@
-import APIModel
+import NTAPIModel
 import Testing
 
 /// Where a panorama stands (docs/api.md "Panorama"): one set of rules, read by the server from

@@ -1,4 +1,4 @@
-import APIModel
+import NTAPIModel
 import Foundation
 import Testing
 

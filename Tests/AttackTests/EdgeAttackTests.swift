@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-import ImagePreviews
+import NTImagePreviews
 import Testing
 import TestSupport
 import TestTraits

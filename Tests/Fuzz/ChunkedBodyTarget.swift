@@ -1,4 +1,4 @@
-import HTTPCore
+import NTHTTPCore
 
 // libFuzzer target: the chunked body decoder, behind a fixed head. Differential: the input
 // decoded in one piece and byte by byte must give the same body bytes and the same outcome

@@ -1,4 +1,4 @@
-@testable import TourService
+@testable import NTTourService
 
 // libFuzzer target: the header parsers of uploads: tus Upload-Metadata, Upload-Checksum,
 // Upload-Offset/Length and the whole creation request, and Repr-Digest. The input is split

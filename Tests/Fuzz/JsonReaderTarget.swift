@@ -1,4 +1,4 @@
-import APIModel
+import NTAPIModel
 
 // libFuzzer target: our JSON reader, and what is built on it. Any refusal is fine; a crash or
 // a hang is not. What it accepts must round-trip: its canonical text reads back as the same

@@ -1,4 +1,4 @@
-import HTTPCore
+import NTHTTPCore
 
 // libFuzzer target: the HTTP/1.1 request decoder (head, Content-Length and chunked framing,
 // trailers, pipelining), fed the input in two pieces split where the first byte says, as a

@@ -1,6 +1,6 @@
-@testable import HTTPCore
-@testable import ImagePreviews
-@testable import TourViewer
+@testable import NTHTTPCore
+@testable import NTImagePreviews
+@testable import NTTourViewer
 
 // libFuzzer target: what the tour viewer takes from outside. A form body and a Cookie header
 // (either parses or is refused, never a crash); any text escaped for HTML (no character that

@@ -10,18 +10,18 @@ out=.build/fuzz-bin
 mkdir -p "$out"
 
 # The modules under test, instrumented, in a build of their own (testable, so the internal
-# parsers of TourService can be reached).
-swift build --build-path .build/fuzz --target TourService -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library 2>&1 \
+# parsers of NTTourService can be reached).
+swift build --build-path .build/fuzz --target NTTourService -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library 2>&1 \
     | grep -E "error|warning:" && exit 1
 lib=.build/fuzz/debug
-objects=$(ls $lib/TourService.build/*.o $lib/TourViewer.build/*.o $lib/ImagePreviews.build/*.o $lib/APIModel.build/*.o $lib/HTTPCore.build/*.o $lib/Logging.build/*.o $lib/Hashing.build/*.o $lib/SQLiteDB.build/*.o $lib/SQLKit.build/*.o $lib/PostgresDB.build/*.o $lib/ThreadPools.build/*.o $lib/OutboundHTTP.build/*.o $lib/ObjectStorage.build/*.o)
+objects=$(ls $lib/NTTourService.build/*.o $lib/NTTourViewer.build/*.o $lib/NTImagePreviews.build/*.o $lib/NTAPIModel.build/*.o $lib/NTHTTPCore.build/*.o $lib/NTLogging.build/*.o $lib/NTHashing.build/*.o $lib/NTSQLiteDB.build/*.o $lib/NTSQLKit.build/*.o $lib/NTPostgresDB.build/*.o $lib/NTThreadPools.build/*.o $lib/NTOutboundHTTP.build/*.o $lib/NTObjectStorage.build/*.o)
 
 status=0
 for target in request-decoder chunked-body header-parsers json-reader viewer-inputs; do
     source=Tests/Fuzz/$(echo "$target" | sed -E 's/(^|-)([a-z])/\U\2/g')Target.swift
     rm -f "$out/$target"
     if ! swiftc -sanitize=fuzzer,address -parse-as-library -module-name "Fuzz${target//-/}" -I $lib/Modules \
-            -I Sources/CCrypto -I Sources/CCurl -I Sources/CSQLite -I Sources/CLinux -I Sources/CTurboJPEG -I Sources/CPostgres $(pkg-config --cflags-only-I libpq | sed 's/-I/-Xcc -I/g') "$source" $objects -lsqlite3 -lcrypto -lcurl -lturbojpeg -lpq -o "$out/$target" \
+            -I Sources/CNTCrypto -I Sources/CNTCurl -I Sources/CNTSQLite -I Sources/CNTLinux -I Sources/CNTTurboJPEG -I Sources/CNTPostgres $(pkg-config --cflags-only-I libpq | sed 's/-I/-Xcc -I/g') "$source" $objects -lsqlite3 -lcrypto -lcurl -lturbojpeg -lpq -o "$out/$target" \
             > "$out/$target.build.log" 2>&1; then
         cat "$out/$target.build.log"
         echo "fuzz $target: does not build"

@@ -5,8 +5,8 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
-@testable import HTTPCore
-import Logging
+@testable import NTHTTPCore
+import NTLogging
 
 /// One access-log line per request: time, request id, method, path, status, body bytes, duration.
 @Suite(.hangGuard) struct AccessLogTests {

@@ -1,9 +1,9 @@
 import Dispatch
 import Synchronization
 import Testing
-import ThreadPools
+import NTThreadPools
 import TestSupport
-@testable import HTTPCore
+@testable import NTHTTPCore
 
 /// The stream between a connection and its handler, without sockets.
 @Suite struct BodyStreamTests {

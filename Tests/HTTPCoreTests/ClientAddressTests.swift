@@ -1,5 +1,5 @@
 import Testing
-@testable import HTTPCore
+@testable import NTHTTPCore
 
 /// The client's address for limits per client: the peer, or behind trusted proxies the last
 /// hop of `X-Forwarded-For` that is not one of them.

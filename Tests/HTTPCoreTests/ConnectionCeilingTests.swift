@@ -1,4 +1,4 @@
-import HTTPCore
+import NTHTTPCore
 import Testing
 
 /// What the descriptor limit leaves for connections: the daemon at a 64-descriptor limit

@@ -1,5 +1,5 @@
 import Testing
-@testable import HTTPCore
+@testable import NTHTTPCore
 
 /// The connection's rules, without sockets: each test feeds the machine what a connection
 /// would see and checks what it is told to do.

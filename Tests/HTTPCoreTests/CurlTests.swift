@@ -5,7 +5,7 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
-@testable import HTTPCore
+@testable import NTHTTPCore
 
 /// The server against the real curl, as users and libcurl-based clients will talk to it.
 @Suite(.hangGuard) struct CurlTests {

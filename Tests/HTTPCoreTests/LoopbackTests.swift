@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 import TestSupport
 import TestTraits
-@testable import HTTPCore
+@testable import NTHTTPCore
 
 /// The server over real sockets on 127.0.0.1, driven by a raw client.
 @Suite(.hangGuard) struct LoopbackTests {

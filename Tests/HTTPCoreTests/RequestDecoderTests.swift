@@ -1,5 +1,5 @@
 import Testing
-@testable import HTTPCore
+@testable import NTHTTPCore
 
 /// What a decoder made of some input: the requests it saw, or the error that stopped it.
 private struct Decoded: Equatable {

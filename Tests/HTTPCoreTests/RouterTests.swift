@@ -1,5 +1,5 @@
 import Testing
-@testable import HTTPCore
+@testable import NTHTTPCore
 
 @Suite struct RouterTests {
     private let router = Router { table in

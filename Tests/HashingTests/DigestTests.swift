@@ -1,5 +1,5 @@
 import Testing
-@testable import Hashing
+@testable import NTHashing
 
 @Suite struct DigestTests {
     /// FIPS 180-2 test vectors.

@@ -1,7 +1,7 @@
-import CTurboJPEG
+import CNTTurboJPEG
 import Foundation
 import Testing
-@testable import ImagePreviews
+@testable import NTImagePreviews
 
 @Suite struct CubeTilerTests {
     @Test func aPyramidsFacesAreTheWidthOverPiInWholeBlocksHalvingToOneTile() {

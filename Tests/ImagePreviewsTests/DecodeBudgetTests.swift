@@ -1,6 +1,6 @@
 import Testing
 import TestSupport
-@testable import ImagePreviews
+@testable import NTImagePreviews
 
 /// The markers read before decoding, and the budget they are held to (the probe's image bomb:
 /// a 1.7 MB progressive JPEG asking for a 1.6 GB coefficient buffer and 150 passes over it).

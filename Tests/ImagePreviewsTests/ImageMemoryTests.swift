@@ -1,6 +1,6 @@
 import Synchronization
 import Testing
-@testable import ImagePreviews
+@testable import NTImagePreviews
 
 /// The one image memory: work takes its share or waits for it, work larger than the whole is
 /// refused, a share is given back when the work ends (thrown out of too), and small work that

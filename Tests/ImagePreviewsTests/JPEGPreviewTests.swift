@@ -1,5 +1,5 @@
 import Testing
-@testable import ImagePreviews
+@testable import NTImagePreviews
 
 @Suite struct JPEGPreviewTests {
     @Test func aPreviewHasTheWidthAskedAndTheSourcesAspectRatio() throws {

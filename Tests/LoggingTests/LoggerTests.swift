@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
-@testable import Logging
+@testable import NTLogging
 
 /// Captures what a sink writes, through a pipe.
 final class CapturedOutput {

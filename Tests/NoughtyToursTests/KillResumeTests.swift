@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-import SQLiteDB
+import NTSQLiteDB
 import Testing
 import TestSupport
 import TestTraits

@@ -1,7 +1,7 @@
-import APIModel
+import NTAPIModel
 import Foundation
-import Hashing
-import SQLiteDB
+import NTHashing
+import NTSQLiteDB
 import Testing
 import TestSupport
 import TestTraits

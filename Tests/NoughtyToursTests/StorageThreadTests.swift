@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
-import SQLiteDB
+import NTSQLiteDB
 @testable import NoughtyTours
 
 /// The client's storage blocks (SQLite commits with synchronous=FULL, file copies, fsyncs):

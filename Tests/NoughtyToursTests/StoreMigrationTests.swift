@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
-import SQLiteDB
+import NTSQLiteDB
 @testable import NoughtyTours
 
 /// The local store's migrations go through the same migrator as the server's: a rebuild of

@@ -1,5 +1,5 @@
 import Testing
-@testable import ObjectStorage
+@testable import NTObjectStorage
 
 @Suite struct BucketSettingsTests {
     let keys = ["AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "SECRET"]

@@ -3,10 +3,10 @@ import Glibc
 #endif
 import Foundation
 import Testing
-import Hashing
-import ThreadPools
+import NTHashing
+import NTThreadPools
 import TestSupport
-@testable import ObjectStorage
+@testable import NTObjectStorage
 
 /// The bucket client against both S3 implementations the tests start (moto and rclone), each
 /// with its quirks as they are.

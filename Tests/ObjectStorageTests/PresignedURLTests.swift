@@ -1,7 +1,7 @@
 import Testing
 import Foundation
 import TestSupport
-@testable import ObjectStorage
+@testable import NTObjectStorage
 
 @Suite struct PresignedURLTests {
     /// AWS's own example (Authenticating Requests: Using Query Parameters, Signature V4).

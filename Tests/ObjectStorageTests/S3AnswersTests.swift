@@ -1,5 +1,5 @@
 import Testing
-@testable import ObjectStorage
+@testable import NTObjectStorage
 
 @Suite struct S3AnswersTests {
     func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }

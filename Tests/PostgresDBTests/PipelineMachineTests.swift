@@ -1,5 +1,5 @@
 import Testing
-@testable import PostgresDB
+@testable import NTPostgresDB
 
 /// The pipeline's state machine without a server: each event in each state, and the actions
 /// it answers with.

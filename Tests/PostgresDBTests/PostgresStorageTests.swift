@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
-@testable import PostgresDB
+@testable import NTPostgresDB
 
 @Suite(.hangGuard) struct PostgresStatementTests {
     @Test func questionMarksBecomeNumberedParametersOutsideQuotes() {

@@ -1,6 +1,6 @@
-import SQLKit
+import NTSQLKit
 import Testing
-@testable import PostgresDB
+@testable import NTPostgresDB
 
 /// Who shares an execution of an identical statement, without a server.
 @Suite struct StatementJoinsTests {

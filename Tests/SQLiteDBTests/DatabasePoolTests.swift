@@ -5,8 +5,8 @@ import Foundation
 import Synchronization
 import Testing
 import TestSupport
-import ThreadPools
-@testable import SQLiteDB
+import NTThreadPools
+@testable import NTSQLiteDB
 
 @Suite struct DatabasePoolTests {
     private func pool(readers: Int = 2) throws -> DatabasePool {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
-@testable import SQLiteDB
+@testable import NTSQLiteDB
 
 @Suite struct DatabaseTests {
     private func temporaryPath() -> String {

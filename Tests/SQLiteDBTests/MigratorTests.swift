@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
-@testable import SQLiteDB
+@testable import NTSQLiteDB
 
 @Suite struct MigratorTests {
     private func temporaryPath() -> String {

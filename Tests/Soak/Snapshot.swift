@@ -1,5 +1,5 @@
 import Foundation
-import SQLiteDB
+import NTSQLiteDB
 
 /// What a soak run holds, by kind, read from one source (the workers' ledgers, a client
 /// database, the server's database), so that the three can be compared.

@@ -2,8 +2,8 @@
 import Glibc
 #endif
 import Foundation
-import Hashing
-import SQLiteDB
+import NTHashing
+import NTSQLiteDB
 import TestSupport
 
 // make soak: several client processes (SyncWorker soak) capture and upload through a proxy

@@ -1,6 +1,6 @@
 import Foundation
 import TestSupport
-import Hashing
+import NTHashing
 import NoughtyTours
 import Synchronization
 

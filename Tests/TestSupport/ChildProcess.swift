@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CLinux
+import CNTLinux
 import Foundation
 import Synchronization
 

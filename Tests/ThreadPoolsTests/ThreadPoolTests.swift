@@ -6,7 +6,7 @@ import Foundation
 import Synchronization
 import Testing
 import TestSupport
-import ThreadPools
+import NTThreadPools
 
 @Suite struct ThreadPoolTests {
     @Test func runReturnsTheResultAndThrowsTheError() async throws {

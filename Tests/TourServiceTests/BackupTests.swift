@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 import TestSupport
 import TestTraits
-import ObjectStorage
+import NTObjectStorage
 
 /// `toursd backup DEST` while clients upload: the copy serves, what it lists is whole, and
 /// everything acknowledged before the backup began is in it.

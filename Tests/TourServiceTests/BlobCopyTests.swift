@@ -5,7 +5,7 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
-import ObjectStorage
+import NTObjectStorage
 
 /// Moving a deployment from the blob folder to a bucket and back with `toursd blobs copy`:
 /// everything the database names arrives, each digest checked; a second run copies nothing

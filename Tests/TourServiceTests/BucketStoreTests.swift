@@ -5,8 +5,8 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
-import ObjectStorage
-@testable import TourService
+import NTObjectStorage
+@testable import NTTourService
 
 /// The bucket store when things go wrong: the store going away under a body and under a PATCH,
 /// bytes the store changed, an object sent as parts. On rclone serve s3 of the test's own,

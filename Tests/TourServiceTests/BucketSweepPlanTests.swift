@@ -1,6 +1,6 @@
 import Testing
-import ObjectStorage
-@testable import TourService
+import NTObjectStorage
+@testable import NTTourService
 
 @Suite struct BucketSweepPlanTests {
     @Test func namesAreToursdsBlobsOrLeftAlone() {

@@ -5,7 +5,7 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
-@testable import TourService
+@testable import NTTourService
 
 /// toursd dies (`TOURSD_CRASH_AT`: `_exit` on the spot) at each step between a file and the
 /// row that names it; after a restart the state is the old one or the new one, whole: no

@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 import TestSupport
 import TestTraits
-@testable import TourService
+@testable import NTTourService
 
 /// The events outbox and its feed (docs/api.md "Events"): every change yields its event once,
 /// in the transaction of the change, in order per tenant; a refused change yields none.

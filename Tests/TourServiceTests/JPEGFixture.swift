@@ -1,4 +1,4 @@
-import ImagePreviews
+import NTImagePreviews
 
 /// JPEGs for the preview tests, made with the preview module's own encoder.
 enum JPEGFixture {

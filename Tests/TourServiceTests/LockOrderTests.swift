@@ -1,5 +1,5 @@
 import Testing
-@testable import TourService
+@testable import NTTourService
 
 /// docs/storage.md "Lock order": a tus finish takes the upload's ownership, then its finish,
 /// then the panorama's turn; a debug build stops at a lock taken against that order.

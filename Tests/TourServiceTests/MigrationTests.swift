@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
-import SQLiteDB
-@testable import TourService
+import NTSQLiteDB
+@testable import NTTourService
 
 /// The server's migrations: built into toursd from `migrations/`, and applied by SQLite's
 /// procedure for schema changes, so that a table rebuild keeps every row.

@@ -36,7 +36,7 @@ import TestTraits
     @Test func noRequestPathBlocksAThread() throws {
         var scanned = 0
         var found: [String] = []
-        for module in ["HTTPCore", "TourService", "SQLiteDB", "SQLKit", "PostgresDB", "ThreadPools", "NoughtyTours"] {
+        for module in ["NTHTTPCore", "NTTourService", "NTSQLiteDB", "NTSQLKit", "NTPostgresDB", "NTThreadPools", "NoughtyTours"] {
             let directory = Self.root.appendingPathComponent("Sources/\(module)")
             for case let file as String in FileManager.default.enumerator(atPath: directory.path) ?? FileManager.DirectoryEnumerator()
             where file.hasSuffix(".swift") && !Self.exempt.contains("\(module)/\(file)") {
@@ -57,7 +57,7 @@ import TestTraits
 
     /// The scan finds what it looks for (it is not vacuous).
     @Test func theScanSeesABlockingCallWhereItIsAllowed() throws {
-        let text = try String(contentsOf: Self.root.appendingPathComponent("Sources/TourService/SyncService+Startup.swift"), encoding: .utf8)
+        let text = try String(contentsOf: Self.root.appendingPathComponent("Sources/NTTourService/SyncService+Startup.swift"), encoding: .utf8)
         #expect(Self.forbidden.contains { text.contains($0) })
     }
 }

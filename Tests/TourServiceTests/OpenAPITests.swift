@@ -2,9 +2,9 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
-import HTTPCore
-import Logging
-@testable import TourService
+import NTHTTPCore
+import NTLogging
+@testable import NTTourService
 
 /// docs/openapi.yaml describes every route the router serves.
 @Suite(.hangGuard) struct OpenAPITests {

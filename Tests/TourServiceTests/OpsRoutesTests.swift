@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
-@testable import TourService
+@testable import NTTourService
 
 /// GET /healthz and GET /metrics as docs/api.md says, through the real server, with no token.
 @Suite(.hangGuard) struct OpsRoutesTests {

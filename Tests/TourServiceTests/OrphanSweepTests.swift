@@ -1,5 +1,5 @@
 import Testing
-@testable import TourService
+@testable import NTTourService
 
 /// The sweeps' decisions: a store is swept only by the deployment that owns it, and a few
 /// orphans of an interrupted write go; a database that cannot account for the stored files

@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 import TestSupport
 import TestTraits
-@testable import TourService
+@testable import NTTourService
 
 /// docs/api.md "Panoramas — one-shot upload".
 @Suite(.hangGuard) struct PanoramaAPITests {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
-@testable import TourService
+@testable import NTTourService
 
 /// docs/api.md "Panorama": where a panorama stands on its floor's plan, given at its creation
 /// by any of the three upload paths, stored and returned wherever the panorama is.

@@ -1,6 +1,6 @@
 import Testing
-import Hashing
-@testable import TourService
+import NTHashing
+@testable import NTTourService
 
 @Suite struct PartDigestsTests {
     @Test(arguments: [[10, 10, 10, 3], [1, 29, 3], [33], [7, 7, 7, 7, 5], [30, 3], [30]])

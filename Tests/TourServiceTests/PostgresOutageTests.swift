@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
-@testable import TourService
+@testable import NTTourService
 
 /// PostgreSQL going away under load and coming back (issue 16 "Failure behaviour"): requests
 /// meanwhile get 503 with Retry-After, never 500 and never a hang; /healthz says degraded with

@@ -1,9 +1,9 @@
-import APIModel
+import NTAPIModel
 import Foundation
 import Testing
 import TestSupport
 import TestTraits
-@testable import TourService
+@testable import NTTourService
 
 /// docs/api.md "Principles" and "Properties".
 @Suite(.hangGuard) struct PropertyAPITests {

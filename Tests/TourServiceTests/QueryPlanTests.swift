@@ -4,10 +4,10 @@ import Testing
 import TestSupport
 import TestTraits
 
-import SQLiteDB
-import ThreadPools
-@testable import TourService
-@testable import PostgresDB
+import NTSQLiteDB
+import NTThreadPools
+@testable import NTTourService
+@testable import NTPostgresDB
 
 /// docs/storage.md "Reads indexed by what they read": every statement a request runs uses an
 /// index that starts with the row it is about (a property, a floor, a room, a panorama, a

@@ -1,9 +1,9 @@
-import APIModel
+import NTAPIModel
 import Foundation
 import Testing
 import TestSupport
 import TestTraits
-@testable import TourService
+@testable import NTTourService
 
 /// The pure parsers of request bodies and headers.
 @Suite(.hangGuard) struct RequestParsingTests {

@@ -1,6 +1,6 @@
-@testable import HTTPCore
+@testable import NTHTTPCore
 import Testing
-@testable import TourService
+@testable import NTTourService
 
 /// The IETF resumable-upload draft, version by version, without a server: what a request's
 /// fields say and what each answer carries, checked against the drafts' text.

@@ -1,10 +1,10 @@
 import Foundation
 import Testing
-import HTTPCore
-import Logging
+import NTHTTPCore
+import NTLogging
 import TestSupport
 import TestTraits
-@testable import TourService
+@testable import NTTourService
 
 /// docs/security.md: what the server promises beyond tenant isolation (TenantIsolationTests),
 /// each checked over every route of the router, so that a new route is covered at once.

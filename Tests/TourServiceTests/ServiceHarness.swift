@@ -3,13 +3,13 @@ import Glibc
 #endif
 import Foundation
 import Testing
-import HTTPCore
-import Hashing
-import Logging
+import NTHTTPCore
+import NTHashing
+import NTLogging
 import TestSupport
-import SQLKit
-import ObjectStorage
-@testable import TourService
+import NTSQLKit
+import NTObjectStorage
+@testable import NTTourService
 
 /// A toursd service on a fresh data directory, served on 127.0.0.1 with an OS-chosen port,
 /// with two tenants ("alpha", "beta") and a token each.

@@ -1,10 +1,10 @@
 import Foundation
 import Testing
-import Logging
-import PostgresDB
+import NTLogging
+import NTPostgresDB
 import TestSupport
 import TestTraits
-@testable import TourService
+@testable import NTTourService
 
 /// Two daemons on one PostgreSQL and one blob folder (issue 16 "tus across instances"): a
 /// newer PATCH arriving at the other daemon than a stalled one wins, without corrupting the

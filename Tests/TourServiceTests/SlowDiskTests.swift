@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 import TestSupport
 import TestTraits
-@testable import TourService
+@testable import NTTourService
 
 /// Nothing that waits on a disk runs on an event loop: with the file I/O pool stalled (a disk
 /// that takes seconds), requests that need no file are answered on other connections while it

@@ -3,10 +3,10 @@ import Glibc
 #endif
 import Foundation
 import Testing
-import Logging
+import NTLogging
 import TestSupport
 import TestTraits
-@testable import TourService
+@testable import NTTourService
 
 /// What toursd does when it opens its data directory.
 @Suite(.hangGuard) struct StartupTests {

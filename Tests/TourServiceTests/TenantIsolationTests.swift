@@ -1,10 +1,10 @@
 import Foundation
 import Testing
-import HTTPCore
-import Logging
+import NTHTTPCore
+import NTLogging
 import TestSupport
 import TestTraits
-@testable import TourService
+@testable import NTTourService
 
 /// docs/api.md "Tenants are isolated": another tenant's ids answer 404 on every route, and
 /// nothing of theirs changes. Table-driven over the router itself.

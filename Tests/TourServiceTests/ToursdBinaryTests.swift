@@ -8,7 +8,7 @@ import FoundationNetworking
 import Testing
 import TestSupport
 import TestTraits
-@testable import TourService
+@testable import NTTourService
 
 /// The built toursd executable, as operators and the other issues' checks use it.
 @Suite(.hangGuard) struct ToursdBinaryTests {

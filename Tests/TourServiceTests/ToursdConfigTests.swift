@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
-@testable import TourService
+@testable import NTTourService
 
 @Suite(.hangGuard) struct ToursdConfigTests {
     @Test func defaultsAreTheEmbeddedConfiguration() throws {

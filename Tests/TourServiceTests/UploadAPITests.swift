@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
-@testable import TourService
+@testable import NTTourService
 
 /// docs/api.md "Panoramas — resumable upload (tus 1.0.0)".
 @Suite(.hangGuard) struct UploadAPITests {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
-@testable import TourService
+@testable import NTTourService
 
 /// An unfinished upload holds no file descriptor between its PATCHes (security finding:
 /// 20,000 creations exhausted the daemon's descriptors and cut every tenant off).

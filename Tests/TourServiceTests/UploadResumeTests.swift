@@ -3,10 +3,10 @@ import Glibc
 #endif
 import Foundation
 import Testing
-import Logging
+import NTLogging
 import TestSupport
 import TestTraits
-@testable import TourService
+@testable import NTTourService
 
 /// Resuming: connections cut mid-PATCH, a newer PATCH taking over, restarts.
 @Suite(.hangGuard) struct UploadResumeTests {

@@ -3,9 +3,9 @@ import Synchronization
 import Testing
 import TestSupport
 import TestTraits
-import ThreadPools
-@testable import HTTPCore
-@testable import TourService
+import NTThreadPools
+@testable import NTHTTPCore
+@testable import NTTourService
 
 /// The sessions of resumable uploads, without sockets or a database. A daemon another one asks
 /// to give an upload up lets go only once the offsets of its durable steps are recorded: the

@@ -2,9 +2,9 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
-@testable import TourService
-import HTTPCore
-import Logging
+@testable import NTTourService
+import NTHTTPCore
+import NTLogging
 
 private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)), level: .error)
 

@@ -1,7 +1,7 @@
 import Testing
 import TestSupport
 import TestTraits
-@testable import TourService
+@testable import NTTourService
 
 /// The signalled waits with a time limit (the feed's long-poll, the draft HEAD's grace). Each
 /// wait is a task group of two tasks: beside the whole suite's load on two cores these need

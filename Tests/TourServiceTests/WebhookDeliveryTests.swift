@@ -3,13 +3,13 @@ import Glibc
 #endif
 import Foundation
 import Testing
-import Hashing
-import HTTPCore
-import Logging
+import NTHashing
+import NTHTTPCore
+import NTLogging
 import Synchronization
 import TestSupport
 import TestTraits
-@testable import TourService
+@testable import NTTourService
 
 /// Webhooks (docs/webhooks.md) against a real receiver on loopback: what it is sent, signed,
 /// in order, again after failures, and what the API says of it.

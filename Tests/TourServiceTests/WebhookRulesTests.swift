@@ -1,7 +1,7 @@
 import Testing
-import Hashing
-import APIModel
-@testable import TourService
+import NTHashing
+import NTAPIModel
+@testable import NTTourService
 
 /// The webhook pieces that decide without I/O: signatures, targets, addresses, retries.
 @Suite struct WebhookRulesTests {

@@ -1,6 +1,6 @@
-import APIModel
+import NTAPIModel
 import Testing
-@testable import TourViewer
+@testable import NTTourViewer
 
 /// Walking a tour (issue "The tour as a product"): its order, its titles, the ways on from each
 /// panorama and where they stand in its image; and the panorama page that shows them.

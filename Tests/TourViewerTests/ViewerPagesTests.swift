@@ -1,7 +1,7 @@
-import APIModel
+import NTAPIModel
 import Foundation
 import Testing
-@testable import TourViewer
+@testable import NTTourViewer
 
 /// The pages as pure functions of documents.
 @Suite struct ViewerPagesTests {

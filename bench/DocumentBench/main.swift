@@ -2,7 +2,7 @@
 // JSONDecoder on the same documents, in the same run: the measurement behind the choice in
 // docs/http-core.md. The tour document of bench/documents.sh (30 rooms with capture output,
 // 200 panoramas) written, and a plan of 30 rooms read.
-import APIModel
+import NTAPIModel
 import Foundation
 
 /// Opaque capture output as Codable has to carry it: a value tree.

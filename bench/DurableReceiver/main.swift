@@ -8,7 +8,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Hashing
+import NTHashing
 
 /// A plain type, not top-level code: closures there would be main-actor isolated.
 enum DurableReceiver {

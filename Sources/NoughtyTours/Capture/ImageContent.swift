@@ -1,4 +1,4 @@
-import APIModel
+import NTAPIModel
 import Foundation
 
 /// What an image file holds, told by its bytes rather than its name: the format and the pixel

@@ -2,8 +2,8 @@
 import Glibc
 #endif
 import Foundation
-import Hashing
-import SQLiteDB
+import NTHashing
+import NTSQLiteDB
 
 /// What a recorded panorama came to.
 public enum PanoramaOutcome: Sendable, Equatable {

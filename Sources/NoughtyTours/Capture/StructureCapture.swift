@@ -1,6 +1,6 @@
-import APIModel
+import NTAPIModel
 import Foundation
-import SQLiteDB
+import NTSQLiteDB
 
 /// Whether a scan starts from nothing or continues the plan the floor has (the seed's
 /// StructureCaptureMode).

@@ -1,4 +1,4 @@
-import APIModel
+import NTAPIModel
 
 /// A property, as the SDK's screens and events hand it out. Opaque: made only by the library
 /// (a hand-built handle could only name a row that does not exist).

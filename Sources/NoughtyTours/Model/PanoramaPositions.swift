@@ -1,8 +1,8 @@
-import APIModel
+import NTAPIModel
 
 /// Where a panorama was taken on its floor's plan (docs/client.md "Positions"): the API's own
 /// type, so the library and the server read a position by the same rules.
-public typealias PanoramaPosition = APIModel.PanoramaPosition
+public typealias PanoramaPosition = NTAPIModel.PanoramaPosition
 
 extension PanoramaPosition {
     /// A position checked as the server checks it: `invalidInput` for coordinates past

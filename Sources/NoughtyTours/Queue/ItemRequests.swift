@@ -1,6 +1,6 @@
-import APIModel
+import NTAPIModel
 import Foundation
-import Hashing
+import NTHashing
 
 /// The server the queue talks to: its base URL and the tenant's token.
 struct ServerEndpoint: Sendable {

@@ -1,6 +1,6 @@
-import APIModel
+import NTAPIModel
 import Foundation
-import SQLiteDB
+import NTSQLiteDB
 
 /// How one attempt at an item ended.
 enum AttemptOutcome: Sendable, Equatable {

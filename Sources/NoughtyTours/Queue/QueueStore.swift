@@ -1,5 +1,5 @@
 import Foundation
-import SQLiteDB
+import NTSQLiteDB
 
 /// One item of the durable upload queue, as the drain handles it.
 struct QueueItem: Sendable, Equatable {

@@ -1,5 +1,5 @@
 import Foundation
-import SQLiteDB
+import NTSQLiteDB
 
 /// An item of the upload queue not yet on the server, as a host lists it (`tours queue list`).
 public struct QueuedUpload: Sendable, Equatable {

@@ -1,4 +1,4 @@
-import APIModel
+import NTAPIModel
 import Foundation
 
 /// A property as the server lists it (`PropertyManagement.remoteProperties()`).

@@ -1,4 +1,4 @@
-import SQLiteDB
+import NTSQLiteDB
 
 /// The local database's schema, applied by the same migrator as the server's. Embedded: the
 /// library ships no files of its own.

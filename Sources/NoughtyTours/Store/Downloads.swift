@@ -1,6 +1,6 @@
-import APIModel
+import NTAPIModel
 import Foundation
-import SQLiteDB
+import NTSQLiteDB
 
 /// Bringing a server's tour into local storage (`download(propertyId:)`): pure SQL on a
 /// connection. What the server holds replaces what this station holds, except local work

@@ -1,6 +1,6 @@
 import Foundation
-import SQLiteDB
-import ThreadPools
+import NTSQLiteDB
+import NTThreadPools
 
 /// The library's local storage: one SQLite connection (WAL, synchronous=FULL) in the storage
 /// directory, used only from this actor. Every write is a transaction; the tables it changed

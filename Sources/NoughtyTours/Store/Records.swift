@@ -1,5 +1,5 @@
 import Foundation
-import SQLiteDB
+import NTSQLiteDB
 
 /// Reading handles and status out of the local database.
 enum Records {

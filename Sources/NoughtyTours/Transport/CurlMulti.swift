@@ -1,4 +1,4 @@
-import CCurl
+import CNTCurl
 import Foundation
 import Synchronization
 

@@ -1,4 +1,4 @@
-import CCurl
+import CNTCurl
 
 /// libcurl's process-wide set-up. `curl_global_init` is not thread-safe and must run once
 /// before any handle is made (the mistake of lazily calling it from several threads): a

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CCurl
+import CNTCurl
 import Foundation
 import Synchronization
 

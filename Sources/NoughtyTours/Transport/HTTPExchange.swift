@@ -1,4 +1,4 @@
-import APIModel
+import NTAPIModel
 import Foundation
 
 /// One request the queue sends. Bodies are bytes held in memory (small JSON) or a range of a

@@ -3,8 +3,8 @@ import Glibc
 #endif
 import Foundation
 import TestSupport
-@testable import HTTPCore
-import Logging
+@testable import NTHTTPCore
+import NTLogging
 
 /// An HTTPServer on 127.0.0.1 with a port the OS picks, for one test.
 final class TestServer: Sendable {

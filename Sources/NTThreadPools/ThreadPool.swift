@@ -1,0 +1,365 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CNTLinux
+import Dispatch
+import Synchronization
+
+/// A fixed set of threads. Two uses:
+/// - the calls that block (file writes, `fsync`, `rename`, hashing a large file, SQLite): async
+///   code hands them over with `run` and is resumed with the result, so no event loop and no
+///   thread of Swift's cooperative pool ever waits on a disk (NIO's `NIOThreadPool`);
+/// - as a `TaskExecutor`, the threads request handlers run on, so that a server does not
+///   depend on its host leaving Swift's cooperative pool free (a test or a tool that blocks
+///   those threads would starve the handlers).
+/// Jobs given to the pool start in the order given, on whichever thread is free. Each job is
+/// told the index of the thread that runs it (0..<threads), so a pool can give each thread a
+/// resource of its own: the SQLite pool gives each reader thread its own connection.
+///
+/// A pool made with `io` gives each thread descriptors of its own to watch (PostgreSQL's
+/// handler threads each drive their own connection): the thread polls them when it has no job,
+/// and turns its `ThreadIO` after each run of jobs. There a task resumed by one of the pool's
+/// threads stays on that thread (the answer its connection read), with no hand-over.
+public final class ThreadPool: TaskExecutor, Sendable {
+    public let name: String
+    public let threadCount: Int
+    private let queue: JobQueue
+    private let keepsOwnJobs: Bool
+
+    /// Starts `threads` threads (0: one per online CPU). `niceness` above 0 lowers their
+    /// priority, so that bulk work (hashing and writing uploads) gives way to the threads that
+    /// answer requests. `beforeEachJob`, when given, runs on the pool thread before every job:
+    /// tests inject a slow disk with it. `io` gives each thread (by its index, on the thread)
+    /// what it watches besides its jobs.
+    public init(name: String, threads: Int, niceness: Int32 = 0, beforeEachJob: (@Sendable () -> Void)? = nil,
+                io: (@Sendable (_ thread: Int) -> any ThreadIO)? = nil) {
+        let threads = threads > 0 ? threads : Self.onlineCPUs
+        self.name = name
+        self.threadCount = threads
+        keepsOwnJobs = io != nil
+        queue = JobQueue(threads: threads)
+        for index in 0..<threads {
+            let queue = self.queue
+            let identity = ThreadIdentity(pool: ObjectIdentifier(queue), index: index)
+            startThread(named: "\(name)-\(index)") {
+                identity.adopt()
+                if niceness != 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(nt_gettid()), niceness) }
+                let watched = io?(index)
+                queue.serve(index, watched) { job in
+                    beforeEachJob?()
+                    job(index)
+                }
+                watched?.stopped()
+            }
+        }
+    }
+
+    deinit { queue.stop() }
+
+    /// The CPUs online: the thread count of a pool made with 0.
+    public static var onlineCPUs: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+
+    /// Runs `body` on a pool thread and returns what it returned or throws what it threw.
+    public func run<T: Sendable>(_ body: @escaping @Sendable (_ thread: Int) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let accepted = queue.put { thread in continuation.resume(with: Result { try body(thread) }) }
+            if !accepted { continuation.resume(throwing: PoolStopped(pool: name)) }
+        }
+    }
+
+    /// `run` for work that does not need to know its thread.
+    public func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await run { (_: Int) in try body() }
+    }
+
+    /// Runs `job` on a pool thread without waiting for it (clean-up nobody waits for); on the
+    /// thread of index `thread` when given (what only that thread may touch). Returns false
+    /// when the pool has stopped and the job will not run.
+    @discardableResult
+    public func submit(to thread: Int? = nil, _ job: @escaping @Sendable (_ thread: Int) -> Void) -> Bool {
+        queue.put(job, to: thread)
+    }
+
+    /// Runs `body` on a pool thread and blocks the calling thread until it is done: for
+    /// start-up and command-line tools only, never on a request's path.
+    public func runAndWait<T: Sendable>(_ body: @escaping @Sendable (_ thread: Int) throws -> T) throws -> T {
+        try waitFor { finish in queue.put { thread in finish(Result { try body(thread) }) } }
+    }
+
+    /// Runs async `work` as a task on this pool and blocks the calling thread until it is done:
+    /// start-up and command-line tools only (`SQLStorage.readBlocking`, `writeBlocking`).
+    public func runAndWait<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
+        try waitFor { finish in
+            Task(executorPreference: self) {
+                do { finish(.success(try await work())) } catch { finish(.failure(error)) }
+            }
+            return true
+        }
+    }
+
+    /// Blocks until `start`'s work calls `finish`; throws when `start` could not begin it.
+    private func waitFor<T: Sendable>(_ start: (_ finish: @escaping @Sendable (Result<T, any Error>) -> Void) -> Bool) throws -> T {
+        // A pool thread (request handlers run on one) blocking on a pool stalls every task
+        // queued behind it, and deadlocks when the pool is its own.
+        assert(ThreadIdentity.current == nil, "runAndWait on the \(name) pool from a pool thread: await run instead")
+        let outcome = Mutex<Result<T, any Error>?>(nil)
+        let done = Latch()
+        guard start({ result in
+            outcome.withLock { $0 = result }
+            done.open()
+        }) else { throw PoolStopped(pool: name) }
+        done.wait()
+        return try outcome.withLock { $0! }.get()
+    }
+
+    /// The index of the calling thread when it is one of this pool's; nil otherwise. A pool
+    /// whose threads own a resource each (a database connection) uses it to run work for its
+    /// own threads in place.
+    public var indexOfCurrentThread: Int? {
+        ThreadIdentity.current.flatMap { $0.pool == ObjectIdentifier(queue) ? $0.index : nil }
+    }
+
+    /// Lets the threads finish what is queued and exit. Jobs submitted afterwards are refused.
+    public func stop() { queue.stop() }
+
+    /// Runs a task's job on a pool thread (`Task(executorPreference: pool)`); with `io`, a job
+    /// enqueued by one of the pool's threads stays on it.
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let accepted = queue.put({ [self] _ in job.runSynchronously(on: asUnownedTaskExecutor()) },
+                                 to: keepsOwnJobs ? indexOfCurrentThread : nil)
+        // A stopped pool still runs what it is given, so no task is left suspended for ever; on
+        // a Dispatch thread, never in place: whoever created the task may hold a lock that the
+        // task takes (a preview's making entered under its table's lock).
+        if !accepted { DispatchQueue.global().async { job.runSynchronously(on: self.asUnownedTaskExecutor()) } }
+    }
+}
+
+/// What a pool thread watches besides its jobs (`ThreadPool`'s `io`). Every call comes on the
+/// thread it was made for.
+public protocol ThreadIO: AnyObject {
+    /// After each run of jobs and after each poll: does what the jobs asked (sends it) and
+    /// hands out what has come.
+    func turn()
+    /// Before the thread sleeps: appends the descriptors to poll, and says until when it may
+    /// sleep (nil: until a descriptor or a job wakes it).
+    func descriptors(_ polled: inout [pollfd]) -> ContinuousClock.Instant?
+    /// What poll said of the descriptors `descriptors` appended, in their order.
+    func polled(_ polled: ArraySlice<pollfd>)
+    /// The pool has stopped and the thread is about to end: fail what is still awaited.
+    func stopped()
+}
+
+/// The pool stopped before the job could run.
+public struct PoolStopped: Error, Sendable, CustomStringConvertible {
+    public let pool: String
+    public init(pool: String) { self.pool = pool }
+    public var description: String { "the \(pool) thread pool has stopped" }
+}
+
+/// The pool's jobs: one FIFO any thread takes from, and one per thread for what only that
+/// thread may run. A thread with nothing to do sleeps in poll on an eventfd of its own (and
+/// its `ThreadIO`'s descriptors); a job put wakes one sleeping thread, or the thread it is for.
+private final class JobQueue: Sendable {
+    typealias Job = @Sendable (Int) -> Void
+
+    private struct Jobs: ~Copyable {
+        var shared = FIFO()
+        var own: [FIFO]
+        var sleeping: [Bool]
+        var stopping = false
+    }
+
+    /// A taken job's slot is emptied at once: under steady load the queue never drains, and a
+    /// kept closure would keep what it captured (a body's write batch).
+    private struct FIFO {
+        private var jobs: [Job?] = []
+        private var head = 0
+        var isEmpty: Bool { head == jobs.count }
+
+        mutating func append(_ job: @escaping Job) { jobs.append(job) }
+
+        mutating func take() -> Job? {
+            guard head < jobs.count else { return nil }
+            let job = jobs[head]
+            jobs[head] = nil
+            head += 1
+            if head == jobs.count {
+                jobs.removeAll(keepingCapacity: jobs.count <= 1024)
+                head = 0
+            } else if head >= 1024 && head * 2 >= jobs.count {
+                jobs.removeFirst(head)
+                head = 0
+            }
+            return job
+        }
+    }
+
+    private let jobs: Mutex<Jobs>
+    /// Each thread's wake-up descriptor.
+    private let wakes: [Int32]
+
+    init(threads: Int) {
+        jobs = Mutex(Jobs(own: Array(repeating: FIFO(), count: threads), sleeping: Array(repeating: false, count: threads)))
+        wakes = (0..<threads).map { _ in
+            let descriptor = nt_eventfd()
+            precondition(descriptor >= 0, "eventfd failed: \(errno)")
+            return descriptor
+        }
+    }
+
+    deinit { for descriptor in wakes { _ = Glibc.close(descriptor) } }
+
+    /// Queues `job` for any thread, or for thread `thread` only; false once stopping.
+    func put(_ job: @escaping Job, to thread: Int? = nil) -> Bool {
+        let woken = jobs.withLock { jobs -> Int?? in
+            guard !jobs.stopping else { return .none }
+            let sleeper: Int?
+            if let thread {
+                jobs.own[thread].append(job)
+                sleeper = jobs.sleeping[thread] ? thread : nil
+            } else {
+                jobs.shared.append(job)
+                sleeper = jobs.sleeping.firstIndex(of: true)
+            }
+            if let sleeper { jobs.sleeping[sleeper] = false }
+            return .some(sleeper)
+        }
+        guard let woken else { return false }
+        if let woken { poke(woken) }
+        return true
+    }
+
+    /// Runs thread `thread`'s jobs until the queue stops and has nothing left for it.
+    func serve(_ thread: Int, _ io: (any ThreadIO)?, run: (Job) -> Void) {
+        var polled: [pollfd] = []
+        while true {
+            // A bounded run, so that what its jobs asked goes out while more keep coming.
+            var ran = 0
+            while ran < 64, let job = next(for: thread) {
+                run(job)
+                ran += 1
+            }
+            io?.turn()
+            if ran > 0 { continue }
+            polled.removeAll(keepingCapacity: true)
+            polled.append(pollfd(fd: wakes[thread], events: Int16(POLLIN), revents: 0))
+            let until = io?.descriptors(&polled)
+            let asleep = jobs.withLock { jobs -> Bool? in
+                // Asleep only with nothing queued for it (the turn may have queued some): a
+                // put after this wakes it.
+                guard jobs.shared.isEmpty, jobs.own[thread].isEmpty else { return false }
+                if jobs.stopping { return nil }
+                jobs.sleeping[thread] = true
+                return true
+            }
+            guard let asleep else { return }
+            guard asleep else { continue }
+            let timeout: Int32 = until.map { at in
+                let left = at - ContinuousClock.now
+                return Int32(clamping: max(0, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1))
+            } ?? -1
+            _ = poll(&polled, nfds_t(polled.count), timeout)
+            jobs.withLock { $0.sleeping[thread] = false }
+            if polled[0].revents != 0 {
+                var count: UInt64 = 0
+                _ = read(wakes[thread], &count, 8)
+            }
+            io?.polled(polled[1...])
+        }
+    }
+
+    /// The thread's own jobs first, then the shared ones.
+    private func next(for thread: Int) -> Job? {
+        jobs.withLock { jobs in jobs.own[thread].take() ?? jobs.shared.take() }
+    }
+
+    func stop() {
+        let sleepers = jobs.withLock { jobs -> [Int] in
+            jobs.stopping = true
+            defer { jobs.sleeping = jobs.sleeping.map { _ in false } }
+            return jobs.sleeping.indices.filter { jobs.sleeping[$0] }
+        }
+        for thread in sleepers { poke(thread) }
+    }
+
+    private func poke(_ thread: Int) {
+        var one: UInt64 = 1
+        _ = write(wakes[thread], &one, 8)
+    }
+}
+
+/// A one-shot gate a thread waits on until another opens it.
+private final class Latch: @unchecked Sendable {
+    private let condition = ConditionLock()
+    private var isOpen = false
+
+    func open() {
+        condition.withLock {
+            isOpen = true
+            condition.broadcast()
+        }
+    }
+
+    func wait() {
+        condition.withLock {
+            while !isOpen { condition.wait() }
+        }
+    }
+}
+
+/// A pthread mutex with a condition variable, for threads that sleep until told.
+private final class ConditionLock: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+
+    init() {
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(condition, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+
+    /// Inside `withLock`: sleeps until signalled (or spuriously; callers loop on their state).
+    func wait() { pthread_cond_wait(condition, mutex) }
+    func signal() { pthread_cond_signal(condition) }
+    func broadcast() { pthread_cond_broadcast(condition) }
+}
+
+/// Which pool thread the calling thread is, kept in a thread-specific slot.
+private final class ThreadIdentity: Sendable {
+    let pool: ObjectIdentifier
+    let index: Int
+
+    init(pool: ObjectIdentifier, index: Int) {
+        self.pool = pool
+        self.index = index
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        precondition(pthread_key_create(&key, nil) == 0, "pthread_key_create failed")
+        return key
+    }()
+
+    /// Marks the calling thread as this one, for its whole life (pool threads never exit
+    /// before their pool is done).
+    func adopt() {
+        pthread_setspecific(Self.key, Unmanaged.passRetained(self).toOpaque())
+    }
+
+    static var current: ThreadIdentity? {
+        pthread_getspecific(key).map { Unmanaged<ThreadIdentity>.fromOpaque($0).takeUnretainedValue() }
+    }
+}

@@ -1,0 +1,131 @@
+import NTThreadPools
+import Foundation
+import NTHTTPCore
+import NTLogging
+import NTSQLiteDB
+
+/// What every route of the service shares: storage, files, limits, the log. Its database and
+/// file calls are async: they run on the SQLite pool's and the I/O pool's threads, never on
+/// an event loop or a thread of Swift's cooperative pool.
+final class ServiceContext: Sendable {
+    let pool: any SQLStorage
+    let blobs: any BlobStore
+    let config: ToursdConfig
+    let logger: Logger
+    let crashPoints: CrashPoints
+    /// With several daemons on one PostgreSQL: the locks they take turns by (nil on SQLite).
+    let advisoryLocks: AdvisoryLocks?
+    /// Panorama ids whose file and row are being changed: one request at a time per id.
+    let panoramaTurns: PanoramaTurns
+    let previews: PreviewCache
+    /// Cube tiles of large panoramas, made on the previews' image pool.
+    let tiles: PanoramaTiles
+    /// Failed viewer sign-ins by client address, shared by every daemon on the database.
+    let signIns: SignInLimiter
+    let knownTokens: KnownTokens
+    /// The feed's long-polls, woken when this daemon commits a write with events of their
+    /// tenant (events are written in the transaction of their change).
+    let commits = TenantCommits()
+    /// The database's deployment id (`DeploymentStore`): the blob store it may sweep holds it.
+    let deployment: String
+
+    init(pool: any SQLStorage, blobs: any BlobStore, deployment: String, config: ToursdConfig, logger: Logger, crashPoints: CrashPoints) {
+        self.pool = pool
+        self.blobs = blobs
+        self.deployment = deployment
+        advisoryLocks = config.databaseUrl.isEmpty ? nil : AdvisoryLocks(url: config.databaseUrl)
+        panoramaTurns = PanoramaTurns(shared: advisoryLocks, waitSeconds: Double(config.uploadTakeoverSeconds))
+        previews = PreviewCache(dataDir: config.dataDir, io: blobs.io, config: config, logger: logger, shared: blobs as? BucketBlobStore)
+        tiles = PanoramaTiles(dataDir: config.dataDir, io: blobs.io, images: previews.decoders, memory: previews.memory, config: config, logger: logger)
+        signIns = SignInLimiter(pool: pool, allowed: config.signInFailuresAllowed, window: config.signInWindowSeconds)
+        knownTokens = KnownTokens(capacity: config.tokenCacheEntries, threads: pool.handlerThreads)
+        self.config = config
+        self.logger = logger
+        self.crashPoints = crashPoints
+    }
+
+    /// The tenant of the request's bearer token (docs/api.md "Tenants are isolated"), asked of the
+    /// database.
+    func authenticate(_ request: Request) async throws -> Int64 {
+        let digest = try tokenDigest(request)
+        // A database error goes on as it is: `ServiceErrors` maps it (503, 507, 500).
+        guard let tenant = try await tenantOf(digest) else { throw ServiceError(.unauthorized, "unknown or revoked token") }
+        knownTokens.remember(digest, tenant: tenant)
+        return tenant
+    }
+
+    /// The tenant this daemon last let the request's token in for; nil when it does not know
+    /// the token.
+    func knownTenant(_ request: Request) throws -> (digest: [UInt8], tenant: Int64)? {
+        let digest = try tokenDigest(request)
+        return knownTokens.tenant(of: digest).map { (digest, $0) }
+    }
+
+    /// The token's check, asked now (beside the route's first read, on PostgreSQL in its
+    /// batch) and awaited with `stillValid` before the answer leaves.
+    func tokenCheck(_ digest: [UInt8]) -> SQLPendingRows {
+        pool.prefetch(TenantStore.tokenQuery(digest))
+    }
+
+    /// Whether the token is still good for `tenant` (not revoked since), as `check` found.
+    func stillValid(_ check: SQLPendingRows, _ digest: [UInt8], tenant: Int64) async throws -> Bool {
+        TenantStore.validToken(in: try await check.rows(), digest: digest)?.tenant == tenant
+    }
+
+    private func tenantOf(_ digest: [UInt8]) async throws -> Int64? {
+        TenantStore.validToken(in: try await pool.statement(TenantStore.tokenQuery(digest)), digest: digest)?.tenant
+    }
+
+    private func tokenDigest(_ request: Request) throws(ServiceError) -> [UInt8] {
+        guard let header = request.headers["authorization"] else { throw ServiceError(.unauthorized, "a bearer token is required") }
+        guard let token = BearerToken.parse(header) else {
+            throw ServiceError(.unauthorized, "Authorization must be \"Bearer <token>\"")
+        }
+        return Secrets.hash(token)
+    }
+
+    /// Writes in a transaction of its own, durable when this returns.
+    func write<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
+        let (value, tenants) = try await pool.write { db in
+            let noting = EventNotingConnection(db)
+            return (try await body(noting), noting.tenants)
+        }
+        commits.committed(tenants)
+        return value
+    }
+
+    /// The database's lines of /metrics: its round trips, where it is across a network.
+    var databaseMetrics: String {
+        guard let trips = pool.roundTrips else { return "" }
+        return """
+            # HELP toursd_database_round_trips_total Batches of statements sent to PostgreSQL (one send, one wait each).
+            # TYPE toursd_database_round_trips_total counter
+            toursd_database_round_trips_total \(trips)
+
+            """
+    }
+
+    /// A read of one statement (one snapshot, no transaction around it).
+    func readOne<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
+        try await pool.readOne(body)
+    }
+
+    /// Reads one committed state.
+    func read<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
+        try await pool.read(body)
+    }
+}
+
+/// `Authorization: Bearer <token>` (RFC 6750 §2.1); the scheme is case-insensitive (RFC 9110
+/// §11.1). Read as bytes: it is on every request's way.
+enum BearerToken {
+    static func parse(_ header: String) -> String? {
+        let bytes = Array(header.utf8)
+        guard bytes.count > 7, bytes[6] == UInt8(ascii: " "),
+              zip(bytes[0..<6], "bearer".utf8).allSatisfy({ $0 | 0x20 == $1 }) else { return nil }
+        let token = bytes[7...].drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        let end = token.lastIndex { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }
+        guard let end else { return nil }
+        return String(decoding: token[..<(end + 1)], as: UTF8.self)
+    }
+}

@@ -1,0 +1,83 @@
+import NTAPIModel
+import NTHTTPCore
+
+/// Why a request to the sync service failed, as a value: a code of docs/api.md's error table and a
+/// message for the person reading it. `httpError` is the one place these become HTTP.
+public struct ServiceError: HTTPErrorConvertible, Equatable {
+    public enum Code: String, Sendable, CaseIterable {
+        case badRequest = "bad_request"
+        case digestMismatch = "digest_mismatch"
+        case unauthorized
+        case forbidden
+        case notFound = "not_found"
+        case conflict
+        case notContinuable = "not_continuable"
+        case payloadTooLarge = "payload_too_large"
+        case unsupportedMediaType = "unsupported_media_type"
+        case rangeNotSatisfiable = "range_not_satisfiable"
+        case preconditionFailed = "precondition_failed"
+        case offsetMismatch = "offset_mismatch"
+        case checksumMismatch = "checksum_mismatch"
+        case tooManyRequests = "too_many_requests"
+        case unavailable
+        case insufficientStorage = "insufficient_storage"
+        case `internal`
+    }
+
+    public let code: Code
+    public let message: String
+    /// When asking again can work (`Retry-After`, RFC 9110 §10.2.3), for `tooManyRequests`.
+    public var retryAfterSeconds: Int?
+
+    public init(_ code: Code, _ message: String, retryAfterSeconds: Int? = nil) {
+        self.code = code
+        self.message = message
+        self.retryAfterSeconds = retryAfterSeconds
+    }
+
+    public static func badRequest(_ message: String) -> ServiceError { ServiceError(.badRequest, message) }
+    public static func notFound(_ what: String, _ id: String) -> ServiceError { ServiceError(.notFound, "no \(what) \(id)") }
+    public static func conflict(_ message: String) -> ServiceError { ServiceError(.conflict, message) }
+
+    /// The server could not do it (its disk, its database): trying again may work. Every
+    /// other code refuses the request for what it asks, and asking again changes nothing.
+    var isServerFailure: Bool { code == .internal || code == .insufficientStorage || code == .unavailable }
+
+    /// The status and headers of each code (docs/api.md "Errors").
+    public var httpError: HTTPError {
+        switch code {
+        case .badRequest, .digestMismatch: return HTTPError(.badRequest, code: code.rawValue, message)
+        case .unauthorized:
+            return HTTPError(.unauthorized, code: code.rawValue, message,
+                             headers: [HTTPField(name: "WWW-Authenticate", value: "Bearer realm=\"toursd\"")])
+        case .forbidden: return HTTPError(.forbidden, code: code.rawValue, message)
+        case .notFound: return HTTPError(.notFound, code: code.rawValue, message)
+        case .conflict, .notContinuable, .offsetMismatch: return HTTPError(.conflict, code: code.rawValue, message)
+        case .preconditionFailed:
+            return HTTPError(.preconditionFailed, code: code.rawValue, message, headers: [HTTPField(name: "Tus-Version", value: TusHeaders.version)])
+        case .checksumMismatch: return HTTPError(.checksumMismatch, code: code.rawValue, message)
+        case .payloadTooLarge: return HTTPError(.contentTooLarge, code: code.rawValue, message)
+        case .unsupportedMediaType: return HTTPError(.unsupportedMediaType, code: code.rawValue, message)
+        case .rangeNotSatisfiable: return HTTPError(.rangeNotSatisfiable, code: code.rawValue, message)
+        case .tooManyRequests:
+            return HTTPError(.tooManyRequests, code: code.rawValue, message,
+                             headers: [HTTPField(name: "Retry-After", value: String(retryAfterSeconds ?? 1))])
+        case .unavailable:
+            return HTTPError(.serviceUnavailable, code: code.rawValue, message,
+                             headers: [HTTPField(name: "Retry-After", value: String(retryAfterSeconds ?? 1))])
+        case .insufficientStorage: return HTTPError(.insufficientStorage, code: code.rawValue, message)
+        case .internal: return HTTPError(.internalServerError, code: code.rawValue, message)
+        }
+    }
+}
+
+extension ServiceError {
+    /// A request body or field the API model refused: a 400 with its message.
+    static func parsing<T>(_ body: () throws(InvalidDocument) -> T) throws(ServiceError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw .badRequest(error.message)
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import NTAPIModel
+import NTHTTPCore
+import NTLogging
+import NTPostgresDB
+import NTSQLiteDB
+
+/// The tenant a request's bearer token belongs to, set by `Authentication`.
+enum Tenant: RequestAttribute {
+    typealias Value = Int64
+}
+
+extension Request {
+    /// A paged list's `?limit=N&after=CURSOR` (docs/api.md: limit 1 to 200, 50 by default; the cursor
+    /// an id of the list).
+    func pageQuery() throws -> (limit: Int, after: String?) {
+        var limit = 50
+        if let text = try queryParameter("limit") {
+            guard let value = Int(text), (1...200).contains(value) else { throw ServiceError.badRequest("limit must be 1 to 200") }
+            limit = value
+        }
+        return (limit, try queryParameter("after").map { text throws(ServiceError) in try Identifier.checked(text, "after") })
+    }
+}
+
+extension Request {
+    /// The authenticated tenant. Only routes behind `Authentication` ask.
+    var tenant: Int64 {
+        guard let tenant = attributes[Tenant.self] else { preconditionFailure("\(path) is not behind Authentication") }
+        return tenant
+    }
+}
+
+/// Every `/v1` route: the bearer token's tenant, or 401 before any body is read. A GET with a
+/// token this daemon knows goes on at once, its token's check (one statement) asked just
+/// before the route's reads (on PostgreSQL in the same batch as the first) and awaited before
+/// the answer leaves: a revoked token gets 401 whatever the route found. A GET writes nothing.
+struct Authentication: Middleware {
+    let context: ServiceContext
+
+    func respond(to request: Request, next: RequestResponder) async throws -> Response {
+        var request = request
+        guard request.method == .get, let (digest, tenant) = try context.knownTenant(request) else {
+            request.attributes[Tenant.self] = try await context.authenticate(request)
+            return try await next(request)
+        }
+        request.attributes[Tenant.self] = tenant
+        let check = context.tokenCheck(digest)
+        let response: Response
+        do {
+            response = try await next(request)
+        } catch {
+            guard try await context.stillValid(check, digest, tenant: tenant) else { throw ServiceError(.unauthorized, "unknown or revoked token") }
+            throw error
+        }
+        guard try await context.stillValid(check, digest, tenant: tenant) else { throw ServiceError(.unauthorized, "unknown or revoked token") }
+        return response
+    }
+}
+
+/// Every tus request but OPTIONS: `Tus-Resumable` must name the version served (412). A
+/// request of the IETF draft on the same resources (`Uploads.speaksDraft`) goes on.
+struct TusVersionCheck: Middleware {
+    func respond(to request: Request, next: RequestResponder) async throws -> Response {
+        if Uploads.speaksDraft(request.headers) { return try await next(request) }
+        try TusHeaders.checkResumable(request.headers["tus-resumable"])
+        return try await next(request)
+    }
+}
+
+/// The service's errors on their way out: a full disk under SQLite becomes 507, and internal
+/// errors are logged with the request id. (`ServiceError.httpError` says how each is
+/// answered; any other error is a 500 the server logs.)
+struct ServiceErrors: Middleware {
+    let logger: Logger
+    /// The `Retry-After` of a database that cannot be reached.
+    var retryAfterSeconds = 1
+
+    func respond(to request: Request, next: RequestResponder) async throws -> Response {
+        do {
+            return try await next(request)
+        } catch let error as ServiceError {
+            if error.code == .internal { logger.error("request failed", ["id": request.id.description, "error": error.message]) }
+            throw error
+        } catch let error as SQLiteError where error.isDiskFull {
+            throw ServiceError(.insufficientStorage, "the server's disk is full")
+        } catch let error as DatabaseFileGone {
+            logger.error("a write was refused", ["id": request.id.description, "error": error.message])
+            throw ServiceError(.unavailable, "the server cannot store anything now: \(error.message)", retryAfterSeconds: retryAfterSeconds)
+        } catch let error as PostgresError {
+            let mapped = ServiceError(database: error, retryAfterSeconds: retryAfterSeconds)
+            if mapped.code == .internal { logger.error("request failed", ["id": request.id.description, "error": mapped.message]) }
+            throw mapped
+        }
+    }
+}
+
+extension Response {
+    /// An answer whose body is one of the API's documents.
+    static func document(_ status: HTTPStatus, _ document: some JSONDocument) -> Response {
+        .json(status, document.jsonBytes)
+    }
+}
+
+extension ServiceError {
+    /// A PostgreSQL failure as the service answers it: unreachable or restarting is 503 with
+    /// `Retry-After` (the daemon reconnects by itself), a full disk 507, anything else 500.
+    init(database error: PostgresError, retryAfterSeconds: Int) {
+        if error.isUnavailable {
+            self.init(.unavailable, "the database cannot be reached: \(error.message)", retryAfterSeconds: retryAfterSeconds)
+        } else if error.isDiskFull {
+            self.init(.insufficientStorage, "the database's disk is full")
+        } else {
+            self.init(.internal, "database error: \(error)")
+        }
+    }
+}

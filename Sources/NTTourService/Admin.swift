@@ -1,0 +1,188 @@
+import Foundation
+import NTLogging
+import NTSQLiteDB
+import NTSQLKit
+import NTObjectStorage
+
+/// The operator's commands on a data directory: migrate, and manage tokens. Each opens the
+/// database, brings it to the newest schema, and does its one thing.
+public enum Admin {
+    public struct Token: Sendable, Equatable {
+        public let id: Int64
+        public let tenant: String
+        public let createdAt: String
+        public let revoked: Bool
+    }
+
+    /// A migration and when it was applied (nil: pending).
+    public struct MigrationState: Sendable, Equatable {
+        public let fileName: String
+        public let appliedAt: String?
+    }
+
+    /// What serve refuses of a configuration before it opens anything, found by the very checks
+    /// serve makes, so that check-config and serve agree key by key: the migrations (built in,
+    /// or `migrationsDir`'s), the bucket `blobStore` names with its credentials, and the webhook
+    /// key when there is one. Each problem in words; none: serve goes on to open its stores.
+    public static func refusals(_ config: ToursdConfig) -> [String] {
+        var problems: [String] = []
+        do throws(StartupError) { _ = try SyncService.migrations(config) } catch { problems.append(error.message) }
+        do throws(StartupError) { _ = try SyncService.bucketSettings(config) } catch { problems.append(error.message) }
+        do throws(StartupError) { try WebhookKey.checkExisting(config) } catch { problems.append(error.message) }
+        return problems
+    }
+
+    /// Each migration, applied (when) or pending; applies none. Versions applied but unknown
+    /// to this toursd (a newer one migrated the database) are listed too.
+    public static func migrationStatus(_ config: ToursdConfig, logger: Logger) throws(StartupError) -> [MigrationState] {
+        let migrations = try SyncService.migrations(config)
+        let applied: [Int: (name: String, at: String)] = try withStorage(config, logger: logger, migrating: false) { pool throws(StartupError) in
+            do {
+                return try pool.readBlocking { db in
+                    guard try await db.first(db.dialect.pick(sqlite: "SELECT 1 FROM sqlite_master WHERE name = 'schema_migrations'",
+                                                       postgresql: "SELECT 1 FROM information_schema.tables WHERE table_name = 'schema_migrations'")) != nil else {
+                        return [:]
+                    }
+                    let rows = try await db.query("SELECT version, name, applied_at FROM schema_migrations")
+                    return Dictionary(uniqueKeysWithValues: rows.map { ($0["version"].int ?? 0, ($0["name"].string ?? "", $0["applied_at"].string ?? "")) })
+                }
+            } catch {
+                throw StartupError("cannot read the applied migrations: \(error)")
+            }
+        }
+        let known = Set(migrations.map(\.version))
+        let unknown = applied.filter { !known.contains($0.key) }
+            .map { Migration(version: $0.key, name: $0.value.name, sql: "") }
+        return (migrations + unknown).sorted { $0.version < $1.version }
+            .map { MigrationState(fileName: $0.fileName, appliedAt: applied[$0.version]?.at) }
+    }
+
+    /// Opens the database (migrated unless told not to), runs `body` on it, and stops it: a
+    /// command's threads and connections end with the command.
+    private static func withStorage<T>(_ config: ToursdConfig, logger: Logger, migrating: Bool = true,
+                                       _ body: (any SQLStorage) throws(StartupError) -> T) throws(StartupError) -> T {
+        let storage = try ServerStorage.open(config, logger: logger, connections: 1, migrating: migrating)
+        defer { storage.stop() }
+        return try body(storage)
+    }
+
+    /// Applies pending migrations.
+    public static func migrate(_ config: ToursdConfig, logger: Logger) throws(StartupError) {
+        try withStorage(config, logger: logger) { _ in }
+    }
+
+    /// A consistent copy of the data directory into `destination` (Backup); returns what was
+    /// linked, copied and dropped.
+    public static func backup(_ config: ToursdConfig, to destination: String) throws(StartupError) -> BackupMade {
+        guard config.databaseUrl.isEmpty else {
+            throw StartupError("backup copies an SQLite database (in dataDir); with databaseUrl set, back up PostgreSQL (pg_dump) and the blob folder or bucket instead")
+        }
+        if let settings = try SyncService.bucketSettings(config) {
+            return .manifest(objects: try BucketBackup.run(from: config.dataDir, to: destination, bucket: try connect(settings, config)))
+        }
+        guard config.blobDir.isEmpty else {
+            throw StartupError("backup copies the embedded layout (SQLite and blobs in dataDir); with blobDir set, back up the database and the blob folder instead")
+        }
+        let summary = try Backup.run(from: config.dataDir, to: destination)
+        return .files(linked: summary.linked, copied: summary.copied, dropped: summary.dropped)
+    }
+
+    /// `toursd blobs copy --to|--from s3://BUCKET/PREFIX`: the blobs the database `config`
+    /// names, between the blob folder and the bucket (BlobCopy).
+    public static func copyBlobs(_ config: ToursdConfig, _ direction: BlobCopyDirection, logger: Logger,
+                                 environment: [String: String] = ProcessInfo.processInfo.environment) throws(StartupError) -> BlobCopyOutcome {
+        if case .intoBucket = direction, try SyncService.bucketSettings(config, environment: environment) != nil {
+            throw StartupError("blobs copy --to takes the blobs of the blob folder (blobStore \"directory\"); this configuration's are in \(config.blobStore)")
+        }
+        let bucket: BucketSettings
+        do {
+            guard let settings = try BucketSettings.resolve(blobStore: direction.bucket, endpoint: config.s3Endpoint, region: config.s3Region,
+                                                            pathStyle: config.s3PathStyle, environment: environment) else {
+                throw StartupError("blobs copy takes a bucket, s3://BUCKET/PREFIX")
+            }
+            bucket = settings
+        } catch let error as StartupError {
+            throw error
+        } catch {
+            throw StartupError("\(error)")
+        }
+        let transfer = try connect(bucket, config)
+        let entries = try withStorage(config, logger: logger) { pool throws(StartupError) in
+            do {
+                return BucketBackup.entries(try pool.readBlocking { db in
+                    var rows: [[Row]] = []
+                    for statement in BucketBackup.naming { rows.append(try await db.query(statement)) }
+                    return rows
+                })
+            } catch {
+                throw StartupError("cannot read what the database names: \(error)")
+            }
+        }
+        let outcome = switch direction {
+        case .intoBucket: BlobCopy.intoBucket(entries, from: config.blobFolder, to: transfer)
+        case .intoFolder: try BlobCopy.intoFolder(entries, from: transfer, to: config.blobFolder)
+        }
+        return BlobCopyOutcome(copied: outcome.copied, present: outcome.present, bytes: outcome.bytes, problems: outcome.problems)
+    }
+
+    /// A connection to a bucket for a command, with `config`'s timeouts.
+    private static func connect(_ settings: BucketSettings, _ config: ToursdConfig) throws(StartupError) -> BucketTransfer {
+        do {
+            return try BucketTransfer.open(settings, timeouts: TransferTimeouts(connectMs: config.s3ConnectTimeoutMs, stallSeconds: config.s3StallSeconds))
+        } catch {
+            throw StartupError("\(error)")
+        }
+    }
+
+    /// What `blobs copy` did.
+    public struct BlobCopyOutcome: Sendable, Equatable {
+        public let copied: Int
+        public let present: Int
+        public let bytes: Int64
+        public let problems: [String]
+    }
+
+    /// What a backup holds besides the database.
+    public enum BackupMade: Sendable, Equatable {
+        /// The blob folder's files: linked, copied, and those no row names left out.
+        case files(linked: Int, copied: Int, dropped: Int)
+        /// The manifest of the bucket's objects the rows name, each checked to be there.
+        case manifest(objects: Int)
+    }
+
+    /// A new token for the tenant (made when missing): shown here once, stored only hashed.
+    public static func createToken(_ config: ToursdConfig, tenant: String, logger: Logger) throws(StartupError) -> (id: Int64, token: String) {
+        let name = tenant.trimmingCharacters(in: .whitespaces)
+        guard (1...100).contains(name.count) else { throw StartupError("a tenant name is 1 to 100 characters") }
+        return try withStorage(config, logger: logger) { pool throws(StartupError) in
+            do {
+                return try pool.writeBlocking { db in try await TenantStore.createToken(db, tenant: name) }
+            } catch {
+                throw StartupError("cannot create the token: \(error)")
+            }
+        }
+    }
+
+    public static func tokens(_ config: ToursdConfig, logger: Logger) throws(StartupError) -> [Token] {
+        try withStorage(config, logger: logger) { pool throws(StartupError) in
+            do {
+                return try pool.readBlocking { try await TenantStore.tokens($0) }
+                    .map { Token(id: $0.id, tenant: $0.tenant, createdAt: $0.createdAt, revoked: $0.revokedAt != nil) }
+            } catch {
+                throw StartupError("cannot list tokens: \(error)")
+            }
+        }
+    }
+
+    /// Revokes a token at once: the running daemon reads tokens on every request.
+    public static func revokeToken(_ config: ToursdConfig, id: Int64, logger: Logger) throws(StartupError) {
+        let revoked = try withStorage(config, logger: logger) { pool throws(StartupError) in
+            do {
+                return try pool.writeBlocking { db in try await TenantStore.revoke(db, id: id) }
+            } catch {
+                throw StartupError("cannot revoke the token: \(error)")
+            }
+        }
+        guard revoked else { throw StartupError("no unrevoked token with id \(id)") }
+    }
+}

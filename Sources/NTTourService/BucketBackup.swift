@@ -1,0 +1,84 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import NTObjectStorage
+import NTSQLiteDB
+import NTSQLKit
+
+/// `toursd backup DEST` with a bucket (and SQLite): the database, through SQLite's online
+/// backup (one snapshot), and `blobs.manifest`, the objects its rows name, each with its size
+/// and SHA-256, every one checked to be in the bucket. The bucket keeps the bytes: with its
+/// versioning on, a restored database finds the objects of its manifest again even when toursd
+/// removed them since (restore those versions first).
+enum BucketBackup {
+    struct Entry: Equatable {
+        /// The object's name below the bucket's prefix.
+        var name: String
+        var size: Int64
+        /// Lowercase hex; empty for an upload's segments (whose digest the upload's end takes).
+        var sha256: String
+    }
+
+    /// The manifest's lines: `name<TAB>size<TAB>sha256`, sorted, a header first.
+    static func manifest(_ entries: [Entry]) -> String {
+        "# object\tsize\tsha256\n" + entries.sorted { $0.name < $1.name }.map { "\($0.name)\t\($0.size)\t\($0.sha256)\n" }.joined()
+    }
+
+    /// The statements whose rows `entries` reads: panoramas, world maps, unfinished uploads.
+    static let naming = [
+        "SELECT tenant_id, id, size, sha256 FROM panoramas",
+        "SELECT tenant_id, coalesce(world_map_file, id), world_map_size, world_map_sha256 FROM floors WHERE world_map_sha256 IS NOT NULL",
+        "SELECT tenant_id, id, \"offset\", '' FROM uploads WHERE state = 'receiving'",
+    ]
+
+    /// The blobs the rows of the `naming` statements name (in their order): panoramas, world
+    /// maps, and the first `offset` bytes of unfinished uploads.
+    static func entries(_ rows: [[Row]]) -> [Entry] {
+        zip(["panoramas", "worldmaps", "uploads"], rows).flatMap { kind, rows in
+            rows.map { Entry(name: "\($0[0].int64 ?? 0)/\(kind)/\($0[1].string ?? "")", size: $0[2].int64 ?? 0, sha256: $0[3].string ?? "") }
+        }
+    }
+
+    static func entries(of database: Database) throws -> [Entry] {
+        entries(try naming.map { try database.query($0) })
+    }
+
+    static func run(from dataDir: String, to destination: String, bucket: BucketTransfer) throws(StartupError) -> Int {
+        guard FileManager.default.fileExists(atPath: dataDir + "/toursd.sqlite") else {
+            throw StartupError("\(dataDir) holds no toursd database (toursd.sqlite): nothing to back up")
+        }
+        if let entries = try? FileManager.default.contentsOfDirectory(atPath: destination), !entries.isEmpty {
+            throw StartupError("\(destination) is not empty: a backup goes into a new or empty folder")
+        }
+        try StartupError.makeDirectories(destination)
+        do {
+            try Database(path: dataDir + "/toursd.sqlite").backup(to: destination + "/toursd.sqlite")
+            let entries = try entries(of: Database(path: destination + "/toursd.sqlite"))
+            for entry in entries { try check(entry, in: bucket) }
+            try SyncService.writePrivateFile(destination + "/blobs.manifest", line: String(manifest(entries).dropLast()))
+            for name in ["admin.token", WebhookKey.fileName] {
+                guard let contents = FileManager.default.contents(atPath: dataDir + "/" + name) else { continue }
+                guard FileManager.default.createFile(atPath: destination + "/" + name, contents: contents, attributes: [.posixPermissions: 0o600]) else {
+                    throw StartupError("cannot write \(destination)/\(name)")
+                }
+            }
+            return entries.count
+        } catch let error as StartupError {
+            throw error
+        } catch {
+            throw StartupError("the backup failed: \(error)")
+        }
+    }
+
+    /// The entry's object is in the bucket with its size (an upload's segments hold its offset).
+    private static func check(_ entry: Entry, in bucket: BucketTransfer) throws {
+        if entry.name.contains("/uploads/") {
+            let held = BucketPartial.chain(try bucket.list(entry.name + "/"), below: entry.name, length: entry.size).reduce(0) { $0 + $1.size }
+            guard held == entry.size else { throw StartupError("the bucket holds \(held) of the \(entry.size) bytes of \(entry.name)") }
+            return
+        }
+        guard let object = try bucket.head(entry.name) else { throw StartupError("the bucket has no \(entry.name), which the database names") }
+        guard object.size == entry.size else { throw StartupError("\(entry.name) is \(object.size) bytes in the bucket, \(entry.size) in the database") }
+    }
+}

@@ -1,0 +1,63 @@
+import NTAPIModel
+
+/// What happened to a tenant's tours (docs/api.md "Events"): each change's event, written in
+/// the transaction of the change.
+enum EventType: String, CaseIterable, Sendable {
+    case propertyCreated = "property.created"
+    case propertyUpdated = "property.updated"
+    case propertyDeleted = "property.deleted"
+    case floorUpdated = "floor.updated"
+    case planApplied = "plan.applied"
+    case worldMapStored = "worldmap.stored"
+    case panoramaStored = "panorama.stored"
+    case panoramaDeleted = "panorama.deleted"
+    case uploadExpired = "upload.expired"
+    /// Once a property's changes settle (`tourChangedQuietSeconds` without another), with its
+    /// tour's counts.
+    case tourChanged = "tour.changed"
+    /// A webhook endpoint failed for `webhookRetryHours` and was disabled (its id in the data;
+    /// no property: `propertyId` is empty).
+    case webhookDisabled = "webhook.disabled"
+}
+
+/// One event as the feed answers it: `{"id", "type", "propertyId", "createdAt", "data"}`; the
+/// id is a decimal string, counted per tenant.
+struct EventRecord: JSONDocument, Equatable, Sendable {
+    var id: Int64
+    var type: String
+    var propertyId: String
+    var createdAt: String
+    /// The event's data, a JSON object as stored.
+    var data: String
+
+    func write(to writer: inout JSONWriter) {
+        writer.object { writer in
+            writer.key("id")
+            writer.string(String(id))
+            writer.key("type")
+            writer.string(type)
+            writer.key("propertyId")
+            writer.string(propertyId)
+            writer.key("createdAt")
+            writer.string(createdAt)
+            writer.key("data")
+            writer.raw(data)
+        }
+    }
+}
+
+/// A page of the feed: the events after the cursor, and the cursor to ask from next (the last
+/// event's id, or the cursor asked when there was none: the feed has no end).
+struct EventPage: JSONDocument, Sendable {
+    var items: [EventRecord]
+    var next: Int64
+
+    func write(to writer: inout JSONWriter) {
+        writer.object { writer in
+            writer.key("items")
+            writer.array(items) { writer, event in event.write(to: &writer) }
+            writer.key("next")
+            writer.string(String(next))
+        }
+    }
+}

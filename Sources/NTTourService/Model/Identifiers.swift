@@ -1,0 +1,46 @@
+import NTAPIModel
+import Foundation
+import NTHTTPCore
+import NTLogging
+
+extension Identifier {
+    /// The id, or a 400 naming the field.
+    static func checked(_ text: String?, _ field: String) throws(ServiceError) -> String {
+        try ServiceError.parsing { () throws(InvalidDocument) in try validated(text, field) }
+    }
+
+    /// A new random id (tour ids, upload ids).
+    static func make() -> String { UUID().uuidString.lowercased() }
+}
+
+/// Times as RFC 3339 UTC text with milliseconds.
+enum Timestamp {
+    static func now() -> String {
+        now(plus: 0)
+    }
+
+    /// The time `seconds` from now (expiry times; they compare as text with `now()`).
+    static func now(plus seconds: Int) -> String {
+        var time = WallClockTime.now()
+        time.seconds += Int64(seconds)
+        return text(time)
+    }
+
+    /// A time given in Unix seconds.
+    static func at(unixSeconds: Int64) -> String {
+        text(WallClockTime(seconds: unixSeconds, nanoseconds: 0))
+    }
+
+    private static func text(_ time: WallClockTime) -> String {
+        var bytes: [UInt8] = []
+        bytes.append(rfc3339: time)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+extension Request {
+    /// The path parameter `{name}` as a client-made id, or a 400 naming it.
+    func uuid(_ name: String) throws(ServiceError) -> String {
+        try Identifier.checked(parameter(name), name)
+    }
+}

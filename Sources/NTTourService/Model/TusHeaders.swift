@@ -1,0 +1,99 @@
+import NTAPIModel
+import Foundation
+import NTHashing
+
+/// The headers of tus 1.0.0 (tus.io/protocols/resumable-upload), parsed strictly.
+enum TusHeaders {
+    static let version = "1.0.0"
+    static let extensions = "creation,creation-with-upload,termination,checksum,expiration"
+    static let checksumAlgorithms = "sha1,sha256"
+
+    /// `Tus-Resumable` must name the version served (412 otherwise).
+    static func checkResumable(_ value: String?) throws(ServiceError) {
+        guard value == version else {
+            throw ServiceError(.preconditionFailed, "Tus-Resumable must be \(version)")
+        }
+    }
+
+    /// `Upload-Offset`, `Upload-Length`: a non-negative integer.
+    static func integer(_ value: String?, _ name: String) throws(ServiceError) -> Int64 {
+        guard let value else { throw .badRequest("missing \(name)") }
+        guard !value.isEmpty, value.count <= 18, value.allSatisfy(\.isASCII), value.allSatisfy(\.isNumber), let number = Int64(value) else {
+            throw .badRequest("\(name) must be a non-negative integer")
+        }
+        return number
+    }
+
+    /// `Upload-Metadata`: comma-separated `key base64value` pairs; a key may come without a value.
+    static func metadata(_ header: String?) throws(ServiceError) -> [String: String] {
+        guard let header, !header.trimmingCharacters(in: .whitespaces).isEmpty else { return [:] }
+        var pairs: [String: String] = [:]
+        for item in header.split(separator: ",") {
+            let parts = item.trimmingCharacters(in: .whitespaces).split(separator: " ", omittingEmptySubsequences: true)
+            guard (1...2).contains(parts.count), !parts[0].isEmpty, !parts[0].contains(",") else {
+                throw .badRequest("malformed Upload-Metadata")
+            }
+            let key = String(parts[0])
+            guard pairs[key] == nil else { throw .badRequest("Upload-Metadata repeats \(key)") }
+            if parts.count == 2 {
+                guard let bytes = ByteEncoding.bytes(fromBase64: parts[1]), let text = String(validating: bytes, as: UTF8.self) else {
+                    throw .badRequest("Upload-Metadata value of \(key) is not base64 of UTF-8 text")
+                }
+                pairs[key] = text
+            } else {
+                pairs[key] = ""
+            }
+        }
+        return pairs
+    }
+
+    /// `Upload-Checksum: <algorithm> <base64 digest>` (checksum extension).
+    static func checksum(_ header: String?) throws(ServiceError) -> (DigestAlgorithm, [UInt8])? {
+        guard let header else { return nil }
+        let parts = header.split(separator: " ", omittingEmptySubsequences: true)
+        guard parts.count == 2 else { throw .badRequest("Upload-Checksum is \"<algorithm> <base64>\"") }
+        guard let algorithm = DigestAlgorithm(rawValue: parts[0].lowercased()) else {
+            throw .badRequest("Upload-Checksum algorithm must be sha1 or sha256")
+        }
+        guard let digest = ByteEncoding.bytes(fromBase64: parts[1]), digest.count == algorithm.byteCount else {
+            throw .badRequest("Upload-Checksum digest is not base64 of a \(algorithm.rawValue) digest")
+        }
+        return (algorithm, digest)
+    }
+}
+
+/// What a tus creation asks for, from its headers and metadata.
+struct UploadRequest: Equatable {
+    var panoramaId: String
+    var floorId: String
+    var roomId: String?
+    var position: PanoramaPosition?
+    var contentType: String
+    var declaredSHA256: String?
+    var length: Int64
+    var metadataHeader: String
+    /// False for a draft upload whose length is not said yet (`length` is then the most it may reach).
+    var lengthKnown = true
+    /// A draft upload: complete when its client says so, not at its length.
+    var awaitsCompletion = false
+
+    static func parse(length: String?, metadata header: String?, maxLength: Int64) throws(ServiceError) -> UploadRequest {
+        let length = try TusHeaders.integer(length, "Upload-Length")
+        guard length <= maxLength else { throw ServiceError(.payloadTooLarge, "Upload-Length exceeds Tus-Max-Size \(maxLength)") }
+        let metadata = try TusHeaders.metadata(header)
+        let panoramaId = try Identifier.checked(metadata["panoramaId"], "panoramaId in Upload-Metadata")
+        let floorId = try Identifier.checked(metadata["floorId"], "floorId in Upload-Metadata")
+        let roomId = try metadata["roomId"].map { text throws(ServiceError) in try Identifier.checked(text, "roomId in Upload-Metadata") }
+        let position = try PanoramaPosition.checked(x: metadata["x"], y: metadata["y"], heading: metadata["heading"])
+        let contentType = try PanoramaMediaType.validated(metadata["contentType"])
+        var declared: String?
+        if let hex = metadata["sha256"] {
+            guard let bytes = ByteEncoding.bytes(fromHex: hex), bytes.count == 32 else {
+                throw .badRequest("sha256 in Upload-Metadata must be 64 hex digits")
+            }
+            declared = ByteEncoding.hex(bytes)
+        }
+        return UploadRequest(panoramaId: panoramaId, floorId: floorId, roomId: roomId, position: position, contentType: contentType,
+                             declaredSHA256: declared, length: length, metadataHeader: header ?? "")
+    }
+}

@@ -1,0 +1,89 @@
+import NTAPIModel
+import Foundation
+import NTHashing
+import NTHTTPCore
+
+/// Floors, plans and world maps (docs/api.md "Floors, plans and world maps").
+enum FloorRoutes {
+    static func add(to table: inout RouteTable, _ context: ServiceContext) {
+        let jsonLimit = Int64(context.config.maxJsonBodyBytes)
+
+        table.add(.put, "/v1/properties/{propertyId}/floors/{floorId}", bodyLimit: jsonLimit) { request in
+            let (tenant, propertyId, floorId) = (request.tenant, try request.uuid("propertyId"), try request.uuid("floorId"))
+            let body = try await request.body.collect(upTo: request.bodyLimit)
+            let input = try ServiceError.parsing { () throws(InvalidDocument) in try FloorInput.parse(body, maxDepth: context.config.maxJsonDepth) }
+            let (floor, created) = try await context.write { try await TourStore.putFloor($0, tenant, propertyId: propertyId, floorId: floorId, input) }
+            return .document(created ? .created : .ok, floor.document)
+        }
+
+        table.add(.get, "/v1/floors/{floorId}") { request in
+            let (tenant, id) = (request.tenant, try request.uuid("floorId"))
+            guard let floor = try await context.read({ try await TourStore.floor($0, tenant, id) }) else { throw ServiceError.notFound("floor", id) }
+            return .document(.ok, floor.document)
+        }
+
+        table.add(.put, "/v1/floors/{floorId}/plan", bodyLimit: Int64(context.config.maxPlanBodyBytes)) { request in
+            try requireJSON(request)
+            let (tenant, floorId) = (request.tenant, try request.uuid("floorId"))
+            let plan = try PlanUpload.parse(try await request.body.collect(upTo: request.bodyLimit), maxDepth: context.config.maxJsonDepth,
+                                            maxCoordinate: Double(context.config.maxPlanCoordinateMetres))
+            let outcome = try await context.write { try await TourStore.applyPlan($0, tenant, floorId: floorId, plan) }
+            context.crashPoints.reached(.planCommitted)
+            if let cleared = outcome.clearedWorldMap { await context.blobs.remove(cleared) }
+            return .json(.ok, outcome.answer)
+        }
+
+        table.add(.get, "/v1/floors/{floorId}/worldmap") { request in
+            let (tenant, floorId) = (request.tenant, try request.uuid("floorId"))
+            guard let floor = try await context.read({ try await TourStore.floor($0, tenant, floorId) }) else { throw ServiceError.notFound("floor", floorId) }
+            guard let key = floor.worldMapKey(tenant), let content = floor.worldMap else {
+                throw ServiceError(.notFound, "floor \(floorId) has no world map")
+            }
+            return try await context.content(key, content, for: request, sender: .storeMayRedirect)
+        }
+
+        table.add(.put, "/v1/floors/{floorId}/worldmap", bodyLimit: Int64(context.config.maxWorldMapBytes)) { request in
+            let (tenant, floorId) = (request.tenant, try request.uuid("floorId"))
+            if let type = request.headers["content-type"], !type.lowercased().hasPrefix("application/octet-stream") {
+                throw ServiceError(.unsupportedMediaType, "a world map is application/octet-stream")
+            }
+            guard try await context.read({ try await TourStore.floor($0, tenant, floorId) }) != nil else { throw ServiceError.notFound("floor", floorId) }
+            // A fresh name: in place before the row points at it; the map it replaces stays
+            // until the commit says otherwise.
+            let key = BlobKey(tenant: tenant, kind: .worldMap, id: "\(floorId).\(ByteEncoding.hex(randomBytes(8)))")
+            let received = try await context.blobs.receive(request.body, toward: key)
+            // The same map again changes nothing.
+            if let floor = try? await context.read({ try await TourStore.floor($0, tenant, floorId) }), floor.worldMapSHA256 == received.sha256 {
+                await context.blobs.discard(received)
+                return .document(.ok, floor.document)
+            }
+            try await context.blobs.store(received, as: key)
+            context.crashPoints.reached(.worldMapPlaced)
+            let outcome: TourStore.WorldMapOutcome
+            do {
+                outcome = try await context.write { db in
+                    try await TourStore.setWorldMap(db, tenant, floorId: floorId, sha256: received.sha256, size: received.size, file: key.id)
+                }
+            } catch {
+                await context.blobs.remove(key) // no file without its row
+                throw error
+            }
+            context.crashPoints.reached(.worldMapCommitted)
+            if outcome.change == .unchanged {
+                await context.blobs.remove(key)
+            } else if let replaced = outcome.replaced {
+                await context.blobs.remove(replaced)
+            }
+            return .document(outcome.change == .created ? .created : .ok, outcome.floor.document)
+        }
+    }
+
+    /// Content-Type must say JSON when it is given (415 otherwise: docs/api.md asks it of plans).
+    private static func requireJSON(_ request: Request) throws(ServiceError) {
+        guard let type = request.headers["content-type"] else { return }
+        let media = type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        guard media == "application/json" || media.hasSuffix("+json") else {
+            throw ServiceError(.unsupportedMediaType, "the body must be application/json, not \"\(media.prefix(100))\"")
+        }
+    }
+}

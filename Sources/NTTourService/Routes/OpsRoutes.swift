@@ -1,0 +1,27 @@
+import NTHTTPCore
+import NTLogging
+
+/// `GET /healthz` and `GET /metrics` (docs/api.md "Service"): no token needed. Both only format
+/// bytes, so they run inline on their connection's event loop.
+enum OpsRoutes {
+    /// The health answer never changes, so it is encoded once.
+    private static let healthBody: [UInt8] = Array(#"{"status":"ok"}"#.utf8)
+
+    /// `unavailable`: why the database or the blob store cannot be reached, as they last saw
+    /// (read without I/O): then `/healthz` says `degraded` with the reason.
+    /// `serviceMetrics`: the service's own lines of /metrics, after the HTTP layer's.
+    static func add(to table: inout RouteTable, metrics: ServerMetrics, routes: @escaping @Sendable () -> [Route],
+                    unavailable: @escaping @Sendable () -> String? = { nil }, serviceMetrics: @escaping @Sendable () -> String = { "" }) {
+        table.add(.get, "/healthz", inline: true) { _ in
+            guard let reason = unavailable() else { return .json(.ok, healthBody) }
+            var body: [UInt8] = Array(#"{"reason":"#.utf8)
+            body.append(jsonString: reason)
+            body.append(contentsOf: Array(#","status":"degraded"}"#.utf8))
+            return .json(.ok, body)
+        }
+        table.add(.get, "/metrics", inline: true) { _ in
+            Response(status: .ok, contentType: "text/plain; version=0.0.4; charset=utf-8",
+                     body: .bytes(Array((metrics.render(routes: routes()) + serviceMetrics()).utf8)))
+        }
+    }
+}

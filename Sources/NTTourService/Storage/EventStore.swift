@@ -1,0 +1,108 @@
+import NTAPIModel
+import Foundation
+import NTSQLiteDB
+
+/// The SQL of the events outbox (docs/storage.md; migration 0008 / PostgreSQL 0005).
+enum EventStore {
+    /// Appends an event of the change in progress, in its transaction. The id is the
+    /// tenant's next: its row's update holds the tenant's other writes until this one commits,
+    /// so ids become visible in order. The property's `tour.changed` is put off until its
+    /// changes settle (gone with the property).
+    static func append(_ db: any SQLConnection, _ tenant: Int64, _ type: EventType, property: String,
+                       _ data: (inout JSONWriter) -> Void) async throws {
+        EventNotingConnection.note(db, tenant)
+        let now = Int64(Date().timeIntervalSince1970)
+        guard type != .propertyDeleted else {
+            try await db.run("DELETE FROM tour_changes WHERE tenant_id = ? AND property_id = ?", tenant, property)
+            return try await write(db, tenant, type, property: property, data)
+        }
+        switch db.dialect {
+        case .postgresql:
+            // One statement, one round trip: the change noted and the event written.
+            try await db.run("""
+                WITH pending AS (INSERT INTO tour_changes (tenant_id, property_id, changed_at) VALUES (?, ?, ?)
+                                 ON CONFLICT (tenant_id, property_id) DO UPDATE SET changed_at = excluded.changed_at),
+                     next AS (UPDATE tenants SET last_event_id = last_event_id + 1 WHERE id = ? RETURNING last_event_id)
+                INSERT INTO events (tenant_id, id, type, property_id, created_at, data)
+                SELECT ?, last_event_id, ?, ?, ?, ? FROM next
+                """, tenant, property, now, tenant, tenant, type.rawValue, property, Timestamp.now(), json(data))
+        case .sqlite:
+            try await db.run("""
+                INSERT INTO tour_changes (tenant_id, property_id, changed_at) VALUES (?, ?, ?)
+                ON CONFLICT (tenant_id, property_id) DO UPDATE SET changed_at = excluded.changed_at
+                """, tenant, property, now)
+            try await write(db, tenant, type, property: property, data)
+        }
+    }
+
+    /// Appends an event of the tenant's own (not of a property: `propertyId` empty), in the
+    /// transaction in progress.
+    static func appendTenantEvent(_ db: any SQLConnection, _ tenant: Int64, _ type: EventType, _ data: (inout JSONWriter) -> Void) async throws {
+        try await write(db, tenant, type, property: "", data)
+    }
+
+    private static func json(_ data: (inout JSONWriter) -> Void) -> String {
+        var writer = JSONWriter()
+        writer.object(data)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    private static func write(_ db: any SQLConnection, _ tenant: Int64, _ type: EventType, property: String,
+                              _ data: (inout JSONWriter) -> Void) async throws {
+        EventNotingConnection.note(db, tenant)
+        let json = json(data)
+        switch db.dialect {
+        case .postgresql:
+            // One statement, one round trip.
+            try await db.run("""
+                WITH next AS (UPDATE tenants SET last_event_id = last_event_id + 1 WHERE id = ? RETURNING last_event_id)
+                INSERT INTO events (tenant_id, id, type, property_id, created_at, data)
+                SELECT ?, last_event_id, ?, ?, ?, ? FROM next
+                """, tenant, tenant, type.rawValue, property, Timestamp.now(), json)
+        case .sqlite:
+            try await db.run("UPDATE tenants SET last_event_id = last_event_id + 1 WHERE id = ?", tenant)
+            try await db.run("""
+                INSERT INTO events (tenant_id, id, type, property_id, created_at, data)
+                SELECT ?, last_event_id, ?, ?, ?, ? FROM tenants WHERE id = ?
+                """, tenant, type.rawValue, property, Timestamp.now(), json, tenant)
+        }
+    }
+
+    /// Tour changes with no change since `cutoff` (Unix seconds): (tenant, property), at most
+    /// `limit`, the oldest first.
+    static func settledTourChanges(_ db: any SQLConnection, changedBy cutoff: Int64, limit: Int) async throws -> [(tenant: Int64, property: String)] {
+        try await db.query("SELECT tenant_id, property_id FROM tour_changes WHERE changed_at <= ? ORDER BY changed_at LIMIT ?", cutoff, limit).compactMap { row in
+            guard let tenant = row["tenant_id"].int64, let property = row["property_id"].string else { return nil }
+            return (tenant, property)
+        }
+    }
+
+    /// Writes a settled tour change's `tour.changed` with the tour's counts, once: the daemon
+    /// whose transaction deletes the pending row writes it (another found it gone). False when
+    /// there was nothing (left) to write.
+    static func writeTourChanged(_ db: any SQLConnection, _ tenant: Int64, property: String, changedBy cutoff: Int64) async throws -> Bool {
+        guard try await db.run("DELETE FROM tour_changes WHERE tenant_id = ? AND property_id = ? AND changed_at <= ?", tenant, property, cutoff) == 1,
+              let status = try await TourStore.status(db, tenant, property) else { return false }
+        try await write(db, tenant, .tourChanged, property: property) { data in
+            data.key("tourId"); data.string(status.tourId)
+            data.key("floors"); data.int(status.floorCount)
+            data.key("rooms"); data.int(status.roomCount)
+            data.key("panoramas"); data.int(status.panoramaCount)
+            data.key("panoramaBytes"); data.int(status.panoramaBytes)
+        }
+        return true
+    }
+
+    /// The tenant's events after `cursor`, in order, at most `limit`.
+    static func page(_ db: any SQLConnection, _ tenant: Int64, after cursor: Int64, limit: Int) async throws -> [EventRecord] {
+        try await db.query("SELECT * FROM events WHERE tenant_id = ? AND id > ? ORDER BY id LIMIT ?", tenant, cursor, limit).map { row in
+            EventRecord(id: row["id"].int64 ?? 0, type: row["type"].string ?? "", propertyId: row["property_id"].string ?? "",
+                        createdAt: row["created_at"].string ?? "", data: row["data"].string ?? "{}")
+        }
+    }
+
+    /// Removes events created before `cutoff` (a timestamp); how many.
+    static func deleteCreated(_ db: any SQLConnection, before cutoff: String) async throws -> Int {
+        try await db.run("DELETE FROM events WHERE created_at < ?", cutoff)
+    }
+}

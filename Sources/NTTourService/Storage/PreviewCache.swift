@@ -1,0 +1,342 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import NTImagePreviews
+import NTLogging
+import Synchronization
+import NTThreadPools
+
+/// Previews of panoramas, made once and kept on disk: `previews/<tenant>/<panoramaId>/
+/// <width>-<digest prefix>.jpg` under the data directory. The digest in the name means a
+/// panorama id stored again with other bytes never gets an old preview; a panorama's directory
+/// goes when the panorama does. A cache: written to a temporary name, fsynced and renamed, so
+/// a crash leaves a whole preview or none, and a lost one is made again.
+///
+/// Decoding is the costliest thing toursd does for an anonymous visitor, so it is fenced in:
+/// on a pool of its own (`previewThreads`), never the file pool uploads are written on; under
+/// a memory and scan budget (`DecodeBudget`); one making per preview, however many ask at once
+/// (they share its outcome; the making stays listed until its file is cached); and at most
+/// `previewQueueLimit` distinct previews waiting, past which a request is told 503.
+final class PreviewCache: Sendable {
+    let root: String
+    let io: ThreadPool
+    let decoders: ThreadPool
+    /// The image memory every preview and tiling of the daemon shares (`imageMemoryBytes`).
+    let memory: ImageMemory
+    let quality: Int
+    let maxSourcePixels: Int
+    let budget: DecodeBudget
+    let queueLimit: Int
+    let retryAfterSeconds: Int
+    let logger: Logger
+    private let makings = Mutex<[String: Task<MadePreview, any Error>]>([:])
+    /// Previews decoded since start (`/metrics`): what shows identical requests coalesced.
+    let decodes = Atomic<Int>(0)
+    /// With a bucket: previews made by any daemon, kept there too.
+    let shared: (any SharedPreviews)?
+
+    init(dataDir: String, io: ThreadPool, config: ToursdConfig, logger: Logger, shared: (any SharedPreviews)? = nil) {
+        root = dataDir + "/previews"
+        self.io = io
+        self.shared = shared
+        decoders = ThreadPool(name: "previews", threads: config.previewThreads, niceness: Int32(config.ioThreadNiceness))
+        memory = ImageMemory(limit: config.imageMemoryBytes)
+        self.logger = logger
+        quality = config.previewQuality
+        maxSourcePixels = config.maxPreviewSourcePixels
+        budget = DecodeBudget(maxBytes: config.maxPreviewDecodeBytes, maxScans: config.maxPreviewScans)
+        queueLimit = config.previewQueueLimit
+        retryAfterSeconds = config.retryAfterSeconds
+    }
+
+    func stop() { decoders.stop() }
+
+    /// Its lines of /metrics.
+    var metrics: String {
+        """
+        # HELP toursd_preview_decodes_total Previews decoded (identical requests share one).
+        # TYPE toursd_preview_decodes_total counter
+        toursd_preview_decodes_total \(decodes.load(ordering: .relaxed))
+        # HELP toursd_image_memory_bytes Image memory held now by previews and tiles together (imageMemoryBytes).
+        # TYPE toursd_image_memory_bytes gauge
+        toursd_image_memory_bytes \(memory.inUse)
+        # HELP toursd_image_memory_peak_bytes The most image memory held at once since start.
+        # TYPE toursd_image_memory_peak_bytes gauge
+        toursd_image_memory_peak_bytes \(memory.peak)
+        # HELP toursd_previews_waiting Distinct previews being made or waiting to be.
+        # TYPE toursd_previews_waiting gauge
+        toursd_previews_waiting \(makings.withLock { $0.count })
+
+        """
+    }
+
+    private func directory(tenant: Int64, id: String) -> String { "\(root)/\(tenant)/\(id)" }
+
+    func path(tenant: Int64, _ panorama: PanoramaRecord, width: Int) -> String {
+        "\(directory(tenant: tenant, id: panorama.id))/\(Self.fileName(panorama, width: width))"
+    }
+
+    private static func fileName(_ panorama: PanoramaRecord, width: Int) -> String {
+        "\(width)-\(panorama.sha256.prefix(16)).jpg"
+    }
+
+    /// Its name among the shared previews.
+    private static func sharedName(tenant: Int64, _ panorama: PanoramaRecord, width: Int) -> String {
+        "\(tenant)/previews/\(panorama.id)/\(fileName(panorama, width: width))"
+    }
+
+    /// Beside the previews of a panorama that could not be read (the placeholder stood in): its
+    /// pages say so instead of showing a grey box.
+    private func unreadableMarker(tenant: Int64, _ panorama: PanoramaRecord) -> String {
+        "\(directory(tenant: tenant, id: panorama.id))/unreadable-\(panorama.sha256.prefix(16))"
+    }
+
+    /// A preview as made: its bytes, and whether they show the panorama (false: the placeholder).
+    struct MadePreview: Sendable {
+        var bytes: [UInt8]
+        var readable: Bool
+    }
+
+    /// What a preview request is answered with: the cached file, or the preview just made.
+    enum Preview {
+        case file(fd: Int32, size: Int64)
+        case made([UInt8])
+    }
+
+    /// The preview of a stored panorama at `width`, made first from `source` when not cached.
+    /// `stillStored` asks whether the panorama is still there once its preview is in the
+    /// cache: a panorama deleted meanwhile takes that preview with it.
+    func preview(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: @escaping PanoramaSource,
+                 stillStored: @escaping @Sendable () async -> Bool) async throws -> Preview {
+        let target = path(tenant: tenant, panorama, width: width)
+        if let opened = try await io.run({ Self.openFile(target) }) { return .file(fd: opened.fd, size: opened.size) }
+        return .made(try await making(tenant: tenant, panorama, width: width, source: source, target: target, stillStored: stillStored).bytes)
+    }
+
+    /// Whether the panorama can be shown: its preview at `width` made first when not cached (the
+    /// panorama page waits for what its viewer will load anyway).
+    func readable(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: @escaping PanoramaSource,
+                  stillStored: @escaping @Sendable () async -> Bool) async throws -> Bool {
+        let target = path(tenant: tenant, panorama, width: width), marker = unreadableMarker(tenant: tenant, panorama)
+        if let cached = try await io.run({ access(target, F_OK) == 0 ? access(marker, F_OK) != 0 : nil }) { return cached }
+        return try await making(tenant: tenant, panorama, width: width, source: source, target: target, stillStored: stillStored).readable
+    }
+
+    /// The one making of `target`: joined when under way, started when not (or 503 when too
+    /// many are waiting). Its askers are answered once it is decoded; it stays listed until its
+    /// file is cached, so that a request meanwhile takes these bytes rather than decoding again.
+    private func making(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: @escaping PanoramaSource, target: String,
+                        stillStored: @escaping @Sendable () async -> Bool) async throws -> MadePreview {
+        // The making removes itself under this lock, which is held here until it is entered.
+        let making = try makings.withLock { inFlight throws(ServiceError) -> Task<MadePreview, any Error> in
+            if let making = inFlight[target] { return making }
+            guard inFlight.count < queueLimit else {
+                throw ServiceError(.unavailable, "too many previews are being made; try again shortly", retryAfterSeconds: retryAfterSeconds)
+            }
+            // On the file pool's threads, never Swift's shared cooperative ones (which blocking
+            // callers may hold): what it awaits then runs where it belongs.
+            let making = Task(executorPreference: io) { [self] in
+                let made: MadePreview, origin: Origin
+                do {
+                    (made, origin) = try await decode(tenant: tenant, panorama, width: width, source: source, target: target)
+                } catch {
+                    _ = makings.withLock { $0.removeValue(forKey: target) }
+                    throw error
+                }
+                Task(executorPreference: io) { [self] in
+                    if origin != .cached {
+                        await cache(made, tenant: tenant, panorama, width: width, origin: origin, target: target, stillStored: stillStored)
+                    }
+                    _ = makings.withLock { $0.removeValue(forKey: target) }
+                }
+                return made
+            }
+            inFlight[target] = making
+            return making
+        }
+        return try await making.value
+    }
+
+    /// Where a making's preview came from.
+    private enum Origin {
+        /// This daemon's cache: a making that ended between this request's look and its turn.
+        case cached
+        /// Another daemon's, kept in the bucket.
+        case fetched
+        /// Decoded here, on the preview pool.
+        case decoded
+    }
+
+    /// The preview: cached, fetched, or decoded on the preview pool.
+    private func decode(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: @escaping PanoramaSource,
+                        target: String) async throws -> (MadePreview, Origin) {
+        let marker = unreadableMarker(tenant: tenant, panorama)
+        if let cached = try await io.run({ () -> MadePreview? in
+            FileManager.default.contents(atPath: target).map { MadePreview(bytes: Array($0), readable: access(marker, F_OK) != 0) }
+        }) { return (cached, .cached) }
+        // Made by another daemon: cached here too, not decoded again.
+        if let bytes = await shared?.fetchPreview(Self.sharedName(tenant: tenant, panorama, width: width)) {
+            return (MadePreview(bytes: bytes, readable: true), .fetched)
+        }
+        let source = try await source()
+        let made = try await makePreview(panorama, width: width, source: source)
+        decodes.add(1, ordering: .relaxed)
+        return (made, .decoded)
+    }
+
+    /// Caches a preview just made, then checks it against a deletion that raced it (the
+    /// deletion removes the row, then the folder; this writes the file, then asks for the row:
+    /// one of the two always sees the other).
+    private func cache(_ made: MadePreview, tenant: Int64, _ panorama: PanoramaRecord, width: Int, origin: Origin, target: String,
+                       stillStored: @escaping @Sendable () async -> Bool) async {
+        let marker = unreadableMarker(tenant: tenant, panorama)
+        do {
+            // The marker first: a cached preview without one is a readable panorama's.
+            if !made.readable { try await io.run { [self] in try write([], to: marker, tenant: tenant, id: panorama.id) } }
+            try await io.run { [self] in try write(made.bytes, to: target, tenant: tenant, id: panorama.id) }
+        } catch {
+            logger.warn("a preview cannot be cached", ["panorama": panorama.id, "error": "\(error)"])
+        }
+        // For the other daemons (a placeholder is cheaper made again than fetched).
+        if origin == .decoded, made.readable, let shared {
+            await shared.keepPreview(Self.sharedName(tenant: tenant, panorama, width: width), made.bytes)
+        }
+        if !(await stillStored()) { await remove(tenant: tenant, ids: [panorama.id]) }
+    }
+
+    /// A JPEG panorama's preview, decoded on the preview pool with its share of the image
+    /// memory held (asked from its headers first); any other image, or a JPEG that cannot be
+    /// read or is over the budgets, gets the placeholder (panoramas are 2:1).
+    private func makePreview(_ panorama: PanoramaRecord, width: Int, source: String) async throws -> MadePreview {
+        if panorama.contentType == "image/jpeg" {
+            do {
+                let (maxSourcePixels, budget, quality) = (maxSourcePixels, budget, quality)
+                let plan = try await io.run {
+                    try MappedFile.read(source) { try JPEGPreview.plan($0, width: width, maxSourcePixels: maxSourcePixels, budget: budget) }
+                }
+                return MadePreview(bytes: try await memory.holding(plan.memoryBytes, for: "a \(width)-wide preview") {
+                    try await decoders.run { try MappedFile.read(source) { try JPEGPreview.make(from: $0, plan, quality: quality) } }
+                }, readable: true)
+            } catch let error as PreviewError {
+                logger.warn("a panorama's preview cannot be made: the placeholder stands in", ["panorama": panorama.id, "error": error.message])
+            }
+        }
+        do {
+            return MadePreview(bytes: try JPEGPreview.placeholder(width: width, height: width / 2, quality: quality), readable: false)
+        } catch {
+            throw ServiceError(.internal, "the placeholder cannot be made: \(error)")
+        }
+    }
+
+    private func write(_ bytes: [UInt8], to target: String, tenant: Int64, id: String) throws {
+        // Private like every file of the data directory: 0700 folders, 0600 files.
+        for directory in [root, "\(root)/\(tenant)", directory(tenant: tenant, id: id)] where mkdir(directory, 0o700) != 0 && errno != EEXIST {
+            throw ServiceError(.internal, "\(directory) cannot be made: \(String(cString: strerror(errno)))")
+        }
+        let temporary = "\(target).\(UInt64.random(in: .min ... .max)).tmp"
+        guard FlushedFile.write(bytes, to: temporary, flags: O_EXCL), rename(temporary, target) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw ServiceError(.internal, "a preview cannot be written: \(reason)")
+        }
+    }
+
+    /// The file at `path` opened for reading, with its size; nil when it is not there.
+    static func openFile(_ path: String) -> (fd: Int32, size: Int64)? {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            close(fd)
+            return nil
+        }
+        return (fd, Int64(info.st_size))
+    }
+
+    /// At start-up, after the stored files are accounted for: removes the folders of
+    /// panoramas that have no row (a deletion that stopped before its folder went), and in the
+    /// others what a making left half-done (a preview's temporary file, a temporary tiles
+    /// folder). All of it is derived, made again when asked for. Returns how many went.
+    func sweep(keeping panoramas: Set<BlobKey>) -> Int {
+        let files = FileManager.default
+        var removed = 0
+        func remove(_ path: String) {
+            if (try? files.removeItem(atPath: path)) != nil { removed += 1 }
+        }
+        for tenantName in (try? files.contentsOfDirectory(atPath: root)) ?? [] {
+            guard let tenant = Int64(tenantName) else { continue }
+            for id in (try? files.contentsOfDirectory(atPath: "\(root)/\(tenantName)")) ?? [] {
+                let folder = "\(root)/\(tenantName)/\(id)"
+                guard panoramas.contains(BlobKey(tenant: tenant, kind: .panorama, id: id)) else {
+                    remove(folder)
+                    continue
+                }
+                for name in (try? files.contentsOfDirectory(atPath: folder)) ?? [] where name.hasSuffix(".tmp") || name.contains(".tmp-") {
+                    remove("\(folder)/\(name)")
+                }
+            }
+        }
+        return removed
+    }
+
+    /// Removes the previews of panoramas that are gone (those kept in a bucket too).
+    func remove(tenant: Int64, ids: [String]) async {
+        _ = try? await io.run { [self] in
+            for id in ids { try? FileManager.default.removeItem(atPath: directory(tenant: tenant, id: id)) }
+        }
+        await shared?.removePreviews(tenant: tenant, ids: ids)
+    }
+}
+
+/// A new file (0600, as every file of the data directory) written whole and fsynced; false
+/// with `errno` set when it could not be.
+enum FlushedFile {
+    static func write(_ bytes: [UInt8], to path: String, flags: Int32) -> Bool {
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_CLOEXEC | flags, 0o600)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var written = 0
+        return bytes.withUnsafeBytes { raw -> Bool in
+            while written < raw.count {
+                let count = Glibc.write(fd, raw.baseAddress! + written, raw.count - written)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return false }
+                written += count
+            }
+            return fsync(fd) == 0
+        }
+    }
+}
+
+/// Gives the path of a local file holding a panorama's bytes (the store's own, or a copy).
+typealias PanoramaSource = @Sendable () async throws -> String
+
+/// Where one daemon's previews are kept for the others: a bucket's `<tenant>/previews/<id>/`,
+/// beside the panorama. A name holds the panorama's digest, so nothing there is ever stale.
+protocol SharedPreviews: Sendable {
+    /// The preview named so, or nil (not made yet, or the store unreachable: then made here).
+    func fetchPreview(_ name: String) async -> [UInt8]?
+    func keepPreview(_ name: String, _ bytes: [UInt8]) async
+    func removePreviews(tenant: Int64, ids: [String]) async
+}
+
+/// A file mapped read-only for the length of one call: a panorama of hundreds of MB is read
+/// by the page cache, never copied into the heap.
+
+enum MappedFile {
+    static func read<T>(_ path: String, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw ServiceError(.internal, "\(path) cannot be opened: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw ServiceError(.internal, "\(path) cannot be read: \(String(cString: strerror(errno)))") }
+        let size = Int(info.st_size)
+        guard size > 0 else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        guard let address = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), address != MAP_FAILED else {
+            throw ServiceError(.internal, "\(path) cannot be mapped: \(String(cString: strerror(errno)))")
+        }
+        defer { munmap(address, size) }
+        return try body(UnsafeRawBufferPointer(start: address, count: size))
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import NTHashing
+import NTSQLiteDB
+
+/// Tenants and their bearer tokens. A token is shown once, when made; only its SHA-256 is
+/// stored, and a lookup compares digests, never the token itself.
+enum TenantStore {
+    struct TokenInfo: Equatable {
+        var id: Int64
+        var tenant: String
+        var createdAt: String
+        var revokedAt: String?
+    }
+
+    static func tenantID(_ db: any SQLConnection, named name: String) async throws -> Int64? {
+        try await db.first("SELECT id FROM tenants WHERE name = ?", name)?["id"].int64
+    }
+
+    static func createTenantIfMissing(_ db: any SQLConnection, named name: String) async throws -> Int64 {
+        if let id = try await tenantID(db, named: name) { return id }
+        try await db.run("INSERT INTO tenants (name, created_at) VALUES (?, ?)", name, Timestamp.now())
+        guard let id = try await tenantID(db, named: name) else { throw ServiceError(.internal, "tenant vanished after insert") }
+        return id
+    }
+
+    /// Makes a token for the tenant (created when missing); returns its id and the token.
+    static func createToken(_ db: any SQLConnection, tenant name: String) async throws -> (id: Int64, token: String) {
+        let tenant = try await createTenantIfMissing(db, named: name)
+        let token = Secrets.make(prefix: "nt_")
+        try await db.run("INSERT INTO tokens (tenant_id, token_hash, created_at) VALUES (?, ?, ?)", tenant, Blob(hash(token)), Timestamp.now())
+        guard let id = try await db.first("SELECT id FROM tokens WHERE token_hash = ?", Blob(hash(token)))?["id"].int64 else {
+            throw ServiceError(.internal, "token vanished after insert")
+        }
+        return (id, token)
+    }
+
+    /// A valid, unrevoked token's id and tenant.
+    static func signIn(_ token: String, _ db: any SQLConnection) async throws -> (tokenId: Int64, tenant: Int64)? {
+        try await self.token(digest: hash(token), db)
+    }
+
+    /// The valid, unrevoked token whose SHA-256 is `digest`: its id and tenant.
+    static func token(digest: [UInt8], _ db: any SQLConnection) async throws -> (tokenId: Int64, tenant: Int64)? {
+        let lookup = tokenQuery(digest)
+        return validToken(in: try await db.query(lookup.sql, arguments: lookup.arguments), digest: digest)
+    }
+
+    /// The query finding the unrevoked token whose SHA-256 is `digest`.
+    static func tokenQuery(_ digest: [UInt8]) -> SQLStatement {
+        SQLStatement("SELECT id, tenant_id, token_hash FROM tokens WHERE token_hash = ? AND revoked_at IS NULL", Blob(digest))
+    }
+
+    /// The token's id and tenant, when the rows of `tokenQuery(digest)` hold it.
+    static func validToken(in rows: [Row], digest: [UInt8]) -> (tokenId: Int64, tenant: Int64)? {
+        guard let row = rows.first, let stored = row["token_hash"].bytes, constantTimeEquals(stored, digest),
+              let id = row["id"].int64, let tenant = row["tenant_id"].int64 else { return nil }
+        return (id, tenant)
+    }
+
+    static func name(_ db: any SQLConnection, tenant: Int64) async throws -> String? {
+        try await db.first("SELECT name FROM tenants WHERE id = ?", tenant)?["name"].string
+    }
+
+    static func tokens(_ db: any SQLConnection) async throws -> [TokenInfo] {
+        try await db.query("SELECT tokens.id, tenants.name, tokens.created_at, tokens.revoked_at FROM tokens JOIN tenants ON tenants.id = tokens.tenant_id ORDER BY tokens.id")
+            .map { TokenInfo(id: $0[0].int64 ?? 0, tenant: $0[1].string ?? "", createdAt: $0[2].string ?? "", revokedAt: $0[3].string) }
+    }
+
+    /// Revokes a token; false when there is no such unrevoked token.
+    static func revoke(_ db: any SQLConnection, id: Int64) async throws -> Bool {
+        try await db.run("UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", Timestamp.now(), id) == 1
+    }
+
+    static func hasTokens(_ db: any SQLConnection) async throws -> Bool {
+        try await db.first("SELECT 1 FROM tokens LIMIT 1") != nil
+    }
+
+    private static func hash(_ token: String) -> [UInt8] {
+        Secrets.hash(token)
+    }
+}

@@ -1,0 +1,143 @@
+import NTAPIModel
+import NTSQLiteDB
+
+/// A resumable upload's row.
+struct UploadRecord: Equatable, Sendable {
+    var id: String
+    var panoramaId: String
+    var floorId: String
+    var roomId: String?
+    var position: PanoramaPosition?
+    var contentType: String
+    var length: Int64
+    var offset: Int64
+    var declaredSHA256: String?
+    var metadata: String
+    var finished: Bool
+    var expiresAt: Int64
+    /// False for a draft upload whose client has not said its length: `length` is then the
+    /// most it may reach.
+    var lengthKnown: Bool
+    /// A draft upload, complete only once its client says so (never at `length` alone).
+    var awaitsCompletion: Bool
+
+    /// Whether every byte is in and nothing more is awaited: the upload becomes its panorama.
+    func isComplete(at offset: Int64) -> Bool { offset == length && !awaitsCompletion }
+
+    init(_ row: Row) {
+        id = row["id"].string ?? ""
+        panoramaId = row["panorama_id"].string ?? ""
+        floorId = row["floor_id"].string ?? ""
+        roomId = row["room_id"].string
+        position = PanoramaPosition(row)
+        contentType = row["content_type"].string ?? ""
+        length = row["length"].int64 ?? 0
+        offset = row["offset"].int64 ?? 0
+        declaredSHA256 = row["declared_sha256"].string
+        metadata = row["metadata"].string ?? ""
+        finished = row["state"].string == "finished"
+        expiresAt = row["expires_at"].int64 ?? 0
+        lengthKnown = row["length_known"].int64 != 0
+        awaitsCompletion = row["awaits_completion"].int64 == 1
+    }
+}
+
+/// The SQL of resumable uploads.
+enum UploadStore {
+    static func upload(_ db: any SQLConnection, _ tenant: Int64, _ id: String) async throws -> UploadRecord? {
+        try await db.first("SELECT * FROM uploads WHERE tenant_id = ? AND id = ?", tenant, id).map(UploadRecord.init)
+    }
+
+    static func receiving(_ db: any SQLConnection, _ tenant: Int64, panoramaId: String) async throws -> UploadRecord? {
+        try await db.first("SELECT * FROM uploads WHERE tenant_id = ? AND panorama_id = ? AND state = 'receiving'", tenant, panoramaId)
+            .map(UploadRecord.init)
+    }
+
+    /// How many unfinished, unexpired uploads a tenant has, and the bytes they reserve.
+    static func unfinished(_ db: any SQLConnection, _ tenant: Int64, now: Int64) async throws -> (count: Int, bytes: Int64) {
+        let row = try await db.first("""
+            SELECT count(*) AS n, coalesce(sum(length), 0) AS bytes FROM uploads
+            WHERE tenant_id = ? AND state = 'receiving' AND expires_at > ?
+            """, tenant, now)
+        return (row?["n"].int ?? 0, row?["bytes"].int64 ?? 0)
+    }
+
+    static func create(_ db: any SQLConnection, _ tenant: Int64, id: String, _ request: UploadRequest, expiresAt: Int64) async throws -> UploadRecord {
+        try await db.run("""
+            INSERT INTO uploads (tenant_id, id, panorama_id, floor_id, room_id, content_type, length, declared_sha256, metadata,
+                                 state, created_at, expires_at, length_known, awaits_completion, x, y, heading)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'receiving', ?, ?, ?, ?, ?, ?, ?)
+            """, tenant, id, request.panoramaId, request.floorId, request.roomId, request.contentType, request.length,
+                   request.declaredSHA256, request.metadataHeader, Timestamp.now(), expiresAt, request.lengthKnown, request.awaitsCompletion,
+                   request.position?.x, request.position?.y, request.position?.heading)
+        guard let created = try await upload(db, tenant, id) else { throw ServiceError(.internal, "upload vanished after insert") }
+        return created
+    }
+
+    /// Records fsynced progress, and pushes the expiry out.
+    /// Records a durable offset. Durable offsets only grow, so the row only moves forward: an
+    /// interrupted PATCH's offset, recorded late (after a newer PATCH's), cannot take it back.
+    static func setOffset(_ db: any SQLConnection, _ tenant: Int64, _ id: String, offset: Int64, expiresAt: Int64) async throws {
+        try await db.run(db.dialect.pick(
+            sqlite: "UPDATE uploads SET \"offset\" = max(\"offset\", ?), expires_at = ? WHERE tenant_id = ? AND id = ? AND state = 'receiving'",
+            postgresql: "UPDATE uploads SET \"offset\" = greatest(\"offset\", ?), expires_at = ? WHERE tenant_id = ? AND id = ? AND state = 'receiving'"),
+                   offset, expiresAt, tenant, id)
+    }
+
+    /// A receiving upload's offset, moved forward only (a durable step of a long PATCH).
+    static func advanceOffset(_ db: any SQLConnection, _ tenant: Int64, _ id: String, to offset: Int64) async throws {
+        try await db.run(db.dialect.pick(
+            sqlite: "UPDATE uploads SET \"offset\" = max(\"offset\", ?) WHERE tenant_id = ? AND id = ? AND state = 'receiving'",
+            postgresql: "UPDATE uploads SET \"offset\" = greatest(\"offset\", ?) WHERE tenant_id = ? AND id = ? AND state = 'receiving'"),
+                   offset, tenant, id)
+    }
+
+    /// Records a draft upload's length, said by its client, while it is not known yet.
+    static func recordLength(_ db: any SQLConnection, _ tenant: Int64, _ id: String, length: Int64) async throws {
+        try await db.run("UPDATE uploads SET length = ?, length_known = 1 WHERE tenant_id = ? AND id = ? AND state = 'receiving' AND length_known = 0",
+                         length, tenant, id)
+    }
+
+    /// A draft upload whose client said it is complete, with all its bytes durable at
+    /// `offset`: its length is that offset, and it no longer awaits anything (so a crash now
+    /// still finishes it at the next HEAD).
+    static func markComplete(_ db: any SQLConnection, _ tenant: Int64, _ id: String, offset: Int64) async throws {
+        try await db.run("""
+            UPDATE uploads SET "offset" = ?, length = ?, length_known = 1, awaits_completion = 0
+            WHERE tenant_id = ? AND id = ? AND state = 'receiving'
+            """, offset, offset, tenant, id)
+    }
+
+    /// Sets the offset back to what the partial file really holds (it lost bytes in a crash).
+    static func repairOffset(_ db: any SQLConnection, _ tenant: Int64, _ id: String, offset: Int64) async throws {
+        try await db.run("UPDATE uploads SET \"offset\" = ? WHERE tenant_id = ? AND id = ? AND state = 'receiving'", offset, tenant, id)
+    }
+
+    static func markFinished(_ db: any SQLConnection, _ tenant: Int64, _ id: String) async throws {
+        try await db.run("UPDATE uploads SET state = 'finished', \"offset\" = length WHERE tenant_id = ? AND id = ?", tenant, id)
+    }
+
+    static func delete(_ db: any SQLConnection, _ tenant: Int64, _ id: String) async throws -> Bool {
+        try await db.run("DELETE FROM uploads WHERE tenant_id = ? AND id = ?", tenant, id) == 1
+    }
+
+    /// Removes uploads expired at `now`; returns the keys of partial files to remove.
+    /// An unfinished one whose property is still there says so in the events.
+    static func deleteExpired(_ db: any SQLConnection, now: Int64) async throws -> [BlobKey] {
+        let expired = try await db.query("""
+            SELECT u.tenant_id, u.id, u.state, u.panorama_id, u.floor_id, f.property_id FROM uploads u
+            LEFT JOIN floors f ON f.tenant_id = u.tenant_id AND f.id = u.floor_id WHERE u.expires_at <= ?
+            """, now)
+        try await db.run("DELETE FROM uploads WHERE expires_at <= ?", now)
+        for row in expired where row["state"].string == "receiving" {
+            guard let tenant = row["tenant_id"].int64, let property = row["property_id"].string else { continue }
+            try await EventStore.append(db, tenant, .uploadExpired, property: property) { data in
+                data.key("uploadId"); data.string(row["id"].string)
+                data.key("panoramaId"); data.string(row["panorama_id"].string)
+                data.key("floorId"); data.string(row["floor_id"].string)
+            }
+        }
+        return expired.filter { $0["state"].string == "receiving" }
+            .compactMap { row in row["tenant_id"].int64.flatMap { tenant in row["id"].string.map { BlobKey(tenant: tenant, kind: .upload, id: $0) } } }
+    }
+}

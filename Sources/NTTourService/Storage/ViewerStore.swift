@@ -1,0 +1,176 @@
+import NTAPIModel
+import NTHashing
+import NTSQLiteDB
+import NTTourViewer
+
+/// The SQL of the tour viewer: browser sessions, share links, and the property list with its
+/// counts. Secrets are made here and stored only hashed; every value is a bound parameter.
+enum ViewerStore {
+    // MARK: Sessions
+
+    /// A signed-in browser as a request finds it.
+    struct Session: Sendable {
+        var tenant: Int64
+        var tenantName: String
+        var csrf: String
+    }
+
+    /// Starts a session for a token's tenant; returns the cookie's value (shown only in the
+    /// answer's Set-Cookie). Expired sessions go at the same time.
+    static func startSession(_ db: any SQLConnection, tenant: Int64, tokenId: Int64, lifetime: Int) async throws -> String {
+        let cookie = Secrets.make(prefix: "")
+        let now = Timestamp.now()
+        try await db.run("DELETE FROM web_sessions WHERE expires_at <= ?", now)
+        try await db.run("INSERT INTO web_sessions (cookie_hash, tenant_id, token_id, csrf, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+                   Blob(Secrets.hash(cookie)), tenant, tokenId, Secrets.make(prefix: ""), now, Timestamp.now(plus: lifetime))
+        return cookie
+    }
+
+    /// The unexpired session of a cookie whose token is still valid.
+    static func session(_ db: any SQLConnection, cookie: String) async throws -> Session? {
+        let digest = Secrets.hash(cookie)
+        guard let row = try await db.first("""
+            SELECT web_sessions.cookie_hash, web_sessions.tenant_id, web_sessions.csrf, tenants.name FROM web_sessions
+            JOIN tokens ON tokens.id = web_sessions.token_id AND tokens.revoked_at IS NULL
+            JOIN tenants ON tenants.id = web_sessions.tenant_id
+            WHERE web_sessions.cookie_hash = ? AND web_sessions.expires_at > ?
+            """, Blob(digest), Timestamp.now()),
+              let stored = row["cookie_hash"].bytes, constantTimeEquals(stored, digest),
+              let tenant = row["tenant_id"].int64, let csrf = row["csrf"].string else { return nil }
+        return Session(tenant: tenant, tenantName: row["name"].string ?? "", csrf: csrf)
+    }
+
+    static func endSession(_ db: any SQLConnection, cookie: String) async throws {
+        try await db.run("DELETE FROM web_sessions WHERE cookie_hash = ?", Blob(Secrets.hash(cookie)))
+    }
+
+    // MARK: Shares
+
+    /// Makes a share link of a tour; nil when the tenant has no such tour. Expired links of
+    /// the tenant go at the same time. A tour with `maxLive` live links already is a 409.
+    static func createShare(_ db: any SQLConnection, _ tenant: Int64, tourId: String, lifetime: Int, frameAncestors: [String],
+                            maxLive: Int) async throws -> ShareDocument? {
+        guard let property = try await db.first("SELECT id FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId)?["id"].string else {
+            return nil
+        }
+        let now = Timestamp.now()
+        try await db.run("DELETE FROM shares WHERE tenant_id = ? AND expires_at <= ?", tenant, now)
+        let live = try await db.first("SELECT count(*) FROM shares WHERE tenant_id = ? AND property_id = ?", tenant, property)?[0].int64 ?? 0
+        guard live < maxLive else {
+            throw ServiceError(.conflict, "the tour has \(live) live share links, the most maxSharesPerTour allows: revoke one first")
+        }
+        let secret = Secrets.make(prefix: "")
+        let share = ShareDocument(id: Identifier.make(), tourId: tourId, url: "/t/" + secret, createdAt: now, expiresAt: Timestamp.now(plus: lifetime),
+                                  frameAncestors: frameAncestors)
+        try await db.run("""
+            INSERT INTO shares (tenant_id, id, property_id, secret_hash, created_at, expires_at, frame_ancestors) VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, tenant, share.id, property, Blob(Secrets.hash(secret)), share.createdAt, share.expiresAt, FrameAncestors.text(frameAncestors))
+        return share
+    }
+
+    /// A page of a tour's unexpired share links, newest first, after the link `after` (nil:
+    /// from the newest), and whether more follow; nil when the tenant has no such tour.
+    static func shares(_ db: any SQLConnection, _ tenant: Int64, tourId: String, limit: Int, after: String?) async throws -> (page: [ShareDocument], more: Bool)? {
+        guard let property = try await db.first("SELECT id FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId)?["id"].string else { return nil }
+        let now = Timestamp.now()
+        let rows: [Row]
+        if let after {
+            // Newest first, ties by id: the rows after the cursor's (created_at, id).
+            guard let cursor = try await db.first("SELECT created_at FROM shares WHERE tenant_id = ? AND property_id = ? AND id = ?", tenant, property, after),
+                  let createdAt = cursor["created_at"].string else { throw ServiceError.badRequest("after names no share link of this tour") }
+            rows = try await db.query("""
+                SELECT id, created_at, expires_at, frame_ancestors FROM shares
+                WHERE tenant_id = ? AND property_id = ? AND expires_at > ? AND (created_at < ? OR (created_at = ? AND id > ?))
+                ORDER BY created_at DESC, id LIMIT ?
+                """, tenant, property, now, createdAt, createdAt, after, limit + 1)
+        } else {
+            rows = try await db.query("""
+                SELECT id, created_at, expires_at, frame_ancestors FROM shares WHERE tenant_id = ? AND property_id = ? AND expires_at > ?
+                ORDER BY created_at DESC, id LIMIT ?
+                """, tenant, property, now, limit + 1)
+        }
+        let page = rows.prefix(limit).map { ShareDocument(id: $0["id"].string ?? "", tourId: tourId, url: nil, createdAt: $0["created_at"].string ?? "",
+                                                          expiresAt: $0["expires_at"].string ?? "", frameAncestors: FrameAncestors.list($0["frame_ancestors"].string)) }
+        return (page, rows.count > limit)
+    }
+
+    /// Revokes a share link; returns its property's id, nil when the tenant has no such link.
+    static func revokeShare(_ db: any SQLConnection, _ tenant: Int64, id: String) async throws -> String? {
+        try await db.first("DELETE FROM shares WHERE tenant_id = ? AND id = ? RETURNING property_id", tenant, id)?[0].string
+    }
+
+    /// What an unexpired share secret opens: its tenant and property, and the origins that may frame its embed form.
+    static func share(_ db: any SQLConnection, secret: String) async throws -> (tenant: Int64, propertyId: String, frameAncestors: [String])? {
+        let digest = Secrets.hash(secret)
+        guard let row = try await db.first("""
+            SELECT tenant_id, property_id, secret_hash, frame_ancestors FROM shares WHERE secret_hash = ? AND expires_at > ?
+            """, Blob(digest), Timestamp.now()),
+              let stored = row["secret_hash"].bytes, constantTimeEquals(stored, digest),
+              let tenant = row["tenant_id"].int64, let property = row["property_id"].string else { return nil }
+        return (tenant, property, FrameAncestors.list(row["frame_ancestors"].string))
+    }
+
+    // MARK: The property list
+
+    /// A page of the tenant's properties whose name contains `query` (case-insensitive for
+    /// ASCII), by name, with their counts; whether a next page exists.
+    static func propertyList(_ db: any SQLConnection, _ tenant: Int64, query: String, page: Int, pageSize: Int) async throws -> ([PropertySummary], hasNext: Bool) {
+        // LIKE's wildcards in the query are literal characters.
+        let pattern = "%" + query.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_") + "%"
+        let rows = try await db.query(db.dialect.pick(sqlite: """
+            SELECT properties.*,
+                (SELECT count(*) FROM floors WHERE floors.tenant_id = properties.tenant_id AND floors.property_id = properties.id) AS floor_total,
+                (SELECT count(*) FROM rooms WHERE rooms.tenant_id = properties.tenant_id AND rooms.floor_id IN
+                    (SELECT floors.id FROM floors WHERE floors.tenant_id = properties.tenant_id AND floors.property_id = properties.id)) AS room_total,
+                (SELECT count(*) FROM panoramas WHERE panoramas.tenant_id = properties.tenant_id AND panoramas.property_id = properties.id) AS panorama_total
+            FROM properties WHERE tenant_id = ? AND name LIKE ? ESCAPE '\\'
+            ORDER BY name COLLATE NOCASE, id LIMIT ? OFFSET ?
+            """, postgresql: """
+            SELECT properties.*,
+                (SELECT count(*) FROM floors WHERE floors.tenant_id = properties.tenant_id AND floors.property_id = properties.id) AS floor_total,
+                (SELECT count(*) FROM rooms WHERE rooms.tenant_id = properties.tenant_id AND rooms.floor_id IN
+                    (SELECT floors.id FROM floors WHERE floors.tenant_id = properties.tenant_id AND floors.property_id = properties.id)) AS room_total,
+                (SELECT count(*) FROM panoramas WHERE panoramas.tenant_id = properties.tenant_id AND panoramas.property_id = properties.id) AS panorama_total
+            FROM properties WHERE tenant_id = ? AND name ILIKE ? ESCAPE '\\'
+            ORDER BY lower(name), id LIMIT ? OFFSET ?
+            """), tenant, pattern, pageSize + 1, (page - 1) * pageSize)
+        let items = rows.prefix(pageSize).map { row in
+            PropertySummary(property: PropertyRecord(row), floors: row["floor_total"].int ?? 0, rooms: row["room_total"].int ?? 0,
+                            panoramas: row["panorama_total"].int ?? 0)
+        }
+        return (Array(items), rows.count > pageSize)
+    }
+
+    /// Which property a floor, room or panorama of the tenant belongs to.
+    enum Part {
+        case floor(String), room(String), panorama(String)
+    }
+
+    static func propertyId(_ db: any SQLConnection, _ tenant: Int64, of part: Part) async throws -> String? {
+        switch part {
+        case .floor(let id):
+            return try await db.first("SELECT property_id FROM floors WHERE tenant_id = ? AND id = ?", tenant, id)?[0].string
+        case .room(let id):
+            return try await db.first("""
+                SELECT floors.property_id FROM rooms JOIN floors ON floors.tenant_id = rooms.tenant_id AND floors.id = rooms.floor_id
+                WHERE rooms.tenant_id = ? AND rooms.id = ?
+                """, tenant, id)?[0].string
+        case .panorama(let id):
+            return try await db.first("SELECT property_id FROM panoramas WHERE tenant_id = ? AND id = ?", tenant, id)?[0].string
+        }
+    }
+}
+
+/// A share's frame ancestors as stored: a JSON array of origins (checked when the link was made).
+enum FrameAncestors {
+    static func text(_ origins: [String]) -> String {
+        var writer = JSONWriter()
+        writer.array(origins) { $0.string($1) }
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    static func list(_ text: String?) -> [String] {
+        ((try? JSONReader.parse(text ?? "[]"))?.array ?? []).compactMap(\.string)
+    }
+}

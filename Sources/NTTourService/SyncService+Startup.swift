@@ -1,0 +1,236 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import NTObjectStorage
+import NTAPIModel
+import NTLogging
+import NTSQLiteDB
+
+extension StartupError {
+    /// `mkdir -p`, a failure said in the system's words and naming the folder (Foundation's
+    /// would be an NSCocoaErrorDomain dump). Each folder it makes is made durable (its parent
+    /// fsynced): a data directory that vanished with a power cut would take the database along.
+    public static func makeDirectories(_ path: String) throws(StartupError) {
+        var built = path.hasPrefix("/") ? "" : "."
+        for part in path.split(separator: "/") {
+            let parent = built.isEmpty ? "/" : built
+            built += "/" + part
+            if mkdir(built, 0o700) == 0 {
+                do {
+                    try Disk.syncDirectory(parent)
+                } catch {
+                    throw StartupError("cannot make \(built) durable: \(error.message)")
+                }
+            } else if errno != EEXIST {
+                throw StartupError("cannot create \(path) (\(built): \(String(cString: strerror(errno))))")
+            }
+        }
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else {
+            throw StartupError("cannot create \(path): something that is not a folder is in the way")
+        }
+    }
+}
+
+/// What runs before toursd listens: migrations, the sweep of files a crash left, the first
+/// token. These may block (they use the database's blocking calls); nothing on a request's
+/// way does.
+extension SyncService {
+    /// The migrations to apply: those built in for the database's dialect, or those of
+    /// `migrationsDir` when it is set.
+    static func migrations(_ config: ToursdConfig) throws(StartupError) -> [Migration] {
+        guard !config.migrationsDir.isEmpty else { return config.databaseUrl.isEmpty ? ServerMigrations.sqlite : ServerMigrations.postgresql }
+        do {
+            return try Migrator.load(from: config.migrationsDir)
+        } catch {
+            throw StartupError("\(error.description); leave migrationsDir empty to use the migrations built into toursd")
+        }
+    }
+
+    /// After a crash: no temporary file, and (in the blob folder) no file without its row.
+    /// Never removes anything from a store this database does not own (`StoreOwnership`, also
+    /// claimed here on a first start), nor more orphans than `orphanSweepLimit`: then toursd
+    /// refuses to start.
+    func recover() throws(StartupError) {
+        let temporary = context.blobs.incoming.removeLeftovers()
+        let folder = context.blobs as? DirectoryBlobStore
+        let stored = folder?.allKeys() ?? []
+        let named: Set<BlobKey>
+        do {
+            // One query for every name the rows use, not one per file found.
+            // Panoramas always: the previews' and tiles' folders are checked against them.
+            let kinds = Set(stored.map(\.kind)).union([.panorama])
+            named = try context.pool.readBlocking { db in Set(try await StoredFiles.named(by: db, kinds: kinds)) }
+        } catch {
+            throw StartupError("cannot check stored files against the database: \(error)")
+        }
+        if let folder {
+            try claim(folder, stored: stored, named: named)
+            try removeOrphans(from: folder, stored: stored, named: named)
+        } else if let bucket = context.blobs as? BucketBlobStore {
+            try claim(bucket)
+        }
+        if temporary > 0 {
+            context.logger.warn("removed files left by an interrupted write", ["temporary": String(temporary)])
+        }
+        let derived = context.previews.sweep(keeping: Set(named.filter { $0.kind == .panorama }))
+        if derived > 0 {
+            context.logger.warn("removed previews and tiles left by an interrupted deletion or making", ["removed": String(derived)])
+        }
+    }
+
+    /// The database's name in what an operator is told.
+    var databaseName: String {
+        context.config.databaseUrl.isEmpty ? "\(context.config.dataDir)/toursd.sqlite" : "the PostgreSQL database of databaseUrl"
+    }
+
+    /// The blob folder is this deployment's, or made so; else toursd does not start.
+    private func claim(_ folder: DirectoryBlobStore, stored: Set<BlobKey>, named: Set<BlobKey>) throws(StartupError) {
+        let path = folder.blobs + "/" + StoreOwnership.claimName
+        let claimed = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        switch StoreOwnership.decide(database: context.deployment, store: claimed, holdsBlobs: !stored.isEmpty,
+                                     databaseNamesSome: !stored.isDisjoint(with: named), describing: context.config.blobFolder,
+                                     databaseName: databaseName) {
+        case .owned: return
+        case .refused(let reason): throw StartupError(reason)
+        case .claim:
+            try Self.writePrivateFile(path, line: context.deployment)
+            do {
+                try Disk.syncDirectory(folder.blobs)
+            } catch {
+                throw StartupError("cannot make \(path) durable: \(error.message)")
+            }
+        }
+    }
+
+    /// The bucket is this deployment's, or made so; another's, or credentials it refuses, and
+    /// toursd does not start. A store away now is checked again by each round of its sweep,
+    /// which removes nothing until it is.
+    private func claim(_ bucket: BucketBlobStore) throws(StartupError) {
+        let (context, databaseName) = (context, databaseName)
+        let ownership: StoreOwnership
+        do {
+            ownership = try context.pool.handlerThreads.runAndWait {
+                try await bucket.ownership(deployment: context.deployment, databaseName: databaseName) { keys in
+                    try await context.read { !(try await StoredFiles.named(among: keys, by: $0)).isEmpty }
+                }
+            }
+        } catch let error as ObjectStoreError {
+            guard case .unavailable = error else {
+                throw StartupError("the bucket \(bucket.bucket.settings.bucket) cannot be used: \(error.awayReason ?? error.description)")
+            }
+            context.logger.warn("the bucket cannot be asked whose it is now; its sweep removes nothing until it can", ["error": "\(error)"])
+            return
+        } catch {
+            throw StartupError("cannot check whose the bucket \(bucket.bucket.settings.bucket) is: \(error)")
+        }
+        if case .refused(let reason) = ownership { throw StartupError(reason) }
+    }
+
+    /// The blob folder's files no row names, older than the grace with a shared database.
+    private func removeOrphans(from folder: DirectoryBlobStore, stored: Set<BlobKey>, named: Set<BlobKey>) throws(StartupError) {
+        let config = context.config
+        var orphans = stored.subtracting(named)
+        // Another daemon on the same database may be between placing a file and committing
+        // its row: with a shared database only files older than the grace can be orphans.
+        if !config.databaseUrl.isEmpty {
+            let cutoff = time(nil) - config.orphanGraceSeconds
+            orphans = orphans.filter { key in
+                var info = stat()
+                return stat(folder.path(key), &info) == 0 && info.st_mtim.tv_sec <= cutoff
+            }
+        }
+        let sweep = OrphanSweep(storedFiles: stored.count, orphans: orphans.count, limit: config.orphanSweepLimit)
+        if let refusal = sweep.refusal(database: databaseName, blobFolder: config.blobFolder) {
+            throw StartupError(refusal)
+        }
+        for key in orphans { folder.removeNow(key) }
+        if !orphans.isEmpty {
+            context.logger.warn("removed files without their rows", ["orphans": String(orphans.count)])
+        }
+    }
+
+    /// On a first start, a tenant and a token so that a newcomer can call the API at once.
+    func bootstrapToken() throws(StartupError) {
+        let path = context.config.dataDir + "/admin.token"
+        do {
+            let made = try context.pool.writeBlocking { db -> String? in
+                guard try await !TenantStore.hasTokens(db) else { return nil }
+                return try await TenantStore.createToken(db, tenant: "default").token
+            }
+            guard let token = made else { return }
+            try Self.writePrivateFile(path, line: token)
+            context.logger.info("created tenant default; its bearer token is in the file", ["file": path])
+        } catch let error as StartupError {
+            throw error
+        } catch {
+            throw StartupError("cannot create the first token: \(error)")
+        }
+    }
+}
+
+extension SyncService {
+    /// The database's deployment id (`DeploymentStore`), made by its first start.
+    static func deploymentId(_ pool: any SQLStorage) throws(StartupError) -> String {
+        do {
+            return try pool.writeBlocking { try await DeploymentStore.id($0, proposing: Identifier.make()) }
+        } catch {
+            throw StartupError("cannot read the database's deployment id: \(error)")
+        }
+    }
+
+    /// This daemon's id, made once and kept in its data directory (`instance.id`): names its
+    /// own folders in shared places.
+    static func instanceId(_ config: ToursdConfig) throws(StartupError) -> String {
+        let path = config.dataDir + "/instance.id"
+        if let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8),
+           let id = try? Identifier.checked(text.trimmingCharacters(in: .whitespacesAndNewlines), "instance.id") {
+            return id
+        }
+        let id = Identifier.make()
+        try writePrivateFile(path, line: id)
+        return id
+    }
+
+    /// A one-line file its owner alone may read (mode 0600), fsynced.
+    static func writePrivateFile(_ path: String, line text: String) throws(StartupError) {
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw StartupError("cannot write \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        let line = Array((text + "\n").utf8)
+        guard write(fd, line, line.count) == line.count, fsync(fd) == 0 else {
+            throw StartupError("cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+}
+
+/// Whether a sweep may remove the stored files no row names, in a store this database owns
+/// (`StoreOwnership`). A crash between placing a file and committing its row leaves a few; a
+/// database that cannot account for many (restored from an older copy, say) would make them
+/// look like orphans. Then nothing is removed. Pure.
+struct OrphanSweep: Equatable {
+    var storedFiles: Int
+    var orphans: Int
+    var limit: Int
+
+    /// Why nothing may be removed, in words naming the case and the way out; nil: go on.
+    func refusal(database: String, blobFolder: String) -> String? {
+        guard orphans > limit else { return nil }
+        return "\(orphans) stored files in \(blobFolder) have no row in the database (\(database)), more than orphanSweepLimit "
+            + "(\(limit)): the database cannot account for them (restored from an older copy, or another deployment's). Restore the "
+            + "database that goes with them; if the files are truly not needed, move them aside or raise orphanSweepLimit. Nothing was removed."
+    }
+}
+
+extension SyncService {
+    /// The bucket `blobStore` names, with the AWS environment; nil for the blob folder.
+    static func bucketSettings(_ config: ToursdConfig, environment: [String: String] = ProcessInfo.processInfo.environment) throws(StartupError) -> BucketSettings? {
+        do {
+            return try BucketSettings.resolve(blobStore: config.blobStore, endpoint: config.s3Endpoint, region: config.s3Region,
+                                              pathStyle: config.s3PathStyle, environment: environment)
+        } catch {
+            throw StartupError(error.description)
+        }
+    }
+}

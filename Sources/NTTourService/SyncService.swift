@@ -1,0 +1,210 @@
+import NTThreadPools
+import Dispatch
+import Foundation
+import NTHashing
+import NTHTTPCore
+import NTLogging
+import NTObjectStorage
+import NTSQLiteDB
+import Synchronization
+
+/// A reason toursd cannot start or a command cannot run, in words an operator can act on.
+public struct StartupError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// The sync service: its storage opened and brought up to date, and its routes.
+public final class SyncService: Sendable {
+    let context: ServiceContext
+    let sessions: UploadSessions
+    let ownership: any UploadOwnership
+    private let webhookKey: SecretBox
+    private let webhooks: WebhookDeliverer
+    private let timers = Mutex<[ServiceTimer]>([])
+
+    /// Opens the data directory: the database migrated to the newest schema, files left by a
+    /// crash removed, and on a first start a tenant "default" with its token in
+    /// `<dataDir>/admin.token`. With `crashAt`, the process dies at that step (tests only).
+    public static func open(config: ToursdConfig, logger: Logger, crashAt: CrashPoint? = nil) throws(StartupError) -> SyncService {
+        try open(config: config, logger: logger, crashAt: crashAt, beforeEachFileJob: nil)
+    }
+
+    /// `beforeEachFileJob` runs before every job of the file I/O pool: tests make the disk slow
+    /// with it.
+    /// `storage` wraps the database the service is given (tests watch the statements it runs).
+    /// `environment`: where the AWS variables of a bucket are read (tests give their own store's).
+    static func open(config: ToursdConfig, logger: Logger, crashAt: CrashPoint? = nil,
+                     beforeEachFileJob: (@Sendable () -> Void)?, environment: [String: String] = ProcessInfo.processInfo.environment,
+                     storage: (any SQLStorage) -> any SQLStorage = { $0 }) throws(StartupError) -> SyncService {
+        let blobs: any BlobStore
+        let io = ThreadPool(name: "file-io", threads: config.ioThreads, niceness: Int32(config.ioThreadNiceness), beforeEachJob: beforeEachFileJob)
+        try StartupError.makeDirectories(config.dataDir)
+        // A shared blob folder receives each daemon's bodies in a folder of that daemon's own.
+        let temporary = config.blobDir.isEmpty ? config.dataDir + "/tmp" : config.blobDir + "/.incoming/" + (try instanceId(config))
+        if let bucket = try bucketSettings(config, environment: environment) {
+            let transfers = ThreadPool(name: "s3", threads: config.s3TransferThreads)
+            let timeouts = TransferTimeouts(connectMs: config.s3ConnectTimeoutMs, stallSeconds: config.s3StallSeconds)
+            do {
+                blobs = try BucketBlobStore(bucket: ObjectBucket(settings: bucket, transfers: transfers, timeouts: timeouts), dataDir: config.dataDir, io: io,
+                                            partSize: config.s3PartBytes, copyBytes: Int64(config.blobCopyBytes), retryAfterSeconds: config.retryAfterSeconds,
+                                            presignedSeconds: config.s3PresignedReads ? config.s3PresignedSeconds : nil)
+            } catch {
+                throw StartupError("cannot prepare the bucket's local folders under \(config.dataDir): \(error.message)")
+            }
+        } else {
+            do {
+                blobs = try DirectoryBlobStore(blobs: config.blobFolder, temporaryDirectory: temporary, io: io)
+            } catch {
+                throw StartupError("cannot open the blob folder \(config.blobFolder): \(error.message)")
+            }
+        }
+        let pool = storage(try ServerStorage.open(config, logger: logger, connections: config.databaseUrl.isEmpty ? config.sqliteReaders : config.databasePoolSize))
+        let webhookKey = try WebhookKey.load(config)
+        let deployment = try deploymentId(pool)
+        let service = SyncService(context: ServiceContext(pool: pool, blobs: blobs, deployment: deployment, config: config, logger: logger,
+                                                               crashPoints: CrashPoints(armed: crashAt)), webhookKey: webhookKey)
+        try service.recover()
+        try service.bootstrapToken()
+        service.startTimers()
+        return service
+    }
+
+    private init(context: ServiceContext, webhookKey: SecretBox) {
+        self.context = context
+        self.webhookKey = webhookKey
+        webhooks = WebhookDeliverer(context: context, key: webhookKey)
+        let sessions = UploadSessions(blobs: context.blobs, durableStep: context.config.uploadDurableStepBytes) { [context] key, offset in
+            do {
+                try await context.write { try await UploadStore.advanceOffset($0, key.tenant, key.id, to: offset) }
+            } catch {
+                context.logger.warn("could not record an upload's durable step", ["upload": key.id, "error": "\(error)"])
+            }
+        }
+        self.sessions = sessions
+        let config = context.config
+        ownership = config.databaseUrl.isEmpty ? LocalOwnership()
+            : SharedOwnership(url: config.databaseUrl, locks: context.advisoryLocks!, waitSeconds: Double(config.uploadTakeoverSeconds),
+                              logger: context.logger) { key, letGo in
+                // Under the lock that opening a session and finishing hold: a finish under way
+                // completes first, and no session opens between the end and the letting go.
+                try? await sessions.finishing.withLock(key) {
+                    await sessions.endAndWait(key)
+                    await letGo()
+                }
+            }
+    }
+
+    deinit { stop() }
+
+    /// Expired uploads, and events past `eventRetentionDays`, go at start-up and then every
+    /// `uploadSweepIntervalSeconds`; settled tour changes get their event every
+    /// `tourChangedCheckMs`.
+    private func startTimers() {
+        let uploads = Uploads(context: context, sessions: sessions, ownership: ownership)
+        let context = self.context
+        let sweep = ServiceTimer(every: .seconds(context.config.uploadSweepIntervalSeconds), on: context.blobs.io) {
+            await uploads.sweepExpired()
+            await context.sweepOldEvents()
+        }
+        // Database work only: on the handler threads, not the file pool (whose jobs wait on the disk).
+        let tourChanges = ServiceTimer(every: .milliseconds(context.config.tourChangedCheckMs), on: context.pool.handlerThreads) {
+            await context.writeSettledTourChanges()
+        }
+        let webhooks = self.webhooks
+        let deliveries = ServiceTimer(every: .milliseconds(context.config.webhookPollMs), on: context.pool.handlerThreads) {
+            await webhooks.deliverDue()
+        }
+        var started = [sweep, tourChanges, deliveries]
+        if let bucket = context.blobs as? BucketBlobStore {
+            let orphans = BucketSweep(store: bucket, context: context, databaseName: databaseName)
+            started.append(ServiceTimer(every: .seconds(context.config.bucketSweepSeconds), on: context.blobs.io) { await orphans.round() })
+        }
+        timers.withLock { $0 = started }
+    }
+
+    /// Stops the timers and lets the file pool's threads go once their work is done (for
+    /// tests and tools that open a service and drop it).
+    public func stop() {
+        timers.withLock { timers in
+            for timer in timers { timer.cancel() }
+            timers = []
+        }
+        ownership.stop()
+        webhooks.stop()
+        context.advisoryLocks?.stop()
+        context.blobs.io.stop()
+        context.previews.stop()
+        context.pool.stop()
+    }
+
+    /// The threads toursd's request handlers run on: SQLite's reader threads, each with its
+    /// own read connection (a handler's reads need no thread hop), or PostgreSQL's handler
+    /// threads (a read waits on no thread).
+    public var handlerThreads: ThreadPool { context.pool.handlerThreads }
+
+    /// The router of every route toursd serves, each behind the middleware it needs.
+    public func makeRouter(metrics: ServerMetrics) -> Router {
+        // /metrics labels requests by route, so it needs the router it belongs to.
+        let routerBox = RouterReference()
+        let context = self.context
+        let authenticated = Authentication(context: context)
+        let uploads = Uploads(context: context, sessions: sessions, ownership: ownership)
+        let router = Router { table in
+            OpsRoutes.add(to: &table, metrics: metrics, routes: { routerBox.routes }, unavailable: {
+                context.pool.unavailableReason.map { "database: " + $0 } ?? context.blobs.unavailableReason.map { "object store: " + $0 }
+            },
+                          serviceMetrics: { context.previews.metrics + context.tiles.metrics + context.commits.metrics + context.databaseMetrics })
+            table.group(ServiceErrors(logger: context.logger, retryAfterSeconds: context.config.retryAfterSeconds)) { table in
+                table.group(authenticated) { table in
+                    PropertyRoutes.add(to: &table, context)
+                    FloorRoutes.add(to: &table, context)
+                    PanoramaRoutes.add(to: &table, context, uploads: uploads)
+                    PreviewRoutes.add(to: &table, context)
+                    ShareRoutes.add(to: &table, context)
+                    EventRoutes.add(to: &table, context)
+                    WebhookRoutes.add(to: &table, context, key: webhookKey)
+                }
+                UploadRoutes.add(to: &table, uploads, authenticated: authenticated)
+            }
+            ViewerRoutes.add(to: &table, context)
+        }
+        routerBox.set(router)
+        return router
+    }
+}
+
+/// A job run at start-up and then every `interval`, on `executor`; created, cancelled and
+/// released under the service's lock. A tick that comes while the last run still goes (a slow
+/// disk or database) is skipped, so runs never pile up.
+private struct ServiceTimer: @unchecked Sendable {
+    private let timer: DispatchSourceTimer
+
+    init(every interval: DispatchTimeInterval, on executor: any TaskExecutor, _ job: @escaping @Sendable () async -> Void) {
+        timer = DispatchSource.makeTimerSource(queue: .global())
+        timer.schedule(deadline: .now(), repeating: interval, leeway: .milliseconds(100))
+        let running = Running()
+        timer.setEventHandler {
+            guard running.flag.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return }
+            Task(executorPreference: executor) {
+                await job()
+                running.flag.store(false, ordering: .releasing)
+            }
+        }
+        timer.resume()
+    }
+
+    private final class Running: Sendable {
+        let flag = Atomic<Bool>(false)
+    }
+
+    func cancel() { timer.cancel() }
+}
+
+/// Lets a route read the router it is part of, which exists only once all routes are added.
+private final class RouterReference: Sendable {
+    private let router = Mutex<Router?>(nil)
+    func set(_ value: Router) { router.withLock { $0 = value } }
+    var routes: [Route] { router.withLock { $0?.routes ?? [] } }
+}

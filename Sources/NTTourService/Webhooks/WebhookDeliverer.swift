@@ -1,0 +1,169 @@
+import NTAPIModel
+import Foundation
+import NTHashing
+import NTOutboundHTTP
+import Synchronization
+import NTThreadPools
+
+/// Delivers each endpoint's events (docs/webhooks.md): every `webhookPollMs` it takes the
+/// endpoints with events after their cursor that are due and that no daemon delivers now
+/// (a lease in the endpoint's row, so one daemon at a time, across daemons too), and sends
+/// their events one at a time, in order, signed, from a thread pool of its own: the request
+/// blocks one of those threads, never a loop or handler thread. An attempt and the endpoint's
+/// state after it are recorded in one transaction; one acknowledged by its receiver but not
+/// yet recorded (the daemon died) is sent again, with the same webhook-id.
+final class WebhookDeliverer: Sendable {
+    private let context: ServiceContext
+    private let key: SecretBox
+    private let threads: ThreadPool
+    /// Each thread's libcurl handle: a receiver's connection outlives the delivery that made it.
+    private let clients: PerThread<OutboundClient>
+    /// The endpoints this daemon delivers now ("tenant/id"): at most `webhookConcurrency`.
+    private let delivering = Mutex<Set<String>>([])
+    /// Events one lease sends at most before the endpoint waits its turn again.
+    private static let eventsPerLease = 50
+
+    init(context: ServiceContext, key: SecretBox) {
+        self.context = context
+        self.key = key
+        threads = ThreadPool(name: "webhooks", threads: context.config.webhookConcurrency)
+        clients = PerThread(threads: threads.threadCount)
+    }
+
+    func stop() { threads.stop() }
+
+    private static func nowMs() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    /// Starts delivering the endpoints that are due, as many as there are free slots.
+    func deliverDue() async {
+        let free = context.config.webhookConcurrency - delivering.withLock { $0.count }
+        guard free > 0 else { return }
+        let now = Self.nowMs()
+        do {
+            for (tenant, id) in try await context.readOne({ try await WebhookStore.due($0, nowMs: now, limit: free) }) {
+                guard delivering.withLock({ $0.insert("\(tenant)/\(id)").inserted }) else { continue }
+                // On the deliverer's own threads, never Swift's shared cooperative ones (which
+                // blocking callers in a host process may hold).
+                Task(executorPreference: threads) { [self] in
+                    await deliver(tenant, id)
+                    _ = delivering.withLock { $0.remove("\(tenant)/\(id)") }
+                }
+            }
+        } catch {
+            context.logger.warn("looking for webhook deliveries failed", ["error": "\(error)"])
+        }
+    }
+
+    /// Takes the endpoint, sends its events, and lets it go.
+    private func deliver(_ tenant: Int64, _ id: String) async {
+        let now = Self.nowMs()
+        let lease = now + Int64(context.config.webhookTimeoutMs) * 2 + 10_000
+        do {
+            guard let endpoint = try await context.write({ try await WebhookStore.claim($0, tenant, id, nowMs: now, lease: lease) }) else { return }
+            try await deliver(endpoint, tenant, id, lease: lease)
+            try await context.write { try await WebhookStore.release($0, tenant, id, lease: lease) }
+        } catch {
+            context.logger.warn("a webhook delivery could not be recorded", ["webhook": id, "error": "\(error)"])
+        }
+    }
+
+    /// Sends the endpoint's events until one fails, none is left, or the lease could not cover
+    /// another attempt.
+    private func deliver(_ claimed: WebhookStore.Endpoint, _ tenant: Int64, _ id: String, lease: Int64) async throws {
+        let config = context.config
+        var endpoint = claimed
+        var sent = 0
+        // The events after the cursor not gone through yet: a page is read once, not per event.
+        var page: ArraySlice<EventRecord> = []
+        while sent < Self.eventsPerLease, Self.nowMs() + Int64(config.webhookTimeoutMs) + 5000 < lease {
+            if page.isEmpty {
+                let after = endpoint.after
+                page = try await context.readOne { try await EventStore.page($0, tenant, after: after, limit: Self.eventsPerLease) }[...]
+                guard !page.isEmpty else { return }
+            }
+            // Each move of the cursor is from where this delivery has it: a redelivery that moved
+            // it meanwhile wins, and this delivery stops (the next turn starts from there).
+            let cursor = endpoint.after
+            guard let wanted = page.firstIndex(where: { endpoint.events.isEmpty || endpoint.events.contains($0.type) }) else {
+                let last = page[page.endIndex - 1].id
+                guard try await context.write({ try await WebhookStore.pass($0, tenant, id, lease: lease, from: cursor, to: last) }) else { return }
+                (endpoint.after, page) = (last, [])
+                continue
+            }
+            let event = page[wanted]
+            if wanted > page.startIndex {
+                let passed = page[wanted - 1].id
+                guard try await context.write({ try await WebhookStore.pass($0, tenant, id, lease: lease, from: cursor, to: passed) }) else { return }
+                endpoint.after = passed
+            }
+            page = page[(wanted + 1)...]
+            let attempt = await send(event, of: endpoint, webhook: id)
+            let next = WebhookRetry.next(delivered: attempt.status.map { (200..<300).contains($0) } ?? false, attempts: endpoint.attempts,
+                                         failingSince: endpoint.failingSince, nowMs: Self.nowMs(),
+                                         policy: .init(retryHours: config.webhookRetryHours, baseMs: config.webhookBackoffBaseMs,
+                                                       maxMs: config.webhookBackoffMaxMs),
+                                         jitter: Double.random(in: 0..<1))
+            let from = endpoint.after
+            guard try await context.write({
+                try await WebhookStore.record($0, tenant, id, lease: lease, from: from, attempt: attempt, next: next, keep: config.webhookDeliveryLog)
+            }) else { return }
+            guard next == .delivered else {
+                if case .disabled = next { context.logger.warn("a webhook endpoint failed for too long and was disabled", ["webhook": id]) }
+                return
+            }
+            (endpoint.after, endpoint.attempts, endpoint.failingSince) = (event.id, 0, nil)
+            sent += 1
+        }
+    }
+
+    /// One attempt of `event` to the endpoint: its status, or why there was none.
+    private func send(_ event: EventRecord, of endpoint: WebhookStore.Endpoint, webhook: String) async -> WebhookStore.Attempt {
+        let config = context.config
+        var attempt = WebhookStore.Attempt(event: event.id, number: endpoint.attempts + 1, status: nil, error: nil, latencyMs: 0)
+        guard let secret = key.open(endpoint.sealedSecret) else {
+            attempt.error = "the endpoint's secret cannot be opened with this daemon's webhook key (webhookKeyFile)"
+            return attempt
+        }
+        guard let target = try? WebhookTarget.parse(endpoint.url) else {
+            attempt.error = "the endpoint's url is not a webhook target"
+            return attempt
+        }
+        var writer = JSONWriter()
+        event.write(to: &writer)
+        let body = writer.bytes
+        let headers = StandardWebhooks.headers(key: secret, id: StandardWebhooks.messageId(webhook: webhook, event: event.id),
+                                               timestamp: Int64(Date().timeIntervalSince1970), body: body)
+        let outcome: Result<OutboundAnswer, OutboundFailure>
+        do {
+            outcome = try await threads.run { [clients] (thread: Int) -> Result<OutboundAnswer, OutboundFailure> in
+                let addresses: [String]
+                switch OutboundClient.resolve(target.host) {
+                case .success(let found): addresses = found
+                case .failure(let failure): return .failure(failure)
+                }
+                // Every address must be one it may reach: a name answering a public and a
+                // private address is refused, not tried on the public one alone.
+                guard !addresses.isEmpty, config.webhookAllowPrivateTargets
+                        || addresses.allSatisfy({ AddressRange.bytes($0).map(AddressRange.isPublic) ?? false }) else {
+                    return .failure(OutboundFailure(message: "\(target.host) resolves to a loopback, private or link-local address (webhookAllowPrivateTargets is off)",
+                                                    latencyMs: 0))
+                }
+                let client: OutboundClient
+                do throws(OutboundFailure) {
+                    client = try clients.value(thread) { () throws(OutboundFailure) in try OutboundClient() }
+                } catch {
+                    return .failure(error)
+                }
+                return client.post(url: target.url, host: target.host, port: target.port, address: addresses[0], headers: headers,
+                                   body: body, timeoutMs: config.webhookTimeoutMs, maxResponseBytes: config.webhookResponseBytes)
+            }
+        } catch {
+            outcome = .failure(OutboundFailure(message: "the daemon is stopping", latencyMs: 0))
+        }
+        switch outcome {
+        case .success(let answer): (attempt.status, attempt.latencyMs) = (answer.status, answer.latencyMs)
+        case .failure(let failure): (attempt.error, attempt.latencyMs) = (failure.message, failure.latencyMs)
+        }
+        return attempt
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import NTHashing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The key webhook secrets are sealed under, kept outside the database: a dump or a copy of
+/// the database alone does not give away the secrets receivers trust. A receiver's secret
+/// cannot be stored hashed: the daemon needs it to sign each delivery.
+enum WebhookKey {
+    static let fileName = "webhook.key"
+
+    /// `webhookKeyFile`, else beside the blobs several daemons share (`blobDir`), else in the
+    /// data directory.
+    static func path(_ config: ToursdConfig) -> String {
+        if !config.webhookKeyFile.isEmpty { return config.webhookKeyFile }
+        return config.blobDir.isEmpty ? config.dataDir + "/" + fileName : config.blobDir + "/." + fileName
+    }
+
+    /// The key, made on a first start (32 random bytes, 0600, durable before it is used). It
+    /// appears whole: written aside, then linked into place, so that daemons starting together
+    /// agree on the first one linked.
+    static func load(_ config: ToursdConfig) throws(StartupError) -> SecretBox {
+        let path = path(config)
+        if FileManager.default.fileExists(atPath: path) { return try read(path) }
+        // With a bucket nothing else makes blobDir, where several daemons may keep their key.
+        try StartupError.makeDirectories((path as NSString).deletingLastPathComponent)
+        let aside = path + ".new-" + ByteEncoding.hex(randomBytes(6))
+        defer { unlink(aside) }
+        let fd = open(aside, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw StartupError("cannot make the webhook key \(path): \(String(cString: strerror(errno)))") }
+        let key = randomBytes(SecretBox.keyBytes)
+        let written = key.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard written == key.count, synced else { throw StartupError("cannot write the webhook key \(path)") }
+        if link(aside, path) != 0 {
+            guard errno == EEXIST else { throw StartupError("cannot make the webhook key \(path): \(String(cString: strerror(errno)))") }
+            return try read(path)
+        }
+        let directory = open((path as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directory >= 0 {
+            fsync(directory)
+            close(directory)
+        }
+        return SecretBox(key: key)!
+    }
+
+    /// The key as `load` would find it, made by nobody: one that exists must be whole.
+    static func checkExisting(_ config: ToursdConfig) throws(StartupError) {
+        let path = path(config)
+        if FileManager.default.fileExists(atPath: path) { _ = try read(path) }
+    }
+
+    private static func read(_ path: String) throws(StartupError) -> SecretBox {
+        guard let data = FileManager.default.contents(atPath: path), let box = SecretBox(key: Array(data)) else {
+            throw StartupError("the webhook key \(path) is not \(SecretBox.keyBytes) bytes: restore it, or remove it (then every endpoint needs a new secret)")
+        }
+        return box
+    }
+}

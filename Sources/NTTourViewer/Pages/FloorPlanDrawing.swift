@@ -1,0 +1,211 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import NTAPIModel
+
+/// A floor plan as SVG: each room's outline a polygon linking to the room's page with its name
+/// inside, the whole scaled to fit the drawing's width, and a scale bar in metres. Outlines are
+/// the API's `[[x, y], …]` in metres, x to the right and y down the page.
+struct FloorPlanDrawing {
+    struct Room {
+        var id: String
+        var name: String
+        var points: [(x: Double, y: Double)]
+    }
+
+    /// The drawing's width in CSS pixels, and the margin around the rooms.
+    static let width = 800.0
+    static let margin = 24.0
+    /// Room for the scale bar under the plan.
+    static let footer = 40.0
+
+    let rooms: [Room]
+    /// Pixels per metre.
+    let scale: Double
+    let minX: Double
+    let minY: Double
+    let height: Double
+
+    init(rooms: [Room]) {
+        self.rooms = rooms
+        let xs = rooms.flatMap { $0.points.map(\.x) }
+        let ys = rooms.flatMap { $0.points.map(\.y) }
+        minX = xs.min() ?? 0
+        minY = ys.min() ?? 0
+        let spanX = max((xs.max() ?? 1) - minX, 0.01)
+        let spanY = max((ys.max() ?? 1) - minY, 0.01)
+        let inner = Self.width - 2 * Self.margin
+        // As wide as the drawing, unless that makes a tall floor taller than it is wide.
+        scale = min(inner / spanX, (inner * 1.25) / spanY)
+        height = spanY * scale + 2 * Self.margin + Self.footer
+    }
+
+    /// The rooms of a floor with their outlines read; an outline that does not read is left
+    /// out (the API stored only valid ones).
+    init(_ rooms: [RoomDocument]) {
+        self.init(rooms: rooms.compactMap { room in
+            guard let points = Self.points(room.outline), points.count >= 3 else { return nil }
+            return Room(id: room.id, name: room.name ?? "Room", points: points)
+        })
+    }
+
+    static func points(_ outline: String) -> [(x: Double, y: Double)]? {
+        guard let array = try? JSONReader.parse(outline).array else { return nil }
+        var points: [(x: Double, y: Double)] = []
+        for point in array {
+            guard let pair = point.array, pair.count == 2, let x = pair[0].double, let y = pair[1].double, x.isFinite, y.isFinite else { return nil }
+            points.append((x, y))
+        }
+        return points
+    }
+
+    func pixel(_ point: (x: Double, y: Double)) -> (x: Double, y: Double) {
+        ((point.x - minX) * scale + Self.margin, (point.y - minY) * scale + Self.margin)
+    }
+
+    /// The area-weighted centre of a polygon; its vertices' mean when it has no area, or when
+    /// the area-weighted centre falls outside the polygon's bounds (a self-crossing outline
+    /// whose signed areas nearly cancel puts it arbitrarily far away).
+    static func centroid(_ points: [(x: Double, y: Double)]) -> (x: Double, y: Double) {
+        var area = 0.0, cx = 0.0, cy = 0.0
+        for index in points.indices {
+            let a = points[index], b = points[(index + 1) % points.count]
+            let cross = a.x * b.y - b.x * a.y
+            area += cross
+            cx += (a.x + b.x) * cross
+            cy += (a.y + b.y) * cross
+        }
+        let count = Double(points.count)
+        let mean = (x: points.map(\.x).reduce(0, +) / count, y: points.map(\.y).reduce(0, +) / count)
+        guard abs(area) > 1e-9 else { return mean }
+        let centre = (x: cx / (3 * area), y: cy / (3 * area))
+        let xs = points.map(\.x), ys = points.map(\.y)
+        guard centre.x.isFinite, centre.y.isFinite, (xs.min()!...xs.max()!).contains(centre.x), (ys.min()!...ys.max()!).contains(centre.y) else {
+            return mean
+        }
+        return centre
+    }
+
+    /// The scale bar's length: the round number of metres closest to a sixth of the drawing.
+    var scaleBarMetres: Double {
+        let candidates = [0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
+        let wanted = Self.width / 6 / scale
+        return candidates.min { abs($0 - wanted) < abs($1 - wanted) } ?? 1
+    }
+
+    /// A panorama on the plan: a dot linking to it; the current one with the cone of its view
+    /// (pointing up the page until the script turns it to the view's heading).
+    struct Mark {
+        var position: PanoramaPosition
+        var url: String
+        var label: String
+        var current: Bool
+    }
+
+    /// The view cone's radius in the drawing's units, and its half-angle at the viewer's first field of view.
+    static let coneRadius = 90.0
+    static let coneHalfAngle = 37.5
+
+    func write(into page: inout HTMLWriter, roomURL: (String) -> String, marks: [Mark] = []) {
+        // Marked: the rooms' names move off their centres, where panoramas often stand.
+        page.raw(marks.isEmpty ? "<svg class=\"plan\" xmlns=" : "<svg class=\"plan marked\" xmlns=")
+        page.raw("\"http://www.w3.org/2000/svg\" role=\"group\" aria-label=\"Floor plan\" viewBox=\"0 0 ")
+        page.text(Format.decimal(Self.width, places: 0))
+        page.raw(" ")
+        page.text(Format.decimal(height, places: 0))
+        page.raw("\" width=\"")
+        page.text(Format.decimal(Self.width, places: 0))
+        page.raw("\" height=\"")
+        page.text(Format.decimal(height, places: 0))
+        page.raw("\">")
+        for room in rooms {
+            page.raw("<a href=\"")
+            page.text(roomURL(room.id))
+            page.raw("\" class=\"room\" data-room=\"")
+            page.text(room.id)
+            page.raw("\"><title>")
+            page.text(room.name)
+            page.raw("</title><polygon points=\"")
+            for (index, point) in room.points.enumerated() {
+                let pixel = pixel(point)
+                if index > 0 { page.raw(" ") }
+                page.text(Format.decimal(pixel.x, places: 1))
+                page.raw(",")
+                page.text(Format.decimal(pixel.y, places: 1))
+            }
+            let centre = pixel(Self.centroid(room.points))
+            page.raw("\"/><text x=\"")
+            page.text(Format.decimal(centre.x, places: 1))
+            page.raw("\" y=\"")
+            page.text(Format.decimal(centre.y, places: 1))
+            page.raw("\" text-anchor=\"middle\" dominant-baseline=\"middle\">")
+            page.text(room.name)
+            page.raw("</text></a>")
+        }
+        if !marks.isEmpty { writeMarks(marks, into: &page) }
+        let metres = scaleBarMetres
+        let length = metres * scale
+        let y = height - Self.footer / 2
+        let x = Self.margin
+        page.raw("<g class=\"scale\"><path d=\"M")
+        page.text(Format.decimal(x, places: 1))
+        page.raw(" ")
+        page.text(Format.decimal(y - 5, places: 1))
+        page.raw("v5h")
+        page.text(Format.decimal(length, places: 1))
+        page.raw("v-5\"/><text x=\"")
+        page.text(Format.decimal(x + length + 8, places: 1))
+        page.raw("\" y=\"")
+        page.text(Format.decimal(y, places: 1))
+        page.raw("\" dominant-baseline=\"middle\">")
+        page.text(metres < 1 ? "50 cm" : "\(Int(metres)) m")
+        page.raw("</text></g></svg>")
+    }
+
+    private func writeMarks(_ marks: [Mark], into page: inout HTMLWriter) {
+        page.raw("<g class=\"spots\">")
+        // The current one last: drawn over the others.
+        for mark in marks.filter({ !$0.current }) + marks.filter(\.current) {
+            let pixel = pixel((mark.position.x, mark.position.y))
+            page.raw(mark.current ? "<g class=\"spot current\" transform=\"translate(" : "<a class=\"spot\" transform=\"translate(")
+            page.text(Format.decimal(pixel.x, places: 1))
+            page.raw(" ")
+            page.text(Format.decimal(pixel.y, places: 1))
+            if mark.current {
+                page.raw(")\"><title>You are here: ")
+                page.text(mark.label)
+                page.raw("</title>")
+                if let heading = mark.position.heading {
+                    let r = Self.coneRadius, a = Self.coneHalfAngle * .pi / 180
+                    page.raw("<path class=\"cone\" data-radius=\"")
+                    page.text(Format.decimal(r, places: 0))
+                    page.raw("\" transform=\"rotate(")
+                    page.text(Format.decimal(heading, places: 1))
+                    page.raw(")\" d=\"M0 0L")
+                    page.text(Format.decimal(-r * sin(a), places: 1))
+                    page.raw(" ")
+                    page.text(Format.decimal(-r * cos(a), places: 1))
+                    page.raw("A")
+                    page.text(Format.decimal(r, places: 1))
+                    page.raw(" ")
+                    page.text(Format.decimal(r, places: 1))
+                    page.raw(" 0 0 1 ")
+                    page.text(Format.decimal(r * sin(a), places: 1))
+                    page.raw(" ")
+                    page.text(Format.decimal(-r * cos(a), places: 1))
+                    page.raw("Z\"/>")
+                }
+                page.raw("<circle r=\"12\"/></g>")
+            } else {
+                page.raw(")\" href=\"")
+                page.text(mark.url)
+                page.raw("\" aria-label=\"Go to ")
+                page.text(mark.label)
+                page.raw("\"><title>")
+                page.text(mark.label)
+                page.raw("</title><circle r=\"10\"/></a>")
+            }
+        }
+        page.raw("</g>")
+    }
+}

@@ -1,0 +1,156 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import NTAPIModel
+
+/// A tour as a visitor walks it: every panorama in one order (floors by number; on each floor
+/// its rooms in the plan's order, each room's panoramas as they were taken; then the floor's
+/// panoramas without a room), and from each, the panoramas one can step to. Pure: the pages
+/// and their tests read it alike.
+struct TourWalk {
+    struct Stop {
+        let panorama: PanoramaDocument
+        let floor: TourDocument.Floor
+        let room: RoomDocument?
+        /// Its place among the panoramas of its room (or of its floor's, without a room): 1-based.
+        let place: Int
+        let of: Int
+
+        /// "Living room · 2 of 3"; "Living room" alone when it is the room's only one.
+        var title: String {
+            let name = room.map { $0.name ?? "Room" } ?? FloorTitle.of(number: floor.floor.number, name: floor.floor.name)
+            return of > 1 ? "\(name) · \(place) of \(of)" : name
+        }
+    }
+
+    /// A way from one panorama to another: `longitude`, when both positions and the first's
+    /// heading are known, is where the other stands as seen in the first's image: degrees
+    /// clockwise from the image's centre, in (-180, 180].
+    struct Link: Equatable {
+        let target: Int
+        let longitude: Double?
+    }
+
+    let stops: [Stop]
+
+    init(_ tour: TourDocument) {
+        var stops: [Stop] = []
+        for floor in tour.floors.sorted(by: { $0.floor.number < $1.floor.number }) {
+            var groups: [(RoomDocument?, [PanoramaDocument])] = floor.floor.rooms.map { room in (room, floor.panoramas.filter { $0.roomId == room.id }) }
+            let roomIds = Set(floor.floor.rooms.map(\.id))
+            groups.append((nil, floor.panoramas.filter { $0.roomId.map { !roomIds.contains($0) } ?? true }))
+            for (room, panoramas) in groups {
+                for (index, panorama) in panoramas.enumerated() {
+                    stops.append(Stop(panorama: panorama, floor: floor, room: room, place: index + 1, of: panoramas.count))
+                }
+            }
+        }
+        self.stops = stops
+    }
+
+    func index(of panoramaId: String) -> Int? {
+        stops.firstIndex { $0.panorama.id == panoramaId }
+    }
+
+    /// The other panoramas of its room and those of the rooms that share a wall with it (for
+    /// one without a room: the others of its floor without a room), in walk order.
+    func links(from index: Int) -> [Link] {
+        let here = stops[index]
+        let neighbours: Set<String> = here.room.map { room in
+            let outline = FloorPlanDrawing.points(room.outline) ?? []
+            return Set(here.floor.floor.rooms.filter { other in
+                other.id == room.id || RoomWalls.shareAWall(outline, FloorPlanDrawing.points(other.outline) ?? [])
+            }.map(\.id))
+        } ?? []
+        return stops.indices.filter { other in
+            guard other != index, stops[other].floor.floor.id == here.floor.floor.id else { return false }
+            if let room = stops[other].room { return neighbours.contains(room.id) }
+            return here.room == nil
+        }.map { Link(target: $0, longitude: Self.longitude(from: here.panorama.position, to: stops[$0].panorama.position)) }
+    }
+
+    /// Where `target` stands in the image taken at `origin`, or nil when either position or the
+    /// origin's heading is unknown, or they stand at the same point.
+    static func longitude(from origin: PanoramaPosition?, to target: PanoramaPosition?) -> Double? {
+        guard let origin, let heading = origin.heading, let target else { return nil }
+        let dx = target.x - origin.x, dy = target.y - origin.y
+        guard dx * dx + dy * dy > 1e-6 else { return nil }
+        // Bearing clockwise from up the plan (y grows down the page).
+        let bearing = atan2(dx, -dy) * 180 / .pi
+        var relative = (bearing - heading).truncatingRemainder(dividingBy: 360)
+        if relative <= -180 { relative += 360 }
+        if relative > 180 { relative -= 360 }
+        return relative
+    }
+}
+
+/// Which rooms share a wall, read from their outlines: an edge of one lies along an edge of
+/// the other (within `tolerance` metres of its line) for at least `overlap` metres.
+enum RoomWalls {
+    static let tolerance = 0.15
+    static let overlap = 0.5
+
+    static func shareAWall(_ a: [(x: Double, y: Double)], _ b: [(x: Double, y: Double)]) -> Bool {
+        guard a.count >= 2, b.count >= 2 else { return false }
+        for i in a.indices {
+            let p = a[i], q = a[(i + 1) % a.count]
+            for j in b.indices where lieAlong(p, q, b[j], b[(j + 1) % b.count]) {
+                return true
+            }
+        }
+        return false
+    }
+
+    /// Whether the segment r–s lies on the line of p–q and overlaps p–q long enough.
+    private static func lieAlong(_ p: (x: Double, y: Double), _ q: (x: Double, y: Double),
+                                 _ r: (x: Double, y: Double), _ s: (x: Double, y: Double)) -> Bool {
+        let dx = q.x - p.x, dy = q.y - p.y
+        let length = (dx * dx + dy * dy).squareRoot()
+        guard length > 1e-9 else { return false }
+        let (ux, uy) = (dx / length, dy / length)
+        func offset(_ point: (x: Double, y: Double)) -> Double { abs((point.x - p.x) * uy - (point.y - p.y) * ux) }
+        func along(_ point: (x: Double, y: Double)) -> Double { (point.x - p.x) * ux + (point.y - p.y) * uy }
+        guard offset(r) <= tolerance, offset(s) <= tolerance else { return false }
+        let (start, end) = (min(along(r), along(s)), max(along(r), along(s)))
+        return min(end, length) - max(start, 0) >= overlap
+    }
+}
+
+/// A direction in the image, in words for the list of ways on: "ahead", "to the right", "behind, to the left".
+enum Direction {
+    static func words(_ longitude: Double) -> String {
+        let side = longitude > 0 ? "right" : "left"
+        switch abs(longitude) {
+        case ..<22.5: return "ahead"
+        case ..<67.5: return "ahead, to the \(side)"
+        case ..<112.5: return "to the \(side)"
+        case ..<157.5: return "behind, to the \(side)"
+        default: return "behind"
+        }
+    }
+}
+
+/// The property metadata a tenant shows the people it shares a tour with: the keys it marked
+/// public by their prefix `public.` (`"public.address": "12 Maple Street"`), labelled by the
+/// rest of the key ("Address"; `agent_phone` and `agent-phone` read "Agent phone"), in the
+/// stored (canonical: sorted) order of the keys; and the panorama it chose for the cover
+/// (`"cover": PANORAMA_ID`).
+enum PublicMetadata {
+    static let prefix = "public."
+    /// The key whose value names the panorama a shared tour's cover shows.
+    static let coverKey = "cover"
+
+    static func cover(_ metadata: String) -> String? {
+        (try? JSONReader.parse(metadata))?.members?.first { $0.key == coverKey }?.value.string
+    }
+
+    static func facts(_ metadata: String) -> [(label: String, value: String)] {
+        let members = (try? JSONReader.parse(metadata))?.members ?? []
+        return members.compactMap { member in
+            guard member.key.hasPrefix(prefix), let value = member.value.string, !value.isEmpty else { return nil }
+            let words = String(member.key.dropFirst(prefix.count)).map { $0 == "_" || $0 == "-" ? " " : $0 }
+            guard let first = words.first else { return nil }
+            return (first.uppercased() + String(words.dropFirst()), value)
+        }
+    }
+}
