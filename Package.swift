@@ -25,6 +25,8 @@ let package = Package(
         .systemLibrary(name: "CNTLinux"),
 
         // Shared building blocks.
+        // libcurl's one set-up per process, for the client, the bucket and the webhooks.
+        .target(name: "NTCurlRuntime", dependencies: ["CNTCurl"]),
         .target(name: "NTLogging"),
         .target(name: "NTHashing", dependencies: ["CNTCrypto"]),
         // The fixed thread pools that blocking calls (disk, SQLite) run on, off every event loop.
@@ -46,15 +48,15 @@ let package = Package(
 
         // The server: the sync service and its thin executable.
         // One request to a server toursd does not trust (a webhook receiver), through libcurl.
-        .target(name: "NTOutboundHTTP", dependencies: ["CNTCurl"]),
+        .target(name: "NTOutboundHTTP", dependencies: ["CNTCurl", "NTCurlRuntime"]),
         // An S3-compatible bucket through libcurl (SigV4): objects and multipart uploads, on
         // transfer threads of its own. Knows buckets, not tours.
-        .target(name: "NTObjectStorage", dependencies: ["CNTCurl", "NTHashing", "NTThreadPools"]),
+        .target(name: "NTObjectStorage", dependencies: ["CNTCurl", "NTCurlRuntime", "NTHashing", "NTThreadPools"]),
         .target(name: "NTTourService", dependencies: ["NTAPIModel", "NTTourViewer", "NTImagePreviews", "NTHTTPCore", "NTLogging", "NTHashing", "NTSQLiteDB", "NTPostgresDB", "NTThreadPools", "CNTLinux", "NTOutboundHTTP", "NTObjectStorage"]),
         .executableTarget(name: "toursd", dependencies: ["NTTourService", "NTAPIModel"]),
 
         // The client: library and thin command line.
-        .target(name: "NoughtyTours", dependencies: ["NTAPIModel", "CNTCurl", "NTSQLiteDB", "NTHashing", "NTThreadPools"]),
+        .target(name: "NoughtyTours", dependencies: ["NTAPIModel", "CNTCurl", "NTCurlRuntime", "NTSQLiteDB", "NTHashing", "NTThreadPools"]),
         .executableTarget(name: "tours", dependencies: ["NoughtyTours"]),
         // What make bench runs against the client library.
         .executableTarget(name: "ClientBench", dependencies: ["NoughtyTours"], path: "bench/ClientBench"),
@@ -80,7 +82,7 @@ let package = Package(
         .testTarget(name: "SQLiteDBTests", dependencies: ["NTSQLiteDB", "NTThreadPools", "TestSupport"]),
         .testTarget(name: "PostgresDBTests", dependencies: ["NTPostgresDB", "TestSupport", "TestTraits"]),
         .testTarget(name: "TourServiceTests", dependencies: ["NTTourService", "NTHTTPCore", "NTHashing", "NTImagePreviews", "NTLogging", "NTPostgresDB", "NTObjectStorage", "TestSupport", "TestTraits"]),
-        .testTarget(name: "NoughtyToursTests", dependencies: ["NoughtyTours", "NTAPIModel", "NTSQLiteDB", "TestSupport", "TestTraits"]),
+        .testTarget(name: "NoughtyToursTests", dependencies: ["NoughtyTours", "NTAPIModel", "NTCurlRuntime", "NTSQLiteDB", "TestSupport", "TestTraits"]),
         // One test per finding of the attack probe, black box, against the release toursd.
         .testTarget(name: "AttackTests", dependencies: ["TestSupport", "NTImagePreviews", "TestTraits"]),
         // A client process the library's tests start and kill mid-drain.

@@ -1,4 +1,5 @@
 import CNTCurl
+import NTCurlRuntime
 import Foundation
 import NTHashing
 #if canImport(Glibc)
@@ -66,7 +67,6 @@ public struct TransferTimeouts: Sendable, Equatable {
 /// Each request is signed with AWS SigV4 by libcurl; the payload's SHA-256 is set by us, which
 /// libcurl then signs (7.88 computes none for bodies it streams).
 final class S3Transfer {
-    private static let initialized: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
     private let handle: UnsafeMutableRawPointer
     private let settings: BucketSettings
     private let timeouts: TransferTimeouts
@@ -74,7 +74,7 @@ final class S3Transfer {
     static let maxAnswerBytes = 8 << 20
 
     init?(settings: BucketSettings, timeouts: TransferTimeouts) {
-        guard Self.initialized == CURLE_OK, let handle = curl_easy_init() else { return nil }
+        guard CurlRuntime.startFailure == nil, let handle = curl_easy_init() else { return nil }
         self.handle = handle
         self.settings = settings
         self.timeouts = timeouts

@@ -1,4 +1,5 @@
 import CNTCurl
+import NTCurlRuntime
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -33,12 +34,11 @@ public struct OutboundFailure: Error, Sendable, Equatable, CustomStringConvertib
 /// Blocking: called on a thread of its own pool (the webhook deliveries'), never a loop or
 /// handler thread.
 public final class OutboundClient {
-    private static let initialized: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
     private let handle: UnsafeMutableRawPointer
 
     public init() throws(OutboundFailure) {
-        guard Self.initialized == CURLE_OK, let handle = curl_easy_init() else {
-            throw OutboundFailure(message: "libcurl could not start", latencyMs: 0)
+        guard CurlRuntime.startFailure == nil, let handle = curl_easy_init() else {
+            throw OutboundFailure(message: "libcurl could not start: \(CurlRuntime.startFailure ?? "no handle")", latencyMs: 0)
         }
         self.handle = handle
     }

@@ -1,4 +1,5 @@
 import NTAPIModel
+import NTCurlRuntime
 import Foundation
 
 /// How the library is set up: where the server is, its token, where local storage lives, and
@@ -52,7 +53,7 @@ public final class NoughtyTours: Sendable {
     /// Starts the upload queue: what was in flight when the process last stopped resumes
     /// (large panoramas from the server's offset), and the queue drains on its own from now on.
     public func start() async throws(NoughtyToursError) {
-        try CurlRuntime.ensureInitialized()
+        try CurlRuntime.ensureStarted()
         try await queue.start()
     }
 

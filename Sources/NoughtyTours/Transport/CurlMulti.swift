@@ -1,4 +1,5 @@
 import CNTCurl
+import NTCurlRuntime
 import Foundation
 import Synchronization
 
@@ -17,7 +18,7 @@ final class CurlMulti: @unchecked Sendable {
 
     /// `connectionsPerHost` caps the connections kept to the server (and reused).
     init(connectionsPerHost: Int) throws(NoughtyToursError) {
-        try CurlRuntime.ensureInitialized()
+        try CurlRuntime.ensureStarted()
         guard let multi = curl_multi_init() else { throw .transport("libcurl could not make a multi handle") }
         self.multi = multi
         let code = nt_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, connectionsPerHost)
