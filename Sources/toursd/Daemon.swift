@@ -146,7 +146,7 @@ enum Daemon {
             throw StartupError("cannot listen on \(config.host):\(config.port): \(error)")
         }
         let logger = try logger(config)
-        let service = try SyncService.open(config: config, logger: logger, crashAt: try crashPoint())
+        let service = try SyncService.open(try Deployment(config), config: config, logger: logger, crashAt: try crashPoint())
         let metrics = ServerMetrics()
         var serverConfiguration = config.server
         // The process is this server's alone: what it holds once the service is open, and room

@@ -27,15 +27,18 @@ final class ServiceContext: Sendable {
     /// tenant (events are written in the transaction of their change).
     let commits = TenantCommits()
     /// The database's deployment id (`DeploymentStore`): the blob store it may sweep holds it.
-    let deployment: String
+    let deploymentId: String
 
-    init(pool: any SQLStorage, blobs: any BlobStore, deployment: String, config: ToursdConfig, logger: Logger, crashPoints: CrashPoints) {
+    /// `advisoryLocks`: the database's, when several daemons share it; `sharedPreviews`: the
+    /// bucket, when previews are shared through it.
+    init(pool: any SQLStorage, blobs: any BlobStore, deploymentId: String, advisoryLocks: AdvisoryLocks?, sharedPreviews: BucketBlobStore?,
+         config: ToursdConfig, logger: Logger, crashPoints: CrashPoints) {
         self.pool = pool
         self.blobs = blobs
-        self.deployment = deployment
-        advisoryLocks = config.databaseUrl.isEmpty ? nil : AdvisoryLocks(url: config.databaseUrl)
+        self.deploymentId = deploymentId
+        self.advisoryLocks = advisoryLocks
         panoramaTurns = PanoramaTurns(shared: advisoryLocks, waitSeconds: Double(config.uploadTakeoverSeconds))
-        previews = PreviewCache(dataDir: config.dataDir, io: blobs.io, config: config, logger: logger, shared: blobs as? BucketBlobStore)
+        previews = PreviewCache(dataDir: config.dataDir, io: blobs.io, config: config, logger: logger, shared: sharedPreviews)
         tiles = PanoramaTiles(dataDir: config.dataDir, io: blobs.io, images: previews.decoders, memory: previews.memory, config: config, logger: logger)
         signIns = SignInLimiter(pool: pool, allowed: config.signInFailuresAllowed, window: config.signInWindowSeconds)
         knownTokens = KnownTokens(capacity: config.tokenCacheEntries, threads: pool.handlerThreads)

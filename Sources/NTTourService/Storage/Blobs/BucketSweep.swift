@@ -77,7 +77,7 @@ final class BucketSweep: @unchecked Sendable {
             cursor = page.count < Self.pageSize ? nil : page.last?.key
             // Each round asks whose the bucket is first: only this deployment's is swept.
             let context = context
-            let ownership = try await store.ownership(deployment: context.deployment, databaseName: databaseName, page: page) { keys in
+            let ownership = try await store.ownership(deployment: context.deploymentId, databaseName: databaseName, page: page) { keys in
                 try await context.read { !(try await StoredFiles.named(among: keys, by: $0)).isEmpty }
             }
             if case .refused(let reason) = ownership {

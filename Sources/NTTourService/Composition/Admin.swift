@@ -26,8 +26,8 @@ public enum Admin {
     /// key when there is one. Each problem in words; none: serve goes on to open its stores.
     public static func refusals(_ config: ToursdConfig) -> [String] {
         var problems: [String] = []
-        do throws(StartupError) { _ = try SyncService.migrations(config) } catch { problems.append(error.message) }
-        do throws(StartupError) { _ = try SyncService.bucketSettings(config) } catch { problems.append(error.message) }
+        do throws(StartupError) { _ = try SyncService.migrations(Deployment.Records(config), config) } catch { problems.append(error.message) }
+        do throws(StartupError) { _ = try Deployment(config) } catch { problems.append(error.message) }
         do throws(StartupError) { try WebhookKey.checkExisting(config) } catch { problems.append(error.message) }
         return problems
     }
@@ -35,7 +35,7 @@ public enum Admin {
     /// Each migration, applied (when) or pending; applies none. Versions applied but unknown
     /// to this toursd (a newer one migrated the database) are listed too.
     public static func migrationStatus(_ config: ToursdConfig, logger: Logger) throws(StartupError) -> [MigrationState] {
-        let migrations = try SyncService.migrations(config)
+        let migrations = try SyncService.migrations(Deployment.Records(config), config)
         let applied: [Int: (name: String, at: String)] = try withStorage(config, logger: logger, migrating: false) { pool throws(StartupError) in
             do {
                 return try pool.readBlocking { db in
@@ -61,7 +61,7 @@ public enum Admin {
     /// command's threads and connections end with the command.
     private static func withStorage<T>(_ config: ToursdConfig, logger: Logger, migrating: Bool = true,
                                        _ body: (any SQLStorage) throws(StartupError) -> T) throws(StartupError) -> T {
-        let storage = try ServerStorage.open(config, logger: logger, connections: 1, migrating: migrating)
+        let storage = try ServerStorage.open(Deployment.Records(config), config, logger: logger, connections: 1, migrating: migrating)
         defer { storage.stop() }
         return try body(storage)
     }
@@ -74,24 +74,26 @@ public enum Admin {
     /// A consistent copy of the data directory into `destination` (Backup); returns what was
     /// linked, copied and dropped.
     public static func backup(_ config: ToursdConfig, to destination: String) throws(StartupError) -> BackupMade {
-        guard config.databaseUrl.isEmpty else {
+        let deployment = try Deployment(config)
+        guard case .sqlite = deployment.records else {
             throw StartupError("backup copies an SQLite database (in dataDir); with databaseUrl set, back up PostgreSQL (pg_dump) and the blob folder or bucket instead")
         }
-        if let settings = try SyncService.bucketSettings(config) {
+        switch deployment.blobs {
+        case .bucket(let settings):
             return .manifest(objects: try BucketBackup.run(from: config.dataDir, to: destination, bucket: try connect(settings, config)))
-        }
-        guard config.blobDir.isEmpty else {
+        case .folder(_, shared: true):
             throw StartupError("backup copies the embedded layout (SQLite and blobs in dataDir); with blobDir set, back up the database and the blob folder instead")
+        case .folder(_, shared: false):
+            let summary = try Backup.run(from: config.dataDir, to: destination)
+            return .files(linked: summary.linked, copied: summary.copied, dropped: summary.dropped)
         }
-        let summary = try Backup.run(from: config.dataDir, to: destination)
-        return .files(linked: summary.linked, copied: summary.copied, dropped: summary.dropped)
     }
 
     /// `toursd blobs copy --to|--from s3://BUCKET/PREFIX`: the blobs the database `config`
     /// names, between the blob folder and the bucket (BlobCopy).
     public static func copyBlobs(_ config: ToursdConfig, _ direction: BlobCopyDirection, logger: Logger,
                                  environment: [String: String] = ProcessInfo.processInfo.environment) throws(StartupError) -> BlobCopyOutcome {
-        if case .intoBucket = direction, try SyncService.bucketSettings(config, environment: environment) != nil {
+        if case .intoBucket = direction, case .bucket = try Deployment(config, environment: environment).blobs {
             throw StartupError("blobs copy --to takes the blobs of the blob folder (blobStore \"directory\"); this configuration's are in \(config.blobStore)")
         }
         let bucket: BucketSettings

@@ -17,7 +17,9 @@ public struct StartupError: Error, Sendable, CustomStringConvertible {
 
 /// The sync service: its storage opened and brought up to date, and its routes.
 public final class SyncService: Sendable {
+    let deployment: Deployment
     let context: ServiceContext
+    let blobs: OpenedBlobs
     let sessions: UploadSessions
     let ownership: any UploadOwnership
     private let webhookKey: SecretBox
@@ -27,52 +29,64 @@ public final class SyncService: Sendable {
     /// Opens the data directory: the database migrated to the newest schema, files left by a
     /// crash removed, and on a first start a tenant "default" with its token in
     /// `<dataDir>/admin.token`. With `crashAt`, the process dies at that step (tests only).
-    public static func open(config: ToursdConfig, logger: Logger, crashAt: CrashPoint? = nil) throws(StartupError) -> SyncService {
-        try open(config: config, logger: logger, crashAt: crashAt, beforeEachFileJob: nil)
+    /// `deployment`: what `config` describes, decided once by the caller.
+    public static func open(_ deployment: Deployment, config: ToursdConfig, logger: Logger, crashAt: CrashPoint? = nil) throws(StartupError) -> SyncService {
+        try open(deployment, config: config, logger: logger, crashAt: crashAt, beforeEachFileJob: nil)
     }
 
     /// `beforeEachFileJob` runs before every job of the file I/O pool: tests make the disk slow
     /// with it.
     /// `storage` wraps the database the service is given (tests watch the statements it runs).
-    /// `environment`: where the AWS variables of a bucket are read (tests give their own store's).
-    static func open(config: ToursdConfig, logger: Logger, crashAt: CrashPoint? = nil,
-                     beforeEachFileJob: (@Sendable () -> Void)?, environment: [String: String] = ProcessInfo.processInfo.environment,
-                     storage: (any SQLStorage) -> any SQLStorage = { $0 }) throws(StartupError) -> SyncService {
-        let blobs: any BlobStore
+    static func open(_ deployment: Deployment, config: ToursdConfig, logger: Logger, crashAt: CrashPoint? = nil,
+                     beforeEachFileJob: (@Sendable () -> Void)?, storage: (any SQLStorage) -> any SQLStorage = { $0 }) throws(StartupError) -> SyncService {
         let io = ThreadPool(name: "file-io", threads: config.ioThreads, niceness: Int32(config.ioThreadNiceness), beforeEachJob: beforeEachFileJob)
         try StartupError.makeDirectories(config.dataDir)
-        // A shared blob folder receives each daemon's bodies in a folder of that daemon's own.
-        let temporary = config.blobDir.isEmpty ? config.dataDir + "/tmp" : config.blobDir + "/.incoming/" + (try instanceId(config))
-        if let bucket = try bucketSettings(config, environment: environment) {
-            let transfers = ThreadPool(name: "s3", threads: config.s3TransferThreads)
-            let timeouts = TransferTimeouts(connectMs: config.s3ConnectTimeoutMs, stallSeconds: config.s3StallSeconds)
-            do {
-                blobs = try BucketBlobStore(bucket: ObjectBucket(settings: bucket, transfers: transfers, timeouts: timeouts), dataDir: config.dataDir, io: io,
-                                            partSize: config.s3PartBytes, copyBytes: Int64(config.blobCopyBytes), retryAfterSeconds: config.retryAfterSeconds,
-                                            presignedSeconds: config.s3PresignedReads ? config.s3PresignedSeconds : nil)
-            } catch {
-                throw StartupError("cannot prepare the bucket's local folders under \(config.dataDir): \(error.message)")
-            }
-        } else {
-            do {
-                blobs = try DirectoryBlobStore(blobs: config.blobFolder, temporaryDirectory: temporary, io: io)
-            } catch {
-                throw StartupError("cannot open the blob folder \(config.blobFolder): \(error.message)")
-            }
-        }
-        let pool = storage(try ServerStorage.open(config, logger: logger, connections: config.databaseUrl.isEmpty ? config.sqliteReaders : config.databasePoolSize))
+        let blobs = try openBlobs(deployment.blobs, config, io: io)
+        let pool = storage(try ServerStorage.open(deployment.records, config, logger: logger))
         let webhookKey = try WebhookKey.load(config)
-        let deployment = try deploymentId(pool)
-        let service = SyncService(context: ServiceContext(pool: pool, blobs: blobs, deployment: deployment, config: config, logger: logger,
-                                                               crashPoints: CrashPoints(armed: crashAt)), webhookKey: webhookKey)
+        let advisoryLocks: AdvisoryLocks? = switch deployment.records {
+        case .sqlite: nil
+        case .postgres(let url): AdvisoryLocks(url: url)
+        }
+        let sharedPreviews: BucketBlobStore? = if case .bucket(let bucket) = blobs { bucket } else { nil }
+        let context = ServiceContext(pool: pool, blobs: blobs.store, deploymentId: try deploymentId(pool), advisoryLocks: advisoryLocks,
+                                     sharedPreviews: sharedPreviews, config: config, logger: logger, crashPoints: CrashPoints(armed: crashAt))
+        let service = SyncService(deployment, context: context, blobs: blobs, webhookKey: webhookKey)
         try service.recover()
         try service.bootstrapToken()
         service.startTimers()
         return service
     }
 
-    private init(context: ServiceContext, webhookKey: SecretBox) {
+    /// The folder or the bucket the deployment names, opened.
+    private static func openBlobs(_ place: Deployment.Blobs, _ config: ToursdConfig, io: ThreadPool) throws(StartupError) -> OpenedBlobs {
+        switch place {
+        case .bucket(let bucket):
+            let transfers = ThreadPool(name: "s3", threads: config.s3TransferThreads)
+            let timeouts = TransferTimeouts(connectMs: config.s3ConnectTimeoutMs, stallSeconds: config.s3StallSeconds)
+            do {
+                return .bucket(try BucketBlobStore(bucket: ObjectBucket(settings: bucket, transfers: transfers, timeouts: timeouts), dataDir: config.dataDir,
+                                                   io: io, partSize: config.s3PartBytes, copyBytes: Int64(config.blobCopyBytes),
+                                                   retryAfterSeconds: config.retryAfterSeconds,
+                                                   presignedSeconds: config.s3PresignedReads ? config.s3PresignedSeconds : nil))
+            } catch {
+                throw StartupError("cannot prepare the bucket's local folders under \(config.dataDir): \(error.message)")
+            }
+        case .folder(let path, let shared):
+            // A shared blob folder receives each daemon's bodies in a folder of that daemon's own.
+            let temporary = shared ? path + "/.incoming/" + (try instanceId(config)) : config.dataDir + "/tmp"
+            do {
+                return .folder(try DirectoryBlobStore(blobs: path, temporaryDirectory: temporary, io: io))
+            } catch {
+                throw StartupError("cannot open the blob folder \(path): \(error.message)")
+            }
+        }
+    }
+
+    private init(_ deployment: Deployment, context: ServiceContext, blobs: OpenedBlobs, webhookKey: SecretBox) {
+        self.deployment = deployment
         self.context = context
+        self.blobs = blobs
         self.webhookKey = webhookKey
         webhooks = WebhookDeliverer(context: context, key: webhookKey)
         let sessions = UploadSessions(blobs: context.blobs, durableStep: context.config.uploadDurableStepBytes) { [context] key, offset in
@@ -84,9 +98,9 @@ public final class SyncService: Sendable {
         }
         self.sessions = sessions
         let config = context.config
-        ownership = config.databaseUrl.isEmpty ? LocalOwnership()
-            : SharedOwnership(url: config.databaseUrl, locks: context.advisoryLocks!, waitSeconds: Double(config.uploadTakeoverSeconds),
-                              logger: context.logger) { key, letGo in
+        switch (deployment.records, context.advisoryLocks) {
+        case (.postgres(let url), let locks?):
+            ownership = SharedOwnership(url: url, locks: locks, waitSeconds: Double(config.uploadTakeoverSeconds), logger: context.logger) { key, letGo in
                 // Under the lock that opening a session and finishing hold: a finish under way
                 // completes first, and no session opens between the end and the letting go.
                 try? await sessions.finishing.withLock(key) {
@@ -94,6 +108,9 @@ public final class SyncService: Sendable {
                     await letGo()
                 }
             }
+        default:
+            ownership = LocalOwnership()
+        }
     }
 
     deinit { stop() }
@@ -117,8 +134,8 @@ public final class SyncService: Sendable {
             await webhooks.deliverDue()
         }
         var started = [sweep, tourChanges, deliveries]
-        if let bucket = context.blobs as? BucketBlobStore {
-            let orphans = BucketSweep(store: bucket, context: context, databaseName: databaseName)
+        if case .bucket(let bucket) = blobs {
+            let orphans = BucketSweep(store: bucket, context: context, databaseName: deployment.records.name)
             started.append(ServiceTimer(every: .seconds(context.config.bucketSweepSeconds), on: context.blobs.io) { await orphans.round() })
         }
         timers.withLock { $0 = started }

@@ -39,10 +39,17 @@ extension StartupError {
 extension SyncService {
     /// The migrations to apply: those built in for the database's dialect, or those of
     /// `migrationsDir` when it is set.
-    static func migrations(_ config: ToursdConfig) throws(StartupError) -> [Migration] {
-        guard !config.migrationsDir.isEmpty else { return config.databaseUrl.isEmpty ? ServerMigrations.sqlite : ServerMigrations.postgresql }
+    static func migrations(_ records: Deployment.Records, _ config: ToursdConfig) throws(StartupError) -> [Migration] {
+        guard config.migrationsDir.isEmpty else { return try Self.migrations(in: config.migrationsDir) }
+        switch records {
+        case .sqlite: return ServerMigrations.sqlite
+        case .postgres: return ServerMigrations.postgresql
+        }
+    }
+
+    private static func migrations(in folder: String) throws(StartupError) -> [Migration] {
         do {
-            return try Migrator.load(from: config.migrationsDir)
+            return try Migrator.load(from: folder)
         } catch {
             throw StartupError("\(error.description); leave migrationsDir empty to use the migrations built into toursd")
         }
@@ -54,7 +61,7 @@ extension SyncService {
     /// refuses to start.
     func recover() throws(StartupError) {
         let temporary = context.blobs.incoming.removeLeftovers()
-        let folder = context.blobs as? DirectoryBlobStore
+        let folder: DirectoryBlobStore? = if case .folder(let folder) = blobs { folder } else { nil }
         let stored = folder?.allKeys() ?? []
         let named: Set<BlobKey>
         do {
@@ -65,10 +72,11 @@ extension SyncService {
         } catch {
             throw StartupError("cannot check stored files against the database: \(error)")
         }
-        if let folder {
+        switch blobs {
+        case .folder(let folder):
             try claim(folder, stored: stored, named: named)
             try removeOrphans(from: folder, stored: stored, named: named)
-        } else if let bucket = context.blobs as? BucketBlobStore {
+        case .bucket(let bucket):
             try claim(bucket)
         }
         if temporary > 0 {
@@ -81,21 +89,19 @@ extension SyncService {
     }
 
     /// The database's name in what an operator is told.
-    var databaseName: String {
-        context.config.databaseUrl.isEmpty ? "\(context.config.dataDir)/toursd.sqlite" : "the PostgreSQL database of databaseUrl"
-    }
+    private var databaseName: String { deployment.records.name }
 
     /// The blob folder is this deployment's, or made so; else toursd does not start.
     private func claim(_ folder: DirectoryBlobStore, stored: Set<BlobKey>, named: Set<BlobKey>) throws(StartupError) {
         let path = folder.blobs + "/" + StoreOwnership.claimName
         let claimed = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
-        switch StoreOwnership.decide(database: context.deployment, store: claimed, holdsBlobs: !stored.isEmpty,
+        switch StoreOwnership.decide(database: context.deploymentId, store: claimed, holdsBlobs: !stored.isEmpty,
                                      databaseNamesSome: !stored.isDisjoint(with: named), describing: context.config.blobFolder,
                                      databaseName: databaseName) {
         case .owned: return
         case .refused(let reason): throw StartupError(reason)
         case .claim:
-            try Self.writePrivateFile(path, line: context.deployment)
+            try Self.writePrivateFile(path, line: context.deploymentId)
             do {
                 try Disk.syncDirectory(folder.blobs)
             } catch {
@@ -112,7 +118,7 @@ extension SyncService {
         let ownership: StoreOwnership
         do {
             ownership = try context.pool.handlerThreads.runAndWait {
-                try await bucket.ownership(deployment: context.deployment, databaseName: databaseName) { keys in
+                try await bucket.ownership(deployment: context.deploymentId, databaseName: databaseName) { keys in
                     try await context.read { !(try await StoredFiles.named(among: keys, by: $0)).isEmpty }
                 }
             }
@@ -134,7 +140,7 @@ extension SyncService {
         var orphans = stored.subtracting(named)
         // Another daemon on the same database may be between placing a file and committing
         // its row: with a shared database only files older than the grace can be orphans.
-        if !config.databaseUrl.isEmpty {
+        if deployment.spansDaemons {
             let cutoff = time(nil) - config.orphanGraceSeconds
             orphans = orphans.filter { key in
                 var info = stat()
@@ -220,17 +226,5 @@ struct OrphanSweep: Equatable {
         return "\(orphans) stored files in \(blobFolder) have no row in the database (\(database)), more than orphanSweepLimit "
             + "(\(limit)): the database cannot account for them (restored from an older copy, or another deployment's). Restore the "
             + "database that goes with them; if the files are truly not needed, move them aside or raise orphanSweepLimit. Nothing was removed."
-    }
-}
-
-extension SyncService {
-    /// The bucket `blobStore` names, with the AWS environment; nil for the blob folder.
-    static func bucketSettings(_ config: ToursdConfig, environment: [String: String] = ProcessInfo.processInfo.environment) throws(StartupError) -> BucketSettings? {
-        do {
-            return try BucketSettings.resolve(blobStore: config.blobStore, endpoint: config.s3Endpoint, region: config.s3Region,
-                                              pathStyle: config.s3PathStyle, environment: environment)
-        } catch {
-            throw StartupError(error.description)
-        }
     }
 }

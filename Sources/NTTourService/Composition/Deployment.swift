@@ -1,0 +1,58 @@
+import Foundation
+import NTObjectStorage
+
+/// The deployment a configuration describes, decided once: where its rows and its blobs are.
+/// The composition (this folder: `SyncService.open`, its start-up, `Admin`'s commands) builds
+/// the service's parts from it; no other part asks the configuration which backend it runs on,
+/// and none is handed a store it must downcast.
+public struct Deployment: Sendable {
+    /// The database.
+    public enum Records: Sendable, Equatable {
+        /// SQLite in the data directory, for one daemon: the embedded default.
+        case sqlite(path: String)
+        /// PostgreSQL, which several daemons may share.
+        case postgres(url: String)
+
+        public init(_ config: ToursdConfig) {
+            self = config.databaseUrl.isEmpty ? .sqlite(path: config.dataDir + "/toursd.sqlite") : .postgres(url: config.databaseUrl)
+        }
+
+        /// The database in what an operator is told.
+        var name: String {
+            switch self {
+            case .sqlite(let path): path
+            case .postgres: "the PostgreSQL database of databaseUrl"
+            }
+        }
+    }
+
+    /// Where panoramas, plans and world maps are stored.
+    public enum Blobs: Sendable, Equatable {
+        /// A folder: the data directory's own, or (`shared`, `blobDir`) one several daemons share.
+        case folder(path: String, shared: Bool)
+        /// An S3-compatible bucket, which several daemons may share.
+        case bucket(BucketSettings)
+    }
+
+    public let records: Records
+    public let blobs: Blobs
+
+    /// `environment`: where a bucket's AWS variables are read.
+    public init(_ config: ToursdConfig, environment: [String: String] = ProcessInfo.processInfo.environment) throws(StartupError) {
+        records = Records(config)
+        let bucket: BucketSettings?
+        do {
+            bucket = try BucketSettings.resolve(blobStore: config.blobStore, endpoint: config.s3Endpoint, region: config.s3Region,
+                                                pathStyle: config.s3PathStyle, environment: environment)
+        } catch {
+            throw StartupError(error.description)
+        }
+        blobs = bucket.map(Blobs.bucket) ?? .folder(path: config.blobFolder, shared: !config.blobDir.isEmpty)
+    }
+
+    /// Several daemons may share its state: one may be between placing a file and committing
+    /// its row while another looks, and an upload's writer is found through the database.
+    var spansDaemons: Bool {
+        if case .postgres = records { true } else { false }
+    }
+}

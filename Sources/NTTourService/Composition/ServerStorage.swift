@@ -1,0 +1,47 @@
+import NTLogging
+import NTPostgresDB
+import NTSQLiteDB
+
+/// The database toursd keeps its rows in, as its deployment says: SQLite in the data directory
+/// (the embedded default), or PostgreSQL (several daemons sharing one state). Opened and
+/// brought to the newest schema of its dialect.
+enum ServerStorage {
+    /// `connections`: the pool's (SQLite's readers, PostgreSQL's transaction connections); nil,
+    /// the configuration's for the database.
+    static func open(_ records: Deployment.Records, _ config: ToursdConfig, logger: Logger, connections: Int? = nil,
+                     migrating: Bool = true) throws(StartupError) -> any SQLStorage {
+        let migrations = try SyncService.migrations(records, config)
+        switch records {
+        case .sqlite(let path):
+            try StartupError.makeDirectories(config.dataDir)
+            let pool: DatabasePool
+            do {
+                pool = try DatabasePool(path: path, readerCount: connections ?? config.sqliteReaders, fileCheckSeconds: config.databaseFileCheckSeconds,
+                                        optimizeSeconds: config.sqliteOptimizeSeconds)
+            } catch {
+                throw StartupError("cannot open the database in \(config.dataDir): \(error)")
+            }
+            if migrating {
+                try applied(logger) { try pool.writeNow { db in try Migrator.migrate(db, migrations) } }
+                do { try pool.optimize() } catch { logger.warn("the planner's statistics could not be refreshed", ["error": "\(error)"]) }
+            }
+            return SQLiteStorage(pool)
+        case .postgres(let url):
+            let storage = PostgresStorage(url: url, transactionConnections: connections ?? config.databasePoolSize, handlerCount: config.databaseHandlerThreads,
+                                          statementTimeoutSeconds: config.databaseStatementTimeoutSeconds)
+            if migrating { try applied(logger) { try storage.withConnection { try PostgresMigrator.migrate($0, migrations) } } }
+            return storage
+        }
+    }
+
+    /// Runs a migration, logging what it applied; a failure names the file.
+    private static func applied(_ logger: Logger, _ migrate: () throws -> [Migration]) throws(StartupError) {
+        do {
+            for migration in try migrate() { logger.info("migration applied", ["file": migration.fileName]) }
+        } catch let error as MigrationError {
+            throw StartupError(error.description)
+        } catch {
+            throw StartupError("migration failed: \(error)")
+        }
+    }
+}
