@@ -75,7 +75,7 @@ test: deps powerlossfs
 	bash Tests/repository/tracked_files.sh
 	bash Tests/repository/test_frameworks.sh
 	bash Tests/repository/module_names.sh
-	bash Tests/repository/deployment_decided_once.sh
+	bash Tests/repository/layers.sh
 	$(MAKE) --no-print-directory build PRODUCTS="$(PRODUCTS) $(BENCH_PRODUCTS)"
 	bash Tests/repository/first_commands.sh
 	$(SWIFT) build --build-tests

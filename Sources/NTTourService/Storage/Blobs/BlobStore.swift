@@ -1,5 +1,4 @@
 import NTThreadPools
-import NTHTTPCore
 
 /// Where panoramas, world maps and resumable uploads' bytes are kept: a folder
 /// (`DirectoryBlobStore`, the default) or an S3-compatible bucket (`BucketBlobStore`), chosen by
@@ -17,7 +16,7 @@ protocol BlobStore: AnyObject, Sendable {
 
     /// Receives a request body into a new local file, hashed as it arrives, to be placed as
     /// `key` (a bucket sends its parts there while the body still arrives).
-    func receive(_ body: RequestBody, toward key: BlobKey) async throws -> ReceivedBlob
+    func receive(_ body: some ByteStream, toward key: BlobKey) async throws -> ReceivedBlob
 
     /// Puts a received file in place as `key`, durably; false when a blob is there already
     /// (nothing is replaced; the received file stays the caller's).

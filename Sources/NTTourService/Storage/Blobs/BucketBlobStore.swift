@@ -6,7 +6,6 @@ import NTHashing
 import NTObjectStorage
 import Synchronization
 import NTThreadPools
-import NTHTTPCore
 
 /// Blobs in an S3-compatible bucket (`blobStore: "s3://BUCKET/PREFIX"`), for daemons on
 /// several machines: `<tenant>/<kind>/<name>` below the prefix, as in the blob folder.
@@ -133,7 +132,7 @@ final class BucketBlobStore: BlobStore {
     // MARK: Whole blobs
 
     /// Receives the body into `tmp/`, its full parts sent toward `key` as they arrive.
-    func receive(_ body: RequestBody, toward key: BlobKey) async throws -> ReceivedBlob {
+    func receive(_ body: some ByteStream, toward key: BlobKey) async throws -> ReceivedBlob {
         let streamed = StreamedParts(name: Self.name(key), store: self)
         var received: ReceivedBlob
         do {

@@ -3,7 +3,6 @@ import Glibc
 #endif
 import Foundation
 import NTHashing
-import NTHTTPCore
 import NTObjectStorage
 
 /// A resumable upload's bytes in a bucket: segments `<tenant>/uploads/<id>/<start>`, each named
@@ -121,7 +120,7 @@ final class BucketPartial: PartialBlob, @unchecked Sendable {
         bufferLength = max(bufferLength, offset + Int64(bytes.count))
     }
 
-    func write(_ batch: [BodyChunk], at offset: Int64) throws(ServiceError) {
+    func write(_ batch: [some ByteBuffer], at offset: Int64) throws(ServiceError) {
         try FileWrites.write(try fd(), batch, at: offset - tailStart)
         bufferLength = offset - tailStart + batch.reduce(0) { $0 + Int64($1.count) }
         while bufferLength >= partSize {

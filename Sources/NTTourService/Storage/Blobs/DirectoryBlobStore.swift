@@ -5,7 +5,6 @@ import NTThreadPools
 import CNTLinux
 import Foundation
 import NTHashing
-import NTHTTPCore
 
 /// Files under the data directory: `blobs/<tenant>/<kind>/<name>`, received first into
 /// `tmp/`. Every file is durable and in its final place before the transaction that makes a
@@ -46,7 +45,7 @@ final class DirectoryBlobStore: BlobStore {
 
     // MARK: Request paths (async, on the I/O pool)
 
-    func receive(_ body: RequestBody, toward key: BlobKey) async throws -> ReceivedBlob {
+    func receive(_ body: some ByteStream, toward key: BlobKey) async throws -> ReceivedBlob {
         try await incoming.receive(body)
     }
 

@@ -3,7 +3,6 @@ import Glibc
 #endif
 import CNTLinux
 import NTHashing
-import NTHTTPCore
 
 /// The bytes of one resumable upload as its session writes them: appended, cut back to the
 /// durable offset, made durable. Used by one job at a time, on the session's lane of the file
@@ -14,7 +13,7 @@ protocol PartialBlob: AnyObject, Sendable {
     /// The SHA-256 running over those bytes.
     var openedDigest: StreamingDigest { get }
     /// Appends a batch at `offset`, the end of what is written.
-    func write(_ batch: [BodyChunk], at offset: Int64) throws(ServiceError)
+    func write(_ batch: [some ByteBuffer], at offset: Int64) throws(ServiceError)
     /// Drops the bytes past `offset` (never past the durable ones).
     func truncate(to offset: Int64) throws(ServiceError)
     /// Makes the first `offset` bytes durable: a daemon opening the upload at that recorded
@@ -61,7 +60,7 @@ final class PartialFile: PartialBlob, @unchecked Sendable {
         return fd
     }
 
-    func write(_ batch: [BodyChunk], at offset: Int64) throws(ServiceError) {
+    func write(_ batch: [some ByteBuffer], at offset: Int64) throws(ServiceError) {
         let fd = try fd()
         try FileWrites.write(fd, batch, at: offset)
         let end = offset + batch.reduce(0) { $0 + Int64($1.count) }

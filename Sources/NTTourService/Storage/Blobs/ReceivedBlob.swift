@@ -5,7 +5,6 @@ import NTThreadPools
 import CNTLinux
 import Foundation
 import NTHashing
-import NTHTTPCore
 
 /// The local folder bodies are received into before they are placed: this daemon's alone
 /// (start-up empties it), on the blob folder's file system for the directory store (a rename
@@ -19,7 +18,7 @@ struct IncomingFolder: Sendable {
     /// I/O pool as it arrives, never held whole, then fsynced. The file goes unless placed.
     /// `written`: told of the file after each batch, on the I/O pool (a bucket sends its full
     /// parts from there).
-    func receive(_ body: RequestBody, written: (@Sendable (IncomingBlob) -> Void)? = nil) async throws -> ReceivedBlob {
+    func receive(_ body: some ByteStream, written: (@Sendable (IncomingBlob) -> Void)? = nil) async throws -> ReceivedBlob {
         let name = ByteEncoding.hex(randomBytes(12))
         let file = try await io.run { [path, destination] in try IncomingBlob(path: "\(path)/\(name).part", for: destination) }
         do {
@@ -155,7 +154,7 @@ final class IncomingBlob: @unchecked Sendable {
     func markPlaced() { settled = true }
 
     /// Appends a batch and hashes it.
-    func write(_ batch: [BodyChunk]) throws(ServiceError) {
+    func write(_ batch: [some ByteBuffer]) throws(ServiceError) {
         try FileWrites.write(fd, batch, at: size)
         for chunk in batch {
             chunk.withUnsafeBytes { bytes in
@@ -225,7 +224,7 @@ enum FileWrites {
     /// Writes the chunks one after another at `offset` (a short write continues where it
     /// stopped). One pwrite per chunk: a chunk is a whole socket read, so the calls are few
     /// next to the copying they do.
-    static func write(_ fd: Int32, _ chunks: [BodyChunk], at offset: Int64) throws(ServiceError) {
+    static func write(_ fd: Int32, _ chunks: [some ByteBuffer], at offset: Int64) throws(ServiceError) {
         var position = offset
         for chunk in chunks {
             var written = 0

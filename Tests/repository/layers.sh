@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# make test: the boundaries the folder tree promises.
+# - The deployment is decided once (Sources/NTTourService/Composition/Deployment.swift) and the
+#   composition builds the parts from it: no other source asks the configuration which
+#   database it runs on, and no store is downcast to learn what it is.
+# - The stores know no HTTP: nothing under Storage/ imports the HTTP layer (a blob store
+#   receives a ByteStream).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+failed=0
+decided=$(grep -rnE 'databaseUrl\.isEmpty|as[?!] *(BucketBlobStore|DirectoryBlobStore)\b' Sources --include='*.swift' \
+    | grep -v '^Sources/NTTourService/Composition/Deployment.swift:' || true)
+if [ -n "$decided" ]; then
+    echo "FAIL: a backend decided outside Deployment, or a store downcast:" >&2
+    echo "$decided" >&2
+    failed=1
+fi
+http=$(grep -rnE '^\s*(@testable\s+)?import\s+NTHTTPCore\b' Sources/NTTourService/Storage Sources/NTSQLKit Sources/NTSQLiteDB Sources/NTPostgresDB Sources/NTObjectStorage || true)
+if [ -n "$http" ]; then
+    echo "FAIL: the storage layer imports the HTTP layer:" >&2
+    echo "$http" >&2
+    failed=1
+fi
+[ "$failed" = 0 ] || exit 1
+echo "layers: the deployment decided once, no store downcast, no HTTP in the stores"
