@@ -20,17 +20,17 @@ import TestTraits
 
     /// Files allowed to block, and why.
     static let exempt: Set = [
-        "TourService/SyncService+Startup.swift", // before the server listens
-        "TourService/Admin.swift", // the operator's command-line tools
-        "TourService/Storage/ServerStorage.swift", // opening and migrating the database: start-up and the tools
-        "SQLiteDB/DatabasePool.swift", // defines writeNow, for those two (migrations)
-        "SQLKit/SQLConnection.swift", // declares readBlocking and writeBlocking, for the same two
-        "PostgresDB/PostgresStorage+Migrations.swift", // PostgreSQL's migrations, for the same two
-        "SQLiteDB/OnlineBackup.swift", // toursd backup, a command of its own
-        "SQLiteDB/EnteringWAL.swift", // opening a database: start-up, the tools, the client
+        "NTTourService/Composition/SyncService+Startup.swift", // before the server listens
+        "NTTourService/Composition/Admin.swift", // the operator's command-line tools
+        "NTTourService/Composition/ServerStorage.swift", // opening and migrating the database: start-up and the tools
+        "NTSQLiteDB/DatabasePool.swift", // defines writeNow, for those two (migrations)
+        "NTSQLKit/SQLConnection.swift", // declares readBlocking and writeBlocking, for the same two
+        "NTPostgresDB/PostgresStorage+Migrations.swift", // PostgreSQL's migrations, for the same two
+        "NTSQLiteDB/OnlineBackup.swift", // toursd backup, a command of its own
+        "NTSQLiteDB/EnteringWAL.swift", // opening a database: start-up, the tools, the client
         // Its idle threads sleep on their queue's condition; runAndWait (asserted off pool
         // threads) serves only the blocking calls above.
-        "ThreadPools/ThreadPool.swift",
+        "NTThreadPools/ThreadPool.swift",
     ]
 
     @Test func noRequestPathBlocksAThread() throws {
@@ -57,7 +57,7 @@ import TestTraits
 
     /// The scan finds what it looks for (it is not vacuous).
     @Test func theScanSeesABlockingCallWhereItIsAllowed() throws {
-        let text = try String(contentsOf: Self.root.appendingPathComponent("Sources/NTTourService/SyncService+Startup.swift"), encoding: .utf8)
+        let text = try String(contentsOf: Self.root.appendingPathComponent("Sources/NTTourService/Composition/SyncService+Startup.swift"), encoding: .utf8)
         #expect(Self.forbidden.contains { text.contains($0) })
     }
 }
