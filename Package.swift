@@ -70,7 +70,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["CNTLinux"], path: "Tests/TestSupport"),
         // Swift Testing traits the test targets share: a test target itself, so no build but the
         // tests' ever compiles it (the toolchain has no static Testing module for release).
-        .testTarget(name: "TestTraits", dependencies: ["NTThreadPools"], path: "Tests/TestTraits"),
+        .testTarget(name: "TestTraits", path: "Tests/TestTraits"),
         .testTarget(name: "LoggingTests", dependencies: ["NTLogging"]),
         .testTarget(name: "APIModelTests", dependencies: ["NTAPIModel"]),
         .testTarget(name: "TourViewerTests", dependencies: ["NTTourViewer", "NTAPIModel"]),

@@ -18,6 +18,9 @@ public final class ObjectBucket: Sendable {
         handles = PerThread(threads: transfers.threadCount)
     }
 
+    /// Lets the transfer threads go once their calls are done.
+    public func stop() { transfers.stop() }
+
     /// The store's smallest part but the last (S3's rule, which moto enforces).
     public static let minimumPartSize: Int64 = 5 << 20
 

@@ -9,7 +9,7 @@ import TestTraits
 /// The daemon as an attacker on the network found it: one test per finding of the probe
 /// (issue "Hold under attack"), black box, against the release toursd operators run
 /// (`make test` builds it first).
-@Suite(.serialized, .hangGuard) struct AttackTests {
+@Suite(.serialized, .hangGuard, .testThreads) struct AttackTests {
     /// A release toursd on a data directory of its own, with config keys set as asked.
     /// Immutable once made (each call opens a client of its own): shared by a test's threads.
     final class Target: @unchecked Sendable {

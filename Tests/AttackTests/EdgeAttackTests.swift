@@ -10,7 +10,7 @@ import TestTraits
 /// The second probe (issue "Hold at the new edges"): an anonymous share-link visitor, a
 /// hostile tenant, untrusted images and geometry, an operator's mistake. One test per
 /// finding, black box, against the release toursd.
-@Suite(.serialized, .hangGuard) struct EdgeAttackTests {
+@Suite(.serialized, .hangGuard, .testThreads) struct EdgeAttackTests {
     typealias Target = AttackTests.Target
 
     // 1. A self-crossing outline whose signed area is just above the drawing's cut-off put

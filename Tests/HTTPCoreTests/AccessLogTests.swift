@@ -9,7 +9,7 @@ import TestTraits
 import NTLogging
 
 /// One access-log line per request: time, request id, method, path, status, body bytes, duration.
-@Suite(.hangGuard) struct AccessLogTests {
+@Suite(.hangGuard, .testThreads) struct AccessLogTests {
     @Test func eachRequestGetsOneLogfmtLineWithItsFields() async throws {
         var fds: [Int32] = [0, 0]
         pipe(&fds)

@@ -8,7 +8,7 @@ import TestTraits
 @testable import NTHTTPCore
 
 /// The server against the real curl, as users and libcurl-based clients will talk to it.
-@Suite(.hangGuard) struct CurlTests {
+@Suite(.hangGuard, .testThreads) struct CurlTests {
     /// Runs curl with a bounded time; returns exit status, stdout and stderr.
     private func curl(_ arguments: [String], stdin: String? = nil) throws -> (status: Int32, out: String, err: String) {
         try runCommand("/usr/bin/curl", ["--max-time", "60"] + arguments, stdin: stdin)

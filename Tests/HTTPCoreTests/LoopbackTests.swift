@@ -9,7 +9,7 @@ import TestTraits
 @testable import NTHTTPCore
 
 /// The server over real sockets on 127.0.0.1, driven by a raw client.
-@Suite(.hangGuard) struct LoopbackTests {
+@Suite(.hangGuard, .testThreads) struct LoopbackTests {
     @Test(arguments: EventBackendKind.allCases)
     func keepAliveServesSeveralRequestsOnOneConnection(backend: EventBackendKind) async throws {
         let server = try TestServer(backend: backend, routes: TestRoutes.standard)

@@ -6,7 +6,7 @@ import TestTraits
 
 /// docs/client.md "Failures a host can explain": failures read from local storage after a
 /// restart, and events that never drop what matters.
-@Suite(.hangGuard) struct FailureReportingTests {
+@Suite(.hangGuard, .testThreads) struct FailureReportingTests {
     /// A refused plan (its floor gone on the server) and a server that cannot be reached:
     /// both explained by uploadFailures(of:), from a fresh library on the same storage.
     @Test func uploadFailuresSurviveARestart() async throws {

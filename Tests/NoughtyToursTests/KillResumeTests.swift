@@ -41,7 +41,7 @@ private final class WorkerProcess {
     }
 }
 
-@Suite(.serialized, .hangGuard) struct KillResumeTests {
+@Suite(.serialized, .hangGuard, .testThreads) struct KillResumeTests {
     @Test func aClientKilledMidDrainFinishesAtItsNextStartWithoutDuplicatesAndResumesTheLargePanorama() async throws {
         let server = try LiveServer()
         defer { server.stop() }

@@ -4,7 +4,7 @@ import TestTraits
 import NTCurlRuntime
 @testable import NoughtyTours
 
-@Suite(.hangGuard) struct NoughtyToursErrorTests {
+@Suite(.hangGuard, .testThreads) struct NoughtyToursErrorTests {
     /// docs/api.md: retryable exactly for 408, 429, 500, 503 and 507, and for transport failures.
     @Test(arguments: [(400, false), (401, false), (404, false), (408, true), (409, false), (413, false),
                       (429, true), (460, false), (500, true), (503, true), (507, true)])

@@ -4,7 +4,7 @@ import TestSupport
 import TestTraits
 @testable import NoughtyTours
 
-@Suite(.hangGuard) struct PanoramaCaptureTests {
+@Suite(.hangGuard, .testThreads) struct PanoramaCaptureTests {
     @Test(arguments: [
         (CaptureReadings(iso: 2001, shutterSeconds: 0.01), true),
         (CaptureReadings(iso: 2000, shutterSeconds: 0.01), false),
@@ -109,7 +109,7 @@ import TestTraits
     }
 }
 
-@Suite(.hangGuard) struct QueueItemTests {
+@Suite(.hangGuard, .testThreads) struct QueueItemTests {
     /// Each write queues its uploads with it, in dependency order: property, floors, plan,
     /// then world map and panoramas after the plan.
     @Test func writesQueueTheirUploadsInDependencyOrder() async throws {

@@ -11,7 +11,7 @@ func makeLibrary() async throws -> NoughtyTours {
 }
 
 
-@Suite(.hangGuard) struct PropertyManagementTests {
+@Suite(.hangGuard, .testThreads) struct PropertyManagementTests {
     @Test func createPropertyWorksOfflineWithItsFloorsTitledAsTheScreensDo() async throws {
         let tours = try await makeLibrary()
         let property = try await tours.properties.createProperty(name: "  Villa  ", floorCount: 3, metadata: ["ref": "A-1"])
@@ -148,7 +148,7 @@ actor Counter {
     func increment() { value += 1 }
 }
 
-@Suite(.hangGuard) struct StructureCaptureTests {
+@Suite(.hangGuard, .testThreads) struct StructureCaptureTests {
     private func worldMap() throws -> URL {
         let url = testDirectory("map")
         try Data([1, 2, 3, 4]).write(to: url)

@@ -8,7 +8,7 @@ import TestTraits
 @testable import NoughtyTours
 
 /// The queue's rules as pure functions and SQL, without a server.
-@Suite(.hangGuard) struct RetryPolicyTests {
+@Suite(.hangGuard, .testThreads) struct RetryPolicyTests {
     private var policy: RetryPolicy {
         var options = SyncOptions()
         options.initialBackoff = .seconds(2)
@@ -65,7 +65,7 @@ import TestTraits
     }
 }
 
-@Suite(.hangGuard) struct ItemRequestTests {
+@Suite(.hangGuard, .testThreads) struct ItemRequestTests {
     private let server = ServerEndpoint(server: URL(string: "http://127.0.0.1:8080/")!, token: "nt_secret")
     private let file = PanoramaFile(id: "p1", floorId: "f1", roomId: "r1", position: try! PanoramaPosition(x: 2.5, y: -1, heading: -90),
                                     path: "/tmp/p1.jpg", contentType: "image/jpeg", size: 1000,
@@ -135,7 +135,7 @@ import TestTraits
     }
 }
 
-@Suite(.hangGuard) struct QueueStoreTests {
+@Suite(.hangGuard, .testThreads) struct QueueStoreTests {
     private func claim(_ tours: NoughtyTours, limit: Int = 50, now: Double = Date().timeIntervalSince1970) async throws -> [QueueItem] {
         try await tours.store.write { db in try Queue.claim(db, limit: limit, now: now) }
     }
@@ -214,7 +214,7 @@ import TestTraits
 }
 
 /// Giving up an item the server will not take, and pruning what is on the server.
-@Suite(.hangGuard) struct QueuedUploadTests {
+@Suite(.hangGuard, .testThreads) struct QueuedUploadTests {
     @Test func aDroppedPlanLetsWhatWaitedForItGoOnAndADroppedPanoramaLeavesStorage() async throws {
         let tours = try await makeLibrary()
         let property = try await tours.properties.createProperty(name: "Dropped", floorCount: 1)
@@ -282,7 +282,7 @@ import TestTraits
     }
 }
 
-@Suite(.hangGuard) struct QueueLockTests {
+@Suite(.hangGuard, .testThreads) struct QueueLockTests {
     @Test func oneProcessAtATimeDrainsAStorageDirectory() async throws {
         let directory = testDirectory("client")
         let server = URL(string: "http://127.0.0.1:9")!

@@ -6,7 +6,7 @@ import TestTraits
 
 /// docs/client.md "Stale handles stay safe": handles outlive what they name; the library neither
 /// diverges from the server nor blames the disk.
-@Suite(.hangGuard) struct StaleHandleTests {
+@Suite(.hangGuard, .testThreads) struct StaleHandleTests {
     private static let square: [[Double]] = [[0, 0], [3, 0], [3, 3]]
 
     /// A capture session into a room that a newScan removes meanwhile: the panorama goes to

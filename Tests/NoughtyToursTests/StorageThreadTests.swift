@@ -8,7 +8,7 @@ import NTSQLiteDB
 /// The client's storage blocks (SQLite commits with synchronous=FULL, file copies, fsyncs):
 /// it runs on a thread of its own, never on Swift's cooperative threads, which in a host app
 /// are everyone's.
-@Suite(.hangGuard) struct StorageThreadTests {
+@Suite(.hangGuard, .testThreads) struct StorageThreadTests {
     @Test func theStoreAndTheCaptureSessionsRunOnTheStoragesOwnThread() async throws {
         let directory = testDirectory("client-thread")
         defer { try? FileManager.default.removeItem(at: directory) }

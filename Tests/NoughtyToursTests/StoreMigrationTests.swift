@@ -7,7 +7,7 @@ import NTSQLiteDB
 
 /// The local store's migrations go through the same migrator as the server's: a rebuild of
 /// `properties` (floors and panoramas reference it ON DELETE CASCADE) keeps every row.
-@Suite(.hangGuard) struct StoreMigrationTests {
+@Suite(.hangGuard, .testThreads) struct StoreMigrationTests {
     @Test func aMigrationThatRebuildsPropertiesKeepsEveryFloorAndPanorama() async throws {
         let directory = testDirectory("client-rebuild")
         defer { try? FileManager.default.removeItem(at: directory) }

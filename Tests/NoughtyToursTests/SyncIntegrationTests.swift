@@ -64,7 +64,7 @@ final class EventLog: Sendable {
     static func isFailedAttempt(_ event: SyncEvent) -> Bool { if case .attemptFailed = event { true } else { false } }
 }
 
-@Suite(.serialized, .hangGuard) struct SyncIntegrationTests {
+@Suite(.serialized, .hangGuard, .testThreads) struct SyncIntegrationTests {
     /// Two floors with plans and world maps, 20 panoramas (the larger ones resumable).
     private func captureVilla(_ tours: NoughtyTours) async throws -> Property {
         let property = try await tours.properties.createProperty(name: "Villa Sync", floorCount: 2, metadata: ["ref": "S-1", "agent": "ana"])

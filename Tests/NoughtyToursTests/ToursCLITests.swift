@@ -8,7 +8,7 @@ import TestTraits
 
 /// The built `tours` command line, as scripts run it: from `tours init` to a synced property,
 /// `--json` parsed, and the exit codes `tours --help` documents.
-@Suite(.serialized, .hangGuard) struct ToursCLITests {
+@Suite(.serialized, .hangGuard, .testThreads) struct ToursCLITests {
     private let work = testDirectory("tours-cli")
     private var config: String { work.appendingPathComponent("tours.json").path }
 

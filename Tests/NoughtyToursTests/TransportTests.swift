@@ -55,7 +55,7 @@ private final class SilentListener {
     }
 }
 
-@Suite(.hangGuard) struct TransportTests {
+@Suite(.hangGuard, .testThreads) struct TransportTests {
     @Test func aServerThatNeverAnswersIsGivenUpAtTheLowSpeedLimitAndTheItemFailsAfterThreeAttempts() async throws {
         let silent = try SilentListener()
         var options = fastSync()

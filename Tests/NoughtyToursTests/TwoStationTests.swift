@@ -6,7 +6,7 @@ import TestTraits
 
 /// docs/client.md "Second version": the whole capture travels, and another station continues a
 /// floor. Two storage directories (two stations) and one toursd.
-@Suite(.hangGuard) struct TwoStationTests {
+@Suite(.hangGuard, .testThreads) struct TwoStationTests {
     /// Capture output with values a careless re-encoding would change: nesting, unicode,
     /// an integer beside a fraction, an empty array, a null.
     static let capture = Data(#"{"walls":[{"id":1,"length":3.25,"tags":["load-bearing","ü"]}],"openings":[],"note":null,"confidence":0.875}"#.utf8)

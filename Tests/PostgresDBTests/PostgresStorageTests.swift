@@ -4,7 +4,7 @@ import TestSupport
 import TestTraits
 @testable import NTPostgresDB
 
-@Suite(.hangGuard) struct PostgresStatementTests {
+@Suite(.hangGuard, .testThreads) struct PostgresStatementTests {
     @Test func questionMarksBecomeNumberedParametersOutsideQuotes() {
         #expect(PostgresConnection.numbered("SELECT ? + ?, '?', \"a?\" FROM t WHERE x = ?") == "SELECT $1 + $2, '?', \"a?\" FROM t WHERE x = $3")
         #expect(PostgresConnection.numbered("SELECT 'it''s ?' , ?") == "SELECT 'it''s ?' , $1")
@@ -12,7 +12,7 @@ import TestTraits
 }
 
 /// The PostgreSQL storage against a server of the suite's own.
-@Suite(.serialized, .hangGuard) final class PostgresStorageTests {
+@Suite(.serialized, .hangGuard, .testThreads) final class PostgresStorageTests {
     let cluster: PostgresCluster
 
     init() throws {

@@ -10,7 +10,7 @@ import NTObjectStorage
 
 /// `toursd backup DEST` while clients upload: the copy serves, what it lists is whole, and
 /// everything acknowledged before the backup began is in it.
-@Suite(.hangGuard) struct BackupTests {
+@Suite(.hangGuard, .testThreads) struct BackupTests {
     @Test func aBackupTakenWhileEightClientsUploadServesEveryAcknowledgedUploadWhole() async throws {
         let dataDir = testDirectory("backup-source").path
         let destination = testDirectory("backup-copy").path

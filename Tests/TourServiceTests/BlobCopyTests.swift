@@ -12,7 +12,7 @@ import NTObjectStorage
 /// again; the daemon started on the other side serves it all and resumes the unfinished
 /// upload. A file that changed on disk, or an object that changed in the bucket, is named, not
 /// copied.
-@Suite(.serialized, .hangGuard) struct BlobCopyTests {
+@Suite(.serialized, .hangGuard, .testThreads) struct BlobCopyTests {
     @Test func aFolderIsCopiedIntoABucketServedFromItAndCopiedBack() async throws {
         let server = try S3Server(.moto)
         defer { server.stop() }

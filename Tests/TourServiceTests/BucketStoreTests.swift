@@ -11,7 +11,7 @@ import NTObjectStorage
 /// The bucket store when things go wrong: the store going away under a body and under a PATCH,
 /// bytes the store changed, an object sent as parts. On rclone serve s3 of the test's own,
 /// which keeps its objects across a restart (and forgets multipart uploads in progress).
-@Suite(.serialized, .hangGuard) struct BucketStoreTests {
+@Suite(.serialized, .hangGuard, .testThreads) struct BucketStoreTests {
     /// A daemon whose blobs are in a bucket of `server`'s, with parts of 5 MiB, then
     /// `configure`d.
     static func harness(on server: S3Server, dataDir: String = testDirectory("toursd-bucket").path,

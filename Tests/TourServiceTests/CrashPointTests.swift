@@ -10,7 +10,7 @@ import TestTraits
 /// toursd dies (`TOURSD_CRASH_AT`: `_exit` on the spot) at each step between a file and the
 /// row that names it; after a restart the state is the old one or the new one, whole: no
 /// acknowledged byte lost, no row without its file, no file without its row.
-@Suite(.serialized, .hangGuard) struct CrashPointTests {
+@Suite(.serialized, .hangGuard, .testThreads) struct CrashPointTests {
     /// A daemon on a data directory of its own, restarted as the test asks.
     final class Station {
         let dataDir = testDirectory("crashpoint").path

@@ -9,7 +9,7 @@ import TestTraits
 
 /// docs/api.md "Nothing is acknowledged before it is durable": toursd killed with SIGKILL while
 /// panoramas upload loses none it acknowledged, and keeps no row without its whole file.
-@Suite(.hangGuard) struct CrashSafetyTests {
+@Suite(.hangGuard, .testThreads) struct CrashSafetyTests {
     @Test func sigkillDuringUploadsKeepsEveryAcknowledgedPanoramaWhole() async throws {
         let dataDir = testDirectory("crash").path
         defer { try? FileManager.default.removeItem(atPath: dataDir) }

@@ -7,7 +7,7 @@ import TestTraits
 
 /// The events outbox and its feed (docs/api.md "Events"): every change yields its event once,
 /// in the transaction of the change, in order per tenant; a refused change yields none.
-@Suite(.hangGuard) struct EventFeedTests {
+@Suite(.hangGuard, .testThreads) struct EventFeedTests {
     /// The whole feed from `after`, page by page (`limit` each).
     static func feed(_ client: APIClient, after: String = "0", limit: Int = 200) throws -> [[String: Any]] {
         var events: [[String: Any]] = []

@@ -4,7 +4,7 @@ import TestSupport
 import TestTraits
 
 /// docs/api.md "Floors, plans and world maps": newScan, continueScan and planId idempotency.
-@Suite(.hangGuard) struct FloorPlanAPITests {
+@Suite(.hangGuard, .testThreads) struct FloorPlanAPITests {
     @Test func floorsAreCreatedThenUpdated() async throws {
         let harness = try ServiceHarness()
         let client = try harness.client(harness.alpha)

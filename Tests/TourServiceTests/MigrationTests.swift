@@ -7,7 +7,7 @@ import NTSQLiteDB
 
 /// The server's migrations: built into toursd from `migrations/`, and applied by SQLite's
 /// procedure for schema changes, so that a table rebuild keeps every row.
-@Suite(.hangGuard) struct MigrationTests {
+@Suite(.hangGuard, .testThreads) struct MigrationTests {
     @Test func theBuiltInMigrationsAreTheFolders() throws {
         let folder = try Migrator.load(from: ServiceHarness.migrationsDir)
         #expect(folder == ServerMigrations.sqlite, "migrations/sqlite and ServerMigrations.swift differ: run make migrations")

@@ -10,7 +10,7 @@ import TestTraits
 /// (`SyncService+Startup.swift`), the operator's tools (`Admin.swift`, the online backup) and the thread pools'
 /// own idle threads may. The scan covers the HTTP layer, the service, and the SQLite layer
 /// but for the blocking calls it defines for start-up.
-@Suite(.hangGuard) struct NoBlockingWaitTests {
+@Suite(.hangGuard, .testThreads) struct NoBlockingWaitTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     static let forbidden = [

@@ -7,7 +7,7 @@ import NTLogging
 @testable import NTTourService
 
 /// docs/openapi.yaml describes every route the router serves.
-@Suite(.hangGuard) struct OpenAPITests {
+@Suite(.hangGuard, .testThreads) struct OpenAPITests {
     /// "METHOD /path" for each operation under `paths:` (two-space paths, four-space methods).
     private func documentedOperations() throws -> Set<String> {
         let path = ServiceHarness.root.appendingPathComponent("docs/openapi.yaml").path

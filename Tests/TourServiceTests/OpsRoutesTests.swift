@@ -5,7 +5,7 @@ import TestTraits
 @testable import NTTourService
 
 /// GET /healthz and GET /metrics as docs/api.md says, through the real server, with no token.
-@Suite(.hangGuard) struct OpsRoutesTests {
+@Suite(.hangGuard, .testThreads) struct OpsRoutesTests {
     @Test func healthzAnswersOkWithoutAToken() async throws {
         let harness = try ServiceHarness()
         let response = try harness.client(nil).send("GET", "/healthz")

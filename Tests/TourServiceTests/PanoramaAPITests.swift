@@ -9,7 +9,7 @@ import TestTraits
 @testable import NTTourService
 
 /// docs/api.md "Panoramas — one-shot upload".
-@Suite(.hangGuard) struct PanoramaAPITests {
+@Suite(.hangGuard, .testThreads) struct PanoramaAPITests {
     /// The inode of a stored file, to tell whether it was written again.
     private func inode(_ path: String) -> UInt64? {
         var info = stat()

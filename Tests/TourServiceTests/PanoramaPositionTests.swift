@@ -6,7 +6,7 @@ import TestTraits
 
 /// docs/api.md "Panorama": where a panorama stands on its floor's plan, given at its creation
 /// by any of the three upload paths, stored and returned wherever the panorama is.
-@Suite(.hangGuard) struct PanoramaPositionTests {
+@Suite(.hangGuard, .testThreads) struct PanoramaPositionTests {
     private func position(_ response: RawClient.Response) -> [String: Double]? {
         (response.json?["position"] as? [String: Any])?.compactMapValues { ($0 as? NSNumber)?.doubleValue }
     }

@@ -8,7 +8,7 @@ import TestTraits
 /// meanwhile get 503 with Retry-After, never 500 and never a hang; /healthz says degraded with
 /// the reason; nothing acknowledged is lost; service resumes on its own once the database is
 /// back.
-@Suite(.serialized, .hangGuard) struct PostgresOutageTests {
+@Suite(.serialized, .hangGuard, .testThreads) struct PostgresOutageTests {
     @Test func theDatabaseRestartingUnderLoadIs503ThenServiceResumes() async throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }

@@ -6,7 +6,7 @@ import TestTraits
 @testable import NTTourService
 
 /// docs/api.md "Principles" and "Properties".
-@Suite(.hangGuard) struct PropertyAPITests {
+@Suite(.hangGuard, .testThreads) struct PropertyAPITests {
     @Test func firstPutCreatesWithATourIdThatNeverChanges() async throws {
         let harness = try ServiceHarness()
         let client = try harness.client(harness.alpha)

@@ -17,7 +17,7 @@ import NTThreadPools
 /// planner with the values it ran with (SQLite: EXPLAIN QUERY PLAN; PostgreSQL: EXPLAIN of its
 /// generic plan with sequential scans priced out, so a small table does not hide a missing
 /// index).
-@Suite(.hangGuard) struct QueryPlanTests {
+@Suite(.hangGuard, .testThreads) struct QueryPlanTests {
     @Test func everyStatementOfARequestUsesAnIndexOfWhatItReads() async throws {
         let recorder = StatementRecorder()
         let harness = try ServiceHarness(alone: true, storage: { RecordingStorage($0, recorder) })

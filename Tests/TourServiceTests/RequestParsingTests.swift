@@ -6,7 +6,7 @@ import TestTraits
 @testable import NTTourService
 
 /// The pure parsers of request bodies and headers.
-@Suite(.hangGuard) struct RequestParsingTests {
+@Suite(.hangGuard, .testThreads) struct RequestParsingTests {
     @Test func thePlanDigestIgnoresKeyOrderAndSpacing() throws {
         let a = #"{"planId":"11111111-1111-4111-8111-111111111111","mode":"newScan","rooms":[{"id":"22222222-2222-4222-8222-222222222222","outline":[[0,0],[1,0],[1,1]],"name":"K"}]}"#
         let b = #"{ "rooms" : [ { "name" : "K", "outline" : [ [0, 0], [1, 0], [1, 1] ], "id" : "22222222-2222-4222-8222-222222222222" } ], "mode" : "newScan", "planId" : "11111111-1111-4111-8111-111111111111" }"#
@@ -44,7 +44,7 @@ import TestTraits
 }
 
 /// Every service error becomes the status of docs/api.md's table.
-@Suite(.hangGuard) struct ServiceErrorTests {
+@Suite(.hangGuard, .testThreads) struct ServiceErrorTests {
     @Test func eachCodeMapsToItsStatus() {
         let statuses: [ServiceError.Code: Int] = [
             .badRequest: 400, .digestMismatch: 400, .unauthorized: 401, .forbidden: 403, .notFound: 404, .conflict: 409, .notContinuable: 409,
@@ -64,7 +64,7 @@ import TestTraits
 }
 
 /// `Authorization: Bearer <token>` (RFC 6750 §2.1), the scheme in any case (RFC 9110 §11.1).
-@Suite(.hangGuard) struct BearerTokenTests {
+@Suite(.hangGuard, .testThreads) struct BearerTokenTests {
     @Test(arguments: [("Bearer abc", "abc"), ("bearer abc", "abc"), ("BEARER  abc ", "abc"), ("Bearer nt_A-b_9", "nt_A-b_9")])
     func theTokenIsWhatFollowsTheScheme(header: String, token: String) {
         #expect(BearerToken.parse(header) == token)

@@ -8,7 +8,7 @@ import TestTraits
 
 /// docs/security.md: what the server promises beyond tenant isolation (TenantIsolationTests),
 /// each checked over every route of the router, so that a new route is covered at once.
-@Suite(.hangGuard) struct SecurityTests {
+@Suite(.hangGuard, .testThreads) struct SecurityTests {
     /// Path parameter values that must never name a file, a row or anything but "bad request".
     private static let hostile = ["..", "..%2F..%2Fetc%2Fpasswd", "%2e%2e", "a%00b", String(repeating: "a", count: 300),
                                   "3F2C9A70-0F5B-4C1E-9D8E-6B1A2C3D4E5F", "'%3B%20DROP%20TABLE%20properties%3B--", "%E2%80%AE"]

@@ -9,7 +9,7 @@ import TestTraits
 /// Two daemons on one PostgreSQL and one blob folder (issue 16 "tus across instances"): a
 /// newer PATCH arriving at the other daemon than a stalled one wins, without corrupting the
 /// file, within the takeover wait; a HEAD on the other daemon leaves a writer's file alone.
-@Suite(.serialized, .hangGuard) struct SharedUploadTests {
+@Suite(.serialized, .hangGuard, .testThreads) struct SharedUploadTests {
     /// Two daemons, each alone, on one database of a cluster of the test's own (stopped by the
     /// test) and one blob folder.
     private final class TwoDaemons {

@@ -9,7 +9,7 @@ import TestTraits
 /// Nothing that waits on a disk runs on an event loop: with the file I/O pool stalled (a disk
 /// that takes seconds), requests that need no file are answered on other connections while it
 /// stays stalled.
-@Suite(.hangGuard) struct SlowDiskTests {
+@Suite(.hangGuard, .testThreads) struct SlowDiskTests {
     /// A disk that holds every file operation from `stall` to `release`, except those the test
     /// lets through (`admit`). Each is held a minute at most, so nothing hangs; a test that
     /// fails before its `release` lets go at its end.

@@ -8,7 +8,7 @@ import TestTraits
 /// others read the floor and the tour document. Every answer is one committed plan: its
 /// revision, its rooms and its structure agree. (Run on SQLite, on PostgreSQL, and through
 /// three daemons behind nginx by Tests/postgres/api.sh.)
-@Suite(.hangGuard) struct SnapshotReadTests {
+@Suite(.hangGuard, .testThreads) struct SnapshotReadTests {
     /// Two plans with nothing in common: odd revisions are A's, even ones B's.
     struct Plan {
         let name: String

@@ -9,7 +9,7 @@ import TestTraits
 @testable import NTTourService
 
 /// What toursd does when it opens its data directory.
-@Suite(.hangGuard) struct StartupTests {
+@Suite(.hangGuard, .testThreads) struct StartupTests {
     private let quiet = Logger(sink: LogSink(fd: -1), level: .error)
 
     private func config(_ dataDir: String) -> ToursdConfig {
@@ -78,7 +78,8 @@ import TestTraits
         #expect(try client.putPanorama(kept, floorId: floorId, bytes: try JPEGFixture.panorama(width: 2048), contentType: "image/jpeg").status == 201)
         #expect(try client.send("GET", "/v1/panoramas/\(kept)/preview").status == 200)
         let previews = harness.dataDir + "/previews"
-        let files = { (FileManager.default.subpaths(atPath: previews) ?? []).filter { $0.hasSuffix(".jpg") } }
+        // Made files only: tiles are written in a `.tmp-` folder, then it is renamed.
+        let files = { (FileManager.default.subpaths(atPath: previews) ?? []).filter { $0.hasSuffix(".jpg") && !$0.contains(".tmp") } }
         // The preview's file is cached behind its answer; the 30 tiles in the background.
         try await waitUntil("the preview and the tiles on disk", seconds: 60) { files().count == 31 }
         await harness.stop()

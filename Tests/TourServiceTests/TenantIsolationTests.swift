@@ -8,7 +8,7 @@ import TestTraits
 
 /// docs/api.md "Tenants are isolated": another tenant's ids answer 404 on every route, and
 /// nothing of theirs changes. Table-driven over the router itself.
-@Suite(.hangGuard) struct TenantIsolationTests {
+@Suite(.hangGuard, .testThreads) struct TenantIsolationTests {
     /// What tenant beta gets on each route when it names alpha's ids, with nothing of its own.
     /// Beta's PUT of a property id alpha uses makes beta's own property: ids are per tenant.
     private struct Case: Sendable {

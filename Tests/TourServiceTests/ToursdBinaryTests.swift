@@ -11,7 +11,7 @@ import TestTraits
 @testable import NTTourService
 
 /// The built toursd executable, as operators and the other issues' checks use it.
-@Suite(.hangGuard) struct ToursdBinaryTests {
+@Suite(.hangGuard, .testThreads) struct ToursdBinaryTests {
     private var executable: URL { ToursdProcess.executable }
 
     @Test func servesOnAnOSChosenPortAndStopsWithExitZeroOnSIGTERM() async throws {

@@ -4,7 +4,7 @@ import TestSupport
 import TestTraits
 @testable import NTTourService
 
-@Suite(.hangGuard) struct ToursdConfigTests {
+@Suite(.hangGuard, .testThreads) struct ToursdConfigTests {
     @Test func defaultsAreTheEmbeddedConfiguration() throws {
         let command = try ToursdCommand.parse([])
         #expect(command == .serve(ToursdConfig()))

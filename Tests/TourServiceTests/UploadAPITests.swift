@@ -5,7 +5,7 @@ import TestTraits
 @testable import NTTourService
 
 /// docs/api.md "Panoramas — resumable upload (tus 1.0.0)".
-@Suite(.hangGuard) struct UploadAPITests {
+@Suite(.hangGuard, .testThreads) struct UploadAPITests {
     @Test func optionsAdvertisesTheProtocolAndItsExtensions() async throws {
         let harness = try ServiceHarness { $0.maxPanoramaBytes = 123_456 }
         let response = try harness.client(harness.alpha).send("OPTIONS", "/v1/uploads")

@@ -6,7 +6,7 @@ import TestTraits
 
 /// An unfinished upload holds no file descriptor between its PATCHes (security finding:
 /// 20,000 creations exhausted the daemon's descriptors and cut every tenant off).
-@Suite(.hangGuard) struct UploadDescriptorTests {
+@Suite(.hangGuard, .testThreads) struct UploadDescriptorTests {
     /// Descriptors of this process open on files under `folder` (other tests run beside).
     private func openDescriptors(under folder: String) -> Int {
         let descriptors = directoryEntries("/proc/self/fd")

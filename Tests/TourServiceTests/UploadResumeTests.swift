@@ -9,7 +9,7 @@ import TestTraits
 @testable import NTTourService
 
 /// Resuming: connections cut mid-PATCH, a newer PATCH taking over, restarts.
-@Suite(.hangGuard) struct UploadResumeTests {
+@Suite(.hangGuard, .testThreads) struct UploadResumeTests {
     private func size(of path: String) -> Int {
         ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
     }

@@ -11,7 +11,7 @@ import NTThreadPools
 /// to give an upload up lets go only once the offsets of its durable steps are recorded: the
 /// next daemon reads the row they leave, and a HEAD there reports them (the scale-out on a
 /// bucket once saw the older offset, and then a 409 for the PATCH sent from it).
-@Suite(.hangGuard) struct UploadSessionsTests {
+@Suite(.hangGuard, .testThreads) struct UploadSessionsTests {
     /// Holds each recording until opened.
     private final class HeldRecords: Sendable {
         private let isOpen = Atomic<Bool>(false)

@@ -10,7 +10,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
 
 /// The tour viewer's HTTP side: sign-in and sessions, CSRF, security headers, share links
 /// (docs/api.md "Sharing a tour"), previews. The browser walks the pages in Tests/browser.
-@Suite(.hangGuard) struct ViewerAPITests {
+@Suite(.hangGuard, .testThreads) struct ViewerAPITests {
     @Test func signingInSetsAnHttpOnlyStrictCookieStoredOnlyAsItsHash() async throws {
         let harness = try ServiceHarness()
         let browser = try ViewerBrowser(harness)
@@ -416,7 +416,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
 /// panorama is stored, whichever way it came; named on its viewer page; served by name within
 /// the pyramid; gone with the panorama. `tileMinWidth` is lowered so a 2048-pixel panorama
 /// (faces of 640, two levels) is cut.
-@Suite(.hangGuard) struct PanoramaTileTests {
+@Suite(.hangGuard, .testThreads) struct PanoramaTileTests {
     @Test func aLargePanoramaIsCutIntoTilesItsPageNamesAndTheyGoWithIt() async throws {
         let harness = try ServiceHarness(alone: true) { $0.tileMinWidth = 1024 }
         let alpha = try harness.client(harness.alpha)

@@ -6,7 +6,7 @@ import TestTraits
 /// The signalled waits with a time limit (the feed's long-poll, the draft HEAD's grace). Each
 /// wait is a task group of two tasks: beside the whole suite's load on two cores these need
 /// Swift's few cooperative threads (a CI run once took over a minute for 200 of them).
-@Suite(.hangGuard) struct WaitersTests {
+@Suite(.hangGuard, .testThreads) struct WaitersTests {
     /// A signal after the mark (a commit while the feed read) ends the wait at once: no waiting
     /// out the time for what has already come (ten minutes, past the suite's time limit).
     @Test func aSignalSinceTheMarkEndsTheWaitAtOnce() async {

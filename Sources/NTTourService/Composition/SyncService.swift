@@ -130,7 +130,8 @@ public final class SyncService: Sendable {
             await context.writeSettledTourChanges()
         }
         let webhooks = self.webhooks
-        let deliveries = ServiceTimer(every: .milliseconds(context.config.webhookPollMs), on: context.pool.handlerThreads) {
+        // Every webhookPollMs, the first one from now: the start has nothing of its own to send.
+        let deliveries = ServiceTimer(every: .milliseconds(context.config.webhookPollMs), startingNow: false, on: context.pool.handlerThreads) {
             await webhooks.deliverDue()
         }
         var started = [sweep, tourChanges, deliveries]
@@ -151,7 +152,7 @@ public final class SyncService: Sendable {
         ownership.stop()
         webhooks.stop()
         context.advisoryLocks?.stop()
-        context.blobs.io.stop()
+        context.blobs.stop()
         context.previews.stop()
         context.pool.stop()
     }
@@ -192,15 +193,15 @@ public final class SyncService: Sendable {
     }
 }
 
-/// A job run at start-up and then every `interval`, on `executor`; created, cancelled and
+/// A job run at start-up (or, not `startingNow`, after one interval) and then every `interval`, on `executor`; created, cancelled and
 /// released under the service's lock. A tick that comes while the last run still goes (a slow
 /// disk or database) is skipped, so runs never pile up.
 private struct ServiceTimer: @unchecked Sendable {
     private let timer: DispatchSourceTimer
 
-    init(every interval: DispatchTimeInterval, on executor: any TaskExecutor, _ job: @escaping @Sendable () async -> Void) {
+    init(every interval: DispatchTimeInterval, startingNow: Bool = true, on executor: any TaskExecutor, _ job: @escaping @Sendable () async -> Void) {
         timer = DispatchSource.makeTimerSource(queue: .global())
-        timer.schedule(deadline: .now(), repeating: interval, leeway: .milliseconds(100))
+        timer.schedule(deadline: startingNow ? .now() : .now() + interval, repeating: interval, leeway: .milliseconds(100))
         let running = Running()
         timer.setEventHandler {
             guard running.flag.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return }

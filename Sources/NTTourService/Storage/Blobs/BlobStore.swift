@@ -14,6 +14,9 @@ protocol BlobStore: AnyObject, Sendable {
     /// Why the store cannot be reached, as it last saw (read without I/O; /healthz).
     var unavailableReason: String? { get }
 
+    /// Lets its threads (the file pool, a bucket's transfers) go once their work is done.
+    func stop()
+
     /// Receives a request body into a new local file, hashed as it arrives, to be placed as
     /// `key` (a bucket sends its parts there while the body still arrives).
     func receive(_ body: some ByteStream, toward key: BlobKey) async throws -> ReceivedBlob

@@ -32,9 +32,14 @@ final class BucketBlobStore: BlobStore {
     private let presignedSeconds: Int?
     /// Set when a call found the store away, cleared by the next that reached it; while set,
     /// the store is probed every `retryAfterSeconds`, so /healthz recovers without traffic.
-    private let away = Mutex<String?>(nil)
+    private let away = Mutex(StoreAway())
 
-    var unavailableReason: String? { away.withLock { $0 } }
+    var unavailableReason: String? { away.withLock { $0.reason } }
+
+    func stop() {
+        io.stop()
+        bucket.stop()
+    }
 
     init(bucket: ObjectBucket, dataDir: String, io: ThreadPool, partSize: Int, copyBytes: Int64,
          retryAfterSeconds: Int, presignedSeconds: Int?) throws(ServiceError) {
@@ -56,32 +61,26 @@ final class BucketBlobStore: BlobStore {
     /// Runs bucket calls on a transfer thread; the store's errors become the API's.
     @discardableResult
     func calls<T: Sendable>(_ body: @escaping @Sendable (BucketTransfer) throws -> T) async throws -> T {
+        let began = away.withLock { $0.findings }
         do {
             let result = try await bucket.run(body)
-            reached()
+            away.withLock { $0.reached(since: began) }
             return result
         } catch let error as ObjectStoreError {
-            throw serviceError(error)
+            throw serviceError(error, began: began)
         }
     }
 
     /// The API's error for the store's, noting the store away (no answer, or our credentials
-    /// refused: a 503 with Retry-After and a degraded /healthz, never a 500).
-    func serviceError(_ error: ObjectStoreError) -> ServiceError {
+    /// refused: a 503 with Retry-After and a degraded /healthz, never a 500). `began`: the
+    /// findings when the call began (nil: unknown), for an answer that says the store is back.
+    func serviceError(_ error: ObjectStoreError, began: UInt64? = nil) -> ServiceError {
         guard let reason = error.awayReason else {
-            reached() // it answered
+            if let began { away.withLock { $0.reached(since: began) } } // it answered
             return ServiceError(.internal, "\(error)")
         }
-        let probing = away.withLock { away in
-            defer { away = reason }
-            return away != nil
-        }
-        if !probing { probe() }
+        if !away.withLock({ $0.found(reason) }) { probe() }
         return ServiceError(.unavailable, "the object store is unavailable; try again shortly (\(reason))", retryAfterSeconds: retryAfterSeconds)
-    }
-
-    private func reached() {
-        away.withLock { $0 = nil }
     }
 
     /// Asks the store for one key every `retryAfterSeconds` until it answers.
@@ -90,10 +89,9 @@ final class BucketBlobStore: BlobStore {
             while unavailableReason != nil {
                 try? await Task.sleep(for: .seconds(max(1, retryAfterSeconds)))
                 do {
-                    _ = try await bucket.run { try $0.list("", limit: 1) }
-                    reached()
-                } catch let error as ObjectStoreError {
-                    if let reason = error.awayReason { away.withLock { $0 = reason } } else { reached() }
+                    _ = try await calls { try $0.list("", limit: 1) }
+                } catch is ServiceError {
+                    continue // noted by `calls`
                 } catch {
                     return // the pool stopped
                 }
@@ -298,5 +296,25 @@ final class BucketBlobStore: BlobStore {
                 return [] // an empty upload has no segment
             }
         }
+    }
+}
+
+/// Whether the store is away, and why. A call that began before the store was last found away
+/// and answered after says nothing of now (a slow sweep's listing that ends after an upload
+/// found the store gone): only a call begun since may say it is back.
+struct StoreAway {
+    private(set) var reason: String?
+    /// Times the store was found away.
+    private(set) var findings: UInt64 = 0
+
+    /// Notes the store away; whether it was already (then a probe is under way).
+    mutating func found(_ why: String) -> Bool {
+        defer { (reason, findings) = (why, findings + 1) }
+        return reason != nil
+    }
+
+    /// A call begun at `began` findings reached the store.
+    mutating func reached(since began: UInt64) {
+        if findings == began { reason = nil }
     }
 }

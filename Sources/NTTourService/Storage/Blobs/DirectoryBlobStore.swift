@@ -35,6 +35,8 @@ final class DirectoryBlobStore: BlobStore {
     /// A disk error is the request's (a 500, a full disk 507): the folder is never "away".
     var unavailableReason: String? { nil }
 
+    func stop() { io.stop() }
+
     func path(_ key: BlobKey) -> String {
         StoredFiles(blobs: blobs).path(key)
     }
