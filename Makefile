@@ -71,6 +71,8 @@ $(POWERLOSSFS): Tests/powerloss/powerlossfs.c
 # The attack tests run against the release toursd, as operators run it.
 # First the very build make run makes (and make bench's), then make run itself on a free port
 # and the README's first tours commands against it: a broken first command fails in minutes.
+# Each step says how long it took (Tests/repository/timed.sh).
+test: SHELL := bash Tests/repository/timed.sh
 test: deps powerlossfs
 	bash Tests/repository/tracked_files.sh
 	bash Tests/repository/test_frameworks.sh
