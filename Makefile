@@ -83,11 +83,9 @@ test: deps powerlossfs
 	$(SWIFT) build --build-tests
 	bash Tests/repository/noop_build.sh $(MAKE) --no-print-directory build PRODUCTS="$(PRODUCTS) $(BENCH_PRODUCTS)"
 	bash Tests/repository/swift_test.sh $(SWIFT) 1800
-	bash Tests/postgres/api.sh
 	bash Tests/s3/api.sh
-	bash Tests/postgres/scaleout.sh .build/release/toursd .build/debug/tours
+	bash Tests/postgres/api.sh
 	SCALEOUT_S3=rclone bash Tests/postgres/scaleout.sh .build/release/toursd .build/debug/tours
-	SCALEOUT_S3=moto bash Tests/postgres/scaleout.sh .build/release/toursd .build/debug/tours
 	bash Tests/contract/schemathesis.sh
 	bash Tests/contract/tus_interop.sh
 	bash Tests/contract/resumable_draft.sh

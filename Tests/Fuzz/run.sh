@@ -14,7 +14,7 @@ mkdir -p "$out"
 swift build --build-path .build/fuzz --target NTTourService -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library 2>&1 \
     | grep -E "error|warning:" && exit 1
 lib=.build/fuzz/debug
-objects=$(ls $lib/NTTourService.build/*.o $lib/NTTourViewer.build/*.o $lib/NTImagePreviews.build/*.o $lib/NTAPIModel.build/*.o $lib/NTHTTPCore.build/*.o $lib/NTLogging.build/*.o $lib/NTHashing.build/*.o $lib/NTSQLiteDB.build/*.o $lib/NTSQLKit.build/*.o $lib/NTPostgresDB.build/*.o $lib/NTThreadPools.build/*.o $lib/NTOutboundHTTP.build/*.o $lib/NTObjectStorage.build/*.o)
+objects=$(ls $lib/NTTourService.build/*.o $lib/NTTourViewer.build/*.o $lib/NTImagePreviews.build/*.o $lib/NTAPIModel.build/*.o $lib/NTHTTPCore.build/*.o $lib/NTLogging.build/*.o $lib/NTHashing.build/*.o $lib/NTSQLiteDB.build/*.o $lib/NTSQLKit.build/*.o $lib/NTPostgresDB.build/*.o $lib/NTThreadPools.build/*.o $lib/NTOutboundHTTP.build/*.o $lib/NTCurlRuntime.build/*.o $lib/NTObjectStorage.build/*.o)
 
 status=0
 for target in request-decoder chunked-body header-parsers json-reader viewer-inputs; do
