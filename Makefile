@@ -95,7 +95,6 @@ test: deps powerlossfs
 	python3 Tests/powerloss/client.py $(POWERLOSSFS) .build/release/toursd .build/debug/tours --rounds 3
 	.build/debug/Soak --seconds 20 --clients 2
 	bash Tests/ledger/tamper.sh
-	FUZZ_SECONDS=5 bash Tests/Fuzz/run.sh
 
 # Clients uploading through a chaos proxy while toursd is killed at random (SOAK_SECONDS,
 # 3 minutes by default); then nothing lost, nothing duplicated, no orphan, on both sides;

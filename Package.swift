@@ -83,6 +83,9 @@ let package = Package(
         .testTarget(name: "PostgresDBTests", dependencies: ["NTPostgresDB", "TestSupport", "TestTraits"]),
         .testTarget(name: "TourServiceTests", dependencies: ["NTTourService", "NTHTTPCore", "NTHashing", "NTImagePreviews", "NTLogging", "NTPostgresDB", "NTObjectStorage", "TestSupport", "TestTraits"]),
         .testTarget(name: "NoughtyToursTests", dependencies: ["NoughtyTours", "NTAPIModel", "NTCurlRuntime", "NTSQLiteDB", "TestSupport", "TestTraits"]),
+        // The fuzz targets' functions on their seed corpus and past crashes (make fuzz runs libFuzzer).
+        .testTarget(name: "FuzzReplayTests", dependencies: ["NTHTTPCore", "NTTourService", "NTAPIModel", "NTImagePreviews", "NTTourViewer"],
+                    path: "Tests/Fuzz", exclude: ["corpus", "run.sh"]),
         // One test per finding of the attack probe, black box, against the release toursd.
         .testTarget(name: "AttackTests", dependencies: ["TestSupport", "NTImagePreviews", "TestTraits"]),
         // A client process the library's tests start and kill mid-drain.

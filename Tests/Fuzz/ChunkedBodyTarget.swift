@@ -3,7 +3,6 @@ import NTHTTPCore
 // libFuzzer target: the chunked body decoder, behind a fixed head. Differential: the input
 // decoded in one piece and byte by byte must give the same body bytes and the same outcome
 // (the decoder's promise: any split of the input gives the same events).
-@_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzChunkedBody(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     let head = Array("POST /v1/x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
     let input = head + Array(UnsafeBufferPointer(start: data, count: count))

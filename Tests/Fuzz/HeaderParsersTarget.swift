@@ -4,7 +4,6 @@
 // Upload-Offset/Length and the whole creation request, and Repr-Digest. The input is split
 // into three header values at its first two bytes. Any answer but a crash or a hang is fine;
 // a parsed value must also be what was said (checked where it can be).
-@_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzHeaderParsers(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: count))
     let first = count > 0 ? Int(bytes[0]) % (count + 1) : 0

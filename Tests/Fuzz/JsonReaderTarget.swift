@@ -4,7 +4,6 @@ import NTAPIModel
 // a hang is not. What it accepts must round-trip: its canonical text reads back as the same
 // canonical text, and the request parsers given the same bytes either refuse them or give
 // a value that writes and reads back equal.
-@_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzJSONReader(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: count))
     if let value = try? JSONReader.parse(bytes) {

@@ -4,7 +4,6 @@ import NTHTTPCore
 // trailers, pipelining), fed the input in two pieces split where the first byte says, as a
 // network delivers it; unconsumed bytes are kept and given again with the next piece, as the
 // connection does. Errors are answers; a crash, a hang or a range outside the input is a bug.
-@_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRequestDecoder(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     let input = Array(UnsafeBufferPointer(start: data, count: count))
     var decoder = RequestDecoder(maxHeadBytes: 8 << 10)

@@ -7,7 +7,6 @@
 // could start markup or end an attribute survives); any text as a room's outline and name on
 // a floor page (the name appears only escaped); any bytes as a JPEG to preview (an error or a
 // JPEG, never a crash, with a small pixel budget so a hostile header costs nothing).
-@_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzViewerInputs(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: count))
     let text = String(decoding: bytes, as: UTF8.self)
