@@ -44,14 +44,15 @@ public final class SyncService: Sendable {
         let blobs = try openBlobs(deployment.blobs, config, io: io)
         let pool = storage(try ServerStorage.open(deployment.records, config, logger: logger))
         let webhookKey = try WebhookKey.load(config)
-        let advisoryLocks: AdvisoryLocks? = switch deployment.records {
+        // Several daemons on one database take turns through its locks; one daemon, through its own.
+        let shared: (url: String, locks: AdvisoryLocks)? = switch deployment.records {
         case .sqlite: nil
-        case .postgres(let url): AdvisoryLocks(url: url)
+        case .postgres(let url): (url, AdvisoryLocks(url: url))
         }
         let sharedPreviews: BucketBlobStore? = if case .bucket(let bucket) = blobs { bucket } else { nil }
-        let context = ServiceContext(pool: pool, blobs: blobs.store, deploymentId: try deploymentId(pool), advisoryLocks: advisoryLocks,
+        let context = ServiceContext(pool: pool, blobs: blobs.store, deploymentId: try deploymentId(pool), advisoryLocks: shared?.locks,
                                      sharedPreviews: sharedPreviews, config: config, logger: logger, crashPoints: CrashPoints(armed: crashAt))
-        let service = SyncService(deployment, context: context, blobs: blobs, webhookKey: webhookKey)
+        let service = SyncService(deployment, context: context, blobs: blobs, sharedDatabase: shared, webhookKey: webhookKey)
         try service.recover()
         try service.bootstrapToken()
         service.startTimers()
@@ -83,7 +84,8 @@ public final class SyncService: Sendable {
         }
     }
 
-    private init(_ deployment: Deployment, context: ServiceContext, blobs: OpenedBlobs, webhookKey: SecretBox) {
+    private init(_ deployment: Deployment, context: ServiceContext, blobs: OpenedBlobs, sharedDatabase: (url: String, locks: AdvisoryLocks)?,
+                 webhookKey: SecretBox) {
         self.deployment = deployment
         self.context = context
         self.blobs = blobs
@@ -98,8 +100,7 @@ public final class SyncService: Sendable {
         }
         self.sessions = sessions
         let config = context.config
-        switch (deployment.records, context.advisoryLocks) {
-        case (.postgres(let url), let locks?):
+        if let (url, locks) = sharedDatabase {
             ownership = SharedOwnership(url: url, locks: locks, waitSeconds: Double(config.uploadTakeoverSeconds), logger: context.logger) { key, letGo in
                 // Under the lock that opening a session and finishing hold: a finish under way
                 // completes first, and no session opens between the end and the letting go.
@@ -108,7 +109,7 @@ public final class SyncService: Sendable {
                     await letGo()
                 }
             }
-        default:
+        } else {
             ownership = LocalOwnership()
         }
     }
