@@ -44,6 +44,15 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
     }
 }
 
+extension PostgresError: StorageFailure {
+    /// Unreachable, restarting or too busy is `unavailable` (the daemon reconnects by itself).
+    public var storageError: StorageError {
+        if isUnavailable { return StorageError(.unavailable, "the database cannot be reached: \(message)") }
+        if isDiskFull { return StorageError(.full, "the database's disk is full") }
+        return StorageError(.failed, "database error: \(description)")
+    }
+}
+
 /// One PostgreSQL connection through libpq's blocking calls, on the thread that owns it: for
 /// migrations, session locks and LISTEN, which need a session of their own (requests' reads
 /// and writes go through `PipelinedConnections`).

@@ -58,7 +58,10 @@ public struct Blob: SQLBindable {
     public var sqlValue: SQLValue { .blob(bytes) }
 }
 
-/// One result row, by column name or index.
+/// One result row. Its values are read by column name or position through `decode` (a value
+/// that must be there) and `decodeIfPresent` (NULL is nil); a missing column, a NULL where a
+/// value must be, or a value of another type throws `StorageError` (`corrupt`), never ends the
+/// process and never becomes an empty or zero value.
 public struct Row: Sendable {
     public let columns: [String]
     public let values: [SQLValue]
@@ -68,12 +71,76 @@ public struct Row: Sendable {
         self.values = values
     }
 
-    public subscript(_ index: Int) -> SQLValue { values[index] }
+    public func decode<T: SQLDecodable>(_ column: String, as type: T.Type = T.self) throws(StorageError) -> T {
+        try required(value(column), column, type)
+    }
 
-    public subscript(_ name: String) -> SQLValue {
-        guard let index = columns.firstIndex(of: name) else {
-            preconditionFailure("no column \(name) in \(columns)")
+    public func decode<T: SQLDecodable>(_ position: Int, as type: T.Type = T.self) throws(StorageError) -> T {
+        try required(value(position), "#\(position)", type)
+    }
+
+    public func decodeIfPresent<T: SQLDecodable>(_ column: String, as type: T.Type = T.self) throws(StorageError) -> T? {
+        try optional(value(column), column, type)
+    }
+
+    public func decodeIfPresent<T: SQLDecodable>(_ position: Int, as type: T.Type = T.self) throws(StorageError) -> T? {
+        try optional(value(position), "#\(position)", type)
+    }
+
+    private func value(_ column: String) throws(StorageError) -> SQLValue {
+        guard let index = columns.firstIndex(of: column) else {
+            throw StorageError(.corrupt, "a row has no column \(column) (it has \(columns.joined(separator: ", ")))")
         }
         return values[index]
+    }
+
+    private func value(_ position: Int) throws(StorageError) -> SQLValue {
+        guard values.indices.contains(position) else {
+            throw StorageError(.corrupt, "a row has no column #\(position) (it has \(values.count))")
+        }
+        return values[position]
+    }
+
+    private func required<T: SQLDecodable>(_ value: SQLValue, _ column: String, _ type: T.Type) throws(StorageError) -> T {
+        guard let decoded = try optional(value, column, type) else {
+            throw StorageError(.corrupt, "column \(column) is NULL where a \(T.self) must be")
+        }
+        return decoded
+    }
+
+    private func optional<T: SQLDecodable>(_ value: SQLValue, _ column: String, _ type: T.Type) throws(StorageError) -> T? {
+        if value == .null, T.self != SQLValue.self { return nil }
+        guard let decoded = T(sqlValue: value) else {
+            throw StorageError(.corrupt, "column \(column) holds \(value.kindName), not a \(T.self)")
+        }
+        return decoded
+    }
+}
+
+/// A Swift type a column's value is read as: `nil` when the value is of another kind.
+public protocol SQLDecodable {
+    init?(sqlValue: SQLValue)
+}
+
+extension String: SQLDecodable { public init?(sqlValue: SQLValue) { guard let value = sqlValue.string else { return nil }; self = value } }
+extension Int: SQLDecodable { public init?(sqlValue: SQLValue) { guard let value = sqlValue.int else { return nil }; self = value } }
+extension Int64: SQLDecodable { public init?(sqlValue: SQLValue) { guard let value = sqlValue.int64 else { return nil }; self = value } }
+extension Double: SQLDecodable { public init?(sqlValue: SQLValue) { guard let value = sqlValue.double else { return nil }; self = value } }
+extension Array: SQLDecodable where Element == UInt8 {
+    public init?(sqlValue: SQLValue) { guard let value = sqlValue.bytes else { return nil }; self = value }
+}
+/// The value as stored, whatever its kind (to bind it again).
+extension SQLValue: SQLDecodable { public init?(sqlValue: SQLValue) { self = sqlValue } }
+
+extension SQLValue {
+    /// The storage class's name, for an error's message.
+    var kindName: String {
+        switch self {
+        case .null: "NULL"
+        case .integer: "an integer"
+        case .real: "a real"
+        case .text: "text"
+        case .blob: "a blob"
+        }
     }
 }

@@ -19,6 +19,18 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     public var isConstraint: Bool { code & 0xff == SQLITE_CONSTRAINT }
 }
 
+extension SQLiteError: StorageFailure {
+    /// A full disk; a database busy past its timeout (asking again can work); a damaged file.
+    public var storageError: StorageError {
+        switch code & 0xff {
+        case SQLITE_FULL: StorageError(.full, "the server's disk is full")
+        case SQLITE_BUSY, SQLITE_LOCKED: StorageError(.unavailable, "the database is busy: \(message)")
+        case SQLITE_CORRUPT, SQLITE_NOTADB: StorageError(.corrupt, description)
+        default: StorageError(.failed, description)
+        }
+    }
+}
+
 /// SQLITE_TRANSIENT is a macro Swift cannot import: SQLite copies the bound bytes at once.
 private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 

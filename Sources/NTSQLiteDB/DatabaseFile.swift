@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import NTSQLKit
 import CNTSQLite
 import Dispatch
 import Synchronization
@@ -38,9 +39,11 @@ public struct DatabaseFile: Sendable {
 
 /// A write refused because the database file it would commit to is gone from its path:
 /// nothing is committed; only a restart on the restored file can go on.
-public struct DatabaseFileGone: Error, Sendable, CustomStringConvertible {
+public struct DatabaseFileGone: StorageFailure, Sendable, CustomStringConvertible {
     public let message: String
     public var description: String { message }
+    /// Nothing can be stored until an operator puts the file back and restarts.
+    public var storageError: StorageError { StorageError(.unavailable, "the server cannot store anything now: \(message)") }
 }
 
 /// A `DatabaseFile` looked at before each commit and every few seconds on a timer (a Dispatch

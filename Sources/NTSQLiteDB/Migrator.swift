@@ -67,7 +67,7 @@ public enum Migrator {
     /// before the commit, a violation rolling the migration back; foreign keys on again.
     /// False when another process applied it meanwhile.
     private static func apply(_ migration: Migration, to database: Database) throws -> Bool {
-        let enforced = try database.first("PRAGMA foreign_keys")?[0].int == 1
+        let enforced = try database.first("PRAGMA foreign_keys")?.decodeIfPresent(0, as: Int.self) == 1
         if enforced { try database.execute("PRAGMA foreign_keys = OFF") }
         defer { if enforced { try? database.execute("PRAGMA foreign_keys = ON") } }
         return try database.transaction {
@@ -76,7 +76,7 @@ public enum Migrator {
             try database.execute(migration.sql)
             let violations = try database.query("PRAGMA foreign_key_check")
             if let first = violations.first {
-                let table = first[0].string ?? "?", parent = first[2].string ?? "?"
+                let table = try first.decodeIfPresent(0, as: String.self) ?? "?", parent = try first.decodeIfPresent(2, as: String.self) ?? "?"
                 throw MigrationError(fileName: migration.fileName, reason: """
                     it leaves \(violations.count) row(s) whose foreign key points at nothing, the first in table \(table) \
                     (referencing \(parent)); it was rolled back: fix the migration so that every row keeps its parent
@@ -88,7 +88,7 @@ public enum Migrator {
     }
 
     /// The versions applied so far.
-    public static func appliedVersions(_ database: Database) throws(SQLiteError) -> [Int] {
-        try database.query("SELECT version FROM schema_migrations ORDER BY version").compactMap { $0[0].int }
+    public static func appliedVersions(_ database: Database) throws -> [Int] {
+        try database.query("SELECT version FROM schema_migrations ORDER BY version").map { try $0.decode(0, as: Int.self) }
     }
 }

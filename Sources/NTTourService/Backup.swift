@@ -63,7 +63,7 @@ enum Backup {
             try target.syncDirectories()
         } catch let error as StartupError {
             throw error
-        } catch let error as ServiceError {
+        } catch let error as StorageError {
             throw StartupError("the backup failed: \(error.message)")
         } catch {
             throw StartupError("the backup failed: \(error)")
@@ -72,7 +72,7 @@ enum Backup {
     }
 
     /// Links a file that never changes (copies it across file systems); copies a partial one.
-    private static func take(_ key: BlobKey, from source: StoredFiles, to target: StoredFiles, _ summary: inout Summary) throws(ServiceError) {
+    private static func take(_ key: BlobKey, from source: StoredFiles, to target: StoredFiles, _ summary: inout Summary) throws(StorageError) {
         try target.makeDirectory(for: key)
         if key.kind != .upload {
             if link(source.path(key), target.path(key)) == 0 {
@@ -104,12 +104,12 @@ struct StoredFiles {
     /// are (a database a folder of older migrations made may lack the columns of the others).
     static func named(by db: any SQLConnection, kinds: Set<BlobKey.Kind>) async throws -> [BlobKey] {
         let asked = namingQueries(kinds)
-        return zip(asked, try await db.queries(asked.map(\.statement))).flatMap { keys(of: $0.kind, $1) }
+        return try zip(asked, try await db.queries(asked.map(\.statement))).flatMap { try keys(of: $0.kind, $1) }
     }
 
     /// `named(by:)` on a connection of this thread's (`toursd backup`, a tool of its own).
     static func named(by db: Database, kinds: Set<BlobKey.Kind>) throws -> [BlobKey] {
-        try namingQueries(kinds).flatMap { keys(of: $0.kind, try db.query($0.statement.sql)) }
+        try namingQueries(kinds).flatMap { try keys(of: $0.kind, try db.query($0.statement.sql)) }
     }
 
     private static func namingQueries(_ kinds: Set<BlobKey.Kind>) -> [(kind: BlobKey.Kind, statement: SQLStatement)] {
@@ -123,8 +123,8 @@ struct StoredFiles {
         }
     }
 
-    private static func keys(of kind: BlobKey.Kind, _ rows: [Row]) -> [BlobKey] {
-        rows.map { BlobKey(tenant: $0[0].int64 ?? 0, kind: kind, id: $0[1].string ?? "") }
+    private static func keys(of kind: BlobKey.Kind, _ rows: [Row]) throws -> [BlobKey] {
+        try rows.map { BlobKey(tenant: try $0.decode(0, as: Int64.self), kind: kind, id: try $0.decode(1, as: String.self)) }
     }
 
     func exists(_ key: BlobKey) -> Bool { access(path(key), F_OK) == 0 }
@@ -142,14 +142,14 @@ struct StoredFiles {
         return keys
     }
 
-    func makeDirectory(for key: BlobKey) throws(ServiceError) {
+    func makeDirectory(for key: BlobKey) throws(StorageError) {
         for directory in ["\(blobs)/\(key.tenant)", "\(blobs)/\(key.tenant)/\(key.kind.rawValue)"] {
             guard mkdir(directory, 0o700) == 0 || errno == EEXIST else { throw Disk.failure("mkdir \(directory)", errno) }
         }
     }
 
     /// Every folder of the tree fsynced: the names in it survive a crash.
-    func syncDirectories() throws(ServiceError) {
+    func syncDirectories() throws(StorageError) {
         var folders = [(blobs as NSString).deletingLastPathComponent, blobs]
         for tenant in (try? FileManager.default.contentsOfDirectory(atPath: blobs)) ?? [] {
             folders.append("\(blobs)/\(tenant)")
@@ -164,7 +164,7 @@ struct StoredFiles {
 /// A file's bytes into a new file, synced.
 enum FileCopy {
     /// False when the source is gone (deleted meanwhile).
-    static func copy(_ source: String, to destination: String) throws(ServiceError) -> Bool {
+    static func copy(_ source: String, to destination: String) throws(StorageError) -> Bool {
         let input = open(source, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else {
             if errno == ENOENT { return false }

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import NTSQLKit
 import Glibc
 #endif
 import Foundation
@@ -37,7 +38,7 @@ enum BlobCopy {
     /// ends, however it ends): a second would clear the first's files.
     static func intoFolder(_ entries: [BucketBackup.Entry], from bucket: BucketTransfer, to folder: String) throws(StartupError) -> Outcome {
         let incoming = folder + "/.incoming/blobs-copy"
-        do throws(ServiceError) {
+        do throws(StorageError) {
             for directory in [folder, folder + "/.incoming"] { try Disk.makeDirectory(directory) }
         } catch {
             throw StartupError("cannot prepare \(folder)/.incoming: \(error.message)")
@@ -51,7 +52,7 @@ enum BlobCopy {
         // What a run that was stopped left half-fetched.
         try? FileManager.default.removeItem(atPath: incoming)
         defer { try? FileManager.default.removeItem(atPath: incoming) }
-        do throws(ServiceError) {
+        do throws(StorageError) {
             try Disk.makeDirectory(incoming)
         } catch {
             throw StartupError("cannot prepare \(incoming): \(error.message)")
@@ -167,7 +168,7 @@ enum BlobCopy {
             return try body()
         } catch let error as CopyProblem {
             throw error
-        } catch let error as ServiceError {
+        } catch let error as StorageError {
             throw CopyProblem(description: error.message)
         } catch {
             throw CopyProblem(description: "\(error)")

@@ -34,14 +34,14 @@ enum BucketBackup {
 
     /// The blobs the rows of the `naming` statements name (in their order): panoramas, world
     /// maps, and the first `offset` bytes of unfinished uploads.
-    static func entries(_ rows: [[Row]]) -> [Entry] {
-        zip(["panoramas", "worldmaps", "uploads"], rows).flatMap { kind, rows in
-            rows.map { Entry(name: "\($0[0].int64 ?? 0)/\(kind)/\($0[1].string ?? "")", size: $0[2].int64 ?? 0, sha256: $0[3].string ?? "") }
+    static func entries(_ rows: [[Row]]) throws -> [Entry] {
+        try zip(["panoramas", "worldmaps", "uploads"], rows).flatMap { kind, rows in
+            try rows.map { Entry(name: "\(try $0.decode(0, as: Int64.self))/\(kind)/\(try $0.decode(1, as: String.self))", size: try $0.decode(2, as: Int64.self), sha256: try $0.decode(3, as: String.self)) }
         }
     }
 
     static func entries(of database: Database) throws -> [Entry] {
-        entries(try naming.map { try database.query($0) })
+        try entries(try naming.map { try database.query($0) })
     }
 
     static func run(from dataDir: String, to destination: String, bucket: BucketTransfer) throws(StartupError) -> Int {

@@ -80,11 +80,11 @@ public final class NoughtyTours: Sendable {
     /// progress bar's total).
     public func pendingUploads() async throws(NoughtyToursError) -> (items: Int, bytes: Int64) {
         try await store.read { db in
-            let items = try db.first("SELECT count(*) FROM queue_items WHERE state IN ('pending', 'inflight', 'failed')")?[0].int ?? 0
+            let items = try db.first("SELECT count(*) FROM queue_items WHERE state IN ('pending', 'inflight', 'failed')")?.decode(0, as: Int.self) ?? 0
             let bytes = try db.first("""
                 SELECT coalesce(sum(p.size), 0) FROM queue_items AS q JOIN panoramas AS p ON p.id = q.entity_id
                 WHERE q.kind = 'panorama' AND q.state != 'done'
-                """)?[0].int64 ?? 0
+                """)?.decode(0, as: Int64.self) ?? 0
             return (items, bytes)
         }
     }

@@ -39,13 +39,13 @@ public struct PropertyManagement: Sendable {
     /// The property, or nil for an unknown or deleted id.
     public func property(id: String) async throws(NoughtyToursError) -> Property? {
         try await store.read { db in
-            try db.first("SELECT id, name FROM properties WHERE id = ?", id).map { Property(id: $0[0].string ?? "", name: $0[1].string ?? "") }
+            try db.first("SELECT id, name FROM properties WHERE id = ?", id).map { Property(id: try $0.decode(0, as: String.self), name: try $0.decode(1, as: String.self)) }
         }
     }
 
     public func properties() async throws(NoughtyToursError) -> [Property] {
         try await store.read { db in
-            try db.query("SELECT id, name FROM properties ORDER BY created_at, id").map { Property(id: $0[0].string ?? "", name: $0[1].string ?? "") }
+            try db.query("SELECT id, name FROM properties ORDER BY created_at, id").map { Property(id: try $0.decode(0, as: String.self), name: try $0.decode(1, as: String.self)) }
         }
     }
 
@@ -71,7 +71,7 @@ public struct PropertyManagement: Sendable {
         let files = try await store.write { db -> [String] in
             try Records.requireProperty(db, property.id)
             let files = try db.query("SELECT path FROM panoramas WHERE property_id = ? UNION ALL SELECT world_map_path FROM floors WHERE property_id = ? AND world_map_path IS NOT NULL",
-                                     property.id, property.id).compactMap { $0[0].string }
+                                     property.id, property.id).compactMap { try $0.decodeIfPresent(0, as: String.self) }
             try db.run("DELETE FROM properties WHERE id = ?", property.id)
             // Uploads not yet sent are dropped; one in flight finishes first (the deletion waits
             // for it), so the server never gets a property back after its deletion.

@@ -63,7 +63,7 @@ import TestTraits
         let session = try await tours.panoramaCapture.session(floor: floor)
         let gone = try await capturePanorama(session, seed: 1)
         let kept = try await capturePanorama(session, seed: 2)
-        let path = try #require(try await tours.store.read { db in try db.first("SELECT path FROM panoramas WHERE id = ?", gone)?[0].string })
+        let path = try #require(try await tours.store.read { db in try db.first("SELECT path FROM panoramas WHERE id = ?", gone)?.decodeIfPresent(0, as: String.self) })
         try FileManager.default.removeItem(atPath: path)
         try await drain(tours)
         let failures = try await tours.properties.uploadFailures(of: property)

@@ -85,7 +85,7 @@ private final class WorkerProcess {
         // before that resumes from the last fsync). Waited for: its database says so.
         let serverDatabase = try Database(path: server.dataDir + "/toursd.sqlite")
         try await waitUntil("the server to record the interrupted upload") {
-            (try serverDatabase.first(#"SELECT "offset" FROM uploads WHERE panorama_id = ?"#, large)?[0].int64 ?? 0) > 0
+            (try serverDatabase.first(#"SELECT "offset" FROM uploads WHERE panorama_id = ?"#, large)?.decode(0, as: Int64.self) ?? 0) > 0
         }
 
         // Started again: the queue finishes, continuing the large panorama from the server's offset.

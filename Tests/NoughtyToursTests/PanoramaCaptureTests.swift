@@ -40,10 +40,10 @@ import TestTraits
         guard case .kept(let id) = outcome else { Issue.record("not kept: \(outcome)"); return }
         #expect(!FileManager.default.fileExists(atPath: folder.path)) // the capture's folder is gone
         let stored = try await tours.store.read { db in try db.first("SELECT path, size, content_type FROM panoramas WHERE id = ?", id) }
-        #expect(stored?["size"].int == 4096)
-        #expect(stored?["content_type"].string == "image/jpeg")
-        #expect(FileManager.default.fileExists(atPath: stored?["path"].string ?? ""))
-        let queued = try await tours.store.read { db in try db.first("SELECT count(*) FROM queue_items WHERE kind = 'panorama' AND entity_id = ?", id)?[0].int }
+        #expect(try stored?.decodeIfPresent("size", as: Int.self) == 4096)
+        #expect(try stored?.decodeIfPresent("content_type", as: String.self) == "image/jpeg")
+        #expect(try FileManager.default.fileExists(atPath: stored?.decodeIfPresent("path", as: String.self) ?? ""))
+        let queued = try await tours.store.read { db in try db.first("SELECT count(*) FROM queue_items WHERE kind = 'panorama' AND entity_id = ?", id)?.decodeIfPresent(0, as: Int.self) }
         #expect(queued == 1)
         _ = try await session.record(folder: try recordedFolder(), image: "pano.jpg", readings: good)
         #expect(await session.finish() == .finished(floor, capturedInSession: 2))
@@ -58,7 +58,7 @@ import TestTraits
         let tours = try await makeLibrary()
         let property = try await tours.properties.createProperty(name: "Villa", floorCount: 1)
         let floor = try #require(try await tours.properties.floors(of: property).first)
-        let queueBefore = try await tours.store.read { db in try db.first("SELECT count(*) FROM queue_items")?[0].int }
+        let queueBefore = try await tours.store.read { db in try db.first("SELECT count(*) FROM queue_items")?.decodeIfPresent(0, as: Int.self) }
         let session = try await tours.panoramaCapture.session(floor: floor)
         let shaky = try recordedFolder()
         let outcome = try await session.record(folder: shaky, image: "pano.jpg", readings: CaptureReadings(iso: 400, shutterSeconds: 0.01, shake: 0.9))
@@ -70,7 +70,7 @@ import TestTraits
         }
         #expect(!FileManager.default.fileExists(atPath: dark.path))
         #expect(try await tours.properties.status(of: property).panoramaCount == 0)
-        #expect(try await tours.store.read { db in try db.first("SELECT count(*) FROM queue_items")?[0].int } == queueBefore)
+        #expect(try await tours.store.read { db in try db.first("SELECT count(*) FROM queue_items")?.decodeIfPresent(0, as: Int.self) } == queueBefore)
         #expect(await session.finish() == .finished(floor, capturedInSession: 0))
         let panoramaFiles = try FileManager.default.contentsOfDirectory(atPath: tours.store.directory.appendingPathComponent("panoramas").path)
         #expect(panoramaFiles.isEmpty)
@@ -103,8 +103,8 @@ import TestTraits
         }
         try await tours.structureCapture.apply(floor: floor, mode: .newScan, rooms: [CapturedRoom(room: rooms[1], name: "Bath", outline: square)])
         let row = try await tours.store.read { db in try db.first("SELECT floor_id, room_id FROM panoramas WHERE id = ?", id) }
-        #expect(row?["floor_id"].string == floor.id)
-        #expect(row?["room_id"] == .null)
+        #expect(try row?.decodeIfPresent("floor_id", as: String.self) == floor.id)
+        #expect(try row?.decodeIfPresent("room_id", as: String.self) == nil)
         #expect(try await tours.properties.status(of: property).panoramaCount == 1)
     }
 }
@@ -127,7 +127,7 @@ import TestTraits
 
         let items = try await tours.store.read { db in
             try db.query("SELECT id, kind, entity_id, depends_on, state FROM queue_items ORDER BY id").map {
-                (id: $0[0].int64 ?? 0, kind: $0[1].string ?? "", entity: $0[2].string ?? "", dependsOn: $0[3].int64, state: $0[4].string ?? "")
+                (id: try $0.decode(0, as: Int64.self), kind: try $0.decode(1, as: String.self), entity: try $0.decode(2, as: String.self), dependsOn: try $0.decodeIfPresent(3, as: Int64.self), state: try $0.decode(4, as: String.self))
             }
         }
         #expect(items.map(\.kind) == ["property", "floor", "floor", "plan", "worldmap", "panorama"])
@@ -143,7 +143,7 @@ import TestTraits
 
         // Deleting the property drops its pending uploads and queues the deletion instead.
         try await tours.properties.deleteProperty(property)
-        let left = try await tours.store.read { db in try db.query("SELECT kind FROM queue_items").compactMap { $0[0].string } }
+        let left = try await tours.store.read { db in try db.query("SELECT kind FROM queue_items").compactMap { try $0.decodeIfPresent(0, as: String.self) } }
         #expect(left == ["deleteProperty"])
     }
 }

@@ -195,7 +195,7 @@ import TestTraits
         try await tours.structureCapture.apply(floor: floor, mode: .newScan, rooms: [CapturedRoom(name: "A", outline: outline)], worldMap: map)
         try await tours.structureCapture.apply(floor: floor, mode: .continueScan, rooms: [CapturedRoom(name: "B", outline: outline)])
         let chain = try await tours.store.read { db in
-            try db.query("SELECT id, kind, depends_on FROM queue_items WHERE entity_id = ? ORDER BY id", floor.id).map { ($0[0].int64, $0[1].string, $0[2].int64) }
+            try db.query("SELECT id, kind, depends_on FROM queue_items WHERE entity_id = ? ORDER BY id", floor.id).map { (try $0.decodeIfPresent(0, as: Int64.self), try $0.decodeIfPresent(1, as: String.self), try $0.decodeIfPresent(2, as: Int64.self)) }
         }
         #expect(chain.map(\.1) == ["floor", "plan", "worldmap", "plan"])
         #expect(chain[1].2 == chain[0].0 && chain[2].2 == chain[1].0 && chain[3].2 == chain[2].0)
@@ -204,7 +204,7 @@ import TestTraits
         try await tours.structureCapture.apply(floor: floor, mode: .newScan, rooms: [CapturedRoom(name: "C", outline: outline)])
         let item = try #require(try await tours.store.read { db in
             try db.first("SELECT id, attempts, payload FROM queue_items WHERE kind = 'worldmap'").map {
-                QueueItem(id: $0[0].int64 ?? 0, propertyId: property.id, kind: .worldmap, entityId: floor.id, payload: $0[2].string, attempts: 0)
+                QueueItem(id: try $0.decode(0, as: Int64.self), propertyId: property.id, kind: .worldmap, entityId: floor.id, payload: try $0.decodeIfPresent(2, as: String.self), attempts: 0)
             }
         })
         let endpoint = ServerEndpoint(server: URL(string: "http://127.0.0.1:9")!, token: "t")
@@ -234,7 +234,7 @@ import TestTraits
         let after = try await tours.queuedUploads()
         #expect(!after.contains { $0.id == plan.id })
         #expect(after.first { $0.item.entityId == kept }?.waitingFor == listed[1].id) // now after the floor
-        let file = try await tours.store.read { db in try db.first("SELECT path FROM panoramas WHERE id = ?", refused)?[0].string }
+        let file = try await tours.store.read { db in try db.first("SELECT path FROM panoramas WHERE id = ?", refused)?.decodeIfPresent(0, as: String.self) }
         try await tours.dropUpload(refusedItem.id)
         #expect(try await tours.properties.status(of: property).panoramaCount == 1)
         #expect(!FileManager.default.fileExists(atPath: try #require(file)))
@@ -271,7 +271,7 @@ import TestTraits
             try db.run("UPDATE queue_items SET state = 'done', done_at = ? WHERE entity_id = ?", now - 3_600, recent)
         }
         let paths = try await tours.store.read { db in
-            Dictionary(uniqueKeysWithValues: try db.query("SELECT id, path FROM panoramas").map { ($0[0].string ?? "", $0[1].string ?? "") })
+            Dictionary(uniqueKeysWithValues: try db.query("SELECT id, path FROM panoramas").map { (try $0.decode(0, as: String.self), try $0.decode(1, as: String.self)) })
         }
         let pruned = try await tours.pruneUploadedPanoramas(olderThan: .seconds(86_400))
         #expect(pruned.files == 1 && pruned.bytes == 4096)

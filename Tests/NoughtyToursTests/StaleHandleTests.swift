@@ -23,7 +23,7 @@ import TestTraits
         let session = try await tours.panoramaCapture.session(room: rooms[0])
         try await tours.structureCapture.apply(floor: floor, mode: .newScan, rooms: [CapturedRoom(room: rooms[1], name: "Stays", outline: Self.square)])
         let panorama = try await capturePanorama(session)
-        let roomId = try await tours.store.read { db in try db.first("SELECT room_id FROM panoramas WHERE id = ?", panorama)?[0].string }
+        let roomId = try await tours.store.read { db in try db.first("SELECT room_id FROM panoramas WHERE id = ?", panorama)?.decodeIfPresent(0, as: String.self) }
         #expect(roomId == nil)
         try await drain(tours)
         #expect(try await tours.properties.uploadFailures(of: property).isEmpty)
@@ -90,7 +90,7 @@ import TestTraits
                 #expect(error == .notFound, "\(name): \(error)")
             }
         }
-        #expect(try await tours.store.read { db in try db.first("SELECT count(*) FROM panoramas")?[0].int } == 0)
+        #expect(try await tours.store.read { db in try db.first("SELECT count(*) FROM panoramas")?.decodeIfPresent(0, as: Int.self) } == 0)
     }
 
     /// A room removed by a newScan is a deleted room handle for later calls.

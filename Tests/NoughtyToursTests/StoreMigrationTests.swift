@@ -24,9 +24,9 @@ import NTSQLiteDB
         #expect(counts == [1, 2, 3])
 
         let database = try Database(path: directory.appendingPathComponent("noughtytours.sqlite").path)
-        let table = try #require(try database.first("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'properties'")?["sql"].string)
+        let table = try #require(try database.first("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'properties'")?.decodeIfPresent("sql", as: String.self))
         let indexes = try database.query("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'properties' AND sql IS NOT NULL")
-            .compactMap { $0["sql"].string }
+            .compactMap { try $0.decodeIfPresent("sql", as: String.self) }
         let rebuild = Migration(version: (ClientMigrations.all.last?.version ?? 0) + 1, name: "rebuild_properties",
                                 sql: tableRebuild("properties", createSQL: table, indexSQL: indexes))
         #expect(try Migrator.migrate(database, ClientMigrations.all + [rebuild]) == [rebuild])
@@ -36,6 +36,6 @@ import NTSQLiteDB
 
     /// Properties, floors, panoramas.
     private static func counts(_ db: Database) throws -> [Int] {
-        try ["properties", "floors", "panoramas"].map { try db.first("SELECT count(*) FROM \($0)")?[0].int ?? -1 }
+        try ["properties", "floors", "panoramas"].map { try db.first("SELECT count(*) FROM \($0)")?.decodeIfPresent(0, as: Int.self) ?? -1 }
     }
 }

@@ -97,7 +97,7 @@ private final class SilentListener {
         await tours.idle()
         await tours.stop()
         let left = try await tours.store.read { db in
-            try db.query("SELECT kind, state, attempts, last_error FROM queue_items WHERE state != 'done'").map { "\($0[0]) \($0[1]) \($0[2]) \($0[3])" }
+            try db.query("SELECT kind, state, attempts, last_error FROM queue_items WHERE state != 'done'").map { $0.values.map { "\($0)" }.joined(separator: " ") }
         }
         #expect(left.isEmpty, "not uploaded: \(left)")
         #expect(try await queueItems(tours).count == 15) // the property, 2 floors, 12 panoramas

@@ -55,7 +55,7 @@ import TestTraits
         #expect(try await stationB.properties.rooms(of: floorB) == roomsA)
         #expect(try await stationB.structureCapture.continuableFloors(of: downloaded) == [floorB])
         // The world map came whole.
-        let mapPath = try #require(try await stationB.store.read { db in try db.first("SELECT world_map_path FROM floors WHERE id = ?", floorB.id)?[0].string })
+        let mapPath = try #require(try await stationB.store.read { db in try db.first("SELECT world_map_path FROM floors WHERE id = ?", floorB.id)?.decodeIfPresent(0, as: String.self) })
         #expect(FileManager.default.contents(atPath: mapPath) == (try Data(contentsOf: map)))
 
         // B continues the floor with a new room and a panorama in it, and syncs.
@@ -89,7 +89,7 @@ import TestTraits
         #expect(try await stationA.properties.rooms(of: floor).map(\.id) == roomsB.map(\.id))
         let statusA = try await stationA.properties.status(of: property)
         #expect((statusA.roomCount, statusA.panoramaCount, statusA.panoramasUploaded, statusA.sync) == (3, 2, 2, .synced))
-        let capturedHere = try await stationA.store.read { db in try db.first("SELECT path FROM panoramas WHERE id = ?", panoramaA)?[0].string }
+        let capturedHere = try await stationA.store.read { db in try db.first("SELECT path FROM panoramas WHERE id = ?", panoramaA)?.decodeIfPresent(0, as: String.self) }
         #expect(capturedHere?.isEmpty == false)
     }
 
@@ -128,7 +128,7 @@ import TestTraits
         let stationB = try await makeSyncingLibrary(server: server.url, token: server.token)
         try await stationB.properties.download(propertyId: property.id)
         let rows = try await stationB.store.read { db in
-            try db.query("SELECT id, x, y, heading FROM panoramas").map { ($0[0].string ?? "", [$0[1].double, $0[2].double, $0[3].double]) }
+            try db.query("SELECT id, x, y, heading FROM panoramas").map { (try $0.decode(0, as: String.self), [try $0.decodeIfPresent(1, as: Double.self), try $0.decodeIfPresent(2, as: Double.self), try $0.decodeIfPresent(3, as: Double.self)]) }
         }
         let downloaded = Dictionary(uniqueKeysWithValues: rows)
         #expect(downloaded[small] == [1.5, 2, 315] && downloaded[large] == [4.25, 1, nil] && downloaded[unplaced] == [nil, nil, nil])
@@ -244,7 +244,7 @@ import TestTraits
         let inRemoved = try await capturePanorama(try await station.panoramaCapture.session(room: rooms[1]), seed: 3)
         let deleted = try await capturePanorama(try await station.panoramaCapture.session(room: rooms[0]), seed: 4)
         try await drain(station)
-        let oldMap = try #require(try await station.store.read { db in try db.first("SELECT world_map_path FROM floors WHERE id = ?", floor.id)?[0].string })
+        let oldMap = try #require(try await station.store.read { db in try db.first("SELECT world_map_path FROM floors WHERE id = ?", floor.id)?.decodeIfPresent(0, as: String.self) })
 
         // Another station's work, straight through the API.
         let api = try RawClient(port: server.port)
@@ -259,9 +259,9 @@ import TestTraits
         try await station.properties.download(propertyId: property.id)
         #expect(try await station.properties.rooms(of: floor).map(\.id) == [rooms[0].id])
         let moved = try await station.store.read { db in try db.first("SELECT room_id FROM panoramas WHERE id = ?", inRemoved) }
-        #expect(moved != nil && moved?[0].string == nil) // on the floor now, as on the server
+        #expect(try moved != nil && moved?.decodeIfPresent(0, as: String.self) == nil) // on the floor now, as on the server
         #expect(try await station.store.read { db in try db.first("SELECT 1 FROM panoramas WHERE id = ?", deleted) } == nil)
-        let mapPath = try #require(try await station.store.read { db in try db.first("SELECT world_map_path FROM floors WHERE id = ?", floor.id)?[0].string })
+        let mapPath = try #require(try await station.store.read { db in try db.first("SELECT world_map_path FROM floors WHERE id = ?", floor.id)?.decodeIfPresent(0, as: String.self) })
         #expect(FileManager.default.contents(atPath: mapPath).map(Array.init) == newMap)
         #expect(!FileManager.default.fileExists(atPath: oldMap))
         let status = try await station.properties.status(of: property)

@@ -29,13 +29,12 @@ import TestTraits
             try await db.run("INSERT INTO v VALUES (?, ?, ?, ?, ?, ?)", SQLValue.null, SQLValue.null, SQLValue.null, SQLValue.null, SQLValue.null, SQLValue.null)
             try await db.run("INSERT INTO v (i, b) VALUES (?, ?)", 0, Blob([]))
         }
-        #expect(try await storage.read { try await $0.first("SELECT b FROM v WHERE i = 0")?["b"] } == .blob([])) // empty, not NULL
+        #expect(try await storage.read { try await $0.first("SELECT b FROM v WHERE i = 0")?.decode("b", as: SQLValue.self) } == .blob([])) // empty, not NULL
         let rows = try await storage.read { try await $0.query("SELECT * FROM v WHERE i IS DISTINCT FROM 0 ORDER BY i NULLS LAST") }
-        #expect(rows[0]["i"] == .integer(Int64.max) && rows[0]["n"] == .integer(7) && rows[0]["r"] == .real(2.5))
-        #expect(rows[0]["t"] == .text("ünï'code?") && rows[0]["b"] == .blob([0, 1, 254, 255]) && rows[0]["f"] == .integer(1))
+        #expect(rows[0].values == [.integer(Int64.max), .integer(7), .real(2.5), .text("ünï'code?"), .blob([0, 1, 254, 255]), .integer(1)])
         #expect(rows[1].values.allSatisfy { $0 == .null })
         let sum = try await storage.read { try await $0.first("SELECT coalesce(sum(i / 2), 0) AS s, count(*) AS c FROM v WHERE i IS DISTINCT FROM 0") }
-        #expect(sum?["s"] == .integer(Int64.max / 2) && sum?["c"] == .integer(2))
+        #expect(try sum?.decode("s", as: Int64.self) == Int64.max / 2 && sum?.decode("c", as: Int.self) == 2)
     }
 
     /// Read-then-write transactions from many callers at once: SERIALIZABLE plus the retry
@@ -50,14 +49,14 @@ import TestTraits
             for _ in 0..<200 {
                 group.addTask {
                     _ = try await storage.write { db in
-                        let n = try await db.first("SELECT n FROM counter WHERE id = 1")?["n"].int ?? 0
+                        let n = try await db.first("SELECT n FROM counter WHERE id = 1")?.decode("n", as: Int.self) ?? 0
                         return try await db.run("UPDATE counter SET n = ? WHERE id = 1", n + 1)
                     }
                 }
             }
             try await group.waitForAll()
         }
-        #expect(try await storage.read { try await $0.first("SELECT n FROM counter")?["n"].int } == 200)
+        #expect(try await storage.read { try await $0.first("SELECT n FROM counter")?.decodeIfPresent("n", as: Int.self) } == 200)
     }
 
     /// Check-then-insert of one key from many callers: one insert, the others see it.
@@ -97,7 +96,7 @@ import TestTraits
             }
         }
         #expect(worked >= 8)
-        #expect(try await storage.read { try await $0.first("SELECT count(*) AS c FROM r")?["c"].int } == worked)
+        #expect(try await storage.read { try await $0.first("SELECT count(*) AS c FROM r")?.decodeIfPresent("c", as: Int.self) } == worked)
     }
 
     /// A read is one snapshot: a writer that changes two rows together, again and again,
@@ -120,8 +119,8 @@ import TestTraits
                     var torn = 0
                     for _ in 0..<300 {
                         let (first, second) = try await storage.read { db in
-                            let first = try await db.first("SELECT n FROM pair WHERE side = 1")?[0].int
-                            return (first, try await db.first("SELECT n FROM pair WHERE side = 2")?[0].int)
+                            let first = try await db.first("SELECT n FROM pair WHERE side = 1")?.decodeIfPresent(0, as: Int.self)
+                            return (first, try await db.first("SELECT n FROM pair WHERE side = 2")?.decodeIfPresent(0, as: Int.self))
                         }
                         if first != second { torn += 1 }
                         if first == 200 { break }
@@ -144,13 +143,13 @@ import TestTraits
         let answers = try await storage.read { db in
             try await db.queries((1...10).map { SQLStatement("SELECT ? + 0 AS n", $0) })
         }
-        #expect(answers.map { $0.first?["n"].int } == (1...10).map { $0 })
+        #expect(try answers.map { try $0.first?.decode("n", as: Int.self) } == (1...10).map { $0 })
         #expect((storage.roundTrips ?? 0) - before <= 2)
         // A failure among them fails the read; the connection goes on.
         await #expect(throws: PostgresError.self) {
             try await storage.read { try await $0.queries([SQLStatement("SELECT 1"), SQLStatement("SELECT 1 / 0"), SQLStatement("SELECT 2")]) }
         }
-        #expect(try await storage.read { try await $0.first("SELECT 3 AS n")?["n"].int } == 3)
+        #expect(try await storage.read { try await $0.first("SELECT 3 AS n")?.decodeIfPresent("n", as: Int.self) } == 3)
     }
 
     /// Many single-statement reads at once share one connection: each gets its own answer,
@@ -168,7 +167,7 @@ import TestTraits
                     do {
                         // Every seventh divides by zero.
                         let rows = try await storage.statement(SQLStatement("SELECT name FROM p WHERE id = CAST(? AS integer) / CAST(? AS integer)", id % 100 + 1, id % 7 == 0 ? 0 : 1))
-                        return (id, .success(rows.first?["name"].string ?? "none"))
+                        return (id, .success(try rows.first?.decode("name", as: String.self) ?? "none"))
                     } catch let error as PostgresError {
                         return (id, .failure(error))
                     }
@@ -200,13 +199,13 @@ import TestTraits
             _ = try await storage.statement(SQLStatement("SELECT count(*) AS n FROM f"))
             let before = storage.roundTrips ?? 0
             let pending = storage.prefetch(SQLStatement("SELECT count(*) AS n FROM f"))
-            #expect(try await storage.readOne { try await $0.first("SELECT id FROM f")?["id"].int } == 1)
-            #expect(try await pending.rows().first?["n"].int == 1)
+            #expect(try await storage.readOne { try await $0.first("SELECT id FROM f")?.decodeIfPresent("id", as: Int.self) } == 1)
+            #expect(try await pending.rows().first?.decode("n", as: Int.self) == 1)
             return (storage.roundTrips ?? 0) - before
         }
         #expect(trips == 1, "the prefetched query went out with the read, in one batch")
         // Awaited with nothing asked after it, it goes out all the same.
-        #expect(try await storage.prefetch(SQLStatement("SELECT 5 AS n")).rows().first?["n"].int == 5)
+        #expect(try await storage.prefetch(SQLStatement("SELECT 5 AS n")).rows().first?.decode("n", as: Int.self) == 5)
         let failing = storage.prefetch(SQLStatement("SELECT nothing FROM f"))
         await #expect(throws: PostgresError.self) { try await failing.rows() }
         await #expect(throws: OneStatementOnly.self) {
@@ -227,8 +226,8 @@ import TestTraits
             let asked = SQLStatement("SELECT nextval('s') + ? AS n", 0)
             let first = storage.prefetch(asked), second = storage.prefetch(asked)
             let other = storage.prefetch(SQLStatement("SELECT nextval('s') + ? AS n", 1000))
-            let together = try await [first.rows(), second.rows(), other.rows()].map { $0.first?["n"].int ?? 0 }
-            let later = try await storage.prefetch(asked).rows().first?["n"].int ?? 0
+            let together = try await [first.rows(), second.rows(), other.rows()].map { try $0.first?.decode("n", as: Int.self) ?? 0 }
+            let later = try await storage.prefetch(asked).rows().first?.decode("n", as: Int.self) ?? 0
             return together + [later]
         }
         #expect(values[0] == values[1], "one execution answered both")
@@ -247,7 +246,7 @@ import TestTraits
         }
         let seen = try await storage.read { db -> [String] in
             var seen: [String] = []
-            for id in [2, 1] { seen.append(try await db.first("SELECT name FROM q WHERE id = ?", id)?["name"].string ?? "-") }
+            for id in [2, 1] { seen.append(try await db.first("SELECT name FROM q WHERE id = ?", id)?.decodeIfPresent("name", as: String.self) ?? "-") }
             for sql in ["SELECT nothing FROM q", "SELECT count(*) FROM q"] {
                 do {
                     _ = try await db.query(sql)
@@ -259,7 +258,7 @@ import TestTraits
             return seen
         }
         #expect(seen == ["two", "one", "42703", "25P02"])
-        #expect(try await storage.read { try await $0.query("SELECT name FROM q ORDER BY id").map { $0["name"] } } == [.text("one"), .text("two")])
+        #expect(try await storage.read { try await $0.query("SELECT name FROM q ORDER BY id").map { try $0.decode("name", as: String.self) } } == ["one", "two"])
         await #expect(throws: PostgresError.self) { try await storage.read { try await $0.query("SELECT id FROM later") } }
         try await storage.write { try await $0.execute("CREATE TABLE later (id INTEGER)") }
         #expect(try await storage.read { try await $0.query("SELECT id FROM later").count } == 0)
@@ -271,22 +270,22 @@ import TestTraits
     @Test func aServerThatStopsAnsweringIsGivenUpAtTheDeadline() async throws {
         let storage = PostgresStorage(url: try cluster.database("stalled"), transactionConnections: 1, handlerCount: 2,
                                       statementTimeoutSeconds: 1)
-        let backend = try await storage.read { try await $0.first("SELECT pg_backend_pid() AS pid")?["pid"].int } ?? 0
+        let backend = try await storage.read { try await $0.first("SELECT pg_backend_pid() AS pid")?.decodeIfPresent("pid", as: Int.self) } ?? 0
         #expect(backend > 0)
         kill(pid_t(backend), SIGSTOP) // the lent connection's server process stops answering
         defer { kill(pid_t(backend), SIGCONT) }
         let started = ContinuousClock.now
-        let again = try await storage.read { try await $0.first("SELECT pg_backend_pid() AS pid")?["pid"].int } ?? 0
+        let again = try await storage.read { try await $0.first("SELECT pg_backend_pid() AS pid")?.decodeIfPresent("pid", as: Int.self) } ?? 0
         #expect(again > 0 && again != backend)
         #expect(ContinuousClock.now - started >= .seconds(2) && ContinuousClock.now - started < .seconds(10))
         // The same for a handler thread's shared connection, under one-statement reads.
         try await withTaskExecutorPreference(storage.handlerThreads) {
-            let shared = try await storage.statement(SQLStatement("SELECT pg_backend_pid() AS pid")).first?["pid"].int ?? 0
+            let shared = try await storage.statement(SQLStatement("SELECT pg_backend_pid() AS pid")).first?.decode("pid", as: Int.self) ?? 0
             #expect(shared > 0)
             kill(pid_t(shared), SIGSTOP)
             defer { kill(pid_t(shared), SIGCONT) }
             let asked = ContinuousClock.now
-            let next = try await storage.statement(SQLStatement("SELECT pg_backend_pid() AS pid")).first?["pid"].int ?? 0
+            let next = try await storage.statement(SQLStatement("SELECT pg_backend_pid() AS pid")).first?.decode("pid", as: Int.self) ?? 0
             #expect(next > 0 && next != shared)
             #expect(ContinuousClock.now - asked >= .seconds(2) && ContinuousClock.now - asked < .seconds(10))
         }
@@ -313,8 +312,8 @@ import TestTraits
         let started: Set<String>
         do {
             let storage = PostgresStorage(url: url, transactionConnections: 2, handlerCount: 2)
-            #expect(try await storage.read { try await $0.first("SELECT 1 AS one")?["one"] } == .integer(1))
-            #expect(try await storage.write { try await $0.first("SELECT 2 AS two")?["two"] } == .integer(2))
+            #expect(try await storage.read { try await $0.first("SELECT 1 AS one")?.decode("one", as: SQLValue.self) } == .integer(1))
+            #expect(try await storage.write { try await $0.first("SELECT 2 AS two")?.decode("two", as: SQLValue.self) } == .integer(2))
             started = storageThreads().subtracting(before)
             #expect(started.count >= 4, "\(started)") // the loop, its connector, two handlers, the tools thread
         }

@@ -24,7 +24,7 @@ import NTThreadPools
             }
             try await group.waitForAll()
         }
-        #expect(try await pool.read { try await $0.first("SELECT count(*) FROM t")?[0].int } == 200)
+        #expect(try await pool.read { try await $0.first("SELECT count(*) FROM t")?.decodeIfPresent(0, as: Int.self) } == 200)
     }
 
     /// A service stopping stops its pool, whatever still holds a reference to it: its threads
@@ -34,8 +34,8 @@ import NTThreadPools
         let pool = try pool()
         try await pool.write { try await $0.run("INSERT INTO t VALUES (?)", 1) }
         pool.stop()
-        await #expect(throws: PoolStopped.self) { try await pool.read { try await $0.first("SELECT count(*) FROM t")?[0].int } }
-        await #expect(throws: PoolStopped.self) { try await pool.readOne { try await $0.first("SELECT count(*) FROM t")?[0].int } }
+        await #expect(throws: PoolStopped.self) { try await pool.read { try await $0.first("SELECT count(*) FROM t")?.decodeIfPresent(0, as: Int.self) } }
+        await #expect(throws: PoolStopped.self) { try await pool.readOne { try await $0.first("SELECT count(*) FROM t")?.decodeIfPresent(0, as: Int.self) } }
         await #expect(throws: PoolStopped.self) { try await pool.write { try await $0.run("INSERT INTO t VALUES (?)", 2) } }
         #expect(throws: PoolStopped.self) { try pool.writeNow { try $0.execute("INSERT INTO t VALUES (3)") } }
     }
@@ -61,7 +61,7 @@ import NTThreadPools
             return try await group.reduce(into: [Bool]()) { $0.append($1) }
         }
         #expect(results.filter { $0 }.count == 3)
-        let rows = try await pool.read { try await $0.query("SELECT x FROM t ORDER BY x").compactMap { $0[0].int } }
+        let rows = try await pool.read { try await $0.query("SELECT x FROM t ORDER BY x").compactMap { try $0.decodeIfPresent(0, as: Int.self) } }
         #expect(rows == [1, 2, 3, 4, 102, 103, 104])
     }
 
@@ -78,7 +78,7 @@ import NTThreadPools
                         concurrency.enter()
                         defer { concurrency.leave() }
                         usleep(10_000) // on the reader's own thread: holds that reader a while
-                        return try await db.first("SELECT x FROM t")?[0].int
+                        return try await db.first("SELECT x FROM t")?.decodeIfPresent(0, as: Int.self)
                     }
                 }
             }
@@ -99,11 +99,11 @@ import NTThreadPools
                 for _ in 0..<500 where readDone.most == 0 { usleep(10_000) }
             }
         }
-        let count = try await pool.read { try await $0.first("SELECT count(*) FROM t")?[0].int }
+        let count = try await pool.read { try await $0.first("SELECT count(*) FROM t")?.decodeIfPresent(0, as: Int.self) }
         readDone.enter()
         #expect(count == 0) // the write is not committed yet, and the read did not wait for it
         try await writing.value
-        #expect(try await pool.read { try await $0.first("SELECT count(*) FROM t")?[0].int } == 1)
+        #expect(try await pool.read { try await $0.first("SELECT count(*) FROM t")?.decodeIfPresent(0, as: Int.self) } == 1)
     }
 
     /// A read's statements answer from one committed state: a writer that changes two rows
@@ -124,9 +124,9 @@ import NTThreadPools
         var reads = 0
         while !writer.isCancelled, reads < 2_000 {
             let (first, second) = try await pool.read { db in
-                let first = try await db.first("SELECT n FROM pair WHERE side = 1")?[0].int
+                let first = try await db.first("SELECT n FROM pair WHERE side = 1")?.decodeIfPresent(0, as: Int.self)
                 usleep(200) // a write commits in between, often
-                return (first, try await db.first("SELECT n FROM pair WHERE side = 2")?[0].int)
+                return (first, try await db.first("SELECT n FROM pair WHERE side = 2")?.decodeIfPresent(0, as: Int.self))
             }
             reads += 1
             if first != second { torn += 1 }
@@ -142,7 +142,7 @@ import NTThreadPools
     @Test func aOneStatementReadRefusesASecond() async throws {
         let storage = SQLiteStorage(try pool())
         try await storage.write { try await $0.run("INSERT INTO t VALUES (?)", 3) }
-        #expect(try await storage.readOne { try await $0.first("SELECT x FROM t")?[0].int } == 3)
+        #expect(try await storage.readOne { try await $0.first("SELECT x FROM t")?.decodeIfPresent(0, as: Int.self) } == 3)
         await #expect(throws: OneStatementOnly.self) {
             try await storage.readOne { db in
                 _ = try await db.query("SELECT x FROM t")
@@ -151,13 +151,13 @@ import NTThreadPools
         }
         // Asked now, awaited later: the rows are what the database held when they are read.
         let pending = storage.prefetch(SQLStatement("SELECT count(*) FROM t"))
-        #expect(try await pending.rows().first?[0].int == 1)
+        #expect(try await pending.rows().first?.decode(0, as: Int.self) == 1)
     }
 
     @Test func theBlockingCallsForStartUpAndToolsWork() throws {
         let pool = SQLiteStorage(try pool())
         try pool.writeBlocking { try await $0.run("INSERT INTO t VALUES (?)", 5) }
-        #expect(try pool.readBlocking { try await $0.first("SELECT x FROM t")?[0].int } == 5)
+        #expect(try pool.readBlocking { try await $0.first("SELECT x FROM t")?.decodeIfPresent(0, as: Int.self) } == 5)
         #expect(throws: SQLiteError.self) { try pool.writeBlocking { try await $0.run("INSERT INTO t VALUES (?)", 5) } }
     }
 }

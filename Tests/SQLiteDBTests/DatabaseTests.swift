@@ -12,11 +12,11 @@ import TestSupport
         let path = temporaryPath()
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         let database = try Database(path: path)
-        #expect(try database.first("PRAGMA journal_mode")?[0] == .text("wal"))
-        #expect(try database.first("PRAGMA synchronous")?[0] == .integer(2)) // FULL
-        #expect(try database.first("PRAGMA foreign_keys")?[0] == .integer(1))
+        #expect(try database.first("PRAGMA journal_mode")?.decode(0, as: SQLValue.self) == .text("wal"))
+        #expect(try database.first("PRAGMA synchronous")?.decode(0, as: SQLValue.self) == .integer(2)) // FULL
+        #expect(try database.first("PRAGMA foreign_keys")?.decode(0, as: SQLValue.self) == .integer(1))
         try database.execute("CREATE TABLE t (x TEXT); INSERT INTO t VALUES ('a')")
-        #expect(try database.first("SELECT x FROM t")?[0] == .text("a"))
+        #expect(try database.first("SELECT x FROM t")?.decode(0, as: SQLValue.self) == .text("a"))
     }
 
     @Test func badSQLThrowsWithTheMessage() throws {
@@ -39,7 +39,7 @@ import TestSupport
         for text in ["\u{0}xyz", "a\u{0}b", "", "plain", "é\u{0}"] {
             try database.run("DELETE FROM t")
             try database.run("INSERT INTO t VALUES (?)", text)
-            #expect(try database.first("SELECT v, length(CAST(v AS BLOB)) AS n FROM t")?["v"].string == text)
+            #expect(try database.first("SELECT v, length(CAST(v AS BLOB)) AS n FROM t")?.decodeIfPresent("v", as: String.self) == text)
         }
     }
 }

@@ -20,7 +20,7 @@ import TestSupport
         #expect(try Migrator.migrate(database, steps).isEmpty) // nothing twice
         #expect(try Migrator.appliedVersions(database) == [1, 2, 3])
         try database.run("INSERT INTO people (name, age) VALUES (?, ?)", "Ada", 36)
-        #expect(try database.first("SELECT age FROM people WHERE name = ?", "Ada")?["age"].int == 36)
+        #expect(try database.first("SELECT age FROM people WHERE name = ?", "Ada")?.decodeIfPresent("age", as: Int.self) == 36)
     }
 
     @Test func aDatabaseMadeByAnEarlierMigrationUpgradesAndKeepsItsRows() throws {
@@ -32,7 +32,7 @@ import TestSupport
         }
         let database = try Database(path: path)
         #expect(try Migrator.migrate(database, steps).map(\.version) == [2, 3])
-        #expect(try database.first("SELECT name, age FROM people")?["name"].string == "Grace")
+        #expect(try database.first("SELECT name, age FROM people")?.decodeIfPresent("name", as: String.self) == "Grace")
     }
 
     @Test func aFailingMigrationNamesItsFileAndLeavesTheDatabaseAsItWas() throws {
@@ -71,11 +71,11 @@ import TestSupport
             ALTER TABLE new_parents RENAME TO parents;
             """)
         #expect(try Migrator.migrate(database, [rebuild]).map(\.version) == [2])
-        #expect(try database.query("SELECT id FROM children ORDER BY id").compactMap { $0[0].int } == [10, 11, 12])
-        #expect(try database.first("PRAGMA foreign_keys")?[0].int == 1, "foreign keys are enforced again")
+        #expect(try database.query("SELECT id FROM children ORDER BY id").compactMap { try $0.decodeIfPresent(0, as: Int.self) } == [10, 11, 12])
+        #expect(try database.first("PRAGMA foreign_keys")?.decodeIfPresent(0, as: Int.self) == 1, "foreign keys are enforced again")
         // Still enforced, on the rebuilt table: a parent's delete takes its children.
         try database.run("DELETE FROM parents WHERE id = 1")
-        #expect(try database.query("SELECT id FROM children").compactMap { $0[0].int } == [12])
+        #expect(try database.query("SELECT id FROM children").compactMap { try $0.decodeIfPresent(0, as: Int.self) } == [12])
     }
 
     @Test func aMigrationThatBreaksAForeignKeyFailsNamingTheTableAndChangesNothing() throws {
@@ -85,9 +85,9 @@ import TestSupport
         #expect(error?.fileName == "0002_drop_a_parent.sql")
         #expect(error?.reason.contains("table children") == true, "\(String(describing: error))")
         #expect(try Migrator.appliedVersions(database) == [1])
-        #expect(try database.query("SELECT id FROM parents ORDER BY id").compactMap { $0[0].int } == [1, 2])
+        #expect(try database.query("SELECT id FROM parents ORDER BY id").compactMap { try $0.decodeIfPresent(0, as: Int.self) } == [1, 2])
         #expect(try database.query("PRAGMA table_info(parents)").count == 2, "the added column was rolled back")
-        #expect(try database.first("PRAGMA foreign_keys")?[0].int == 1)
+        #expect(try database.first("PRAGMA foreign_keys")?.decodeIfPresent(0, as: Int.self) == 1)
     }
 
     @Test func migrationFilesAreReadInVersionOrderAndBadNamesRefused() throws {
@@ -114,7 +114,7 @@ import TestSupport
         }
         #expect(try database.query("SELECT * FROM t").isEmpty)
         try database.transaction { try database.run("INSERT INTO t VALUES (?)", 2) }
-        #expect(try database.first("SELECT x FROM t")?["x"].int == 2)
+        #expect(try database.first("SELECT x FROM t")?.decodeIfPresent("x", as: Int.self) == 2)
     }
 
     @Test func valuesRoundTripThroughBindingAndColumns() throws {
@@ -122,11 +122,11 @@ import TestSupport
         try database.execute("CREATE TABLE v (i INTEGER, r REAL, t TEXT, b BLOB, n TEXT)")
         try database.run("INSERT INTO v VALUES (?, ?, ?, ?, ?)", Int64.max, 2.5, "naïve ✓", Blob([0, 1, 255]), String?.none)
         let row = try #require(try database.first("SELECT * FROM v"))
-        #expect(row["i"] == .integer(Int64.max))
-        #expect(row["r"] == .real(2.5))
-        #expect(row["t"] == .text("naïve ✓"))
-        #expect(row["b"] == .blob([0, 1, 255]))
-        #expect(row["n"] == .null)
+        #expect(try row.decode("i", as: SQLValue.self) == .integer(Int64.max))
+        #expect(try row.decode("r", as: SQLValue.self) == .real(2.5))
+        #expect(try row.decode("t", as: SQLValue.self) == .text("naïve ✓"))
+        #expect(try row.decode("b", as: SQLValue.self) == .blob([0, 1, 255]))
+        #expect(try row.decode("n", as: SQLValue.self) == .null)
     }
 }
 

@@ -48,14 +48,14 @@ struct Snapshot {
 
     /// A database with the tables both sides share (properties, floors, rooms, panoramas).
     init(database db: Database, roomPosition: String, floorMap: String) throws {
-        properties = Set(try db.query("SELECT id FROM properties").compactMap { $0[0].string })
+        properties = Set(try db.query("SELECT id FROM properties").compactMap { try $0.decodeIfPresent(0, as: String.self) })
         for row in try db.query("SELECT id, property_id, plan_revision, \(floorMap) FROM floors") {
-            let id = row[0].string ?? ""
-            let rooms = try db.query("SELECT id FROM rooms WHERE floor_id = ? ORDER BY \(roomPosition)", id).compactMap { $0[0].string }
-            floors[id] = Floor(propertyId: row[1].string ?? "", planRevision: row[2].int ?? 0, rooms: rooms, worldMap: row[3].string)
+            let id = try row.decode(0, as: String.self)
+            let rooms = try db.query("SELECT id FROM rooms WHERE floor_id = ? ORDER BY \(roomPosition)", id).compactMap { try $0.decodeIfPresent(0, as: String.self) }
+            floors[id] = Floor(propertyId: try row.decode(1, as: String.self), planRevision: try row.decode(2, as: Int.self), rooms: rooms, worldMap: try row.decodeIfPresent(3, as: String.self))
         }
         for row in try db.query("SELECT id, sha256, floor_id, room_id FROM panoramas") {
-            panoramas[row[0].string ?? ""] = Panorama(sha256: row[1].string ?? "", floorId: row[2].string ?? "", roomId: row[3].string)
+            panoramas[try row.decode(0, as: String.self)] = Panorama(sha256: try row.decode(1, as: String.self), floorId: try row.decode(2, as: String.self), roomId: try row.decodeIfPresent(3, as: String.self))
         }
     }
 

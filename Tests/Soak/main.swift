@@ -91,8 +91,8 @@ var clientSide = Snapshot()
 for storage in storages {
     let db = try Database(path: storage.appendingPathComponent("noughtytours.sqlite").path)
     clientSide.merge(try Snapshot(database: db, roomPosition: "position", floorMap: "world_map_sha256"))
-    itemsNotDone += try db.first("SELECT count(*) FROM queue_items WHERE state != 'done'")?[0].int ?? -1
-    failedWithAttemptsLeft += try db.first("SELECT count(*) FROM queue_items WHERE state = 'failed' AND attempts < 3")?[0].int ?? -1
+    itemsNotDone += try db.first("SELECT count(*) FROM queue_items WHERE state != 'done'")?.decodeIfPresent(0, as: Int.self) ?? -1
+    failedWithAttemptsLeft += try db.first("SELECT count(*) FROM queue_items WHERE state = 'failed' AND attempts < 3")?.decodeIfPresent(0, as: Int.self) ?? -1
 }
 let captured = ledger.panoramas.mapValues(\.sha256)
 
@@ -103,7 +103,7 @@ let clientDifferences = ledger.differences(clientSide)
 let serverDifferences = ledger.differences(serverSide)
 var stored: [String: (tenant: Int64, sha256: String, size: Int64)] = [:]
 for row in try server.query("SELECT tenant_id, id, sha256, size FROM panoramas") {
-    stored[row[1].string ?? ""] = (row[0].int64 ?? 0, row[2].string ?? "", row[3].int64 ?? 0)
+    stored[try row.decode(1, as: String.self)] = (try row.decode(0, as: Int64.self), try row.decode(2, as: String.self), try row.decode(3, as: Int64.self))
 }
 let losses = captured.keys.filter { stored[$0] == nil }.count
 let strangers = stored.keys.filter { captured[$0] == nil }.count // on the server, captured by no one
@@ -114,10 +114,10 @@ for (id, row) in stored {
     guard let data = FileManager.default.contents(atPath: path) else { rowsWithoutFile += 1; continue }
     if Int64(data.count) != row.size || ByteEncoding.hex(StreamingDigest.hash(.sha256, Array(data))) != row.sha256 { filesWrong += 1 }
 }
-let uploadRows = Set(try server.query("SELECT tenant_id, id FROM uploads").map { "\($0[0].int64 ?? 0)/\($0[1].string ?? "")" })
+let uploadRows = Set(try server.query("SELECT tenant_id, id FROM uploads").map { "\(try $0.decode(0, as: Int64.self))/\(try $0.decode(1, as: String.self))" })
 // A world map's file is named by its row (older maps: by the floor id).
 let worldMapRows = Set(try server.query("SELECT tenant_id, coalesce(world_map_file, id) FROM floors WHERE world_map_sha256 IS NOT NULL")
-    .map { "\($0[0].int64 ?? 0)/\($0[1].string ?? "")" })
+    .map { "\(try $0.decode(0, as: Int64.self))/\(try $0.decode(1, as: String.self))" })
 var orphans: [String] = []
 let blobs = dataDir + "/blobs"
 for tenant in (try? FileManager.default.contentsOfDirectory(atPath: blobs)) ?? [] {

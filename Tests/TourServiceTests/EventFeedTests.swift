@@ -129,7 +129,7 @@ import TestTraits
         let harness = try ServiceHarness(alone: true)
         let context = harness.service.context
         let ids = try await context.readOne { try await $0.query("SELECT id, name FROM tenants") }
-        let alphaId = try #require(ids.first { $0["name"].string == "alpha" }?["id"].int64)
+        let alphaId = try #require(try ids.first { try $0.decode("name", as: String.self) == "alpha" }?.decode("id", as: Int64.self))
         let waits = context.commits.of(alphaId)
         let mark = waits.mark()
         let woken = Task { await waits.awaitSignal(since: mark, upTo: 60_000) }

@@ -31,8 +31,8 @@ import NTSQLiteDB
         // SQLite's rebuild of floors (rooms and panoramas reference it ON DELETE CASCADE).
         let pool = try DatabasePool(path: harness.dataDir + "/toursd.sqlite", readerCount: 1)
         let (table, indexes) = try pool.writeNow { db in
-            (try db.first("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'floors'")?["sql"].string ?? "",
-             try db.query("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'floors' AND sql IS NOT NULL").compactMap { $0["sql"].string })
+            (try db.first("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'floors'")?.decode("sql", as: String.self) ?? "",
+             try db.query("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'floors' AND sql IS NOT NULL").compactMap { try $0.decodeIfPresent("sql", as: String.self) })
         }
         let folder = testDirectory("migrations").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -56,7 +56,7 @@ import NTSQLiteDB
         #expect(reopened.storedFiles() == filesBefore, "files were removed as orphans")
         // Foreign keys hold again on the rebuilt table: deleting the property takes everything.
         #expect(try after.send("DELETE", "/v1/properties/\(propertyId)").status == 204)
-        #expect(try pool.writeNow { try $0.first("SELECT count(*) AS n FROM rooms")?["n"].int } == 0)
+        #expect(try pool.writeNow { try $0.first("SELECT count(*) AS n FROM rooms")?.decodeIfPresent("n", as: Int.self) } == 0)
         await reopened.finish()
     }
 }

@@ -23,7 +23,7 @@ import NTThreadPools
         let harness = try ServiceHarness(alone: true, storage: { RecordingStorage($0, recorder) })
         let client = try harness.client(harness.alpha)
         try fillLargeTenant(harness)
-        let alpha = try #require(try await harness.service.context.read { try await $0.first("SELECT id FROM tenants WHERE name = 'alpha'")?["id"].int64 })
+        let alpha = try #require(try await harness.service.context.read { try await $0.first("SELECT id FROM tenants WHERE name = 'alpha'")?.decodeIfPresent("id", as: Int64.self) })
         recorder.recording.store(true, ordering: .relaxed)
         try walkEveryRoute(harness, client)
         try await walkTheWebhooks(harness, client, tenant: alpha)
@@ -140,7 +140,7 @@ import NTThreadPools
         let database = try Database(path: path)
         var problems: [String] = []
         for statement in statements where !SearchByName.isIt(statement.sql) {
-            let details = try database.query("EXPLAIN QUERY PLAN " + statement.sql, arguments: statement.arguments).compactMap { $0["detail"].string }
+            let details = try database.query("EXPLAIN QUERY PLAN " + statement.sql, arguments: statement.arguments).compactMap { try $0.decodeIfPresent("detail", as: String.self) }
             let page = SQLitePlan.walksAPageInOrder(statement.sql, details)
             for detail in details where SQLitePlan.readsARange(detail) && !(page && SQLitePlan.searchesTheTenant(detail)) {
                 problems.append("\(detail)  ←  \(statement.sql)")
@@ -161,7 +161,7 @@ import NTThreadPools
             let values = statement.arguments.map { PostgresPlan.literal($0.sqlValue) }.joined(separator: ", ")
             let rows = try connection.query("EXPLAIN (FORMAT JSON) EXECUTE nt_plan\(index)" + (values.isEmpty ? "" : "(\(values))"))
             try connection.execute("DEALLOCATE nt_plan\(index)")
-            for finding in PostgresPlan.rangeReads(rows.first?[0].string ?? "") {
+            for finding in PostgresPlan.rangeReads(try rows.first?.decode(0, as: String.self) ?? "") {
                 problems.append("\(finding)  ←  \(statement.sql)")
             }
         }

@@ -153,7 +153,7 @@ import TestTraits
         let (writer, image, panoramaId) = (stalled.writer, stalled.image, stalled.panoramaId)
         // The writer may still make a step of the bytes already sent while the HEAD is asked:
         // the answer is what was recorded at the HEAD, between the records read before and after.
-        let recorded = { try PostgresConnection(url: daemons.url).first("SELECT \"offset\" FROM uploads")?["offset"].int ?? -1 }
+        let recorded = { try PostgresConnection(url: daemons.url).first("SELECT \"offset\" FROM uploads")?.decodeIfPresent("offset", as: Int.self) ?? -1 }
         let before = try recorded()
         let reported = try stalled.offsetOnSecond()
         let after = try recorded()

@@ -89,7 +89,7 @@ import TestTraits
             #expect(try health.send("GET", "/healthz").status == 200)
             #expect(try reader.send("GET", "/v1/properties/\(propertyId)").status == 200)
         }
-        #expect(try await harness.service.context.read { try await $0.first("SELECT count(*) FROM panoramas")?[0].int } == 0) // still stalled
+        #expect(try await harness.service.context.read { try await $0.first("SELECT count(*) FROM panoramas")?.decodeIfPresent(0, as: Int.self) } == 0) // still stalled
 
         // The disk comes back: the upload completes whole.
         disk.release()

@@ -26,7 +26,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         #expect(list.status == 200 && String(decoding: list.body, as: UTF8.self).contains("alpha"))
         // The database holds the cookie's hash, never the cookie, and the page never the token.
         let stored = try await harness.service.context.read { db in
-            try await db.query("SELECT cookie_hash, csrf FROM web_sessions").map { ($0["cookie_hash"].bytes ?? [], $0["csrf"].string ?? "") }
+            try await db.query("SELECT cookie_hash, csrf FROM web_sessions").map { (try $0.decode("cookie_hash", as: [UInt8].self), try $0.decode("csrf", as: String.self)) }
         }
         #expect(stored.count == 1 && stored[0].0 == Secrets.hash(cookie) && stored[0].1 != cookie)
         if harness.config.databaseUrl.isEmpty { // SQLite: nowhere in its files either
@@ -139,7 +139,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
             try await SignInFailureStore.record(db, address, now: 400, forgetting: 400 - 120)
         }
         let counts = try await context.read { db in
-            (try await SignInFailureStore.recent(db, old, since: 0).count, try await db.first("SELECT count(*) AS n FROM sign_in_failures")?["n"].int)
+            (try await SignInFailureStore.recent(db, old, since: 0).count, try await db.first("SELECT count(*) AS n FROM sign_in_failures")?.decodeIfPresent("n", as: Int.self))
         }
         #expect(counts.0 == 0 && counts.1 == 1)
         // Through the sign-in form, from one address (each time a new browser).
@@ -292,7 +292,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         let url = try #require(try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600]).string("url"))
         #expect(try alpha.send("DELETE", "/v1/properties/\(propertyId)").status == 204)
         #expect(try harness.client(nil).send("GET", url).status == 404)
-        let rows = try await harness.service.context.read { try await $0.first("SELECT count(*) FROM shares")?[0].int }
+        let rows = try await harness.service.context.read { try await $0.first("SELECT count(*) FROM shares")?.decodeIfPresent(0, as: Int.self) }
         #expect(rows == 0)
         await harness.finish()
     }

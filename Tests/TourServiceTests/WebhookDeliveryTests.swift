@@ -263,7 +263,7 @@ import TestTraits
         let due = try await context.readOne { try await WebhookStore.due($0, nowMs: now, limit: 2) }.map(\.id)
         #expect(due == [newcomer, busy[0]])
         // Once beta is served, alpha's turn: its endpoint served least recently first.
-        let tenantBeta = try #require(try await context.readOne { try await $0.first("SELECT id FROM tenants WHERE name = 'beta'")?["id"].int64 })
+        let tenantBeta = try #require(try await context.readOne { try await $0.first("SELECT id FROM tenants WHERE name = 'beta'")?.decodeIfPresent("id", as: Int64.self) })
         #expect(try await context.write { try await WebhookStore.claim($0, tenantBeta, newcomer, nowMs: now, lease: now + 60_000) } != nil)
         let next = try await context.readOne { try await WebhookStore.due($0, nowMs: now, limit: 4) }.map(\.id)
         #expect(next == busy)

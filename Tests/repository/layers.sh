@@ -4,7 +4,10 @@
 #   composition builds the parts from it: no other source asks the configuration which
 #   database it runs on, and no store is downcast to learn what it is.
 # - The stores know no HTTP: nothing under Storage/ imports the HTTP layer (a blob store
-#   receives a ByteStream).
+#   receives a ByteStream), and fail with the storage layer's own errors: a store throws no
+#   server failure of the API's (ServiceError internal, unavailable, insufficientStorage) but a
+#   StorageError, and the service maps storage failures by their kind, never a backend's error
+#   by name.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 failed=0
@@ -21,5 +24,17 @@ if [ -n "$http" ]; then
     echo "$http" >&2
     failed=1
 fi
+apiFailures=$(grep -rnE 'ServiceError\(\.(internal|unavailable|insufficientStorage)|throws\(ServiceError\)' Sources/NTTourService/Storage || true)
+if [ -n "$apiFailures" ]; then
+    echo "FAIL: a store fails with the API's error instead of a StorageError:" >&2
+    echo "$apiFailures" >&2
+    failed=1
+fi
+byName=$(grep -rnE '(as[?!]?|is) *(SQLiteError|PostgresError|DatabaseFileGone)\b' Sources/NTTourService || true)
+if [ -n "$byName" ]; then
+    echo "FAIL: the service looks at a backend's error by name (ask its storageError's kind):" >&2
+    echo "$byName" >&2
+    failed=1
+fi
 [ "$failed" = 0 ] || exit 1
-echo "layers: the deployment decided once, no store downcast, no HTTP in the stores"
+echo "layers: the deployment decided once, no store downcast, no HTTP in the stores, storage errors by kind"

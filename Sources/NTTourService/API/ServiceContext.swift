@@ -72,11 +72,11 @@ final class ServiceContext: Sendable {
 
     /// Whether the token is still good for `tenant` (not revoked since), as `check` found.
     func stillValid(_ check: SQLPendingRows, _ digest: [UInt8], tenant: Int64) async throws -> Bool {
-        TenantStore.validToken(in: try await check.rows(), digest: digest)?.tenant == tenant
+        try TenantStore.validToken(in: try await check.rows(), digest: digest)?.tenant == tenant
     }
 
     private func tenantOf(_ digest: [UInt8]) async throws -> Int64? {
-        TenantStore.validToken(in: try await pool.statement(TenantStore.tokenQuery(digest)), digest: digest)?.tenant
+        try TenantStore.validToken(in: try await pool.statement(TenantStore.tokenQuery(digest)), digest: digest)?.tenant
     }
 
     private func tokenDigest(_ request: Request) throws(ServiceError) -> [UInt8] {

@@ -67,12 +67,12 @@ struct TusVersionCheck: Middleware {
     }
 }
 
-/// The service's errors on their way out: a full disk under SQLite becomes 507, and internal
-/// errors are logged with the request id. (`ServiceError.httpError` says how each is
-/// answered; any other error is a 500 the server logs.)
+/// The service's errors on their way out: a storage failure of any backend becomes the
+/// service's answer for its kind, and internal errors are logged with the request id.
+/// (`ServiceError.httpError` says how each is answered; any other error is a 500 the server logs.)
 struct ServiceErrors: Middleware {
     let logger: Logger
-    /// The `Retry-After` of a database that cannot be reached.
+    /// The `Retry-After` of storage that cannot be reached, unless it says better.
     var retryAfterSeconds = 1
 
     func respond(to request: Request, next: RequestResponder) async throws -> Response {
@@ -81,15 +81,12 @@ struct ServiceErrors: Middleware {
         } catch let error as ServiceError {
             if error.code == .internal { logger.error("request failed", ["id": request.id.description, "error": error.message]) }
             throw error
-        } catch let error as SQLiteError where error.isDiskFull {
-            throw ServiceError(.insufficientStorage, "the server's disk is full")
-        } catch let error as DatabaseFileGone {
-            logger.error("a write was refused", ["id": request.id.description, "error": error.message])
-            throw ServiceError(.unavailable, "the server cannot store anything now: \(error.message)", retryAfterSeconds: retryAfterSeconds)
-        } catch let error as PostgresError {
-            let mapped = ServiceError(database: error, retryAfterSeconds: retryAfterSeconds)
-            if mapped.code == .internal { logger.error("request failed", ["id": request.id.description, "error": mapped.message]) }
-            throw mapped
+        } catch let failure as any StorageFailure {
+            let error = failure.storageError
+            if error.kind == .failed || error.kind == .corrupt {
+                logger.error("request failed", ["id": request.id.description, "error": error.message])
+            }
+            throw ServiceError(storage: error, retryAfterSeconds: retryAfterSeconds)
         }
     }
 }
@@ -102,15 +99,13 @@ extension Response {
 }
 
 extension ServiceError {
-    /// A PostgreSQL failure as the service answers it: unreachable or restarting is 503 with
-    /// `Retry-After` (the daemon reconnects by itself), a full disk 507, anything else 500.
-    init(database error: PostgresError, retryAfterSeconds: Int) {
-        if error.isUnavailable {
-            self.init(.unavailable, "the database cannot be reached: \(error.message)", retryAfterSeconds: retryAfterSeconds)
-        } else if error.isDiskFull {
-            self.init(.insufficientStorage, "the database's disk is full")
-        } else {
-            self.init(.internal, "database error: \(error)")
+    /// A storage failure as the service answers it: unreachable or busy is 503 with
+    /// `Retry-After` (the daemon reconnects by itself), no room 507, anything else 500.
+    init(storage error: StorageError, retryAfterSeconds: Int) {
+        switch error.kind {
+        case .unavailable: self.init(.unavailable, error.message, retryAfterSeconds: error.retryAfterSeconds ?? retryAfterSeconds)
+        case .full: self.init(.insufficientStorage, error.message)
+        case .corrupt, .failed: self.init(.internal, error.message)
         }
     }
 }

@@ -44,7 +44,7 @@ public enum Admin {
                         return [:]
                     }
                     let rows = try await db.query("SELECT version, name, applied_at FROM schema_migrations")
-                    return Dictionary(uniqueKeysWithValues: rows.map { ($0["version"].int ?? 0, ($0["name"].string ?? "", $0["applied_at"].string ?? "")) })
+                    return Dictionary(uniqueKeysWithValues: try rows.map { (try $0.decode("version", as: Int.self), (try $0.decode("name", as: String.self), try $0.decode("applied_at", as: String.self))) })
                 }
             } catch {
                 throw StartupError("cannot read the applied migrations: \(error)")
@@ -111,7 +111,7 @@ public enum Admin {
         let transfer = try connect(bucket, config)
         let entries = try withStorage(config, logger: logger) { pool throws(StartupError) in
             do {
-                return BucketBackup.entries(try pool.readBlocking { db in
+                return try BucketBackup.entries(try pool.readBlocking { db in
                     var rows: [[Row]] = []
                     for statement in BucketBackup.naming { rows.append(try await db.query(statement)) }
                     return rows

@@ -72,7 +72,7 @@ enum EventStore {
     /// `limit`, the oldest first.
     static func settledTourChanges(_ db: any SQLConnection, changedBy cutoff: Int64, limit: Int) async throws -> [(tenant: Int64, property: String)] {
         try await db.query("SELECT tenant_id, property_id FROM tour_changes WHERE changed_at <= ? ORDER BY changed_at LIMIT ?", cutoff, limit).compactMap { row in
-            guard let tenant = row["tenant_id"].int64, let property = row["property_id"].string else { return nil }
+            guard let tenant = try row.decodeIfPresent("tenant_id", as: Int64.self), let property = try row.decodeIfPresent("property_id", as: String.self) else { return nil }
             return (tenant, property)
         }
     }
@@ -96,8 +96,8 @@ enum EventStore {
     /// The tenant's events after `cursor`, in order, at most `limit`.
     static func page(_ db: any SQLConnection, _ tenant: Int64, after cursor: Int64, limit: Int) async throws -> [EventRecord] {
         try await db.query("SELECT * FROM events WHERE tenant_id = ? AND id > ? ORDER BY id LIMIT ?", tenant, cursor, limit).map { row in
-            EventRecord(id: row["id"].int64 ?? 0, type: row["type"].string ?? "", propertyId: row["property_id"].string ?? "",
-                        createdAt: row["created_at"].string ?? "", data: row["data"].string ?? "{}")
+            EventRecord(id: try row.decode("id", as: Int64.self), type: try row.decode("type", as: String.self), propertyId: try row.decode("property_id", as: String.self),
+                        createdAt: try row.decode("created_at", as: String.self), data: try row.decode("data", as: String.self))
         }
     }
 

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import NTSQLKit
 import Glibc
 #endif
 import Foundation
@@ -155,7 +156,7 @@ final class PanoramaTiles: Sendable {
             try await io.run {
                 try Self.write(Array("\(pyramid.faceSize) \(pyramid.levels)\n".utf8), to: temporary + "/pyramid")
                 try Self.syncDirectories(temporary, levels: pyramid.levels)
-                guard rename(temporary, target) == 0 else { throw ServiceError(.internal, "the tiles cannot be put in place: \(String(cString: strerror(errno)))") }
+                guard rename(temporary, target) == 0 else { throw StorageError(.failed, "the tiles cannot be put in place: \(String(cString: strerror(errno)))") }
             }
             made.add(1, ordering: .relaxed)
             logger.info("a panorama is cut into tiles", ["panorama": panorama.id, "faceSize": "\(pyramid.faceSize)", "levels": "\(pyramid.levels)"])
@@ -216,14 +217,14 @@ final class PanoramaTiles: Sendable {
         }
         for directory in [root, "\(root)/\(tenant)", panoramaDirectory, temporary] + (0..<levels).map({ "\(temporary)/\($0)" })
         where mkdir(directory, 0o700) != 0 && errno != EEXIST {
-            throw ServiceError(.internal, "\(directory) cannot be made: \(String(cString: strerror(errno)))")
+            throw StorageError(.failed, "\(directory) cannot be made: \(String(cString: strerror(errno)))")
         }
     }
 
     /// A file written whole and flushed: the folder is renamed into place only after all are.
     private static func write(_ bytes: [UInt8], to path: String) throws {
         guard FlushedFile.write(bytes, to: path, flags: O_TRUNC) else {
-            throw ServiceError(.internal, "a tile cannot be written: \(String(cString: strerror(errno)))")
+            throw StorageError(.failed, "a tile cannot be written: \(String(cString: strerror(errno)))")
         }
     }
 
@@ -231,9 +232,9 @@ final class PanoramaTiles: Sendable {
     private static func syncDirectories(_ temporary: String, levels: Int) throws {
         for directory in (0..<levels).map({ "\(temporary)/\($0)" }) + [temporary] {
             let fd = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            guard fd >= 0 else { throw ServiceError(.internal, "\(directory) cannot be opened: \(String(cString: strerror(errno)))") }
+            guard fd >= 0 else { throw StorageError(.failed, "\(directory) cannot be opened: \(String(cString: strerror(errno)))") }
             defer { close(fd) }
-            guard fsync(fd) == 0 else { throw ServiceError(.internal, "\(directory) cannot be flushed: \(String(cString: strerror(errno)))") }
+            guard fsync(fd) == 0 else { throw StorageError(.failed, "\(directory) cannot be flushed: \(String(cString: strerror(errno)))") }
         }
     }
 }

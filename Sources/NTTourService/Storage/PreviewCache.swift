@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import NTSQLKit
 import Glibc
 #endif
 import Foundation
@@ -129,10 +130,10 @@ final class PreviewCache: Sendable {
     private func making(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: @escaping PanoramaSource, target: String,
                         stillStored: @escaping @Sendable () async -> Bool) async throws -> MadePreview {
         // The making removes itself under this lock, which is held here until it is entered.
-        let making = try makings.withLock { inFlight throws(ServiceError) -> Task<MadePreview, any Error> in
+        let making = try makings.withLock { inFlight throws(StorageError) -> Task<MadePreview, any Error> in
             if let making = inFlight[target] { return making }
             guard inFlight.count < queueLimit else {
-                throw ServiceError(.unavailable, "too many previews are being made; try again shortly", retryAfterSeconds: retryAfterSeconds)
+                throw StorageError(.unavailable, "too many previews are being made; try again shortly", retryAfterSeconds: retryAfterSeconds)
             }
             // On the file pool's threads, never Swift's shared cooperative ones (which blocking
             // callers may hold): what it awaits then runs where it belongs.
@@ -225,20 +226,20 @@ final class PreviewCache: Sendable {
         do {
             return MadePreview(bytes: try JPEGPreview.placeholder(width: width, height: width / 2, quality: quality), readable: false)
         } catch {
-            throw ServiceError(.internal, "the placeholder cannot be made: \(error)")
+            throw StorageError(.failed, "the placeholder cannot be made: \(error)")
         }
     }
 
     private func write(_ bytes: [UInt8], to target: String, tenant: Int64, id: String) throws {
         // Private like every file of the data directory: 0700 folders, 0600 files.
         for directory in [root, "\(root)/\(tenant)", directory(tenant: tenant, id: id)] where mkdir(directory, 0o700) != 0 && errno != EEXIST {
-            throw ServiceError(.internal, "\(directory) cannot be made: \(String(cString: strerror(errno)))")
+            throw StorageError(.failed, "\(directory) cannot be made: \(String(cString: strerror(errno)))")
         }
         let temporary = "\(target).\(UInt64.random(in: .min ... .max)).tmp"
         guard FlushedFile.write(bytes, to: temporary, flags: O_EXCL), rename(temporary, target) == 0 else {
             let reason = String(cString: strerror(errno))
             unlink(temporary)
-            throw ServiceError(.internal, "a preview cannot be written: \(reason)")
+            throw StorageError(.failed, "a preview cannot be written: \(reason)")
         }
     }
 
@@ -327,14 +328,14 @@ protocol SharedPreviews: Sendable {
 enum MappedFile {
     static func read<T>(_ path: String, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw ServiceError(.internal, "\(path) cannot be opened: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw StorageError(.failed, "\(path) cannot be opened: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw ServiceError(.internal, "\(path) cannot be read: \(String(cString: strerror(errno)))") }
+        guard fstat(fd, &info) == 0 else { throw StorageError(.failed, "\(path) cannot be read: \(String(cString: strerror(errno)))") }
         let size = Int(info.st_size)
         guard size > 0 else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
         guard let address = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), address != MAP_FAILED else {
-            throw ServiceError(.internal, "\(path) cannot be mapped: \(String(cString: strerror(errno)))")
+            throw StorageError(.failed, "\(path) cannot be mapped: \(String(cString: strerror(errno)))")
         }
         defer { munmap(address, size) }
         return try body(UnsafeRawBufferPointer(start: address, count: size))

@@ -6,10 +6,10 @@ import NTSQLiteDB
 typealias PropertyRecord = PropertyDocument
 
 extension PropertyDocument {
-    init(_ row: Row) {
-        self.init(id: row["id"].string ?? "", tourId: row["tour_id"].string ?? "", name: row["name"].string ?? "",
-                  floorCount: row["floor_count"].int ?? 0, metadata: row["metadata"].string ?? "{}",
-                  createdAt: row["created_at"].string ?? "", updatedAt: row["updated_at"].string ?? "")
+    init(_ row: Row) throws(StorageError) {
+        self.init(id: try row.decode("id", as: String.self), tourId: try row.decode("tour_id", as: String.self), name: try row.decode("name", as: String.self),
+                  floorCount: try row.decode("floor_count", as: Int.self), metadata: try row.decode("metadata", as: String.self),
+                  createdAt: try row.decode("created_at", as: String.self), updatedAt: try row.decode("updated_at", as: String.self))
     }
 }
 
@@ -17,9 +17,9 @@ extension PropertyDocument {
 typealias RoomRecord = RoomDocument
 
 extension RoomDocument {
-    init(_ row: Row) {
-        self.init(id: row["id"].string ?? "", floorId: row["floor_id"].string ?? "", name: row["name"].string,
-                  outline: row["outline"].string ?? "[]", height: row["height"].double, capture: row["capture"].string)
+    init(_ row: Row) throws(StorageError) {
+        self.init(id: try row.decode("id", as: String.self), floorId: try row.decode("floor_id", as: String.self), name: try row.decodeIfPresent("name", as: String.self),
+                  outline: try row.decode("outline", as: String.self), height: try row.decodeIfPresent("height", as: Double.self), capture: try row.decodeIfPresent("capture", as: String.self))
     }
 }
 
@@ -37,16 +37,16 @@ struct FloorRecord: Equatable {
     var worldMapFile: String?
     var rooms: [RoomRecord]
 
-    init(_ row: Row, rooms: [RoomRecord]) {
-        id = row["id"].string ?? ""
-        propertyId = row["property_id"].string ?? ""
-        number = row["number"].int ?? 0
-        name = row["name"].string
-        planRevision = row["plan_revision"].int ?? 0
-        structure = row["structure"].string
-        worldMapSHA256 = row["world_map_sha256"].string
-        worldMapSize = row["world_map_size"].int64
-        worldMapFile = worldMapSHA256 == nil ? nil : row["world_map_file"].string ?? id
+    init(_ row: Row, rooms: [RoomRecord]) throws(StorageError) {
+        id = try row.decode("id", as: String.self)
+        propertyId = try row.decode("property_id", as: String.self)
+        number = try row.decode("number", as: Int.self)
+        name = try row.decodeIfPresent("name", as: String.self)
+        planRevision = try row.decode("plan_revision", as: Int.self)
+        structure = try row.decodeIfPresent("structure", as: String.self)
+        worldMapSHA256 = try row.decodeIfPresent("world_map_sha256", as: String.self)
+        worldMapSize = try row.decodeIfPresent("world_map_size", as: Int64.self)
+        worldMapFile = worldMapSHA256 == nil ? nil : try row.decodeIfPresent("world_map_file", as: String.self) ?? id
         self.rooms = rooms
     }
 
@@ -73,17 +73,19 @@ struct FloorRecord: Equatable {
 typealias PanoramaRecord = PanoramaDocument
 
 extension PanoramaDocument {
-    init(_ row: Row) {
-        self.init(id: row["id"].string ?? "", propertyId: row["property_id"].string ?? "", floorId: row["floor_id"].string ?? "",
-                  roomId: row["room_id"].string, contentType: row["content_type"].string ?? "", size: row["size"].int64 ?? 0,
-                  sha256: row["sha256"].string ?? "", createdAt: row["created_at"].string ?? "", position: PanoramaPosition(row))
+    init(_ row: Row) throws(StorageError) {
+        self.init(id: try row.decode("id", as: String.self), propertyId: try row.decode("property_id", as: String.self), floorId: try row.decode("floor_id", as: String.self),
+                  roomId: try row.decodeIfPresent("room_id", as: String.self), contentType: try row.decode("content_type", as: String.self), size: try row.decode("size", as: Int64.self),
+                  sha256: try row.decode("sha256", as: String.self), createdAt: try row.decode("created_at", as: String.self), position: try PanoramaPosition(row))
     }
 }
 
 extension PanoramaPosition {
     /// From a row's `x`, `y` and `heading` (panoramas, uploads); they were stored only valid.
-    init?(_ row: Row) {
-        guard let x = row["x"].double, let y = row["y"].double, let position = try? PanoramaPosition(x: x, y: y, heading: row["heading"].double) else {
+    init?(_ row: Row) throws(StorageError) {
+        let heading = try row.decodeIfPresent("heading", as: Double.self)
+        guard let x = try row.decodeIfPresent("x", as: Double.self), let y = try row.decodeIfPresent("y", as: Double.self),
+              let position = try? PanoramaPosition(x: x, y: y, heading: heading) else {
             return nil
         }
         self = position

@@ -13,13 +13,13 @@ enum TenantStore {
     }
 
     static func tenantID(_ db: any SQLConnection, named name: String) async throws -> Int64? {
-        try await db.first("SELECT id FROM tenants WHERE name = ?", name)?["id"].int64
+        try await db.first("SELECT id FROM tenants WHERE name = ?", name)?.decodeIfPresent("id", as: Int64.self)
     }
 
     static func createTenantIfMissing(_ db: any SQLConnection, named name: String) async throws -> Int64 {
         if let id = try await tenantID(db, named: name) { return id }
         try await db.run("INSERT INTO tenants (name, created_at) VALUES (?, ?)", name, Timestamp.now())
-        guard let id = try await tenantID(db, named: name) else { throw ServiceError(.internal, "tenant vanished after insert") }
+        guard let id = try await tenantID(db, named: name) else { throw StorageError(.corrupt, "tenant vanished after insert") }
         return id
     }
 
@@ -28,8 +28,8 @@ enum TenantStore {
         let tenant = try await createTenantIfMissing(db, named: name)
         let token = Secrets.make(prefix: "nt_")
         try await db.run("INSERT INTO tokens (tenant_id, token_hash, created_at) VALUES (?, ?, ?)", tenant, Blob(hash(token)), Timestamp.now())
-        guard let id = try await db.first("SELECT id FROM tokens WHERE token_hash = ?", Blob(hash(token)))?["id"].int64 else {
-            throw ServiceError(.internal, "token vanished after insert")
+        guard let id = try await db.first("SELECT id FROM tokens WHERE token_hash = ?", Blob(hash(token)))?.decodeIfPresent("id", as: Int64.self) else {
+            throw StorageError(.corrupt, "token vanished after insert")
         }
         return (id, token)
     }
@@ -42,7 +42,7 @@ enum TenantStore {
     /// The valid, unrevoked token whose SHA-256 is `digest`: its id and tenant.
     static func token(digest: [UInt8], _ db: any SQLConnection) async throws -> (tokenId: Int64, tenant: Int64)? {
         let lookup = tokenQuery(digest)
-        return validToken(in: try await db.query(lookup.sql, arguments: lookup.arguments), digest: digest)
+        return try validToken(in: try await db.query(lookup.sql, arguments: lookup.arguments), digest: digest)
     }
 
     /// The query finding the unrevoked token whose SHA-256 is `digest`.
@@ -51,19 +51,18 @@ enum TenantStore {
     }
 
     /// The token's id and tenant, when the rows of `tokenQuery(digest)` hold it.
-    static func validToken(in rows: [Row], digest: [UInt8]) -> (tokenId: Int64, tenant: Int64)? {
-        guard let row = rows.first, let stored = row["token_hash"].bytes, constantTimeEquals(stored, digest),
-              let id = row["id"].int64, let tenant = row["tenant_id"].int64 else { return nil }
-        return (id, tenant)
+    static func validToken(in rows: [Row], digest: [UInt8]) throws(StorageError) -> (tokenId: Int64, tenant: Int64)? {
+        guard let row = rows.first, constantTimeEquals(try row.decode("token_hash", as: [UInt8].self), digest) else { return nil }
+        return (try row.decode("id", as: Int64.self), try row.decode("tenant_id", as: Int64.self))
     }
 
     static func name(_ db: any SQLConnection, tenant: Int64) async throws -> String? {
-        try await db.first("SELECT name FROM tenants WHERE id = ?", tenant)?["name"].string
+        try await db.first("SELECT name FROM tenants WHERE id = ?", tenant)?.decodeIfPresent("name", as: String.self)
     }
 
     static func tokens(_ db: any SQLConnection) async throws -> [TokenInfo] {
         try await db.query("SELECT tokens.id, tenants.name, tokens.created_at, tokens.revoked_at FROM tokens JOIN tenants ON tenants.id = tokens.tenant_id ORDER BY tokens.id")
-            .map { TokenInfo(id: $0[0].int64 ?? 0, tenant: $0[1].string ?? "", createdAt: $0[2].string ?? "", revokedAt: $0[3].string) }
+            .map { TokenInfo(id: try $0.decode(0, as: Int64.self), tenant: try $0.decode(1, as: String.self), createdAt: try $0.decode(2, as: String.self), revokedAt: try $0.decodeIfPresent(3, as: String.self)) }
     }
 
     /// Revokes a token; false when there is no such unrevoked token.

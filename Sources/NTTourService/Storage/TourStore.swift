@@ -39,7 +39,7 @@ enum TourStore {
         let now = Timestamp.now()
         try await db.run("INSERT INTO properties (tenant_id, id, tour_id, name, floor_count, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                    tenant, id, Identifier.make(), input.name, input.floorCount, metadata, now, now)
-        guard let created = try await property(db, tenant, id) else { throw ServiceError(.internal, "property vanished after insert") }
+        guard let created = try await property(db, tenant, id) else { throw StorageError(.corrupt, "property vanished after insert") }
         try await EventStore.append(db, tenant, .propertyCreated, property: id) { data in
             data.key("name"); data.string(created.name)
             data.key("floorCount"); data.int(created.floorCount)
@@ -52,7 +52,7 @@ enum TourStore {
     static func properties(_ db: any SQLConnection, _ tenant: Int64, limit: Int, after: String?) async throws -> ([PropertyRecord], next: String?) {
         let rows = try await db.query("SELECT * FROM properties WHERE tenant_id = ? AND id > ? ORDER BY id LIMIT ?",
                                 tenant, after ?? "", limit + 1)
-        let page = rows.prefix(limit).map(PropertyRecord.init)
+        let page = try rows.prefix(limit).map(PropertyRecord.init)
         return (page, rows.count > limit ? page.last?.id : nil)
     }
 
@@ -61,12 +61,12 @@ enum TourStore {
     static func deleteProperty(_ db: any SQLConnection, _ tenant: Int64, _ id: String) async throws -> [BlobKey]? {
         guard try await property(db, tenant, id) != nil else { return nil }
         var blobs = try await db.query("SELECT id FROM panoramas WHERE tenant_id = ? AND property_id = ?", tenant, id)
-            .compactMap { $0["id"].string }.map { BlobKey(tenant: tenant, kind: .panorama, id: $0) }
+            .compactMap { try $0.decodeIfPresent("id", as: String.self) }.map { BlobKey(tenant: tenant, kind: .panorama, id: $0) }
         blobs += try await db.query("""
             SELECT coalesce(world_map_file, id) FROM floors
             WHERE tenant_id = ? AND id IN (SELECT id FROM floors WHERE tenant_id = ? AND property_id = ?) AND world_map_sha256 IS NOT NULL
             """, tenant, tenant, id)
-            .compactMap { $0[0].string }.map { BlobKey(tenant: tenant, kind: .worldMap, id: $0) }
+            .compactMap { try $0.decodeIfPresent(0, as: String.self) }.map { BlobKey(tenant: tenant, kind: .worldMap, id: $0) }
         // Panoramas go with their floors (ON DELETE CASCADE), floors with the property.
         try await db.run("DELETE FROM properties WHERE tenant_id = ? AND id = ?", tenant, id)
         try await EventStore.append(db, tenant, .propertyDeleted, property: id) { _ in }
@@ -84,11 +84,11 @@ enum TourStore {
                 """, tenant, tenant, id),
             SQLStatement("SELECT count(*), coalesce(sum(size), 0) FROM panoramas WHERE tenant_id = ? AND property_id = ?", tenant, id),
         ])
-        guard let property = answers[0].first.map(PropertyRecord.init) else { return nil }
+        guard let property = try answers[0].first.map(PropertyRecord.init) else { return nil }
         let panoramas = answers[3].first
-        return ServerStatusDocument(propertyId: id, tourId: property.tourId, floorCount: answers[1].first?[0].int ?? 0,
-                                    roomCount: answers[2].first?[0].int ?? 0, panoramaCount: panoramas?[0].int ?? 0,
-                                    panoramaBytes: panoramas?[1].int64 ?? 0, updatedAt: property.updatedAt)
+        return ServerStatusDocument(propertyId: id, tourId: property.tourId, floorCount: try answers[1].first?.decode(0, as: Int.self) ?? 0,
+                                    roomCount: try answers[2].first?.decode(0, as: Int.self) ?? 0, panoramaCount: try panoramas?.decode(0, as: Int.self) ?? 0,
+                                    panoramaBytes: try panoramas?.decode(1, as: Int64.self) ?? 0, updatedAt: property.updatedAt)
     }
 
     static func touch(_ db: any SQLConnection, _ tenant: Int64, property id: String) async throws {
@@ -103,7 +103,7 @@ enum TourStore {
             SQLStatement("SELECT * FROM rooms WHERE tenant_id = ? AND floor_id = ? ORDER BY position", tenant, id),
         ])
         guard let row = answers[0].first else { return nil }
-        return FloorRecord(row, rooms: answers[1].map(RoomRecord.init))
+        return try FloorRecord(row, rooms: try answers[1].map(RoomRecord.init))
     }
 
     static func putFloor(_ db: any SQLConnection, _ tenant: Int64, propertyId: String, floorId: String, _ input: FloorInput) async throws -> (FloorRecord, created: Bool) {
@@ -121,7 +121,7 @@ enum TourStore {
                    tenant, floorId, propertyId, input.number, input.name)
         try await touch(db, tenant, property: propertyId)
         try await floorUpdated(db, tenant, propertyId: propertyId, floorId: floorId, input)
-        guard let created = try await floor(db, tenant, floorId) else { throw ServiceError(.internal, "floor vanished after insert") }
+        guard let created = try await floor(db, tenant, floorId) else { throw StorageError(.corrupt, "floor vanished after insert") }
         return (created, true)
     }
 
@@ -146,16 +146,16 @@ enum TourStore {
     static func applyPlan(_ db: any SQLConnection, _ tenant: Int64, floorId: String, _ upload: PlanUpload) async throws -> PlanOutcome {
         let plan = upload.plan
         if let applied = try await db.first("SELECT floor_id, request_sha256, result FROM plans WHERE tenant_id = ? AND id = ?", tenant, plan.planId) {
-            guard applied["floor_id"].string == floorId, applied["request_sha256"].string == upload.digest else {
+            guard try applied.decodeIfPresent("floor_id", as: String.self) == floorId, try applied.decodeIfPresent("request_sha256", as: String.self) == upload.digest else {
                 throw ServiceError.conflict("plan \(plan.planId) was already applied with other content")
             }
-            return PlanOutcome(answer: Array((applied["result"].string ?? "").utf8), clearedWorldMap: nil)
+            return PlanOutcome(answer: Array((try applied.decode("result", as: String.self)).utf8), clearedWorldMap: nil)
         }
         guard let floor = try await floor(db, tenant, floorId) else { throw ServiceError.notFound("floor", floorId) }
         // A room id belongs to one floor for good: moving it would orphan its panoramas' meaning.
         for room in plan.rooms {
             if let other = try await db.first("SELECT floor_id FROM rooms WHERE tenant_id = ? AND id = ?", tenant, room.id),
-               other["floor_id"].string != floorId {
+               try other.decodeIfPresent("floor_id", as: String.self) != floorId {
                 throw ServiceError.conflict("room \(room.id) belongs to another floor")
             }
         }
@@ -202,7 +202,7 @@ enum TourStore {
         try await db.run("UPDATE floors SET plan_revision = plan_revision + 1, structure = coalesce(?, structure) WHERE tenant_id = ? AND id = ?",
                    plan.structure, tenant, floorId)
         try await touch(db, tenant, property: floor.propertyId)
-        guard let applied = try await self.floor(db, tenant, floorId) else { throw ServiceError(.internal, "floor vanished") }
+        guard let applied = try await self.floor(db, tenant, floorId) else { throw StorageError(.corrupt, "floor vanished") }
         let answer = applied.document.jsonBytes
         try await db.run("INSERT INTO plans (tenant_id, id, floor_id, mode, request_sha256, result, applied_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                    tenant, plan.planId, floorId, plan.mode.rawValue, upload.digest, String(decoding: answer, as: UTF8.self), Timestamp.now())
@@ -240,7 +240,7 @@ enum TourStore {
             data.key("size"); data.int(size)
             data.key("sha256"); data.string(sha256)
         }
-        guard let updated = try await self.floor(db, tenant, floorId) else { throw ServiceError(.internal, "floor vanished") }
+        guard let updated = try await self.floor(db, tenant, floorId) else { throw StorageError(.corrupt, "floor vanished") }
         return WorldMapOutcome(change: floor.worldMapSHA256 == nil ? .created : .replaced, floor: updated, replaced: floor.worldMapKey(tenant))
     }
 
@@ -253,7 +253,7 @@ enum TourStore {
     /// Where a new panorama goes: its floor's property, after checking the room is on that floor.
     static func panoramaPlace(_ db: any SQLConnection, _ tenant: Int64, floorId: String, roomId: String?) async throws -> String {
         guard let floor = try await db.first("SELECT property_id FROM floors WHERE tenant_id = ? AND id = ?", tenant, floorId),
-              let propertyId = floor["property_id"].string else { throw ServiceError.notFound("floor", floorId) }
+              let propertyId = try floor.decodeIfPresent("property_id", as: String.self) else { throw ServiceError.notFound("floor", floorId) }
         if let roomId {
             guard try await db.first("SELECT 1 FROM rooms WHERE tenant_id = ? AND id = ? AND floor_id = ?", tenant, roomId, floorId) != nil else {
                 throw ServiceError.notFound("room \(roomId) on floor", floorId)
@@ -279,7 +279,7 @@ enum TourStore {
             data.key("size"); data.int(size)
             data.key("sha256"); data.string(sha256)
         }
-        guard let stored = try await panorama(db, tenant, id) else { throw ServiceError(.internal, "panorama vanished after insert") }
+        guard let stored = try await panorama(db, tenant, id) else { throw StorageError(.corrupt, "panorama vanished after insert") }
         return stored
     }
 
@@ -291,7 +291,7 @@ enum TourStore {
             sqlite: "SELECT id FROM panoramas WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))",
             postgresql: "SELECT id FROM panoramas WHERE tenant_id = ? AND id = ANY (ARRAY(SELECT json_array_elements_text(CAST(? AS json))))"),
                                 tenant, String(decoding: list.bytes, as: UTF8.self))
-        return Set(rows.compactMap { $0["id"].string })
+        return Set(try rows.compactMap { try $0.decodeIfPresent("id", as: String.self) })
     }
 
     static func deletePanorama(_ db: any SQLConnection, _ tenant: Int64, _ id: String) async throws -> Bool {
@@ -342,11 +342,11 @@ enum TourStore {
                          tenant, tenant, tenant, which.value),
         ])
         guard let row = answers[0].first else { return nil }
-        let property = PropertyRecord(row)
-        let rooms = Dictionary(grouping: answers[2].map(RoomRecord.init), by: \.floorId)
-        let panoramas = Dictionary(grouping: answers[3].map(PanoramaRecord.init), by: \.floorId)
-        let tourFloors = answers[1].map { row -> TourDocument.Floor in
-            let floor = FloorRecord(row, rooms: rooms[row["id"].string ?? ""] ?? [])
+        let property = try PropertyRecord(row)
+        let rooms = Dictionary(grouping: try answers[2].map(RoomRecord.init), by: \.floorId)
+        let panoramas = Dictionary(grouping: try answers[3].map(PanoramaRecord.init), by: \.floorId)
+        let tourFloors = try answers[1].map { row -> TourDocument.Floor in
+            let floor = try FloorRecord(row, rooms: rooms[try row.decode("id", as: String.self)] ?? [])
             return TourDocument.Floor(
                 floor: floor.document,
                 plan: floor.planRevision > 0 ? TourDocument.Plan(revision: floor.planRevision, structure: floor.structure) : nil,

@@ -24,21 +24,21 @@ struct UploadRecord: Equatable, Sendable {
     /// Whether every byte is in and nothing more is awaited: the upload becomes its panorama.
     func isComplete(at offset: Int64) -> Bool { offset == length && !awaitsCompletion }
 
-    init(_ row: Row) {
-        id = row["id"].string ?? ""
-        panoramaId = row["panorama_id"].string ?? ""
-        floorId = row["floor_id"].string ?? ""
-        roomId = row["room_id"].string
-        position = PanoramaPosition(row)
-        contentType = row["content_type"].string ?? ""
-        length = row["length"].int64 ?? 0
-        offset = row["offset"].int64 ?? 0
-        declaredSHA256 = row["declared_sha256"].string
-        metadata = row["metadata"].string ?? ""
-        finished = row["state"].string == "finished"
-        expiresAt = row["expires_at"].int64 ?? 0
-        lengthKnown = row["length_known"].int64 != 0
-        awaitsCompletion = row["awaits_completion"].int64 == 1
+    init(_ row: Row) throws(StorageError) {
+        id = try row.decode("id", as: String.self)
+        panoramaId = try row.decode("panorama_id", as: String.self)
+        floorId = try row.decode("floor_id", as: String.self)
+        roomId = try row.decodeIfPresent("room_id", as: String.self)
+        position = try PanoramaPosition(row)
+        contentType = try row.decode("content_type", as: String.self)
+        length = try row.decode("length", as: Int64.self)
+        offset = try row.decode("offset", as: Int64.self)
+        declaredSHA256 = try row.decodeIfPresent("declared_sha256", as: String.self)
+        metadata = try row.decode("metadata", as: String.self)
+        finished = try row.decodeIfPresent("state", as: String.self) == "finished"
+        expiresAt = try row.decode("expires_at", as: Int64.self)
+        lengthKnown = try row.decodeIfPresent("length_known", as: Int64.self) != 0
+        awaitsCompletion = try row.decodeIfPresent("awaits_completion", as: Int64.self) == 1
     }
 }
 
@@ -59,7 +59,7 @@ enum UploadStore {
             SELECT count(*) AS n, coalesce(sum(length), 0) AS bytes FROM uploads
             WHERE tenant_id = ? AND state = 'receiving' AND expires_at > ?
             """, tenant, now)
-        return (row?["n"].int ?? 0, row?["bytes"].int64 ?? 0)
+        return (try row?.decodeIfPresent("n", as: Int.self) ?? 0, try row?.decodeIfPresent("bytes", as: Int64.self) ?? 0)
     }
 
     static func create(_ db: any SQLConnection, _ tenant: Int64, id: String, _ request: UploadRequest, expiresAt: Int64) async throws -> UploadRecord {
@@ -70,7 +70,7 @@ enum UploadStore {
             """, tenant, id, request.panoramaId, request.floorId, request.roomId, request.contentType, request.length,
                    request.declaredSHA256, request.metadataHeader, Timestamp.now(), expiresAt, request.lengthKnown, request.awaitsCompletion,
                    request.position?.x, request.position?.y, request.position?.heading)
-        guard let created = try await upload(db, tenant, id) else { throw ServiceError(.internal, "upload vanished after insert") }
+        guard let created = try await upload(db, tenant, id) else { throw StorageError(.corrupt, "upload vanished after insert") }
         return created
     }
 
@@ -129,15 +129,18 @@ enum UploadStore {
             LEFT JOIN floors f ON f.tenant_id = u.tenant_id AND f.id = u.floor_id WHERE u.expires_at <= ?
             """, now)
         try await db.run("DELETE FROM uploads WHERE expires_at <= ?", now)
-        for row in expired where row["state"].string == "receiving" {
-            guard let tenant = row["tenant_id"].int64, let property = row["property_id"].string else { continue }
+        for row in expired where try row.decodeIfPresent("state", as: String.self) == "receiving" {
+            // No property: the upload's floor went with it, and so does the event.
+            guard let property = try row.decodeIfPresent("property_id", as: String.self) else { continue }
+            let tenant = try row.decode("tenant_id", as: Int64.self), upload = try row.decode("id", as: String.self)
+            let panorama = try row.decode("panorama_id", as: String.self), floor = try row.decode("floor_id", as: String.self)
             try await EventStore.append(db, tenant, .uploadExpired, property: property) { data in
-                data.key("uploadId"); data.string(row["id"].string)
-                data.key("panoramaId"); data.string(row["panorama_id"].string)
-                data.key("floorId"); data.string(row["floor_id"].string)
+                data.key("uploadId"); data.string(upload)
+                data.key("panoramaId"); data.string(panorama)
+                data.key("floorId"); data.string(floor)
             }
         }
-        return expired.filter { $0["state"].string == "receiving" }
-            .compactMap { row in row["tenant_id"].int64.flatMap { tenant in row["id"].string.map { BlobKey(tenant: tenant, kind: .upload, id: $0) } } }
+        return try expired.filter { try $0.decodeIfPresent("state", as: String.self) == "receiving" }
+            .compactMap { row in try row.decodeIfPresent("tenant_id", as: Int64.self).flatMap { tenant in try row.decodeIfPresent("id", as: String.self).map { BlobKey(tenant: tenant, kind: .upload, id: $0) } } }
     }
 }

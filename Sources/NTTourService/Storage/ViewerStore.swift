@@ -35,9 +35,9 @@ enum ViewerStore {
             JOIN tenants ON tenants.id = web_sessions.tenant_id
             WHERE web_sessions.cookie_hash = ? AND web_sessions.expires_at > ?
             """, Blob(digest), Timestamp.now()),
-              let stored = row["cookie_hash"].bytes, constantTimeEquals(stored, digest),
-              let tenant = row["tenant_id"].int64, let csrf = row["csrf"].string else { return nil }
-        return Session(tenant: tenant, tenantName: row["name"].string ?? "", csrf: csrf)
+              let stored = try row.decodeIfPresent("cookie_hash", as: [UInt8].self), constantTimeEquals(stored, digest),
+              let tenant = try row.decodeIfPresent("tenant_id", as: Int64.self), let csrf = try row.decodeIfPresent("csrf", as: String.self) else { return nil }
+        return Session(tenant: tenant, tenantName: try row.decode("name", as: String.self), csrf: csrf)
     }
 
     static func endSession(_ db: any SQLConnection, cookie: String) async throws {
@@ -50,12 +50,12 @@ enum ViewerStore {
     /// the tenant go at the same time. A tour with `maxLive` live links already is a 409.
     static func createShare(_ db: any SQLConnection, _ tenant: Int64, tourId: String, lifetime: Int, frameAncestors: [String],
                             maxLive: Int) async throws -> ShareDocument? {
-        guard let property = try await db.first("SELECT id FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId)?["id"].string else {
+        guard let property = try await db.first("SELECT id FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId)?.decodeIfPresent("id", as: String.self) else {
             return nil
         }
         let now = Timestamp.now()
         try await db.run("DELETE FROM shares WHERE tenant_id = ? AND expires_at <= ?", tenant, now)
-        let live = try await db.first("SELECT count(*) FROM shares WHERE tenant_id = ? AND property_id = ?", tenant, property)?[0].int64 ?? 0
+        let live = try await db.first("SELECT count(*) FROM shares WHERE tenant_id = ? AND property_id = ?", tenant, property)?.decode(0, as: Int64.self) ?? 0
         guard live < maxLive else {
             throw ServiceError(.conflict, "the tour has \(live) live share links, the most maxSharesPerTour allows: revoke one first")
         }
@@ -71,13 +71,13 @@ enum ViewerStore {
     /// A page of a tour's unexpired share links, newest first, after the link `after` (nil:
     /// from the newest), and whether more follow; nil when the tenant has no such tour.
     static func shares(_ db: any SQLConnection, _ tenant: Int64, tourId: String, limit: Int, after: String?) async throws -> (page: [ShareDocument], more: Bool)? {
-        guard let property = try await db.first("SELECT id FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId)?["id"].string else { return nil }
+        guard let property = try await db.first("SELECT id FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId)?.decodeIfPresent("id", as: String.self) else { return nil }
         let now = Timestamp.now()
         let rows: [Row]
         if let after {
             // Newest first, ties by id: the rows after the cursor's (created_at, id).
             guard let cursor = try await db.first("SELECT created_at FROM shares WHERE tenant_id = ? AND property_id = ? AND id = ?", tenant, property, after),
-                  let createdAt = cursor["created_at"].string else { throw ServiceError.badRequest("after names no share link of this tour") }
+                  let createdAt = try cursor.decodeIfPresent("created_at", as: String.self) else { throw ServiceError.badRequest("after names no share link of this tour") }
             rows = try await db.query("""
                 SELECT id, created_at, expires_at, frame_ancestors FROM shares
                 WHERE tenant_id = ? AND property_id = ? AND expires_at > ? AND (created_at < ? OR (created_at = ? AND id > ?))
@@ -89,14 +89,14 @@ enum ViewerStore {
                 ORDER BY created_at DESC, id LIMIT ?
                 """, tenant, property, now, limit + 1)
         }
-        let page = rows.prefix(limit).map { ShareDocument(id: $0["id"].string ?? "", tourId: tourId, url: nil, createdAt: $0["created_at"].string ?? "",
-                                                          expiresAt: $0["expires_at"].string ?? "", frameAncestors: FrameAncestors.list($0["frame_ancestors"].string)) }
+        let page = try rows.prefix(limit).map { ShareDocument(id: try $0.decode("id", as: String.self), tourId: tourId, url: nil, createdAt: try $0.decode("created_at", as: String.self),
+                                                          expiresAt: try $0.decode("expires_at", as: String.self), frameAncestors: FrameAncestors.list(try $0.decodeIfPresent("frame_ancestors", as: String.self))) }
         return (page, rows.count > limit)
     }
 
     /// Revokes a share link; returns its property's id, nil when the tenant has no such link.
     static func revokeShare(_ db: any SQLConnection, _ tenant: Int64, id: String) async throws -> String? {
-        try await db.first("DELETE FROM shares WHERE tenant_id = ? AND id = ? RETURNING property_id", tenant, id)?[0].string
+        try await db.first("DELETE FROM shares WHERE tenant_id = ? AND id = ? RETURNING property_id", tenant, id)?.decodeIfPresent(0, as: String.self)
     }
 
     /// What an unexpired share secret opens: its tenant and property, and the origins that may frame its embed form.
@@ -105,9 +105,9 @@ enum ViewerStore {
         guard let row = try await db.first("""
             SELECT tenant_id, property_id, secret_hash, frame_ancestors FROM shares WHERE secret_hash = ? AND expires_at > ?
             """, Blob(digest), Timestamp.now()),
-              let stored = row["secret_hash"].bytes, constantTimeEquals(stored, digest),
-              let tenant = row["tenant_id"].int64, let property = row["property_id"].string else { return nil }
-        return (tenant, property, FrameAncestors.list(row["frame_ancestors"].string))
+              let stored = try row.decodeIfPresent("secret_hash", as: [UInt8].self), constantTimeEquals(stored, digest),
+              let tenant = try row.decodeIfPresent("tenant_id", as: Int64.self), let property = try row.decodeIfPresent("property_id", as: String.self) else { return nil }
+        return (tenant, property, FrameAncestors.list(try row.decodeIfPresent("frame_ancestors", as: String.self)))
     }
 
     // MARK: The property list
@@ -135,9 +135,9 @@ enum ViewerStore {
             FROM properties WHERE tenant_id = ? AND name ILIKE ? ESCAPE '\\'
             ORDER BY lower(name), id LIMIT ? OFFSET ?
             """), tenant, pattern, pageSize + 1, (page - 1) * pageSize)
-        let items = rows.prefix(pageSize).map { row in
-            PropertySummary(property: PropertyRecord(row), floors: row["floor_total"].int ?? 0, rooms: row["room_total"].int ?? 0,
-                            panoramas: row["panorama_total"].int ?? 0)
+        let items = try rows.prefix(pageSize).map { row in
+            PropertySummary(property: try PropertyRecord(row), floors: try row.decode("floor_total", as: Int.self), rooms: try row.decode("room_total", as: Int.self),
+                            panoramas: try row.decode("panorama_total", as: Int.self))
         }
         return (Array(items), rows.count > pageSize)
     }
@@ -150,14 +150,14 @@ enum ViewerStore {
     static func propertyId(_ db: any SQLConnection, _ tenant: Int64, of part: Part) async throws -> String? {
         switch part {
         case .floor(let id):
-            return try await db.first("SELECT property_id FROM floors WHERE tenant_id = ? AND id = ?", tenant, id)?[0].string
+            return try await db.first("SELECT property_id FROM floors WHERE tenant_id = ? AND id = ?", tenant, id)?.decodeIfPresent(0, as: String.self)
         case .room(let id):
             return try await db.first("""
                 SELECT floors.property_id FROM rooms JOIN floors ON floors.tenant_id = rooms.tenant_id AND floors.id = rooms.floor_id
                 WHERE rooms.tenant_id = ? AND rooms.id = ?
-                """, tenant, id)?[0].string
+                """, tenant, id)?.decodeIfPresent(0, as: String.self)
         case .panorama(let id):
-            return try await db.first("SELECT property_id FROM panoramas WHERE tenant_id = ? AND id = ?", tenant, id)?[0].string
+            return try await db.first("SELECT property_id FROM panoramas WHERE tenant_id = ? AND id = ?", tenant, id)?.decodeIfPresent(0, as: String.self)
         }
     }
 }

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import NTSQLKit
 import Glibc
 #endif
 import NTThreadPools
@@ -63,7 +64,7 @@ final class UploadSession: Sendable {
 
         deinit { blob.park() }
 
-        func write(_ batch: [BodyChunk]) throws(ServiceError) {
+        func write(_ batch: [BodyChunk]) throws {
             guard isOpen else { throw ServiceError(.notFound, "the upload has ended") }
             try blob.write(batch, at: liveOffset)
         }
@@ -74,13 +75,13 @@ final class UploadSession: Sendable {
         /// restored from its checkpoint. Always asked of the blob, even with nothing written
         /// since: a write that failed half-way may have left bytes (or a bucket's buffer)
         /// past the live offset.
-        func rollBack() throws(ServiceError) {
+        func rollBack() throws(StorageError) {
             try blob.truncate(to: durableOffset)
             liveOffset = durableOffset
             liveDigest = durableDigest.copy()
         }
 
-        func makeDurable() throws(ServiceError) -> Int64 {
+        func makeDurable() throws(StorageError) -> Int64 {
             do {
                 try blob.makeDurable(upTo: liveOffset)
             } catch {
@@ -182,7 +183,7 @@ final class UploadSession: Sendable {
     /// On the lane: appends the next batch of the claimant's body.
     private func append(_ token: UInt64, _ batch: [BodyChunk]) throws {
         try requireOwner(token)
-        do throws(ServiceError) {
+        do {
             try file.write(batch)
         } catch {
             try? file.rollBack()
@@ -265,7 +266,7 @@ final class UploadSession: Sendable {
     }
 
     /// On the lane: the bytes made durable, and the new durable offset published.
-    private func durable() throws(ServiceError) -> Int64 {
+    private func durable() throws(StorageError) -> Int64 {
         let offset = try file.makeDurable()
         bookkeeping.withLock { $0.durableOffset = offset }
         return offset

@@ -2,6 +2,7 @@ import NTAPIModel
 import NTHashing
 import NTHTTPCore
 import NTImagePreviews
+import NTSQLKit
 import NTTourViewer
 
 /// The tour viewer: the seed's screens as pages under /app (signed in with a tenant token) and
@@ -200,7 +201,7 @@ enum ViewerRoutes {
         }
         do {
             return (try await context.panoramaIsReadable(tenant, panorama, width: widths.viewer), nil)
-        } catch let error as ServiceError where error.code == .unavailable {
+        } catch let error as StorageError where error.kind == .unavailable {
             return (true, nil)
         }
     }

@@ -17,10 +17,10 @@ enum WebhookStore {
     /// `maxPerTenant` already.
     static func create(_ db: any SQLConnection, _ tenant: Int64, id: String, url: String, events: [String], sealedSecret: [UInt8],
                        maxPerTenant: Int) async throws -> WebhookDocument? {
-        let count = try await db.first("SELECT count(*) AS n FROM webhooks WHERE tenant_id = ?", tenant)?["n"].int ?? 0
+        let count = try await db.first("SELECT count(*) AS n FROM webhooks WHERE tenant_id = ?", tenant)?.decode("n", as: Int.self) ?? 0
         guard count < maxPerTenant else { return nil }
         let createdAt = Timestamp.now()
-        let after = try await db.first("SELECT last_event_id FROM tenants WHERE id = ?", tenant)?["last_event_id"].int64 ?? 0
+        let after = try await db.first("SELECT last_event_id FROM tenants WHERE id = ?", tenant)?.decode("last_event_id", as: Int64.self) ?? 0
         try await db.run("""
             INSERT INTO webhooks (tenant_id, id, url, event_types, secret, created_at, after_event_id) VALUES (?, ?, ?, ?, ?, ?, ?)
             """, tenant, id, url, typesJSON(events), Blob(sealedSecret), createdAt, after)
@@ -43,8 +43,8 @@ enum WebhookStore {
     /// The delivery log, newest first.
     static func deliveries(_ db: any SQLConnection, _ tenant: Int64, _ id: String) async throws -> [DeliveryRecord] {
         try await db.query("SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? ORDER BY seq DESC", tenant, id).map { row in
-            DeliveryRecord(event: row["event_id"].int64 ?? 0, attempt: row["attempt"].int ?? 0, status: row["status"].int,
-                           error: row["error"].string, latencyMs: row["latency_ms"].int ?? 0, at: row["at"].string ?? "")
+            DeliveryRecord(event: try row.decode("event_id", as: Int64.self), attempt: try row.decode("attempt", as: Int.self), status: try row.decodeIfPresent("status", as: Int.self),
+                           error: try row.decodeIfPresent("error", as: String.self), latencyMs: try row.decode("latency_ms", as: Int.self), at: try row.decode("at", as: String.self))
         }
     }
 
@@ -58,7 +58,7 @@ enum WebhookStore {
 
     /// Delivers again from after `cursor`, enabled and with no failure counted.
     static func rewind(_ db: any SQLConnection, _ tenant: Int64, _ id: String, after cursor: Int64) async throws -> Rewind {
-        let last = try await db.first("SELECT last_event_id FROM tenants WHERE id = ?", tenant)?["last_event_id"].int64 ?? 0
+        let last = try await db.first("SELECT last_event_id FROM tenants WHERE id = ?", tenant)?.decode("last_event_id", as: Int64.self) ?? 0
         guard cursor <= last else {
             return try await db.first("SELECT 1 FROM webhooks WHERE tenant_id = ? AND id = ?", tenant, id) == nil ? .notFound : .pastLastEvent(last)
         }
@@ -79,7 +79,7 @@ enum WebhookStore {
             WHERE w.disabled_at IS NULL AND w.next_attempt_at <= ? AND w.leased_until < ? AND t.last_event_id > w.after_event_id
             ORDER BY t.webhooks_served_at, w.served_at, w.id LIMIT ?
             """, nowMs, nowMs, limit).compactMap { row in
-            guard let tenant = row["tenant_id"].int64, let id = row["id"].string else { return nil }
+            guard let tenant = try row.decodeIfPresent("tenant_id", as: Int64.self), let id = try row.decodeIfPresent("id", as: String.self) else { return nil }
             return (tenant, id)
         }
     }
@@ -93,8 +93,8 @@ enum WebhookStore {
             """, lease, nowMs, tenant, id, nowMs) == 1,
               try await db.run("UPDATE tenants SET webhooks_served_at = ? WHERE id = ?", nowMs, tenant) == 1,
               let row = try await db.first("SELECT * FROM webhooks WHERE tenant_id = ? AND id = ?", tenant, id) else { return nil }
-        return Endpoint(url: row["url"].string ?? "", events: types(row["event_types"].string), sealedSecret: row["secret"].bytes ?? [],
-                        after: row["after_event_id"].int64 ?? 0, attempts: row["attempts"].int ?? 0, failingSince: row["failing_since"].int64)
+        return Endpoint(url: try row.decode("url", as: String.self), events: types(try row.decodeIfPresent("event_types", as: String.self)), sealedSecret: try row.decode("secret", as: [UInt8].self),
+                        after: try row.decode("after_event_id", as: Int64.self), attempts: try row.decode("attempts", as: Int.self), failingSince: try row.decodeIfPresent("failing_since", as: Int64.self))
     }
 
     /// Moves the cursor from `cursor` past events the endpoint does not want (while it holds
@@ -123,7 +123,7 @@ enum WebhookStore {
                 disabled_at = ?, deliveries_logged = deliveries_logged + 1
             WHERE tenant_id = ? AND id = ? AND leased_until = ? AND after_event_id = ?
             """, after, attempts, failingSince, nextAttemptAt, disabled ? Timestamp.now() : nil, tenant, id, lease, cursor) == 1,
-              let seq = try await db.first("SELECT deliveries_logged FROM webhooks WHERE tenant_id = ? AND id = ?", tenant, id)?["deliveries_logged"].int64
+              let seq = try await db.first("SELECT deliveries_logged FROM webhooks WHERE tenant_id = ? AND id = ?", tenant, id)?.decodeIfPresent("deliveries_logged", as: Int64.self)
         else { return false }
         try await db.run("""
             INSERT INTO webhook_deliveries (tenant_id, webhook_id, seq, event_id, attempt, status, error, latency_ms, at)
@@ -153,10 +153,10 @@ enum WebhookStore {
         var latencyMs: Int
     }
 
-    private static func document(_ row: Row) -> WebhookDocument {
-        WebhookDocument(id: row["id"].string ?? "", url: row["url"].string ?? "", events: types(row["event_types"].string),
-                        createdAt: row["created_at"].string ?? "", after: row["after_event_id"].int64 ?? 0, attempts: row["attempts"].int ?? 0,
-                        failingSince: row["failing_since"].int64, disabledAt: row["disabled_at"].string)
+    private static func document(_ row: Row) throws(StorageError) -> WebhookDocument {
+        WebhookDocument(id: try row.decode("id", as: String.self), url: try row.decode("url", as: String.self), events: types(try row.decodeIfPresent("event_types", as: String.self)),
+                        createdAt: try row.decode("created_at", as: String.self), after: try row.decode("after_event_id", as: Int64.self), attempts: try row.decode("attempts", as: Int.self),
+                        failingSince: try row.decodeIfPresent("failing_since", as: Int64.self), disabledAt: try row.decodeIfPresent("disabled_at", as: String.self))
     }
 
     private static func typesJSON(_ types: [String]) -> String {

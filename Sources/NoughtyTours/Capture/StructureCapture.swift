@@ -86,7 +86,7 @@ public struct StructureCapture: Sendable {
                 try stored.record(db, floorId: floor.id)
                 try Queue.add(db, property: floor.propertyId, kind: .worldmap, entity: floor.id,
                               dependsOn: try Queue.latest(db, kinds: [.floor, .plan, .worldmap], entity: floor.id), payload: stored.path)
-                return row[0].string
+                return try row.decodeIfPresent(0, as: String.self)
             }
             // The old map's upload, if still queued, finds its file gone: nothing left to send.
             if let replaced { await store.removeFiles([replaced]) }
@@ -201,7 +201,7 @@ enum Plans {
                 planRooms.append((id, room))
             }
             // The old world map belongs to the old plan.
-            if let old = row[1].string {
+            if let old = try row.decodeIfPresent(1, as: String.self) {
                 try StoredMap.clear(db, floorId: floor.id)
                 try? FileManager.default.removeItem(atPath: old)
             }

@@ -109,13 +109,13 @@ struct ItemUploader: Sendable {
         switch item.kind {
         case .property:
             guard let row = try db.first("SELECT name, floor_count, metadata FROM properties WHERE id = ?", item.entityId) else { return .obsolete }
-            let input = PropertyInput(name: row[0].string ?? "", floorCount: row[1].int ?? 1,
-                                      metadata: ((try? JSONReader.parse(row[2].string ?? "{}")) ?? .null).stringMap)
+            let input = PropertyInput(name: try row.decode(0, as: String.self), floorCount: try row.decodeIfPresent(1, as: Int.self) ?? 1,
+                                      metadata: ((try? JSONReader.parse(try row.decode(2, as: String.self))) ?? .null).stringMap)
             return .request(ItemRequests.property(server, id: item.entityId, input))
         case .floor:
             guard let row = try db.first("SELECT property_id, number, name FROM floors WHERE id = ?", item.entityId) else { return .obsolete }
-            return .request(ItemRequests.floor(server, propertyId: row[0].string ?? "", floorId: item.entityId,
-                                               FloorInput(number: row[1].int ?? 0, name: row[2].string)))
+            return .request(ItemRequests.floor(server, propertyId: try row.decode(0, as: String.self), floorId: item.entityId,
+                                               FloorInput(number: try row.decode(1, as: Int.self), name: try row.decodeIfPresent(2, as: String.self))))
         case .plan:
             guard try db.first("SELECT 1 FROM floors WHERE id = ?", item.entityId) != nil, let body = item.payload else { return .obsolete }
             return .request(ItemRequests.plan(server, floorId: item.entityId, body: body))
@@ -127,9 +127,9 @@ struct ItemUploader: Sendable {
         case .panorama:
             guard let row = try db.first("SELECT floor_id, room_id, path, content_type, size, sha256, x, y, heading FROM panoramas WHERE id = ?",
                                          item.entityId) else { return .obsolete }
-            let position = row[6].double.flatMap { x in row[7].double.flatMap { y in try? PanoramaPosition(x: x, y: y, heading: row[8].double) } }
-            return .panorama(PanoramaFile(id: item.entityId, floorId: row[0].string ?? "", roomId: row[1].string, position: position,
-                                          path: row[2].string ?? "", contentType: row[3].string ?? "", size: row[4].int64 ?? 0, sha256: row[5].string ?? ""))
+            let position = try row.decodeIfPresent(6, as: Double.self).flatMap { x in try row.decodeIfPresent(7, as: Double.self).flatMap { y in try? PanoramaPosition(x: x, y: y, heading: try row.decodeIfPresent(8, as: Double.self)) } }
+            return .panorama(PanoramaFile(id: item.entityId, floorId: try row.decode(0, as: String.self), roomId: try row.decodeIfPresent(1, as: String.self), position: position,
+                                          path: try row.decode(2, as: String.self), contentType: try row.decode(3, as: String.self), size: try row.decode(4, as: Int64.self), sha256: try row.decode(5, as: String.self)))
         case .deleteProperty:
             return .request(ItemRequests.deleteProperty(server, id: item.entityId))
         }

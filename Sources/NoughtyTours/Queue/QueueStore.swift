@@ -25,13 +25,13 @@ enum Queue {
     static func add(_ db: Database, property: String, kind: Kind, entity: String, dependsOn: Int64?, payload: String? = nil) throws -> Int64 {
         try db.run("INSERT INTO queue_items (property_id, kind, entity_id, payload, depends_on, created_at) VALUES (?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
                    property, kind.rawValue, entity, payload, dependsOn)
-        return try db.first("SELECT last_insert_rowid()")?[0].int64 ?? 0
+        return try db.first("SELECT last_insert_rowid()")?.decode(0, as: Int64.self) ?? 0
     }
 
     /// The newest item of an entity among `kinds`: what a new item of it must come after.
     static func latest(_ db: Database, kinds: [Kind], entity: String) throws -> Int64? {
         try kinds.compactMap { kind in
-            try db.first("SELECT max(id) FROM queue_items WHERE entity_id = ? AND kind = ?", entity, kind.rawValue)?[0].int64
+            try db.first("SELECT max(id) FROM queue_items WHERE entity_id = ? AND kind = ?", entity, kind.rawValue)?.decodeIfPresent(0, as: Int64.self)
         }.max()
     }
 
@@ -57,10 +57,10 @@ enum Queue {
                     SELECT 1 FROM queue_items AS i WHERE i.property_id = q.property_id AND i.state = 'inflight'))
             ORDER BY id LIMIT ?
             """, now, limit)
-        let items = rows.compactMap { row -> QueueItem? in
-            guard let id = row[0].int64, let kind = Kind(rawValue: row[2].string ?? "") else { return nil }
-            return QueueItem(id: id, propertyId: row[1].string ?? "", kind: kind, entityId: row[3].string ?? "",
-                             payload: row[4].string, attempts: row[5].int ?? 0)
+        let items = try rows.compactMap { row -> QueueItem? in
+            guard let id = try row.decodeIfPresent(0, as: Int64.self), let kind = Kind(rawValue: try row.decode(2, as: String.self)) else { return nil }
+            return QueueItem(id: id, propertyId: try row.decode(1, as: String.self), kind: kind, entityId: try row.decode(3, as: String.self),
+                             payload: try row.decodeIfPresent(4, as: String.self), attempts: try row.decode(5, as: Int.self))
         }
         for item in items { try db.run("UPDATE queue_items SET state = 'inflight' WHERE id = ?", item.id) }
         return items
@@ -68,7 +68,7 @@ enum Queue {
 
     /// When the next pending item waiting out its backoff is due (unix seconds), if any.
     static func nextDue(_ db: Database, after now: Double) throws -> Double? {
-        try db.first("SELECT min(not_before) FROM queue_items WHERE state = 'pending' AND not_before > ?", now)?[0].double
+        try db.first("SELECT min(not_before) FROM queue_items WHERE state = 'pending' AND not_before > ?", now)?.decodeIfPresent(0, as: Double.self)
     }
 
     /// The item reached the server (or no longer needs to).
@@ -93,10 +93,10 @@ enum Queue {
             SELECT kind, entity_id, attempts, last_error, failed_at, state FROM queue_items
             WHERE property_id = ? AND state != 'done' AND last_error IS NOT NULL ORDER BY id
             """, propertyId).compactMap { row in
-            guard let kind = Kind(rawValue: row[0].string ?? "") else { return nil }
-            return UploadFailure(item: UploadItem(propertyId: propertyId, kind: kind.uploadKind, entityId: row[1].string ?? ""),
-                                 attempts: row[2].int ?? 0, lastError: StoredError.decode(row[3].string ?? ""),
-                                 willRetry: row[5].string != "failed", failedAt: Date(timeIntervalSince1970: row[4].double ?? 0))
+            guard let kind = Kind(rawValue: try row.decode(0, as: String.self)) else { return nil }
+            return UploadFailure(item: UploadItem(propertyId: propertyId, kind: kind.uploadKind, entityId: try row.decode(1, as: String.self)),
+                                 attempts: try row.decode(2, as: Int.self), lastError: StoredError.decode(try row.decode(3, as: String.self)),
+                                 willRetry: try row.decodeIfPresent(5, as: String.self) != "failed", failedAt: Date(timeIntervalSince1970: try row.decode(4, as: Double.self)))
         }
     }
 

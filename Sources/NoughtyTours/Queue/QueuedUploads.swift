@@ -88,17 +88,17 @@ extension Queue {
         FROM queue_items AS q
         """
 
-    private static func uploads(_ rows: [Row]) -> [QueuedUpload] {
-        rows.compactMap { row in
-            guard let number = row[0].int64, let kind = Kind(rawValue: row[2].string ?? "") else { return nil }
-            let state: QueuedUpload.State = switch row[4].string {
+    private static func uploads(_ rows: [Row]) throws -> [QueuedUpload] {
+        try rows.compactMap { row in
+            guard let number = try row.decodeIfPresent(0, as: Int64.self), let kind = Kind(rawValue: try row.decode(2, as: String.self)) else { return nil }
+            let state: QueuedUpload.State = switch try row.decodeIfPresent(4, as: String.self) {
             case "inflight": .uploading
             case "failed": .failed
             default: .queued
             }
-            return QueuedUpload(id: number, item: UploadItem(propertyId: row[1].string ?? "", kind: kind.uploadKind, entityId: row[3].string ?? ""),
-                                state: state, attempts: row[5].int ?? 0, lastError: row[6].string.map(StoredError.decode),
-                                waitingFor: row[7].int64, bytes: row[8].int64 ?? 0)
+            return QueuedUpload(id: number, item: UploadItem(propertyId: try row.decode(1, as: String.self), kind: kind.uploadKind, entityId: try row.decode(3, as: String.self)),
+                                state: state, attempts: try row.decode(5, as: Int.self), lastError: try row.decodeIfPresent(6, as: String.self).map(StoredError.decode),
+                                waitingFor: try row.decodeIfPresent(7, as: Int64.self), bytes: try row.decode(8, as: Int64.self))
         }
     }
 
@@ -106,10 +106,10 @@ extension Queue {
     /// panorama's item takes the panorama with it: returns the file no row names any more.
     static func drop(_ db: Database, id: Int64) throws -> [String] {
         guard let row = try db.first("SELECT kind, entity_id, depends_on FROM queue_items WHERE id = ?", id) else { return [] }
-        try db.run("UPDATE queue_items SET depends_on = ? WHERE depends_on = ?", row[2], id)
+        try db.run("UPDATE queue_items SET depends_on = ? WHERE depends_on = ?", try row.decode(2, as: SQLValue.self), id)
         try db.run("DELETE FROM queue_items WHERE id = ?", id)
-        guard row[0].string == Kind.panorama.rawValue, let panorama = row[1].string,
-              let path = try db.first("SELECT path FROM panoramas WHERE id = ?", panorama)?[0].string else { return [] }
+        guard try row.decodeIfPresent(0, as: String.self) == Kind.panorama.rawValue, let panorama = try row.decodeIfPresent(1, as: String.self),
+              let path = try db.first("SELECT path FROM panoramas WHERE id = ?", panorama)?.decodeIfPresent(0, as: String.self) else { return [] }
         try db.run("DELETE FROM panoramas WHERE id = ?", panorama)
         return path.isEmpty ? [] : [path]
     }
@@ -125,7 +125,7 @@ extension Queue {
               AND EXISTS (SELECT 1 FROM queue_items AS q WHERE q.kind = 'panorama' AND q.entity_id = p.id AND q.state = 'done' AND q.done_at < ?)
               AND NOT EXISTS (SELECT 1 FROM queue_items AS q WHERE q.kind = 'panorama' AND q.entity_id = p.id AND q.state != 'done')
             """, before)
-        for row in rows { try db.run("UPDATE panoramas SET path = '' WHERE id = ?", row[0]) }
-        return rows.map { (path: $0[1].string ?? "", size: $0[2].int64 ?? 0) }
+        for row in rows { try db.run("UPDATE panoramas SET path = '' WHERE id = ?", try row.decode(0, as: SQLValue.self)) }
+        return try rows.map { (path: try $0.decode(1, as: String.self), size: try $0.decode(2, as: Int64.self)) }
     }
 }

@@ -17,7 +17,7 @@ enum Downloads {
     static func worldMapsToFetch(_ db: Database, _ tour: TourDocument) throws -> [(floorId: String, map: TourDocument.WorldMap)] {
         try tour.floors.compactMap { floor in
             guard let map = floor.worldMap, try !hasQueuedPlan(db, floor.floor.id) else { return nil }
-            let local = try db.first("SELECT world_map_sha256 FROM floors WHERE id = ?", floor.floor.id)?[0].string
+            let local = try db.first("SELECT world_map_sha256 FROM floors WHERE id = ?", floor.floor.id)?.decodeIfPresent(0, as: String.self)
             return local == map.sha256 ? nil : (floor.floor.id, map)
         }
     }
@@ -79,7 +79,7 @@ enum Downloads {
                              capture: room.capture, position: position)
         }
         try db.run("UPDATE floors SET plan_revision = ?, structure = ? WHERE id = ?", floor.planRevision, tourFloor.plan?.structure, floor.id)
-        let oldMap = try db.first("SELECT world_map_path FROM floors WHERE id = ?", floor.id)?[0].string
+        let oldMap = try db.first("SELECT world_map_path FROM floors WHERE id = ?", floor.id)?.decodeIfPresent(0, as: String.self)
         if let fetched {
             try fetched.record(db, floorId: floor.id)
             return oldMap.map { [$0] } ?? []
@@ -129,7 +129,7 @@ enum Downloads {
               AND NOT EXISTS (SELECT 1 FROM queue_items AS q WHERE q.entity_id = panoramas.id AND q.kind = 'panorama' AND q.state != 'done')
               AND id NOT IN (SELECT json_extract(value, '$.id') FROM json_each(?))
             """, propertyId, onServer)
-        let files = try db.query("SELECT path FROM panoramas WHERE id IN (SELECT id FROM download_gone)").compactMap { $0[0].string }
+        let files = try db.query("SELECT path FROM panoramas WHERE id IN (SELECT id FROM download_gone)").compactMap { try $0.decodeIfPresent(0, as: String.self) }
         try db.run("DELETE FROM queue_items WHERE kind = 'panorama' AND entity_id IN (SELECT id FROM download_gone)")
         try db.run("DELETE FROM panoramas WHERE id IN (SELECT id FROM download_gone)")
         return files.filter { !$0.isEmpty }

@@ -56,7 +56,7 @@ func drain(_ tours: NoughtyTours) async throws {
 func queueItems(_ tours: NoughtyTours, kind: Queue.Kind? = nil) async throws -> [(kind: String, state: String, attempts: Int)] {
     try await tours.store.read { db in
         try db.query("SELECT kind, state, attempts FROM queue_items ORDER BY id").map {
-            (kind: $0[0].string ?? "", state: $0[1].string ?? "", attempts: $0[2].int ?? 0)
+            (kind: try $0.decode(0, as: String.self), state: try $0.decode(1, as: String.self), attempts: try $0.decode(2, as: Int.self))
         }.filter { kind == nil || $0.kind == kind!.rawValue }
     }
 }

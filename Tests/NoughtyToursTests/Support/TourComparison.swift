@@ -35,20 +35,20 @@ struct TourContent: Equatable, CustomStringConvertible {
     static func local(_ tours: NoughtyTours, _ property: Property) async throws -> TourContent {
         try await tours.store.read { db in
             let row = try db.first("SELECT name, floor_count, metadata FROM properties WHERE id = ?", property.id)
-            let metadata = (try JSONSerialization.jsonObject(with: Data((row?[2].string ?? "{}").utf8))) as? [String: String] ?? [:]
+            let metadata = (try JSONSerialization.jsonObject(with: Data((row?.decodeIfPresent(2, as: String.self) ?? "{}").utf8))) as? [String: String] ?? [:]
             let floors = try db.query("SELECT id, number, name FROM floors WHERE property_id = ? ORDER BY number, id", property.id).map { floor in
-                let id = floor[0].string ?? ""
+                let id = try floor.decode(0, as: String.self)
                 let rooms = try db.query("SELECT id, name, outline, height FROM rooms WHERE floor_id = ? ORDER BY id", id).map {
-                    RoomContent(id: $0[0].string ?? "", name: $0[1].string,
-                                outline: (try JSONSerialization.jsonObject(with: Data(($0[2].string ?? "[]").utf8))) as? [[Double]] ?? [],
-                                height: $0[3].double)
+                    RoomContent(id: try $0.decode(0, as: String.self), name: try $0.decodeIfPresent(1, as: String.self),
+                                outline: (try JSONSerialization.jsonObject(with: Data((try $0.decode(2, as: String.self)).utf8))) as? [[Double]] ?? [],
+                                height: try $0.decodeIfPresent(3, as: Double.self))
                 }
                 let panoramas = try db.query("SELECT id, room_id, size, sha256 FROM panoramas WHERE floor_id = ? ORDER BY id", id).map {
-                    PanoramaContent(id: $0[0].string ?? "", roomId: $0[1].string, size: $0[2].int ?? 0, sha256: $0[3].string ?? "")
+                    PanoramaContent(id: try $0.decode(0, as: String.self), roomId: try $0.decodeIfPresent(1, as: String.self), size: try $0.decode(2, as: Int.self), sha256: try $0.decode(3, as: String.self))
                 }
-                return FloorContent(id: id, number: floor[1].int ?? 0, name: floor[2].string, rooms: rooms, panoramas: panoramas)
+                return FloorContent(id: id, number: try floor.decode(1, as: Int.self), name: try floor.decodeIfPresent(2, as: String.self), rooms: rooms, panoramas: panoramas)
             }
-            return TourContent(name: row?[0].string ?? "", floorCount: row?[1].int ?? 0, metadata: metadata, floors: floors)
+            return TourContent(name: try row?.decode(0, as: String.self) ?? "", floorCount: try row?.decode(1, as: Int.self) ?? 0, metadata: metadata, floors: floors)
         }
     }
 

@@ -1,3 +1,4 @@
+import NTSQLKit
 import NTThreadPools
 
 /// Where panoramas, world maps and resumable uploads' bytes are kept: a folder
@@ -67,7 +68,7 @@ extension BlobStore {
     /// the received file is dropped if that fails.
     func store(_ received: ReceivedBlob, as key: BlobKey) async throws {
         do {
-            guard try await place(received, as: key) else { throw ServiceError(.internal, "\(key.kind.rawValue)/\(key.id) exists already") }
+            guard try await place(received, as: key) else { throw StorageError(.failed, "\(key.kind.rawValue)/\(key.id) exists already") }
         } catch {
             await discard(received)
             throw error

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import NTSQLKit
 import Glibc
 #endif
 import Foundation
@@ -42,7 +43,7 @@ final class BucketBlobStore: BlobStore {
     }
 
     init(bucket: ObjectBucket, dataDir: String, io: ThreadPool, partSize: Int, copyBytes: Int64,
-         retryAfterSeconds: Int, presignedSeconds: Int?) throws(ServiceError) {
+         retryAfterSeconds: Int, presignedSeconds: Int?) throws(StorageError) {
         self.bucket = bucket
         self.presignedSeconds = presignedSeconds
         self.io = io
@@ -74,13 +75,13 @@ final class BucketBlobStore: BlobStore {
     /// The API's error for the store's, noting the store away (no answer, or our credentials
     /// refused: a 503 with Retry-After and a degraded /healthz, never a 500). `began`: the
     /// findings when the call began (nil: unknown), for an answer that says the store is back.
-    func serviceError(_ error: ObjectStoreError, began: UInt64? = nil) -> ServiceError {
+    func serviceError(_ error: ObjectStoreError, began: UInt64? = nil) -> StorageError {
         guard let reason = error.awayReason else {
             if let began { away.withLock { $0.reached(since: began) } } // it answered
-            return ServiceError(.internal, "\(error)")
+            return StorageError(.failed, "\(error)")
         }
         if !away.withLock({ $0.found(reason) }) { probe() }
-        return ServiceError(.unavailable, "the object store is unavailable; try again shortly (\(reason))", retryAfterSeconds: retryAfterSeconds)
+        return StorageError(.unavailable, "the object store is unavailable; try again shortly (\(reason))", retryAfterSeconds: retryAfterSeconds)
     }
 
     /// Asks the store for one key every `retryAfterSeconds` until it answers.
@@ -90,7 +91,7 @@ final class BucketBlobStore: BlobStore {
                 try? await Task.sleep(for: .seconds(max(1, retryAfterSeconds)))
                 do {
                     _ = try await calls { try $0.list("", limit: 1) }
-                } catch is ServiceError {
+                } catch is StorageError {
                     continue // noted by `calls`
                 } catch {
                     return // the pool stopped
@@ -159,7 +160,7 @@ final class BucketBlobStore: BlobStore {
         let name = Self.name(key)
         guard try await calls({ try $0.head(name) }) == nil else { return false }
         if let streamed = received.streamed {
-            guard streamed.name == name else { throw ServiceError(.internal, "a body sent toward \(streamed.name) cannot be placed as \(name)") }
+            guard streamed.name == name else { throw StorageError(.failed, "a body sent toward \(streamed.name) cannot be placed as \(name)") }
             let (upload, parts) = try await streamed.sent()
             try await calls { try $0.completeMultipart(name, uploadId: upload, parts: parts) }
         } else {
@@ -212,7 +213,7 @@ final class BucketBlobStore: BlobStore {
             return (try await openLocal(copy), range.lowerBound)
         }
         guard range.count < size else { return (try await openLocal(try await localFile(key, sha256: sha256)), range.lowerBound) }
-        let spooled = try await io.run { [incoming] () throws(ServiceError) -> CopyFile in
+        let spooled = try await io.run { [incoming] () throws(StorageError) -> CopyFile in
             try CopyFile(path: "\(incoming.path)/\(ByteEncoding.hex(randomBytes(12))).range")
         }
         let name = Self.name(key)
@@ -247,7 +248,7 @@ final class BucketBlobStore: BlobStore {
             do {
                 return try BucketPartial(name: Self.name(key), transfer: try bucket.transfer(), partSize: partSize,
                                          buffer: "\(folder)/\(key.tenant)-\(key.id).partial", recordedOffset: recordedOffset,
-                                         failure: { [weak self] error in self?.serviceError(error) ?? ServiceError(.unavailable, "\(error)") })
+                                         failure: { [weak self] error in self?.serviceError(error) ?? StorageError(.unavailable, "\(error)") })
             } catch let error as ObjectStoreError {
                 throw serviceError(error)
             }
@@ -262,7 +263,7 @@ final class BucketBlobStore: BlobStore {
             guard try transfer.head(name) == nil else { return false }
             let segments = BucketPartial.chain(try transfer.list(source + "/"), below: source, length: length)
             guard segments.reduce(0, { $0 + $1.size }) == length else {
-                throw ServiceError(.internal, "the segments of \(source) hold fewer than its \(length) bytes")
+                throw StorageError(.failed, "the segments of \(source) hold fewer than its \(length) bytes")
             }
             if segments.count <= 1 {
                 let bytes = try segments.first.map { try transfer.get($0.key, range: 0..<length) } ?? []

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import NTSQLKit
 import Glibc
 #endif
 import Foundation
@@ -26,7 +27,7 @@ final class BucketPartial: PartialBlob, @unchecked Sendable {
     let openedDigest: StreamingDigest
     private let transfer: BucketTransfer
     /// The store's errors as the API's (`BucketBlobStore.serviceError`).
-    private let failure: @Sendable (ObjectStoreError) -> ServiceError
+    private let failure: @Sendable (ObjectStoreError) -> StorageError
     private let partSize: Int64
     private let bufferPath: String
     private var descriptor: Int32?
@@ -59,7 +60,7 @@ final class BucketPartial: PartialBlob, @unchecked Sendable {
     }
 
     init(name: String, transfer: BucketTransfer, partSize: Int64, buffer: String, recordedOffset: Int64,
-         failure: @escaping @Sendable (ObjectStoreError) -> ServiceError) throws {
+         failure: @escaping @Sendable (ObjectStoreError) -> StorageError) throws {
         self.name = name
         self.transfer = transfer
         self.failure = failure
@@ -96,7 +97,7 @@ final class BucketPartial: PartialBlob, @unchecked Sendable {
         unlink(bufferPath)
     }
 
-    private func fd() throws(ServiceError) -> Int32 {
+    private func fd() throws(StorageError) -> Int32 {
         if let descriptor { return descriptor }
         let fd = open(bufferPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Disk.failure("open \(bufferPath)", errno) }
@@ -104,7 +105,7 @@ final class BucketPartial: PartialBlob, @unchecked Sendable {
         return fd
     }
 
-    private func writeBuffer(_ bytes: ArraySlice<UInt8>, at offset: Int64) throws(ServiceError) {
+    private func writeBuffer(_ bytes: ArraySlice<UInt8>, at offset: Int64) throws(StorageError) {
         let fd = try fd()
         let failure = bytes.withUnsafeBytes { raw -> Int32 in
             var written = 0
@@ -120,7 +121,7 @@ final class BucketPartial: PartialBlob, @unchecked Sendable {
         bufferLength = max(bufferLength, offset + Int64(bytes.count))
     }
 
-    func write(_ batch: [some ByteBuffer], at offset: Int64) throws(ServiceError) {
+    func write(_ batch: [some ByteBuffer], at offset: Int64) throws(StorageError) {
         try FileWrites.write(try fd(), batch, at: offset - tailStart)
         bufferLength = offset - tailStart + batch.reduce(0) { $0 + Int64($1.count) }
         while bufferLength >= partSize {
@@ -135,7 +136,7 @@ final class BucketPartial: PartialBlob, @unchecked Sendable {
         }
     }
 
-    func truncate(to offset: Int64) throws(ServiceError) {
+    func truncate(to offset: Int64) throws(StorageError) {
         if offset < tailStart {
             // Back across segments this PATCH filled: the one holding `offset` is the tail again.
             let start = fullSegments.last { $0 <= offset } ?? 0
@@ -156,11 +157,11 @@ final class BucketPartial: PartialBlob, @unchecked Sendable {
         bufferLength = offset - tailStart
     }
 
-    func makeDurable(upTo offset: Int64) throws(ServiceError) {
+    func makeDurable(upTo offset: Int64) throws(StorageError) {
         // A write that failed half-way and a rollback the store refused can leave the buffer
         // elsewhere: refused here, made right by the next claim's rollback.
         guard offset == tailStart + bufferLength else {
-            throw ServiceError(.unavailable, "the upload's bytes are being put back after a failed write; try again shortly", retryAfterSeconds: 1)
+            throw StorageError(.unavailable, "the upload's bytes are being put back after a failed write; try again shortly", retryAfterSeconds: 1)
         }
         if bufferLength > 0 { try sendSegment(length: bufferLength) }
     }
@@ -171,7 +172,7 @@ final class BucketPartial: PartialBlob, @unchecked Sendable {
     }
 
     /// Sends the buffer's first `length` bytes as the segment at `tailStart`.
-    private func sendSegment(length: Int64) throws(ServiceError) {
+    private func sendSegment(length: Int64) throws(StorageError) {
         let fd = try fd()
         let digest = try FileDigest.sha256(fd, offset: 0, length: length)
         do {
@@ -182,7 +183,7 @@ final class BucketPartial: PartialBlob, @unchecked Sendable {
         }
     }
 
-    private func readBuffer(from offset: Int64, count: Int64) throws(ServiceError) -> [UInt8] {
+    private func readBuffer(from offset: Int64, count: Int64) throws(StorageError) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: Int(count))
         let fd = try fd()
         var done = 0

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import NTSQLKit
 import Glibc
 #endif
 import NTThreadPools
@@ -23,7 +24,7 @@ final class DirectoryBlobStore: BlobStore {
     /// On the blob folder's file system (a rename places what it received).
     let incoming: IncomingFolder
 
-    init(blobs: String, temporaryDirectory: String, io: ThreadPool) throws(ServiceError) {
+    init(blobs: String, temporaryDirectory: String, io: ThreadPool) throws(StorageError) {
         self.blobs = blobs
         self.io = io
         incoming = IncomingFolder(path: temporaryDirectory, io: io, destination: .folder)
@@ -73,7 +74,7 @@ final class DirectoryBlobStore: BlobStore {
     func openForReading(_ key: BlobKey, sha256: String, range: Range<Int64>, of size: Int64) async throws -> (fd: Int32, offset: Int64) {
         try await io.run { [self] in
             let fd = open(path(key), O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { throw ServiceError(.internal, "\(key.kind.rawValue)/\(key.id) cannot be opened: \(String(cString: strerror(errno)))") }
+            guard fd >= 0 else { throw StorageError(.failed, "\(key.kind.rawValue)/\(key.id) cannot be opened: \(String(cString: strerror(errno)))") }
             return (fd, range.lowerBound)
         }
     }
@@ -86,21 +87,21 @@ final class DirectoryBlobStore: BlobStore {
 
     /// Creates an upload's empty partial file (durably), or opens the existing one.
     func openPartial(_ key: BlobKey, recordedOffset: Int64) async throws -> any PartialBlob {
-        try await io.run { [self] () throws(ServiceError) -> PartialFile in
+        try await io.run { [self] () throws(StorageError) -> PartialFile in
             try Disk.makeDirectory("\(blobs)/\(key.tenant)")
             try Disk.makeDirectory(directory(key))
             let existed = access(path(key), F_OK) == 0
             let fd = open(path(key), O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
             guard fd >= 0 else { throw Disk.failure("open \(path(key))", errno) }
             if !existed {
-                do throws(ServiceError) { try Disk.syncDirectory(directory(key)) } catch { close(fd); throw error }
+                do throws(StorageError) { try Disk.syncDirectory(directory(key)) } catch { close(fd); throw error }
             }
             return try PartialFile(path: path(key), fd: fd, recordedOffset: recordedOffset)
         }
     }
 
     func head(partial key: BlobKey) async throws -> [UInt8] {
-        try await io.run { [self] () throws(ServiceError) -> [UInt8] in
+        try await io.run { [self] () throws(StorageError) -> [UInt8] in
             let fd = open(path(key), O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { throw Disk.failure("open \(path(key))", errno) }
             defer { close(fd) }
@@ -115,7 +116,7 @@ final class DirectoryBlobStore: BlobStore {
 
     /// Gives `from` the name `key` unless taken, and makes the new entry durable: renamed, or
     /// linked when the source name is to stay (`keepingSource`).
-    private func placeNow(from: String, as key: BlobKey, keepingSource: Bool = false) throws(ServiceError) -> Bool {
+    private func placeNow(from: String, as key: BlobKey, keepingSource: Bool = false) throws(StorageError) -> Bool {
         try Disk.makeDirectory("\(blobs)/\(key.tenant)")
         try Disk.makeDirectory(directory(key))
         var byLink = keepingSource

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import NTSQLKit
 import Glibc
 #endif
 import Foundation
@@ -105,7 +106,7 @@ final class CopyFile: @unchecked Sendable {
     private(set) var size: Int64 = 0
     private var done = false
 
-    init(path: String) throws(ServiceError) {
+    init(path: String) throws(StorageError) {
         self.path = path
         fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Disk.failure("create \(path)", errno) }
@@ -134,15 +135,15 @@ final class CopyFile: @unchecked Sendable {
     private(set) lazy var fetchedSHA256 = ByteEncoding.hex(digest.finish())
 
     /// Makes what was fetched durable (before `keep`, where the copy is the only one).
-    func sync() throws(ServiceError) {
+    func sync() throws(StorageError) {
         guard fsync(fd) == 0 else { throw Disk.failure("fsync \(path)", errno) }
     }
 
     /// Names the copy by its digest, which must be `sha256`.
-    func keep(as target: String, sha256: String) throws(ServiceError) {
+    func keep(as target: String, sha256: String) throws(StorageError) {
         let got = fetchedSHA256
         guard got == sha256 else {
-            throw ServiceError(.internal, "the object store's bytes have sha-256 \(got), not the \(sha256) their row records")
+            throw StorageError(.failed, "the object store's bytes have sha-256 \(got), not the \(sha256) their row records")
         }
         guard rename(path, target) == 0 else { throw Disk.failure("rename \(path)", errno) }
         done = true
@@ -150,7 +151,7 @@ final class CopyFile: @unchecked Sendable {
     }
 
     /// A descriptor to read what was fetched, the file itself gone (a part of a blob, sent once).
-    func readable() throws(ServiceError) -> Int32 {
+    func readable() throws(StorageError) -> Int32 {
         let reader = open(path, O_RDONLY | O_CLOEXEC)
         guard reader >= 0 else { throw Disk.failure("open \(path)", errno) }
         discard()

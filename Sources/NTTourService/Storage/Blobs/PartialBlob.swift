@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import NTSQLKit
 import Glibc
 #endif
 import CNTLinux
@@ -13,12 +14,12 @@ protocol PartialBlob: AnyObject, Sendable {
     /// The SHA-256 running over those bytes.
     var openedDigest: StreamingDigest { get }
     /// Appends a batch at `offset`, the end of what is written.
-    func write(_ batch: [some ByteBuffer], at offset: Int64) throws(ServiceError)
+    func write(_ batch: [some ByteBuffer], at offset: Int64) throws(StorageError)
     /// Drops the bytes past `offset` (never past the durable ones).
-    func truncate(to offset: Int64) throws(ServiceError)
+    func truncate(to offset: Int64) throws(StorageError)
     /// Makes the first `offset` bytes durable: a daemon opening the upload at that recorded
     /// offset finds them.
-    func makeDurable(upTo offset: Int64) throws(ServiceError)
+    func makeDurable(upTo offset: Int64) throws(StorageError)
     /// Lets go of what it holds between requests (a descriptor).
     func park()
 }
@@ -35,7 +36,7 @@ final class PartialFile: PartialBlob, @unchecked Sendable {
     private var writebackStarted: Int64
 
     /// Opens the file at `fd` (taken), cut at `recorded`, and hashes what it holds.
-    init(path: String, fd: Int32, recordedOffset recorded: Int64) throws(ServiceError) {
+    init(path: String, fd: Int32, recordedOffset recorded: Int64) throws(StorageError) {
         self.path = path
         defer { Glibc.close(fd) } // reopened by the first write
         let size = lseek(fd, 0, SEEK_END)
@@ -52,7 +53,7 @@ final class PartialFile: PartialBlob, @unchecked Sendable {
     deinit { park() }
 
     /// The descriptor, opened when needed.
-    private func fd() throws(ServiceError) -> Int32 {
+    private func fd() throws(StorageError) -> Int32 {
         if let descriptor { return descriptor }
         let fd = Glibc.open(path, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { throw Disk.failure("open \(path)", errno) }
@@ -60,7 +61,7 @@ final class PartialFile: PartialBlob, @unchecked Sendable {
         return fd
     }
 
-    func write(_ batch: [some ByteBuffer], at offset: Int64) throws(ServiceError) {
+    func write(_ batch: [some ByteBuffer], at offset: Int64) throws(StorageError) {
         let fd = try fd()
         try FileWrites.write(fd, batch, at: offset)
         let end = offset + batch.reduce(0) { $0 + Int64($1.count) }
@@ -71,12 +72,12 @@ final class PartialFile: PartialBlob, @unchecked Sendable {
         }
     }
 
-    func truncate(to offset: Int64) throws(ServiceError) {
+    func truncate(to offset: Int64) throws(StorageError) {
         guard ftruncate(try fd(), off_t(offset)) == 0 else { throw Disk.failure("ftruncate", errno) }
         writebackStarted = min(writebackStarted, offset)
     }
 
-    func makeDurable(upTo offset: Int64) throws(ServiceError) {
+    func makeDurable(upTo offset: Int64) throws(StorageError) {
         guard fsync(try fd()) == 0 else { throw Disk.failure("fsync", errno) }
         writebackStarted = offset
     }
@@ -90,19 +91,19 @@ final class PartialFile: PartialBlob, @unchecked Sendable {
 /// Hashing a region of a file, read in 1 MiB pieces.
 enum FileDigest {
     /// Feeds `length` bytes of `fd` from `offset` to `digest`; a file that ends first is an error.
-    static func update(_ digest: StreamingDigest, _ fd: Int32, offset: Int64, length: Int64) throws(ServiceError) {
+    static func update(_ digest: StreamingDigest, _ fd: Int32, offset: Int64, length: Int64) throws(StorageError) {
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var position: Int64 = 0
         while position < length {
             let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, Int(min(Int64($0.count), length - position)), off_t(offset + position)) }
-            guard count > 0 else { throw count == 0 ? ServiceError(.internal, "a file ended before its recorded size") : Disk.failure("read", errno) }
+            guard count > 0 else { throw count == 0 ? StorageError(.failed, "a file ended before its recorded size") : Disk.failure("read", errno) }
             buffer.withUnsafeBytes { digest.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
             position += Int64(count)
         }
     }
 
     /// The SHA-256 (hex) of a region: a part's signed digest.
-    static func sha256(_ fd: Int32, offset: Int64, length: Int64) throws(ServiceError) -> String {
+    static func sha256(_ fd: Int32, offset: Int64, length: Int64) throws(StorageError) -> String {
         let digest = StreamingDigest(.sha256)
         try update(digest, fd, offset: offset, length: length)
         return ByteEncoding.hex(digest.finish())

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import NTSQLKit
 import Glibc
 #endif
 import NTThreadPools
@@ -57,7 +58,7 @@ struct IncomingFolder: Sendable {
 
 /// Calls on files and folders shared by the stores.
 enum Disk {
-    static func makeDirectory(_ path: String) throws(ServiceError) {
+    static func makeDirectory(_ path: String) throws(StorageError) {
         if mkdir(path, 0o700) == 0 {
             // The new entry must survive a crash too.
             try syncDirectory((path as NSString).deletingLastPathComponent)
@@ -66,7 +67,7 @@ enum Disk {
         }
     }
 
-    static func syncDirectory(_ path: String) throws(ServiceError) {
+    static func syncDirectory(_ path: String) throws(StorageError) {
         let fd = open(path, O_RDONLY | O_DIRECTORY)
         guard fd >= 0 else { throw failure("open \(path)", errno) }
         defer { close(fd) }
@@ -74,11 +75,11 @@ enum Disk {
     }
 
     /// A full disk is 507 (nothing partial is kept); anything else is a 500.
-    static func failure(_ what: String, _ code: Int32) -> ServiceError {
+    static func failure(_ what: String, _ code: Int32) -> StorageError {
         if code == ENOSPC || code == EDQUOT {
-            return ServiceError(.insufficientStorage, "the server's disk is full")
+            return StorageError(.full, "the server's disk is full")
         }
-        return ServiceError(.internal, "\(what): \(String(cString: strerror(code)))")
+        return StorageError(.failed, "\(what): \(String(cString: strerror(code)))")
     }
 }
 
@@ -125,7 +126,7 @@ final class IncomingBlob: @unchecked Sendable {
     /// With a bucket, once synced: the digest of what follows the last whole part (hex).
     private(set) var lastPartDigest: String?
 
-    init(path: String, for destination: Destination = .folder) throws(ServiceError) {
+    init(path: String, for destination: Destination = .folder) throws(StorageError) {
         self.path = path
         self.destination = destination
         if case .bucket(let partSize) = destination { parts = PartDigests(partSize: partSize) }
@@ -154,7 +155,7 @@ final class IncomingBlob: @unchecked Sendable {
     func markPlaced() { settled = true }
 
     /// Appends a batch and hashes it.
-    func write(_ batch: [some ByteBuffer]) throws(ServiceError) {
+    func write(_ batch: [some ByteBuffer]) throws(StorageError) {
         try FileWrites.write(fd, batch, at: size)
         for chunk in batch {
             chunk.withUnsafeBytes { bytes in
@@ -173,7 +174,7 @@ final class IncomingBlob: @unchecked Sendable {
     }
 
     /// Flushes the bytes to disk (for the folder); returns the SHA-256 of everything written.
-    func sync() throws(ServiceError) -> [UInt8] {
+    func sync() throws(StorageError) -> [UInt8] {
         switch destination {
         case .folder:
             guard fsync(fd) == 0 else { throw Disk.failure("fsync", errno) }
@@ -224,7 +225,7 @@ enum FileWrites {
     /// Writes the chunks one after another at `offset` (a short write continues where it
     /// stopped). One pwrite per chunk: a chunk is a whole socket read, so the calls are few
     /// next to the copying they do.
-    static func write(_ fd: Int32, _ chunks: [some ByteBuffer], at offset: Int64) throws(ServiceError) {
+    static func write(_ fd: Int32, _ chunks: [some ByteBuffer], at offset: Int64) throws(StorageError) {
         var position = offset
         for chunk in chunks {
             var written = 0

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import NTSQLKit
 import Glibc
 #endif
 import NTObjectStorage
@@ -79,7 +80,7 @@ final class StreamedParts: Sendable {
     /// Waits for every part; the multipart upload's id and its parts.
     func sent() async throws -> (uploadId: String, parts: [UploadedPart]) {
         let (upload, tasks) = state.withLock { ($0.upload, $0.parts) }
-        guard let upload else { throw ServiceError(.internal, "no part of \(name) was sent") }
+        guard let upload else { throw StorageError(.failed, "no part of \(name) was sent") }
         var parts: [UploadedPart] = []
         for task in tasks { parts.append(try await task.value) }
         return (try await upload.value, parts)
