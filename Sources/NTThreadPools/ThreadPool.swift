@@ -38,10 +38,11 @@ public final class ThreadPool: TaskExecutor, Sendable {
         self.threadCount = threads
         keepsOwnJobs = io != nil
         queue = JobQueue(threads: threads)
+        ThreadCensus.enroll(ObjectIdentifier(queue), group: name) { [queue] in queue.waiting }
         for index in 0..<threads {
             let queue = self.queue
             let identity = ThreadIdentity(pool: ObjectIdentifier(queue), index: index)
-            startThread(named: "\(name)-\(index)") {
+            startThread(named: "\(name)-\(index)", group: name) {
                 identity.adopt()
                 if niceness != 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(nt_gettid()), niceness) }
                 let watched = io?(index)
@@ -54,7 +55,10 @@ public final class ThreadPool: TaskExecutor, Sendable {
         }
     }
 
-    deinit { queue.stop() }
+    deinit {
+        ThreadCensus.leave(ObjectIdentifier(queue))
+        queue.stop()
+    }
 
     /// The CPUs online: the thread count of a pool made with 0.
     public static var onlineCPUs: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
@@ -120,7 +124,10 @@ public final class ThreadPool: TaskExecutor, Sendable {
     }
 
     /// Lets the threads finish what is queued and exit. Jobs submitted afterwards are refused.
-    public func stop() { queue.stop() }
+    public func stop() {
+        ThreadCensus.leave(ObjectIdentifier(queue))
+        queue.stop()
+    }
 
     /// Runs a task's job on a pool thread (`Task(executorPreference: pool)`); with `io`, a job
     /// enqueued by one of the pool's threads stays on it.
@@ -177,6 +184,8 @@ private final class JobQueue: Sendable {
         private var head = 0
         var isEmpty: Bool { head == jobs.count }
 
+        var count: Int { jobs.count - head }
+
         mutating func append(_ job: @escaping Job) { jobs.append(job) }
 
         mutating func take() -> Job? {
@@ -209,6 +218,9 @@ private final class JobQueue: Sendable {
     }
 
     deinit { for descriptor in wakes { _ = Glibc.close(descriptor) } }
+
+    /// Jobs queued and not started yet.
+    var waiting: Int { jobs.withLock { jobs in jobs.own.reduce(jobs.shared.count) { $0 + $1.count } } }
 
     /// Queues `job` for any thread, or for thread `thread` only; false once stopping.
     func put(_ job: @escaping Job, to thread: Int? = nil) -> Bool {

@@ -4,8 +4,8 @@ import Glibc
 import CNTLinux
 
 /// Starts a detached thread running `body`, named for `top` and debuggers (at most 15
-/// characters are kept).
-public func startThread(named name: String, _ body: @escaping @Sendable () -> Void) {
+/// characters are kept), and counted in `ThreadCensus` under `group` while it runs.
+public func startThread(named name: String, group: String, _ body: @escaping @Sendable () -> Void) {
     final class Start {
         let name: String
         let body: @Sendable () -> Void
@@ -15,7 +15,11 @@ public func startThread(named name: String, _ body: @escaping @Sendable () -> Vo
         }
     }
     var thread = pthread_t()
-    let start = Unmanaged.passRetained(Start(name: name, body: body)).toOpaque()
+    ThreadCensus.threadStarted(group)
+    let start = Unmanaged.passRetained(Start(name: name, body: {
+        body()
+        ThreadCensus.threadEnded(group)
+    })).toOpaque()
     let result = pthread_create(&thread, nil, { raw in
         let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
         nt_set_thread_name(start.name)

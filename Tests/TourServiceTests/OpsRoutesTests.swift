@@ -56,6 +56,11 @@ import TestTraits
         for line in lines where !line.hasPrefix("#") {
             #expect(Double(line.split(separator: " ").last ?? "") != nil, "\(line)")
         }
+        // Every thread by its group (the test process's other daemons count too: at least this one's).
+        let threads = { (group: String) in lines.first { $0.hasPrefix("toursd_threads{group=\"\(group)\"} ") }.flatMap { Int($0.split(separator: " ")[1]) } ?? 0 }
+        #expect(threads("file-io") >= harness.config.ioThreads)
+        #expect(threads("epoll-loop") >= 1)
+        #expect(lines.contains { $0.hasPrefix(#"toursd_thread_jobs_waiting{group="file-io"} "#) })
         // On PostgreSQL, its round trips; a read made since counts one more at least.
         let trips = { (lines: [String]) in lines.first { $0.hasPrefix("toursd_database_round_trips_total ") }.flatMap { Int($0.split(separator: " ")[1]) } }
         if harness.config.databaseUrl.isEmpty {

@@ -85,7 +85,7 @@ final class EpollLoop: TaskExecutor, @unchecked Sendable {
     func newID() -> UInt64 { ids.wrappingAdd(1, ordering: .relaxed).newValue }
 
     func start() {
-        startThread(named: "epoll-loop") { [self] in
+        startThread(named: "epoll-loop", group: "epoll-loop") { [self] in
             thread.store(UInt(pthread_self()), ordering: .releasing)
             run()
         }

@@ -1,5 +1,6 @@
 import NTHTTPCore
 import NTLogging
+import NTThreadPools
 
 /// `GET /healthz` and `GET /metrics` (docs/api.md "Service"): no token needed. Both only format
 /// bytes, so they run inline on their connection's event loop.
@@ -21,7 +22,19 @@ enum OpsRoutes {
         }
         table.add(.get, "/metrics", inline: true) { _ in
             Response(status: .ok, contentType: "text/plain; version=0.0.4; charset=utf-8",
-                     body: .bytes(Array((metrics.render(routes: routes()) + serviceMetrics()).utf8)))
+                     body: .bytes(Array((metrics.render(routes: routes()) + serviceMetrics() + threadMetrics).utf8)))
         }
+    }
+
+    /// The process's threads by group (each pool, the epoll loop) and the jobs waiting for them.
+    static var threadMetrics: String {
+        let groups = ThreadCensus.groups
+        var out = "# HELP toursd_threads Threads running, by group (a pool of the daemon, the epoll loop).\n"
+        out += "# TYPE toursd_threads gauge\n"
+        for group in groups { out += "toursd_threads{group=\"\(group.name)\"} \(group.threads)\n" }
+        out += "# HELP toursd_thread_jobs_waiting Jobs queued for a group's threads, not started yet.\n"
+        out += "# TYPE toursd_thread_jobs_waiting gauge\n"
+        for group in groups { out += "toursd_thread_jobs_waiting{group=\"\(group.name)\"} \(group.waitingJobs)\n" }
+        return out
     }
 }
