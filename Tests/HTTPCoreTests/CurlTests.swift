@@ -14,8 +14,8 @@ import TestTraits
         try runCommand("/usr/bin/curl", ["--max-time", "60"] + arguments, stdin: stdin)
     }
 
-    private func uploadServer(into directory: String, backend: EventBackendKind) throws -> TestServer {
-        try TestServer(backend: backend, routes: { table in
+    private func uploadServer(into directory: String) throws -> TestServer {
+        try TestServer(routes: { table in
             TestRoutes.standard(&table)
             table.add(.put, "/files/{name}", bodyLimit: 200 << 20) { request in
                 let size = try await writeBody(request.body, to: directory + "/" + (request.parameter("name") ?? "x"))
@@ -46,9 +46,8 @@ import TestTraits
         return path
     }
 
-    @Test(arguments: EventBackendKind.allCases)
-    func getAndKeepAliveReuse(backend: EventBackendKind) async throws {
-        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
+    @Test func getAndKeepAliveReuse() async throws {
+        let server = try TestServer(routes: TestRoutes.standard)
         let url = "http://127.0.0.1:\(server.port)/hello"
         let result = try curl(["-sv", url, url])
         #expect(result.status == 0)
@@ -57,13 +56,12 @@ import TestTraits
         await server.shutdown()
     }
 
-    @Test(arguments: EventBackendKind.allCases)
-    func hundredMegabytePutWithContinueStreamsToDisk(backend: EventBackendKind) async throws {
+    @Test func hundredMegabytePutWithContinueStreamsToDisk() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let source = directory + "/source"
         try makeFile(source, megabytes: 100)
-        let server = try uploadServer(into: directory, backend: backend)
+        let server = try uploadServer(into: directory)
         let result = try curl(["-sv", "-T", source, "http://127.0.0.1:\(server.port)/files/big"])
         #expect(result.status == 0)
         #expect(result.err.contains("Expect: 100-continue"))
@@ -73,13 +71,12 @@ import TestTraits
         await server.shutdown()
     }
 
-    @Test(arguments: EventBackendKind.allCases)
-    func chunkedPutFromStandardInput(backend: EventBackendKind) async throws {
+    @Test func chunkedPutFromStandardInput() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let source = directory + "/source"
         try makeFile(source, megabytes: 3)
-        let server = try uploadServer(into: directory, backend: backend)
+        let server = try uploadServer(into: directory)
         let result = try curl(["-sv", "-T", "-", "http://127.0.0.1:\(server.port)/files/piped"], stdin: source)
         #expect(result.status == 0)
         #expect(result.err.contains("Transfer-Encoding: chunked"))

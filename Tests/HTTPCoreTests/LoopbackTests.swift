@@ -10,9 +10,8 @@ import TestTraits
 
 /// The server over real sockets on 127.0.0.1, driven by a raw client.
 @Suite(.hangGuard, .testThreads) struct LoopbackTests {
-    @Test(arguments: EventBackendKind.allCases)
-    func keepAliveServesSeveralRequestsOnOneConnection(backend: EventBackendKind) async throws {
-        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
+    @Test func keepAliveServesSeveralRequestsOnOneConnection() async throws {
+        let server = try TestServer(routes: TestRoutes.standard)
         let client = try server.client()
         for _ in 0..<3 {
             try client.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
@@ -28,9 +27,8 @@ import TestTraits
 
     /// A handler's interim answers go out before its final one, in order, with their fields;
     /// the connection goes on serving after them.
-    @Test(arguments: EventBackendKind.allCases)
-    func interimAnswersPrecedeTheFinalOne(backend: EventBackendKind) async throws {
-        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
+    @Test func interimAnswersPrecedeTheFinalOne() async throws {
+        let server = try TestServer(routes: TestRoutes.standard)
         let client = try server.client()
         try client.send("PUT /interim HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
         let first = try client.readResponse()
@@ -46,9 +44,8 @@ import TestTraits
         await server.shutdown()
     }
 
-    @Test(arguments: EventBackendKind.allCases)
-    func pipelinedRequestsAreAnsweredInOrder(backend: EventBackendKind) async throws {
-        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
+    @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
+        let server = try TestServer(routes: TestRoutes.standard)
         let client = try server.client()
         try client.send("GET /items/1 HTTP/1.1\r\nHost: t\r\n\r\n"
             + "PUT /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello"
@@ -64,9 +61,8 @@ import TestTraits
         await server.shutdown()
     }
 
-    @Test(arguments: EventBackendKind.allCases)
-    func chunkedUploadReachesTheHandlerWhole(backend: EventBackendKind) async throws {
-        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
+    @Test func chunkedUploadReachesTheHandlerWhole() async throws {
+        let server = try TestServer(routes: TestRoutes.standard)
         let client = try server.client()
         try client.send("PUT /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
         try client.send("4\r\nabcd\r\n")
@@ -81,9 +77,9 @@ import TestTraits
     }
 
     /// Regression: a body that fills the read buffer exactly used to stop reading for good.
-    @Test(arguments: EventBackendKind.allCases, [4096, 4096 * 3, 100_000])
-    func bodiesLargerThanTheReadBufferStreamThrough(backend: EventBackendKind, size: Int) async throws {
-        let server = try TestServer(backend: backend, configure: { $0.readBufferBytes = 4096; $0.maxHeadBytes = 2048 }, routes: TestRoutes.standard)
+    @Test(arguments: [4096, 4096 * 3, 100_000])
+    func bodiesLargerThanTheReadBufferStreamThrough(size: Int) async throws {
+        let server = try TestServer(configure: { $0.readBufferBytes = 4096; $0.maxHeadBytes = 2048 }, routes: TestRoutes.standard)
         let client = try server.client()
         let body = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 13) }
         try client.send(Array("PUT /echo HTTP/1.1\r\nHost: t\r\nContent-Length: \(size)\r\n\r\n".utf8) + body)
@@ -91,9 +87,8 @@ import TestTraits
         await server.shutdown()
     }
 
-    @Test(arguments: EventBackendKind.allCases)
-    func continueIsSentWhenTheBodyWillBeRead(backend: EventBackendKind) async throws {
-        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
+    @Test func continueIsSentWhenTheBodyWillBeRead() async throws {
+        let server = try TestServer(routes: TestRoutes.standard)
         let client = try server.client()
         try client.send("PUT /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
         let interim = try client.readResponse()
@@ -105,9 +100,8 @@ import TestTraits
         await server.shutdown()
     }
 
-    @Test(arguments: EventBackendKind.allCases)
-    func continueIsNotSentWhenTheAnswerComesFirst(backend: EventBackendKind) async throws {
-        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
+    @Test func continueIsNotSentWhenTheAnswerComesFirst() async throws {
+        let server = try TestServer(routes: TestRoutes.standard)
         // Over the route's limit: 413 at once, without reading (and without 100).
         let client = try server.client()
         try client.send("PUT /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 99999999\r\nExpect: 100-continue\r\n\r\n")
@@ -123,9 +117,8 @@ import TestTraits
         await server.shutdown()
     }
 
-    @Test(arguments: EventBackendKind.allCases)
-    func smallUnreadBodyIsDiscardedAndTheConnectionKept(backend: EventBackendKind) async throws {
-        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
+    @Test func smallUnreadBodyIsDiscardedAndTheConnectionKept() async throws {
+        let server = try TestServer(routes: TestRoutes.standard)
         let client = try server.client()
         try client.send("PUT /nobody HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\n0123456789GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(try client.readResponse().status == 202)
@@ -133,9 +126,8 @@ import TestTraits
         await server.shutdown()
     }
 
-    @Test(arguments: EventBackendKind.allCases)
-    func headerOverTheLimitIs431(backend: EventBackendKind) async throws {
-        let server = try TestServer(backend: backend, configure: { $0.maxHeadBytes = 1024; $0.readBufferBytes = 4096 }, routes: TestRoutes.standard)
+    @Test func headerOverTheLimitIs431() async throws {
+        let server = try TestServer(configure: { $0.maxHeadBytes = 1024; $0.readBufferBytes = 4096 }, routes: TestRoutes.standard)
         let client = try server.client()
         try client.send("GET /hello HTTP/1.1\r\nHost: t\r\nX-Big: \(String(repeating: "b", count: 2000))\r\n\r\n")
         let response = try client.readResponse()
@@ -145,9 +137,8 @@ import TestTraits
         await server.shutdown()
     }
 
-    @Test(arguments: EventBackendKind.allCases)
-    func chunkedBodyOverTheLimitIs413(backend: EventBackendKind) async throws {
-        let server = try TestServer(backend: backend, routes: { table in
+    @Test func chunkedBodyOverTheLimitIs413() async throws {
+        let server = try TestServer(routes: { table in
             table.add(.put, "/small", bodyLimit: 8) { request in
                 _ = try await request.body.collect(upTo: request.bodyLimit)
                 return Response(status: .ok)
@@ -161,9 +152,8 @@ import TestTraits
         await server.shutdown()
     }
 
-    @Test(arguments: EventBackendKind.allCases)
-    func halfAHeaderTimesOutWith408WhileOthersAreServed(backend: EventBackendKind) async throws {
-        let server = try TestServer(backend: backend, configure: { $0.headerTimeoutMilliseconds = 300 }, routes: TestRoutes.standard)
+    @Test func halfAHeaderTimesOutWith408WhileOthersAreServed() async throws {
+        let server = try TestServer(configure: { $0.headerTimeoutMilliseconds = 300 }, routes: TestRoutes.standard)
         let slow = try server.client()
         try slow.send("GET /hello HTTP/1.1\r\nHost: t\r\nX-Par")
         // Meanwhile another client is served, again and again.
@@ -179,9 +169,8 @@ import TestTraits
         await server.shutdown()
     }
 
-    @Test(arguments: EventBackendKind.allCases)
-    func idleKeepAliveConnectionsAreClosed(backend: EventBackendKind) async throws {
-        let server = try TestServer(backend: backend, configure: { $0.idleTimeoutMilliseconds = 200 }, routes: TestRoutes.standard)
+    @Test func idleKeepAliveConnectionsAreClosed() async throws {
+        let server = try TestServer(configure: { $0.idleTimeoutMilliseconds = 200 }, routes: TestRoutes.standard)
         let client = try server.client()
         try client.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(try client.readResponse().status == 200)
@@ -189,18 +178,16 @@ import TestTraits
         await server.shutdown()
     }
 
-    @Test(arguments: EventBackendKind.allCases)
-    func stalledBodyTimesOutWith408(backend: EventBackendKind) async throws {
-        let server = try TestServer(backend: backend, configure: { $0.bodyTimeoutMilliseconds = 300 }, routes: TestRoutes.standard)
+    @Test func stalledBodyTimesOutWith408() async throws {
+        let server = try TestServer(configure: { $0.bodyTimeoutMilliseconds = 300 }, routes: TestRoutes.standard)
         let client = try server.client()
         try client.send("PUT /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nonly a part")
         #expect(try client.readResponse().status == 408)
         await server.shutdown()
     }
 
-    @Test(arguments: EventBackendKind.allCases)
-    func connectionsPastTheLimitGet503WithRetryAfter(backend: EventBackendKind) async throws {
-        let server = try TestServer(backend: backend, configure: { $0.maxConnections = 2; $0.retryAfterSeconds = 7 }, routes: TestRoutes.standard)
+    @Test func connectionsPastTheLimitGet503WithRetryAfter() async throws {
+        let server = try TestServer(configure: { $0.maxConnections = 2; $0.retryAfterSeconds = 7 }, routes: TestRoutes.standard)
         let first = try server.client()
         let second = try server.client()
         // Both are served, so the server counts them as open.
@@ -222,12 +209,11 @@ import TestTraits
         await server.shutdown()
     }
 
-    @Test(arguments: EventBackendKind.allCases)
-    func gracefulShutdownLetsARequestInFlightFinish(backend: EventBackendKind) async throws {
+    @Test func gracefulShutdownLetsARequestInFlightFinish() async throws {
         let release = ReleaseSignal()
         // A grace longer than every wait below: the test is about order, and under the whole
         // suite's load the default 10 s once ran out before the refusal was seen (CI).
-        let server = try TestServer(backend: backend, configure: { $0.shutdownGraceMilliseconds = 60_000 }, routes: { table in
+        let server = try TestServer(configure: { $0.shutdownGraceMilliseconds = 60_000 }, routes: { table in
             table.add(.get, "/slow") { _ in
                 await release.wait()
                 return .json(.ok, Array("{\"done\":true}".utf8))
@@ -290,12 +276,11 @@ import TestTraits
         #expect(ignored & (1 << (UInt64(SIGPIPE) - 1)) != 0, "SigIgn \(String(ignored, radix: 16))")
     }
 
-    @Test(arguments: EventBackendKind.allCases)
-    func clientGoneMidFileDoesNotKillTheServer(backend: EventBackendKind) async throws {
+    @Test func clientGoneMidFileDoesNotKillTheServer() async throws {
         let path = testDirectory("big").path
         #expect(FileManager.default.createFile(atPath: path, contents: Data(count: 32 << 20)))
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let server = try TestServer(backend: backend, routes: { table in
+        let server = try TestServer(routes: { table in
             table.add(.get, "/big") { _ in
                 Response(status: .ok, body: .file(FileRegion(fd: open(path, O_RDONLY), offset: 0, length: 32 << 20)))
             }
@@ -313,11 +298,10 @@ import TestTraits
         await server.shutdown()
     }
 
-    @Test(arguments: EventBackendKind.allCases)
-    func uploadsInProgressAreCounted(backend: EventBackendKind) async throws {
+    @Test func uploadsInProgressAreCounted() async throws {
         // A body timeout past the test's own: a test starved of its threads by the others (CI
         // saw 84 s) must not find the half-sent body cut by the 30 s default before it looks.
-        let server = try TestServer(backend: backend, configure: { $0.bodyTimeoutMilliseconds = 300_000 }, routes: TestRoutes.standard)
+        let server = try TestServer(configure: { $0.bodyTimeoutMilliseconds = 300_000 }, routes: TestRoutes.standard)
         let client = try server.client()
         try client.send("PUT /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nabc")
         try await waitUntil("the upload to be counted") { server.server.metrics.bodiesInProgress == 1 }
@@ -327,17 +311,15 @@ import TestTraits
         await server.shutdown()
     }
 
-    @Test(arguments: EventBackendKind.allCases)
-    func servesIPv6(backend: EventBackendKind) async throws {
-        let server = try TestServer(backend: backend, configure: { $0.host = "::1" }, routes: TestRoutes.standard)
+    @Test func servesIPv6() async throws {
+        let server = try TestServer(configure: { $0.host = "::1" }, routes: TestRoutes.standard)
         let result = try runCommand("/usr/bin/curl", ["-s", "--max-time", "10", "-g", "http://[::1]:\(server.port)/hello"])
         #expect(result.out == "{\"hello\":true}")
         await server.shutdown()
     }
 
-    @Test(arguments: EventBackendKind.allCases)
-    func http10IsAnsweredAndClosed(backend: EventBackendKind) async throws {
-        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
+    @Test func http10IsAnsweredAndClosed() async throws {
+        let server = try TestServer(routes: TestRoutes.standard)
         let client = try server.client()
         try client.send("GET /hello HTTP/1.0\r\n\r\n")
         let response = try client.readResponse()
@@ -351,9 +333,8 @@ import TestTraits
         await server.shutdown()
     }
 
-    @Test(arguments: EventBackendKind.allCases)
-    func headHasTheHeadersOfGetButNoBody(backend: EventBackendKind) async throws {
-        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
+    @Test func headHasTheHeadersOfGetButNoBody() async throws {
+        let server = try TestServer(routes: TestRoutes.standard)
         let client = try server.client()
         try client.send("HEAD /hello HTTP/1.1\r\nHost: t\r\n\r\nGET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
         let head = try client.readResponse(bodyExpected: false)
@@ -364,9 +345,8 @@ import TestTraits
         await server.shutdown()
     }
 
-    @Test(arguments: EventBackendKind.allCases)
-    func unknownRouteIs404AndWrongMethodIs405WithAllow(backend: EventBackendKind) async throws {
-        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
+    @Test func unknownRouteIs404AndWrongMethodIs405WithAllow() async throws {
+        let server = try TestServer(routes: TestRoutes.standard)
         let client = try server.client()
         try client.send("GET /nowhere HTTP/1.1\r\nHost: t\r\n\r\n")
         let missing = try client.readResponse()
@@ -379,9 +359,8 @@ import TestTraits
         await server.shutdown()
     }
 
-    @Test(arguments: EventBackendKind.allCases)
-    func clientRequestIdIsEchoedAndABadOneReplaced(backend: EventBackendKind) async throws {
-        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
+    @Test func clientRequestIdIsEchoedAndABadOneReplaced() async throws {
+        let server = try TestServer(routes: TestRoutes.standard)
         let client = try server.client()
         try client.send("GET /hello HTTP/1.1\r\nHost: t\r\nX-Request-Id: abc-123\r\n\r\n")
         #expect(try client.readResponse().header("X-Request-Id") == "abc-123")
@@ -391,9 +370,8 @@ import TestTraits
         await server.shutdown()
     }
 
-    @Test(arguments: EventBackendKind.allCases)
-    func malformedRequestGets400AndClose(backend: EventBackendKind) async throws {
-        let server = try TestServer(backend: backend, routes: TestRoutes.standard)
+    @Test func malformedRequestGets400AndClose() async throws {
+        let server = try TestServer(routes: TestRoutes.standard)
         let client = try server.client()
         try client.send("PUT /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n")
         let response = try client.readResponse()
@@ -403,13 +381,12 @@ import TestTraits
         await server.shutdown()
     }
 
-    @Test(arguments: EventBackendKind.allCases)
-    func fileAndChunkedResponses(backend: EventBackendKind) async throws {
+    @Test func fileAndChunkedResponses() async throws {
         let path = testDirectory("http-file").path
         let content = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
         #expect(FileManager.default.createFile(atPath: path, contents: Data(content)))
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let server = try TestServer(backend: backend, routes: { table in
+        let server = try TestServer(routes: { table in
             table.add(.get, "/file") { _ in
                 Response(status: .ok, contentType: "application/octet-stream",
                          body: .file(FileRegion(fd: open(path, O_RDONLY), offset: 1000, length: 150_000)))
@@ -428,10 +405,9 @@ import TestTraits
         await server.shutdown()
     }
 
-    @Test(arguments: EventBackendKind.allCases)
-    func clientThatVanishesMidBodyEndsTheHandlersBodyWithAnError(backend: EventBackendKind) async throws {
+    @Test func clientThatVanishesMidBodyEndsTheHandlersBodyWithAnError() async throws {
         let aborted = AbortProbe()
-        let server = try TestServer(backend: backend, routes: { table in
+        let server = try TestServer(routes: { table in
             table.add(.put, "/upload", bodyLimit: 1 << 20, aborted.handler)
         })
         do {
@@ -446,11 +422,10 @@ import TestTraits
 extension LoopbackTests {
     /// Regression (epoll): an end of stream that arrives with the last bytes brings no new
     /// edge after a short read; the handler must still hear of it, every time.
-    @Test(arguments: EventBackendKind.allCases)
-    func endOfStreamRightBehindTheDataIsSeen(backend: EventBackendKind) async throws {
+    @Test func endOfStreamRightBehindTheDataIsSeen() async throws {
         for _ in 0..<20 {
             let aborted = AbortProbe()
-            let server = try TestServer(backend: backend, routes: { table in
+            let server = try TestServer(routes: { table in
                 table.add(.put, "/upload", bodyLimit: 1 << 20, aborted.handler)
             })
             let client = try server.client()

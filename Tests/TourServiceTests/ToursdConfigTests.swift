@@ -115,6 +115,7 @@ import TestTraits
         (#"{"port": "eighty"}"#, "invalid value \"eighty\" for port"),
         (#"{"prot": 80}"#, "unknown configuration key \"prot\""),
         (#"{"databaseReadPipelines": 1}"#, "databaseReadPipelines is no longer a configuration key: each request handler thread"),
+        (#"{"eventLoop": "dispatch"}"#, "eventLoop is no longer a configuration key: toursd watches its sockets with epoll only"),
         (#"{"logLevel": "loud"}"#, "invalid value \"loud\" for logLevel"),
         (#"{"maxConnections": true}"#, "invalid value \"true\" for maxConnections"),
         (#"{"resumableInterimResponses": 1}"#, "invalid value \"1\" for resumableInterimResponses"),

@@ -1,8 +1,6 @@
 /// Every limit and timeout of the HTTP layer. The daemon fills it from its config file.
 public struct ServerConfiguration: Sendable {
-    /// How sockets are watched: an epoll loop per core, or Dispatch sources.
-    public var eventBackend: EventBackendKind = .epoll
-    /// Event loops for the epoll backend; 0 for one per online CPU.
+    /// Edge-triggered epoll loops sockets are watched on; 0 for one per online CPU.
     public var eventLoopCount: Int = 0
     /// Threads request handlers run on (their blocking work goes to pools of its own); 0 for
     /// one per online CPU.
@@ -60,10 +58,7 @@ public struct ServerConfiguration: Sendable {
     public init() {}
 
     func makeBackend() throws(SocketError) -> any EventBackend {
-        switch eventBackend {
-        case .epoll: return try EpollEventBackend(loopCount: eventLoopCount)
-        case .dispatch: return DispatchEventBackend()
-        }
+        try EpollEventBackend(loopCount: eventLoopCount)
     }
 
     /// The high watermark of one body's stream while `bodiesInProgress` bodies are received.
@@ -86,8 +81,3 @@ public struct ServerConfiguration: Sendable {
     }
 }
 
-/// The event backends a server can run on.
-public enum EventBackendKind: String, Sendable, CaseIterable {
-    case epoll
-    case dispatch
-}

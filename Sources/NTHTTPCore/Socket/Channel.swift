@@ -31,7 +31,7 @@ public protocol ChannelHandler: AnyObject, Sendable {
     func channelClosed()
 }
 
-/// Makes channels and watches listening sockets: `EpollEventBackend` or `DispatchEventBackend`.
+/// Makes channels and watches listening sockets: `EpollEventBackend`.
 public protocol EventBackend: Sendable {
     /// A channel for a connected, non-blocking socket. Callbacks start once `start` is called.
     func makeChannel(fd: Int32) -> any StartableChannel

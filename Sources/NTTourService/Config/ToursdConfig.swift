@@ -149,7 +149,6 @@ public struct ToursdConfig: Sendable, Equatable {
     public var logFormat = "logfmt"
     /// A file to log to (reopened on SIGHUP, for rotation); empty: standard error.
     public var logFile = ""
-    public var eventLoop = "epoll"
     public var eventLoopThreads = 0
     public var backlog = 1024
     public var maxConnections = 1024
@@ -299,7 +298,6 @@ public struct ToursdConfig: Sendable, Equatable {
         "logLevel": { $0.logLevel = $1; return LogLevel(name: $1) != nil },
         "logFormat": { $0.logFormat = $1; return LogFormat(rawValue: $1) != nil },
         "logFile": { $0.logFile = $1; return true },
-        "eventLoop": { $0.eventLoop = $1; return EventBackendKind(rawValue: $1) != nil },
         "eventLoopThreads": { config, text in setInt(&config.eventLoopThreads, text, 0...256) },
         "backlog": { config, text in setInt(&config.backlog, text, 1...65_535) },
         "maxConnections": { config, text in setInt(&config.maxConnections, text, 1...1_000_000) },
@@ -397,6 +395,7 @@ public struct ToursdConfig: Sendable, Equatable {
     /// Keys of earlier versions, and why they went.
     static let retired = [
         "databaseReadPipelines": "each request handler thread (databaseHandlerThreads) now has the PostgreSQL connection its single-statement reads share",
+        "eventLoop": "toursd watches its sockets with epoll only (eventLoopThreads sets how many loops)",
     ]
 
     /// Sets one key from its text form; the error names the key and the bad value.
@@ -451,7 +450,6 @@ public struct ToursdConfig: Sendable, Equatable {
     /// The HTTP layer's part.
     public var server: ServerConfiguration {
         var server = ServerConfiguration()
-        server.eventBackend = EventBackendKind(rawValue: eventLoop) ?? .epoll
         server.eventLoopCount = eventLoopThreads
         server.host = host
         server.port = UInt16(port)

@@ -11,10 +11,9 @@ final class TestServer: Sendable {
     let server: HTTPServer
     let port: UInt16
 
-    init(backend: EventBackendKind, configure: (inout ServerConfiguration) -> Void = { _ in },
+    init(configure: (inout ServerConfiguration) -> Void = { _ in },
          routes: (inout RouteTable) -> Void) throws {
         var configuration = ServerConfiguration()
-        configuration.eventBackend = backend
         configuration.host = "127.0.0.1"
         configuration.port = 0
         configure(&configuration)
