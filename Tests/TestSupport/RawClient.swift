@@ -13,6 +13,10 @@ public final class RawClient {
         /// The interim (1xx) answers that came before this one (`request`).
         public var interims: [Response] = []
 
+        public init(status: Int, headers: [(name: String, value: String)], body: [UInt8]) {
+            (self.status, self.headers, self.body) = (status, headers, body)
+        }
+
         public func header(_ name: String) -> String? {
             headers.first { $0.name.lowercased() == name.lowercased() }?.value
         }
@@ -25,6 +29,8 @@ public final class RawClient {
 
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
+
+        public init(description: String) { self.description = description }
     }
 
     public let fd: Int32

@@ -44,6 +44,16 @@ extension APIClient {
     }
 }
 
+extension InProcessClient {
+    /// A property with one floor, made in process.
+    func makeFloor() async throws -> (propertyId: String, floorId: String) {
+        let (propertyId, floorId) = (newID(), newID())
+        #expect(try await send("PUT", "/v1/properties/\(propertyId)", json: ["name": "Villa", "floorCount": 2]).status == 201)
+        #expect(try await send("PUT", "/v1/properties/\(propertyId)/floors/\(floorId)", json: ["number": 0]).status == 201)
+        return (propertyId, floorId)
+    }
+}
+
 extension RawClient.Response {
     func string(_ key: String) -> String? { json?[key] as? String }
     func int(_ key: String) -> Int? { json?[key] as? Int }

@@ -146,12 +146,12 @@ import TestTraits
     ])
     func badPlansAre400(body: String, message: String) async throws {
         let harness = try ServiceHarness()
-        let client = try harness.client(harness.alpha)
-        let (_, floorId) = try client.makeFloor()
-        let response = try client.send("PUT", "/v1/floors/\(floorId)/plan", body: Array(body.utf8), headers: ["Content-Type": "application/json"])
+        let client = harness.inProcess(harness.alpha)
+        let (_, floorId) = try await client.makeFloor()
+        let response = try await client.send("PUT", "/v1/floors/\(floorId)/plan", body: Array(body.utf8), headers: ["Content-Type": "application/json"])
         #expect(response.status == 400)
         #expect(response.text.contains(message), "\(response.text)")
-        #expect(try client.send("GET", "/v1/floors/\(floorId)").int("planRevision") == 0)
+        #expect(try await client.send("GET", "/v1/floors/\(floorId)").int("planRevision") == 0)
         await harness.finish()
     }
 

@@ -235,9 +235,10 @@ import TestTraits
     @Test(arguments: ["sha-256=abc", "sha-256=:!!:", "sha-512=:AAAA:", "sha-256=:AAAA:"])
     func malformedReprDigestsAre400(header: String) async throws {
         let harness = try ServiceHarness()
-        let client = try harness.client(harness.alpha)
-        let (_, floorId) = try client.makeFloor()
-        let response = try client.putPanorama(newID(), floorId: floorId, bytes: imageBytes(10), digest: header)
+        let client = harness.inProcess(harness.alpha)
+        let (_, floorId) = try await client.makeFloor()
+        let response = try await client.send("PUT", "/v1/panoramas/\(newID())?floorId=\(floorId)", body: imageBytes(10),
+                                             headers: ["Content-Type": "image/jpeg", "Repr-Digest": header])
         #expect(response.status == 400)
         #expect(response.errorCode == "bad_request")
         await harness.finish()

@@ -59,31 +59,34 @@ import TestTraits
     ])
     func badPropertiesAre400AndStoreNothing(body: String, message: String) async throws {
         let harness = try ServiceHarness()
-        let client = try harness.client(harness.alpha)
+        let client = harness.inProcess(harness.alpha)
         let id = newID()
-        let response = try client.send("PUT", "/v1/properties/\(id)", body: Array(body.utf8))
+        let response = try await client.send("PUT", "/v1/properties/\(id)", body: Array(body.utf8))
         #expect(response.status == 400)
         #expect(response.errorCode == "bad_request")
         #expect(response.text.contains(message), "\(response.text)")
-        #expect(try client.send("GET", "/v1/properties/\(id)").status == 404)
+        #expect(try await client.send("GET", "/v1/properties/\(id)").status == 404)
         await harness.finish()
     }
 
     @Test func tooMuchMetadataIsRefused() async throws {
         let harness = try ServiceHarness()
-        let client = try harness.client(harness.alpha)
-        let metadata = Dictionary(uniqueKeysWithValues: (0..<65).map { ("k\($0)", "v") })
-        let response = try client.putProperty(newID(), metadata: metadata)
+        let client = harness.inProcess(harness.alpha)
+        func put(keys: Int) async throws -> RawClient.Response {
+            let metadata = Dictionary(uniqueKeysWithValues: (0..<keys).map { ("k\($0)", "v") })
+            return try await client.send("PUT", "/v1/properties/\(newID())", json: ["name": "Villa", "floorCount": 1, "metadata": metadata])
+        }
+        let response = try await put(keys: 65)
         #expect(response.status == 400)
         #expect(response.text.contains("more than 64 keys"))
-        #expect(try client.putProperty(newID(), metadata: Dictionary(uniqueKeysWithValues: (0..<64).map { ("k\($0)", "v") })).status == 201)
+        #expect(try await put(keys: 64).status == 201)
         await harness.finish()
     }
 
     @Test(arguments: ["not-a-uuid", "AAAAAAAA-1111-4111-8111-111111111111", "11111111-1111-4111-8111-11111111111"])
     func idsMustBeLowercaseUUIDs(id: String) async throws {
         let harness = try ServiceHarness()
-        let response = try harness.client(harness.alpha).putProperty(id)
+        let response = try await harness.inProcess(harness.alpha).send("PUT", "/v1/properties/\(id)", json: ["name": "Villa", "floorCount": 1])
         #expect(response.status == 400)
         #expect(response.text.contains("propertyId must be a lowercase UUID"))
         await harness.finish()

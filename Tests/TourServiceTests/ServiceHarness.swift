@@ -8,6 +8,9 @@ import NTHashing
 import NTLogging
 import TestSupport
 import NTSQLKit
+import NTSQLiteDB
+import NTPostgresDB
+import Synchronization
 import NTObjectStorage
 @testable import NTTourService
 
@@ -62,11 +65,18 @@ final class ServiceHarness: @unchecked Sendable {
         config.port = 0
         config.dataDir = dataDir
         config.migrationsDir = Self.migrationsDir
+        // Eight harnesses (24 daemons in a balanced run) run side by side in one process:
+        // each with fewer threads than a daemon's defaults; a test that needs more says so.
+        config.ioThreads = 2
+        config.webhookConcurrency = 1
+        config.s3TransferThreads = 2
+        config.eventLoopThreads = 1
+        config.databaseHandlerThreads = 1
         // TOURSD_TEST_POSTGRES (a server's URL, as Tests/postgres/cluster.sh prints it): each
         // harness on a database of its own there instead of SQLite.
         if let server = ProcessInfo.processInfo.environment["TOURSD_TEST_POSTGRES"], !server.isEmpty {
             config.databaseUrl = try Self.freshDatabase(on: server, for: dataDir)
-            config.migrationsDir = Self.root.appendingPathComponent("migrations/postgresql").path
+            config.migrationsDir = Self.postgresMigrationsDir
             config.databasePoolSize = 2 // the tests run side by side: a few connections each
         }
         // TOURSD_TEST_S3 (set by Tests/s3/api.sh with the AWS variables of a store it started):
@@ -112,16 +122,42 @@ final class ServiceHarness: @unchecked Sendable {
         (port, balancer) = (balanced, folder)
     }
 
-    /// A new, empty database on a PostgreSQL server, named after the harness's directory
-    /// (made with psql; a data directory reopened finds its database again).
+    /// The PostgreSQL migrations (a harness's database on PostgreSQL starts with them applied).
+    static let postgresMigrationsDir = root.appendingPathComponent("migrations/postgresql").path
+
+    /// A new database on a PostgreSQL server, named after the harness's directory (made with
+    /// psql; a data directory reopened finds its database again), copied from the test
+    /// process's migrated template: it starts on the newest schema, with no rows.
     static func freshDatabase(on server: String, for dataDir: String) throws -> String {
         let name = "t_" + String(dataDir.unicodeScalars.filter { CharacterSet.alphanumerics.contains($0) }.map(Character.init)).lowercased().suffix(40)
-        let created = try runCommand("/usr/bin/psql", ["\(server)/postgres", "-qc", "CREATE DATABASE \(name)"], timeoutSeconds: 60)
+        let template = try migratedTemplate(on: server)
+        let created = try runCommand("/usr/bin/psql", ["\(server)/postgres", "-qc", "CREATE DATABASE \(name) TEMPLATE \(template)"], timeoutSeconds: 60)
         guard created.status == 0 || created.err.contains("already exists") else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "cannot create database \(name): \(created.err)"])
         }
         return "\(server)/\(name)"
     }
+
+    /// This process's template on `server`, made and migrated by the first harness that asks
+    /// (the others wait for it). No connection to it stays open: PostgreSQL copies a template
+    /// only while nobody is connected to it.
+    private static func migratedTemplate(on server: String) throws -> String {
+        try templates.withLock { made throws -> String in
+            if let name = made[server] { return name }
+            let name = "t_template_\(getpid())"
+            let created = try runCommand("/usr/bin/psql", ["\(server)/postgres", "-qc", "DROP DATABASE IF EXISTS \(name)", "-c", "CREATE DATABASE \(name)"],
+                                         timeoutSeconds: 60)
+            guard created.status == 0 else {
+                throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "cannot create database \(name): \(created.err)"])
+            }
+            let connection = try PostgresConnection(url: "\(server)/\(name)")
+            _ = try PostgresMigrator.migrate(connection, Migrator.load(from: postgresMigrationsDir))
+            made[server] = name
+            return name
+        }
+    }
+
+    private static let templates = Mutex<[String: String]>([:])
 
     /// A new bucket on the run's S3 store, named after the harness's directory (a data
     /// directory reopened finds its bucket again).
@@ -135,6 +171,11 @@ final class ServiceHarness: @unchecked Sendable {
 
 
     /// A client speaking as one tenant (nil: no token).
+    /// A client answered in process by the first daemon (no socket; see `InProcessClient`).
+    func inProcess(_ token: String?) -> InProcessClient {
+        InProcessClient(server: servers[0], token: token)
+    }
+
     func client(_ token: String?) throws -> APIClient {
         try APIClient(port: port, token: token)
     }
@@ -207,6 +248,35 @@ final class ServiceHarness: @unchecked Sendable {
             let parts = object.key.split(separator: "/")
             return "blobs/" + (parts.count == 4 && parts[1] == "uploads" ? parts.prefix(3).joined(separator: "/") : object.key)
         }))
+    }
+}
+
+/// Requests as one tenant answered in process by a harness's first daemon
+/// (`HTTPServer.respond(toMessage:)`): no socket, and nothing blocks a thread, so a test of
+/// what the API accepts and refuses waits on nothing but the service. Bodies are bytes or
+/// JSON; an answer's body is read when it is in memory (JSON, errors).
+struct InProcessClient {
+    let server: HTTPServer
+    let token: String?
+
+    func send(_ method: String, _ target: String, json: Any? = nil, body: [UInt8] = [], headers: [String: String] = [:]) async throws -> RawClient.Response {
+        var headers = headers
+        if let token { headers["Authorization"] = "Bearer \(token)" }
+        var bytes = body
+        if let json {
+            bytes = Array(try JSONSerialization.data(withJSONObject: json))
+            headers["Content-Type"] = headers["Content-Type"] ?? "application/json"
+        }
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: toursd\r\nContent-Length: \(bytes.count)\r\n"
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\r\n" }
+        let answer = await server.respond(toMessage: Array((head + "\r\n").utf8) + bytes)
+        var fields = answer.headers.map { (name: $0.name, value: $0.value) }
+        if let type = answer.contentType { fields.append((name: "Content-Type", value: type)) }
+        guard case .bytes(let content) = answer.body else {
+            if case .empty = answer.body { return RawClient.Response(status: answer.status.code, headers: fields, body: []) }
+            throw RawClient.Failure(description: "\(method) \(target): an in-process answer's body is read only when it is in memory")
+        }
+        return RawClient.Response(status: answer.status.code, headers: fields, body: content)
     }
 }
 

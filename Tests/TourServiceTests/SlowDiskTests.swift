@@ -65,7 +65,8 @@ import TestTraits
         // balancer in front would buffer the body the test holds back. The upload's body timeout
         // is longer than the test: between its first part and the rest, the stall may end by its
         // own limit and the server read on (on a loaded CI run the 30 s default ran out).
-        let harness = try ServiceHarness(alone: true, configure: { $0.bodyTimeoutMs = 150_000 }, beforeEachFileJob: { disk.pass() })
+        // A daemon's four file threads (not a harness's two): the stall holds some of them.
+        let harness = try ServiceHarness(alone: true, configure: { $0.bodyTimeoutMs = 150_000; $0.ioThreads = 4 }, beforeEachFileJob: { disk.pass() })
         let client = try harness.client(harness.alpha)
         let (propertyId, floorId) = try client.makeFloor()
         disk.stall()
@@ -108,7 +109,8 @@ import TestTraits
         let disk = StalledDisk()
         defer { disk.release() }
         // One daemon even in a balanced run: the queue is a daemon's own.
-        let harness = try ServiceHarness(alone: true, configure: { $0.previewQueueLimit = 1 }, beforeEachFileJob: { disk.pass() })
+        // A daemon's four file threads (not a harness's two): the stall holds some of them.
+        let harness = try ServiceHarness(alone: true, configure: { $0.previewQueueLimit = 1; $0.ioThreads = 4 }, beforeEachFileJob: { disk.pass() })
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let (first, second) = (newID(), newID())

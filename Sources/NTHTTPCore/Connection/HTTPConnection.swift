@@ -213,32 +213,14 @@ final class HTTPConnection: ChannelHandler, InterimSink, @unchecked Sendable {
         serial += 1
         let now = monotonicNanoseconds()
         let id = head.headers.withFirstValueBytes("x-request-id") { RequestID.fromClient($0) } ?? nil
-        let configuration = context.configuration
-        var route: Route?
-        var parameters: [String] = []
-        var refusal: HTTPError?
-        switch context.router.match(head.method, head.path) {
-        case .notFound:
-            refusal = .notFound("no route for \(head.path)")
-        case .methodNotAllowed(let allowed):
-            refusal = .methodNotAllowed(allowed: allowed)
-        case .found(let found, let values):
-            route = found
-            parameters = values
-            if let length = head.contentLength, length > found.bodyLimit {
-                // Refused before reading, so a client waiting on 100-continue never sends it.
-                refusal = .payloadTooLarge("the body of \(length) bytes exceeds \(found.bodyLimit)")
-            }
-        }
-        if let reason = rejection ?? (configuration.maxConnections <= 0 ? "too many connections" : nil) {
-            refusal = .unavailable(reason, retryAfterSeconds: configuration.retryAfterSeconds)
-        }
+        let routing = context.routing(head, rejection: rejection)
+        let route = routing.route, refusal = routing.refusal
         let stream = head.framing.hasBody ? makeStream(serial: serial) : nil
         current = Current(serial: serial, id: id ?? RequestID.next(), head: head, route: route, stream: stream)
         var summary = HeadSummary(head, bodyLimit: route?.bodyLimit ?? 0)
         summary.keepAlive = summary.keepAlive && rejection == nil // a connection past a limit closes after its 503
         _ = machine.headReceived(summary, refused: refusal != nil, now: now)
-        var request = Request(head: head, id: current!.id, body: RequestBody(stream: stream), route: route, parameterValues: parameters,
+        var request = Request(head: head, id: current!.id, body: RequestBody(stream: stream), route: route, parameterValues: routing.parameters,
                               peerAddress: peerAddress, receivedAt: now)
         request.attributes[Refusal.self] = refusal
         let serial = self.serial

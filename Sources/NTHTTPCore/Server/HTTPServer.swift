@@ -10,7 +10,7 @@ import CNTLinux
 /// The HTTP/1.1 server: listens, accepts within the connection limit, serves each
 /// connection with an `HTTPConnection`, sweeps deadlines, and shuts down gracefully.
 public final class HTTPServer: Sendable {
-    private let context: ServerContext
+    let context: ServerContext
     private let logger: Logger
     private let state = Mutex<State>(State())
     /// A descriptor kept in reserve: out of descriptors, it is given up for a moment to

@@ -46,6 +46,37 @@ final class ServerContext: Sendable {
         settings.withLock { change(&$0) }
     }
 
+    /// How a request with `head` is answered: by its route (with the path's parameters), or
+    /// refused before its handler: 404, 405, 413 by its announced length (before a byte is
+    /// read, so a client waiting on 100-continue never sends it), 503 when the server turns it
+    /// away (`rejection`, or no connections allowed at all).
+    func routing(_ head: RequestHead, rejection: String?) -> Routing {
+        let configuration = self.configuration
+        var routing = Routing()
+        switch router.match(head.method, head.path) {
+        case .notFound:
+            routing.refusal = .notFound("no route for \(head.path)")
+        case .methodNotAllowed(let allowed):
+            routing.refusal = .methodNotAllowed(allowed: allowed)
+        case .found(let found, let values):
+            routing.route = found
+            routing.parameters = values
+            if let length = head.contentLength, length > found.bodyLimit {
+                routing.refusal = .payloadTooLarge("the body of \(length) bytes exceeds \(found.bodyLimit)")
+            }
+        }
+        if let reason = rejection ?? (configuration.maxConnections <= 0 ? "too many connections" : nil) {
+            routing.refusal = .unavailable(reason, retryAfterSeconds: configuration.retryAfterSeconds)
+        }
+        return routing
+    }
+
+    struct Routing {
+        var route: Route?
+        var parameters: [String] = []
+        var refusal: HTTPError?
+    }
+
     /// The answer to a request: its handler's, or its refusal's.
     func respond(to request: Request) async -> Response {
         do {
