@@ -251,6 +251,17 @@ final class ServiceHarness: @unchecked Sendable {
     }
 }
 
+/// A tenant's request as both clients send it: its token, and a JSON body encoded.
+enum TenantRequest {
+    static func parts(token: String?, json: Any?, body: [UInt8], headers: [String: String]) throws -> (headers: [String: String], body: [UInt8]) {
+        var headers = headers
+        if let token { headers["Authorization"] = "Bearer \(token)" }
+        guard let json else { return (headers, body) }
+        headers["Content-Type"] = headers["Content-Type"] ?? "application/json"
+        return (headers, Array(try JSONSerialization.data(withJSONObject: json)))
+    }
+}
+
 /// Requests as one tenant answered in process by a harness's first daemon
 /// (`HTTPServer.respond(toMessage:)`): no socket, and nothing blocks a thread, so a test of
 /// what the API accepts and refuses waits on nothing but the service. Bodies are bytes or
@@ -260,13 +271,7 @@ struct InProcessClient {
     let token: String?
 
     func send(_ method: String, _ target: String, json: Any? = nil, body: [UInt8] = [], headers: [String: String] = [:]) async throws -> RawClient.Response {
-        var headers = headers
-        if let token { headers["Authorization"] = "Bearer \(token)" }
-        var bytes = body
-        if let json {
-            bytes = Array(try JSONSerialization.data(withJSONObject: json))
-            headers["Content-Type"] = headers["Content-Type"] ?? "application/json"
-        }
+        let (headers, bytes) = try TenantRequest.parts(token: token, json: json, body: body, headers: headers)
         var head = "\(method) \(target) HTTP/1.1\r\nHost: toursd\r\nContent-Length: \(bytes.count)\r\n"
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\r\n" }
         let answer = await server.respond(toMessage: Array((head + "\r\n").utf8) + bytes)
@@ -293,13 +298,7 @@ final class APIClient {
 
     @discardableResult
     func send(_ method: String, _ target: String, json: Any? = nil, body: [UInt8] = [], headers: [String: String] = [:]) throws -> RawClient.Response {
-        var headers = headers
-        if let token { headers["Authorization"] = "Bearer \(token)" }
-        var bytes = body
-        if let json {
-            bytes = Array(try JSONSerialization.data(withJSONObject: json))
-            headers["Content-Type"] = headers["Content-Type"] ?? "application/json"
-        }
+        let (headers, bytes) = try TenantRequest.parts(token: token, json: json, body: body, headers: headers)
         // A connection the server closed while it sat idle is made again before it is used, as
         // HTTP clients do: on a loaded run a test may wait past the idle timeout for its turn
         // on Swift's shared threads. A connection closed during a request still fails the test.
