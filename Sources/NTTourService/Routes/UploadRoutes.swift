@@ -69,8 +69,9 @@ extension UploadRoutes {
 struct Uploads: Sendable {
     let context: ServiceContext
     let sessions: UploadSessions
-    /// Which daemon writes an upload, when several share the database and blob folder.
-    var ownership: any UploadOwnership = LocalOwnership()
+    /// Which daemon writes an upload, when several share the database and blob folder (the
+    /// composition's choice: no default, so no caller can leave cross-daemon writers out).
+    let ownership: any UploadOwnership
 
     var expiry: Int64 { Int64(context.config.uploadExpirySeconds) }
     var now: Int64 { Int64(Date().timeIntervalSince1970) }
@@ -409,24 +410,40 @@ struct Uploads: Sendable {
     /// would: the same digest check, the same idempotency, the same file; in place before
     /// the answer. Once per upload: a request that finds it finished meanwhile has nothing to do.
     /// A daemon finishes an upload only as its writer (`owner`): when another daemon took the
-    /// upload after its last byte arrived here, this one waits its turn for it again (once).
+    /// upload after its last byte arrived here, this one waits its turn as the writer, once.
     /// Returns the panorama the upload became (nil while bytes are missing or awaited).
-    func finishIfComplete(_ upload: UploadRecord, _ tenant: Int64, offset: Int64, owner: UInt64,
-                          again: Bool = true) async throws -> FinishedUpload? {
+    func finishIfComplete(_ upload: UploadRecord, _ tenant: Int64, offset: Int64, owner: UInt64) async throws -> FinishedUpload? {
         guard upload.isComplete(at: offset) else { return nil }
         let key = partialKey(upload, tenant)
-        let finished = try await sessions.finishing.withLock(key) { () -> FinishedUpload?? in
-            guard ownership.holds(key, owner) else { return .none }
+        if case .done(let finished) = try await finishingTurn(upload, tenant, key, owner: owner) { return finished }
+        return try await owning(key) { owner in
+            guard case .done(let finished) = try await finishingTurn(upload, tenant, key, owner: owner) else {
+                throw ServiceError(.unavailable, "another daemon keeps taking upload \(upload.id); try again", retryAfterSeconds: 1)
+            }
+            return finished
+        }
+    }
+
+    /// What a turn at finishing an upload found.
+    private enum FinishingTurn {
+        /// Another daemon took the upload since `owner` was its writer.
+        case notTheWriter
+        /// The panorama the upload became (nil: deleted since it was stored).
+        case done(FinishedUpload?)
+    }
+
+    /// One turn at finishing, under the upload's finishing lock (no session opens on a file
+    /// that finishing is removing).
+    private func finishingTurn(_ upload: UploadRecord, _ tenant: Int64, _ key: BlobKey, owner: UInt64) async throws -> FinishingTurn {
+        try await sessions.finishing.withLock(key) {
+            guard ownership.holds(key, owner) else { return .notTheWriter }
             guard let record = try await context.readOne({ try await UploadStore.upload($0, tenant, upload.id) }) else {
                 throw ServiceError.notFound("upload", upload.id)
             }
-            if !record.finished, let made = try await finish(record, tenant) { return made }
+            if !record.finished, let made = try await finish(record, tenant) { return .done(made) }
             // Finished before: the panorama as stored (gone again when it was deleted since).
-            return try await context.readOne { try await TourStore.panorama($0, tenant, upload.panoramaId) }.map { FinishedUpload(panorama: $0, created: false) }
+            return .done(try await context.readOne { try await TourStore.panorama($0, tenant, upload.panoramaId) }.map { FinishedUpload(panorama: $0, created: false) })
         }
-        if let finished { return finished }
-        guard again else { throw ServiceError(.unavailable, "another daemon keeps taking upload \(upload.id); try again", retryAfterSeconds: 1) }
-        return try await owning(key) { try await finishIfComplete(upload, tenant, offset: offset, owner: $0, again: false) }
     }
 
     /// The panorama a finished upload became: `created` false when it was a re-send of one
