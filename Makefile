@@ -82,7 +82,8 @@ test: deps powerlossfs
 	bash Tests/repository/first_commands.sh
 	$(SWIFT) build --build-tests
 	bash Tests/repository/noop_build.sh $(MAKE) --no-print-directory build PRODUCTS="$(PRODUCTS) $(BENCH_PRODUCTS)"
-	bash Tests/repository/swift_test.sh $(SWIFT) 1800
+	bash Tests/repository/swift_test.sh $(SWIFT) 300 --filter "$$(bash Tests/repository/pure_suites.sh)"
+	bash Tests/repository/swift_test.sh $(SWIFT) 1800 --skip "$$(bash Tests/repository/pure_suites.sh)"
 	bash Tests/s3/api.sh
 	bash Tests/postgres/api.sh
 	SCALEOUT_S3=rclone bash Tests/postgres/scaleout.sh .build/release/toursd .build/debug/tours
