@@ -103,7 +103,7 @@ public struct Row: Sendable {
 
     private func required<T: SQLDecodable>(_ value: SQLValue, _ column: String, _ type: T.Type) throws(StorageError) -> T {
         guard let decoded = try optional(value, column, type) else {
-            throw StorageError(.corrupt, "column \(column) is NULL where a \(T.self) must be")
+            throw StorageError(.corrupt, "column \(column) is NULL where \(T.expected) must be")
         }
         return decoded
     }
@@ -111,7 +111,7 @@ public struct Row: Sendable {
     private func optional<T: SQLDecodable>(_ value: SQLValue, _ column: String, _ type: T.Type) throws(StorageError) -> T? {
         if value == .null, T.self != SQLValue.self { return nil }
         guard let decoded = T(sqlValue: value) else {
-            throw StorageError(.corrupt, "column \(column) holds \(value.kindName), not a \(T.self)")
+            throw StorageError(.corrupt, "column \(column) holds \(value.kindName) where \(T.expected) must be")
         }
         return decoded
     }
@@ -120,17 +120,35 @@ public struct Row: Sendable {
 /// A Swift type a column's value is read as: `nil` when the value is of another kind.
 public protocol SQLDecodable {
     init?(sqlValue: SQLValue)
+    /// What the type reads, for an error's message ("an integer").
+    static var expected: String { get }
 }
 
-extension String: SQLDecodable { public init?(sqlValue: SQLValue) { guard let value = sqlValue.string else { return nil }; self = value } }
-extension Int: SQLDecodable { public init?(sqlValue: SQLValue) { guard let value = sqlValue.int else { return nil }; self = value } }
-extension Int64: SQLDecodable { public init?(sqlValue: SQLValue) { guard let value = sqlValue.int64 else { return nil }; self = value } }
-extension Double: SQLDecodable { public init?(sqlValue: SQLValue) { guard let value = sqlValue.double else { return nil }; self = value } }
+extension String: SQLDecodable {
+    public init?(sqlValue: SQLValue) { guard let value = sqlValue.string else { return nil }; self = value }
+    public static var expected: String { "text" }
+}
+extension Int: SQLDecodable {
+    public init?(sqlValue: SQLValue) { guard let value = sqlValue.int else { return nil }; self = value }
+    public static var expected: String { "an integer" }
+}
+extension Int64: SQLDecodable {
+    public init?(sqlValue: SQLValue) { guard let value = sqlValue.int64 else { return nil }; self = value }
+    public static var expected: String { "an integer" }
+}
+extension Double: SQLDecodable {
+    public init?(sqlValue: SQLValue) { guard let value = sqlValue.double else { return nil }; self = value }
+    public static var expected: String { "a number" }
+}
 extension Array: SQLDecodable where Element == UInt8 {
     public init?(sqlValue: SQLValue) { guard let value = sqlValue.bytes else { return nil }; self = value }
+    public static var expected: String { "a blob" }
 }
 /// The value as stored, whatever its kind (to bind it again).
-extension SQLValue: SQLDecodable { public init?(sqlValue: SQLValue) { self = sqlValue } }
+extension SQLValue: SQLDecodable {
+    public init?(sqlValue: SQLValue) { self = sqlValue }
+    public static var expected: String { "a value" }
+}
 
 extension SQLValue {
     /// The storage class's name, for an error's message.

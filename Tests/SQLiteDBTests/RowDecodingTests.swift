@@ -22,8 +22,8 @@ import NTSQLiteDB
 
     @Test(arguments: [
         ("missing", "a row has no column missing (it has id, size, ratio, note, bytes)"),
-        ("note", "column note is NULL where a String must be"),
-        ("size", "column size holds an integer, not a String"),
+        ("note", "column note is NULL where text must be"),
+        ("size", "column size holds an integer where text must be"),
     ])
     func aValueThatIsNotThereOrOfAnotherTypeThrows(column: String, message: String) {
         #expect(throws: StorageError(.corrupt, message)) { try row.decode(column, as: String.self) }
@@ -33,7 +33,7 @@ import NTSQLiteDB
         #expect(throws: StorageError(.corrupt, "a row has no column gone (it has id, size, ratio, note, bytes)")) {
             try row.decodeIfPresent("gone", as: Int.self)
         }
-        #expect(throws: StorageError(.corrupt, "column id holds text, not a Int")) { try row.decodeIfPresent("id", as: Int.self) }
+        #expect(throws: StorageError(.corrupt, "column id holds text where an integer must be")) { try row.decodeIfPresent("id", as: Int.self) }
         #expect(throws: StorageError(.corrupt, "a row has no column #5 (it has 5)")) { try row.decode(5, as: Int.self) }
         #expect(throws: StorageError.self) { try row.decode(-1, as: Int.self) }
     }
@@ -44,7 +44,7 @@ import NTSQLiteDB
         let database = try Database(path: ":memory:")
         try database.execute("CREATE TABLE t (n INTEGER NOT NULL); INSERT INTO t VALUES ('twelve')")
         let stored = try #require(try database.first("SELECT n FROM t"))
-        #expect(throws: StorageError(.corrupt, "column n holds text, not a Int")) { try stored.decode("n", as: Int.self) }
+        #expect(throws: StorageError(.corrupt, "column n holds text where an integer must be")) { try stored.decode("n", as: Int.self) }
     }
 
     /// Each backend's own error says which kind of storage failure it is.

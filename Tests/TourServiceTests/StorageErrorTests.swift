@@ -46,7 +46,7 @@ import NTSQLiteDB
         let answer = try client.send("GET", "/v1/properties/\(broken)")
         #expect(answer.status == 500)
         #expect(answer.errorCode == "internal")
-        #expect(answer.text.contains("column floor_count holds text, not a Int"), "\(answer.text)")
+        #expect(answer.text.contains("column floor_count holds text where an integer must be"), "\(answer.text)")
         #expect(try client.send("GET", "/v1/properties/\(sound)").status == 200)
         await harness.finish()
     }
