@@ -31,14 +31,15 @@ final class ServiceContext: Sendable {
 
     /// `advisoryLocks`: the database's, when several daemons share it; `sharedPreviews`: the
     /// bucket, when previews are shared through it.
-    init(pool: any SQLStorage, blobs: any BlobStore, deploymentId: String, advisoryLocks: AdvisoryLocks?, sharedPreviews: BucketBlobStore?,
+    /// `imageThreads`: where previews and tiles are decoded.
+    init(pool: any SQLStorage, blobs: any BlobStore, imageThreads: ThreadPool, deploymentId: String, advisoryLocks: AdvisoryLocks?, sharedPreviews: BucketBlobStore?,
          config: ToursdConfig, logger: Logger, crashPoints: CrashPoints) {
         self.pool = pool
         self.blobs = blobs
         self.deploymentId = deploymentId
         self.advisoryLocks = advisoryLocks
         panoramaTurns = PanoramaTurns(shared: advisoryLocks, waitSeconds: Double(config.uploadTakeoverSeconds))
-        previews = PreviewCache(dataDir: config.dataDir, io: blobs.io, config: config, logger: logger, shared: sharedPreviews)
+        previews = PreviewCache(dataDir: config.dataDir, io: blobs.io, decoders: imageThreads, config: config, logger: logger, shared: sharedPreviews)
         tiles = PanoramaTiles(dataDir: config.dataDir, io: blobs.io, images: previews.decoders, memory: previews.memory, config: config, logger: logger)
         signIns = SignInLimiter(pool: pool, allowed: config.signInFailuresAllowed, window: config.signInWindowSeconds)
         knownTokens = KnownTokens(capacity: config.tokenCacheEntries, threads: pool.handlerThreads)

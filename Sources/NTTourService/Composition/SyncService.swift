@@ -39,9 +39,9 @@ public final class SyncService: Sendable {
     /// `storage` wraps the database the service is given (tests watch the statements it runs).
     static func open(_ deployment: Deployment, config: ToursdConfig, logger: Logger, crashAt: CrashPoint? = nil,
                      beforeEachFileJob: (@Sendable () -> Void)?, storage: (any SQLStorage) -> any SQLStorage = { $0 }) throws(StartupError) -> SyncService {
-        let io = ThreadPool(name: "file-io", threads: config.ioThreads, niceness: Int32(config.ioThreadNiceness), beforeEachJob: beforeEachFileJob)
+        let pools = ServicePools(config, beforeEachFileJob: beforeEachFileJob)
         try StartupError.makeDirectories(config.dataDir)
-        let blobs = try openBlobs(deployment.blobs, config, io: io)
+        let blobs = try openBlobs(deployment.blobs, config, io: pools.files)
         let pool = storage(try ServerStorage.open(deployment.records, config, logger: logger))
         let webhookKey = try WebhookKey.load(config)
         // Several daemons on one database take turns through its locks; one daemon, through its own.
@@ -50,9 +50,9 @@ public final class SyncService: Sendable {
         case .postgres(let url): (url, AdvisoryLocks(url: url))
         }
         let sharedPreviews: BucketBlobStore? = if case .bucket(let bucket) = blobs { bucket } else { nil }
-        let context = ServiceContext(pool: pool, blobs: blobs.store, deploymentId: try deploymentId(pool), advisoryLocks: shared?.locks,
+        let context = ServiceContext(pool: pool, blobs: blobs.store, imageThreads: pools.previews, deploymentId: try deploymentId(pool), advisoryLocks: shared?.locks,
                                      sharedPreviews: sharedPreviews, config: config, logger: logger, crashPoints: CrashPoints(armed: crashAt))
-        let service = SyncService(deployment, context: context, blobs: blobs, sharedDatabase: shared, webhookKey: webhookKey)
+        let service = SyncService(deployment, context: context, blobs: blobs, sharedDatabase: shared, webhookKey: webhookKey, webhookThreads: pools.webhooks)
         try service.recover()
         try service.bootstrapToken()
         service.startTimers()
@@ -63,7 +63,7 @@ public final class SyncService: Sendable {
     private static func openBlobs(_ place: Deployment.Blobs, _ config: ToursdConfig, io: ThreadPool) throws(StartupError) -> OpenedBlobs {
         switch place {
         case .bucket(let bucket):
-            let transfers = ThreadPool(name: "s3", threads: config.s3TransferThreads)
+            let transfers = ServicePools.bucketTransfers(config)
             let timeouts = TransferTimeouts(connectMs: config.s3ConnectTimeoutMs, stallSeconds: config.s3StallSeconds)
             do {
                 return .bucket(try BucketBlobStore(bucket: ObjectBucket(settings: bucket, transfers: transfers, timeouts: timeouts), dataDir: config.dataDir,
@@ -85,12 +85,12 @@ public final class SyncService: Sendable {
     }
 
     private init(_ deployment: Deployment, context: ServiceContext, blobs: OpenedBlobs, sharedDatabase: (url: String, locks: AdvisoryLocks)?,
-                 webhookKey: SecretBox) {
+                 webhookKey: SecretBox, webhookThreads: ThreadPool) {
         self.deployment = deployment
         self.context = context
         self.blobs = blobs
         self.webhookKey = webhookKey
-        webhooks = WebhookDeliverer(context: context, key: webhookKey)
+        webhooks = WebhookDeliverer(context: context, key: webhookKey, threads: webhookThreads)
         let sessions = UploadSessions(blobs: context.blobs, durableStep: context.config.uploadDurableStepBytes) { [context] key, offset in
             do {
                 try await context.write { try await UploadStore.advanceOffset($0, key.tenant, key.id, to: offset) }

@@ -37,11 +37,11 @@ final class PreviewCache: Sendable {
     /// With a bucket: previews made by any daemon, kept there too.
     let shared: (any SharedPreviews)?
 
-    init(dataDir: String, io: ThreadPool, config: ToursdConfig, logger: Logger, shared: (any SharedPreviews)? = nil) {
+    init(dataDir: String, io: ThreadPool, decoders: ThreadPool, config: ToursdConfig, logger: Logger, shared: (any SharedPreviews)? = nil) {
         root = dataDir + "/previews"
         self.io = io
         self.shared = shared
-        decoders = ThreadPool(name: "previews", threads: config.previewThreads, niceness: Int32(config.ioThreadNiceness))
+        self.decoders = decoders
         memory = ImageMemory(limit: config.imageMemoryBytes)
         self.logger = logger
         quality = config.previewQuality

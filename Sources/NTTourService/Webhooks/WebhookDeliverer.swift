@@ -23,10 +23,11 @@ final class WebhookDeliverer: Sendable {
     /// Events one lease sends at most before the endpoint waits its turn again.
     private static let eventsPerLease = 50
 
-    init(context: ServiceContext, key: SecretBox) {
+    /// `threads`: the deliveries' (`webhookConcurrency` of them: a delivery blocks in libcurl).
+    init(context: ServiceContext, key: SecretBox, threads: ThreadPool) {
         self.context = context
         self.key = key
-        threads = ThreadPool(name: "webhooks", threads: context.config.webhookConcurrency)
+        self.threads = threads
         clients = PerThread(threads: threads.threadCount)
     }
 

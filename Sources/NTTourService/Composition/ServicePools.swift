@@ -1,0 +1,24 @@
+import NTThreadPools
+
+/// The service's own thread pools, made here only and each sized from the configuration: file
+/// work, image decoding, webhook deliveries, and a bucket's transfers. The request handlers'
+/// threads are the database's (sized by `sqliteReaders` or `databaseHandlerThreads`), the epoll
+/// loops the HTTP layer's (`eventLoopThreads`). Each part stops the pool it is given.
+/// (`/metrics` counts every thread by its pool's name: `ThreadCensus`.)
+struct ServicePools {
+    let files: ThreadPool
+    let previews: ThreadPool
+    let webhooks: ThreadPool
+
+    /// `beforeEachFileJob` runs before every job of the file pool: tests make the disk slow with it.
+    init(_ config: ToursdConfig, beforeEachFileJob: (@Sendable () -> Void)?) {
+        files = ThreadPool(name: "file-io", threads: config.ioThreads, niceness: Int32(config.ioThreadNiceness), beforeEachJob: beforeEachFileJob)
+        previews = ThreadPool(name: "previews", threads: config.previewThreads, niceness: Int32(config.ioThreadNiceness))
+        webhooks = ThreadPool(name: "webhooks", threads: config.webhookConcurrency)
+    }
+
+    /// A bucket's part transfers (only a deployment on a bucket has them).
+    static func bucketTransfers(_ config: ToursdConfig) -> ThreadPool {
+        ThreadPool(name: "s3", threads: config.s3TransferThreads)
+    }
+}
