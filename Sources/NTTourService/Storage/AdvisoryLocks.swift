@@ -55,7 +55,7 @@ final class AdvisoryLocks: Sendable {
     /// its callers settle among themselves first).
     func tryLock(_ name: String) async throws -> Bool {
         let key = Self.key(name)
-        return try await onConnection { try $0.first("SELECT pg_try_advisory_lock(?) AS taken", key)?.decodeIfPresent("taken", as: Int.self) == 1 }
+        return try await onConnection { try $0.first("SELECT pg_try_advisory_lock(?) AS taken", key)?.decode("taken", as: Int.self) == 1 }
     }
 
     /// Takes lock `name`, trying again every 20 ms for up to `waitSeconds` (then 503 with

@@ -71,9 +71,8 @@ enum EventStore {
     /// Tour changes with no change since `cutoff` (Unix seconds): (tenant, property), at most
     /// `limit`, the oldest first.
     static func settledTourChanges(_ db: any SQLConnection, changedBy cutoff: Int64, limit: Int) async throws -> [(tenant: Int64, property: String)] {
-        try await db.query("SELECT tenant_id, property_id FROM tour_changes WHERE changed_at <= ? ORDER BY changed_at LIMIT ?", cutoff, limit).compactMap { row in
-            guard let tenant = try row.decodeIfPresent("tenant_id", as: Int64.self), let property = try row.decodeIfPresent("property_id", as: String.self) else { return nil }
-            return (tenant, property)
+        try await db.query("SELECT tenant_id, property_id FROM tour_changes WHERE changed_at <= ? ORDER BY changed_at LIMIT ?", cutoff, limit).map { row in
+            (try row.decode("tenant_id", as: Int64.self), try row.decode("property_id", as: String.self))
         }
     }
 

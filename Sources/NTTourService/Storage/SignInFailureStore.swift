@@ -7,7 +7,7 @@ enum SignInFailureStore {
     /// The address's attempts after `since`, oldest first.
     static func recent(_ db: any SQLConnection, _ address: [UInt8], since: Int64) async throws -> [Int64] {
         try await db.query("SELECT failed_at FROM sign_in_failures WHERE address = ? AND failed_at > ? ORDER BY failed_at",
-                     Blob(address), since).compactMap { try $0.decodeIfPresent("failed_at", as: Int64.self) }
+                     Blob(address), since).map { try $0.decode("failed_at", as: Int64.self) }
     }
 
     /// Records an attempt at `now`, and forgets every attempt (of any address) from `since` or

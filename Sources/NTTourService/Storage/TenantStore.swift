@@ -13,7 +13,7 @@ enum TenantStore {
     }
 
     static func tenantID(_ db: any SQLConnection, named name: String) async throws -> Int64? {
-        try await db.first("SELECT id FROM tenants WHERE name = ?", name)?.decodeIfPresent("id", as: Int64.self)
+        try await db.first("SELECT id FROM tenants WHERE name = ?", name)?.decode("id", as: Int64.self)
     }
 
     static func createTenantIfMissing(_ db: any SQLConnection, named name: String) async throws -> Int64 {
@@ -28,7 +28,7 @@ enum TenantStore {
         let tenant = try await createTenantIfMissing(db, named: name)
         let token = Secrets.make(prefix: "nt_")
         try await db.run("INSERT INTO tokens (tenant_id, token_hash, created_at) VALUES (?, ?, ?)", tenant, Blob(hash(token)), Timestamp.now())
-        guard let id = try await db.first("SELECT id FROM tokens WHERE token_hash = ?", Blob(hash(token)))?.decodeIfPresent("id", as: Int64.self) else {
+        guard let id = try await db.first("SELECT id FROM tokens WHERE token_hash = ?", Blob(hash(token)))?.decode("id", as: Int64.self) else {
             throw StorageError(.corrupt, "token vanished after insert")
         }
         return (id, token)
@@ -57,7 +57,7 @@ enum TenantStore {
     }
 
     static func name(_ db: any SQLConnection, tenant: Int64) async throws -> String? {
-        try await db.first("SELECT name FROM tenants WHERE id = ?", tenant)?.decodeIfPresent("name", as: String.self)
+        try await db.first("SELECT name FROM tenants WHERE id = ?", tenant)?.decode("name", as: String.self)
     }
 
     static func tokens(_ db: any SQLConnection) async throws -> [TokenInfo] {

@@ -61,12 +61,12 @@ enum TourStore {
     static func deleteProperty(_ db: any SQLConnection, _ tenant: Int64, _ id: String) async throws -> [BlobKey]? {
         guard try await property(db, tenant, id) != nil else { return nil }
         var blobs = try await db.query("SELECT id FROM panoramas WHERE tenant_id = ? AND property_id = ?", tenant, id)
-            .compactMap { try $0.decodeIfPresent("id", as: String.self) }.map { BlobKey(tenant: tenant, kind: .panorama, id: $0) }
+            .map { BlobKey(tenant: tenant, kind: .panorama, id: try $0.decode("id", as: String.self)) }
         blobs += try await db.query("""
             SELECT coalesce(world_map_file, id) FROM floors
             WHERE tenant_id = ? AND id IN (SELECT id FROM floors WHERE tenant_id = ? AND property_id = ?) AND world_map_sha256 IS NOT NULL
             """, tenant, tenant, id)
-            .compactMap { try $0.decodeIfPresent(0, as: String.self) }.map { BlobKey(tenant: tenant, kind: .worldMap, id: $0) }
+            .map { BlobKey(tenant: tenant, kind: .worldMap, id: try $0.decode(0, as: String.self)) }
         // Panoramas go with their floors (ON DELETE CASCADE), floors with the property.
         try await db.run("DELETE FROM properties WHERE tenant_id = ? AND id = ?", tenant, id)
         try await EventStore.append(db, tenant, .propertyDeleted, property: id) { _ in }
@@ -146,7 +146,7 @@ enum TourStore {
     static func applyPlan(_ db: any SQLConnection, _ tenant: Int64, floorId: String, _ upload: PlanUpload) async throws -> PlanOutcome {
         let plan = upload.plan
         if let applied = try await db.first("SELECT floor_id, request_sha256, result FROM plans WHERE tenant_id = ? AND id = ?", tenant, plan.planId) {
-            guard try applied.decodeIfPresent("floor_id", as: String.self) == floorId, try applied.decodeIfPresent("request_sha256", as: String.self) == upload.digest else {
+            guard try applied.decode("floor_id", as: String.self) == floorId, try applied.decode("request_sha256", as: String.self) == upload.digest else {
                 throw ServiceError.conflict("plan \(plan.planId) was already applied with other content")
             }
             return PlanOutcome(answer: Array((try applied.decode("result", as: String.self)).utf8), clearedWorldMap: nil)
@@ -155,7 +155,7 @@ enum TourStore {
         // A room id belongs to one floor for good: moving it would orphan its panoramas' meaning.
         for room in plan.rooms {
             if let other = try await db.first("SELECT floor_id FROM rooms WHERE tenant_id = ? AND id = ?", tenant, room.id),
-               try other.decodeIfPresent("floor_id", as: String.self) != floorId {
+               try other.decode("floor_id", as: String.self) != floorId {
                 throw ServiceError.conflict("room \(room.id) belongs to another floor")
             }
         }
@@ -252,8 +252,8 @@ enum TourStore {
 
     /// Where a new panorama goes: its floor's property, after checking the room is on that floor.
     static func panoramaPlace(_ db: any SQLConnection, _ tenant: Int64, floorId: String, roomId: String?) async throws -> String {
-        guard let floor = try await db.first("SELECT property_id FROM floors WHERE tenant_id = ? AND id = ?", tenant, floorId),
-              let propertyId = try floor.decodeIfPresent("property_id", as: String.self) else { throw ServiceError.notFound("floor", floorId) }
+        guard let propertyId = try await db.first("SELECT property_id FROM floors WHERE tenant_id = ? AND id = ?", tenant, floorId)?
+            .decode("property_id", as: String.self) else { throw ServiceError.notFound("floor", floorId) }
         if let roomId {
             guard try await db.first("SELECT 1 FROM rooms WHERE tenant_id = ? AND id = ? AND floor_id = ?", tenant, roomId, floorId) != nil else {
                 throw ServiceError.notFound("room \(roomId) on floor", floorId)
@@ -291,7 +291,7 @@ enum TourStore {
             sqlite: "SELECT id FROM panoramas WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))",
             postgresql: "SELECT id FROM panoramas WHERE tenant_id = ? AND id = ANY (ARRAY(SELECT json_array_elements_text(CAST(? AS json))))"),
                                 tenant, String(decoding: list.bytes, as: UTF8.self))
-        return Set(try rows.compactMap { try $0.decodeIfPresent("id", as: String.self) })
+        return Set(try rows.map { try $0.decode("id", as: String.self) })
     }
 
     static func deletePanorama(_ db: any SQLConnection, _ tenant: Int64, _ id: String) async throws -> Bool {

@@ -35,10 +35,10 @@ struct UploadRecord: Equatable, Sendable {
         offset = try row.decode("offset", as: Int64.self)
         declaredSHA256 = try row.decodeIfPresent("declared_sha256", as: String.self)
         metadata = try row.decode("metadata", as: String.self)
-        finished = try row.decodeIfPresent("state", as: String.self) == "finished"
+        finished = try row.decode("state", as: String.self) == "finished"
         expiresAt = try row.decode("expires_at", as: Int64.self)
-        lengthKnown = try row.decodeIfPresent("length_known", as: Int64.self) != 0
-        awaitsCompletion = try row.decodeIfPresent("awaits_completion", as: Int64.self) == 1
+        lengthKnown = try row.decode("length_known", as: Int64.self) != 0
+        awaitsCompletion = try row.decode("awaits_completion", as: Int64.self) == 1
     }
 }
 
@@ -59,7 +59,7 @@ enum UploadStore {
             SELECT count(*) AS n, coalesce(sum(length), 0) AS bytes FROM uploads
             WHERE tenant_id = ? AND state = 'receiving' AND expires_at > ?
             """, tenant, now)
-        return (try row?.decodeIfPresent("n", as: Int.self) ?? 0, try row?.decodeIfPresent("bytes", as: Int64.self) ?? 0)
+        return (try row?.decode("n", as: Int.self) ?? 0, try row?.decode("bytes", as: Int64.self) ?? 0)
     }
 
     static func create(_ db: any SQLConnection, _ tenant: Int64, id: String, _ request: UploadRequest, expiresAt: Int64) async throws -> UploadRecord {
@@ -129,7 +129,7 @@ enum UploadStore {
             LEFT JOIN floors f ON f.tenant_id = u.tenant_id AND f.id = u.floor_id WHERE u.expires_at <= ?
             """, now)
         try await db.run("DELETE FROM uploads WHERE expires_at <= ?", now)
-        for row in expired where try row.decodeIfPresent("state", as: String.self) == "receiving" {
+        for row in expired where try row.decode("state", as: String.self) == "receiving" {
             // No property: the upload's floor went with it, and so does the event.
             guard let property = try row.decodeIfPresent("property_id", as: String.self) else { continue }
             let tenant = try row.decode("tenant_id", as: Int64.self), upload = try row.decode("id", as: String.self)
@@ -140,7 +140,7 @@ enum UploadStore {
                 data.key("floorId"); data.string(floor)
             }
         }
-        return try expired.filter { try $0.decodeIfPresent("state", as: String.self) == "receiving" }
-            .compactMap { row in try row.decodeIfPresent("tenant_id", as: Int64.self).flatMap { tenant in try row.decodeIfPresent("id", as: String.self).map { BlobKey(tenant: tenant, kind: .upload, id: $0) } } }
+        return try expired.filter { try $0.decode("state", as: String.self) == "receiving" }
+            .map { BlobKey(tenant: try $0.decode("tenant_id", as: Int64.self), kind: .upload, id: try $0.decode("id", as: String.self)) }
     }
 }

@@ -35,9 +35,8 @@ enum ViewerStore {
             JOIN tenants ON tenants.id = web_sessions.tenant_id
             WHERE web_sessions.cookie_hash = ? AND web_sessions.expires_at > ?
             """, Blob(digest), Timestamp.now()),
-              let stored = try row.decodeIfPresent("cookie_hash", as: [UInt8].self), constantTimeEquals(stored, digest),
-              let tenant = try row.decodeIfPresent("tenant_id", as: Int64.self), let csrf = try row.decodeIfPresent("csrf", as: String.self) else { return nil }
-        return Session(tenant: tenant, tenantName: try row.decode("name", as: String.self), csrf: csrf)
+              constantTimeEquals(try row.decode("cookie_hash", as: [UInt8].self), digest) else { return nil }
+        return Session(tenant: try row.decode("tenant_id", as: Int64.self), tenantName: try row.decode("name", as: String.self), csrf: try row.decode("csrf", as: String.self))
     }
 
     static func endSession(_ db: any SQLConnection, cookie: String) async throws {
@@ -50,7 +49,7 @@ enum ViewerStore {
     /// the tenant go at the same time. A tour with `maxLive` live links already is a 409.
     static func createShare(_ db: any SQLConnection, _ tenant: Int64, tourId: String, lifetime: Int, frameAncestors: [String],
                             maxLive: Int) async throws -> ShareDocument? {
-        guard let property = try await db.first("SELECT id FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId)?.decodeIfPresent("id", as: String.self) else {
+        guard let property = try await db.first("SELECT id FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId)?.decode("id", as: String.self) else {
             return nil
         }
         let now = Timestamp.now()
@@ -71,13 +70,13 @@ enum ViewerStore {
     /// A page of a tour's unexpired share links, newest first, after the link `after` (nil:
     /// from the newest), and whether more follow; nil when the tenant has no such tour.
     static func shares(_ db: any SQLConnection, _ tenant: Int64, tourId: String, limit: Int, after: String?) async throws -> (page: [ShareDocument], more: Bool)? {
-        guard let property = try await db.first("SELECT id FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId)?.decodeIfPresent("id", as: String.self) else { return nil }
+        guard let property = try await db.first("SELECT id FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId)?.decode("id", as: String.self) else { return nil }
         let now = Timestamp.now()
         let rows: [Row]
         if let after {
             // Newest first, ties by id: the rows after the cursor's (created_at, id).
-            guard let cursor = try await db.first("SELECT created_at FROM shares WHERE tenant_id = ? AND property_id = ? AND id = ?", tenant, property, after),
-                  let createdAt = try cursor.decodeIfPresent("created_at", as: String.self) else { throw ServiceError.badRequest("after names no share link of this tour") }
+            guard let createdAt = try await db.first("SELECT created_at FROM shares WHERE tenant_id = ? AND property_id = ? AND id = ?", tenant, property, after)?
+                .decode("created_at", as: String.self) else { throw ServiceError.badRequest("after names no share link of this tour") }
             rows = try await db.query("""
                 SELECT id, created_at, expires_at, frame_ancestors FROM shares
                 WHERE tenant_id = ? AND property_id = ? AND expires_at > ? AND (created_at < ? OR (created_at = ? AND id > ?))
@@ -96,7 +95,7 @@ enum ViewerStore {
 
     /// Revokes a share link; returns its property's id, nil when the tenant has no such link.
     static func revokeShare(_ db: any SQLConnection, _ tenant: Int64, id: String) async throws -> String? {
-        try await db.first("DELETE FROM shares WHERE tenant_id = ? AND id = ? RETURNING property_id", tenant, id)?.decodeIfPresent(0, as: String.self)
+        try await db.first("DELETE FROM shares WHERE tenant_id = ? AND id = ? RETURNING property_id", tenant, id)?.decode(0, as: String.self)
     }
 
     /// What an unexpired share secret opens: its tenant and property, and the origins that may frame its embed form.
@@ -105,9 +104,9 @@ enum ViewerStore {
         guard let row = try await db.first("""
             SELECT tenant_id, property_id, secret_hash, frame_ancestors FROM shares WHERE secret_hash = ? AND expires_at > ?
             """, Blob(digest), Timestamp.now()),
-              let stored = try row.decodeIfPresent("secret_hash", as: [UInt8].self), constantTimeEquals(stored, digest),
-              let tenant = try row.decodeIfPresent("tenant_id", as: Int64.self), let property = try row.decodeIfPresent("property_id", as: String.self) else { return nil }
-        return (tenant, property, FrameAncestors.list(try row.decodeIfPresent("frame_ancestors", as: String.self)))
+              constantTimeEquals(try row.decode("secret_hash", as: [UInt8].self), digest) else { return nil }
+        return (try row.decode("tenant_id", as: Int64.self), try row.decode("property_id", as: String.self),
+                FrameAncestors.list(try row.decodeIfPresent("frame_ancestors", as: String.self)))
     }
 
     // MARK: The property list
@@ -150,14 +149,14 @@ enum ViewerStore {
     static func propertyId(_ db: any SQLConnection, _ tenant: Int64, of part: Part) async throws -> String? {
         switch part {
         case .floor(let id):
-            return try await db.first("SELECT property_id FROM floors WHERE tenant_id = ? AND id = ?", tenant, id)?.decodeIfPresent(0, as: String.self)
+            return try await db.first("SELECT property_id FROM floors WHERE tenant_id = ? AND id = ?", tenant, id)?.decode(0, as: String.self)
         case .room(let id):
             return try await db.first("""
                 SELECT floors.property_id FROM rooms JOIN floors ON floors.tenant_id = rooms.tenant_id AND floors.id = rooms.floor_id
                 WHERE rooms.tenant_id = ? AND rooms.id = ?
-                """, tenant, id)?.decodeIfPresent(0, as: String.self)
+                """, tenant, id)?.decode(0, as: String.self)
         case .panorama(let id):
-            return try await db.first("SELECT property_id FROM panoramas WHERE tenant_id = ? AND id = ?", tenant, id)?.decodeIfPresent(0, as: String.self)
+            return try await db.first("SELECT property_id FROM panoramas WHERE tenant_id = ? AND id = ?", tenant, id)?.decode(0, as: String.self)
         }
     }
 }

@@ -78,9 +78,8 @@ enum WebhookStore {
             SELECT w.tenant_id, w.id FROM webhooks w JOIN tenants t ON t.id = w.tenant_id
             WHERE w.disabled_at IS NULL AND w.next_attempt_at <= ? AND w.leased_until < ? AND t.last_event_id > w.after_event_id
             ORDER BY t.webhooks_served_at, w.served_at, w.id LIMIT ?
-            """, nowMs, nowMs, limit).compactMap { row in
-            guard let tenant = try row.decodeIfPresent("tenant_id", as: Int64.self), let id = try row.decodeIfPresent("id", as: String.self) else { return nil }
-            return (tenant, id)
+            """, nowMs, nowMs, limit).map { row in
+            (try row.decode("tenant_id", as: Int64.self), try row.decode("id", as: String.self))
         }
     }
 
@@ -123,7 +122,7 @@ enum WebhookStore {
                 disabled_at = ?, deliveries_logged = deliveries_logged + 1
             WHERE tenant_id = ? AND id = ? AND leased_until = ? AND after_event_id = ?
             """, after, attempts, failingSince, nextAttemptAt, disabled ? Timestamp.now() : nil, tenant, id, lease, cursor) == 1,
-              let seq = try await db.first("SELECT deliveries_logged FROM webhooks WHERE tenant_id = ? AND id = ?", tenant, id)?.decodeIfPresent("deliveries_logged", as: Int64.self)
+              let seq = try await db.first("SELECT deliveries_logged FROM webhooks WHERE tenant_id = ? AND id = ?", tenant, id)?.decode("deliveries_logged", as: Int64.self)
         else { return false }
         try await db.run("""
             INSERT INTO webhook_deliveries (tenant_id, webhook_id, seq, event_id, attempt, status, error, latency_ms, at)

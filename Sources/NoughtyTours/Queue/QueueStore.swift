@@ -58,7 +58,8 @@ enum Queue {
             ORDER BY id LIMIT ?
             """, now, limit)
         let items = try rows.compactMap { row -> QueueItem? in
-            guard let id = try row.decodeIfPresent(0, as: Int64.self), let kind = Kind(rawValue: try row.decode(2, as: String.self)) else { return nil }
+            let id = try row.decode(0, as: Int64.self)
+            guard let kind = Kind(rawValue: try row.decode(2, as: String.self)) else { return nil }
             return QueueItem(id: id, propertyId: try row.decode(1, as: String.self), kind: kind, entityId: try row.decode(3, as: String.self),
                              payload: try row.decodeIfPresent(4, as: String.self), attempts: try row.decode(5, as: Int.self))
         }

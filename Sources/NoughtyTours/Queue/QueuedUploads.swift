@@ -90,8 +90,9 @@ extension Queue {
 
     private static func uploads(_ rows: [Row]) throws -> [QueuedUpload] {
         try rows.compactMap { row in
-            guard let number = try row.decodeIfPresent(0, as: Int64.self), let kind = Kind(rawValue: try row.decode(2, as: String.self)) else { return nil }
-            let state: QueuedUpload.State = switch try row.decodeIfPresent(4, as: String.self) {
+            let number = try row.decode(0, as: Int64.self)
+            guard let kind = Kind(rawValue: try row.decode(2, as: String.self)) else { return nil }
+            let state: QueuedUpload.State = switch try row.decode(4, as: String.self) {
             case "inflight": .uploading
             case "failed": .failed
             default: .queued

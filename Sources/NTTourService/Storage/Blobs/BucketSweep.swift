@@ -135,7 +135,7 @@ extension StoredFiles {
             case .upload: "SELECT id FROM uploads WHERE tenant_id = ? AND id \(among) AND state = 'receiving'"
             }
             for row in try await db.query(sql, first.tenant, String(decoding: list.bytes, as: UTF8.self)) {
-                if let id = try row.decodeIfPresent(0, as: String.self) { named.insert(BlobKey(tenant: first.tenant, kind: first.kind, id: id)) }
+                named.insert(BlobKey(tenant: first.tenant, kind: first.kind, id: try row.decode(0, as: String.self)))
             }
         }
         return named

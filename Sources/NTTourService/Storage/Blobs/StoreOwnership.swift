@@ -44,7 +44,7 @@ enum StoreOwnership: Equatable {
 enum DeploymentStore {
     static func id(_ db: any SQLConnection, proposing fresh: String) async throws -> String {
         try await db.run("INSERT INTO deployment (singleton, id) VALUES (1, ?) ON CONFLICT DO NOTHING", fresh)
-        guard let id = try await db.first("SELECT id FROM deployment WHERE singleton = 1")?.decodeIfPresent("id", as: String.self) else {
+        guard let id = try await db.first("SELECT id FROM deployment WHERE singleton = 1")?.decode("id", as: String.self) else {
             throw StorageError(.failed, "the database's deployment id cannot be read")
         }
         return id
