@@ -51,8 +51,8 @@ import NTLogging
         await stop(server)
     }
 
-    /// A body many times the server's buffer reaches the handler whole, fed as a connection
-    /// feeds it (the stream's watermark holds it back until the handler reads).
+    /// A body many times the server's buffer reaches the handler whole, handed out in the
+    /// stream's buffers; a chunked one too.
     @Test func aLargeBodyReachesTheHandlerWhole() async {
         let server = server { $0.bodyBufferBytes = 4096; $0.bodyBatchBytes = 8192 }
         let body = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 * 7) }

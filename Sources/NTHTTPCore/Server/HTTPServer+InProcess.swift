@@ -1,5 +1,4 @@
 import NTLogging
-import Synchronization
 
 extension HTTPServer {
     /// One HTTP/1.1 request message (its head and whole body, as a client sends them)
@@ -30,15 +29,22 @@ extension HTTPServer {
         } catch {
             return .error(.badRequest("\(error)"))
         }
-        let demand = Demand()
-        let stream = head.framing.hasBody && routing.refusal == nil ? feed(body, demand) : nil
+        let stream = head.framing.hasBody && routing.refusal == nil ? whole(body) : nil
         var request = Request(head: head, id: RequestID.next(), body: RequestBody(stream: stream),
                               route: routing.route, parameterValues: routing.parameters, receivedAt: monotonicNanoseconds())
         request.attributes[Refusal.self] = routing.refusal
         let context = self.context
-        let answer = await Task(executorPreference: context.handlers) { await context.respond(to: request) }.value
-        demand.end() // a body the handler left unread is not fed on
-        return answer
+        return await Task(executorPreference: context.handlers) { await context.respond(to: request) }.value
+    }
+
+    /// A body stream holding all of `bytes`, ended: the message is in memory already, so
+    /// nothing waits for the handler to read (the stream hands it out in buffers as it would a
+    /// connection's).
+    private func whole(_ bytes: [UInt8]) -> BodyStream {
+        let stream = BodyStream(budget: context.bodyBudget, buffers: context.bodyBuffers) {}
+        _ = bytes.withUnsafeBytes { stream.append($0, highWatermark: .max) }
+        stream.finish()
+        return stream
     }
 
     /// The next head, body piece (appended to `body`) or end of `message` from `offset`; a
@@ -60,68 +66,5 @@ extension HTTPServer {
             default: return event
             }
         }
-    }
-
-    /// A body stream the handler reads `bytes` from, fed as a connection feeds it: a buffer at
-    /// a time, waiting whenever the stream says it holds enough (the memory budget holds).
-    private func feed(_ bytes: [UInt8], _ demand: Demand) -> BodyStream {
-        let stream = BodyStream(budget: context.bodyBudget, buffers: context.bodyBuffers) { demand.asked() }
-        let piece = max(1, context.configuration.bodyBufferBytes)
-        let highWatermark = context.configuration.bodyHighWatermark(bodiesInProgress: 1)
-        Task(executorPreference: context.handlers) {
-            var offset = 0
-            while offset < bytes.count {
-                let end = min(bytes.count, offset + piece)
-                let more = bytes[offset..<end].withUnsafeBytes { stream.append($0, highWatermark: highWatermark) }
-                offset = end
-                if !more, await !demand.nextAsk() { return }
-            }
-            stream.finish()
-        }
-        return stream
-    }
-}
-
-/// What the body's feeder awaits: the stream asking for more (an ask that came first is kept
-/// for the next `nextAsk`), or the exchange's end.
-private final class Demand: Sendable {
-    private struct State {
-        var asked = false
-        var ended = false
-        var waiter: CheckedContinuation<Bool, Never>?
-    }
-
-    private let state = Mutex(State())
-
-    func asked() { answer { $0.asked = true } }
-
-    func end() { answer { $0.ended = true } }
-
-    /// True when the stream asked for more; false once the exchange ended.
-    func nextAsk() async -> Bool {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let now = state.withLock { state -> Bool? in
-                if state.ended { return false }
-                if state.asked {
-                    state.asked = false
-                    return true
-                }
-                state.waiter = continuation
-                return nil
-            }
-            if let now { continuation.resume(returning: now) }
-        }
-    }
-
-    private func answer(_ change: (inout State) -> Void) {
-        let (waiter, value) = state.withLock { state -> (CheckedContinuation<Bool, Never>?, Bool) in
-            change(&state)
-            guard let waiter = state.waiter else { return (nil, false) }
-            state.waiter = nil
-            let value = !state.ended
-            state.asked = false
-            return (waiter, value)
-        }
-        waiter?.resume(returning: value)
     }
 }
