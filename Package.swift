@@ -34,8 +34,11 @@ let package = Package(
         // What the server's storage is written against: values, rows, connections, storages.
         .target(name: "NTSQLKit", dependencies: ["NTThreadPools"]),
         .target(name: "NTSQLiteDB", dependencies: ["CNTSQLite", "NTSQLKit", "NTThreadPools"]),
-        // PostgreSQL through libpq, behind the same seam: for several toursd sharing one state.
-        .target(name: "NTPostgresDB", dependencies: ["CNTPostgres", "CNTLinux", "NTSQLKit", "NTThreadPools"]),
+        // Who may act on a thing now: one locker, in one daemon (here) or across daemons (its
+        // PostgreSQL adapter, in NTPostgresDB).
+        .target(name: "NTCoordination", dependencies: ["NTSQLKit"]),
+        // PostgreSQL through libpq, behind the same seams: for several toursd sharing one state.
+        .target(name: "NTPostgresDB", dependencies: ["CNTPostgres", "CNTLinux", "NTSQLKit", "NTThreadPools", "NTCoordination", "NTHashing"]),
         .target(name: "NTHTTPCore", dependencies: ["NTLogging", "CNTLinux", "NTThreadPools"]),
         // The API's documents and request bodies as types, with our own JSON reader and
         // writer: what server and client both speak (neither imports the other).
@@ -52,7 +55,7 @@ let package = Package(
         // An S3-compatible bucket through libcurl (SigV4): objects and multipart uploads, on
         // transfer threads of its own. Knows buckets, not tours.
         .target(name: "NTObjectStorage", dependencies: ["CNTCurl", "NTCurlRuntime", "NTHashing", "NTThreadPools"]),
-        .target(name: "NTTourService", dependencies: ["NTAPIModel", "NTTourViewer", "NTImagePreviews", "NTHTTPCore", "NTLogging", "NTHashing", "NTSQLiteDB", "NTPostgresDB", "NTThreadPools", "CNTLinux", "NTOutboundHTTP", "NTObjectStorage"]),
+        .target(name: "NTTourService", dependencies: ["NTAPIModel", "NTTourViewer", "NTImagePreviews", "NTHTTPCore", "NTLogging", "NTHashing", "NTSQLiteDB", "NTPostgresDB", "NTCoordination", "NTThreadPools", "CNTLinux", "NTOutboundHTTP", "NTObjectStorage"]),
         .executableTarget(name: "toursd", dependencies: ["NTTourService", "NTAPIModel"]),
 
         // The client: library and thin command line.
@@ -81,7 +84,9 @@ let package = Package(
         .testTarget(name: "ThreadPoolsTests", dependencies: ["NTThreadPools", "TestSupport"]),
         .testTarget(name: "SQLiteDBTests", dependencies: ["NTSQLiteDB", "NTThreadPools", "TestSupport"]),
         .testTarget(name: "PostgresDBTests", dependencies: ["NTPostgresDB", "TestSupport", "TestTraits"]),
-        .testTarget(name: "TourServiceTests", dependencies: ["NTTourService", "NTHTTPCore", "NTHashing", "NTImagePreviews", "NTLogging", "NTPostgresDB", "NTObjectStorage", "TestSupport", "TestTraits"]),
+        // The locker's contract, run on each adapter (in process; two daemons on PostgreSQL).
+        .testTarget(name: "CoordinationTests", dependencies: ["NTCoordination", "NTPostgresDB", "NTSQLKit", "TestSupport", "TestTraits"]),
+        .testTarget(name: "TourServiceTests", dependencies: ["NTTourService", "NTCoordination", "NTHTTPCore", "NTHashing", "NTImagePreviews", "NTLogging", "NTPostgresDB", "NTObjectStorage", "TestSupport", "TestTraits"]),
         .testTarget(name: "NoughtyToursTests", dependencies: ["NoughtyTours", "NTAPIModel", "NTCurlRuntime", "NTSQLiteDB", "TestSupport", "TestTraits"]),
         // The fuzz targets' functions on their seed corpus and past crashes (make fuzz runs libFuzzer).
         .testTarget(name: "FuzzReplayTests", dependencies: ["NTHTTPCore", "NTTourService", "NTAPIModel", "NTImagePreviews", "NTTourViewer"],

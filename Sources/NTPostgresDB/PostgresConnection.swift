@@ -87,8 +87,10 @@ public final class PostgresConnection {
             PQfinish(connection)
             throw error
         }
-        // Notices ("already exists, skipping") would go to stderr beside the daemon's log.
-        PQclear(PQexec(connection, "SET client_min_messages TO warning"))
+        // Notices ("already exists, skipping"; the FATAL of a session the server ends, which
+        // arrives between statements) would go to stderr beside the daemon's log; what they
+        // mean reaches the caller as a statement's error or a broken connection.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
         return connection
     }
 

@@ -5,11 +5,9 @@ import Testing
 /// then the panorama's turn; a debug build stops at a lock taken against that order.
 @Suite struct LockOrderTests {
     @Test func theFinishsOrderIsAllowed() async throws {
-        let finishing = AsyncKeyedLock<String>(level: .uploadFinishing)
-        let turns = AsyncKeyedLock<String>(level: .panoramaTurn)
         let reached = try await LockOrder.entering(.uploadOwnership) {
-            try await finishing.withLock("upload") {
-                try await turns.withLocks(["b", "a"], by: <) { LockOrder.innermost }
+            try await LockOrder.entering(.uploadFinishing) {
+                try await LockOrder.entering(.panoramaTurn) { LockOrder.innermost }
             }
         }
         #expect(reached == .panoramaTurn)
@@ -21,13 +19,11 @@ import Testing
     #if DEBUG
     @Test func aLockTakenAgainstTheOrderStopsADebugBuild() async {
         await #expect(processExitsWith: .failure) {
-            let finishing = AsyncKeyedLock<String>(level: .uploadFinishing)
-            let turns = AsyncKeyedLock<String>(level: .panoramaTurn)
-            try await turns.withLock("panorama") { try await finishing.withLock("upload") {} }
+            try await LockOrder.entering(.panoramaTurn) { try await LockOrder.entering(.uploadFinishing) {} }
         }
         await #expect(processExitsWith: .failure) {
-            let turns = AsyncKeyedLock<String>(level: .panoramaTurn)
-            try await turns.withLock("a") { try await turns.withLock("b") {} } // two turns one by one: a deadlock's shape
+            // Two turns taken one by one: a deadlock's shape (several are taken at once, in order).
+            try await LockOrder.entering(.panoramaTurn) { try await LockOrder.entering(.panoramaTurn) {} }
         }
     }
     #endif

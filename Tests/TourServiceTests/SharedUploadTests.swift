@@ -182,7 +182,7 @@ import TestTraits
         let cut = try runCommand("/usr/bin/psql", ["\(daemons.cluster.url)/postgres", "-qAtc",
                                                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = 'shared'"])
         #expect(cut.status == 0, "\(cut.err)")
-        try await daemons.firstLogged("upload locks went with their database connection") // its writer stops
+        try await daemons.firstLogged("lock went with its database connection") // its writer stops
         // The client resumes on the second daemon and finishes (from the offset it reports).
         var resumed: RawClient.Response?
         try await waitUntil("the upload to be finished on the second daemon") {

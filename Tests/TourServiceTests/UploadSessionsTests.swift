@@ -4,6 +4,7 @@ import Testing
 import TestSupport
 import TestTraits
 import NTThreadPools
+import NTCoordination
 @testable import NTHTTPCore
 @testable import NTTourService
 
@@ -45,7 +46,7 @@ import NTThreadPools
         let io = ThreadPool(name: "test-io", threads: 2)
         let blobs = try DirectoryBlobStore(blobs: folder + "/blobs", temporaryDirectory: folder + "/tmp/incoming", io: io)
         let held = HeldRecords()
-        let sessions = UploadSessions(blobs: blobs, durableStep: 4) { _, offset in await held.record(offset) }
+        let sessions = UploadSessions(blobs: blobs, locker: LocalLocker(), durableStep: 4) { _, offset in await held.record(offset) }
         let key = BlobKey(tenant: 1, kind: .upload, id: "u1")
         let entered = held.entered.mark()
 

@@ -46,11 +46,22 @@ final class ConnectionSet: ThreadIO, @unchecked Sendable {
         var joins = StatementJoins<Asked>()
     }
 
+    /// What a connection's session says by itself, for whoever asked to hear it.
+    enum SessionEvent: Sendable {
+        /// A NOTIFY on a channel the connection LISTENs to (its `setup` did).
+        case notified(connection: Int, channel: String, payload: String)
+        /// The connection ended (broke, overdue, or stopped): what its session held is gone.
+        case closed(connection: Int)
+    }
+
     static let stopped = PostgresError(sqlState: "", message: "the database connections have stopped")
 
     private var slots: [Slot]
     private let url: String
     private let statementTimeoutSeconds: Int
+    /// Statements each connection runs once made, before its first batch (by connection).
+    private let setup: @Sendable (Int) -> [String]
+    private let sessionEvents: (@Sendable (SessionEvent) -> Void)?
     private let connector: ThreadPool
     private let batches: Counter
     /// Brings an event to this set's thread (a connection made on the connector's).
@@ -60,12 +71,15 @@ final class ConnectionSet: ThreadIO, @unchecked Sendable {
 
     /// `modes`: one connection each. `statementTimeoutSeconds` bounds a statement on the server
     /// (statement_timeout) and, one second later, on this side (the connection is given up).
-    init(url: String, modes: [PipelineMachine<PostgresResult>.Mode], statementTimeoutSeconds: Int, connector: ThreadPool,
-         batches: Counter, post: @escaping @Sendable (Event) -> Void) {
+    /// `setup` and `sessionEvents`: see `PipelinedConnections`.
+    init(url: String, modes: [PipelineMachine<PostgresResult>.Mode], statementTimeoutSeconds: Int, setup: @escaping @Sendable (Int) -> [String],
+         sessionEvents: (@Sendable (SessionEvent) -> Void)?, connector: ThreadPool, batches: Counter, post: @escaping @Sendable (Event) -> Void) {
         let deadline = Duration.seconds(statementTimeoutSeconds + 1)
         slots = modes.map { Slot(machine: PipelineMachine(mode: $0, deadline: deadline)) }
         self.url = url
         self.statementTimeoutSeconds = statementTimeoutSeconds
+        self.setup = setup
+        self.sessionEvents = sessionEvents
         self.connector = connector
         self.batches = batches
         self.post = post
@@ -141,10 +155,10 @@ final class ConnectionSet: ThreadIO, @unchecked Sendable {
         for action in actions {
             switch action {
             case .open:
-                let (url, timeout, post) = (url, statementTimeoutSeconds, post)
+                let (url, timeout, post, setup) = (url, statementTimeoutSeconds, post, setup(index))
                 let accepted = connector.submit { _ in
                     do throws(PostgresError) {
-                        post(.connected(connection: index, Handle(pointer: try Self.connect(url, statementTimeoutSeconds: timeout))))
+                        post(.connected(connection: index, Handle(pointer: try Self.connect(url, statementTimeoutSeconds: timeout, setup: setup))))
                     } catch {
                         post(.connectFailed(connection: index, error))
                     }
@@ -178,9 +192,11 @@ final class ConnectionSet: ThreadIO, @unchecked Sendable {
             case .fail(let ids, let error):
                 for id in ids { deliver(id, .failure(error), index) }
             case .close:
+                let ended = slots[index].connection != nil
                 PQfinish(slots[index].connection)
                 slots[index].connection = nil
                 slots[index].flushing = false
+                if ended { sessionEvents?(.closed(connection: index)) }
             }
         }
     }
@@ -225,15 +241,36 @@ final class ConnectionSet: ThreadIO, @unchecked Sendable {
                 perform(slots[index].machine.received(PostgresResult(pointer)), index)
             }
         }
+        // Read with the results, or alone on an idle connection that LISTENs.
+        if slots[index].connection != nil { notifications(index, connection) }
         if slots[index].connection != nil, PQstatus(connection) != CONNECTION_OK {
             perform(slots[index].machine.broken(.connectionFailed(connection)), index)
         }
     }
 
-    /// A new connection in pipeline mode, non-blocking, with the server's statement timeout.
-    private static func connect(_ url: String, statementTimeoutSeconds: Int) throws(PostgresError) -> OpaquePointer {
+    /// The NOTIFYs libpq has read for the connection, told as session events (dropped when
+    /// nobody asked to hear them).
+    private func notifications(_ index: Int, _ connection: OpaquePointer) {
+        while let notice = PQnotifies(connection) {
+            let channel = String(cString: notice.pointee.relname)
+            let payload = String(cString: notice.pointee.extra)
+            PQfreemem(notice)
+            sessionEvents?(.notified(connection: index, channel: channel, payload: payload))
+        }
+    }
+
+    /// A new connection in pipeline mode, non-blocking, with the server's statement timeout and
+    /// `setup` run.
+    private static func connect(_ url: String, statementTimeoutSeconds: Int, setup: [String]) throws(PostgresError) -> OpaquePointer {
         let made = try PostgresConnection.connect(url: url)
-        PQclear(PQexec(made, "SET statement_timeout = \(statementTimeoutSeconds * 1000)"))
+        for statement in ["SET statement_timeout = \(statementTimeoutSeconds * 1000)"] + setup {
+            let result = PQexec(made, statement)
+            defer { PQclear(result) }
+            if let error = PostgresResult.error(of: result, connection: made) {
+                PQfinish(made)
+                throw error
+            }
+        }
         guard PQenterPipelineMode(made) == 1, PQsetnonblocking(made, 1) == 0 else {
             let error = PostgresError.connectionFailed(made)
             PQfinish(made)

@@ -20,14 +20,18 @@ final class PipelinedConnections: Sendable {
     private let nextID = Atomic<Int>(0)
 
     /// `modes`: the connections of each of `threadCount` threads (0: one per online CPU).
+    /// `setup`: statements a connection (by its index on its thread) runs once made, before
+    /// anything asked (a LISTEN); `sessionEvents`: told the NOTIFYs the connections receive and
+    /// when one ends, on the thread that drives it.
     init(url: String, name: String, threadCount: Int, modes: [PipelineMachine<PostgresResult>.Mode],
-         statementTimeoutSeconds: Int, batches: Counter) {
+         statementTimeoutSeconds: Int, batches: Counter, setup: @escaping @Sendable (Int) -> [String] = { _ in [] },
+         sessionEvents: (@Sendable (ConnectionSet.SessionEvent) -> Void)? = nil) {
         let connector = ThreadPool(name: name + "-connect", threads: 1)
         let count = threadCount > 0 ? threadCount : ThreadPool.onlineCPUs
         let mailbox = Mailbox()
         let sets = (0..<count).map { thread in
-            ConnectionSet(url: url, modes: modes, statementTimeoutSeconds: statementTimeoutSeconds, connector: connector,
-                          batches: batches) { mailbox.bring($0, to: thread) }
+            ConnectionSet(url: url, modes: modes, statementTimeoutSeconds: statementTimeoutSeconds, setup: setup, sessionEvents: sessionEvents,
+                          connector: connector, batches: batches) { mailbox.bring($0, to: thread) }
         }
         threads = ThreadPool(name: name, threads: count, io: { sets[$0] })
         mailbox.open(threads, sets)

@@ -1,7 +1,7 @@
 /// The locks a tus finish takes, in the one order every path takes them (docs/storage.md
 /// "Lock order"): the upload's ownership (which daemon writes it), then the upload's finish
 /// (`UploadSessions.finishing`: no session opens on a file being finished), then the
-/// panorama's turn (its file and row change; `PanoramaTurns`). The session's own bookkeeping
+/// panorama's turn (its file and row change; `withPanoramaTurns`). All are the `Locker`'s. The session's own bookkeeping
 /// mutex is innermost and never held across an await; a database read or write is never
 /// held while a lock is awaited (a body awaits only its own statements).
 enum LockLevel: Int, Comparable, Sendable {

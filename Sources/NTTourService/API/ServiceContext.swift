@@ -1,6 +1,7 @@
 import NTThreadPools
 import Foundation
 import NTHTTPCore
+import NTCoordination
 import NTLogging
 import NTSQLiteDB
 
@@ -13,10 +14,8 @@ final class ServiceContext: Sendable {
     let config: ToursdConfig
     let logger: Logger
     let crashPoints: CrashPoints
-    /// With several daemons on one PostgreSQL: the locks they take turns by (nil on SQLite).
-    let advisoryLocks: AdvisoryLocks?
-    /// Panorama ids whose file and row are being changed: one request at a time per id.
-    let panoramaTurns: PanoramaTurns
+    /// Who may act on a thing now, in this daemon and across the deployment's daemons.
+    let locker: any Locker
     let previews: PreviewCache
     /// Cube tiles of large panoramas, made on the previews' image pool.
     let tiles: PanoramaTiles
@@ -29,16 +28,14 @@ final class ServiceContext: Sendable {
     /// The database's deployment id (`DeploymentStore`): the blob store it may sweep holds it.
     let deploymentId: String
 
-    /// `advisoryLocks`: the database's, when several daemons share it; `sharedPreviews`: the
-    /// bucket, when previews are shared through it.
+    /// `sharedPreviews`: the bucket, when previews are shared through it.
     /// `imageThreads`: where previews and tiles are decoded.
-    init(pool: any SQLStorage, blobs: any BlobStore, imageThreads: ThreadPool, deploymentId: String, advisoryLocks: AdvisoryLocks?, sharedPreviews: BucketBlobStore?,
+    init(pool: any SQLStorage, blobs: any BlobStore, imageThreads: ThreadPool, deploymentId: String, locker: any Locker, sharedPreviews: BucketBlobStore?,
          config: ToursdConfig, logger: Logger, crashPoints: CrashPoints) {
         self.pool = pool
         self.blobs = blobs
         self.deploymentId = deploymentId
-        self.advisoryLocks = advisoryLocks
-        panoramaTurns = PanoramaTurns(shared: advisoryLocks, waitSeconds: Double(config.uploadTakeoverSeconds))
+        self.locker = locker
         previews = PreviewCache(dataDir: config.dataDir, io: blobs.io, decoders: imageThreads, config: config, logger: logger, shared: sharedPreviews)
         tiles = PanoramaTiles(dataDir: config.dataDir, io: blobs.io, images: previews.decoders, memory: previews.memory, config: config, logger: logger)
         signIns = SignInLimiter(pool: pool, allowed: config.signInFailuresAllowed, window: config.signInWindowSeconds)

@@ -3,8 +3,10 @@ import Dispatch
 import Foundation
 import NTHashing
 import NTHTTPCore
+import NTCoordination
 import NTLogging
 import NTObjectStorage
+import NTPostgresDB
 import NTSQLiteDB
 import Synchronization
 
@@ -21,7 +23,7 @@ public final class SyncService: Sendable {
     let context: ServiceContext
     let blobs: OpenedBlobs
     let sessions: UploadSessions
-    let ownership: any UploadOwnership
+    let ownership: UploadOwnership
     private let webhookKey: SecretBox
     private let webhooks: WebhookDeliverer
     private let timers = Mutex<[ServiceTimer]>([])
@@ -45,14 +47,15 @@ public final class SyncService: Sendable {
         let pool = storage(try ServerStorage.open(deployment.records, config, logger: logger))
         let webhookKey = try WebhookKey.load(config)
         // Several daemons on one database take turns through its locks; one daemon, through its own.
-        let shared: (url: String, locks: AdvisoryLocks)? = switch deployment.records {
-        case .sqlite: nil
-        case .postgres(let url): (url, AdvisoryLocks(url: url))
+        let locker: any Locker = switch deployment.records {
+        case .sqlite: LocalLocker()
+        case .postgres(let url): PostgresLocker(url: url, waitConnections: config.databaseLockWaitConnections,
+                                                statementTimeoutSeconds: config.databaseStatementTimeoutSeconds)
         }
         let sharedPreviews: BucketBlobStore? = if case .bucket(let bucket) = blobs { bucket } else { nil }
-        let context = ServiceContext(pool: pool, blobs: blobs.store, imageThreads: pools.previews, deploymentId: try deploymentId(pool), advisoryLocks: shared?.locks,
+        let context = ServiceContext(pool: pool, blobs: blobs.store, imageThreads: pools.previews, deploymentId: try deploymentId(pool), locker: locker,
                                      sharedPreviews: sharedPreviews, config: config, logger: logger, crashPoints: CrashPoints(armed: crashAt))
-        let service = SyncService(deployment, context: context, blobs: blobs, sharedDatabase: shared, webhookKey: webhookKey, webhookThreads: pools.webhooks)
+        let service = SyncService(deployment, context: context, blobs: blobs, webhookKey: webhookKey, webhookThreads: pools.webhooks)
         try service.recover()
         try service.bootstrapToken()
         service.startTimers()
@@ -84,14 +87,13 @@ public final class SyncService: Sendable {
         }
     }
 
-    private init(_ deployment: Deployment, context: ServiceContext, blobs: OpenedBlobs, sharedDatabase: (url: String, locks: AdvisoryLocks)?,
-                 webhookKey: SecretBox, webhookThreads: ThreadPool) {
+    private init(_ deployment: Deployment, context: ServiceContext, blobs: OpenedBlobs, webhookKey: SecretBox, webhookThreads: ThreadPool) {
         self.deployment = deployment
         self.context = context
         self.blobs = blobs
         self.webhookKey = webhookKey
         webhooks = WebhookDeliverer(context: context, key: webhookKey, threads: webhookThreads)
-        let sessions = UploadSessions(blobs: context.blobs, durableStep: context.config.uploadDurableStepBytes) { [context] key, offset in
+        let sessions = UploadSessions(blobs: context.blobs, locker: context.locker, durableStep: context.config.uploadDurableStepBytes) { [context] key, offset in
             do {
                 try await context.write { try await UploadStore.advanceOffset($0, key.tenant, key.id, to: offset) }
             } catch {
@@ -99,18 +101,13 @@ public final class SyncService: Sendable {
             }
         }
         self.sessions = sessions
-        let config = context.config
-        if let (url, locks) = sharedDatabase {
-            ownership = SharedOwnership(url: url, locks: locks, waitSeconds: Double(config.uploadTakeoverSeconds), logger: context.logger) { key, letGo in
-                // Under the lock that opening a session and finishing hold: a finish under way
-                // completes first, and no session opens between the end and the letting go.
-                try? await sessions.finishing.withLock(key) {
-                    await sessions.endAndWait(key)
-                    await letGo()
-                }
+        ownership = UploadOwnership(locker: context.locker, waitSeconds: Double(context.config.uploadTakeoverSeconds), logger: context.logger) { key, letGo in
+            // Under the lock that opening a session and finishing hold: a finish under way
+            // completes first, and no session opens between the end and the letting go.
+            try? await sessions.finishing(key) {
+                await sessions.endAndWait(key)
+                await letGo()
             }
-        } else {
-            ownership = LocalOwnership()
         }
     }
 
@@ -150,9 +147,8 @@ public final class SyncService: Sendable {
             for timer in timers { timer.cancel() }
             timers = []
         }
-        ownership.stop()
         webhooks.stop()
-        context.advisoryLocks?.stop()
+        context.locker.stop()
         context.blobs.stop()
         context.previews.stop()
         context.pool.stop()

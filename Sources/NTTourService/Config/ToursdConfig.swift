@@ -20,6 +20,9 @@ public struct ToursdConfig: Sendable, Equatable {
     public var databaseStatementTimeoutSeconds = 30
     /// With PostgreSQL: threads that run request handlers; 0: one per core.
     public var databaseHandlerThreads = 0
+    /// With PostgreSQL: connections on which requests wait for another daemon's lock (an
+    /// upload it writes, a panorama it stores), one waiting request each.
+    public var databaseLockWaitConnections = 4
     /// Where panoramas, world maps and partial uploads are kept; empty: `<dataDir>/blobs`. For
     /// several daemons, a folder all of them mount.
     public var blobDir = ""
@@ -243,6 +246,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "sqliteOptimizeSeconds": { config, text in setInt(&config.sqliteOptimizeSeconds, text, 60...604_800) },
         "databaseStatementTimeoutSeconds": { config, text in setInt(&config.databaseStatementTimeoutSeconds, text, 1...3600) },
         "databaseHandlerThreads": { config, text in setInt(&config.databaseHandlerThreads, text, 0...1000) },
+        "databaseLockWaitConnections": { config, text in setInt(&config.databaseLockWaitConnections, text, 1...100) },
         "blobDir": { $0.blobDir = $1; return true },
         "blobStore": { $0.blobStore = $1; return $1.isEmpty || $1 == "directory" || $1.hasPrefix("s3://") },
         "s3Endpoint": { $0.s3Endpoint = $1; return true },

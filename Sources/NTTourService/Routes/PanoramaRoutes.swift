@@ -36,7 +36,7 @@ enum PanoramaRoutes {
                 throw error
             }
             // In place before its row is committed: the row is the switch.
-            return try await context.panoramaTurns.withTurn(key) {
+            return try await context.withPanoramaTurns([key]) {
                 let placement: PanoramaPlacement
                 do {
                     placement = try await context.placePanorama(key) { try await context.blobs.place(received, as: key) }
@@ -88,7 +88,7 @@ enum PanoramaRoutes {
         table.add(.delete, "/v1/panoramas/{panoramaId}") { request in
             let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
             let key = BlobKey(tenant: tenant, kind: .panorama, id: id)
-            return try await context.panoramaTurns.withTurn(key) {
+            return try await context.withPanoramaTurns([key]) {
                 guard try await context.write({ try await TourStore.deletePanorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
                 await context.blobs.remove(key)
                 await context.previews.remove(tenant: tenant, ids: [id])
@@ -125,7 +125,7 @@ extension ServiceContext {
     /// its file.
     func removePanoramaFiles(_ keys: [BlobKey]) async {
         guard let tenant = keys.first?.tenant else { return }
-        try? await panoramaTurns.withTurns(keys) {
+        try? await withPanoramaTurns(keys) {
             let ids = keys.map(\.id)
             let storedAgain = try await read { try await TourStore.storedPanoramas($0, tenant, among: ids) }
             let gone = keys.filter { !storedAgain.contains($0.id) }

@@ -71,7 +71,7 @@ struct Uploads: Sendable {
     let sessions: UploadSessions
     /// Which daemon writes an upload, when several share the database and blob folder (the
     /// composition's choice: no default, so no caller can leave cross-daemon writers out).
-    let ownership: any UploadOwnership
+    let ownership: UploadOwnership
 
     var expiry: Int64 { Int64(context.config.uploadExpirySeconds) }
     var now: Int64 { Int64(Date().timeIntervalSince1970) }
@@ -231,7 +231,7 @@ struct Uploads: Sendable {
     func current(_ upload: UploadRecord, _ tenant: Int64, owner: UInt64) async throws
         -> (record: UploadRecord, session: UploadSession?, offset: Int64) {
         let key = partialKey(upload, tenant)
-        return try await sessions.finishing.withLock(key) {
+        return try await sessions.finishing(key) {
             guard ownership.holds(key, owner) else { throw ServiceError.conflict("a newer PATCH to upload \(upload.id) took over") }
             guard let record = try await context.readOne({ try await UploadStore.upload($0, tenant, upload.id) }) else {
                 throw ServiceError.notFound("upload", upload.id)
@@ -435,7 +435,7 @@ struct Uploads: Sendable {
     /// One turn at finishing, under the upload's finishing lock (no session opens on a file
     /// that finishing is removing).
     private func finishingTurn(_ upload: UploadRecord, _ tenant: Int64, _ key: BlobKey, owner: UInt64) async throws -> FinishingTurn {
-        try await sessions.finishing.withLock(key) {
+        try await sessions.finishing(key) {
             guard ownership.holds(key, owner) else { return .notTheWriter }
             guard let record = try await context.readOne({ try await UploadStore.upload($0, tenant, upload.id) }) else {
                 throw ServiceError.notFound("upload", upload.id)
@@ -473,7 +473,7 @@ struct Uploads: Sendable {
                 throw ServiceError(.digestMismatch, "the upload's sha-256 is \(digest), not the declared \(declared)")
             }
             try PanoramaMediaType.checkContent(upload.contentType, head: try await context.blobs.head(partial: partial))
-            finished = try await context.panoramaTurns.withTurn(panorama) { () -> FinishedUpload? in
+            finished = try await context.withPanoramaTurns([panorama]) { () -> FinishedUpload? in
                 // Finished meanwhile by another daemon (which held the turn first): nothing to do.
                 guard try await context.readOne({ try await UploadStore.upload($0, tenant, upload.id) })?.finished == false else { return nil }
                 switch try await context.placePanorama(panorama, by: { try await context.blobs.finish(partial: partial, length: upload.length, as: panorama) }) {

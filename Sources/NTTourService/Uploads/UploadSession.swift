@@ -1,3 +1,4 @@
+import NTCoordination
 #if canImport(Glibc)
 import NTSQLKit
 import Glibc
@@ -284,8 +285,7 @@ final class UploadSessions: Sendable {
 
     private let entries = Mutex<[BlobKey: Entry]>([:])
     private let blobs: any BlobStore
-    /// Held while an upload's session is looked up against its row, and while it finishes.
-    let finishing = AsyncKeyedLock<BlobKey>(level: .uploadFinishing)
+    private let locker: any Locker
 
     private let durableStep: Int64
     /// Told each durable step's offset, to record it for other daemons (see `UploadSessions`).
@@ -297,8 +297,9 @@ final class UploadSessions: Sendable {
     /// `record`: records the offset of each durable step of a long PATCH (the step's bytes
     /// are in the store); recorded, every daemon reports them (a HEAD on another daemon reads
     /// the row).
-    init(blobs: any BlobStore, durableStep: Int, record: @escaping @Sendable (BlobKey, Int64) async -> Void) {
+    init(blobs: any BlobStore, locker: any Locker, durableStep: Int, record: @escaping @Sendable (BlobKey, Int64) async -> Void) {
         self.blobs = blobs
+        self.locker = locker
         self.durableStep = Int64(durableStep)
         let recordings = self.recordings
         stepped = { key, offset in
@@ -309,6 +310,15 @@ final class UploadSessions: Sendable {
                     await record(key, offset)
                 }
             }
+        }
+    }
+
+    /// Runs `body` holding the upload's finishing lock (this daemon's: its sessions are in its
+    /// memory): held while an upload's session is looked up against its row, and while it
+    /// finishes, so that no session opens on a file that finishing is removing.
+    func finishing<T>(_ key: BlobKey, _ body: () async throws -> T) async throws -> T {
+        try await LockOrder.entering(.uploadFinishing) {
+            try await locker.withLocks([LockName("finishing/\(key.tenant)/\(key.id)", reach: .daemon)], wait: .untilFree, body)
         }
     }
 
