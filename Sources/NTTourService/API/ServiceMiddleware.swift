@@ -58,10 +58,10 @@ struct Authentication: Middleware {
 }
 
 /// Every tus request but OPTIONS: `Tus-Resumable` must name the version served (412). A
-/// request of the IETF draft on the same resources (`Uploads.speaksDraft`) goes on.
+/// request of the IETF draft on the same resources (`DraftUploads.speaksDraft`) goes on.
 struct TusVersionCheck: Middleware {
     func respond(to request: Request, next: RequestResponder) async throws -> Response {
-        if Uploads.speaksDraft(request.headers) { return try await next(request) }
+        if DraftUploads.speaksDraft(request.headers) { return try await next(request) }
         try TusHeaders.checkResumable(request.headers["tus-resumable"])
         return try await next(request)
     }

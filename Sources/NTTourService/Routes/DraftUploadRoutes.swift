@@ -9,8 +9,11 @@ import NTHTTPCore
 /// ownership across daemons, quotas, expiry and crash-safe finish. A creation is the one-shot
 /// `PUT /v1/panoramas/{id}` (as URLSession sends it) or `POST /v1/uploads`, marked by
 /// `Upload-Draft-Interop-Version` and its completeness field; its upload resource is
-/// `/v1/uploads/{uploadId}`, as tus's are.
-extension Uploads {
+/// `/v1/uploads/{uploadId}`, as tus's are. The draft's requests, parsed into the calls of
+/// `Uploads`, and their answers.
+struct DraftUploads: Sendable {
+    let uploads: Uploads
+
     /// Whether a request asks for a draft creation: a version served and a completeness field.
     /// Nil for a plain upload (no version, or one not served: no 104, stored as any other).
     static func draftCreation(_ headers: HTTPHeaders) throws(ServiceError) -> (version: DraftVersion, completes: Bool)? {
@@ -32,7 +35,7 @@ extension Uploads {
     }
 
     private func limits(_ upload: UploadRecord?) -> DraftUploadLimits {
-        DraftUploadLimits(maxSize: Int64(context.config.maxPanoramaBytes), secondsLeft: upload.map { $0.expiresAt - now } ?? expiry)
+        DraftUploadLimits(maxSize: Int64(uploads.context.config.maxPanoramaBytes), secondsLeft: upload.map { $0.expiresAt - uploads.now } ?? uploads.expiry)
     }
 
     private static func location(_ upload: UploadRecord) -> String { "/v1/uploads/\(upload.id)" }
@@ -56,7 +59,7 @@ extension Uploads {
     /// `POST /v1/uploads?panoramaId=…&floorId=…[&roomId=…]`, the panorama's media type in
     /// `Content-Type` and its digest, if declared, in `Repr-Digest`. The upload exists, and the
     /// 104 says where, before a byte of the body is read.
-    func draftCreate(_ request: Request, _ version: DraftVersion, completes: Bool, panoramaId: String) async throws -> Response {
+    func create(_ request: Request, _ version: DraftVersion, completes: Bool, panoramaId: String) async throws -> Response {
         try await answering(version) {
             let tenant = request.tenant
             guard request.headers["upload-offset"] == nil else { throw ServiceError.badRequest("a creation carries no Upload-Offset") }
@@ -65,27 +68,27 @@ extension Uploads {
             let position = try PanoramaPosition.checked(request)
             let contentType = try PanoramaMediaType.validated(request.headers["content-type"])
             let declared = try ReprDigest.sha256(request.headers["repr-digest"]).map(ByteEncoding.hex)
-            let maxSize = Int64(context.config.maxPanoramaBytes)
+            let maxSize = Int64(uploads.context.config.maxPanoramaBytes)
             let length = try DraftLength.declared(version, headers: request.headers, contentLength: request.head.contentLength, offset: 0, completes: completes)
             if let length, length > maxSize {
                 throw ServiceError(.payloadTooLarge, "the upload's \(length) bytes pass the most a panorama may have, \(maxSize)")
             }
             // A re-send whose digest is declared is answered without reading the body again.
-            if let declared, let existing = try await context.readOne({ try await TourStore.panorama($0, tenant, panoramaId) }) {
-                return try PanoramaUpload.resend(existing, digest: declared)
+            if let declared, let existing = try await uploads.context.readOne({ try await TourStore.panorama($0, tenant, panoramaId) }) {
+                return .document(.ok, try PanoramaUpload.resend(existing, digest: declared))
             }
-            _ = try await context.read { try await TourStore.panoramaPlace($0, tenant, floorId: floorId, roomId: roomId) }
+            _ = try await uploads.context.read { try await TourStore.panoramaPlace($0, tenant, floorId: floorId, roomId: roomId) }
             let wanted = UploadRequest(panoramaId: panoramaId, floorId: floorId, roomId: roomId, position: position, contentType: contentType, declaredSHA256: declared,
                                        length: length ?? maxSize, metadataHeader: "", lengthKnown: length != nil, awaitsCompletion: true)
             let key = BlobKey(tenant: tenant, kind: .upload, id: Identifier.make())
-            return try await owning(key) { owner in
+            return try await uploads.owning(key) { owner in
                 // A new creation for the panorama starts its bytes again: an older unfinished
                 // upload of it (the client gave up on it) ends.
-                guard case .created(let upload) = try await open(key, wanted, now: now, replacingOpen: true) else {
+                guard case .created(let upload) = try await uploads.open(key, wanted, now: uploads.now, replacingOpen: true) else {
                     throw ServiceError(.internal, "a replacing creation found an open upload")
                 }
                 let location = Self.location(upload)
-                if context.config.resumableInterimResponses {
+                if uploads.context.config.resumableInterimResponses {
                     request.sendInterim(.uploadResumptionSupported, headers: DraftAnswers.interim(version, location: location, limits: limits(upload)))
                 }
                 return try await transfer(request, version, upload, owner: owner, at: 0, completes: completes, location: location)
@@ -99,7 +102,7 @@ extension Uploads {
                           completes: Bool, location: String?) async throws -> Response {
         let tenant = request.tenant
         var upload = found
-        guard let session = try await current(upload, tenant, owner: owner).session else {
+        guard let session = try await uploads.current(upload, tenant, owner: owner).session else {
             throw DraftRefusal(error: DraftProblem.completedUpload.error("upload \(upload.id) is complete"), problem: .completedUpload,
                                offset: upload.length, uploadComplete: true)
         }
@@ -108,11 +111,11 @@ extension Uploads {
         let contentDigest = try ReprDigest.sha256(request.headers["content-digest"], field: "Content-Digest")
         // One daemon keeps an ended transfer's bytes at the takeover, so its bodies need no
         // durable steps (each an fsync and a commit); several continue from what is recorded.
-        let claim = try await session.claim(checksum: contentDigest == nil ? nil : .sha256, keepingLive: true, stepping: ownership.spansDaemons)
+        let claim = try await session.claim(checksum: contentDigest == nil ? nil : .sha256, keepingLive: true, stepping: uploads.ownership.spansDaemons)
         // What an older transfer had written is kept: recorded before any answer names it.
         if claim.offset > upload.offset {
             do {
-                try await record(upload, tenant, offset: claim.offset)
+                try await uploads.record(upload, tenant, offset: claim.offset)
             } catch {
                 session.release(claim.token)
                 throw error
@@ -132,7 +135,7 @@ extension Uploads {
                                        problem: .inconsistentLength, offset: offset)
                 }
                 let id = upload.id
-                try await context.write { try await UploadStore.recordLength($0, tenant, id, length: length) }
+                try await uploads.context.write { try await UploadStore.recordLength($0, tenant, id, length: length) }
                 (upload.length, upload.lengthKnown) = (length, true)
             }
         } catch {
@@ -146,11 +149,11 @@ extension Uploads {
                 session.release(claim.token)
                 throw ServiceError(.payloadTooLarge, "the body's \(announced) bytes go past the most the upload may hold, \(upload.length)")
             }
-            reached = try await append(request, upload, session, token: claim.token, checksum: contentDigest, room: upload.length - offset,
+            reached = try await uploads.append(request.body, upload, tenant, session, token: claim.token, checksum: contentDigest, room: upload.length - offset,
                                        completes: completes)
         } catch let error as ServiceError where error.code == .payloadTooLarge && upload.lengthKnown {
             // Past the length recorded: 400, and from -06 on the upload is no more.
-            if version.overrunInvalidates { try? await end(tenant: tenant, id: upload.id) }
+            if version.overrunInvalidates { try? await uploads.end(tenant: tenant, id: upload.id) }
             throw DraftRefusal(error: DraftProblem.inconsistentLength.error("the body goes past the upload's length \(upload.length)"),
                                problem: .inconsistentLength, offset: version.overrunInvalidates ? nil : session.durableOffset)
         } catch let error as ServiceError where !error.isServerFailure {
@@ -162,9 +165,9 @@ extension Uploads {
                                problem: .inconsistentLength, offset: reached)
         }
         (upload.length, upload.lengthKnown, upload.awaitsCompletion) = (reached, true, false)
-        let finishing: FinishedUpload?
+        let finishing: Uploads.FinishedUpload?
         do {
-            finishing = try await finishIfComplete(upload, tenant, offset: reached, owner: owner)
+            finishing = try await uploads.finishIfComplete(upload, tenant, offset: reached, owner: owner)
         } catch let error as ServiceError where !error.isServerFailure {
             // Every byte is in: this answer is about the representation (a digest that does not
             // match ends the upload), so it says complete (-06 on), not "resume".
@@ -182,24 +185,24 @@ extension Uploads {
     /// HEAD: offset retrieval. A transfer still in flight stops first (the bytes it wrote kept,
     /// made durable and recorded), so the offset answered is the one the next append must name, and
     /// a restart cannot take it back.
-    @Sendable func draftHead(_ request: Request) async throws -> Response {
+    @Sendable func head(_ request: Request) async throws -> Response {
         let version = try Self.servedVersion(request.headers)
         return try await answering(version) {
             try Self.refuseFields(version.fieldsRefusedOnRetrieval, request)
-            let found = try await upload(request)
+            let found = try await uploads.upload(request.tenant, try request.uuid("uploadId"))
             if found.finished { return DraftAnswers.offset(version, offset: found.length, complete: true, length: found.length, limits: limits(found)) }
             let tenant = request.tenant
-            return try await owning(partialKey(found, tenant)) { owner in
-                let now = try await current(found, tenant, owner: owner)
+            return try await uploads.owning(uploads.partialKey(found, tenant)) { owner in
+                let now = try await uploads.current(found, tenant, owner: owner)
                 var offset = now.offset
                 if let session = now.session {
-                    await session.writerEnded(within: context.config.uploadTakeoverGraceMs)
+                    await session.writerEnded(within: uploads.context.config.uploadTakeoverGraceMs)
                     let claim = try await session.claim(checksum: nil, keepingLive: true)
                     session.release(claim.token)
                     offset = claim.offset
-                    if offset > now.record.offset { try await record(now.record, tenant, offset: offset) }
+                    if offset > now.record.offset { try await uploads.record(now.record, tenant, offset: offset) }
                     // Every byte in and said complete, but not finished (a crash): it finishes now.
-                    if try await finishIfComplete(now.record, tenant, offset: offset, owner: owner) != nil {
+                    if try await uploads.finishIfComplete(now.record, tenant, offset: offset, owner: owner) != nil {
                         return DraftAnswers.offset(version, offset: offset, complete: true, length: offset, limits: limits(now.record))
                     }
                 }
@@ -212,7 +215,7 @@ extension Uploads {
 
     /// PATCH: upload append at `Upload-Offset`, a newer request ending an older one still in
     /// flight (its durable bytes kept), on this daemon or another.
-    @Sendable func draftAppend(_ request: Request) async throws -> Response {
+    @Sendable func append(_ request: Request) async throws -> Response {
         let version = try Self.servedVersion(request.headers)
         return try await answering(version) {
             if version.appendNeedsPartialUploadType, request.headers["content-type"]?.lowercased() != "application/partial-upload" {
@@ -224,8 +227,8 @@ extension Uploads {
             let said = try version.completes(request.headers)
             if version.appendMustSayCompleteness, said == nil { throw ServiceError.badRequest("an upload append says \(version.completenessField)") }
             let key = BlobKey(tenant: request.tenant, kind: .upload, id: try request.uuid("uploadId"))
-            return try await owning(key) { owner in
-                let found = try await upload(request)
+            return try await uploads.owning(key) { owner in
+                let found = try await uploads.upload(request.tenant, key.id)
                 if found.finished {
                     throw DraftRefusal(error: DraftProblem.completedUpload.error("upload \(found.id) is complete"), problem: .completedUpload,
                                        offset: found.length, uploadComplete: true)
@@ -236,11 +239,11 @@ extension Uploads {
     }
 
     /// DELETE: cancellation; a transfer in flight stops.
-    @Sendable func draftCancel(_ request: Request) async throws -> Response {
+    @Sendable func cancel(_ request: Request) async throws -> Response {
         let version = try Self.servedVersion(request.headers)
         return try await answering(version) {
             try Self.refuseFields(version.fieldsRefusedOnRetrieval, request)
-            try await end(tenant: request.tenant, id: try request.uuid("uploadId"))
+            try await uploads.end(tenant: request.tenant, id: try request.uuid("uploadId"))
             return Response(status: .noContent)
         }
     }

@@ -1,12 +1,12 @@
 import NTAPIModel
 import Foundation
-import NTHashing
 import NTHTTPCore
 
 /// Floors, plans and world maps (docs/api.md "Floors, plans and world maps").
 enum FloorRoutes {
     static func add(to table: inout RouteTable, _ context: ServiceContext) {
         let jsonLimit = Int64(context.config.maxJsonBodyBytes)
+        let floors = Floors(context: context)
 
         table.add(.put, "/v1/properties/{propertyId}/floors/{floorId}", bodyLimit: jsonLimit) { request in
             let (tenant, propertyId, floorId) = (request.tenant, try request.uuid("propertyId"), try request.uuid("floorId"))
@@ -27,10 +27,7 @@ enum FloorRoutes {
             let (tenant, floorId) = (request.tenant, try request.uuid("floorId"))
             let plan = try PlanUpload.parse(try await request.body.collect(upTo: request.bodyLimit), maxDepth: context.config.maxJsonDepth,
                                             maxCoordinate: Double(context.config.maxPlanCoordinateMetres))
-            let outcome = try await context.write { try await TourStore.applyPlan($0, tenant, floorId: floorId, plan) }
-            context.crashPoints.reached(.planCommitted)
-            if let cleared = outcome.clearedWorldMap { await context.blobs.remove(cleared) }
-            return .json(.ok, outcome.answer)
+            return .json(.ok, try await floors.replacePlan(tenant, floorId, plan))
         }
 
         table.add(.get, "/v1/floors/{floorId}/worldmap") { request in
@@ -47,34 +44,8 @@ enum FloorRoutes {
             if let type = request.headers["content-type"], !type.lowercased().hasPrefix("application/octet-stream") {
                 throw ServiceError(.unsupportedMediaType, "a world map is application/octet-stream")
             }
-            guard try await context.read({ try await TourStore.floor($0, tenant, floorId) }) != nil else { throw ServiceError.notFound("floor", floorId) }
-            // A fresh name: in place before the row points at it; the map it replaces stays
-            // until the commit says otherwise.
-            let key = BlobKey(tenant: tenant, kind: .worldMap, id: "\(floorId).\(ByteEncoding.hex(randomBytes(8)))")
-            let received = try await context.blobs.receive(request.body, toward: key)
-            // The same map again changes nothing.
-            if let floor = try? await context.read({ try await TourStore.floor($0, tenant, floorId) }), floor.worldMapSHA256 == received.sha256 {
-                await context.blobs.discard(received)
-                return .document(.ok, floor.document)
-            }
-            try await context.blobs.store(received, as: key)
-            context.crashPoints.reached(.worldMapPlaced)
-            let outcome: TourStore.WorldMapOutcome
-            do {
-                outcome = try await context.write { db in
-                    try await TourStore.setWorldMap(db, tenant, floorId: floorId, sha256: received.sha256, size: received.size, file: key.id)
-                }
-            } catch {
-                await context.blobs.remove(key) // no file without its row
-                throw error
-            }
-            context.crashPoints.reached(.worldMapCommitted)
-            if outcome.change == .unchanged {
-                await context.blobs.remove(key)
-            } else if let replaced = outcome.replaced {
-                await context.blobs.remove(replaced)
-            }
-            return .document(outcome.change == .created ? .created : .ok, outcome.floor.document)
+            let (floor, created) = try await floors.storeWorldMap(tenant, floorId, body: request.body)
+            return .document(created ? .created : .ok, floor.document)
         }
     }
 

@@ -1,6 +1,5 @@
 import NTAPIModel
 import Foundation
-import NTHashing
 import NTHTTPCore
 import NTLogging
 
@@ -15,6 +14,7 @@ enum UploadRoutes {
     /// first, then the token.
     static func add(to table: inout RouteTable, _ uploads: Uploads, authenticated: any Middleware) {
         let maxSize = Int64(uploads.context.config.maxPanoramaBytes)
+        let (tus, draft) = (TusUploads(uploads: uploads), DraftUploads(uploads: uploads))
 
         table.group(authenticated) { table in
             table.add(.options, "/v1/uploads") { _ in
@@ -31,8 +31,8 @@ enum UploadRoutes {
         // the same resources.
         table.group(TusVersionCheck(), authenticated) { table in
             table.add(.post, "/v1/uploads", bodyLimit: maxSize, headers: resumable) { request in
-                guard Uploads.speaksDraft(request.headers) else { return try await uploads.create(request) }
-                guard let creation = try Uploads.draftCreation(request.headers) else {
+                guard DraftUploads.speaksDraft(request.headers) else { return try await tus.create(request) }
+                guard let creation = try DraftUploads.draftCreation(request.headers) else {
                     try PartialUploadMarks.refuseParts(request.headers)
                     if case .served(let version) = DraftVersion.asked(request.headers) {
                         throw ServiceError.badRequest("a creation of the draft says \(version.completenessField)")
@@ -42,16 +42,16 @@ enum UploadRoutes {
                                                   + "is then tus (Tus-Resumable: 1.0.0), and a plain upload is PUT /v1/panoramas/{panoramaId}")
                 }
                 let panoramaId = try Identifier.checked(try request.queryParameter("panoramaId"), "panoramaId")
-                return try await uploads.draftCreate(request, creation.version, completes: creation.completes, panoramaId: panoramaId)
+                return try await draft.create(request, creation.version, completes: creation.completes, panoramaId: panoramaId)
             }
             table.add(.head, "/v1/uploads/{uploadId}", headers: resumable) { request in
-                try await (Uploads.speaksDraft(request.headers) ? uploads.draftHead : uploads.head)(request)
+                try await (DraftUploads.speaksDraft(request.headers) ? draft.head : tus.head)(request)
             }
             table.add(.patch, "/v1/uploads/{uploadId}", bodyLimit: maxSize, headers: resumable) { request in
-                try await (Uploads.speaksDraft(request.headers) ? uploads.draftAppend : uploads.patch)(request)
+                try await (DraftUploads.speaksDraft(request.headers) ? draft.append : tus.patch)(request)
             }
             table.add(.delete, "/v1/uploads/{uploadId}", headers: resumable) { request in
-                try await (Uploads.speaksDraft(request.headers) ? uploads.draftCancel : uploads.terminate)(request)
+                try await (DraftUploads.speaksDraft(request.headers) ? draft.cancel : tus.terminate)(request)
             }
         }
     }
@@ -65,26 +65,9 @@ extension UploadRoutes {
     }
 }
 
-/// The work behind the tus routes.
-struct Uploads: Sendable {
-    let context: ServiceContext
-    let sessions: UploadSessions
-    /// Which daemon writes an upload, when several share the database and blob folder (the
-    /// composition's choice: no default, so no caller can leave cross-daemon writers out).
-    let ownership: UploadOwnership
-
-    var expiry: Int64 { Int64(context.config.uploadExpirySeconds) }
-    var now: Int64 { Int64(Date().timeIntervalSince1970) }
-
-    /// The upload named by the path, unexpired.
-    func upload(_ request: Request) async throws -> UploadRecord {
-        let (tenant, id) = (request.tenant, try request.uuid("uploadId"))
-        let now = self.now
-        guard let upload = try await context.readOne({ try await UploadStore.upload($0, tenant, id) }), upload.expiresAt > now else {
-            throw ServiceError.notFound("upload", id)
-        }
-        return upload
-    }
+/// tus's requests, parsed into the calls of `Uploads`, and their answers.
+struct TusUploads: Sendable {
+    let uploads: Uploads
 
     private func progressHeaders(_ upload: UploadRecord, offset: Int64) -> [HTTPField] {
         var headers = [HTTPField(name: "Upload-Offset", value: String(offset))]
@@ -92,220 +75,26 @@ struct Uploads: Sendable {
         return headers
     }
 
-    private func created(_ upload: UploadRecord, offset: Int64) -> Response {
-        Response(status: .created, headers: [HTTPField(name: "Location", value: "/v1/uploads/\(upload.id)")] + progressHeaders(upload, offset: offset))
-    }
-
-    func partialKey(_ upload: UploadRecord, _ tenant: Int64) -> BlobKey {
-        BlobKey(tenant: tenant, kind: .upload, id: upload.id)
-    }
-
     /// POST: creation, idempotent per panorama, optionally with the first bytes.
     @Sendable func create(_ request: Request) async throws -> Response {
-        let tenant = request.tenant
         let wanted = try UploadRequest.parse(length: request.headers["upload-length"], metadata: request.headers["upload-metadata"],
-                                             maxLength: Int64(context.config.maxPanoramaBytes))
+                                             maxLength: Int64(uploads.context.config.maxPanoramaBytes))
         let hasBody = request.head.framing.hasBody
         if hasBody, request.headers["content-type"]?.lowercased() != UploadRoutes.offsetType {
             throw ServiceError(.unsupportedMediaType, "a body sent with the creation is \(UploadRoutes.offsetType)")
         }
-        // Stored already: answered as a one-shot re-send would, when the digest is declared.
-        if let declared = wanted.declaredSHA256, let existing = try await context.readOne({ try await TourStore.panorama($0, tenant, wanted.panoramaId) }) {
-            return try PanoramaUpload.resend(existing, digest: declared)
+        switch try await uploads.create(request.tenant, wanted, body: hasBody ? request.body : nil) {
+        case .stored(let panorama):
+            return .document(.ok, panorama)
+        case .upload(let upload, let offset, _):
+            return Response(status: .created, headers: [HTTPField(name: "Location", value: "/v1/uploads/\(upload.id)")] + progressHeaders(upload, offset: offset))
         }
-        // A creation sent again (its 201 was lost): the same upload, at the offset it holds.
-        let now = self.now
-        if let open = try await context.readOne({ try await UploadStore.receiving($0, tenant, panoramaId: wanted.panoramaId) }), open.expiresAt > now {
-            return try await sentAgain(open, wanted, tenant)
-        }
-        _ = try await context.read { try await TourStore.panoramaPlace($0, tenant, floorId: wanted.floorId, roomId: wanted.roomId) }
-        // The partial file exists, durably, before the row that names it.
-        let id = Identifier.make()
-        let key = BlobKey(tenant: tenant, kind: .upload, id: id)
-        // Held from before the row exists: once it does, another daemon asked for the upload
-        // (a HEAD, a creation sent again) must not open its file while this one writes it.
-        return try await owning(key) { owner in
-            try await createOwned(request, key: key, wanted: wanted, hasBody: hasBody, now: now, owner: owner)
-        }
-    }
-
-    private func createOwned(_ request: Request, key: BlobKey, wanted: UploadRequest, hasBody: Bool, now: Int64,
-                             owner: UInt64) async throws -> Response {
-        let tenant = request.tenant
-        let upload: UploadRecord
-        switch try await open(key, wanted, now: now, replacingOpen: false) {
-        case .created(let record):
-            upload = record
-        case .sentAgain(let open):
-            return try await sentAgain(open, wanted, tenant)
-        }
-        guard hasBody, upload.length > 0 else {
-            // Nothing to send: complete at once.
-            if upload.length == 0 { _ = try await finishIfComplete(upload, tenant, offset: 0, owner: owner) }
-            return created(upload, offset: 0)
-        }
-        let session = try await sessions.session(key, recordedOffset: 0)
-        let claim = try await session.claim(checksum: nil)
-        return try await receive(request, upload, session, token: claim.token, checksum: nil, creation: true, owner: owner)
-    }
-
-    /// What opening an upload found.
-    enum Opening {
-        case created(UploadRecord)
-        /// The panorama has an unfinished upload already (tus: a creation sent again).
-        case sentAgain(UploadRecord)
-    }
-
-    /// Opens upload `key` for `wanted`: its empty partial file, durably, then its row, within
-    /// the tenant's quota. An unfinished upload of the same panorama is found
-    /// (`.sentAgain`), or, with `replacingOpen`, ended and replaced (a new creation of the
-    /// draft starts the panorama's bytes again). The caller owns `key`.
-    func open(_ key: BlobKey, _ wanted: UploadRequest, now: Int64, replacingOpen: Bool) async throws -> Opening {
-        let tenant = key.tenant
-        _ = try await sessions.session(key, recordedOffset: 0)
-        let expiresAt = now + expiry
-        let (maxCount, maxBytes) = (context.config.maxUnfinishedUploadsPerTenant, Int64(context.config.maxUnfinishedUploadBytesPerTenant))
-        let creation: Creation
-        do {
-            creation = try await context.write { db -> Creation in
-                var stale: UploadRecord?
-                if let open = try await UploadStore.receiving(db, tenant, panoramaId: wanted.panoramaId) {
-                    // Created since the read above, by a request still in flight: that one.
-                    if open.expiresAt > now && !replacingOpen { return .sentAgain(open) }
-                    // Expired leftovers (or the upload a new draft creation replaces) go first.
-                    _ = try await UploadStore.delete(db, tenant, open.id)
-                    stale = open
-                }
-                // The tenant's quota, checked in the transaction that would exceed it.
-                let held = try await UploadStore.unfinished(db, tenant, now: now)
-                guard held.count < maxCount else {
-                    throw ServiceError(.insufficientStorage, "this tenant has \(held.count) unfinished uploads, the most it may have: finish or delete some first")
-                }
-                guard held.bytes + wanted.length <= maxBytes else {
-                    throw ServiceError(.insufficientStorage, "this tenant's unfinished uploads reserve \(held.bytes) bytes; \(wanted.length) more would pass its \(maxBytes)")
-                }
-                return .created(try await UploadStore.create(db, tenant, id: key.id, wanted, expiresAt: expiresAt), replacing: stale)
-            }
-        } catch {
-            sessions.end(key)
-            await context.blobs.remove(key)
-            throw error
-        }
-        switch creation {
-        case .created(let record, let replacing):
-            if let replacing {
-                let staleKey = partialKey(replacing, tenant)
-                sessions.end(staleKey)
-                await context.blobs.remove(staleKey)
-            }
-            return .created(record)
-        case .sentAgain(let open):
-            sessions.end(key)
-            await context.blobs.remove(key)
-            return .sentAgain(open)
-        }
-    }
-
-    /// What a creation's transaction found.
-    private enum Creation {
-        /// A new upload, in place of an expired one under the same panorama.
-        case created(UploadRecord, replacing: UploadRecord?)
-        /// The panorama has an unfinished upload already.
-        case sentAgain(UploadRecord)
-    }
-
-    /// A creation whose panorama has an unfinished upload: that upload, at the offset it holds
-    /// (its body, if any, is not stored: the client goes on from that offset).
-    private func sentAgain(_ open: UploadRecord, _ wanted: UploadRequest, _ tenant: Int64) async throws -> Response {
-        guard open.length == wanted.length else {
-            throw ServiceError.conflict("panorama \(wanted.panoramaId) has an unfinished upload of another length")
-        }
-        return created(open, offset: try await reportedOffset(open, tenant))
-    }
-
-    /// The upload as it is now (a request may have finished it since `upload` was read):
-    /// finished (no session), or receiving, with its live session and durable offset. Under the
-    /// upload's lock, so that no session is opened on a file that finishing is removing; and
-    /// only while `owner` still makes this daemon the upload's writer (another daemon's newer
-    /// request may have taken it since: its writer must be the only one).
-    func current(_ upload: UploadRecord, _ tenant: Int64, owner: UInt64) async throws
-        -> (record: UploadRecord, session: UploadSession?, offset: Int64) {
-        let key = partialKey(upload, tenant)
-        return try await sessions.finishing(key) {
-            guard ownership.holds(key, owner) else { throw ServiceError.conflict("a newer PATCH to upload \(upload.id) took over") }
-            guard let record = try await context.readOne({ try await UploadStore.upload($0, tenant, upload.id) }) else {
-                throw ServiceError.notFound("upload", upload.id)
-            }
-            if record.finished { return (record, nil, record.length) }
-            let (session, offset) = try await liveSession(record, tenant)
-            return (record, session, offset)
-        }
-    }
-
-    /// The offset a client resumes from. An upload whose file holds every byte but which did
-    /// not become its panorama (the server crashed while finishing it) finishes now.
-    /// A PATCH still writing (its client gone, its last bytes still on their way through the
-    /// server) is given `uploadTakeoverGraceMs` to end first: the offset told is the one it
-    /// leaves, not one its end moves on right after (the client's PATCH from there a 409).
-    private func resumeOffset(_ upload: UploadRecord, _ tenant: Int64, owner: UInt64) async throws -> Int64 {
-        var now = try await current(upload, tenant, owner: owner)
-        if let session = now.session, session.isWritten {
-            await session.writerEnded(within: context.config.uploadTakeoverGraceMs)
-            now = try await current(upload, tenant, owner: owner)
-        }
-        guard now.session != nil else { return now.offset }
-        // Recorded before it is answered: another daemon asked next answers from the row, and
-        // must not answer less (the ended PATCH records it too, but perhaps after this answer).
-        if now.offset > now.record.offset { try await record(now.record, tenant, offset: now.offset) }
-        _ = try await finishIfComplete(now.record, tenant, offset: now.offset, owner: owner)
-        return now.offset
-    }
-
-    /// `resumeOffset` when no other daemon writes the upload; while one does, the fsynced
-    /// offset it recorded, and its partial file is not touched (a session opened here would cut
-    /// the file to the row's offset under the writer).
-    private func reportedOffset(_ upload: UploadRecord, _ tenant: Int64) async throws -> Int64 {
-        let key = partialKey(upload, tenant)
-        return try await LockOrder.entering(.uploadOwnership) {
-            guard let token = try await ownership.tryAcquire(key) else { return upload.offset }
-            do {
-                let offset = try await resumeOffset(upload, tenant, owner: token)
-                await ownership.release(key, token)
-                return offset
-            } catch {
-                await ownership.release(key, token)
-                throw error
-            }
-        }
-    }
-
-    /// The upload's live session and its durable offset (callers hold the upload's lock).
-    /// When its partial file holds less than the row records (lost by a file system that
-    /// broke its fsync promise), the row goes back to what the file holds: the client resends
-    /// from there.
-    private func liveSession(_ upload: UploadRecord, _ tenant: Int64) async throws -> (session: UploadSession, offset: Int64) {
-        var session = try await sessions.session(partialKey(upload, tenant), recordedOffset: upload.offset)
-        if upload.offset > session.durableOffset {
-            // Another daemon on the same database and blob folder took the upload further since
-            // this one last held it: this session's view of the file is old. It ends (a PATCH of
-            // this daemon still writing through it stops, as an older PATCH does), and a new one
-            // reads the file as it is now.
-            sessions.end(partialKey(upload, tenant))
-            session = try await sessions.session(partialKey(upload, tenant), recordedOffset: upload.offset)
-        }
-        let offset = session.durableOffset
-        if offset < upload.offset {
-            try await context.write { try await UploadStore.repairOffset($0, tenant, upload.id, offset: offset) }
-            context.logger.warn("an upload's partial file holds less than recorded; it continues from there",
-                                ["upload": upload.id, "recorded": String(upload.offset), "held": String(offset)])
-        }
-        return (session, offset)
     }
 
     /// HEAD: the offset (only fsynced bytes count), the length, no caching.
     @Sendable func head(_ request: Request) async throws -> Response {
-        let upload = try await upload(request)
-        let offset = upload.finished ? upload.length : try await reportedOffset(upload, request.tenant)
+        let upload = try await uploads.upload(request.tenant, try request.uuid("uploadId"))
+        let offset = upload.finished ? upload.length : try await uploads.reportedOffset(upload, request.tenant)
         var headers = progressHeaders(upload, offset: offset)
         headers.append(HTTPField(name: "Upload-Length", value: String(upload.length)))
         headers.append(HTTPField(name: "Cache-Control", value: "no-store"))
@@ -313,232 +102,22 @@ struct Uploads: Sendable {
         return Response(status: .ok, headers: headers)
     }
 
-    /// PATCH: the next bytes, at the offset the server has; a newer PATCH wins, on this daemon
-    /// or, through the upload's lock, on another.
+    /// PATCH: the next bytes, at the offset the server has.
     @Sendable func patch(_ request: Request) async throws -> Response {
-        let key = BlobKey(tenant: request.tenant, kind: .upload, id: try request.uuid("uploadId"))
-        return try await owning(key) { try await patchOwned(request, owner: $0) }
-    }
-
-    /// Runs `body` as the upload's writer (`UploadOwnership`), with its ownership token.
-    func owning<T>(_ key: BlobKey, _ body: (UInt64) async throws -> T) async throws -> T {
-        try await LockOrder.entering(.uploadOwnership) {
-            let token = try await ownership.acquire(key)
-            do {
-                let value = try await body(token)
-                await ownership.release(key, token)
-                return value
-            } catch {
-                await ownership.release(key, token)
-                throw error
-            }
-        }
-    }
-
-    private func patchOwned(_ request: Request, owner: UInt64) async throws -> Response {
-        let tenant = request.tenant
+        let id = try request.uuid("uploadId")
         guard request.headers["content-type"]?.lowercased() == UploadRoutes.offsetType else {
             throw ServiceError(.unsupportedMediaType, "a PATCH body is \(UploadRoutes.offsetType)")
         }
         let offset = try TusHeaders.integer(request.headers["upload-offset"], "Upload-Offset")
         let checksum = try TusHeaders.checksum(request.headers["upload-checksum"])
-        let upload = try await upload(request)
-        if let length = request.head.contentLength, length > upload.length - offset {
-            throw ServiceError(.payloadTooLarge, "the body goes past Upload-Length \(upload.length)")
-        }
-        guard let session = upload.finished ? nil : try await current(upload, tenant, owner: owner).session else {
-            // The client may have missed the last answer: the end again is no error.
-            guard offset == upload.length, !request.head.framing.hasBody else {
-                throw ServiceError(.offsetMismatch, "upload \(upload.id) is complete at \(upload.length) bytes")
-            }
-            return Response(status: .noContent, headers: progressHeaders(upload, offset: upload.length))
-        }
-        let claim = try await session.claim(checksum: checksum?.0)
-        guard claim.offset == offset else {
-            session.release(claim.token)
-            throw ServiceError(.offsetMismatch, "Upload-Offset is \(offset) but the server has \(claim.offset) bytes")
-        }
-        return try await receive(request, upload, session, token: claim.token, checksum: checksum?.1, creation: false, owner: owner)
-    }
-
-    /// Streams a PATCH body (or a creation's first bytes) into the upload's session, then
-    /// makes it durable, records it, and makes the panorama when it was the last byte.
-    private func receive(_ request: Request, _ upload: UploadRecord, _ session: UploadSession, token: UInt64,
-                         checksum: [UInt8]?, creation: Bool, owner: UInt64) async throws -> Response {
-        let offset = try await append(request, upload, session, token: token, checksum: checksum, room: upload.length - session.durableOffset)
-        _ = try await finishIfComplete(upload, request.tenant, offset: offset, owner: owner)
-        return creation ? created(upload, offset: offset) : Response(status: .noContent, headers: progressHeaders(upload, offset: offset))
-    }
-
-    /// Streams a body of at most `room` bytes into the upload's session as its claimant
-    /// (`token`), makes it durable and records it; returns the durable offset. `completes`
-    /// (a draft request that ends the upload): recorded as complete at that offset, unless a
-    /// length said before is not reached (the caller refuses that). A body that
-    /// ends early (the client went away, a limit, a timeout) keeps what arrived when no
-    /// checksum must vouch for it, and throws.
-    func append(_ request: Request, _ upload: UploadRecord, _ session: UploadSession, token: UInt64, checksum: [UInt8]?,
-                room: Int64, completes: Bool = false) async throws -> Int64 {
-        let tenant = request.tenant
-        let offset: Int64
-        do {
-            try await session.receive(request.body, token, room: room, length: upload.length)
-            offset = try await session.commit(token, expected: checksum)
-        } catch {
-            if let kept = await session.abort(token) {
-                do {
-                    try await record(upload, tenant, offset: kept)
-                } catch {
-                    context.logger.warn("could not record an interrupted upload's offset", ["upload": upload.id, "error": "\(error)"])
-                }
-            }
-            throw error
-        }
-        if completes && (!upload.lengthKnown || offset == upload.length) {
-            try await context.write { try await UploadStore.markComplete($0, tenant, upload.id, offset: offset) }
-        } else {
-            try await record(upload, tenant, offset: offset)
-        }
-        return offset
-    }
-
-    func record(_ upload: UploadRecord, _ tenant: Int64, offset: Int64) async throws {
-        let expiresAt = now + expiry
-        try await context.write { try await UploadStore.setOffset($0, tenant, upload.id, offset: offset, expiresAt: expiresAt) }
-    }
-
-    /// With the last byte in, the upload becomes the panorama exactly as a one-shot upload
-    /// would: the same digest check, the same idempotency, the same file; in place before
-    /// the answer. Once per upload: a request that finds it finished meanwhile has nothing to do.
-    /// A daemon finishes an upload only as its writer (`owner`): when another daemon took the
-    /// upload after its last byte arrived here, this one waits its turn as the writer, once.
-    /// Returns the panorama the upload became (nil while bytes are missing or awaited).
-    func finishIfComplete(_ upload: UploadRecord, _ tenant: Int64, offset: Int64, owner: UInt64) async throws -> FinishedUpload? {
-        guard upload.isComplete(at: offset) else { return nil }
-        let key = partialKey(upload, tenant)
-        if case .done(let finished) = try await finishingTurn(upload, tenant, key, owner: owner) { return finished }
-        return try await owning(key) { owner in
-            guard case .done(let finished) = try await finishingTurn(upload, tenant, key, owner: owner) else {
-                throw ServiceError(.unavailable, "another daemon keeps taking upload \(upload.id); try again", retryAfterSeconds: 1)
-            }
-            return finished
-        }
-    }
-
-    /// What a turn at finishing an upload found.
-    private enum FinishingTurn {
-        /// Another daemon took the upload since `owner` was its writer.
-        case notTheWriter
-        /// The panorama the upload became (nil: deleted since it was stored).
-        case done(FinishedUpload?)
-    }
-
-    /// One turn at finishing, under the upload's finishing lock (no session opens on a file
-    /// that finishing is removing).
-    private func finishingTurn(_ upload: UploadRecord, _ tenant: Int64, _ key: BlobKey, owner: UInt64) async throws -> FinishingTurn {
-        try await sessions.finishing(key) {
-            guard ownership.holds(key, owner) else { return .notTheWriter }
-            guard let record = try await context.readOne({ try await UploadStore.upload($0, tenant, upload.id) }) else {
-                throw ServiceError.notFound("upload", upload.id)
-            }
-            if !record.finished, let made = try await finish(record, tenant) { return .done(made) }
-            // Finished before: the panorama as stored (gone again when it was deleted since).
-            return .done(try await context.readOne { try await TourStore.panorama($0, tenant, upload.panoramaId) }.map { FinishedUpload(panorama: $0, created: false) })
-        }
-    }
-
-    /// The panorama a finished upload became: `created` false when it was a re-send of one
-    /// stored already.
-    struct FinishedUpload {
-        var panorama: PanoramaRecord
-        var created: Bool
-    }
-
-    /// Crash-safe at every step: the partial file gets the panorama's name too (a durable hard
-    /// link), the panorama row and the upload's end commit together, and only then does the
-    /// partial name go. A crash before the commit leaves the upload whole at its length (the
-    /// panorama name, without a row, is removed at start-up; the next HEAD or PATCH finishes
-    /// it); a crash after it, the panorama (a finished upload's partial name is removed at
-    /// start-up). A refusal (a digest mismatch, a conflict) ends the upload; a failure of the
-    /// server's keeps it, to be finished by the next request. Nil when another daemon finished
-    /// it meanwhile.
-    private func finish(_ upload: UploadRecord, _ tenant: Int64) async throws -> FinishedUpload? {
-        let partial = partialKey(upload, tenant)
-        let session = try await liveSession(upload, tenant).session
-        let digest = ByteEncoding.hex(try await session.durableDigest())
-        let panorama = BlobKey(tenant: tenant, kind: .panorama, id: upload.panoramaId)
-        context.crashPoints.reached(.uploadFinishing)
-        let finished: FinishedUpload?
-        do {
-            if let declared = upload.declaredSHA256, declared != digest {
-                throw ServiceError(.digestMismatch, "the upload's sha-256 is \(digest), not the declared \(declared)")
-            }
-            try PanoramaMediaType.checkContent(upload.contentType, head: try await context.blobs.head(partial: partial))
-            finished = try await context.withPanoramaTurns([panorama]) { () -> FinishedUpload? in
-                // Finished meanwhile by another daemon (which held the turn first): nothing to do.
-                guard try await context.readOne({ try await UploadStore.upload($0, tenant, upload.id) })?.finished == false else { return nil }
-                switch try await context.placePanorama(panorama, by: { try await context.blobs.finish(partial: partial, length: upload.length, as: panorama) }) {
-                case .placed:
-                    context.crashPoints.reached(.uploadLinked)
-                    let stored: PanoramaRecord
-                    do {
-                        stored = try await context.write { db in
-                            let stored = try await TourStore.insertPanorama(db, tenant, id: upload.panoramaId, floorId: upload.floorId, roomId: upload.roomId,
-                                                                            position: upload.position, contentType: upload.contentType, size: upload.length, sha256: digest)
-                            try await UploadStore.markFinished(db, tenant, upload.id)
-                            return stored
-                        }
-                    } catch {
-                        await context.blobs.remove(panorama) // no file without its row
-                        throw error
-                    }
-                    context.crashPoints.reached(.uploadCommitted)
-                    context.panoramaStored(tenant, stored)
-                    return FinishedUpload(panorama: stored, created: true)
-                case .stored(let existing):
-                    // Stored meanwhile: the same bytes are a re-send (its bytes were not needed),
-                    // others a conflict.
-                    _ = try PanoramaUpload.resend(existing, digest: digest)
-                    try await context.write { try await UploadStore.markFinished($0, tenant, upload.id) }
-                    return FinishedUpload(panorama: existing, created: false)
-                }
-            }
-        } catch let error as ServiceError where !error.isServerFailure {
-            // Nothing of a refused upload is kept.
-            _ = try? await context.write { try await UploadStore.delete($0, tenant, upload.id) }
-            sessions.end(partial)
-            await context.blobs.remove(partial)
-            throw error
-        }
-        sessions.end(partial)
-        await context.blobs.remove(partial)
-        context.crashPoints.reached(.uploadUnlinked)
-        return finished
+        let reached = try await uploads.append(request.tenant, id, at: offset, checksum: checksum, announced: request.head.contentLength,
+                                               body: request.body, hasBody: request.head.framing.hasBody)
+        return Response(status: .noContent, headers: progressHeaders(reached.upload, offset: reached.offset))
     }
 
     /// DELETE: termination; a PATCH in flight stops.
     @Sendable func terminate(_ request: Request) async throws -> Response {
-        try await end(tenant: request.tenant, id: try request.uuid("uploadId"))
+        try await uploads.end(tenant: request.tenant, id: try request.uuid("uploadId"))
         return Response(status: .noContent)
-    }
-
-    /// Ends an upload: its row, its session (a request writing it stops) and its partial file.
-    func end(tenant: Int64, id: String) async throws {
-        guard try await context.write({ try await UploadStore.delete($0, tenant, id) }) else { throw ServiceError.notFound("upload", id) }
-        let key = BlobKey(tenant: tenant, kind: .upload, id: id)
-        sessions.end(key)
-        await context.blobs.remove(key)
-    }
-
-    /// Removes expired uploads and their partial files; never a panorama.
-    func sweepExpired() async {
-        do {
-            let now = self.now
-            let keys = try await context.write { try await UploadStore.deleteExpired($0, now: now) }
-            for key in keys { sessions.end(key) }
-            await context.blobs.remove(keys)
-            if !keys.isEmpty { context.logger.info("expired uploads removed", ["count": String(keys.count)]) }
-        } catch {
-            context.logger.warn("the upload expiry sweep failed", ["error": "\(error)"])
-        }
     }
 }

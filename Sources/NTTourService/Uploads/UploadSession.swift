@@ -6,7 +6,6 @@ import Glibc
 import NTThreadPools
 import CNTLinux
 import NTHashing
-import NTHTTPCore
 import Synchronization
 
 /// The live state of one resumable upload's partial file, shared by the PATCHes that write
@@ -65,7 +64,7 @@ final class UploadSession: Sendable {
 
         deinit { blob.park() }
 
-        func write(_ batch: [BodyChunk]) throws {
+        func write(_ batch: [some ByteBuffer]) throws {
             guard isOpen else { throw ServiceError(.notFound, "the upload has ended") }
             try blob.write(batch, at: liveOffset)
         }
@@ -169,7 +168,7 @@ final class UploadSession: Sendable {
 
     /// Appends the claimant's body, batch by batch on the lane as it arrives: 413 past `room`
     /// bytes (the rest of `length`).
-    func receive(_ body: RequestBody, _ token: UInt64, room: Int64, length: Int64) async throws {
+    func receive(_ body: some ByteStream, _ token: UInt64, room: Int64, length: Int64) async throws {
         let received = Mutex<Int64>(0)
         try await body.drain(on: lane) { [self] batch in
             let total = received.withLock { total in
@@ -182,7 +181,7 @@ final class UploadSession: Sendable {
     }
 
     /// On the lane: appends the next batch of the claimant's body.
-    private func append(_ token: UInt64, _ batch: [BodyChunk]) throws {
+    private func append(_ token: UInt64, _ batch: [some ByteBuffer]) throws {
         try requireOwner(token)
         do {
             try file.write(batch)
