@@ -129,7 +129,7 @@ import NTThreadPools
         let from = try #require(Int64(cursor))
         #expect(try await context.write { try await WebhookStore.pass($0, tenant, id, lease: lease, from: from, to: event) })
         let attempt = WebhookStore.Attempt(event: event, number: 1, status: 200, error: nil, latencyMs: 1)
-        #expect(try await context.write { try await WebhookStore.record($0, tenant, id, lease: lease, from: event, attempt: attempt, next: .delivered, keep: 1) })
+        #expect(try await context.write { try await WebhookStore.record($0, tenant, id, lease: lease, from: event, attempt: attempt, next: .delivered, keep: 1, at: context.clock.now()) })
         try await context.write { try await WebhookStore.release($0, tenant, id, lease: lease) }
         #expect(try client.send("DELETE", "/v1/webhooks/\(id)").status == 204)
     }

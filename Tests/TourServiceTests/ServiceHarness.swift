@@ -47,6 +47,8 @@ final class ServiceHarness: @unchecked Sendable {
     let beta: String
     /// Where a bucket's AWS variables come from.
     let environment: [String: String]
+    /// The time of day the daemons read: a test moves it on.
+    let clock = ShiftedClock()
 
     /// `logFile`: where the service logs, at `logLevel` (else nowhere, errors only).
     /// `beforeEachFileJob` runs before every job of the service's file I/O pool (a slow disk).
@@ -101,7 +103,8 @@ final class ServiceHarness: @unchecked Sendable {
         for daemon in 0..<daemons {
             var own = config
             if daemon > 0 { own.dataDir = "\(dataDir)-daemon\(daemon)" }
-            let service = try SyncService.open(try Deployment(own, environment: environment), config: own, logger: logger, beforeEachFileJob: beforeEachFileJob, storage: storage)
+            let service = try SyncService.open(try Deployment(own, environment: environment), config: own, logger: logger, beforeEachFileJob: beforeEachFileJob, storage: storage,
+                                             clock: clock)
             let metrics = ServerMetrics()
             let server = HTTPServer(configuration: own.server, router: service.makeRouter(metrics: metrics), metrics: metrics, logger: logger,
                                     handlers: service.handlerThreads)

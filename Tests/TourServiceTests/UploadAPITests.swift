@@ -231,9 +231,8 @@ import TestTraits
         let created = try client.tusCreate(panoramaId: newID(), floorId: floorId, length: 1000)
         let location = try #require(created.header("Location"))
         #expect(try client.tusPatch(location, offset: 0, imageBytes(100)).status == 204)
-        // Time passes: both uploads' expiry moves into the past, and the sweep runs on its timer.
-        let past = Int64(Date().timeIntervalSince1970) - 1
-        _ = try await harness.service.context.write { try await $0.run("UPDATE uploads SET expires_at = ?", past) }
+        // Time passes: both uploads' expiry is behind it, and the sweep runs on its timer.
+        harness.clock.moveOn(seconds: Int64(harness.config.uploadExpirySeconds) + 1)
         try await waitUntil("the upload expires") { harness.storedFiles().count == 1 }
         #expect(try client.tus("HEAD", location).status == 404)
         #expect(try client.tus("HEAD", finished).status == 404)

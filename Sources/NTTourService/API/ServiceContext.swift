@@ -13,6 +13,8 @@ final class ServiceContext: Sendable {
     let blobs: any BlobStore
     let config: ToursdConfig
     let logger: Logger
+    /// The time of day every row's timestamp, expiry and retry reads.
+    let clock: any ServiceClock
     let crashPoints: CrashPoints
     /// Who may act on a thing now, in this daemon and across the deployment's daemons.
     let locker: any Locker
@@ -31,17 +33,18 @@ final class ServiceContext: Sendable {
     /// `sharedPreviews`: the bucket, when previews are shared through it.
     /// `imageThreads`: where previews and tiles are decoded.
     init(pool: any SQLStorage, blobs: any BlobStore, imageThreads: ThreadPool, deploymentId: String, locker: any Locker, sharedPreviews: BucketBlobStore?,
-         config: ToursdConfig, logger: Logger, crashPoints: CrashPoints) {
+         config: ToursdConfig, logger: Logger, clock: any ServiceClock, crashPoints: CrashPoints) {
         self.pool = pool
         self.blobs = blobs
         self.deploymentId = deploymentId
         self.locker = locker
         previews = PreviewCache(dataDir: config.dataDir, io: blobs.io, decoders: imageThreads, config: config, logger: logger, shared: sharedPreviews)
         tiles = PanoramaTiles(dataDir: config.dataDir, io: blobs.io, images: previews.decoders, memory: previews.memory, config: config, logger: logger)
-        signIns = SignInLimiter(pool: pool, allowed: config.signInFailuresAllowed, window: config.signInWindowSeconds)
+        signIns = SignInLimiter(pool: pool, allowed: config.signInFailuresAllowed, window: config.signInWindowSeconds, clock: clock)
         knownTokens = KnownTokens(capacity: config.tokenCacheEntries, threads: pool.handlerThreads)
         self.config = config
         self.logger = logger
+        self.clock = clock
         self.crashPoints = crashPoints
     }
 

@@ -158,7 +158,7 @@ public enum Admin {
         guard (1...100).contains(name.count) else { throw StartupError("a tenant name is 1 to 100 characters") }
         return try withStorage(config, logger: logger) { pool throws(StartupError) in
             do {
-                return try pool.writeBlocking { db in try await TenantStore.createToken(db, tenant: name) }
+                return try pool.writeBlocking { db in try await TenantStore.createToken(db, tenant: name, at: SystemClock().now()) }
             } catch {
                 throw StartupError("cannot create the token: \(error)")
             }
@@ -180,7 +180,7 @@ public enum Admin {
     public static func revokeToken(_ config: ToursdConfig, id: Int64, logger: Logger) throws(StartupError) {
         let revoked = try withStorage(config, logger: logger) { pool throws(StartupError) in
             do {
-                return try pool.writeBlocking { db in try await TenantStore.revoke(db, id: id) }
+                return try pool.writeBlocking { db in try await TenantStore.revoke(db, id: id, at: SystemClock().now()) }
             } catch {
                 throw StartupError("cannot revoke the token: \(error)")
             }

@@ -163,7 +163,7 @@ extension SyncService {
         do {
             let made = try context.pool.writeBlocking { db -> String? in
                 guard try await !TenantStore.hasTokens(db) else { return nil }
-                return try await TenantStore.createToken(db, tenant: "default").token
+                return try await TenantStore.createToken(db, tenant: "default", at: self.context.clock.now()).token
             }
             guard let token = made else { return }
             try Self.writePrivateFile(path, line: token)

@@ -38,9 +38,11 @@ public final class SyncService: Sendable {
 
     /// `beforeEachFileJob` runs before every job of the file I/O pool: tests make the disk slow
     /// with it.
-    /// `storage` wraps the database the service is given (tests watch the statements it runs).
+    /// `storage` wraps the database the service is given (tests watch the statements it runs);
+    /// `clock` is the time of day it reads (tests move theirs on).
     static func open(_ deployment: Deployment, config: ToursdConfig, logger: Logger, crashAt: CrashPoint? = nil,
-                     beforeEachFileJob: (@Sendable () -> Void)?, storage: (any SQLStorage) -> any SQLStorage = { $0 }) throws(StartupError) -> SyncService {
+                     beforeEachFileJob: (@Sendable () -> Void)?, storage: (any SQLStorage) -> any SQLStorage = { $0 },
+                     clock: any ServiceClock = SystemClock()) throws(StartupError) -> SyncService {
         let pools = ServicePools(config, beforeEachFileJob: beforeEachFileJob)
         try StartupError.makeDirectories(config.dataDir)
         let blobs = try openBlobs(deployment.blobs, config, io: pools.files)
@@ -54,7 +56,8 @@ public final class SyncService: Sendable {
         }
         let sharedPreviews: BucketBlobStore? = if case .bucket(let bucket) = blobs { bucket } else { nil }
         let context = ServiceContext(pool: pool, blobs: blobs.store, imageThreads: pools.previews, deploymentId: try deploymentId(pool), locker: locker,
-                                     sharedPreviews: sharedPreviews, config: config, logger: logger, crashPoints: CrashPoints(armed: crashAt))
+                                     sharedPreviews: sharedPreviews, config: config, logger: logger, clock: clock,
+                                     crashPoints: CrashPoints(armed: crashAt))
         let service = SyncService(deployment, context: context, blobs: blobs, webhookKey: webhookKey, webhookThreads: pools.webhooks)
         try service.recover()
         try service.bootstrapToken()

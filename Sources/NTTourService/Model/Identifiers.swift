@@ -13,28 +13,20 @@ extension Identifier {
     static func make() -> String { UUID().uuidString.lowercased() }
 }
 
-/// Times as RFC 3339 UTC text with milliseconds.
+/// Times as RFC 3339 UTC text with milliseconds (they compare as text).
 enum Timestamp {
-    static func now() -> String {
-        now(plus: 0)
-    }
-
-    /// The time `seconds` from now (expiry times; they compare as text with `now()`).
-    static func now(plus seconds: Int) -> String {
-        var time = WallClockTime.now()
-        time.seconds += Int64(seconds)
-        return text(time)
+    /// `time`, `seconds` later (an expiry).
+    static func text(_ time: WallClockTime, plus seconds: Int = 0) -> String {
+        var later = time
+        later.seconds += Int64(seconds)
+        var bytes: [UInt8] = []
+        bytes.append(rfc3339: later)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// A time given in Unix seconds.
     static func at(unixSeconds: Int64) -> String {
         text(WallClockTime(seconds: unixSeconds, nanoseconds: 0))
-    }
-
-    private static func text(_ time: WallClockTime) -> String {
-        var bytes: [UInt8] = []
-        bytes.append(rfc3339: time)
-        return String(decoding: bytes, as: UTF8.self)
     }
 }
 

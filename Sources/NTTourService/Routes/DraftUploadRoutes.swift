@@ -150,7 +150,7 @@ struct DraftUploads: Sendable {
                 throw ServiceError(.payloadTooLarge, "the body's \(announced) bytes go past the most the upload may hold, \(upload.length)")
             }
             reached = try await uploads.append(request.body, upload, tenant, session, token: claim.token, checksum: contentDigest, room: upload.length - offset,
-                                       completes: completes)
+                                       completes: completes, owner: owner)
         } catch let error as ServiceError where error.code == .payloadTooLarge && upload.lengthKnown {
             // Past the length recorded: 400, and from -06 on the upload is no more.
             if version.overrunInvalidates { try? await uploads.end(tenant: tenant, id: upload.id) }

@@ -53,7 +53,7 @@ struct FeedQuery: Equatable {
 extension ServiceContext {
     /// Removes the events older than `eventRetentionDays`.
     func sweepOldEvents() async {
-        let cutoff = Timestamp.now(plus: -config.eventRetentionDays * 86_400)
+        let cutoff = clock.timestamp(plus: -config.eventRetentionDays * 86_400)
         do {
             let removed = try await write { try await EventStore.deleteCreated($0, before: cutoff) }
             if removed > 0 { logger.info("old events removed", ["count": String(removed)]) }
@@ -67,11 +67,11 @@ extension ServiceContext {
     /// Writes `tour.changed` for each property whose changes have settled
     /// (`tourChangedQuietSeconds` without another), once across daemons.
     func writeSettledTourChanges() async {
-        let cutoff = Int64(Date().timeIntervalSince1970) - Int64(config.tourChangedQuietSeconds)
+        let cutoff = clock.unixSeconds - Int64(config.tourChangedQuietSeconds)
         do {
             let settled = try await readOne { try await EventStore.settledTourChanges($0, changedBy: cutoff, limit: 100) }
             for change in settled {
-                _ = try await write { try await EventStore.writeTourChanged($0, change.tenant, property: change.property, changedBy: cutoff) }
+                _ = try await write { try await EventStore.writeTourChanged($0, change.tenant, property: change.property, changedBy: cutoff, at: self.clock.now()) }
             }
         } catch {
             logger.warn("writing settled tour changes failed", ["error": "\(error)"])

@@ -12,7 +12,7 @@ enum FloorRoutes {
             let (tenant, propertyId, floorId) = (request.tenant, try request.uuid("propertyId"), try request.uuid("floorId"))
             let body = try await request.body.collect(upTo: request.bodyLimit)
             let input = try ServiceError.parsing { () throws(InvalidDocument) in try FloorInput.parse(body, maxDepth: context.config.maxJsonDepth) }
-            let (floor, created) = try await context.write { try await TourStore.putFloor($0, tenant, propertyId: propertyId, floorId: floorId, input) }
+            let (floor, created) = try await context.write { try await TourStore.putFloor($0, tenant, propertyId: propertyId, floorId: floorId, input, at: context.clock.now()) }
             return .document(created ? .created : .ok, floor.document)
         }
 

@@ -11,7 +11,7 @@ enum PropertyRoutes {
             let (tenant, id) = (request.tenant, try request.uuid("propertyId"))
             let body = try await request.body.collect(upTo: request.bodyLimit)
             let input = try ServiceError.parsing { () throws(InvalidDocument) in try PropertyInput.parse(body, maxDepth: context.config.maxJsonDepth) }
-            let (property, created) = try await context.write { try await TourStore.putProperty($0, tenant, id, input) }
+            let (property, created) = try await context.write { try await TourStore.putProperty($0, tenant, id, input, at: context.clock.now()) }
             return .document(created ? .created : .ok, property)
         }
 
@@ -30,7 +30,7 @@ enum PropertyRoutes {
 
         table.add(.delete, "/v1/properties/{propertyId}") { request in
             let (tenant, id) = (request.tenant, try request.uuid("propertyId"))
-            guard let files = try await context.write({ try await TourStore.deleteProperty($0, tenant, id) }) else { throw ServiceError.notFound("property", id) }
+            guard let files = try await context.write({ try await TourStore.deleteProperty($0, tenant, id, at: context.clock.now()) }) else { throw ServiceError.notFound("property", id) }
             // After the commit: a crash before this leaves files with no row, swept at start-up.
             await context.blobs.remove(files.filter { $0.kind != .panorama })
             await context.removePanoramaFiles(files.filter { $0.kind == .panorama })

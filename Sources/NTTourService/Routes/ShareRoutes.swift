@@ -15,7 +15,7 @@ enum ShareRoutes {
             let maxLive = context.config.maxSharesPerTour
             guard let share = try await context.write({
                 try await ViewerStore.createShare($0, tenant, tourId: tourId, lifetime: input.expiresInSeconds, frameAncestors: input.frameAncestors,
-                                                  maxLive: maxLive)
+                                                  maxLive: maxLive, at: context.clock.now())
             }) else {
                 throw ServiceError.notFound("tour", tourId)
             }
@@ -25,7 +25,7 @@ enum ShareRoutes {
         table.add(.get, "/v1/tours/{tourId}/shares") { request in
             let (tenant, tourId) = (request.tenant, try request.uuid("tourId"))
             let (limit, after) = try request.pageQuery()
-            guard let (page, more) = try await context.read({ try await ViewerStore.shares($0, tenant, tourId: tourId, limit: limit, after: after) }) else {
+            guard let (page, more) = try await context.read({ try await ViewerStore.shares($0, tenant, tourId: tourId, limit: limit, after: after, at: context.clock.now()) }) else {
                 throw ServiceError.notFound("tour", tourId)
             }
             return .document(.ok, ShareList(items: page, next: more ? page.last?.id : nil))

@@ -21,7 +21,7 @@ enum WebhookRoutes {
             let id = Identifier.make()
             guard var made = try await context.write({
                 try await WebhookStore.create($0, tenant, id: id, url: input.target.url, events: input.events, sealedSecret: sealed,
-                                              maxPerTenant: config.maxWebhooksPerTenant)
+                                              maxPerTenant: config.maxWebhooksPerTenant, at: context.clock.now())
             }) else {
                 throw ServiceError.conflict("a tenant has at most \(config.maxWebhooksPerTenant) webhook endpoints (maxWebhooksPerTenant)")
             }

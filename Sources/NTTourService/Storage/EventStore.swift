@@ -1,5 +1,5 @@
 import NTAPIModel
-import Foundation
+import NTLogging
 import NTSQLiteDB
 
 /// The SQL of the events outbox (docs/storage.md; migration 0008 / PostgreSQL 0005).
@@ -8,13 +8,12 @@ enum EventStore {
     /// tenant's next: its row's update holds the tenant's other writes until this one commits,
     /// so ids become visible in order. The property's `tour.changed` is put off until its
     /// changes settle (gone with the property).
-    static func append(_ db: any SQLConnection, _ tenant: Int64, _ type: EventType, property: String,
+    static func append(_ db: any SQLConnection, _ tenant: Int64, _ type: EventType, property: String, at now: WallClockTime,
                        _ data: (inout JSONWriter) -> Void) async throws {
         EventNotingConnection.note(db, tenant)
-        let now = Int64(Date().timeIntervalSince1970)
         guard type != .propertyDeleted else {
             try await db.run("DELETE FROM tour_changes WHERE tenant_id = ? AND property_id = ?", tenant, property)
-            return try await write(db, tenant, type, property: property, data)
+            return try await write(db, tenant, type, property: property, at: now, data)
         }
         switch db.dialect {
         case .postgresql:
@@ -25,20 +24,21 @@ enum EventStore {
                      next AS (UPDATE tenants SET last_event_id = last_event_id + 1 WHERE id = ? RETURNING last_event_id)
                 INSERT INTO events (tenant_id, id, type, property_id, created_at, data)
                 SELECT ?, last_event_id, ?, ?, ?, ? FROM next
-                """, tenant, property, now, tenant, tenant, type.rawValue, property, Timestamp.now(), json(data))
+                """, tenant, property, now.seconds, tenant, tenant, type.rawValue, property, Timestamp.text(now), json(data))
         case .sqlite:
             try await db.run("""
                 INSERT INTO tour_changes (tenant_id, property_id, changed_at) VALUES (?, ?, ?)
                 ON CONFLICT (tenant_id, property_id) DO UPDATE SET changed_at = excluded.changed_at
-                """, tenant, property, now)
-            try await write(db, tenant, type, property: property, data)
+                """, tenant, property, now.seconds)
+            try await write(db, tenant, type, property: property, at: now, data)
         }
     }
 
     /// Appends an event of the tenant's own (not of a property: `propertyId` empty), in the
     /// transaction in progress.
-    static func appendTenantEvent(_ db: any SQLConnection, _ tenant: Int64, _ type: EventType, _ data: (inout JSONWriter) -> Void) async throws {
-        try await write(db, tenant, type, property: "", data)
+    static func appendTenantEvent(_ db: any SQLConnection, _ tenant: Int64, _ type: EventType, at now: WallClockTime,
+                                  _ data: (inout JSONWriter) -> Void) async throws {
+        try await write(db, tenant, type, property: "", at: now, data)
     }
 
     private static func json(_ data: (inout JSONWriter) -> Void) -> String {
@@ -47,7 +47,7 @@ enum EventStore {
         return String(decoding: writer.bytes, as: UTF8.self)
     }
 
-    private static func write(_ db: any SQLConnection, _ tenant: Int64, _ type: EventType, property: String,
+    private static func write(_ db: any SQLConnection, _ tenant: Int64, _ type: EventType, property: String, at now: WallClockTime,
                               _ data: (inout JSONWriter) -> Void) async throws {
         EventNotingConnection.note(db, tenant)
         let json = json(data)
@@ -58,13 +58,13 @@ enum EventStore {
                 WITH next AS (UPDATE tenants SET last_event_id = last_event_id + 1 WHERE id = ? RETURNING last_event_id)
                 INSERT INTO events (tenant_id, id, type, property_id, created_at, data)
                 SELECT ?, last_event_id, ?, ?, ?, ? FROM next
-                """, tenant, tenant, type.rawValue, property, Timestamp.now(), json)
+                """, tenant, tenant, type.rawValue, property, Timestamp.text(now), json)
         case .sqlite:
             try await db.run("UPDATE tenants SET last_event_id = last_event_id + 1 WHERE id = ?", tenant)
             try await db.run("""
                 INSERT INTO events (tenant_id, id, type, property_id, created_at, data)
                 SELECT ?, last_event_id, ?, ?, ?, ? FROM tenants WHERE id = ?
-                """, tenant, type.rawValue, property, Timestamp.now(), json, tenant)
+                """, tenant, type.rawValue, property, Timestamp.text(now), json, tenant)
         }
     }
 
@@ -79,10 +79,11 @@ enum EventStore {
     /// Writes a settled tour change's `tour.changed` with the tour's counts, once: the daemon
     /// whose transaction deletes the pending row writes it (another found it gone). False when
     /// there was nothing (left) to write.
-    static func writeTourChanged(_ db: any SQLConnection, _ tenant: Int64, property: String, changedBy cutoff: Int64) async throws -> Bool {
+    static func writeTourChanged(_ db: any SQLConnection, _ tenant: Int64, property: String, changedBy cutoff: Int64,
+                                 at now: WallClockTime) async throws -> Bool {
         guard try await db.run("DELETE FROM tour_changes WHERE tenant_id = ? AND property_id = ? AND changed_at <= ?", tenant, property, cutoff) == 1,
               let status = try await TourStore.status(db, tenant, property) else { return false }
-        try await write(db, tenant, .tourChanged, property: property) { data in
+        try await write(db, tenant, .tourChanged, property: property, at: now) { data in
             data.key("tourId"); data.string(status.tourId)
             data.key("floors"); data.int(status.floorCount)
             data.key("rooms"); data.int(status.roomCount)

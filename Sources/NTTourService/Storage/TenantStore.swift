@@ -1,3 +1,4 @@
+import NTLogging
 import Foundation
 import NTHashing
 import NTSQLiteDB
@@ -16,18 +17,18 @@ enum TenantStore {
         try await db.first("SELECT id FROM tenants WHERE name = ?", name)?.decode("id", as: Int64.self)
     }
 
-    static func createTenantIfMissing(_ db: any SQLConnection, named name: String) async throws -> Int64 {
+    static func createTenantIfMissing(_ db: any SQLConnection, named name: String, at now: WallClockTime) async throws -> Int64 {
         if let id = try await tenantID(db, named: name) { return id }
-        try await db.run("INSERT INTO tenants (name, created_at) VALUES (?, ?)", name, Timestamp.now())
+        try await db.run("INSERT INTO tenants (name, created_at) VALUES (?, ?)", name, Timestamp.text(now))
         guard let id = try await tenantID(db, named: name) else { throw StorageError(.corrupt, "tenant vanished after insert") }
         return id
     }
 
     /// Makes a token for the tenant (created when missing); returns its id and the token.
-    static func createToken(_ db: any SQLConnection, tenant name: String) async throws -> (id: Int64, token: String) {
-        let tenant = try await createTenantIfMissing(db, named: name)
+    static func createToken(_ db: any SQLConnection, tenant name: String, at now: WallClockTime) async throws -> (id: Int64, token: String) {
+        let tenant = try await createTenantIfMissing(db, named: name, at: now)
         let token = Secrets.make(prefix: "nt_")
-        try await db.run("INSERT INTO tokens (tenant_id, token_hash, created_at) VALUES (?, ?, ?)", tenant, Blob(hash(token)), Timestamp.now())
+        try await db.run("INSERT INTO tokens (tenant_id, token_hash, created_at) VALUES (?, ?, ?)", tenant, Blob(hash(token)), Timestamp.text(now))
         guard let id = try await db.first("SELECT id FROM tokens WHERE token_hash = ?", Blob(hash(token)))?.decode("id", as: Int64.self) else {
             throw StorageError(.corrupt, "token vanished after insert")
         }
@@ -66,8 +67,8 @@ enum TenantStore {
     }
 
     /// Revokes a token; false when there is no such unrevoked token.
-    static func revoke(_ db: any SQLConnection, id: Int64) async throws -> Bool {
-        try await db.run("UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", Timestamp.now(), id) == 1
+    static func revoke(_ db: any SQLConnection, id: Int64, at now: WallClockTime) async throws -> Bool {
+        try await db.run("UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", Timestamp.text(now), id) == 1
     }
 
     static func hasTokens(_ db: any SQLConnection) async throws -> Bool {

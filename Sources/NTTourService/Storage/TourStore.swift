@@ -1,4 +1,5 @@
 import NTAPIModel
+import NTLogging
 import Foundation
 import NTSQLiteDB
 
@@ -20,7 +21,7 @@ enum TourStore {
 
     /// Creates (assigning the tour id, once) or updates a property. Returns it and whether it
     /// was created.
-    static func putProperty(_ db: any SQLConnection, _ tenant: Int64, _ id: String, _ input: PropertyInput) async throws -> (PropertyRecord, created: Bool) {
+    static func putProperty(_ db: any SQLConnection, _ tenant: Int64, _ id: String, _ input: PropertyInput, at now: WallClockTime) async throws -> (PropertyRecord, created: Bool) {
         var writer = JSONWriter()
         writer.object(input.metadata)
         let metadata = String(decoding: writer.bytes, as: UTF8.self)
@@ -28,19 +29,19 @@ enum TourStore {
             // Both metadata texts are canonical: equal text is equal metadata.
             if existing.name != input.name || existing.floorCount != input.floorCount || existing.metadata != metadata {
                 try await db.run("UPDATE properties SET name = ?, floor_count = ?, metadata = ?, updated_at = ? WHERE tenant_id = ? AND id = ?",
-                           input.name, input.floorCount, metadata, Timestamp.now(), tenant, id)
-                try await EventStore.append(db, tenant, .propertyUpdated, property: id) { data in
+                           input.name, input.floorCount, metadata, Timestamp.text(now), tenant, id)
+                try await EventStore.append(db, tenant, .propertyUpdated, property: id, at: now) { data in
                     data.key("name"); data.string(input.name)
                     data.key("floorCount"); data.int(input.floorCount)
                 }
             }
             return (try await property(db, tenant, id) ?? existing, false)
         }
-        let now = Timestamp.now()
+        let stamp = Timestamp.text(now)
         try await db.run("INSERT INTO properties (tenant_id, id, tour_id, name, floor_count, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                   tenant, id, Identifier.make(), input.name, input.floorCount, metadata, now, now)
+                   tenant, id, Identifier.make(), input.name, input.floorCount, metadata, stamp, stamp)
         guard let created = try await property(db, tenant, id) else { throw StorageError(.corrupt, "property vanished after insert") }
-        try await EventStore.append(db, tenant, .propertyCreated, property: id) { data in
+        try await EventStore.append(db, tenant, .propertyCreated, property: id, at: now) { data in
             data.key("name"); data.string(created.name)
             data.key("floorCount"); data.int(created.floorCount)
             data.key("tourId"); data.string(created.tourId)
@@ -58,7 +59,7 @@ enum TourStore {
 
     /// Deletes a property and everything under it; returns the files to remove afterwards, or
     /// nil when there is no such property.
-    static func deleteProperty(_ db: any SQLConnection, _ tenant: Int64, _ id: String) async throws -> [BlobKey]? {
+    static func deleteProperty(_ db: any SQLConnection, _ tenant: Int64, _ id: String, at now: WallClockTime) async throws -> [BlobKey]? {
         guard try await property(db, tenant, id) != nil else { return nil }
         var blobs = try await db.query("SELECT id FROM panoramas WHERE tenant_id = ? AND property_id = ?", tenant, id)
             .map { BlobKey(tenant: tenant, kind: .panorama, id: try $0.decode("id", as: String.self)) }
@@ -69,7 +70,7 @@ enum TourStore {
             .map { BlobKey(tenant: tenant, kind: .worldMap, id: try $0.decode(0, as: String.self)) }
         // Panoramas go with their floors (ON DELETE CASCADE), floors with the property.
         try await db.run("DELETE FROM properties WHERE tenant_id = ? AND id = ?", tenant, id)
-        try await EventStore.append(db, tenant, .propertyDeleted, property: id) { _ in }
+        try await EventStore.append(db, tenant, .propertyDeleted, property: id, at: now) { _ in }
         return blobs
     }
 
@@ -91,8 +92,8 @@ enum TourStore {
                                     panoramaBytes: try panoramas?.decode(1, as: Int64.self) ?? 0, updatedAt: property.updatedAt)
     }
 
-    static func touch(_ db: any SQLConnection, _ tenant: Int64, property id: String) async throws {
-        try await db.run("UPDATE properties SET updated_at = ? WHERE tenant_id = ? AND id = ?", Timestamp.now(), tenant, id)
+    static func touch(_ db: any SQLConnection, _ tenant: Int64, property id: String, at now: WallClockTime) async throws {
+        try await db.run("UPDATE properties SET updated_at = ? WHERE tenant_id = ? AND id = ?", Timestamp.text(now), tenant, id)
     }
 
     // MARK: Floors
@@ -106,27 +107,27 @@ enum TourStore {
         return try FloorRecord(row, rooms: try answers[1].map(RoomRecord.init))
     }
 
-    static func putFloor(_ db: any SQLConnection, _ tenant: Int64, propertyId: String, floorId: String, _ input: FloorInput) async throws -> (FloorRecord, created: Bool) {
+    static func putFloor(_ db: any SQLConnection, _ tenant: Int64, propertyId: String, floorId: String, _ input: FloorInput, at now: WallClockTime) async throws -> (FloorRecord, created: Bool) {
         guard try await property(db, tenant, propertyId) != nil else { throw ServiceError.notFound("property", propertyId) }
         if let existing = try await floor(db, tenant, floorId) {
             guard existing.propertyId == propertyId else { throw ServiceError.conflict("floor \(floorId) belongs to another property") }
             if existing.number != input.number || existing.name != input.name {
                 try await db.run("UPDATE floors SET number = ?, name = ? WHERE tenant_id = ? AND id = ?", input.number, input.name, tenant, floorId)
-                try await touch(db, tenant, property: propertyId)
-                try await floorUpdated(db, tenant, propertyId: propertyId, floorId: floorId, input)
+                try await touch(db, tenant, property: propertyId, at: now)
+                try await floorUpdated(db, tenant, propertyId: propertyId, floorId: floorId, input, at: now)
             }
             return (try await floor(db, tenant, floorId) ?? existing, false)
         }
         try await db.run("INSERT INTO floors (tenant_id, id, property_id, number, name) VALUES (?, ?, ?, ?, ?)",
                    tenant, floorId, propertyId, input.number, input.name)
-        try await touch(db, tenant, property: propertyId)
-        try await floorUpdated(db, tenant, propertyId: propertyId, floorId: floorId, input)
+        try await touch(db, tenant, property: propertyId, at: now)
+        try await floorUpdated(db, tenant, propertyId: propertyId, floorId: floorId, input, at: now)
         guard let created = try await floor(db, tenant, floorId) else { throw StorageError(.corrupt, "floor vanished after insert") }
         return (created, true)
     }
 
-    private static func floorUpdated(_ db: any SQLConnection, _ tenant: Int64, propertyId: String, floorId: String, _ input: FloorInput) async throws {
-        try await EventStore.append(db, tenant, .floorUpdated, property: propertyId) { data in
+    private static func floorUpdated(_ db: any SQLConnection, _ tenant: Int64, propertyId: String, floorId: String, _ input: FloorInput, at now: WallClockTime) async throws {
+        try await EventStore.append(db, tenant, .floorUpdated, property: propertyId, at: now) { data in
             data.key("floorId"); data.string(floorId)
             data.key("number"); data.int(input.number)
             data.key("name"); data.string(input.name)
@@ -143,7 +144,7 @@ enum TourStore {
 
     /// Applies a plan (docs/api.md "Plan upload"), or answers what it answered before for a planId
     /// already applied.
-    static func applyPlan(_ db: any SQLConnection, _ tenant: Int64, floorId: String, _ upload: PlanUpload) async throws -> PlanOutcome {
+    static func applyPlan(_ db: any SQLConnection, _ tenant: Int64, floorId: String, _ upload: PlanUpload, at now: WallClockTime) async throws -> PlanOutcome {
         let plan = upload.plan
         if let applied = try await db.first("SELECT floor_id, request_sha256, result FROM plans WHERE tenant_id = ? AND id = ?", tenant, plan.planId) {
             guard try applied.decode("floor_id", as: String.self) == floorId, try applied.decode("request_sha256", as: String.self) == upload.digest else {
@@ -201,12 +202,12 @@ enum TourStore {
         }
         try await db.run("UPDATE floors SET plan_revision = plan_revision + 1, structure = coalesce(?, structure) WHERE tenant_id = ? AND id = ?",
                    plan.structure, tenant, floorId)
-        try await touch(db, tenant, property: floor.propertyId)
+        try await touch(db, tenant, property: floor.propertyId, at: now)
         guard let applied = try await self.floor(db, tenant, floorId) else { throw StorageError(.corrupt, "floor vanished") }
         let answer = applied.document.jsonBytes
         try await db.run("INSERT INTO plans (tenant_id, id, floor_id, mode, request_sha256, result, applied_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                   tenant, plan.planId, floorId, plan.mode.rawValue, upload.digest, String(decoding: answer, as: UTF8.self), Timestamp.now())
-        try await EventStore.append(db, tenant, .planApplied, property: floor.propertyId) { data in
+                   tenant, plan.planId, floorId, plan.mode.rawValue, upload.digest, String(decoding: answer, as: UTF8.self), Timestamp.text(now))
+        try await EventStore.append(db, tenant, .planApplied, property: floor.propertyId, at: now) { data in
             data.key("floorId"); data.string(floorId)
             data.key("planId"); data.string(plan.planId)
             data.key("revision"); data.int(applied.planRevision)
@@ -229,13 +230,13 @@ enum TourStore {
     }
 
     /// Records a floor's world map whose file is already in place under the name `file`.
-    static func setWorldMap(_ db: any SQLConnection, _ tenant: Int64, floorId: String, sha256: String, size: Int64, file: String) async throws -> WorldMapOutcome {
+    static func setWorldMap(_ db: any SQLConnection, _ tenant: Int64, floorId: String, sha256: String, size: Int64, file: String, at now: WallClockTime) async throws -> WorldMapOutcome {
         guard let floor = try await floor(db, tenant, floorId) else { throw ServiceError.notFound("floor", floorId) }
         if floor.worldMapSHA256 == sha256 { return WorldMapOutcome(change: .unchanged, floor: floor) }
         try await db.run("UPDATE floors SET world_map_sha256 = ?, world_map_size = ?, world_map_file = ? WHERE tenant_id = ? AND id = ?",
                    sha256, size, file, tenant, floorId)
-        try await touch(db, tenant, property: floor.propertyId)
-        try await EventStore.append(db, tenant, .worldMapStored, property: floor.propertyId) { data in
+        try await touch(db, tenant, property: floor.propertyId, at: now)
+        try await EventStore.append(db, tenant, .worldMapStored, property: floor.propertyId, at: now) { data in
             data.key("floorId"); data.string(floorId)
             data.key("size"); data.int(size)
             data.key("sha256"); data.string(sha256)
@@ -263,14 +264,14 @@ enum TourStore {
     }
 
     static func insertPanorama(_ db: any SQLConnection, _ tenant: Int64, id: String, floorId: String, roomId: String?, position: PanoramaPosition?,
-                               contentType: String, size: Int64, sha256: String) async throws -> PanoramaRecord {
+                               contentType: String, size: Int64, sha256: String, at now: WallClockTime) async throws -> PanoramaRecord {
         let propertyId = try await panoramaPlace(db, tenant, floorId: floorId, roomId: roomId)
         try await db.run("""
             INSERT INTO panoramas (tenant_id, id, property_id, floor_id, room_id, content_type, size, sha256, created_at, x, y, heading)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, tenant, id, propertyId, floorId, roomId, contentType, size, sha256, Timestamp.now(), position?.x, position?.y, position?.heading)
-        try await touch(db, tenant, property: propertyId)
-        try await EventStore.append(db, tenant, .panoramaStored, property: propertyId) { data in
+            """, tenant, id, propertyId, floorId, roomId, contentType, size, sha256, Timestamp.text(now), position?.x, position?.y, position?.heading)
+        try await touch(db, tenant, property: propertyId, at: now)
+        try await EventStore.append(db, tenant, .panoramaStored, property: propertyId, at: now) { data in
             data.key("id"); data.string(id)
             data.key("floorId"); data.string(floorId)
             data.key("roomId"); data.string(roomId)
@@ -294,11 +295,11 @@ enum TourStore {
         return Set(try rows.map { try $0.decode("id", as: String.self) })
     }
 
-    static func deletePanorama(_ db: any SQLConnection, _ tenant: Int64, _ id: String) async throws -> Bool {
+    static func deletePanorama(_ db: any SQLConnection, _ tenant: Int64, _ id: String, at now: WallClockTime) async throws -> Bool {
         guard let existing = try await panorama(db, tenant, id) else { return false }
         try await db.run("DELETE FROM panoramas WHERE tenant_id = ? AND id = ?", tenant, id)
-        try await touch(db, tenant, property: existing.propertyId)
-        try await EventStore.append(db, tenant, .panoramaDeleted, property: existing.propertyId) { data in
+        try await touch(db, tenant, property: existing.propertyId, at: now)
+        try await EventStore.append(db, tenant, .panoramaDeleted, property: existing.propertyId, at: now) { data in
             data.key("id"); data.string(id)
             data.key("floorId"); data.string(existing.floorId)
         }

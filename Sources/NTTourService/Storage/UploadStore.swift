@@ -1,4 +1,5 @@
 import NTAPIModel
+import NTLogging
 import NTSQLiteDB
 
 /// A resumable upload's row.
@@ -62,13 +63,13 @@ enum UploadStore {
         return (try row?.decode("n", as: Int.self) ?? 0, try row?.decode("bytes", as: Int64.self) ?? 0)
     }
 
-    static func create(_ db: any SQLConnection, _ tenant: Int64, id: String, _ request: UploadRequest, expiresAt: Int64) async throws -> UploadRecord {
+    static func create(_ db: any SQLConnection, _ tenant: Int64, id: String, _ request: UploadRequest, expiresAt: Int64, at now: WallClockTime) async throws -> UploadRecord {
         try await db.run("""
             INSERT INTO uploads (tenant_id, id, panorama_id, floor_id, room_id, content_type, length, declared_sha256, metadata,
                                  state, created_at, expires_at, length_known, awaits_completion, x, y, heading)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'receiving', ?, ?, ?, ?, ?, ?, ?)
             """, tenant, id, request.panoramaId, request.floorId, request.roomId, request.contentType, request.length,
-                   request.declaredSHA256, request.metadataHeader, Timestamp.now(), expiresAt, request.lengthKnown, request.awaitsCompletion,
+                   request.declaredSHA256, request.metadataHeader, Timestamp.text(now), expiresAt, request.lengthKnown, request.awaitsCompletion,
                    request.position?.x, request.position?.y, request.position?.heading)
         guard let created = try await upload(db, tenant, id) else { throw StorageError(.corrupt, "upload vanished after insert") }
         return created
@@ -123,18 +124,18 @@ enum UploadStore {
 
     /// Removes uploads expired at `now`; returns the keys of partial files to remove.
     /// An unfinished one whose property is still there says so in the events.
-    static func deleteExpired(_ db: any SQLConnection, now: Int64) async throws -> [BlobKey] {
+    static func deleteExpired(_ db: any SQLConnection, at now: WallClockTime) async throws -> [BlobKey] {
         let expired = try await db.query("""
             SELECT u.tenant_id, u.id, u.state, u.panorama_id, u.floor_id, f.property_id FROM uploads u
             LEFT JOIN floors f ON f.tenant_id = u.tenant_id AND f.id = u.floor_id WHERE u.expires_at <= ?
-            """, now)
-        try await db.run("DELETE FROM uploads WHERE expires_at <= ?", now)
+            """, now.seconds)
+        try await db.run("DELETE FROM uploads WHERE expires_at <= ?", now.seconds)
         for row in expired where try row.decode("state", as: String.self) == "receiving" {
             // No property: the upload's floor went with it, and so does the event.
             guard let property = try row.decodeIfPresent("property_id", as: String.self) else { continue }
             let tenant = try row.decode("tenant_id", as: Int64.self), upload = try row.decode("id", as: String.self)
             let panorama = try row.decode("panorama_id", as: String.self), floor = try row.decode("floor_id", as: String.self)
-            try await EventStore.append(db, tenant, .uploadExpired, property: property) { data in
+            try await EventStore.append(db, tenant, .uploadExpired, property: property, at: now) { data in
                 data.key("uploadId"); data.string(upload)
                 data.key("panoramaId"); data.string(panorama)
                 data.key("floorId"); data.string(floor)

@@ -1,4 +1,5 @@
 import NTAPIModel
+import NTLogging
 import NTHashing
 import NTSQLiteDB
 import NTTourViewer
@@ -17,24 +18,24 @@ enum ViewerStore {
 
     /// Starts a session for a token's tenant; returns the cookie's value (shown only in the
     /// answer's Set-Cookie). Expired sessions go at the same time.
-    static func startSession(_ db: any SQLConnection, tenant: Int64, tokenId: Int64, lifetime: Int) async throws -> String {
+    static func startSession(_ db: any SQLConnection, tenant: Int64, tokenId: Int64, lifetime: Int, at now: WallClockTime) async throws -> String {
         let cookie = Secrets.make(prefix: "")
-        let now = Timestamp.now()
-        try await db.run("DELETE FROM web_sessions WHERE expires_at <= ?", now)
+        let stamp = Timestamp.text(now)
+        try await db.run("DELETE FROM web_sessions WHERE expires_at <= ?", stamp)
         try await db.run("INSERT INTO web_sessions (cookie_hash, tenant_id, token_id, csrf, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
-                   Blob(Secrets.hash(cookie)), tenant, tokenId, Secrets.make(prefix: ""), now, Timestamp.now(plus: lifetime))
+                   Blob(Secrets.hash(cookie)), tenant, tokenId, Secrets.make(prefix: ""), stamp, Timestamp.text(now, plus: lifetime))
         return cookie
     }
 
     /// The unexpired session of a cookie whose token is still valid.
-    static func session(_ db: any SQLConnection, cookie: String) async throws -> Session? {
+    static func session(_ db: any SQLConnection, cookie: String, at now: WallClockTime) async throws -> Session? {
         let digest = Secrets.hash(cookie)
         guard let row = try await db.first("""
             SELECT web_sessions.cookie_hash, web_sessions.tenant_id, web_sessions.csrf, tenants.name FROM web_sessions
             JOIN tokens ON tokens.id = web_sessions.token_id AND tokens.revoked_at IS NULL
             JOIN tenants ON tenants.id = web_sessions.tenant_id
             WHERE web_sessions.cookie_hash = ? AND web_sessions.expires_at > ?
-            """, Blob(digest), Timestamp.now()),
+            """, Blob(digest), Timestamp.text(now)),
               constantTimeEquals(try row.decode("cookie_hash", as: [UInt8].self), digest) else { return nil }
         return Session(tenant: try row.decode("tenant_id", as: Int64.self), tenantName: try row.decode("name", as: String.self), csrf: try row.decode("csrf", as: String.self))
     }
@@ -48,18 +49,18 @@ enum ViewerStore {
     /// Makes a share link of a tour; nil when the tenant has no such tour. Expired links of
     /// the tenant go at the same time. A tour with `maxLive` live links already is a 409.
     static func createShare(_ db: any SQLConnection, _ tenant: Int64, tourId: String, lifetime: Int, frameAncestors: [String],
-                            maxLive: Int) async throws -> ShareDocument? {
+                            maxLive: Int, at now: WallClockTime) async throws -> ShareDocument? {
         guard let property = try await db.first("SELECT id FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId)?.decode("id", as: String.self) else {
             return nil
         }
-        let now = Timestamp.now()
-        try await db.run("DELETE FROM shares WHERE tenant_id = ? AND expires_at <= ?", tenant, now)
+        let stamp = Timestamp.text(now)
+        try await db.run("DELETE FROM shares WHERE tenant_id = ? AND expires_at <= ?", tenant, stamp)
         let live = try await db.first("SELECT count(*) FROM shares WHERE tenant_id = ? AND property_id = ?", tenant, property)?.decode(0, as: Int64.self) ?? 0
         guard live < maxLive else {
             throw ServiceError(.conflict, "the tour has \(live) live share links, the most maxSharesPerTour allows: revoke one first")
         }
         let secret = Secrets.make(prefix: "")
-        let share = ShareDocument(id: Identifier.make(), tourId: tourId, url: "/t/" + secret, createdAt: now, expiresAt: Timestamp.now(plus: lifetime),
+        let share = ShareDocument(id: Identifier.make(), tourId: tourId, url: "/t/" + secret, createdAt: stamp, expiresAt: Timestamp.text(now, plus: lifetime),
                                   frameAncestors: frameAncestors)
         try await db.run("""
             INSERT INTO shares (tenant_id, id, property_id, secret_hash, created_at, expires_at, frame_ancestors) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -69,9 +70,9 @@ enum ViewerStore {
 
     /// A page of a tour's unexpired share links, newest first, after the link `after` (nil:
     /// from the newest), and whether more follow; nil when the tenant has no such tour.
-    static func shares(_ db: any SQLConnection, _ tenant: Int64, tourId: String, limit: Int, after: String?) async throws -> (page: [ShareDocument], more: Bool)? {
+    static func shares(_ db: any SQLConnection, _ tenant: Int64, tourId: String, limit: Int, after: String?, at now: WallClockTime) async throws -> (page: [ShareDocument], more: Bool)? {
         guard let property = try await db.first("SELECT id FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId)?.decode("id", as: String.self) else { return nil }
-        let now = Timestamp.now()
+        let stamp = Timestamp.text(now)
         let rows: [Row]
         if let after {
             // Newest first, ties by id: the rows after the cursor's (created_at, id).
@@ -81,12 +82,12 @@ enum ViewerStore {
                 SELECT id, created_at, expires_at, frame_ancestors FROM shares
                 WHERE tenant_id = ? AND property_id = ? AND expires_at > ? AND (created_at < ? OR (created_at = ? AND id > ?))
                 ORDER BY created_at DESC, id LIMIT ?
-                """, tenant, property, now, createdAt, createdAt, after, limit + 1)
+                """, tenant, property, stamp, createdAt, createdAt, after, limit + 1)
         } else {
             rows = try await db.query("""
                 SELECT id, created_at, expires_at, frame_ancestors FROM shares WHERE tenant_id = ? AND property_id = ? AND expires_at > ?
                 ORDER BY created_at DESC, id LIMIT ?
-                """, tenant, property, now, limit + 1)
+                """, tenant, property, stamp, limit + 1)
         }
         let page = try rows.prefix(limit).map { ShareDocument(id: try $0.decode("id", as: String.self), tourId: tourId, url: nil, createdAt: try $0.decode("created_at", as: String.self),
                                                           expiresAt: try $0.decode("expires_at", as: String.self), frameAncestors: FrameAncestors.list(try $0.decodeIfPresent("frame_ancestors", as: String.self))) }
@@ -99,11 +100,11 @@ enum ViewerStore {
     }
 
     /// What an unexpired share secret opens: its tenant and property, and the origins that may frame its embed form.
-    static func share(_ db: any SQLConnection, secret: String) async throws -> (tenant: Int64, propertyId: String, frameAncestors: [String])? {
+    static func share(_ db: any SQLConnection, secret: String, at now: WallClockTime) async throws -> (tenant: Int64, propertyId: String, frameAncestors: [String])? {
         let digest = Secrets.hash(secret)
         guard let row = try await db.first("""
             SELECT tenant_id, property_id, secret_hash, frame_ancestors FROM shares WHERE secret_hash = ? AND expires_at > ?
-            """, Blob(digest), Timestamp.now()),
+            """, Blob(digest), Timestamp.text(now)),
               constantTimeEquals(try row.decode("secret_hash", as: [UInt8].self), digest) else { return nil }
         return (try row.decode("tenant_id", as: Int64.self), try row.decode("property_id", as: String.self),
                 FrameAncestors.list(try row.decodeIfPresent("frame_ancestors", as: String.self)))

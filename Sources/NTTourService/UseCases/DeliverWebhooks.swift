@@ -33,13 +33,12 @@ final class WebhookDeliverer: Sendable {
 
     func stop() { threads.stop() }
 
-    private static func nowMs() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
     /// Starts delivering the endpoints that are due, as many as there are free slots.
     func deliverDue() async {
         let free = context.config.webhookConcurrency - delivering.withLock { $0.count }
         guard free > 0 else { return }
-        let now = Self.nowMs()
+        let now = context.clock.unixMilliseconds
         do {
             for (tenant, id) in try await context.readOne({ try await WebhookStore.due($0, nowMs: now, limit: free) }) {
                 guard delivering.withLock({ $0.insert("\(tenant)/\(id)").inserted }) else { continue }
@@ -57,7 +56,7 @@ final class WebhookDeliverer: Sendable {
 
     /// Takes the endpoint, sends its events, and lets it go.
     private func deliver(_ tenant: Int64, _ id: String) async {
-        let now = Self.nowMs()
+        let now = context.clock.unixMilliseconds
         let lease = now + Int64(context.config.webhookTimeoutMs) * 2 + 10_000
         do {
             guard let endpoint = try await context.write({ try await WebhookStore.claim($0, tenant, id, nowMs: now, lease: lease) }) else { return }
@@ -76,7 +75,7 @@ final class WebhookDeliverer: Sendable {
         var sent = 0
         // The events after the cursor not gone through yet: a page is read once, not per event.
         var page: ArraySlice<EventRecord> = []
-        while sent < Self.eventsPerLease, Self.nowMs() + Int64(config.webhookTimeoutMs) + 5000 < lease {
+        while sent < Self.eventsPerLease, context.clock.unixMilliseconds + Int64(config.webhookTimeoutMs) + 5000 < lease {
             if page.isEmpty {
                 let after = endpoint.after
                 page = try await context.readOne { try await EventStore.page($0, tenant, after: after, limit: Self.eventsPerLease) }[...]
@@ -100,13 +99,13 @@ final class WebhookDeliverer: Sendable {
             page = page[(wanted + 1)...]
             let attempt = await send(event, of: endpoint, webhook: id)
             let next = WebhookRetry.next(delivered: attempt.status.map { (200..<300).contains($0) } ?? false, attempts: endpoint.attempts,
-                                         failingSince: endpoint.failingSince, nowMs: Self.nowMs(),
+                                         failingSince: endpoint.failingSince, nowMs: context.clock.unixMilliseconds,
                                          policy: .init(retryHours: config.webhookRetryHours, baseMs: config.webhookBackoffBaseMs,
                                                        maxMs: config.webhookBackoffMaxMs),
                                          jitter: Double.random(in: 0..<1))
             let from = endpoint.after
             guard try await context.write({
-                try await WebhookStore.record($0, tenant, id, lease: lease, from: from, attempt: attempt, next: next, keep: config.webhookDeliveryLog)
+                try await WebhookStore.record($0, tenant, id, lease: lease, from: from, attempt: attempt, next: next, keep: config.webhookDeliveryLog, at: self.context.clock.now())
             }) else { return }
             guard next == .delivered else {
                 if case .disabled = next { context.logger.warn("a webhook endpoint failed for too long and was disabled", ["webhook": id]) }
@@ -133,7 +132,7 @@ final class WebhookDeliverer: Sendable {
         event.write(to: &writer)
         let body = writer.bytes
         let headers = StandardWebhooks.headers(key: secret, id: StandardWebhooks.messageId(webhook: webhook, event: event.id),
-                                               timestamp: Int64(Date().timeIntervalSince1970), body: body)
+                                               timestamp: context.clock.unixSeconds, body: body)
         let outcome: Result<OutboundAnswer, OutboundFailure>
         do {
             outcome = try await threads.run { [clients] (thread: Int) -> Result<OutboundAnswer, OutboundFailure> in

@@ -10,7 +10,7 @@ struct Floors: Sendable {
     /// Replaces the floor's plan (its rooms, walls and placements; a world map it no longer
     /// matches is cleared): the answer the API gives.
     func replacePlan(_ tenant: Int64, _ floorId: String, _ plan: PlanUpload) async throws -> [UInt8] {
-        let outcome = try await context.write { try await TourStore.applyPlan($0, tenant, floorId: floorId, plan) }
+        let outcome = try await context.write { try await TourStore.applyPlan($0, tenant, floorId: floorId, plan, at: context.clock.now()) }
         context.crashPoints.reached(.planCommitted)
         if let cleared = outcome.clearedWorldMap { await context.blobs.remove(cleared) }
         return outcome.answer
@@ -34,7 +34,7 @@ struct Floors: Sendable {
         let outcome: TourStore.WorldMapOutcome
         do {
             outcome = try await context.write { db in
-                try await TourStore.setWorldMap(db, tenant, floorId: floorId, sha256: received.sha256, size: received.size, file: key.id)
+                try await TourStore.setWorldMap(db, tenant, floorId: floorId, sha256: received.sha256, size: received.size, file: key.id, at: context.clock.now())
             }
         } catch {
             await context.blobs.remove(key) // no file without its row

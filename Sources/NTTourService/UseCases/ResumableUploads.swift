@@ -15,7 +15,7 @@ struct Uploads: Sendable {
     let ownership: UploadOwnership
 
     var expiry: Int64 { Int64(context.config.uploadExpirySeconds) }
-    var now: Int64 { Int64(Date().timeIntervalSince1970) }
+    var now: Int64 { context.clock.unixSeconds }
 
     /// Upload `id` of the tenant, unexpired.
     func upload(_ tenant: Int64, _ id: String) async throws -> UploadRecord {
@@ -115,7 +115,7 @@ struct Uploads: Sendable {
                 guard held.bytes + wanted.length <= maxBytes else {
                     throw ServiceError(.insufficientStorage, "this tenant's unfinished uploads reserve \(held.bytes) bytes; \(wanted.length) more would pass its \(maxBytes)")
                 }
-                return .created(try await UploadStore.create(db, tenant, id: key.id, wanted, expiresAt: expiresAt), replacing: stale)
+                return .created(try await UploadStore.create(db, tenant, id: key.id, wanted, expiresAt: expiresAt, at: context.clock.now()), replacing: stale)
             }
         } catch {
             sessions.end(key)
@@ -282,19 +282,20 @@ struct Uploads: Sendable {
     /// makes it durable, records it, and makes the panorama when it was the last byte.
     private func receive(_ body: some ByteStream, _ upload: UploadRecord, _ tenant: Int64, _ session: UploadSession, token: UInt64,
                          checksum: [UInt8]?, owner: UInt64) async throws -> Int64 {
-        let offset = try await append(body, upload, tenant, session, token: token, checksum: checksum, room: upload.length - session.durableOffset)
+        let offset = try await append(body, upload, tenant, session, token: token, checksum: checksum, room: upload.length - session.durableOffset,
+                                      owner: owner)
         _ = try await finishIfComplete(upload, tenant, offset: offset, owner: owner)
         return offset
     }
 
     /// Streams a body of at most `room` bytes into the upload's session as its claimant
-    /// (`token`), makes it durable and records it; returns the durable offset. `completes`
-    /// (a draft request that ends the upload): recorded as complete at that offset, unless a
-    /// length said before is not reached (the caller refuses that). A body that
-    /// ends early (the client went away, a limit, a timeout) keeps what arrived when no
-    /// checksum must vouch for it, and throws.
+    /// (`token`), makes it durable and records it as the upload's writer (`owner`); returns
+    /// the durable offset. `completes` (a draft request that ends the upload): recorded as
+    /// complete at that offset, unless a length said before is not reached (the caller refuses
+    /// that). A body that ends early (the client went away, a limit, a timeout) keeps what
+    /// arrived when no checksum must vouch for it, and throws.
     func append(_ body: some ByteStream, _ upload: UploadRecord, _ tenant: Int64, _ session: UploadSession, token: UInt64, checksum: [UInt8]?,
-                room: Int64, completes: Bool = false) async throws -> Int64 {
+                room: Int64, completes: Bool = false, owner: UInt64) async throws -> Int64 {
         let offset: Int64
         do {
             try await session.receive(body, token, room: room, length: upload.length)
@@ -302,19 +303,36 @@ struct Uploads: Sendable {
         } catch {
             if let kept = await session.abort(token) {
                 do {
-                    try await record(upload, tenant, offset: kept)
+                    _ = try await asWriter(upload, tenant, owner) { try await record(upload, tenant, offset: kept) }
                 } catch {
                     context.logger.warn("could not record an interrupted upload's offset", ["upload": upload.id, "error": "\(error)"])
                 }
             }
             throw error
         }
-        if completes && (!upload.lengthKnown || offset == upload.length) {
-            try await context.write { try await UploadStore.markComplete($0, tenant, upload.id, offset: offset) }
-        } else {
-            try await record(upload, tenant, offset: offset)
+        let recorded = try await asWriter(upload, tenant, owner) {
+            if completes && (!upload.lengthKnown || offset == upload.length) {
+                try await context.write { try await UploadStore.markComplete($0, tenant, upload.id, offset: offset) }
+            } else {
+                try await record(upload, tenant, offset: offset)
+            }
         }
+        guard recorded else { throw ServiceError.conflict("a newer request to upload \(upload.id) took over") }
         return offset
+    }
+
+    /// Runs `write` (a record of what a transfer reached) only while `owner` still makes this
+    /// daemon the upload's writer; false when another daemon took the upload over. Under the
+    /// finishing lock, which letting the upload go takes too: the daemon taking it over reads
+    /// the row as this one left it, and a record landing after would move it under that
+    /// daemon's session.
+    private func asWriter(_ upload: UploadRecord, _ tenant: Int64, _ owner: UInt64, _ write: () async throws -> Void) async throws -> Bool {
+        let key = partialKey(upload, tenant)
+        return try await sessions.finishing(key) {
+            guard ownership.holds(key, owner) else { return false }
+            try await write()
+            return true
+        }
     }
 
     func record(_ upload: UploadRecord, _ tenant: Int64, offset: Int64) async throws {
@@ -399,7 +417,8 @@ struct Uploads: Sendable {
                     do {
                         stored = try await context.write { db in
                             let stored = try await TourStore.insertPanorama(db, tenant, id: upload.panoramaId, floorId: upload.floorId, roomId: upload.roomId,
-                                                                            position: upload.position, contentType: upload.contentType, size: upload.length, sha256: digest)
+                                                                            position: upload.position, contentType: upload.contentType, size: upload.length, sha256: digest,
+                                                                            at: context.clock.now())
                             try await UploadStore.markFinished(db, tenant, upload.id)
                             return stored
                         }
@@ -443,8 +462,7 @@ struct Uploads: Sendable {
     /// Removes expired uploads and their partial files; never a panorama.
     func sweepExpired() async {
         do {
-            let now = self.now
-            let keys = try await context.write { try await UploadStore.deleteExpired($0, now: now) }
+            let keys = try await context.write { try await UploadStore.deleteExpired($0, at: context.clock.now()) }
             for key in keys { sessions.end(key) }
             await context.blobs.remove(keys)
             if !keys.isEmpty { context.logger.info("expired uploads removed", ["count": String(keys.count)]) }

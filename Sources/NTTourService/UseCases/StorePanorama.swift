@@ -55,7 +55,7 @@ struct Panoramas: Sendable {
             do {
                 stored = try await context.write { db in
                     try await TourStore.insertPanorama(db, tenant, id: id, floorId: floorId, roomId: roomId, position: position,
-                                                       contentType: contentType, size: received.size, sha256: received.sha256)
+                                                       contentType: contentType, size: received.size, sha256: received.sha256, at: context.clock.now())
                 }
             } catch {
                 await context.blobs.remove(key) // the row was refused: no file without its row
@@ -71,7 +71,7 @@ struct Panoramas: Sendable {
     func delete(_ tenant: Int64, _ id: String) async throws {
         let key = BlobKey(tenant: tenant, kind: .panorama, id: id)
         try await context.withPanoramaTurns([key]) {
-            guard try await context.write({ try await TourStore.deletePanorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
+            guard try await context.write({ try await TourStore.deletePanorama($0, tenant, id, at: context.clock.now()) }) else { throw ServiceError.notFound("panorama", id) }
             await context.blobs.remove(key)
             await context.previews.remove(tenant: tenant, ids: [id])
         }

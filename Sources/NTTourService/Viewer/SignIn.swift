@@ -14,7 +14,7 @@ struct SignIn: Sendable {
     /// The form; a browser already signed in goes to the list.
     func form(_ request: Request, message: String? = nil, status: HTTPStatus = .ok) async throws -> Response {
         if message == nil, let cookie = Cookies(request.headers["cookie"])[ViewerCookie.session], !cookie.isEmpty,
-           try await context.readOne({ try await ViewerStore.session($0, cookie: cookie) }) != nil {
+           try await context.readOne({ try await ViewerStore.session($0, cookie: cookie, at: context.clock.now()) }) != nil {
             return .seeOther(ViewerPaths.list)
         }
         let csrf = Secrets.make(prefix: "")
@@ -46,7 +46,7 @@ struct SignIn: Sendable {
         let cookie = try await context.write { db in
             // This attempt succeeded: it alone is forgotten, the failures before it stay.
             try await SignInFailureStore.forget(db, address, at: attempt)
-            return try await ViewerStore.startSession(db, tenant: signedIn.tenant, tokenId: signedIn.tokenId, lifetime: lifetime)
+            return try await ViewerStore.startSession(db, tenant: signedIn.tenant, tokenId: signedIn.tokenId, lifetime: lifetime, at: context.clock.now())
         }
         return .seeOther(ViewerPaths.list, headers: [
             SetCookie(name: ViewerCookie.session, value: cookie, maxAge: lifetime, secure: secure).field,

@@ -26,14 +26,16 @@ struct SignInLimiter: Sendable {
     let pool: any SQLStorage
     let allowed: Int
     let window: Int64
+    let clock: any ServiceClock
 
-    init(pool: any SQLStorage, allowed: Int, window: Int) {
+    init(pool: any SQLStorage, allowed: Int, window: Int, clock: any ServiceClock) {
         self.pool = pool
         self.allowed = allowed
         self.window = Int64(window)
+        self.clock = clock
     }
 
-    private var now: Int64 { Int64(Date().timeIntervalSince1970) }
+    private var now: Int64 { clock.unixSeconds }
 
     enum Admission: Equatable {
         /// The attempt may go on; it was counted at this time.

@@ -43,7 +43,7 @@ struct SessionAuthentication: Middleware {
 
     func respond(to request: Request, next: RequestResponder) async throws -> Response {
         guard let cookie = Cookies(request.headers["cookie"])[ViewerCookie.session], !cookie.isEmpty,
-              let session = try await context.readOne({ try await ViewerStore.session($0, cookie: cookie) }) else {
+              let session = try await context.readOne({ try await ViewerStore.session($0, cookie: cookie, at: context.clock.now()) }) else {
             return .seeOther(ViewerPaths.signIn)
         }
         var request = request
@@ -63,7 +63,7 @@ struct ShareAuthentication: Middleware {
         let secret = request.parameter("secret") ?? ""
         // A secret is base64url; anything else cannot be one and never reaches the database.
         guard (20...100).contains(secret.utf8.count), secret.utf8.allSatisfy(Self.isBase64URL),
-              let share = try await context.readOne({ try await ViewerStore.share($0, secret: secret) }) else {
+              let share = try await context.readOne({ try await ViewerStore.share($0, secret: secret, at: context.clock.now()) }) else {
             throw ServiceError(.notFound, "This share link has expired, was revoked, or never existed.")
         }
         var request = request

@@ -154,7 +154,7 @@ enum ViewerRoutes {
             guard case .property = page else { return PageData(tour: tour) }
             return PageData(tour: tour, status: try await TourStore.status(db, tenant, propertyId),
                             // The page lists the newest links; the API pages through them all.
-                            shares: managesShares ? try await ViewerStore.shares(db, tenant, tourId: tour.tourId, limit: 50, after: nil)?.page : nil)
+                            shares: managesShares ? try await ViewerStore.shares(db, tenant, tourId: tour.tourId, limit: 50, after: nil, at: context.clock.now())?.page : nil)
         }
         guard let data else { throw ServiceError.notFound(page.name, page.id) }
         let widths = PreviewWidths(thumbnail: context.previewWidth(near: 640), viewer: context.config.previewWidths.last ?? 1024,
@@ -234,7 +234,7 @@ enum ViewerRoutes {
         let maxLive = context.config.maxSharesPerTour
         let share = try await context.write { db -> ShareDocument? in
             guard let property = try await TourStore.property(db, tenant, propertyId) else { return nil }
-            return try await ViewerStore.createShare(db, tenant, tourId: property.tourId, lifetime: seconds, frameAncestors: input.frameAncestors, maxLive: maxLive)
+            return try await ViewerStore.createShare(db, tenant, tourId: property.tourId, lifetime: seconds, frameAncestors: input.frameAncestors, maxLive: maxLive, at: context.clock.now())
         }
         guard let share, let url = share.url else { throw ServiceError.notFound("property", propertyId) }
         return try await page(.property(propertyId), request, context,

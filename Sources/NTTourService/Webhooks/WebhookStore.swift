@@ -1,4 +1,5 @@
 import NTAPIModel
+import NTLogging
 import NTSQLKit
 
 /// The SQL of webhook endpoints and their delivery log (migration 0010 / PostgreSQL 0007).
@@ -16,10 +17,10 @@ enum WebhookStore {
     /// Makes an endpoint that delivers the events from now on; nil when the tenant has
     /// `maxPerTenant` already.
     static func create(_ db: any SQLConnection, _ tenant: Int64, id: String, url: String, events: [String], sealedSecret: [UInt8],
-                       maxPerTenant: Int) async throws -> WebhookDocument? {
+                       maxPerTenant: Int, at now: WallClockTime) async throws -> WebhookDocument? {
         let count = try await db.first("SELECT count(*) AS n FROM webhooks WHERE tenant_id = ?", tenant)?.decode("n", as: Int.self) ?? 0
         guard count < maxPerTenant else { return nil }
-        let createdAt = Timestamp.now()
+        let createdAt = Timestamp.text(now)
         let after = try await db.first("SELECT last_event_id FROM tenants WHERE id = ?", tenant)?.decode("last_event_id", as: Int64.self) ?? 0
         try await db.run("""
             INSERT INTO webhooks (tenant_id, id, url, event_types, secret, created_at, after_event_id) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -111,7 +112,7 @@ enum WebhookStore {
     /// `webhook.disabled`.
     @discardableResult
     static func record(_ db: any SQLConnection, _ tenant: Int64, _ id: String, lease: Int64, from cursor: Int64, attempt: Attempt,
-                       next: WebhookRetry.State, keep: Int) async throws -> Bool {
+                       next: WebhookRetry.State, keep: Int, at now: WallClockTime) async throws -> Bool {
         let (after, attempts, failingSince, nextAttemptAt, disabled): (Int64?, Int, Int64?, Int64, Bool) = switch next {
         case .delivered: (attempt.event, 0, nil, 0, false)
         case .retry(let count, let since, let at): (nil, count, since, at, false)
@@ -121,16 +122,16 @@ enum WebhookStore {
             UPDATE webhooks SET after_event_id = coalesce(?, after_event_id), attempts = ?, failing_since = ?, next_attempt_at = ?,
                 disabled_at = ?, deliveries_logged = deliveries_logged + 1
             WHERE tenant_id = ? AND id = ? AND leased_until = ? AND after_event_id = ?
-            """, after, attempts, failingSince, nextAttemptAt, disabled ? Timestamp.now() : nil, tenant, id, lease, cursor) == 1,
+            """, after, attempts, failingSince, nextAttemptAt, disabled ? Timestamp.text(now) : nil, tenant, id, lease, cursor) == 1,
               let seq = try await db.first("SELECT deliveries_logged FROM webhooks WHERE tenant_id = ? AND id = ?", tenant, id)?.decode("deliveries_logged", as: Int64.self)
         else { return false }
         try await db.run("""
             INSERT INTO webhook_deliveries (tenant_id, webhook_id, seq, event_id, attempt, status, error, latency_ms, at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, tenant, id, seq, attempt.event, attempt.number, attempt.status, attempt.error, attempt.latencyMs, Timestamp.now())
+            """, tenant, id, seq, attempt.event, attempt.number, attempt.status, attempt.error, attempt.latencyMs, Timestamp.text(now))
         try await db.run("DELETE FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND seq <= ?", tenant, id, seq - Int64(keep))
         if disabled {
-            try await EventStore.appendTenantEvent(db, tenant, .webhookDisabled) { data in
+            try await EventStore.appendTenantEvent(db, tenant, .webhookDisabled, at: now) { data in
                 data.key("webhookId"); data.string(id)
                 data.key("failingSince"); data.string(Timestamp.at(unixSeconds: failingSince ?? 0))
             }

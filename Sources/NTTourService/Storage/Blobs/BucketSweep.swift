@@ -69,7 +69,8 @@ final class BucketSweep: @unchecked Sendable {
 
     /// One round; what it removed, or nil when it refused.
     @discardableResult
-    func round(now: Int64 = Int64(Date().timeIntervalSince1970)) async -> (objects: Int, uploads: Int)? {
+    func round() async -> (objects: Int, uploads: Int)? {
+        let now = context.clock.unixSeconds
         let grace = Int64(context.config.orphanGraceSeconds)
         do {
             let start = cursor
