@@ -57,10 +57,24 @@ final class UploadOwnership: Sendable {
             return true
         }
         if heldHere { return token }
-        let holder = LockHolder(unlockRequested: { [weak self] in await self?.yield(key) },
-                                lost: { [weak self] in await self?.lost(key) })
+        // What the locker tells the holder between taking the lock and the hold's being
+        // registered here would find no hold: it is kept, and acted on once there is one.
+        let early = EarlyNews()
+        let holder = LockHolder(unlockRequested: { [weak self] in
+                                    early.asked.store(true, ordering: .sequentiallyConsistent)
+                                    await self?.yield(key)
+                                },
+                                lost: { [weak self] in
+                                    early.lost.store(true, ordering: .sequentiallyConsistent)
+                                    await self?.lost(key)
+                                })
         guard let lock = try await lock(holder) else { return nil }
         holds.withLock { $0[key] = (lock, [token]) }
+        if early.lost.load(ordering: .sequentiallyConsistent) {
+            Task { await self.lost(key) }
+        } else if early.asked.load(ordering: .sequentiallyConsistent) {
+            Task { await self.yield(key) }
+        }
         return token
     }
 
@@ -76,6 +90,12 @@ final class UploadOwnership: Sendable {
     /// taken the upload since).
     func holds(_ key: BlobKey, _ token: UInt64) -> Bool {
         holds.withLock { $0[key]?.tokens.contains(token) == true }
+    }
+
+    /// A request to let go, or the loss of the lock, told before the hold was registered.
+    private final class EarlyNews: Sendable {
+        let asked = Atomic<Bool>(false)
+        let lost = Atomic<Bool>(false)
     }
 
     /// Another daemon asked for the upload: this daemon's session ends, then the lock goes.
