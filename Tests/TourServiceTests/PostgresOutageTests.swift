@@ -13,7 +13,8 @@ import TestTraits
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
         let url = try cluster.database("outage")
-        let harness = try ServiceHarness(configure: {
+        let log = testDirectory("outage").path + ".log"
+        let harness = try ServiceHarness(logFile: log, logLevel: .warn, configure: {
             $0.databaseUrl = url
             $0.migrationsDir = ServiceHarness.root.appendingPathComponent("migrations/postgresql").path
             $0.databasePoolSize = 4
@@ -54,6 +55,9 @@ import TestTraits
         }
         for client in clients { await client.value }
         #expect(answers.statuses.allSatisfy { $0 == 503 } && answers.statuses.count == 200, "\(answers.statuses)")
+        // 210 refusals, and the outage in the log once per reason (within outageLogSeconds).
+        let logged = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").filter { $0.contains("storage cannot be reached") }
+        #expect((1...4).contains(logged.count), "\(logged)")
         #expect(answers.slowest < .seconds(5), "the slowest answer took \(answers.slowest)")
         let health = try harness.client(nil).send("GET", "/healthz")
         #expect(health.status == 200 && health.string("status") == "degraded")

@@ -24,6 +24,8 @@ final class ServiceContext: Sendable {
     /// Failed viewer sign-ins by client address, shared by every daemon on the database.
     let signIns: SignInLimiter
     let knownTokens: KnownTokens
+    /// Storage outages as logged: per reason, not per request.
+    let outages: OutageLog
     /// The feed's long-polls, woken when this daemon commits a write with events of their
     /// tenant (events are written in the transaction of their change).
     let commits = TenantCommits()
@@ -45,6 +47,7 @@ final class ServiceContext: Sendable {
         self.config = config
         self.logger = logger
         self.clock = clock
+        outages = OutageLog(intervalSeconds: config.outageLogSeconds)
         self.crashPoints = crashPoints
     }
 

@@ -1,6 +1,7 @@
 import NTAPIModel
 import NTHTTPCore
 import NTLogging
+import Synchronization
 import NTPostgresDB
 import NTSQLiteDB
 
@@ -68,12 +69,20 @@ struct TusVersionCheck: Middleware {
 }
 
 /// The service's errors on their way out: a storage failure of any backend becomes the
-/// service's answer for its kind, and internal errors are logged with the request id.
+/// service's answer for its kind, internal errors are logged with the request id, and storage
+/// that cannot be reached is logged per reason (`OutageLog`), not once per request.
 /// (`ServiceError.httpError` says how each is answered; any other error is a 500 the server logs.)
 struct ServiceErrors: Middleware {
     let logger: Logger
     /// The `Retry-After` of storage that cannot be reached, unless it says better.
-    var retryAfterSeconds = 1
+    let retryAfterSeconds: Int
+    let outages: OutageLog
+
+    init(_ context: ServiceContext) {
+        logger = context.logger
+        retryAfterSeconds = context.config.retryAfterSeconds
+        outages = context.outages
+    }
 
     func respond(to request: Request, next: RequestResponder) async throws -> Response {
         do {
@@ -85,8 +94,31 @@ struct ServiceErrors: Middleware {
             let error = failure.storageError
             if error.kind == .failed || error.kind == .corrupt {
                 logger.error("request failed", ["id": request.id.description, "error": error.message])
+            } else if error.kind == .unavailable, outages.isNew(error.message) {
+                logger.warn("storage cannot be reached; requests get 503 until it is back", ["id": request.id.description, "reason": error.message])
             }
             throw ServiceError(storage: error, retryAfterSeconds: retryAfterSeconds)
+        }
+    }
+}
+
+/// Storage outages as logged: a reason is logged when it is new, and again once every
+/// `outageLogSeconds` while it lasts, however many requests it refuses meanwhile.
+final class OutageLog: Sendable {
+    private let last = Mutex<(reason: String, at: ContinuousClock.Instant)?>(nil)
+    private let interval: Duration
+
+    init(intervalSeconds: Int) {
+        interval = .seconds(intervalSeconds)
+    }
+
+    /// Whether `message` is to be logged now (it then counts as logged).
+    func isNew(_ message: String) -> Bool {
+        let now = ContinuousClock.now
+        return last.withLock { last in
+            if let last, last.reason == message, now - last.at < interval { return false }
+            last = (message, now)
+            return true
         }
     }
 }

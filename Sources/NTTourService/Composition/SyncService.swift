@@ -174,7 +174,7 @@ public final class SyncService: Sendable {
                 context.pool.unavailableReason.map { "database: " + $0 } ?? context.blobs.unavailableReason.map { "object store: " + $0 }
             },
                           serviceMetrics: { context.previews.metrics + context.tiles.metrics + context.commits.metrics + context.databaseMetrics })
-            table.group(ServiceErrors(logger: context.logger, retryAfterSeconds: context.config.retryAfterSeconds)) { table in
+            table.group(ServiceErrors(context)) { table in
                 table.group(authenticated) { table in
                     PropertyRoutes.add(to: &table, context)
                     FloorRoutes.add(to: &table, context)

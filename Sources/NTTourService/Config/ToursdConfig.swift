@@ -20,6 +20,9 @@ public struct ToursdConfig: Sendable, Equatable {
     public var databaseStatementTimeoutSeconds = 30
     /// With PostgreSQL: threads that run request handlers; 0: one per core.
     public var databaseHandlerThreads = 0
+    /// While storage cannot be reached, its reason is logged when new and again every this
+    /// many seconds (not once per refused request).
+    public var outageLogSeconds = 60
     /// With PostgreSQL: connections on which requests wait for another daemon's lock (an
     /// upload it writes, a panorama it stores), one waiting request each.
     public var databaseLockWaitConnections = 4
@@ -246,6 +249,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "sqliteOptimizeSeconds": { config, text in setInt(&config.sqliteOptimizeSeconds, text, 60...604_800) },
         "databaseStatementTimeoutSeconds": { config, text in setInt(&config.databaseStatementTimeoutSeconds, text, 1...3600) },
         "databaseHandlerThreads": { config, text in setInt(&config.databaseHandlerThreads, text, 0...1000) },
+        "outageLogSeconds": { config, text in setInt(&config.outageLogSeconds, text, 1...86_400) },
         "databaseLockWaitConnections": { config, text in setInt(&config.databaseLockWaitConnections, text, 1...100) },
         "blobDir": { $0.blobDir = $1; return true },
         "blobStore": { $0.blobStore = $1; return $1.isEmpty || $1 == "directory" || $1.hasPrefix("s3://") },

@@ -16,7 +16,7 @@ enum ViewerRoutes {
         }
         let formLimit = Int64(context.config.maxFormBodyBytes)
         let signIn = SignIn(context: context)
-        table.group(ViewerErrors(logger: context.logger, shared: false), ServiceErrors(logger: context.logger, retryAfterSeconds: context.config.retryAfterSeconds)) { table in
+        table.group(ViewerErrors(logger: context.logger, shared: false), ServiceErrors(context)) { table in
             table.add(.get, "/app", headers: ViewerResponses.page, inline: true) { _ in .seeOther(ViewerPaths.list) }
             table.add(.get, ViewerPaths.signIn, headers: ViewerResponses.page) { request in try await signIn.form(request) }
             table.add(.post, ViewerPaths.signIn, bodyLimit: formLimit, headers: ViewerResponses.page) { request in try await signIn.submit(request) }
@@ -40,7 +40,7 @@ enum ViewerRoutes {
                 }
             }
         }
-        table.group(ViewerErrors(logger: context.logger, shared: true), ServiceErrors(logger: context.logger, retryAfterSeconds: context.config.retryAfterSeconds), ShareAuthentication(context: context)) { table in
+        table.group(ViewerErrors(logger: context.logger, shared: true), ServiceErrors(context), ShareAuthentication(context: context)) { table in
             table.add(.get, "/t/{secret}", headers: ViewerResponses.page, secretPath: true) { request in
                 guard let property = request.viewerScope.property else { throw ServiceError.notFound("share link", "") }
                 return try await page(.property(property), request, context)
@@ -50,7 +50,7 @@ enum ViewerRoutes {
         // The embed form: framed by the sites its share names (its answers set the policy), so
         // apart from the other pages, whose routes frame them nowhere.
         table.group(ViewerErrors(logger: context.logger, shared: true, embedded: true),
-                    ServiceErrors(logger: context.logger, retryAfterSeconds: context.config.retryAfterSeconds), ShareAuthentication(context: context)) { table in
+                    ServiceErrors(context), ShareAuthentication(context: context)) { table in
             table.add(.get, "/t/{secret}" + ViewerPaths.embedSuffix, headers: ViewerResponses.embed, secretPath: true) { request in
                 guard let property = request.viewerScope.property else { throw ServiceError.notFound("share link", "") }
                 return try await page(.embed(.start(property)), request, context)

@@ -1,9 +1,9 @@
 import NTAPIModel
-import NTHTTPCore
 
 /// Why a request to the sync service failed, as a value: a code of docs/api.md's error table and a
-/// message for the person reading it. `httpError` is the one place these become HTTP.
-public struct ServiceError: HTTPErrorConvertible, Equatable {
+/// message for the person reading it. It knows no HTTP: `ServiceError+HTTP.swift` is the one
+/// place these become HTTP answers.
+public struct ServiceError: Error, Sendable, Equatable {
     public enum Code: String, Sendable, CaseIterable {
         case badRequest = "bad_request"
         case digestMismatch = "digest_mismatch"
@@ -42,33 +42,6 @@ public struct ServiceError: HTTPErrorConvertible, Equatable {
     /// The server could not do it (its disk, its database): trying again may work. Every
     /// other code refuses the request for what it asks, and asking again changes nothing.
     var isServerFailure: Bool { code == .internal || code == .insufficientStorage || code == .unavailable }
-
-    /// The status and headers of each code (docs/api.md "Errors").
-    public var httpError: HTTPError {
-        switch code {
-        case .badRequest, .digestMismatch: return HTTPError(.badRequest, code: code.rawValue, message)
-        case .unauthorized:
-            return HTTPError(.unauthorized, code: code.rawValue, message,
-                             headers: [HTTPField(name: "WWW-Authenticate", value: "Bearer realm=\"toursd\"")])
-        case .forbidden: return HTTPError(.forbidden, code: code.rawValue, message)
-        case .notFound: return HTTPError(.notFound, code: code.rawValue, message)
-        case .conflict, .notContinuable, .offsetMismatch: return HTTPError(.conflict, code: code.rawValue, message)
-        case .preconditionFailed:
-            return HTTPError(.preconditionFailed, code: code.rawValue, message, headers: [HTTPField(name: "Tus-Version", value: TusHeaders.version)])
-        case .checksumMismatch: return HTTPError(.checksumMismatch, code: code.rawValue, message)
-        case .payloadTooLarge: return HTTPError(.contentTooLarge, code: code.rawValue, message)
-        case .unsupportedMediaType: return HTTPError(.unsupportedMediaType, code: code.rawValue, message)
-        case .rangeNotSatisfiable: return HTTPError(.rangeNotSatisfiable, code: code.rawValue, message)
-        case .tooManyRequests:
-            return HTTPError(.tooManyRequests, code: code.rawValue, message,
-                             headers: [HTTPField(name: "Retry-After", value: String(retryAfterSeconds ?? 1))])
-        case .unavailable:
-            return HTTPError(.serviceUnavailable, code: code.rawValue, message,
-                             headers: [HTTPField(name: "Retry-After", value: String(retryAfterSeconds ?? 1))])
-        case .insufficientStorage: return HTTPError(.insufficientStorage, code: code.rawValue, message)
-        case .internal: return HTTPError(.internalServerError, code: code.rawValue, message)
-        }
-    }
 }
 
 extension ServiceError {
