@@ -134,10 +134,15 @@ start_toursd() {
 # nginx in $1/nginx as a round-robin balancer over the toursd ports after $1, bodies streamed
 # through; a request whose daemon cannot be reached goes to the next (it never reached the
 # dead one). Prints its port; stop it with stop_nginx $1.
+# The server block is the docs' own, config/nginx/toursd-proxy.conf, included as it is; the
+# upstreams are the daemons on loopback. An upload's requests go where the docs send them (one
+# daemon per upload, BALANCER_UPLOADS=hash), or round robin like every other request (the
+# default: a test of "any daemon answers any request" wants them spread).
 start_balancer() {
-    local dir=$1/nginx port upstreams=""
+    local dir=$1/nginx port upstreams="" pinning=""
     shift
     for backend in "$@"; do upstreams="$upstreams server 127.0.0.1:$backend;"; done
+    [ "${BALANCER_UPLOADS:-round-robin}" = hash ] && pinning='hash $request_uri consistent;'
     port=$(free_port)
     mkdir -p "$dir/logs" "$dir/tmp"
     cat > "$dir/nginx.conf" <<CONF
@@ -145,10 +150,8 @@ worker_processes 1; pid $dir/nginx.pid; error_log $dir/logs/error.log warn;
 events { worker_connections 4096; }
 http { access_log $dir/logs/access.log; client_body_temp_path $dir/tmp;
   upstream toursd { $upstreams keepalive 64; }
-  server { listen 127.0.0.1:$port; client_max_body_size 0; proxy_request_buffering off; proxy_buffering off;
-    location / { proxy_pass http://toursd; proxy_http_version 1.1; proxy_set_header Connection "";
-      proxy_set_header Host \$http_host; proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
-      proxy_next_upstream error non_idempotent; } } }
+  upstream toursd_by_upload { $pinning $upstreams keepalive 64; }
+  server { listen 127.0.0.1:$port; include $(pwd)/config/nginx/toursd-proxy.conf; } }
 CONF
     # nginx outlives this function: it must not hold its caller's pipes or other descriptors
     # (Foundation's Process waits for every holder of its own).

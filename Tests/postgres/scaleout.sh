@@ -32,8 +32,11 @@ cleanup() {
 }
 trap cleanup EXIT
 server=$(bash Tests/postgres/cluster.sh start "$work/pg")
-psql "$server/postgres" -qc "CREATE DATABASE tours"
-database="$server/tours"
+# The role and the database as the docs make them (config/postgresql/toursd-database.sql); the
+# daemons log in as that role, not as the superuser.
+password="scaleout-$RANDOM$RANDOM"
+psql "$server/postgres" -q -v password="'$password'" -f config/postgresql/toursd-database.sql
+database="${server/postgres@/toursd:$password@}/tours"
 mkdir -p "$work/blobs"
 if [ -n "${SCALEOUT_S3:-}" ]; then
     mkdir -p "$work/s3"
@@ -41,6 +44,8 @@ if [ -n "${SCALEOUT_S3:-}" ]; then
     .venv/bin/python -c 'import boto3; boto3.client("s3").create_bucket(Bucket="tours")'
     export TOURSD_blobStore="s3://tours/scaleout"
     echo "scale-out: blobs in a bucket of $SCALEOUT_S3 at $AWS_ENDPOINT_URL"
+else
+    export TOURSD_blobStore=directory
 fi
 
 # Every daemon delivers webhooks to a receiver on loopback (the webhook check below), quickly.
@@ -48,9 +53,10 @@ export TOURSD_webhookAllowPrivateTargets=true TOURSD_webhookPollMs=50 TOURSD_web
 ports=()
 for n in 1 2 3; do
     mkdir -p "$work/d$n"
-    # Behind nginx 1.22, which breaks a connection on a 1xx other than 100: no 104s.
-    TOURSD_databaseUrl="$database" TOURSD_blobDir="$work/blobs" TOURSD_databasePoolSize=4 TOURSD_maxConnectionsPerAddress=0 \
-        TOURSD_resumableInterimResponses=false "$toursd" serve --port 0 --data-dir "$work/d$n" 2> "$work/d$n.log" &
+    # The docs' configuration (config/toursd-scale-out.json: no 104s behind nginx 1.22, which
+    # breaks a connection on a 1xx other than 100), with this machine's addresses over it.
+    TOURSD_databaseUrl="$database" TOURSD_blobDir="$work/blobs" TOURSD_trustedProxies=127.0.0.1 \
+        "$toursd" serve --config config/toursd-scale-out.json --port 0 --data-dir "$work/d$n" 2> "$work/d$n.log" &
     pids+=($!)
 done
 for n in 1 2 3; do ports+=("$(toursd_port "$work/d$n.log")"); done
@@ -62,7 +68,7 @@ echo "scale-out: 3 toursd on ports ${ports[*]}; migrations applied $applied time
 [ "$made" = 1 ] || { echo "FAIL: $made daemons made the first token"; exit 1; }
 token=$(cat "$work"/d?/admin.token)
 
-lb=$(start_balancer "$work" "${ports[@]}")
+lb=$(BALANCER_UPLOADS=hash start_balancer "$work" "${ports[@]}")
 export TOURSD_URL="http://127.0.0.1:$lb" TOURSD_TOKEN="$token"
 
 TOURSD_databaseUrl="$database" .venv/bin/python Tests/postgres/scaleout.py --across "$TOURSD_URL" "$token" "$toursd" "$work/d1" "${ports[@]}"

@@ -34,7 +34,7 @@ public enum ToursdCommand: Equatable, Sendable {
            toursd migrate [--status] [--migrations-dir DIR] [--config PATH] [--data-dir DIR]
            toursd tokens create --tenant NAME | list | revoke ID [--config PATH] [--data-dir DIR]
            toursd backup DEST [--config PATH] [--data-dir DIR]
-           toursd blobs copy --to s3://BUCKET/PREFIX [--config PATH] [--data-dir DIR]
+           toursd blobs copy --to s3://BUCKET/PREFIX | --from s3://BUCKET/PREFIX [--config PATH] [--data-dir DIR]
            toursd check-config [--config PATH] [--host ADDR] [--port N] [--data-dir DIR]
 
     The NoughtyTours sync backend.
