@@ -83,8 +83,8 @@ public struct LockHolder: Sendable {
     public static let quiet = LockHolder()
 }
 
-/// A lock taken: `isHeld` until it is let go or lost.
-public final class HeldLock: Sendable, Hashable {
+/// A lock taken, until it is let go (once: a second unlock of it does nothing).
+public final class HeldLock: Sendable {
     public let name: LockName
     /// What its holder is told (a shared locker tells it what other daemons ask).
     public let holder: LockHolder
@@ -95,13 +95,8 @@ public final class HeldLock: Sendable, Hashable {
         self.holder = holder
     }
 
-    public var isHeld: Bool { held.load(ordering: .acquiring) }
-
-    /// Marks it let go or lost; true for the one call that did.
+    /// Marks it let go; true for the one call that did.
     func end() -> Bool { held.exchange(false, ordering: .acquiringAndReleasing) }
-
-    public static func == (a: HeldLock, b: HeldLock) -> Bool { a === b }
-    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
 
 extension Locker {

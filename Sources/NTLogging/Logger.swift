@@ -57,9 +57,19 @@ public final class Logger: Sendable {
     public func warn(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.warn, message, fields) }
     public func error(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.error, message, fields) }
 
+    /// What an operator asked for and must see answered whatever the level (a reload's
+    /// outcome, a stop): written at `level`, never filtered out.
+    public func always(_ level: LogLevel, _ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+        write(level, message, fields)
+    }
+
     /// Writes one line at once (not batched): these lines are rare and matter when they happen.
     public func log(_ level: LogLevel, _ message: String, _ fields: KeyValuePairs<String, String>) {
         guard isEnabled(level) else { return }
+        write(level, message, fields)
+    }
+
+    private func write(_ level: LogLevel, _ message: String, _ fields: KeyValuePairs<String, String>) {
         let time = WallClockTime.now()
         sink.append(immediately: true) { line in
             LineWriter.write(format, into: &line) { writer in

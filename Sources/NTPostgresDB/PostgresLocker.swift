@@ -70,9 +70,8 @@ public final class PostgresLocker: Locker {
                     _ = try await onSession(SQLStatement("SELECT pg_notify(?, ?)", Self.unlockChannel, name.text))
                     asked = true
                 }
-                let left = deadline.map { ContinuousClock.now.duration(to: $0) }
-                if let left, left <= .zero { throw wait.refusal }
-                try await awaitRelease(name, upTo: left, wait)
+                if let deadline, deadline <= ContinuousClock.now { throw wait.refusal }
+                try await awaitRelease(name, until: deadline, wait)
             }
         } catch {
             await local.unlock(turn)
@@ -121,12 +120,15 @@ public final class PostgresLocker: Locker {
     }
 
     /// Returns once nobody holds `name`'s lock (at that moment), waiting on a connection of its
-    /// own for at most `left` (then `wait.refusal`).
-    private func awaitRelease(_ name: LockName, upTo left: Duration?, _ wait: LockWait) async throws {
-        let seconds = min(left.map { $0 / .seconds(1) } ?? longestWaitSeconds, longestWaitSeconds)
+    /// own until `deadline` (then `wait.refusal`).
+    private func awaitRelease(_ name: LockName, until deadline: ContinuousClock.Instant?, _ wait: LockWait) async throws {
         let key = Self.key(name)
         let waiting = await waits.take()
         defer { waits.giveBack(waiting) }
+        // Counted from when the connection is this caller's: waiting for one took some of it.
+        let left = deadline.map { ContinuousClock.now.duration(to: $0) }
+        if let left, left <= .zero { throw wait.refusal }
+        let seconds = min(left.map { $0 / .seconds(1) } ?? longestWaitSeconds, longestWaitSeconds)
         do {
             _ = try await connections.ask(connections.place(1 + waiting), [
                 SQLStatement("SELECT set_config('lock_timeout', ?, false)", "\(max(1, Int(seconds * 1000)))ms"),

@@ -169,7 +169,7 @@ enum Daemon {
         logger.info("started", ["dataDir": config.dataDir, "maxConnections": String(min(config.maxConnections, ceiling))])
         // The line scripts and tests wait for; written whole, at once.
         writeToStandardError("listening on http://\(address)\n")
-        handleSignals(server: server, logger: logger, config: config, arguments: arguments)
+        handleSignals(server: server, service: service, logger: logger, config: config, arguments: arguments)
     }
 
     /// SIGTERM, SIGINT and SIGHUP are blocked in every thread from the first line of `main`
@@ -195,8 +195,9 @@ enum Daemon {
         return signals
     }
 
-    /// SIGTERM or SIGINT: a graceful stop. SIGHUP: reload what can change live.
-    private static func handleSignals(server: HTTPServer, logger: Logger, config: ToursdConfig, arguments: [String]) -> Never {
+    /// SIGTERM or SIGINT: a graceful stop (drained first for `drainMs`: `/readyz` says so while
+    /// requests are still served). SIGHUP: reload what can change live.
+    private static func handleSignals(server: HTTPServer, service: SyncService, logger: Logger, config: ToursdConfig, arguments: [String]) -> Never {
         var signals = handledSignals
         var stopping = false
         var current = config
@@ -213,10 +214,13 @@ enum Daemon {
                 continue
             }
             stopping = true
-            logger.info("stopping", ["signal": name])
-            server.shutdown {
-                logger.info("stopped")
-                exit(0)
+            logger.always(.info, "stopping", ["signal": name, "drainMs": String(current.drainMs)])
+            service.beginDraining()
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(current.drainMs)) {
+                server.shutdown {
+                    logger.info("stopped")
+                    exit(0)
+                }
             }
         }
     }
@@ -231,7 +235,7 @@ enum Daemon {
             guard case .serve(let parsed) = try ToursdCommand.parse(arguments, environment: ProcessInfo.processInfo.environment) else { return current }
             new = parsed
         } catch {
-            logger.error("reload failed; the configuration is unchanged", ["error": error.message])
+            logger.always(.error, "reload failed; the configuration is unchanged", ["error": error.message])
             return current
         }
         server.updateLimits(new.server)
@@ -252,7 +256,7 @@ enum Daemon {
         let changed = zip(current.values, new.values).filter { $0.value != $1.value }.map(\.0.key)
         let applied = changed.filter { ToursdConfig.liveKeys.contains($0) }
         let needRestart = changed.filter { !ToursdConfig.liveKeys.contains($0) }
-        logger.info("reloaded", ["changed": applied.isEmpty ? "nothing" : applied.joined(separator: ","),
+        logger.always(.info, "reloaded", ["changed": applied.isEmpty ? "nothing" : applied.joined(separator: ","),
                                  "logReopened": logReopened,
                                  "needRestart": needRestart.isEmpty ? "nothing" : needRestart.joined(separator: ",")])
         var inForce = current

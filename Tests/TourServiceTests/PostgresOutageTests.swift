@@ -62,6 +62,9 @@ import TestTraits
         let health = try harness.client(nil).send("GET", "/healthz")
         #expect(health.status == 200 && health.string("status") == "degraded")
         #expect((health.string("reason") ?? "").hasPrefix("database: "))
+        // Alive, but not ready: a balancer checking /readyz sends elsewhere.
+        let ready = try harness.client(nil).send("GET", "/readyz")
+        #expect(ready.status == 503 && ready.string("status") == "unavailable" && (ready.string("reason") ?? "").hasPrefix("database: "))
         try cluster.up()
         let back = ContinuousClock.now
         // Within 5 s of the database, requests succeed again (polled, bounded).
@@ -72,6 +75,7 @@ import TestTraits
         #expect(resumed && ContinuousClock.now - back < .seconds(5), "resumed after \(ContinuousClock.now - back)")
         for _ in 0..<20 { #expect(try send() == 201) }
         #expect(try harness.client(nil).send("GET", "/healthz").string("status") == "ok")
+        #expect(try harness.client(nil).send("GET", "/readyz").status == 200)
         #expect(statuses[500] == nil, "\(statuses)")
         // Everything acknowledged is there.
         for id in acknowledged {

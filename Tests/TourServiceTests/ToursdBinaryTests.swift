@@ -56,7 +56,8 @@ import TestTraits
 
         // Rotated away, the level and the connection limit changed: then SIGHUP.
         try FileManager.default.moveItem(atPath: log, toPath: log + ".1")
-        try write("debug", 1)
+        // To "error": the reload's outcome is logged all the same (an operator asked for it).
+        try write("error", 1)
         toursd.signal(SIGHUP)
         try await waitUntil("the reload to be logged in a new file") {
             (try? String(contentsOfFile: log, encoding: .utf8))?.contains("msg=reloaded") == true
@@ -78,6 +79,29 @@ import TestTraits
         }
         toursd.signal(SIGTERM)
         #expect(toursd.wait(seconds: 10)?.status == 0)
+    }
+
+    /// SIGTERM with drainMs: /readyz says draining while requests are still served (a balancer
+    /// checking it stops sending), then the daemon stops and exits 0.
+    @Test func aSIGTERMDrainsFirstWhileReadyzSaysSo() async throws {
+        let directory = testDirectory("drain").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let config = directory + "/toursd.json"
+        try #"{"drainMs": 1500, "migrationsDir": "\#(ServiceHarness.migrationsDir)"}"#.write(toFile: config, atomically: true, encoding: .utf8)
+        let toursd = try ToursdProcess(dataDir: directory + "/data", extra: ["--config", config])
+        let ready = try RawClient(port: toursd.port).request("GET", "/readyz")
+        #expect(ready.status == 200 && ready.text.contains("ready"))
+        let started = ContinuousClock.now
+        toursd.signal(SIGTERM)
+        try await waitUntil("/readyz to say draining") {
+            let answer = try RawClient(port: toursd.port).request("GET", "/readyz")
+            return answer.status == 503 && answer.text.contains("draining")
+        }
+        // Still serving meanwhile: a new connection is accepted and answered.
+        #expect(try RawClient(port: toursd.port).request("GET", "/healthz").status == 200)
+        #expect(toursd.wait(seconds: 15)?.status == 0)
+        #expect(ContinuousClock.now - started >= .milliseconds(1500))
     }
 
     @Test func checkConfigPrintsTheEffectiveValuesAndExitsByVerdict() throws {

@@ -27,6 +27,8 @@ public final class SyncService: Sendable {
     private let webhookKey: SecretBox
     private let webhooks: WebhookDeliverer
     private let timers = Mutex<[ServiceTimer]>([])
+    /// Set at SIGTERM: `/readyz` says draining while requests are still served.
+    private let draining = Atomic<Bool>(false)
 
     /// Opens the data directory: the database migrated to the newest schema, files left by a
     /// crash removed, and on a first start a tenant "default" with its token in
@@ -157,6 +159,10 @@ public final class SyncService: Sendable {
         context.pool.stop()
     }
 
+    /// The daemon is stopping: `/readyz` answers 503 `draining` from now on, so that a balancer
+    /// stops sending while requests are still served.
+    public func beginDraining() { draining.store(true, ordering: .relaxed) }
+
     /// The threads toursd's request handlers run on: SQLite's reader threads, each with its
     /// own read connection (a handler's reads need no thread hop), or PostgreSQL's handler
     /// threads (a read waits on no thread).
@@ -172,7 +178,7 @@ public final class SyncService: Sendable {
         let router = Router { table in
             OpsRoutes.add(to: &table, metrics: metrics, routes: { routerBox.routes }, unavailable: {
                 context.pool.unavailableReason.map { "database: " + $0 } ?? context.blobs.unavailableReason.map { "object store: " + $0 }
-            },
+            }, draining: { [self] in draining.load(ordering: .relaxed) },
                           serviceMetrics: { context.previews.metrics + context.tiles.metrics + context.commits.metrics + context.databaseMetrics })
             table.group(ServiceErrors(context)) { table in
                 table.group(authenticated) { table in

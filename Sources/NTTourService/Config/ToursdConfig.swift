@@ -173,6 +173,9 @@ public struct ToursdConfig: Sendable, Equatable {
     public var lingerTimeoutMs = 2_000
     public var maxDiscardBytes = 64 * 1024
     public var shutdownGraceMs = 10_000
+    /// After SIGTERM, how long the daemon keeps serving while `/readyz` says draining, so that
+    /// a balancer checking it stops sending first; then it stops accepting (0: at once).
+    public var drainMs = 0
     public var bodyBatchBytes = 1 << 20
     public var bodyBufferBudgetBytes = 4 << 20
     /// The URL browsers reach toursd at (share links are printed with it; https makes the
@@ -322,6 +325,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "lingerTimeoutMs": { config, text in setInt(&config.lingerTimeoutMs, text, 0...60_000) },
         "maxDiscardBytes": { config, text in setInt(&config.maxDiscardBytes, text, 0...1_073_741_824) },
         "shutdownGraceMs": { config, text in setInt(&config.shutdownGraceMs, text, 0...3_600_000) },
+        "drainMs": { config, text in setInt(&config.drainMs, text, 0...600_000) },
         "publicUrl": { config, text in
             config.publicUrl = text.hasSuffix("/") ? String(text.dropLast()) : text
             return text.isEmpty || text.hasPrefix("http://") || text.hasPrefix("https://")
@@ -370,7 +374,7 @@ public struct ToursdConfig: Sendable, Equatable {
     /// `HTTPServer.updateLimits` changes. The others need a restart.
     public static let liveKeys: Set<String> = [
         "logLevel", "logFile", "maxConnections", "retryAfterSeconds", "headerTimeoutMs", "idleTimeoutMs", "bodyTimeoutMs",
-        "sendTimeoutMs", "lingerTimeoutMs", "maxDiscardBytes", "shutdownGraceMs",
+        "sendTimeoutMs", "lingerTimeoutMs", "maxDiscardBytes", "shutdownGraceMs", "drainMs",
     ]
 
     /// Every key with its value as text, in key order (what check-config prints).

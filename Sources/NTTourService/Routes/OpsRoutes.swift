@@ -2,28 +2,46 @@ import NTHTTPCore
 import NTLogging
 import NTThreadPools
 
-/// `GET /healthz` and `GET /metrics` (docs/api.md "Service"): no token needed. Both only format
-/// bytes, so they run inline on their connection's event loop.
+/// `GET /healthz`, `GET /readyz` and `GET /metrics` (docs/api.md "Service"): no token needed.
+/// They only format bytes, so they run inline on their connection's event loop.
 enum OpsRoutes {
     /// The health answer never changes, so it is encoded once.
     private static let healthBody: [UInt8] = Array(#"{"status":"ok"}"#.utf8)
+    private static let readyBody: [UInt8] = Array(#"{"status":"ready"}"#.utf8)
+    private static let drainingBody: [UInt8] = Array(#"{"reason":"the daemon is stopping","status":"draining"}"#.utf8)
 
     /// `unavailable`: why the database or the blob store cannot be reached, as they last saw
-    /// (read without I/O): then `/healthz` says `degraded` with the reason.
+    /// (read without I/O). `draining`: whether the daemon is stopping (it still answers what
+    /// it is sent, and a balancer should send no more).
     /// `serviceMetrics`: the service's own lines of /metrics, after the HTTP layer's.
+    ///
+    /// `/healthz` is liveness: 200 while the process serves, saying `degraded` with the reason
+    /// when storage cannot be reached (restarting the daemon would not help). `/readyz` is
+    /// readiness, for a balancer's checks: 200 only while requests can be served, else 503 with
+    /// the reason (storage unavailable, or draining at shutdown).
     static func add(to table: inout RouteTable, metrics: ServerMetrics, routes: @escaping @Sendable () -> [Route],
-                    unavailable: @escaping @Sendable () -> String? = { nil }, serviceMetrics: @escaping @Sendable () -> String = { "" }) {
+                    unavailable: @escaping @Sendable () -> String? = { nil }, draining: @escaping @Sendable () -> Bool = { false },
+                    serviceMetrics: @escaping @Sendable () -> String = { "" }) {
         table.add(.get, "/healthz", inline: true) { _ in
             guard let reason = unavailable() else { return .json(.ok, healthBody) }
-            var body: [UInt8] = Array(#"{"reason":"#.utf8)
-            body.append(jsonString: reason)
-            body.append(contentsOf: Array(#","status":"degraded"}"#.utf8))
-            return .json(.ok, body)
+            return .json(.ok, unready(reason, status: "degraded"))
+        }
+        table.add(.get, "/readyz", inline: true) { _ in
+            if draining() { return .json(.serviceUnavailable, drainingBody) }
+            guard let reason = unavailable() else { return .json(.ok, readyBody) }
+            return .json(.serviceUnavailable, unready(reason, status: "unavailable"))
         }
         table.add(.get, "/metrics", inline: true) { _ in
             Response(status: .ok, contentType: "text/plain; version=0.0.4; charset=utf-8",
                      body: .bytes(Array((metrics.render(routes: routes()) + serviceMetrics() + threadMetrics).utf8)))
         }
+    }
+
+    private static func unready(_ reason: String, status: String) -> [UInt8] {
+        var body: [UInt8] = Array(#"{"reason":"#.utf8)
+        body.append(jsonString: reason)
+        body.append(contentsOf: Array(#","status":""#.utf8) + Array(status.utf8) + Array(#""}"#.utf8))
+        return body
     }
 
     /// The process's threads by group (each pool, the epoll loop) and the jobs waiting for them.

@@ -86,7 +86,7 @@ struct TusUploads: Sendable {
         switch try await uploads.create(request.tenant, wanted, body: hasBody ? request.body : nil) {
         case .stored(let panorama):
             return .document(.ok, panorama)
-        case .upload(let upload, let offset, _):
+        case .upload(let upload, let offset):
             return Response(status: .created, headers: [HTTPField(name: "Location", value: "/v1/uploads/\(upload.id)")] + progressHeaders(upload, offset: offset))
         }
     }

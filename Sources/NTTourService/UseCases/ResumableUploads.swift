@@ -34,8 +34,8 @@ struct Uploads: Sendable {
     /// or the upload, at the offset it holds.
     enum Creation {
         case stored(PanoramaRecord)
-        /// `created`: false for a creation sent again (its 201 was lost): the open upload.
-        case upload(UploadRecord, offset: Int64, created: Bool)
+        /// New, or the open one of a creation sent again (its 201 was lost).
+        case upload(UploadRecord, offset: Int64)
     }
 
     /// A tus creation, idempotent per panorama, optionally with the first bytes (`body`).
@@ -72,12 +72,12 @@ struct Uploads: Sendable {
         guard let body, upload.length > 0 else {
             // Nothing to send: complete at once.
             if upload.length == 0 { _ = try await finishIfComplete(upload, tenant, offset: 0, owner: owner) }
-            return .upload(upload, offset: 0, created: true)
+            return .upload(upload, offset: 0)
         }
         let session = try await sessions.session(key, recordedOffset: 0)
         let claim = try await session.claim(checksum: nil)
         let offset = try await receive(body, upload, tenant, session, token: claim.token, checksum: nil, owner: owner)
-        return .upload(upload, offset: offset, created: true)
+        return .upload(upload, offset: offset)
     }
 
     /// What opening an upload found.
@@ -152,7 +152,7 @@ struct Uploads: Sendable {
         guard open.length == wanted.length else {
             throw ServiceError.conflict("panorama \(wanted.panoramaId) has an unfinished upload of another length")
         }
-        return .upload(open, offset: try await reportedOffset(open, tenant), created: false)
+        return .upload(open, offset: try await reportedOffset(open, tenant))
     }
 
     /// The upload as it is now (a request may have finished it since `upload` was read):
