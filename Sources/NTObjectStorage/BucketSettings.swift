@@ -13,6 +13,9 @@ public struct BucketSettings: Sendable, Equatable {
     /// `https://endpoint/BUCKET/key` rather than `https://BUCKET.endpoint/key`.
     public var pathStyle: Bool
     public var credentials: BucketCredentials
+    /// Where `endpoint` came from: `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`, `s3Endpoint`, or
+    /// AWS's own (what check-config says beside it).
+    public var endpointSource = "s3Endpoint"
 
     public init(bucket: String, prefix: String = "", endpoint: String, region: String = "us-east-1", pathStyle: Bool,
                 credentials: BucketCredentials) {
@@ -47,7 +50,11 @@ public struct BucketSettings: Sendable, Equatable {
         let prefix = segments.isEmpty ? "" : segments.joined(separator: "/") + "/"
         let value = { (name: String) in environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         let region = value("AWS_REGION") ?? (region.isEmpty ? "us-east-1" : region)
-        var endpoint = value("AWS_ENDPOINT_URL_S3") ?? value("AWS_ENDPOINT_URL") ?? (endpoint.isEmpty ? "https://s3.\(region).amazonaws.com" : endpoint)
+        let (chosen, source) = if let named = value("AWS_ENDPOINT_URL_S3") { (named, "AWS_ENDPOINT_URL_S3") }
+            else if let named = value("AWS_ENDPOINT_URL") { (named, "AWS_ENDPOINT_URL") }
+            else if endpoint.isEmpty { ("https://s3.\(region).amazonaws.com", "AWS's own, for the region") }
+            else { (endpoint, "s3Endpoint") }
+        var endpoint = chosen
         while endpoint.hasSuffix("/") { endpoint.removeLast() }
         guard let host = Self.host(of: endpoint) else {
             throw BucketSettingsError("the S3 endpoint \"\(endpoint)\" is not an http:// or https:// URL without a path")
@@ -56,8 +63,10 @@ public struct BucketSettings: Sendable, Equatable {
             throw BucketSettingsError("blobStore \(blobStore) needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment")
         }
         let credentials = BucketCredentials(accessKey: access, secretKey: secret, sessionToken: value("AWS_SESSION_TOKEN"))
-        return BucketSettings(bucket: bucket, prefix: prefix, endpoint: endpoint, region: region,
-                              pathStyle: pathStyle || isAddress(host) || bucket.contains("."), credentials: credentials)
+        var settings = BucketSettings(bucket: bucket, prefix: prefix, endpoint: endpoint, region: region,
+                                      pathStyle: pathStyle || isAddress(host) || bucket.contains("."), credentials: credentials)
+        settings.endpointSource = source
+        return settings
     }
 
     /// The URL of `key` (below the prefix), with `query` in the order given (sorted by name:

@@ -228,3 +228,13 @@ enum HTTPDates {
         return S3Answers.isoSeconds("\(padded(year, 4))-\(padded(month + 1, 2))-\(padded(day, 2))T\(parts[4])Z")
     }
 }
+
+extension BucketTransfer {
+    /// Tries what toursd does with the bucket, with these settings: a small object put under the
+    /// prefix (`.toursd-probe/…`) and deleted. Throws the store's answer when it refuses.
+    public func probe() throws(ObjectStoreError) {
+        let key = ".toursd-probe/\(UInt64.random(in: 0...UInt64.max))"
+        try put(key, .bytes(Array("toursd check-config".utf8)), contentType: "text/plain")
+        try delete(key)
+    }
+}

@@ -47,7 +47,7 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
 extension PostgresError: StorageFailure {
     /// Unreachable, restarting or too busy is `unavailable` (the daemon reconnects by itself).
     public var storageError: StorageError {
-        if isUnavailable { return StorageError(.unavailable, "the database cannot be reached: \(message)") }
+        if isUnavailable { return StorageError(.unavailable, "the database is unavailable; try again shortly", detail: message) }
         if isDiskFull { return StorageError(.full, "the database's disk is full") }
         return StorageError(.failed, "database error: \(description)")
     }

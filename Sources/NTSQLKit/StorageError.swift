@@ -18,18 +18,24 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 
     public let kind: Kind
+    /// What failed, in words a client of the service may read: the component, never its
+    /// address or the backend's own message.
     public let message: String
+    /// The backend's own words (a host and port, a path): for the log, never an answer.
+    public let detail: String?
     /// For `unavailable`: when asking again can work, when the backend knows better than the
     /// service's default.
     public let retryAfterSeconds: Int?
 
-    public init(_ kind: Kind, _ message: String, retryAfterSeconds: Int? = nil) {
+    public init(_ kind: Kind, _ message: String, detail: String? = nil, retryAfterSeconds: Int? = nil) {
         self.kind = kind
         self.message = message
+        self.detail = detail
         self.retryAfterSeconds = retryAfterSeconds
     }
 
-    public var description: String { message }
+    /// The message and the detail: what the log says.
+    public var description: String { detail.map { "\(message) (\($0))" } ?? message }
 }
 
 /// A backend's own error that says which kind of storage failure it is (SQLite's, PostgreSQL's,

@@ -24,7 +24,7 @@ extension SQLiteError: StorageFailure {
     public var storageError: StorageError {
         switch code & 0xff {
         case SQLITE_FULL: StorageError(.full, "the server's disk is full")
-        case SQLITE_BUSY, SQLITE_LOCKED: StorageError(.unavailable, "the database is busy: \(message)")
+        case SQLITE_BUSY, SQLITE_LOCKED: StorageError(.unavailable, "the database is busy; try again shortly", detail: message)
         case SQLITE_CORRUPT, SQLITE_NOTADB: StorageError(.corrupt, description)
         default: StorageError(.failed, description)
         }

@@ -43,7 +43,7 @@ public struct DatabaseFileGone: StorageFailure, Sendable, CustomStringConvertibl
     public let message: String
     public var description: String { message }
     /// Nothing can be stored until an operator puts the file back and restarts.
-    public var storageError: StorageError { StorageError(.unavailable, "the server cannot store anything now: \(message)") }
+    public var storageError: StorageError { StorageError(.unavailable, "the database is unavailable: the server cannot store anything now", detail: message) }
 }
 
 /// A `DatabaseFile` looked at before each commit and every few seconds on a timer (a Dispatch

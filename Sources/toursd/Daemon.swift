@@ -35,8 +35,8 @@ enum Daemon {
                 print("toursd \(Release.version)")
             case .serve(let config):
                 try serve(config, arguments: arguments)
-            case .checkConfig(let config):
-                try checkConfig(config)
+            case .checkConfig(let config, let check):
+                try checkConfig(config, check)
             case .migrate(let config, status: false):
                 try Admin.migrate(config, logger: try logger(config))
             case .migrate(let config, status: true):
@@ -93,10 +93,16 @@ enum Daemon {
         }
     }
 
-    /// check-config: every key's effective value, then whether it can be served.
-    private static func checkConfig(_ config: ToursdConfig) throws(StartupError) {
-        for (key, value) in config.values { print("\(key) = \(value)") }
+    /// check-config: every key's effective value and where it came from, then whether it can
+    /// be served: what serve refuses, and what it would meet (the database, the bucket).
+    private static func checkConfig(_ config: ToursdConfig, _ check: ConfigCheck) throws(StartupError) {
+        for (key, value) in config.values { print("\(key) = \(value)" + (check.sources[key].map { "  (\($0))" } ?? "")) }
         var problems = Admin.refusals(config)
+        if problems.isEmpty, let deployment = try? Deployment(config) {
+            let (found, unreachable) = Admin.reach(deployment, config)
+            for line in found { print(line) }
+            problems += unreachable
+        }
         // What serve does first: the data directory made (as serve would), then the address bound.
         do throws(StartupError) {
             try StartupError.makeDirectories(config.dataDir)
@@ -104,10 +110,12 @@ enum Daemon {
         } catch {
             problems.append("dataDir: \(error.message)")
         }
-        do {
-            try HTTPServer.checkListening(config.server)
-        } catch {
-            problems.append("cannot listen on \(config.host):\(config.port): \(error)")
+        if check.bind {
+            do {
+                try HTTPServer.checkListening(config.server)
+            } catch {
+                problems.append("cannot listen on \(config.host):\(config.port): \(error) (beside a running daemon, --no-bind)")
+            }
         }
         if !config.logFile.isEmpty {
             let folder = (config.logFile as NSString).deletingLastPathComponent

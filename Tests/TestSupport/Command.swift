@@ -4,11 +4,12 @@ import Foundation
 /// so). Returns its exit status (or the signal that ended it), stdout and stderr. Stderr goes
 /// to a temporary file, so neither stream can fill a pipe and block the program; stdin is
 /// `stdin` (a file's path) or /dev/null; the program inherits no descriptor but the three.
-public func runCommand(_ path: String, _ arguments: [String], stdin: String? = nil,
+/// `environment`: the program's whole environment (nil: the test process's).
+public func runCommand(_ path: String, _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil,
                        workingDirectory: URL? = nil, timeoutSeconds: Double = 300) throws -> (status: Int32, out: String, err: String) {
     let errPath = FileManager.default.temporaryDirectory.appendingPathComponent("stderr-\(UUID().uuidString)").path
     defer { try? FileManager.default.removeItem(atPath: errPath) }
-    let process = try ChildProcess(path, arguments, workingDirectory: workingDirectory?.path, stdin: stdin,
+    let process = try ChildProcess(path, arguments, environment: environment, workingDirectory: workingDirectory?.path, stdin: stdin,
                                    standardOutput: .pipe, standardError: .file(errPath))
     let watchdog = Watchdog(process, seconds: timeoutSeconds)
     defer { watchdog.cancel() }

@@ -34,6 +34,17 @@ import NTSQLiteDB
         #expect(SQLiteError(code: 13, message: "database or disk is full").storageError == StorageError(.full, "the server's disk is full"))
     }
 
+    /// An answer names the component that failed, never its address: the backend's own words
+    /// (a host and port) are the log's, in the error's detail.
+    @Test func anAnswerNamesTheComponentNotItsAddress() {
+        let refused = #"connection to server at "10.0.0.7", port 5432 failed: Connection refused"#
+        let failure = PostgresError(sqlState: "", message: refused).storageError
+        let answer = ServiceError(storage: failure, retryAfterSeconds: 1)
+        #expect(answer.message == "the database is unavailable; try again shortly")
+        #expect(!answer.httpError.message.contains("10.0.0.7") && !answer.httpError.message.contains("5432"))
+        #expect(failure.description.contains("10.0.0.7")) // what the log says
+    }
+
     /// A row the code cannot read (SQLite keeps text in an INTEGER column) is a 500 that says
     /// which column, for that request only: the daemon goes on, and the value never reads as 0.
     @Test func aRowThatCannotBeReadIsA500ForThatRequestOnly() async throws {

@@ -68,7 +68,7 @@ import TestTraits
         "PUT /v1/properties/{propertyId}": Case(status: 201, body: { _ in (Array(#"{"name": "Beta's", "floorCount": 1}"#.utf8), json) }),
     ]
     /// Routes with no tenant data.
-    private static let publicRoutes: Set<String> = ["GET /healthz", "GET /metrics"]
+    private static let publicRoutes: Set<String> = ["GET /healthz", "GET /readyz", "GET /metrics"]
     /// The viewer's pages take no bearer token (ViewerAPITests holds their isolation cases).
     private static func isViewerRoute(_ pattern: String) -> Bool { pattern == "/app" || pattern.hasPrefix("/app/") || pattern.hasPrefix("/t/") }
 

@@ -8,6 +8,7 @@ import FoundationNetworking
 import Testing
 import TestSupport
 import TestTraits
+import NTObjectStorage
 @testable import NTTourService
 
 /// The built toursd executable, as operators and the other issues' checks use it.
@@ -116,6 +117,68 @@ import TestTraits
         #expect(unservable.status == 1)
         #expect(unservable.err.contains("cannot be served"))
         #expect(try run(["check-config", "--port", "x"]).status == 2)
+    }
+
+    /// check-config tries what serve will meet: each mistake an operator made (issue 47) exits 1
+    /// naming it, and the good setup passes, beside the running daemon too.
+    @Test func checkConfigTriesTheDatabaseAndTheBucketAndRunsBesideTheDaemon() throws {
+        let base = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("AWS_") && !$0.key.hasPrefix("TOURSD_") }
+        let check = { (arguments: [String], environment: [String: String]) in
+            try runCommand(self.executable.path, ["check-config", "--no-bind", "--data-dir", testDirectory("check").path] + arguments,
+                           environment: base.merging(environment) { $1 })
+        }
+        // The database away.
+        let away = try check([], ["TOURSD_databaseUrl": "postgresql://toursd@127.0.0.1:1/tours"])
+        #expect(away.status == 1 && away.err.contains("the database cannot be reached"), "\(away.err)")
+        // A bucket without credentials, then one that cannot be reached, its endpoint's source said.
+        let bucket = ["TOURSD_blobStore": "s3://tours/check"]
+        let anonymous = try check([], bucket)
+        #expect(anonymous.status == 1 && anonymous.err.contains("AWS_ACCESS_KEY_ID"), "\(anonymous.err)")
+        let keys = ["AWS_ACCESS_KEY_ID": "id", "AWS_SECRET_ACCESS_KEY": "secret"]
+        let unreachable = try check([], bucket.merging(keys) { $1 }.merging(["AWS_ENDPOINT_URL": "http://127.0.0.1:1"]) { $1 })
+        #expect(unreachable.status == 1 && unreachable.err.contains("the bucket cannot be used"), "\(unreachable.err)")
+        #expect(unreachable.out.contains("at http://127.0.0.1:1 (endpoint from AWS_ENDPOINT_URL)"), "\(unreachable.out)")
+        // Credentials the bucket refuses, then the right ones.
+        let server = try S3Server(.rclone)
+        defer { server.stop() }
+        _ = try BucketTransfer.open(try #require(try BucketSettings.resolve(blobStore: "s3://tours", endpoint: "", region: "", pathStyle: false,
+                                                                        environment: server.environment)),
+                                    timeouts: TransferTimeouts(connectMs: 2000, stallSeconds: 10)).create()
+        let refused = try check([], bucket.merging(server.environment) { $1 }.merging(["AWS_SECRET_ACCESS_KEY": "wrong"]) { $1 })
+        #expect(refused.status == 1 && refused.err.contains("credentials"), "\(refused.err)")
+        let good = try check([], bucket.merging(server.environment) { $1 })
+        #expect(good.status == 0 && good.out.contains("a probe object put and deleted") && good.out.contains("configuration ok"), "\(good.err)")
+        #expect(good.out.contains("blobStore = s3://tours/check  (TOURSD_blobStore)"), "\(good.out)")
+        // Beside a running daemon, on its own port and data directory: --no-bind passes, a bind does not.
+        let dataDir = testDirectory("check-running").path
+        defer { try? FileManager.default.removeItem(atPath: dataDir) }
+        let daemon = try ToursdProcess(dataDir: dataDir)
+        defer { daemon.signal(SIGKILL); _ = daemon.wait(seconds: 10) }
+        let beside = try runCommand(executable.path, ["check-config", "--no-bind", "--data-dir", dataDir, "--port", String(daemon.port)], environment: base)
+        #expect(beside.status == 0, "\(beside.err)")
+        let bound = try runCommand(executable.path, ["check-config", "--data-dir", dataDir, "--port", String(daemon.port)], environment: base)
+        #expect(bound.status == 1 && bound.err.contains("--no-bind"), "\(bound.err)")
+    }
+
+    /// A role that does not own its database cannot make toursd's tables (PostgreSQL 15):
+    /// check-config says so before serve meets it; the docs' SQL makes one that can.
+    @Test func checkConfigTriesTheRolesPrivileges() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        let setup = ["CREATE ROLE weak LOGIN", "CREATE DATABASE notweaks LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0"]
+        for statement in setup { #expect(try runCommand("/usr/bin/psql", ["\(cluster.url)/postgres", "-qc", statement]).status == 0) }
+        let made = try runCommand("/usr/bin/psql", ["\(cluster.url)/postgres", "-q", "-v", "password='p'", "-f",
+                                                   ServiceHarness.root.appendingPathComponent("config/postgresql/toursd-database.sql").path])
+        #expect(made.status == 0, "\(made.err)")
+        let base = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("AWS_") && !$0.key.hasPrefix("TOURSD_") }
+        let check = { (url: String) in
+            try runCommand(self.executable.path, ["check-config", "--no-bind", "--data-dir", testDirectory("check-pg").path],
+                           environment: base.merging(["TOURSD_databaseUrl": url]) { $1 })
+        }
+        let weak = try check(cluster.url.replacingOccurrences(of: "postgres@", with: "weak@") + "/notweaks")
+        #expect(weak.status == 1 && weak.err.contains("may not create tables"), "\(weak.err)")
+        let owner = try check(cluster.url.replacingOccurrences(of: "postgres@", with: "toursd:p@") + "/tours")
+        #expect(owner.status == 0 && owner.out.contains("reached as toursd"), "\(owner.err)")
     }
 
     @Test func servesFromAnyWorkingDirectoryWithItsMigrationsBuiltIn() throws {

@@ -78,7 +78,10 @@ import TestTraits
         let command = try ToursdCommand.parse(["check-config", "--port", "81"])
         var expected = ToursdConfig()
         expected.port = 81
-        #expect(command == .checkConfig(expected))
+        #expect(command == .checkConfig(expected, ConfigCheck(sources: ["port": "the command line"])))
+        let running = try ToursdCommand.parse(["check-config", "--no-bind"], environment: ["TOURSD_logLevel": "warn"])
+        guard case .checkConfig(_, let check) = running else { Issue.record("\(running)"); return }
+        #expect(!check.bind && check.sources == ["logLevel": "TOURSD_logLevel"])
         #expect(expected.values.map(\.key) == ToursdConfig.keys)
         #expect(ToursdConfig.liveKeys.isSubset(of: Set(ToursdConfig.keys))) // what a reload applies is configurable
         #expect(expected.values.first { $0.key == "port" }?.value == "81")
@@ -134,7 +137,7 @@ import TestTraits
     /// order of the keys: a file lowering both is fine, one with min over max says so.
     @Test func shareLifetimesAreCheckedTogether() throws {
         let both = try ToursdCommand.parse(["check-config"], environment: ["TOURSD_shareMinSeconds": "60", "TOURSD_shareMaxSeconds": "1800"])
-        guard case .checkConfig(let config) = both else { Issue.record("\(both)"); return }
+        guard case .checkConfig(let config, _) = both else { Issue.record("\(both)"); return }
         #expect(config.shareMinSeconds == 60 && config.shareMaxSeconds == 1800)
         #expect(throws: ConfigError.self) {
             try ToursdCommand.parse(["check-config"], environment: ["TOURSD_shareMinSeconds": "7200", "TOURSD_shareMaxSeconds": "3600"])

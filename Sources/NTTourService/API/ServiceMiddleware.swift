@@ -93,9 +93,9 @@ struct ServiceErrors: Middleware {
         } catch let failure as any StorageFailure {
             let error = failure.storageError
             if error.kind == .failed || error.kind == .corrupt {
-                logger.error("request failed", ["id": request.id.description, "error": error.message])
-            } else if error.kind == .unavailable, outages.isNew(error.message) {
-                logger.warn("storage cannot be reached; requests get 503 until it is back", ["id": request.id.description, "reason": error.message])
+                logger.error("request failed", ["id": request.id.description, "error": error.description])
+            } else if error.kind == .unavailable, outages.isNew(error.description) {
+                logger.warn("storage cannot be reached; requests get 503 until it is back", ["id": request.id.description, "reason": error.description])
             }
             throw ServiceError(storage: error, retryAfterSeconds: retryAfterSeconds)
         }

@@ -3,6 +3,7 @@ import NTLogging
 import NTSQLiteDB
 import NTSQLKit
 import NTObjectStorage
+import NTPostgresDB
 
 /// The operator's commands on a data directory: migrate, and manage tokens. Each opens the
 /// database, brings it to the newest schema, and does its one thing.
@@ -30,6 +31,48 @@ public enum Admin {
         do throws(StartupError) { _ = try Deployment(config) } catch { problems.append(error.message) }
         do throws(StartupError) { try WebhookKey.checkExisting(config) } catch { problems.append(error.message) }
         return problems
+    }
+
+    /// What serve will meet once it opens its stores, tried from here (check-config): the
+    /// database reached as the configured role, and that role allowed to make toursd's tables
+    /// (or to use them, once made); the bucket reached with the endpoint and credentials serve
+    /// would use, a probe object put and deleted. What was found, to print, and each problem.
+    public static func reach(_ deployment: Deployment, _ config: ToursdConfig) -> (found: [String], problems: [String]) {
+        var found: [String] = [], problems: [String] = []
+        if case .postgres(let url) = deployment.records {
+            do {
+                let connection = try PostgresConnection(url: url)
+                let row = try connection.first("""
+                    SELECT current_user AS role, current_database() AS database,
+                           has_schema_privilege('public', 'CREATE') AS can_create,
+                           to_regclass('public.schema_migrations') IS NOT NULL AS migrated,
+                           coalesce(has_table_privilege(to_regclass('public.schema_migrations'), 'INSERT'), false) AS can_write
+                    FROM (SELECT 1) AS one
+                    """)
+                let role = try row?.decode("role", as: String.self) ?? "?", database = try row?.decode("database", as: String.self) ?? "?"
+                let migrated = try row?.decode("migrated", as: Int.self) == 1
+                let allowed = migrated ? try row?.decode("can_write", as: Int.self) == 1 : try row?.decode("can_create", as: Int.self) == 1
+                found.append("database: reached as \(role), database \(database)\(migrated ? ", its tables made" : ", no tables yet")")
+                if !allowed {
+                    problems.append(migrated
+                        ? "the role \(role) may not write toursd's tables in \(database) (they belong to another role)"
+                        : "the role \(role) may not create tables in the public schema of \(database): make the database the role's (config/postgresql/toursd-database.sql)")
+                }
+            } catch {
+                problems.append("the database cannot be reached: \(error)")
+            }
+        }
+        if case .bucket(let settings) = deployment.blobs {
+            found.append("bucket: s3://\(settings.bucket)/\(settings.prefix) at \(settings.endpoint) (endpoint from \(settings.endpointSource)), region \(settings.region)")
+            do {
+                let timeouts = TransferTimeouts(connectMs: config.s3ConnectTimeoutMs, stallSeconds: config.s3StallSeconds)
+                try BucketTransfer.open(settings, timeouts: timeouts).probe()
+                found.append("bucket: a probe object put and deleted")
+            } catch {
+                problems.append(error.awayReason.map { "the bucket cannot be used: \($0)" } ?? "the bucket cannot be used: \(error)")
+            }
+        }
+        return (found, problems)
     }
 
     /// Each migration, applied (when) or pending; applies none. Versions applied but unknown

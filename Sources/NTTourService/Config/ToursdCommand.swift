@@ -11,7 +11,7 @@ public enum ToursdCommand: Equatable, Sendable {
     case listTokens(ToursdConfig)
     case revokeToken(ToursdConfig, id: Int64)
     /// Prints the effective configuration, and whether it can be served.
-    case checkConfig(ToursdConfig)
+    case checkConfig(ToursdConfig, ConfigCheck)
     case help(String)
     /// `--version` (or `version`): the release.
     case version
@@ -35,7 +35,7 @@ public enum ToursdCommand: Equatable, Sendable {
            toursd tokens create --tenant NAME | list | revoke ID [--config PATH] [--data-dir DIR]
            toursd backup DEST [--config PATH] [--data-dir DIR]
            toursd blobs copy --to s3://BUCKET/PREFIX | --from s3://BUCKET/PREFIX [--config PATH] [--data-dir DIR]
-           toursd check-config [--config PATH] [--host ADDR] [--port N] [--data-dir DIR]
+           toursd check-config [--config PATH] [--host ADDR] [--port N] [--data-dir DIR] [--no-bind]
 
     The NoughtyTours sync backend.
 
@@ -116,11 +116,15 @@ public enum ToursdCommand: Equatable, Sendable {
     """
 
     static let checkUsage = """
-    usage: toursd check-config [--config PATH] [--host ADDR] [--port N] [--data-dir DIR]
+    usage: toursd check-config [--config PATH] [--host ADDR] [--port N] [--data-dir DIR] [--no-bind]
 
-    Prints every key's effective value (defaults, file, environment, flags) and tries what serve
-    will do: reads the migrations, makes the data directory and binds the address (then lets it
-    go). Exits 0 when it can be served, 1 when not, 2 for a configuration mistake.
+    Prints every key's effective value and where it came from (default, file, environment,
+    command line), and tries what serve will do: reads the migrations, makes the data
+    directory, reaches the database as its role (and that the role may make toursd's tables),
+    puts and deletes a probe object in the bucket with the endpoint and credentials serve
+    would use, and binds the address (then lets it go; --no-bind leaves that out, to check a
+    file beside a running daemon). Exits 0 when it can be served, 1 when not, 2 for a
+    configuration mistake.
 
     options:
     \(commonOptions)
@@ -156,7 +160,7 @@ public enum ToursdCommand: Equatable, Sendable {
         let allowed: Set<String>
         switch subcommand {
         case "serve": (help, allowed) = (serveUsage, ["--config", "--data-dir", "--host", "--port"])
-        case "check-config": (help, allowed) = (checkUsage, ["--config", "--data-dir", "--host", "--port"])
+        case "check-config": (help, allowed) = (checkUsage, ["--config", "--data-dir", "--host", "--port", "--no-bind"])
         case "migrate": (help, allowed) = (migrateUsage, ["--config", "--data-dir", "--migrations-dir", "--status"])
         case "tokens": (help, allowed) = (tokensUsage, ["--config", "--data-dir", "--tenant"])
         case "backup": (help, allowed) = (backupUsage, ["--config", "--data-dir"])
@@ -169,11 +173,12 @@ public enum ToursdCommand: Equatable, Sendable {
         var target: String?
         var source: String?
         var status = false
+        var bind = true
         while let flag = rest.popFirst() {
             if flag == "--help" || flag == "-h" { return .help(words.isEmpty ? usage : help) }
             guard allowed.contains(flag) else { throw ConfigError("unknown option \(flag) for \(subcommand); see toursd \(subcommand) --help") }
-            if flag == "--status" {
-                status = true
+            if flag == "--status" || flag == "--no-bind" {
+                if flag == "--status" { status = true } else { bind = false }
                 continue
             }
             guard let value = rest.popFirst() else { throw ConfigError("\(flag) needs a value") }
@@ -189,7 +194,13 @@ public enum ToursdCommand: Equatable, Sendable {
             }
         }
         var config = ToursdConfig()
-        if let path = configPath ?? environment[environmentPrefix + "CONFIG"] { try loadFile(path, &config) }
+        // Where each key's value came from (check-config says it beside the value).
+        var sources: [String: String] = [:]
+        if let path = configPath ?? environment[environmentPrefix + "CONFIG"] {
+            let before = config.values
+            try loadFile(path, &config)
+            for (old, new) in zip(before, config.values) where old.value != new.value { sources[new.key] = "file \(path)" }
+        }
         for key in ToursdConfig.keys {
             guard let value = environment[environmentPrefix + key] else { continue }
             do throws(ConfigError) {
@@ -197,13 +208,17 @@ public enum ToursdCommand: Equatable, Sendable {
             } catch {
                 throw ConfigError("\(environmentPrefix)\(key): \(error.message)")
             }
+            sources[key] = environmentPrefix + key
         }
-        for (key, value) in overrides { try config.set(key, value) }
+        for (key, value) in overrides {
+            try config.set(key, value)
+            sources[key] = "the command line"
+        }
         try config.checkRelations()
         let arguments = Array(words.dropFirst())
         switch (subcommand, arguments.first) {
         case ("serve", nil): return .serve(config)
-        case ("check-config", nil): return .checkConfig(config)
+        case ("check-config", nil): return .checkConfig(config, ConfigCheck(bind: bind, sources: sources))
         case ("migrate", nil): return .migrate(config, status: status)
         case ("backup", let destination?):
             guard arguments.count == 1, !destination.isEmpty else { throw ConfigError("backup takes one argument: the folder to copy into") }
@@ -248,5 +263,18 @@ public enum BlobCopyDirection: Equatable, Sendable {
         switch self {
         case .intoBucket(let bucket), .intoFolder(let bucket): bucket
         }
+    }
+}
+
+/// What check-config is asked besides the configuration: whether to bind the address (not
+/// beside a running daemon, which holds it), and where each key's value came from (a key not
+/// named kept its default).
+public struct ConfigCheck: Sendable, Equatable {
+    public var bind: Bool
+    public var sources: [String: String]
+
+    public init(bind: Bool = true, sources: [String: String] = [:]) {
+        self.bind = bind
+        self.sources = sources
     }
 }

@@ -81,7 +81,11 @@ final class BucketBlobStore: BlobStore {
             return StorageError(.failed, "\(error)")
         }
         if !away.withLock({ $0.found(reason) }) { probe() }
-        return StorageError(.unavailable, "the object store is unavailable; try again shortly (\(reason))", retryAfterSeconds: retryAfterSeconds)
+        // The answer names the component and, for credentials refused, that; the store's own
+        // words (its address, its message) are the log's.
+        let refusesCredentials = if case .refused = error { true } else { false }
+        let message = refusesCredentials ? "the object store refuses toursd's credentials; try again shortly" : "the object store is unavailable; try again shortly"
+        return StorageError(.unavailable, message, detail: reason, retryAfterSeconds: retryAfterSeconds)
     }
 
     /// Asks the store for one key every `retryAfterSeconds` until it answers.
