@@ -28,10 +28,10 @@ public struct DatabaseFile: Sendable {
     public var problem: DatabaseFileGone? {
         var info = stat()
         guard stat(path, &info) == 0 else {
-            return DatabaseFileGone(message: "the database file \(path) was deleted while it was open (\(String(cString: strerror(errno))))")
+            return DatabaseFileGone(what: "deleted", message: "the database file \(path) was deleted while it was open (\(String(cString: strerror(errno))))")
         }
         guard UInt64(info.st_dev) == device, UInt64(info.st_ino) == inode else {
-            return DatabaseFileGone(message: "the database file \(path) was replaced while it was open")
+            return DatabaseFileGone(what: "replaced", message: "the database file \(path) was replaced while it was open")
         }
         return nil
     }
@@ -40,10 +40,17 @@ public struct DatabaseFile: Sendable {
 /// A write refused because the database file it would commit to is gone from its path:
 /// nothing is committed; only a restart on the restored file can go on.
 public struct DatabaseFileGone: StorageFailure, Sendable, CustomStringConvertible {
+    /// What happened to the file: "deleted" or "replaced".
+    public let what: String
+    /// The same with its path, for the log and the operator.
     public let message: String
     public var description: String { message }
-    /// Nothing can be stored until an operator puts the file back and restarts.
-    public var storageError: StorageError { StorageError(.unavailable, "the database is unavailable: the server cannot store anything now", detail: message) }
+    /// Nothing can be stored until an operator puts the file back and restarts. The answer
+    /// says what happened, not where.
+    public var storageError: StorageError {
+        StorageError(.unavailable, "the database is unavailable: its file was \(what) while the server ran; nothing can be stored until it is restored",
+                     detail: message)
+    }
 }
 
 /// A `DatabaseFile` looked at before each commit and every few seconds on a timer (a Dispatch
