@@ -33,7 +33,6 @@ final class WebhookDeliverer: Sendable {
 
     func stop() { threads.stop() }
 
-
     /// Starts delivering the endpoints that are due, as many as there are free slots.
     func deliverDue() async {
         let free = context.config.webhookConcurrency - delivering.withLock { $0.count }
