@@ -39,7 +39,10 @@ final class UploadOwnership: Sendable {
     /// waiting up to `uploadTakeoverSeconds`); returns a token for `release`.
     func acquire(_ key: BlobKey) async throws -> UInt64 {
         let wait = LockWait(seconds: waitSeconds, busy: "another daemon still writes upload \(key.id); try again", askHolder: true)
-        return try await take(key) { [locker] holder in try await locker.lock(Self.lockName(key), wait: wait, holder: holder) }!
+        guard let token = try await take(key, lock: { [locker] holder in try await locker.lock(Self.lockName(key), wait: wait, holder: holder) }) else {
+            throw wait.refusal // `lock` takes the lock or throws: not reached
+        }
+        return token
     }
 
     /// `acquire` when no other daemon writes the upload now; nil (at once) when one does.
