@@ -202,7 +202,7 @@ import TestTraits
         try await waitUntil("the making has ended", seconds: 60) {
             try target.gauge("toursd_previews_waiting") == 0 && target.gauge("toursd_tiles_waiting") == 0
         }
-        let left = (FileManager.default.subpaths(atPath: target.dataDir + "/previews") ?? []).filter { $0.contains(id) }
+        let left = filesUnder(target.dataDir + "/previews").filter { $0.contains(id) }
         #expect(left.isEmpty, "\(left)")
     }
 
@@ -331,7 +331,7 @@ import TestTraits
 
     /// The stored files under a data directory's blob folder.
     private func storedFiles(_ dataDir: String) -> Set<String> {
-        Set((FileManager.default.subpaths(atPath: dataDir + "/blobs") ?? []).filter { $0.split(separator: "/").count == 3 })
+        Set(filesUnder(dataDir + "/blobs").filter { $0.split(separator: "/").count == 3 })
     }
 
     /// What toursd said when it would not start on `dataDir` ("" when it started).
@@ -458,7 +458,7 @@ extension EdgeAttackTests {
         let config: [String: Any] = ["blobStore": "s3://tours/dep", "bucketSweepSeconds": 1, "orphanGraceSeconds": 0]
         let first = try Target(config, environment: server.environment)
         for _ in 0..<3 { #expect(!(try putPanorama(first, try JPEGPreview.placeholder(width: 256, height: 128, quality: 90))).isEmpty) }
-        let objects = { Set((FileManager.default.subpaths(atPath: server.directory + "/tours/dep") ?? []).filter { $0.contains("panoramas/") }) }
+        let objects = { Set(filesUnder(server.directory + "/tours/dep").filter { $0.contains("panoramas/") }) }
         let before = objects()
         #expect(before.count == 3)
         var refusal = ""

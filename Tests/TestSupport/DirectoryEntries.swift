@@ -17,3 +17,22 @@ public func directoryEntries(_ path: String) -> [String] {
     }
     return names
 }
+
+/// The paths of the files under `root`, and of its folders when `withFolders` (relative to it;
+/// none when it is not there). Unlike Foundation's `subpaths(atPath:)`, which gives up (nil) when an entry goes
+/// while it walks, a file renamed or removed meanwhile (a preview cached behind its answer) is
+/// only left out.
+public func filesUnder(_ root: String, withFolders: Bool = false) -> [String] {
+    var files: [String] = []
+    var folders = [""]
+    while let folder = folders.popLast() {
+        for name in directoryEntries(root + "/" + folder) {
+            let path = folder.isEmpty ? name : folder + "/" + name
+            var info = stat()
+            guard lstat(root + "/" + path, &info) == 0 else { continue }
+            if info.st_mode & S_IFMT != S_IFDIR || withFolders { files.append(path) }
+            if info.st_mode & S_IFMT == S_IFDIR { folders.append(path) }
+        }
+    }
+    return files
+}

@@ -79,7 +79,7 @@ import TestTraits
         #expect(try client.send("GET", "/v1/panoramas/\(kept)/preview").status == 200)
         let previews = harness.dataDir + "/previews"
         // Made files only: tiles are written in a `.tmp-` folder, then it is renamed.
-        let files = { (FileManager.default.subpaths(atPath: previews) ?? []).filter { $0.hasSuffix(".jpg") && !$0.contains(".tmp") } }
+        let files = { filesUnder(previews).filter { $0.hasSuffix(".jpg") && !$0.contains(".tmp") } }
         // The preview's file is cached behind its answer; the 30 tiles in the background.
         try await waitUntil("the preview and the tiles on disk", seconds: 60) { files().count == 31 }
         await harness.stop()

@@ -312,13 +312,13 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         #expect(try alpha.send("GET", "/v1/panoramas/\(id)/preview?width=1024", headers: ["If-None-Match": etag]).status == 304)
         // The preview made is answered at once and cached behind the answer; later ones are the file.
         let previews = harness.dataDir + "/previews"
-        let cached = { FileManager.default.subpaths(atPath: previews)?.filter { $0.hasSuffix(".jpg") } ?? [] }
+        let cached = { filesUnder(previews).filter { $0.hasSuffix(".jpg") } }
         try await waitUntil("the 1024 preview's file") { cached().count == 1 }
         #expect(try alpha.send("GET", "/v1/panoramas/\(id)/preview?width=1024").body == preview.body)
         #expect(JPEGFixture.dimensions(try alpha.send("GET", "/v1/panoramas/\(id)/preview").body) == [320, 160])
         try await waitUntil("the 320 preview's file") { cached().count == 2 }
         // Private like the rest of the data directory.
-        for path in ["previews"] + (FileManager.default.subpaths(atPath: previews) ?? []).map({ "previews/" + $0 }) {
+        for path in ["previews"] + filesUnder(previews, withFolders: true).map({ "previews/" + $0 }) {
             var isFolder: ObjCBool = false
             _ = FileManager.default.fileExists(atPath: harness.dataDir + "/" + path, isDirectory: &isFolder)
             let mode = ((try? FileManager.default.attributesOfItem(atPath: harness.dataDir + "/" + path)[.posixPermissions]) as? Int ?? -1) & 0o777
@@ -456,7 +456,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         #expect(try harness.client(harness.beta).send("GET", "/app/panoramas/\(large)/tiles/1/f0_0.jpg").status != 200)
 
         let tiles = harness.dataDir + "/previews"
-        let stored = { (FileManager.default.subpaths(atPath: tiles) ?? []).filter { $0.contains("/tiles-") && $0.hasSuffix(".jpg") }.count }
+        let stored = { filesUnder(tiles).filter { $0.contains("/tiles-") && $0.hasSuffix(".jpg") }.count }
         // Faces of 640: four tiles at level 1 and one at level 0, six times.
         #expect(stored() == 30)
         #expect(try alpha.send("DELETE", "/v1/panoramas/\(large)").status == 204)
@@ -476,7 +476,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         try await waitUntil("the tiling to give up", seconds: 120) { try Self.metric(harness, "toursd_tiles_waiting") == 0 }
         #expect(try Self.tileSetsMade(harness) == 0)
         #expect(try alpha.send("GET", "/v1/panoramas/\(id)/preview?width=1024").status == 200)
-        let stored = (FileManager.default.subpaths(atPath: harness.dataDir + "/previews") ?? []).filter { $0.contains("/tiles-") }
+        let stored = filesUnder(harness.dataDir + "/previews").filter { $0.contains("/tiles-") }
         #expect(stored.isEmpty, "\(stored)")
         await harness.finish()
     }
