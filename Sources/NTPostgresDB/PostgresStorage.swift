@@ -29,10 +29,12 @@ public final class PostgresStorage: SQLStorage {
     private let lent: Checkout
     private let batches = Counter()
     public let conflictRetrySeconds: Double
-    /// The last failure to reach the server, until a statement succeeds again.
-    private let unavailable = Mutex<String?>(nil)
-    /// Whether `unavailable` holds a failure: read on every statement's way, without the lock.
+    /// Whether the last statement found the server away, until one succeeds again (the
+    /// failure's own words, its address among them, are the log's).
     private let failing = Atomic<Bool>(false)
+    /// How often the server is asked while it cannot be reached (`probe`).
+    private let probeSeconds: Int
+    private let stopped = Atomic<Bool>(false)
     /// The blocking connection of migrations (`withConnection`), opened when first needed.
     let migrating: Mutex<PostgresConnection?>
     let url: String
@@ -40,8 +42,9 @@ public final class PostgresStorage: SQLStorage {
 
     /// Connections are opened on first use, so a daemon starts while the database is away and
     /// answers 503 until it is back. `handlerCount` 0: one handler thread per core.
+    /// `probeSeconds`: how often it asks the server, while it cannot reach it, whether it is back.
     public init(url: String, transactionConnections: Int, handlerCount: Int,
-                statementTimeoutSeconds: Int = 30, conflictRetrySeconds: Double = 10) {
+                statementTimeoutSeconds: Int = 30, conflictRetrySeconds: Double = 10, probeSeconds: Int = 1) {
         let bounded = PostgresConnection.bounded(url, connectTimeoutSeconds: 5)
         let lentCount = max(1, transactionConnections)
         shared = PipelinedConnections(url: bounded, name: "handler", threadCount: handlerCount, modes: [.shared],
@@ -53,18 +56,20 @@ public final class PostgresStorage: SQLStorage {
         migrating = Mutex(nil)
         self.url = url
         self.conflictRetrySeconds = conflictRetrySeconds
+        self.probeSeconds = max(1, probeSeconds)
     }
 
     deinit { stop() }
 
     public func stop() {
+        stopped.store(true, ordering: .relaxed)
         shared.stop()
         lending.stop()
         tools.stop()
     }
 
     public var dialect: SQLDialect { .postgresql }
-    public var unavailableReason: String? { unavailable.withLock { $0 } }
+    public var unavailableReason: String? { failing.load(ordering: .relaxed) ? "the database is unavailable" : nil }
     public var handlerThreads: ThreadPool { shared.threads }
     public var roundTrips: Int? { batches.value }
 
@@ -160,19 +165,22 @@ public final class PostgresStorage: SQLStorage {
     private func noted<T>(_ work: () async throws -> T) async throws -> T {
         do {
             let value = try await work()
-            if failing.load(ordering: .relaxed) {
-                unavailable.withLock { reason in
-                    reason = nil
-                    failing.store(false, ordering: .relaxed)
-                }
-            }
+            if failing.load(ordering: .relaxed) { failing.store(false, ordering: .relaxed) }
             return value
         } catch let error as PostgresError where error.isUnavailable {
-            unavailable.withLock { reason in
-                reason = error.message
-                failing.store(true, ordering: .relaxed)
-            }
+            if failing.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged { probe() }
             throw error
+        }
+    }
+
+    /// Asks the server every `probeSeconds` until it answers, so that a daemon no request
+    /// reaches meanwhile (a balancer took it out on its 503s) says it is back by itself.
+    private func probe() {
+        Task(executorPreference: shared.threads) { [self] in
+            while failing.load(ordering: .relaxed), !stopped.load(ordering: .relaxed) {
+                try? await Task.sleep(for: .seconds(probeSeconds))
+                try? await readOne { _ = try await $0.query("SELECT 1") }
+            }
         }
     }
 }

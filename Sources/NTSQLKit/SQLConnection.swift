@@ -87,8 +87,8 @@ public protocol SQLStorage: Sendable {
     func write<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T
     func readOne<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T
     func prefetch(_ query: SQLStatement) -> SQLPendingRows
-    /// Why the database cannot be reached now (nil: it can, as far as the last statement
-    /// knows): read without I/O, for a health check.
+    /// Why the database cannot be used now, in words fit for anyone (nil: it can, as far as
+    /// the last statement knows): read without I/O, for a health check.
     var unavailableReason: String? { get }
     /// Round trips to the database since the start (batches sent), for /metrics; nil for a
     /// database in this process.

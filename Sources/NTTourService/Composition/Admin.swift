@@ -59,7 +59,7 @@ public enum Admin {
                         : "the role \(role) may not create tables in the public schema of \(database): make the database the role's (config/postgresql/toursd-database.sql)")
                 }
             } catch {
-                problems.append("the database cannot be reached: \(error)")
+                problems.append("the database is unavailable: \(error)")
             }
         }
         if case .bucket(let settings) = deployment.blobs {

@@ -28,7 +28,7 @@ enum ServerStorage {
             return SQLiteStorage(pool)
         case .postgres(let url):
             let storage = PostgresStorage(url: url, transactionConnections: connections ?? config.databasePoolSize, handlerCount: config.databaseHandlerThreads,
-                                          statementTimeoutSeconds: config.databaseStatementTimeoutSeconds)
+                                          statementTimeoutSeconds: config.databaseStatementTimeoutSeconds, probeSeconds: config.retryAfterSeconds)
             if migrating { try applied(logger) { try storage.withConnection { try PostgresMigrator.migrate($0, migrations) } } }
             return storage
         }

@@ -177,7 +177,7 @@ public final class SyncService: Sendable {
         let uploads = Uploads(context: context, sessions: sessions, ownership: ownership)
         let router = Router { table in
             OpsRoutes.add(to: &table, metrics: metrics, routes: { routerBox.routes }, unavailable: {
-                context.pool.unavailableReason.map { "database: " + $0 } ?? context.blobs.unavailableReason.map { "object store: " + $0 }
+                context.pool.unavailableReason ?? context.blobs.unavailableReason
             }, draining: { [self] in draining.load(ordering: .relaxed) },
                           serviceMetrics: { context.previews.metrics + context.tiles.metrics + context.commits.metrics + context.databaseMetrics })
             table.group(ServiceErrors(context)) { table in

@@ -80,12 +80,12 @@ final class BucketBlobStore: BlobStore {
             if let began { away.withLock { $0.reached(since: began) } } // it answered
             return StorageError(.failed, "\(error)")
         }
-        if !away.withLock({ $0.found(reason) }) { probe() }
-        // The answer names the component and, for credentials refused, that; the store's own
-        // words (its address, its message) are the log's.
+        // The answer (and /readyz) names the component and, for credentials refused, that; the
+        // store's own words (its address, its message) are the log's.
         let refusesCredentials = if case .refused = error { true } else { false }
-        let message = refusesCredentials ? "the object store refuses toursd's credentials; try again shortly" : "the object store is unavailable; try again shortly"
-        return StorageError(.unavailable, message, detail: reason, retryAfterSeconds: retryAfterSeconds)
+        let summary = refusesCredentials ? "the object store refuses toursd's credentials" : "the object store is unavailable"
+        if !away.withLock({ $0.found(summary) }) { probe() }
+        return StorageError(.unavailable, summary + "; try again shortly", detail: reason, retryAfterSeconds: retryAfterSeconds)
     }
 
     /// Asks the store for one key every `retryAfterSeconds` until it answers.
