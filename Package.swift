@@ -28,6 +28,7 @@ let package = Package(
         // libcurl's one set-up per process, for the client, the bucket and the webhooks.
         .target(name: "NTCurlRuntime", dependencies: ["CNTCurl"]),
         .target(name: "NTLogging"),
+        .target(name: "NTMetrics"),
         .target(name: "NTHashing", dependencies: ["CNTCrypto"]),
         // The fixed thread pools that blocking calls (disk, SQLite) run on, off every event loop.
         .target(name: "NTThreadPools", dependencies: ["CNTLinux"]),
@@ -54,8 +55,8 @@ let package = Package(
         .target(name: "NTOutboundHTTP", dependencies: ["CNTCurl", "NTCurlRuntime"]),
         // An S3-compatible bucket through libcurl (SigV4): objects and multipart uploads, on
         // transfer threads of its own. Knows buckets, not tours.
-        .target(name: "NTObjectStorage", dependencies: ["CNTCurl", "NTCurlRuntime", "NTHashing", "NTThreadPools"]),
-        .target(name: "NTTourService", dependencies: ["NTAPIModel", "NTTourViewer", "NTImagePreviews", "NTHTTPCore", "NTLogging", "NTHashing", "NTSQLiteDB", "NTPostgresDB", "NTCoordination", "NTThreadPools", "CNTLinux", "NTOutboundHTTP", "NTObjectStorage"]),
+        .target(name: "NTObjectStorage", dependencies: ["CNTCurl", "NTCurlRuntime", "NTHashing", "NTThreadPools", "NTMetrics"]),
+        .target(name: "NTTourService", dependencies: ["NTAPIModel", "NTTourViewer", "NTImagePreviews", "NTHTTPCore", "NTLogging", "NTHashing", "NTSQLiteDB", "NTPostgresDB", "NTCoordination", "NTThreadPools", "CNTLinux", "NTOutboundHTTP", "NTObjectStorage", "NTMetrics"]),
         .executableTarget(name: "toursd", dependencies: ["NTTourService", "NTAPIModel"]),
 
         // The client: library and thin command line.

@@ -1,3 +1,4 @@
+import NTMetrics
 import NTThreadPools
 
 /// A bucket (below its prefix), reached through transfers: `run` performs calls on the
@@ -10,12 +11,15 @@ public final class ObjectBucket: Sendable {
     /// Each transfer thread's connection.
     private let handles: PerThread<BucketTransfer>
     private let timeouts: TransferTimeouts
+    /// Every call on the bucket, by operation and outcome (/metrics).
+    public let metrics: OperationMetrics
 
     public init(settings: BucketSettings, transfers: ThreadPool, timeouts: TransferTimeouts) {
         self.settings = settings
         self.transfers = transfers
         self.timeouts = timeouts
         handles = PerThread(threads: transfers.threadCount)
+        metrics = OperationMetrics(name: "toursd_bucket_requests", what: "requests to the bucket")
     }
 
     /// Lets the transfer threads go once their calls are done.
@@ -27,14 +31,14 @@ public final class ObjectBucket: Sendable {
     /// Runs `calls` on a transfer thread with that thread's connection.
     @discardableResult
     public func run<T: Sendable>(_ calls: @escaping @Sendable (BucketTransfer) throws -> T) async throws -> T {
-        try await transfers.run { [handles, settings, timeouts] (thread: Int) throws -> T in
-            try calls(try handles.value(thread) { () throws(ObjectStoreError) in try BucketTransfer.open(settings, timeouts: timeouts) })
+        try await transfers.run { [handles, settings, timeouts, metrics] (thread: Int) throws -> T in
+            try calls(try handles.value(thread) { () throws(ObjectStoreError) in try BucketTransfer.open(settings, timeouts: timeouts, metrics: metrics) })
         }
     }
 
     /// A connection for the caller's own thread (one thread at a time).
     public func transfer() throws -> BucketTransfer {
-        try BucketTransfer.open(settings, timeouts: timeouts)
+        try BucketTransfer.open(settings, timeouts: timeouts, metrics: metrics)
     }
 }
 
@@ -43,16 +47,19 @@ public final class ObjectBucket: Sendable {
 public final class BucketTransfer {
     private let transfer: S3Transfer
     public let settings: BucketSettings
+    private let metrics: OperationMetrics?
 
-    init(_ transfer: S3Transfer, _ settings: BucketSettings) {
+    init(_ transfer: S3Transfer, _ settings: BucketSettings, metrics: OperationMetrics?) {
         self.transfer = transfer
         self.settings = settings
+        self.metrics = metrics
     }
 
-    /// A connection to the bucket of `settings` for the caller's own thread (a tool, a test).
-    public static func open(_ settings: BucketSettings, timeouts: TransferTimeouts) throws(ObjectStoreError) -> BucketTransfer {
+    /// A connection to the bucket of `settings` for the caller's own thread (a tool, a test);
+    /// its calls are counted in `metrics` when given.
+    public static func open(_ settings: BucketSettings, timeouts: TransferTimeouts, metrics: OperationMetrics? = nil) throws(ObjectStoreError) -> BucketTransfer {
         guard let transfer = S3Transfer(settings: settings, timeouts: timeouts) else { throw .unavailable("libcurl could not start") }
-        return BucketTransfer(transfer, settings)
+        return BucketTransfer(transfer, settings, metrics: metrics)
     }
 
     // MARK: Objects
@@ -64,13 +71,13 @@ public final class BucketTransfer {
     public func put(_ key: String, _ payload: ObjectPayload, contentType: String, ifAbsent: Bool = false) throws(ObjectStoreError) -> String {
         var headers = [(name: "Content-Type", value: contentType)]
         if ifAbsent { headers.append(("If-None-Match", "*")) }
-        return try perform(S3Request(method: "PUT", url: settings.url(key: key), headers: headers, payload: payload, what: "PUT \(key)")).headers["etag"] ?? ""
+        return try perform(S3Request(method: "PUT", url: settings.url(key: key), headers: headers, payload: payload, operation: .put, what: "PUT \(key)")).headers["etag"] ?? ""
     }
 
     /// An object's size and date, or nil when there is none.
     public func head(_ key: String) throws(ObjectStoreError) -> ObjectSummary? {
         do {
-            let answer = try perform(S3Request(method: "HEAD", url: settings.url(key: key), what: "HEAD \(key)"))
+            let answer = try perform(S3Request(method: "HEAD", url: settings.url(key: key), operation: .head, what: "HEAD \(key)"))
             return ObjectSummary(key: key, size: answer.headers["content-length"].flatMap { Int64($0) } ?? 0,
                                  lastModified: answer.headers["last-modified"].flatMap(HTTPDates.seconds) ?? 0)
         } catch {
@@ -89,9 +96,8 @@ public final class BucketTransfer {
     /// 206 is the same here; one that sends another length is refused.
     public func get(_ key: String, range: Range<Int64>?, into sink: (UnsafeRawBufferPointer) -> Bool) throws(ObjectStoreError) {
         let request = getRequest(key, range: range)
-        let outcome = withoutActuallyEscaping(sink) { sink in Result { () throws(ObjectStoreError) in try transfer.perform(request, sink: sink) } }
+        let outcome = withoutActuallyEscaping(sink) { sink in Result { () throws(ObjectStoreError) in try answered(request) { () throws(ObjectStoreError) in try transfer.perform(request, sink: sink) } } }
         let answer = try outcome.get()
-        try Self.check(answer, request)
         if let range, let length = answer.headers["content-length"].flatMap({ Int64($0) }), length != range.upperBound - range.lowerBound {
             throw .refused(status: answer.status, code: "", message: "GET \(key): the store sent \(length) bytes for a range of \(range.upperBound - range.lowerBound)")
         }
@@ -99,7 +105,7 @@ public final class BucketTransfer {
 
     public func delete(_ key: String) throws(ObjectStoreError) {
         do {
-            _ = try perform(S3Request(method: "DELETE", url: settings.url(key: key), what: "DELETE \(key)"))
+            _ = try perform(S3Request(method: "DELETE", url: settings.url(key: key), operation: .delete, what: "DELETE \(key)"))
         } catch {
             guard case .notFound = error else { throw error } // else gone already
         }
@@ -114,7 +120,7 @@ public final class BucketTransfer {
             var query = [(name: "list-type", value: "2"), (name: "max-keys", value: "\(min(1000, max(1, limit - found.count)))"), (name: "prefix", value: settings.prefix + prefix)]
             if let token { query.insert(("continuation-token", token), at: 0) }
             if let startAfter { query.append(("start-after", settings.prefix + startAfter)) }
-            let answer = try perform(S3Request(method: "GET", url: settings.bucketURL(query: query), what: "LIST \(prefix)"))
+            let answer = try perform(S3Request(method: "GET", url: settings.bucketURL(query: query), operation: .list, what: "LIST \(prefix)"))
             let page = S3Answers.objects(answer.body, below: settings.prefix)
             found += page.entries
             token = page.entries.isEmpty ? nil : page.next
@@ -126,7 +132,7 @@ public final class BucketTransfer {
 
     public func startMultipart(_ key: String, contentType: String) throws(ObjectStoreError) -> String {
         let request = S3Request(method: "POST", url: settings.url(key: key, query: [("uploads", "")]),
-                                headers: [("Content-Type", contentType)], what: "start multipart \(key)")
+                                headers: [("Content-Type", contentType)], operation: .startMultipart, what: "start multipart \(key)")
         guard let id = S3Answers.uploadId(try perform(request).body) else {
             throw ObjectStoreError.refused(status: 200, code: "", message: "start multipart \(key): no UploadId in the answer")
         }
@@ -136,7 +142,7 @@ public final class BucketTransfer {
     /// Uploads part `number` (1…10000); returns its ETag.
     public func putPart(_ key: String, uploadId: String, number: Int, _ payload: ObjectPayload) throws(ObjectStoreError) -> String {
         let request = S3Request(method: "PUT", url: settings.url(key: key, query: [("partNumber", "\(number)"), ("uploadId", uploadId)]),
-                                payload: payload, what: "PUT \(key) part \(number)")
+                                payload: payload, operation: .putPart, what: "PUT \(key) part \(number)")
         guard let etag = try perform(request).headers["etag"] else {
             throw ObjectStoreError.refused(status: 200, code: "", message: "PUT \(key) part \(number): no ETag in the answer")
         }
@@ -147,14 +153,14 @@ public final class BucketTransfer {
     public func completeMultipart(_ key: String, uploadId: String, parts: [UploadedPart]) throws(ObjectStoreError) {
         let request = S3Request(method: "POST", url: settings.url(key: key, query: [("uploadId", uploadId)]),
                                 headers: [("Content-Type", "application/xml")], payload: .bytes(S3Answers.completion(parts)),
-                                what: "complete \(key)")
+                                operation: .completeMultipart, what: "complete \(key)")
         let answer = try perform(request)
         if S3Answers.error(answer.body) != nil { throw ObjectStoreError.answer(500, answer.body, what: request.what) }
     }
 
     public func abortMultipart(_ key: String, uploadId: String) throws(ObjectStoreError) {
         do {
-            _ = try perform(S3Request(method: "DELETE", url: settings.url(key: key, query: [("uploadId", uploadId)]), what: "abort \(key)"))
+            _ = try perform(S3Request(method: "DELETE", url: settings.url(key: key, query: [("uploadId", uploadId)]), operation: .abortMultipart, what: "abort \(key)"))
         } catch {
             guard case .notFound = error else { throw error } // else completed or aborted already
         }
@@ -173,7 +179,7 @@ public final class BucketTransfer {
             query.append(("uploads", ""))
             let answer: S3Answer
             do {
-                answer = try perform(S3Request(method: "GET", url: settings.bucketURL(query: query), what: "list multipart uploads"))
+                answer = try perform(S3Request(method: "GET", url: settings.bucketURL(query: query), operation: .listMultipart, what: "list multipart uploads"))
             } catch {
                 // rclone answers NoSuchUpload when a bucket has none in progress.
                 guard case .notFound = error else { throw error }
@@ -190,7 +196,7 @@ public final class BucketTransfer {
     /// and is ours already is no error.
     public func create() throws(ObjectStoreError) {
         do {
-            _ = try perform(S3Request(method: "PUT", url: settings.bucketURL(), what: "create bucket \(settings.bucket)"))
+            _ = try perform(S3Request(method: "PUT", url: settings.bucketURL(), operation: .createBucket, what: "create bucket \(settings.bucket)"))
         } catch {
             // rclone says BucketAlreadyExists for its own too: a bucket we can list is ours.
             guard case .refused(409, let code, _) = error, code.hasPrefix("BucketAlready") else { throw error }
@@ -203,13 +209,25 @@ public final class BucketTransfer {
     private func getRequest(_ key: String, range: Range<Int64>?) -> S3Request {
         var headers: [(name: String, value: String)] = []
         if let range { headers.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")) }
-        return S3Request(method: "GET", url: settings.url(key: key), headers: headers, what: "GET \(key)")
+        return S3Request(method: "GET", url: settings.url(key: key), headers: headers, operation: .get, what: "GET \(key)")
     }
 
     private func perform(_ request: S3Request) throws(ObjectStoreError) -> S3Answer {
-        let answer = try transfer.perform(request)
-        try Self.check(answer, request)
-        return answer
+        try answered(request) { () throws(ObjectStoreError) in try transfer.perform(request) }
+    }
+
+    /// What `call` got, checked, and counted by operation and outcome.
+    private func answered(_ request: S3Request, _ call: () throws(ObjectStoreError) -> S3Answer) throws(ObjectStoreError) -> S3Answer {
+        let start = ContinuousClock.now
+        do {
+            let answer = try call()
+            try Self.check(answer, request)
+            metrics?.record(request.operation.rawValue, outcome: "ok", seconds: OperationMetrics.seconds(since: start))
+            return answer
+        } catch {
+            metrics?.record(request.operation.rawValue, outcome: error.outcome, seconds: OperationMetrics.seconds(since: start))
+            throw error
+        }
     }
 
     private static func check(_ answer: S3Answer, _ request: S3Request) throws(ObjectStoreError) {

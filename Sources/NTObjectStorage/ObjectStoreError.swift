@@ -45,3 +45,15 @@ public enum ObjectStoreError: Error, Sendable, Equatable, CustomStringConvertibl
         }
     }
 }
+
+extension ObjectStoreError {
+    /// How /metrics counts a call that ended in it.
+    var outcome: String {
+        switch self {
+        case .unavailable: "unavailable"
+        case .notFound: "not_found"
+        case .preconditionFailed: "precondition_failed"
+        case .refused: "refused"
+        }
+    }
+}

@@ -39,8 +39,17 @@ struct S3Request {
     var url: String
     var headers: [(name: String, value: String)] = []
     var payload: ObjectPayload = .none
+    /// What it does, for /metrics.
+    var operation: S3Operation
     /// What the request is, for error messages ("PUT panoramas/x").
     var what: String
+}
+
+/// The calls toursd makes on a bucket, as /metrics labels them.
+enum S3Operation: String {
+    case put, get, head, delete, list
+    case startMultipart = "start_multipart", putPart = "put_part", completeMultipart = "complete_multipart"
+    case abortMultipart = "abort_multipart", listMultipart = "list_multipart", createBucket = "create_bucket"
 }
 
 /// What the bucket answered: the status, the headers (names lowercased) and, unless it was

@@ -72,6 +72,7 @@ public final class PostgresStorage: SQLStorage {
     public var unavailableReason: String? { failing.load(ordering: .relaxed) ? "the database is unavailable" : nil }
     public var handlerThreads: ThreadPool { shared.threads }
     public var roundTrips: Int? { batches.value }
+    public var transactionConnections: (size: Int, lent: Int, waiting: Int)? { (lent.count, lent.lent, lent.waitingHolders) }
 
     /// Bodies run on the storage's handler threads whoever calls: a transaction holds its
     /// connection while its body runs, so the body must not wait behind a busy executor of the

@@ -93,6 +93,9 @@ public protocol SQLStorage: Sendable {
     /// Round trips to the database since the start (batches sent), for /metrics; nil for a
     /// database in this process.
     var roundTrips: Int? { get }
+    /// The connections transactions borrow: how many, how many are lent, how many transactions
+    /// wait for one (nil for a database in this process).
+    var transactionConnections: (size: Int, lent: Int, waiting: Int)? { get }
     /// Ends the storage's threads and connections before the last reference goes (the
     /// service stopping); what is asked afterwards fails.
     func stop()
@@ -101,6 +104,7 @@ public protocol SQLStorage: Sendable {
 extension SQLStorage {
     public var unavailableReason: String? { nil }
     public var roundTrips: Int? { nil }
+    public var transactionConnections: (size: Int, lent: Int, waiting: Int)? { nil }
 
     /// One query's rows, a read of its own.
     public func statement(_ query: SQLStatement) async throws -> [Row] {

@@ -19,6 +19,9 @@ public final class Checkout: Sendable {
     }
 
     public var count: Int { slots.count }
+    /// Resources lent now, and holders waiting for one (/metrics; a moment's reading).
+    public var lent: Int { slots.count { $0.busy.load(ordering: .relaxed) } }
+    public var waitingHolders: Int { waiting.load(ordering: .relaxed) }
 
     /// A free resource's index, `preferred` first.
     public func take(preferring preferred: Int? = nil) async -> Int {

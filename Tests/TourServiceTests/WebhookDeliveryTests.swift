@@ -104,6 +104,10 @@ import TestTraits
         let attempts = (log.json?["items"] as? [[String: Any]] ?? []).reversed().map { ($0["status"] as? Int ?? 0, $0["attempt"] as? Int ?? 0) }
         #expect(attempts.prefix(4).map(\.0) == [500, 302, 503, 200])
         #expect(attempts.prefix(4).map(\.1) == [1, 2, 3, 4])
+        // /metrics counts the attempts by outcome, with their latency.
+        #expect(try harness.metric(#"toursd_webhook_deliveries_total{operation="attempt",outcome="failed"}"#) == 3)
+        #expect(try harness.metric(#"toursd_webhook_deliveries_total{operation="attempt",outcome="delivered"}"#) == 4)
+        #expect(try harness.metric(#"toursd_webhook_deliveries_seconds_count{operation="attempt"}"#) == 7)
         let endpoint = try client.send("GET", "/v1/webhooks/\(id)")
         #expect(endpoint.json?["attempts"] as? Int == 0 && endpoint.json?["failingSince"] is NSNull)
         await harness.finish()
@@ -114,7 +118,7 @@ import TestTraits
     /// once it is back, in order; meanwhile the log says why each attempt failed.
     @Test func aReceiverDownForAWhileGetsEverythingOnceBack() async throws {
         let down = try PortReservation()
-        let harness = try harness()
+        let harness = try harness { $0.metricsRefreshSeconds = 1 }
         let client = try harness.client(harness.alpha)
         let (id, _) = try makeEndpoint(client, "http://127.0.0.1:\(down.port)/hook", events: ["property.created"])
         let names = (0..<3).map { _ in newID() }
@@ -126,10 +130,17 @@ import TestTraits
         }
         let log = (try client.send("GET", "/v1/webhooks/\(id)/deliveries").json?["items"] as? [[String: Any]]) ?? []
         #expect(log.allSatisfy { $0["status"] is NSNull && ($0["error"] as? String)?.isEmpty == false }, "\(log)")
+        // The outbox's backlog on /metrics: one endpoint behind, failing.
+        try await waitUntil("/metrics to show the endpoint behind and failing", seconds: 10) {
+            try harness.metric("toursd_webhook_endpoints_behind") == 1 && harness.metric("toursd_webhook_endpoints_failing") == 1
+        }
         down.release()
         let receiver = try WebhookReceiver(port: down.port)
         try await waitUntil("the receiver to have the three creations", seconds: 30) { receiver.accepted.count >= 3 }
         #expect(receiver.accepted.compactMap { $0.json["propertyId"] as? String } == names)
+        try await waitUntil("/metrics to show no backlog", seconds: 10) {
+            try harness.metric("toursd_webhook_endpoints_behind") == 0 && harness.metric("toursd_webhook_endpoints_failing") == 0
+        }
         await harness.finish()
         receiver.stop()
     }

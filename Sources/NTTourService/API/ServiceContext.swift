@@ -3,6 +3,7 @@ import Foundation
 import NTHTTPCore
 import NTCoordination
 import NTLogging
+import NTMetrics
 import NTSQLiteDB
 
 /// What every route of the service shares: storage, files, limits, the log. Its database and
@@ -29,6 +30,8 @@ final class ServiceContext: Sendable {
     /// The feed's long-polls, woken when this daemon commits a write with events of their
     /// tenant (events are written in the transaction of their change).
     let commits = TenantCommits()
+    /// Reads, writes and one-statement reads, by outcome and latency (/metrics).
+    let databaseCalls = OperationMetrics(name: "toursd_database_calls", what: "calls to the database (a transaction, or a read of one statement)")
     /// The database's deployment id (`DeploymentStore`): the blob store it may sweep holds it.
     let deploymentId: String
 
@@ -93,33 +96,51 @@ final class ServiceContext: Sendable {
 
     /// Writes in a transaction of its own, durable when this returns.
     func write<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
-        let (value, tenants) = try await pool.write { db in
-            let noting = EventNotingConnection(db)
-            return (try await body(noting), noting.tenants)
+        let (value, tenants) = try await databaseCalls.measure("write") {
+            try await pool.write { db in
+                let noting = EventNotingConnection(db)
+                return (try await body(noting), noting.tenants)
+            }
         }
         commits.committed(tenants)
         return value
     }
 
-    /// The database's lines of /metrics: its round trips, where it is across a network.
+    /// The database's lines of /metrics: its calls by kind, and where it is across a network
+    /// its round trips and the connections transactions borrow.
     var databaseMetrics: String {
-        guard let trips = pool.roundTrips else { return "" }
-        return """
-            # HELP toursd_database_round_trips_total Batches of statements sent to PostgreSQL (one send, one wait each).
-            # TYPE toursd_database_round_trips_total counter
-            toursd_database_round_trips_total \(trips)
+        var lines = databaseCalls.render()
+        if let trips = pool.roundTrips {
+            lines += """
+                # HELP toursd_database_round_trips_total Batches of statements sent to PostgreSQL (one send, one wait each).
+                # TYPE toursd_database_round_trips_total counter
+                toursd_database_round_trips_total \(trips)
 
-            """
+                """
+        }
+        if let connections = pool.transactionConnections {
+            lines += """
+                # HELP toursd_database_transaction_connections Connections transactions borrow (databasePoolSize), by state.
+                # TYPE toursd_database_transaction_connections gauge
+                toursd_database_transaction_connections{state="lent"} \(connections.lent)
+                toursd_database_transaction_connections{state="free"} \(connections.size - connections.lent)
+                # HELP toursd_database_transactions_waiting Transactions waiting for a connection.
+                # TYPE toursd_database_transactions_waiting gauge
+                toursd_database_transactions_waiting \(connections.waiting)
+
+                """
+        }
+        return lines
     }
 
     /// A read of one statement (one snapshot, no transaction around it).
     func readOne<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
-        try await pool.readOne(body)
+        try await databaseCalls.measure("statement") { try await pool.readOne(body) }
     }
 
     /// Reads one committed state.
     func read<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
-        try await pool.read(body)
+        try await databaseCalls.measure("read") { try await pool.read(body) }
     }
 }
 

@@ -26,6 +26,8 @@ public final class SyncService: Sendable {
     let ownership: UploadOwnership
     private let webhookKey: SecretBox
     private let webhooks: WebhookDeliverer
+    /// What /metrics asks for (`metricsTokenFile`); nil: nothing.
+    private let metricsToken: [UInt8]?
     private let timers = Mutex<[ServiceTimer]>([])
     /// Set at SIGTERM: `/readyz` says draining while requests are still served.
     private let draining = Atomic<Bool>(false)
@@ -50,6 +52,7 @@ public final class SyncService: Sendable {
         let blobs = try openBlobs(deployment.blobs, config, io: pools.files)
         let pool = storage(try ServerStorage.open(deployment.records, config, logger: logger))
         let webhookKey = try WebhookKey.load(config)
+        let metricsToken = try MetricsToken.load(config)
         // Several daemons on one database take turns through its locks; one daemon, through its own.
         let locker: any Locker = switch deployment.records {
         case .sqlite: LocalLocker()
@@ -60,7 +63,7 @@ public final class SyncService: Sendable {
         let context = ServiceContext(pool: pool, blobs: blobs.store, imageThreads: pools.previews, deploymentId: try deploymentId(pool), locker: locker,
                                      sharedPreviews: sharedPreviews, config: config, logger: logger, clock: clock,
                                      crashPoints: CrashPoints(armed: crashAt))
-        let service = SyncService(deployment, context: context, blobs: blobs, webhookKey: webhookKey, webhookThreads: pools.webhooks)
+        let service = SyncService(deployment, context: context, blobs: blobs, webhookKey: webhookKey, metricsToken: metricsToken, webhookThreads: pools.webhooks)
         try service.recover()
         try service.bootstrapToken()
         service.startTimers()
@@ -92,8 +95,9 @@ public final class SyncService: Sendable {
         }
     }
 
-    private init(_ deployment: Deployment, context: ServiceContext, blobs: OpenedBlobs, webhookKey: SecretBox, webhookThreads: ThreadPool) {
+    private init(_ deployment: Deployment, context: ServiceContext, blobs: OpenedBlobs, webhookKey: SecretBox, metricsToken: [UInt8]?, webhookThreads: ThreadPool) {
         self.deployment = deployment
+        self.metricsToken = metricsToken
         self.context = context
         self.blobs = blobs
         self.webhookKey = webhookKey
@@ -137,7 +141,10 @@ public final class SyncService: Sendable {
         let deliveries = ServiceTimer(every: .milliseconds(context.config.webhookPollMs), startingNow: false, on: context.pool.handlerThreads) {
             await webhooks.deliverDue()
         }
-        var started = [sweep, tourChanges, deliveries]
+        let backlog = ServiceTimer(every: .seconds(context.config.metricsRefreshSeconds), on: context.pool.handlerThreads) {
+            await webhooks.refreshBacklog()
+        }
+        var started = [sweep, tourChanges, deliveries, backlog]
         if case .bucket(let bucket) = blobs {
             let orphans = BucketSweep(store: bucket, context: context, databaseName: deployment.records.name)
             started.append(ServiceTimer(every: .seconds(context.config.bucketSweepSeconds), on: context.blobs.io) { await orphans.round() })
@@ -179,7 +186,8 @@ public final class SyncService: Sendable {
             OpsRoutes.add(to: &table, metrics: metrics, routes: { routerBox.routes }, unavailable: {
                 context.pool.unavailableReason ?? context.blobs.unavailableReason
             }, draining: { [self] in draining.load(ordering: .relaxed) },
-                          serviceMetrics: { context.previews.metrics + context.tiles.metrics + context.commits.metrics + context.databaseMetrics })
+                          metricsToken: metricsToken, serviceMetrics: { context.previews.metrics + context.tiles.metrics + context.commits.metrics + context.databaseMetrics
+                              + context.blobs.metrics + self.webhooks.metrics })
             table.group(ServiceErrors(context)) { table in
                 table.group(authenticated) { table in
                     PropertyRoutes.add(to: &table, context)

@@ -23,6 +23,11 @@ public struct ToursdConfig: Sendable, Equatable {
     /// While storage cannot be reached, its reason is logged when new and again every this
     /// many seconds (not once per refused request).
     public var outageLogSeconds = 60
+    /// How often the figures of /metrics that take a query (the webhook backlog) are read.
+    public var metricsRefreshSeconds = 5
+    /// A file holding the token /metrics then asks for (`Authorization: Bearer …`); empty:
+    /// /metrics needs none (keep it off public addresses then).
+    public var metricsTokenFile = ""
     /// With PostgreSQL: connections on which requests wait for another daemon's lock (an
     /// upload it writes, a panorama it stores), one waiting request each.
     public var databaseLockWaitConnections = 4
@@ -253,6 +258,8 @@ public struct ToursdConfig: Sendable, Equatable {
         "databaseStatementTimeoutSeconds": { config, text in setInt(&config.databaseStatementTimeoutSeconds, text, 1...3600) },
         "databaseHandlerThreads": { config, text in setInt(&config.databaseHandlerThreads, text, 0...1000) },
         "outageLogSeconds": { config, text in setInt(&config.outageLogSeconds, text, 1...86_400) },
+        "metricsRefreshSeconds": { config, text in setInt(&config.metricsRefreshSeconds, text, 1...3600) },
+        "metricsTokenFile": { $0.metricsTokenFile = $1; return true },
         "databaseLockWaitConnections": { config, text in setInt(&config.databaseLockWaitConnections, text, 1...100) },
         "blobDir": { $0.blobDir = $1; return true },
         "blobStore": { $0.blobStore = $1; return $1.isEmpty || $1 == "directory" || $1.hasPrefix("s3://") },

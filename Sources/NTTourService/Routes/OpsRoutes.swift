@@ -1,3 +1,4 @@
+import NTHashing
 import NTHTTPCore
 import NTLogging
 import NTThreadPools
@@ -13,7 +14,8 @@ enum OpsRoutes {
     /// `unavailable`: why the database or the blob store cannot be reached, as they last saw
     /// (read without I/O). `draining`: whether the daemon is stopping (it still answers what
     /// it is sent, and a balancer should send no more).
-    /// `serviceMetrics`: the service's own lines of /metrics, after the HTTP layer's.
+    /// `serviceMetrics`: the service's own lines of /metrics, after the HTTP layer's;
+    /// `metricsToken`: the bearer token /metrics asks for (nil: none).
     ///
     /// `/healthz` is liveness: 200 while the process serves, saying `degraded` with the reason
     /// when storage cannot be reached (restarting the daemon would not help). `/readyz` is
@@ -21,7 +23,7 @@ enum OpsRoutes {
     /// the reason (storage unavailable, or draining at shutdown).
     static func add(to table: inout RouteTable, metrics: ServerMetrics, routes: @escaping @Sendable () -> [Route],
                     unavailable: @escaping @Sendable () -> String? = { nil }, draining: @escaping @Sendable () -> Bool = { false },
-                    serviceMetrics: @escaping @Sendable () -> String = { "" }) {
+                    metricsToken: [UInt8]? = nil, serviceMetrics: @escaping @Sendable () -> String = { "" }) {
         table.add(.get, "/healthz", inline: true) { _ in
             guard let reason = unavailable() else { return .json(.ok, healthBody) }
             return .json(.ok, unready(reason, status: "degraded"))
@@ -31,8 +33,12 @@ enum OpsRoutes {
             guard let reason = unavailable() else { return .json(.ok, readyBody) }
             return .json(.serviceUnavailable, unready(reason, status: "unavailable"))
         }
-        table.add(.get, "/metrics", inline: true) { _ in
-            Response(status: .ok, contentType: "text/plain; version=0.0.4; charset=utf-8",
+        table.add(.get, "/metrics", inline: true) { request in
+            if let metricsToken {
+                let given = request.headers["authorization"].flatMap(BearerToken.parse).map { Array($0.utf8) } ?? []
+                guard constantTimeEquals(given, metricsToken) else { throw ServiceError(.unauthorized, "/metrics asks for its own token (metricsTokenFile)") }
+            }
+            return Response(status: .ok, contentType: "text/plain; version=0.0.4; charset=utf-8",
                      body: .bytes(Array((metrics.render(routes: routes()) + serviceMetrics() + threadMetrics).utf8)))
         }
     }

@@ -1,6 +1,7 @@
 import NTAPIModel
 import Foundation
 import NTHashing
+import NTMetrics
 import NTOutboundHTTP
 import Synchronization
 import NTThreadPools
@@ -22,6 +23,10 @@ final class WebhookDeliverer: Sendable {
     private let delivering = Mutex<Set<String>>([])
     /// Events one lease sends at most before the endpoint waits its turn again.
     private static let eventsPerLease = 50
+    /// Attempts by outcome (delivered, failed: to be tried again, disabled) and latency.
+    private let attempts = OperationMetrics(name: "toursd_webhook_deliveries", what: "webhook delivery attempts")
+    /// The outbox's backlog as last read (`refreshBacklog`); nil before the first reading.
+    private let backlog = Mutex<(behind: Int, failing: Int)?>(nil)
 
     /// `threads`: the deliveries' (`webhookConcurrency` of them: a delivery blocks in libcurl).
     init(context: ServiceContext, key: SecretBox, threads: ThreadPool) {
@@ -32,6 +37,29 @@ final class WebhookDeliverer: Sendable {
     }
 
     func stop() { threads.stop() }
+
+    /// Reads the outbox's backlog for /metrics (every `metricsRefreshSeconds`).
+    func refreshBacklog() async {
+        guard let read = try? await context.readOne({ try await WebhookStore.backlog($0) }) else { return }
+        backlog.withLock { $0 = read }
+    }
+
+    /// Its lines of /metrics.
+    var metrics: String {
+        var lines = attempts.render()
+        if let backlog = backlog.withLock({ $0 }) {
+            lines += """
+                # HELP toursd_webhook_endpoints_behind Enabled webhook endpoints with events not delivered yet (every daemon's), as last read.
+                # TYPE toursd_webhook_endpoints_behind gauge
+                toursd_webhook_endpoints_behind \(backlog.behind)
+                # HELP toursd_webhook_endpoints_failing Of those, the endpoints waiting to be tried again after a failure.
+                # TYPE toursd_webhook_endpoints_failing gauge
+                toursd_webhook_endpoints_failing \(backlog.failing)
+
+                """
+        }
+        return lines
+    }
 
     /// Starts delivering the endpoints that are due, as many as there are free slots.
     func deliverDue() async {
@@ -106,6 +134,12 @@ final class WebhookDeliverer: Sendable {
             guard try await context.write({
                 try await WebhookStore.record($0, tenant, id, lease: lease, from: from, attempt: attempt, next: next, keep: config.webhookDeliveryLog, at: self.context.clock.now())
             }) else { return }
+            let outcome = switch next {
+            case .delivered: "delivered"
+            case .retry: "failed"
+            case .disabled: "disabled"
+            }
+            attempts.record("attempt", outcome: outcome, seconds: Double(attempt.latencyMs) / 1000)
             guard next == .delivered else {
                 if case .disabled = next { context.logger.warn("a webhook endpoint failed for too long and was disabled", ["webhook": id]) }
                 return

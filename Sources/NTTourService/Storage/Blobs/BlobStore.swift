@@ -14,6 +14,8 @@ protocol BlobStore: AnyObject, Sendable {
     var incoming: IncomingFolder { get }
     /// Why the store cannot be reached, as it last saw (read without I/O; /healthz).
     var unavailableReason: String? { get }
+    /// Its lines of /metrics (a bucket's requests by operation; none for the folder).
+    var metrics: String { get }
 
     /// Lets its threads (the file pool, a bucket's transfers) go once their work is done.
     func stop()

@@ -36,6 +36,7 @@ final class BucketBlobStore: BlobStore {
     private let away = Mutex(StoreAway())
 
     var unavailableReason: String? { away.withLock { $0.reason } }
+    var metrics: String { bucket.metrics.render() }
 
     func stop() {
         io.stop()

@@ -35,6 +35,7 @@ final class DirectoryBlobStore: BlobStore {
 
     /// A disk error is the request's (a 500, a full disk 507): the folder is never "away".
     var unavailableReason: String? { nil }
+    var metrics: String { "" }
 
     func stop() { io.stop() }
 
