@@ -18,6 +18,9 @@ import uuid
 
 from tusclient import client as tus
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from relaying import pipe  # noqa: E402
+
 # Nothing here may hang: every socket without its own timeout gets this one.
 socket.setdefaulttimeout(30)
 
@@ -78,7 +81,7 @@ class CuttingProxy:
 
     def serve(self, downstream):
         upstream = socket.create_connection(("127.0.0.1", self.target_port))
-        threading.Thread(target=self.pipe, args=(upstream, downstream), daemon=True).start()
+        threading.Thread(target=pipe, args=(upstream, downstream), daemon=True).start()
         forwarded = 0
         while forwarded < self.limit:
             data = downstream.recv(min(65536, self.limit - forwarded))
@@ -88,14 +91,6 @@ class CuttingProxy:
             forwarded += len(data)
         for end in (downstream, upstream):  # the cut
             end.close()
-
-    @staticmethod
-    def pipe(source, sink):
-        try:
-            while data := source.recv(65536):
-                sink.sendall(data)
-        except OSError:
-            pass
 
 
 property_id, floor_id = str(uuid.uuid4()), str(uuid.uuid4())

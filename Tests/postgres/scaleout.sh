@@ -4,7 +4,8 @@
 # (the migrations are applied once, under an advisory lock; one daemon writes the first
 # token). Then, through the balancer: schemathesis, tuspy, the tours command line syncing a
 # property, and the cross-instance checks of Tests/postgres/scaleout.py (ids and tourIds, a
-# token revoked on one daemon refused by all at once, a daemon killed mid-upload).
+# token revoked on one daemon refused by all at once, a daemon killed mid-upload), and the
+# balancer drill (HAProxy checking /readyz, Tests/postgres/balancer_drill.py).
 # With SCALEOUT_S3=moto or rclone, the blobs are in a bucket of that store instead
 # (Tests/s3/store.sh); the folder then holds only the daemons' shared webhook key.
 #   scaleout.sh TOURSD TOURS
@@ -19,7 +20,7 @@ cleanup() {
     local status=$?
     # A failure shows what the daemons and nginx last said (CI keeps nothing else).
     if [ "$status" != 0 ]; then
-        for log in "$work"/d?.log "$work/nginx/logs/error.log"; do
+        for log in "$work"/d?.log "$work"/relayed.log "$work"/drained.log "$work"/haproxy.log "$work/nginx/logs/error.log"; do
             [ -f "$log" ] && { echo "--- the end of $log"; tail -n 15 "$log"; }
         done
     fi
@@ -114,6 +115,11 @@ tours_at sync >/dev/null
 state=$(tours_at status "$property" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["sync"])')
 [ "$state" = synced ] || { echo "FAIL: the station's property is $state, not synced"; exit 1; }
 echo "scale-out: the tours command line synced a property through the balancer: $state"
+
+# HAProxy on the docs' file checking /readyz, over the second daemon and two more: one whose
+# path to the database is cut and mended, one stopped with SIGTERM (drainMs); no 5xx.
+TOURSD_blobDir="$work/blobs" TOURSD_trustedProxies=127.0.0.1 \
+    .venv/bin/python Tests/postgres/balancer_drill.py "$toursd" "$work" "$database" "$token" "${ports[1]}"
 
 # Webhooks delivered by three daemons, one of them killed while they deliver: every event
 # still reaches the receiver, in order.
