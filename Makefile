@@ -94,6 +94,7 @@ test: deps powerlossfs
 	bash Tests/s3/api.sh
 	bash Tests/postgres/api.sh
 	SCALEOUT_S3=rclone bash Tests/postgres/scaleout.sh .build/release/toursd .build/debug/tours
+	bash Tests/postgres/restore_drill.sh .build/release/toursd
 	bash Tests/contract/schemathesis.sh
 	bash Tests/contract/tus_interop.sh
 	bash Tests/contract/resumable_draft.sh

@@ -20,9 +20,23 @@ enum BucketBackup {
         var sha256: String
     }
 
+    /// The manifest's file, in a backup and, restored, in the data directory (`checkRestored`).
+    static let manifestName = "blobs.manifest"
+
     /// The manifest's lines: `name<TAB>size<TAB>sha256`, sorted, a header first.
     static func manifest(_ entries: [Entry]) -> String {
         "# object\tsize\tsha256\n" + entries.sorted { $0.name < $1.name }.map { "\($0.name)\t\($0.size)\t\($0.sha256)\n" }.joined()
+    }
+
+    /// The entries of a manifest's text; nil when a line is not one.
+    static func entries(manifest text: String) -> [Entry]? {
+        var entries: [Entry] = []
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard fields.count == 3, let size = Int64(fields[1]) else { return nil }
+            entries.append(Entry(name: String(fields[0]), size: size, sha256: String(fields[2])))
+        }
+        return entries
     }
 
     /// The statements whose rows `entries` reads: panoramas, world maps, unfinished uploads.
@@ -56,7 +70,7 @@ enum BucketBackup {
             try Database(path: dataDir + "/toursd.sqlite").backup(to: destination + "/toursd.sqlite")
             let entries = try entries(of: Database(path: destination + "/toursd.sqlite"))
             for entry in entries { try check(entry, in: bucket) }
-            try SyncService.writePrivateFile(destination + "/blobs.manifest", line: String(manifest(entries).dropLast()))
+            try SyncService.writePrivateFile(destination + "/" + manifestName, line: String(manifest(entries).dropLast()))
             for name in ["admin.token", WebhookKey.fileName] {
                 guard let contents = FileManager.default.contents(atPath: dataDir + "/" + name) else { continue }
                 guard FileManager.default.createFile(atPath: destination + "/" + name, contents: contents, attributes: [.posixPermissions: 0o600]) else {
@@ -72,7 +86,7 @@ enum BucketBackup {
     }
 
     /// The entry's object is in the bucket with its size (an upload's segments hold its offset).
-    private static func check(_ entry: Entry, in bucket: BucketTransfer) throws {
+    static func check(_ entry: Entry, in bucket: BucketTransfer) throws {
         if entry.name.contains("/uploads/") {
             let held = BucketPartial.chain(try bucket.list(entry.name + "/"), below: entry.name, length: entry.size).reduce(0) { $0 + $1.size }
             guard held == entry.size else { throw StartupError("the bucket holds \(held) of the \(entry.size) bytes of \(entry.name)") }

@@ -48,10 +48,14 @@ enum Daemon {
                 case .files(let linked, let copied, let dropped):
                     print("backed up \(config.dataDir) into \(destination): the database, \(linked) files linked, \(copied) copied"
                           + (dropped > 0 ? ", \(dropped) not named by a row left out" : ""))
+                    print("serve it with: toursd serve --data-dir \(destination)")
                 case .manifest(let objects):
                     print("backed up \(config.dataDir) into \(destination): the database, and blobs.manifest naming its \(objects) objects in \(config.blobStore), each there")
+                    print("serve it with: toursd serve --data-dir \(destination)")
+                case .dump(let objects):
+                    print("backed up PostgreSQL into \(destination)/toursd.dump, and blobs.manifest naming its \(objects) objects in \(config.blobStore), each there, of the same snapshot")
+                    print("restore it as docs/scale-out.md \"Backup and restore\" says")
                 }
-                print("serve it with: toursd serve --data-dir \(destination)")
             case .copyBlobs(let config, let direction):
                 let outcome = try Admin.copyBlobs(config, direction, logger: try logger(config))
                 let (from, into, serve) = switch direction {

@@ -13,7 +13,6 @@
   lacks, and at most a few twice (those in flight at the kill, with their webhook-id)."""
 import base64
 import hashlib
-import http.client
 import json
 import os
 import signal
@@ -24,20 +23,9 @@ import urllib.parse
 import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "webhooks"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 from receiver import Receiver  # noqa: E402
-
-
-def request(base, method, path, token=None, body=None, headers=None):
-    target = urllib.parse.urlsplit(base)
-    connection = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
-    all_headers = dict(headers or {})
-    if token:
-        all_headers["Authorization"] = f"Bearer {token}"
-    connection.request(method, path, body=body, headers=all_headers)
-    response = connection.getresponse()
-    content = response.read()
-    connection.close()
-    return response.status, {k.lower(): v for k, v in response.getheaders()}, content
+from toursd_api import request  # noqa: E402
 
 
 def fail(message):

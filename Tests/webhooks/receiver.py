@@ -10,6 +10,8 @@ import time
 class Receiver:
     def __init__(self, delay=0.0):
         self.deliveries, self.lock = [], threading.Lock()
+        # Each delivery's headers (names lowercased) and body, for a signature's check.
+        self.requests = []
         receiver = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -18,6 +20,7 @@ class Receiver:
                 time.sleep(delay)
                 with receiver.lock:
                     receiver.deliveries.append((self.headers.get("webhook-id"), json.loads(body)["id"]))
+                    receiver.requests.append(({name.lower(): value for name, value in self.headers.items()}, body))
                 self.send_response(200)
                 self.send_header("Content-Length", "0")
                 self.end_headers()

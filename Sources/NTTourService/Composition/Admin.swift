@@ -118,8 +118,11 @@ public enum Admin {
     /// linked, copied and dropped.
     public static func backup(_ config: ToursdConfig, to destination: String) throws(StartupError) -> BackupMade {
         let deployment = try Deployment(config)
-        guard case .sqlite = deployment.records else {
-            throw StartupError("backup copies an SQLite database (in dataDir); with databaseUrl set, back up PostgreSQL (pg_dump) and the blob folder or bucket instead")
+        if case .postgres(let url) = deployment.records {
+            guard case .bucket(let settings) = deployment.blobs else {
+                throw StartupError("with PostgreSQL and a shared blob folder, back up the database (pg_dump) and the folder; backup takes PostgreSQL with a bucket")
+            }
+            return .dump(objects: try PostgresBackup.run(url: url, to: destination, bucket: try connect(settings, config), webhookKey: WebhookKey.path(config)))
         }
         switch deployment.blobs {
         case .bucket(let settings):
@@ -193,6 +196,9 @@ public enum Admin {
         case files(linked: Int, copied: Int, dropped: Int)
         /// The manifest of the bucket's objects the rows name, each checked to be there.
         case manifest(objects: Int)
+        /// PostgreSQL's dump and the manifest of the bucket's objects its rows name, of one
+        /// snapshot.
+        case dump(objects: Int)
     }
 
     /// A new token for the tenant (made when missing): shown here once, stored only hashed.

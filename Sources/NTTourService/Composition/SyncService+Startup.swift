@@ -78,6 +78,7 @@ extension SyncService {
             try removeOrphans(from: folder, stored: stored, named: named)
         case .bucket(let bucket):
             try claim(bucket)
+            try checkRestored(bucket)
         }
         if temporary > 0 {
             context.logger.warn("removed files left by an interrupted write", ["temporary": String(temporary)])
@@ -86,6 +87,35 @@ extension SyncService {
         if derived > 0 {
             context.logger.warn("removed previews and tiles left by an interrupted deletion or making", ["removed": String(derived)])
         }
+    }
+
+    /// A database restored from `toursd backup` comes with its `blobs.manifest`, put in the data
+    /// directory: every object it names must be in the bucket with its size (removed since the
+    /// backup, it is restored from the bucket's versions first), else toursd does not start,
+    /// naming them. Checked, the manifest is renamed `blobs.manifest.checked`.
+    private func checkRestored(_ bucket: BucketBlobStore) throws(StartupError) {
+        let path = context.config.dataDir + "/" + BucketBackup.manifestName
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return }
+        guard let entries = BucketBackup.entries(manifest: text) else { throw StartupError("\(path) is not a manifest toursd backup wrote") }
+        var missing: [String] = []
+        do {
+            let transfer = try bucket.bucket.transfer()
+            for entry in entries {
+                do {
+                    try BucketBackup.check(entry, in: transfer)
+                } catch let problem as StartupError {
+                    missing.append(problem.message)
+                }
+            }
+        } catch {
+            throw StartupError("the restored database's objects cannot be checked in the bucket: \(error)")
+        }
+        guard missing.isEmpty else {
+            throw StartupError("the bucket lacks \(missing.count) of the \(entries.count) objects the restored database names (restore their versions first, "
+                               + "or remove \(path) to start without them):\n" + missing.prefix(10).joined(separator: "\n"))
+        }
+        guard rename(path, path + ".checked") == 0 else { throw StartupError("cannot rename \(path): \(String(cString: strerror(errno)))") }
+        context.logger.always(.info, "the restored database's objects are all in the bucket", ["objects": String(entries.count)])
     }
 
     /// The database's name in what an operator is told.

@@ -89,6 +89,9 @@ public enum ToursdCommand: Equatable, Sendable {
     it: every row has its file, and everything acknowledged before the backup began is there.
     To restore: stop toursd, move the data directory aside, put DEST in its place (or point
     dataDir at it), start toursd.
+    With PostgreSQL and a bucket: DEST gets toursd.dump (pg_dump, which must be in PATH),
+    blobs.manifest and webhook.key, of one snapshot; docs/scale-out.md "Backup and restore"
+    says how they go back.
 
     options:
     \(commonOptions)

@@ -1,0 +1,191 @@
+"""The restore drill (issue 47, docs/scale-out.md "Backup and restore"): a daemon on PostgreSQL
+and a versioned bucket serves panoramas and a webhook endpoint; `toursd backup` is taken while
+it serves; a panorama is deleted and another stored after it; the backup is restored into a
+fresh database as the docs say, and a new daemon started on it refuses while the deleted
+panorama's object is missing, starts once its version is restored, serves every panorama of
+the backup byte for byte (and not the later one), and delivers to the endpoint signed with
+its restored secret.
+
+  restore_drill.py TOURSD WORK SUPERUSER_URL
+
+The bucket: the environment's AWS_* (a moto of Tests/s3/store.sh); the cluster's superuser
+makes the role and the databases."""
+import base64
+import hashlib
+import hmac
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import uuid
+
+import boto3
+from PIL import Image
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "webhooks"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from receiver import Receiver  # noqa: E402
+from toursd_api import request  # noqa: E402
+
+
+def fail(message):
+    print("FAIL: restore drill: " + message)
+    sys.exit(1)
+
+
+def psql(url, *statements):
+    for statement in statements:
+        subprocess.run(["psql", url, "-q", "-v", "ON_ERROR_STOP=1", "-c", statement], check=True)
+
+
+class Daemon:
+    def __init__(self, toursd, data_dir, environment):
+        os.makedirs(data_dir, exist_ok=True)
+        self.log = data_dir + ".log"
+        self.process = subprocess.Popen([toursd, "serve", "--port", "0", "--data-dir", data_dir],
+                                        stderr=open(self.log, "w"), env={**os.environ, **environment})
+        self.base = None
+        for _ in range(300):
+            found = re.search(r"listening on http://[^ ]*:(\d+)", open(self.log).read())
+            if found:
+                self.base = f"http://127.0.0.1:{found.group(1)}"
+                return
+            if self.process.poll() is not None:
+                return
+            time.sleep(0.1)
+        fail(f"{data_dir}: toursd neither listened nor stopped: {open(self.log).read()[-1500:]}")
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+        self.process.wait(30)
+
+
+def jpeg(seed):
+    image = Image.new("RGB", (512, 256), (seed * 40 % 256, 90, 160))
+    out = io.BytesIO()
+    image.save(out, "JPEG", quality=80)
+    return out.getvalue()
+
+
+def signed_by(secret, headers, body):
+    key = base64.b64decode(secret.removeprefix("whsec_"))
+    content = f"{headers['webhook-id']}.{headers['webhook-timestamp']}.".encode() + body
+    expected = base64.b64encode(hmac.new(key, content, hashlib.sha256).digest()).decode()
+    return any(part == "v1," + expected for part in headers.get("webhook-signature", "").split(" "))
+
+
+def main():
+    toursd, work, superuser = sys.argv[1], sys.argv[2], sys.argv[3]
+    password = "restore-" + uuid.uuid4().hex
+    subprocess.run(["psql", superuser + "/postgres", "-q", "-v", f"password='{password}'", "-f", "config/postgresql/toursd-database.sql"], check=True)
+    database = superuser.replace("postgres@", f"toursd:{password}@") + "/tours"
+    s3 = boto3.client("s3")
+    s3.create_bucket(Bucket="tours")
+    s3.put_bucket_versioning(Bucket="tours", VersioningConfiguration={"Status": "Enabled"})
+    common = {"TOURSD_blobStore": "s3://tours/drill", "TOURSD_webhookAllowPrivateTargets": "true", "TOURSD_webhookPollMs": "100"}
+
+    first = Daemon(toursd, os.path.join(work, "first"), {**common, "TOURSD_databaseUrl": database})
+    if first.base is None:
+        fail("the first daemon did not start: " + open(first.log).read()[-1500:])
+    token = open(os.path.join(work, "first", "admin.token")).read().strip()
+    property_id, floor_id = str(uuid.uuid4()), str(uuid.uuid4())
+    for method, path, body in [("PUT", f"/v1/properties/{property_id}", {"name": "Restored villa", "floorCount": 1}),
+                               ("PUT", f"/v1/properties/{property_id}/floors/{floor_id}", {"number": 0, "name": None})]:
+        status, _, said = request(first.base, method, path, token, json.dumps(body), {"Content-Type": "application/json"})
+        if status >= 300:
+            fail(f"{method} {path}: {status} {said[:200]}")
+    panoramas = {str(uuid.uuid4()): jpeg(n) for n in range(3)}
+    for id, data in panoramas.items():
+        status, _, said = request(first.base, "PUT", f"/v1/panoramas/{id}?floorId={floor_id}", token, data, {"Content-Type": "image/jpeg"})
+        if status != 201:
+            fail(f"a panorama: {status} {said[:200]}")
+    receiver = Receiver()
+    status, _, said = request(first.base, "POST", "/v1/webhooks", token, json.dumps({"url": receiver.url, "events": ["property.updated"]}),
+                              {"Content-Type": "application/json"})
+    if status != 201:
+        fail(f"the endpoint: {status} {said[:200]}")
+    secret = json.loads(said)["secret"]
+
+    # The backup, while the daemon serves.
+    backup = os.path.join(work, "backup")
+    made = subprocess.run([toursd, "backup", backup, "--data-dir", os.path.join(work, "first")], capture_output=True, text=True,
+                          env={**os.environ, **common, "TOURSD_databaseUrl": database})
+    if made.returncode != 0:
+        fail(f"toursd backup: {made.returncode} {made.stderr[-1500:]}")
+    for name in ["toursd.dump", "blobs.manifest", "webhook.key"]:
+        path = os.path.join(backup, name)
+        if not os.path.exists(path) or os.stat(path).st_mode & 0o777 != 0o600:
+            fail(f"the backup's {name} is missing or not private")
+    manifest = [line.split("\t") for line in open(os.path.join(backup, "blobs.manifest")) if not line.startswith("#")]
+    if sorted(line[0].split("/")[-1] for line in manifest) != sorted(panoramas):
+        fail(f"the manifest names {manifest}, not the three panoramas")
+    print(f"restore drill: {made.stdout.strip().splitlines()[0]}")
+
+    # After the backup: one panorama deleted (its object goes), another stored.
+    deleted, kept = list(panoramas)[0], list(panoramas)[1:]
+    if request(first.base, "DELETE", f"/v1/panoramas/{deleted}", token)[0] != 204:
+        fail("the deletion after the backup")
+    later = str(uuid.uuid4())
+    if request(first.base, "PUT", f"/v1/panoramas/{later}?floorId={floor_id}", token, jpeg(9), {"Content-Type": "image/jpeg"})[0] != 201:
+        fail("the panorama after the backup")
+    first.stop()
+
+    # The restore: a fresh database, pg_restore as the role, the key and the manifest in place.
+    psql(superuser + "/postgres", "CREATE DATABASE tours_restored OWNER toursd LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0")
+    restored = database.removesuffix("/tours") + "/tours_restored"
+    subprocess.run(["pg_restore", "--no-owner", "--exit-on-error", f"--dbname={restored}", os.path.join(backup, "toursd.dump")], check=True)
+    second_dir = os.path.join(work, "second")
+    os.makedirs(second_dir)
+    for name in ["webhook.key", "blobs.manifest"]:
+        with open(os.path.join(backup, name), "rb") as source, open(os.path.join(second_dir, name), "wb") as target:
+            target.write(source.read())
+        os.chmod(os.path.join(second_dir, name), 0o600)
+    environment = {**common, "TOURSD_databaseUrl": restored}
+
+    refused = Daemon(toursd, second_dir, environment)
+    if refused.process.wait(30) == 0 or deleted not in open(refused.log).read():
+        fail(f"the restored daemon started without the deleted panorama's object: {open(refused.log).read()[-1500:]}")
+    print("restore drill: the restored daemon refused to start, naming the object deleted since the backup")
+    key = f"drill/1/panoramas/{deleted}"
+    markers = [marker for marker in s3.list_object_versions(Bucket="tours", Prefix=key).get("DeleteMarkers", []) if marker["Key"] == key]
+    if len(markers) != 1:
+        fail(f"the deleted object's versions: {markers}")
+    s3.delete_object(Bucket="tours", Key=key, VersionId=markers[0]["VersionId"])
+
+    second = Daemon(toursd, second_dir, environment)
+    try:
+        if second.base is None:
+            fail("the restored daemon did not start once the object was back: " + open(second.log).read()[-1500:])
+        if os.path.exists(os.path.join(second_dir, "blobs.manifest")) or not os.path.exists(os.path.join(second_dir, "blobs.manifest.checked")):
+            fail("the manifest was not marked checked")
+        for id, data in panoramas.items():
+            status, _, body = request(second.base, "GET", f"/v1/panoramas/{id}/content", token)
+            if status != 200 or body != data:
+                fail(f"panorama {id} after the restore: {status}, {len(body)} bytes")
+        if request(second.base, "GET", f"/v1/panoramas/{later}", token)[0] != 404:
+            fail("a panorama stored after the backup is in the restore")
+        status, _, said = request(second.base, "PUT", f"/v1/properties/{property_id}", token,
+                                  json.dumps({"name": "Restored villa, again", "floorCount": 1}), {"Content-Type": "application/json"})
+        if status != 200:
+            fail(f"a change after the restore: {status} {said[:200]}")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not receiver.requests:
+            time.sleep(0.1)
+        if not receiver.requests:
+            fail("the endpoint got nothing after the restore")
+        headers, body = receiver.requests[-1]
+        if not signed_by(secret, headers, body):
+            fail("the delivery after the restore is not signed with the endpoint's secret")
+    finally:
+        second.stop()
+        receiver.stop()
+    print(f"restore drill: {len(panoramas)} panoramas back byte for byte, the later one absent, "
+          "the endpoint's deliveries signed with its restored secret: PASS")
+
+
+if __name__ == "__main__":
+    main()
