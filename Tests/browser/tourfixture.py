@@ -1,12 +1,12 @@
 """A real toursd with real tours in it, for the browser tests, the README's screenshots and
 make bench: starts the release daemon on a port the OS picks, and uploads properties, floors,
 plans and equirectangular JPEG panoramas (drawn with Pillow) through the HTTP API."""
-import http.client
 import io
 import json
 import math
 import os
 import shutil
+import sys
 import subprocess
 import threading
 import time
@@ -14,6 +14,9 @@ import uuid
 
 from PIL import Image, ImageChops, ImageDraw
 from selenium import webdriver
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import toursd_api  # noqa: E402
 
 ROOM_NAMES = ["Kitchen", "Living room", "Hall", "Bedroom", "Bathroom", "Study", "Dining room", "Utility", "Porch",
               "Garage", "Pantry", "Nursery", "Office", "Lounge", "Cellar", "Attic", "Laundry", "Studio", "Den",
@@ -66,15 +69,8 @@ class Daemon:
         self.process.wait(timeout=30)
 
     def request(self, method, path, body=None, token=None, headers=None):
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-        all_headers = dict(headers or {})
-        if token:
-            all_headers["Authorization"] = f"Bearer {token}"
-        connection.request(method, path, body=body, headers=all_headers)
-        response = connection.getresponse()
-        content = response.read()
-        connection.close()
-        return response.status, dict(response.getheaders()), content
+        """(status, headers with their names lowercased, body)."""
+        return toursd_api.request(f"http://127.0.0.1:{self.port}", method, path, token, body, headers, timeout=60)
 
     def api(self, method, path, document, token):
         status, _, content = self.request(method, path, json.dumps(document).encode(), token, {"Content-Type": "application/json"})

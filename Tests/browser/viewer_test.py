@@ -533,7 +533,7 @@ def main():
         driver.get(daemon.base + f"/app/properties/{tour['property']}")
         check(driver.current_url.endswith("/app/login"), "after signing out the pages redirect to sign-in")
         status, headers, _ = daemon.request("GET", "/app/", headers={"Cookie": cookie})
-        check(status == 303 and headers.get("Location") == "/app/login", f"the old session cookie is refused: {status}")
+        check(status == 303 and headers.get("location") == "/app/login", f"the old session cookie is refused: {status}")
 
         # Failed sign-ins are limited per address: past 3 (the test's config), 429 with Retry-After.
         # The wrong token tried in the browser above still counts: the sign-ins that succeeded
@@ -547,7 +547,7 @@ def main():
                 "Cookie": f"nt_signin={csrf}", "Content-Type": "application/x-www-form-urlencoded"})
             codes.append(status)
         check(codes == [401, 401, 429, 429, 429], f"failed sign-ins are rate-limited: {codes}")
-        check(int(headers.get("Retry-After", "0")) > 0, f"429 says when to try again: Retry-After {headers.get('Retry-After')}")
+        check(int(headers.get("retry-after", "0")) > 0, f"429 says when to try again: Retry-After {headers.get('retry-after')}")
         log = open(os.path.join(work, "toursd.log")).read()
         check(all(token not in log for token in tokens), "no token in any log line")
     finally:

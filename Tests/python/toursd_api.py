@@ -3,9 +3,9 @@ import http.client
 import urllib.parse
 
 
-def request(base, method, path, token=None, body=None, headers=None):
+def request(base, method, path, token=None, body=None, headers=None, timeout=30):
     target = urllib.parse.urlsplit(base)
-    connection = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
+    connection = http.client.HTTPConnection(target.hostname, target.port, timeout=timeout)
     all_headers = dict(headers or {})
     if token:
         all_headers["Authorization"] = f"Bearer {token}"
