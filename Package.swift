@@ -29,6 +29,7 @@ let package = Package(
         .target(name: "NTCurlRuntime", dependencies: ["CNTCurl"]),
         .target(name: "NTLogging"),
         .target(name: "NTMetrics"),
+        .target(name: "NTTracing"),
         .target(name: "NTHashing", dependencies: ["CNTCrypto"]),
         // The fixed thread pools that blocking calls (disk, SQLite) run on, off every event loop.
         .target(name: "NTThreadPools", dependencies: ["CNTLinux"]),
@@ -56,7 +57,7 @@ let package = Package(
         // An S3-compatible bucket through libcurl (SigV4): objects and multipart uploads, on
         // transfer threads of its own. Knows buckets, not tours.
         .target(name: "NTObjectStorage", dependencies: ["CNTCurl", "NTCurlRuntime", "NTHashing", "NTThreadPools", "NTMetrics"]),
-        .target(name: "NTTourService", dependencies: ["NTAPIModel", "NTTourViewer", "NTImagePreviews", "NTHTTPCore", "NTLogging", "NTHashing", "NTSQLiteDB", "NTPostgresDB", "NTCoordination", "NTThreadPools", "CNTLinux", "NTOutboundHTTP", "NTObjectStorage", "NTMetrics"]),
+        .target(name: "NTTourService", dependencies: ["NTAPIModel", "NTTourViewer", "NTImagePreviews", "NTHTTPCore", "NTLogging", "NTHashing", "NTSQLiteDB", "NTPostgresDB", "NTCoordination", "NTThreadPools", "CNTLinux", "NTOutboundHTTP", "NTObjectStorage", "NTMetrics", "NTTracing"]),
         .executableTarget(name: "toursd", dependencies: ["NTTourService", "NTAPIModel"]),
 
         // The client: library and thin command line.
@@ -76,6 +77,7 @@ let package = Package(
         // tests' ever compiles it (the toolchain has no static Testing module for release).
         .testTarget(name: "TestTraits", path: "Tests/TestTraits"),
         .testTarget(name: "LoggingTests", dependencies: ["NTLogging"]),
+        .testTarget(name: "TracingTests", dependencies: ["NTTracing"]),
         .testTarget(name: "APIModelTests", dependencies: ["NTAPIModel"]),
         .testTarget(name: "TourViewerTests", dependencies: ["NTTourViewer", "NTAPIModel"]),
         .testTarget(name: "ImagePreviewsTests", dependencies: ["NTImagePreviews", "TestSupport"]),

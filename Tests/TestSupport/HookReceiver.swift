@@ -7,11 +7,15 @@ import Synchronization
 /// A webhook receiver on 127.0.0.1 for black-box tests, on plain sockets: each connection on a
 /// thread of its own, requests one after another (keep-alive), each answered 200 after
 /// `delay` (a slow receiver). It keeps what came: the path (`/hook/<name>` tells endpoints
-/// apart) and the event's id from the body.
+/// apart), the headers, the body and the event's id from it. Any POST of JSON is taken (an
+/// OTLP collector's too).
 public final class HookReceiver: @unchecked Sendable {
     public struct Delivery: Sendable {
         public let path: String
         public let eventId: String
+        /// Names lowercased.
+        public let headers: [String: String]
+        public let body: Data
     }
 
     public let port: UInt16
@@ -65,7 +69,12 @@ public final class HookReceiver: @unchecked Sendable {
             let body = Data(buffer[end.upperBound..<(end.upperBound + length)])
             buffer.removeFirst(end.upperBound + length)
             let event = (try? JSONSerialization.jsonObject(with: body) as? [String: Any])?["id"] as? String ?? ""
-            log.withLock { $0.append(Delivery(path: path, eventId: event)) }
+            var headers: [String: String] = [:]
+            for line in lines.dropFirst() {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+            log.withLock { $0.append(Delivery(path: path, eventId: event, headers: headers, body: body)) }
             if delay > 0 { usleep(useconds_t(delay * 1_000_000)) }
             let answer = Array("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n".utf8)
             guard write(client, answer, answer.count) == answer.count else { return }

@@ -163,6 +163,11 @@ public struct RouteTable {
     /// Adds the routes `build` adds behind `middleware` (the first outermost), inside the
     /// middleware of the groups around this one.
     public mutating func group(_ middleware: any Middleware..., build: (inout RouteTable) -> Void) {
+        group(middleware, build: build)
+    }
+
+    /// `group` with the middleware as a list (none: the routes as they are).
+    public mutating func group(_ middleware: [any Middleware], build: (inout RouteTable) -> Void) {
         let outer = self.middleware
         self.middleware = outer + middleware
         build(&self)

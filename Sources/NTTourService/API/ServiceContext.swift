@@ -4,6 +4,7 @@ import NTHTTPCore
 import NTCoordination
 import NTLogging
 import NTMetrics
+import NTTracing
 import NTSQLiteDB
 
 /// What every route of the service shares: storage, files, limits, the log. Its database and
@@ -96,9 +97,11 @@ final class ServiceContext: Sendable {
 
     /// Writes in a transaction of its own, durable when this returns.
     func write<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
-        let (value, tenants) = try await databaseCalls.measure("write") {
+        // Read here, in the request's task: the body may run on the database's own thread.
+        let traceparent = Trace.current?.context.traceparent
+        let (value, tenants) = try await database("write") {
             try await pool.write { db in
-                let noting = EventNotingConnection(db)
+                let noting = EventNotingConnection(db, traceparent: traceparent)
                 return (try await body(noting), noting.tenants)
             }
         }
@@ -135,12 +138,17 @@ final class ServiceContext: Sendable {
 
     /// A read of one statement (one snapshot, no transaction around it).
     func readOne<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
-        try await databaseCalls.measure("statement") { try await pool.readOne(body) }
+        try await database("statement") { try await pool.readOne(body) }
     }
 
     /// Reads one committed state.
     func read<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
-        try await databaseCalls.measure("read") { try await pool.read(body) }
+        try await database("read") { try await pool.read(body) }
+    }
+
+    /// A call to the database, counted (/metrics) and, in a traced request, its span.
+    private func database<T>(_ operation: String, _ body: () async throws -> T) async throws -> T {
+        try await Trace.span("database \(operation)", kind: .client) { try await databaseCalls.measure(operation, body) }
     }
 }
 

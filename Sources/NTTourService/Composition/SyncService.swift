@@ -1,4 +1,5 @@
 import NTThreadPools
+import NTTracing
 import Dispatch
 import Foundation
 import NTHashing
@@ -28,6 +29,9 @@ public final class SyncService: Sendable {
     private let webhooks: WebhookDeliverer
     /// What /metrics asks for (`metricsTokenFile`); nil: nothing.
     private let metricsToken: [UInt8]?
+    /// Where requests' spans wait for the exporter, which sends them (nil: no traces).
+    private let tracer: Tracer
+    private let exporter: OTLPExporter?
     private let timers = Mutex<[ServiceTimer]>([])
     /// Set at SIGTERM: `/readyz` says draining while requests are still served.
     private let draining = Atomic<Bool>(false)
@@ -53,6 +57,8 @@ public final class SyncService: Sendable {
         let pool = storage(try ServerStorage.open(deployment.records, config, logger: logger))
         let webhookKey = try WebhookKey.load(config)
         let metricsToken = try MetricsToken.load(config)
+        let tracer = Tracer(limit: config.otlpQueueSpans)
+        let exporter = try OTLPExporter(config: config, tracer: tracer, logger: logger)
         // Several daemons on one database take turns through its locks; one daemon, through its own.
         let locker: any Locker = switch deployment.records {
         case .sqlite: LocalLocker()
@@ -60,10 +66,12 @@ public final class SyncService: Sendable {
                                                 statementTimeoutSeconds: config.databaseStatementTimeoutSeconds)
         }
         let sharedPreviews: BucketBlobStore? = if case .bucket(let bucket) = blobs { bucket } else { nil }
-        let context = ServiceContext(pool: pool, blobs: blobs.store, imageThreads: pools.previews, deploymentId: try deploymentId(pool), locker: locker,
+        // Traced, the store's calls are spans of the requests that make them.
+        let context = ServiceContext(pool: pool, blobs: exporter == nil ? blobs.store : TracedBlobStore(blobs.store), imageThreads: pools.previews, deploymentId: try deploymentId(pool), locker: locker,
                                      sharedPreviews: sharedPreviews, config: config, logger: logger, clock: clock,
                                      crashPoints: CrashPoints(armed: crashAt))
-        let service = SyncService(deployment, context: context, blobs: blobs, webhookKey: webhookKey, metricsToken: metricsToken, webhookThreads: pools.webhooks)
+        let service = SyncService(deployment, context: context, blobs: blobs, webhookKey: webhookKey, metricsToken: metricsToken,
+                                  tracer: tracer, exporter: exporter, webhookThreads: pools.webhooks)
         try service.recover()
         try service.bootstrapToken()
         service.startTimers()
@@ -95,13 +103,16 @@ public final class SyncService: Sendable {
         }
     }
 
-    private init(_ deployment: Deployment, context: ServiceContext, blobs: OpenedBlobs, webhookKey: SecretBox, metricsToken: [UInt8]?, webhookThreads: ThreadPool) {
+    private init(_ deployment: Deployment, context: ServiceContext, blobs: OpenedBlobs, webhookKey: SecretBox, metricsToken: [UInt8]?,
+                 tracer: Tracer, exporter: OTLPExporter?, webhookThreads: ThreadPool) {
         self.deployment = deployment
         self.metricsToken = metricsToken
+        self.tracer = tracer
+        self.exporter = exporter
         self.context = context
         self.blobs = blobs
         self.webhookKey = webhookKey
-        webhooks = WebhookDeliverer(context: context, key: webhookKey, threads: webhookThreads)
+        webhooks = WebhookDeliverer(context: context, key: webhookKey, threads: webhookThreads, tracer: exporter == nil ? nil : tracer)
         let sessions = UploadSessions(blobs: context.blobs, locker: context.locker, durableStep: context.config.uploadDurableStepBytes) { [context] key, offset in
             do {
                 try await context.write { try await UploadStore.advanceOffset($0, key.tenant, key.id, to: offset) }
@@ -145,6 +156,9 @@ public final class SyncService: Sendable {
             await webhooks.refreshBacklog()
         }
         var started = [sweep, tourChanges, deliveries, backlog]
+        if let exporter {
+            started.append(ServiceTimer(every: .milliseconds(context.config.otlpExportMs), startingNow: false, on: context.blobs.io) { await exporter.export() })
+        }
         if case .bucket(let bucket) = blobs {
             let orphans = BucketSweep(store: bucket, context: context, databaseName: deployment.records.name)
             started.append(ServiceTimer(every: .seconds(context.config.bucketSweepSeconds), on: context.blobs.io) { await orphans.round() })
@@ -160,10 +174,22 @@ public final class SyncService: Sendable {
             timers = []
         }
         webhooks.stop()
+        exporter?.stop()
         context.locker.stop()
         context.blobs.stop()
         context.previews.stop()
         context.pool.stop()
+    }
+
+    /// The tracer's line of /metrics, when traces are sent.
+    private var traceMetrics: String {
+        guard exporter != nil else { return "" }
+        return """
+            # HELP toursd_trace_spans_dropped_total Spans dropped since start, otlpQueueSpans waiting already.
+            # TYPE toursd_trace_spans_dropped_total counter
+            toursd_trace_spans_dropped_total \(tracer.dropped)
+
+            """
     }
 
     /// The daemon is stopping: `/readyz` answers 503 `draining` from now on, so that a balancer
@@ -187,20 +213,24 @@ public final class SyncService: Sendable {
                 context.pool.unavailableReason ?? context.blobs.unavailableReason
             }, draining: { [self] in draining.load(ordering: .relaxed) },
                           metricsToken: metricsToken, serviceMetrics: { context.previews.metrics + context.tiles.metrics + context.commits.metrics + context.databaseMetrics
-                              + context.blobs.metrics + self.webhooks.metrics })
-            table.group(ServiceErrors(context)) { table in
-                table.group(authenticated) { table in
-                    PropertyRoutes.add(to: &table, context)
-                    FloorRoutes.add(to: &table, context)
-                    PanoramaRoutes.add(to: &table, context, uploads: uploads)
-                    PreviewRoutes.add(to: &table, context)
-                    ShareRoutes.add(to: &table, context)
-                    EventRoutes.add(to: &table, context)
-                    WebhookRoutes.add(to: &table, context, key: webhookKey)
+                              + context.blobs.metrics + self.webhooks.metrics + self.traceMetrics })
+            // Every route but the health checks and /metrics, which a balancer or a scraper
+            // polls: a span each would drown the traces.
+            table.group(exporter == nil ? [] : [RequestTracing(tracer: tracer)]) { table in
+                table.group(ServiceErrors(context)) { table in
+                    table.group(authenticated) { table in
+                        PropertyRoutes.add(to: &table, context)
+                        FloorRoutes.add(to: &table, context)
+                        PanoramaRoutes.add(to: &table, context, uploads: uploads)
+                        PreviewRoutes.add(to: &table, context)
+                        ShareRoutes.add(to: &table, context)
+                        EventRoutes.add(to: &table, context)
+                        WebhookRoutes.add(to: &table, context, key: webhookKey)
+                    }
+                    UploadRoutes.add(to: &table, uploads, authenticated: authenticated)
                 }
-                UploadRoutes.add(to: &table, uploads, authenticated: authenticated)
+                ViewerRoutes.add(to: &table, context)
             }
-            ViewerRoutes.add(to: &table, context)
         }
         routerBox.set(router)
         return router

@@ -28,6 +28,15 @@ public struct ToursdConfig: Sendable, Equatable {
     /// A file holding the token /metrics then asks for (`Authorization: Bearer …`); empty:
     /// /metrics needs none (keep it off public addresses then).
     public var metricsTokenFile = ""
+    /// An OpenTelemetry collector's OTLP/HTTP traces URL (`http://collector:4318/v1/traces`);
+    /// empty: no traces.
+    public var otlpEndpoint = ""
+    public var otlpServiceName = "toursd"
+    /// How often spans are sent, and how long one sending may take.
+    public var otlpExportMs = 1000
+    public var otlpTimeoutMs = 5000
+    /// Spans kept for the next sending at most; past that they are dropped (and counted).
+    public var otlpQueueSpans = 20_000
     /// With PostgreSQL: connections on which requests wait for another daemon's lock (an
     /// upload it writes, a panorama it stores), one waiting request each.
     public var databaseLockWaitConnections = 4
@@ -260,6 +269,11 @@ public struct ToursdConfig: Sendable, Equatable {
         "outageLogSeconds": { config, text in setInt(&config.outageLogSeconds, text, 1...86_400) },
         "metricsRefreshSeconds": { config, text in setInt(&config.metricsRefreshSeconds, text, 1...3600) },
         "metricsTokenFile": { $0.metricsTokenFile = $1; return true },
+        "otlpEndpoint": { $0.otlpEndpoint = $1; return true },
+        "otlpServiceName": { $0.otlpServiceName = $1; return !$1.isEmpty },
+        "otlpExportMs": { config, text in setInt(&config.otlpExportMs, text, 50...600_000) },
+        "otlpTimeoutMs": { config, text in setInt(&config.otlpTimeoutMs, text, 100...60_000) },
+        "otlpQueueSpans": { config, text in setInt(&config.otlpQueueSpans, text, 100...10_000_000) },
         "databaseLockWaitConnections": { config, text in setInt(&config.databaseLockWaitConnections, text, 1...100) },
         "blobDir": { $0.blobDir = $1; return true },
         "blobStore": { $0.blobStore = $1; return $1.isEmpty || $1 == "directory" || $1.hasPrefix("s3://") },

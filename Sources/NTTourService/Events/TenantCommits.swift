@@ -41,14 +41,23 @@ final class TenantCommits: Sendable {
 final class EventNotingConnection: SQLConnection {
     private let inner: any SQLConnection
     private let noted = Mutex<Set<Int64>>([])
+    /// The trace of the request the transaction is for (its `traceparent`), which its events
+    /// keep for their webhook deliveries; nil when it is not traced.
+    let traceparent: String?
 
-    init(_ inner: any SQLConnection) { self.inner = inner }
+    init(_ inner: any SQLConnection, traceparent: String?) {
+        self.inner = inner
+        self.traceparent = traceparent
+    }
 
     var tenants: Set<Int64> { noted.withLock { $0 } }
 
-    /// What `EventStore` calls when it appends an event of `tenant` on `db`.
-    static func note(_ db: any SQLConnection, _ tenant: Int64) {
-        (db as? EventNotingConnection)?.noted.withLock { _ = $0.insert(tenant) }
+    /// What `EventStore` calls when it appends an event of `tenant` on `db`: the trace the
+    /// event keeps.
+    static func note(_ db: any SQLConnection, _ tenant: Int64) -> String? {
+        let noting = db as? EventNotingConnection
+        noting?.noted.withLock { _ = $0.insert(tenant) }
+        return noting?.traceparent
     }
 
     var dialect: SQLDialect { inner.dialect }

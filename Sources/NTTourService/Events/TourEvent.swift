@@ -29,6 +29,8 @@ struct EventRecord: JSONDocument, Equatable, Sendable {
     var createdAt: String
     /// The event's data, a JSON object as stored.
     var data: String
+    /// The trace of the request that made it, for its webhook deliveries (not in the feed).
+    var traceparent: String? = nil
 
     func write(to writer: inout JSONWriter) {
         writer.object { writer in

@@ -10,7 +10,7 @@ enum EventStore {
     /// changes settle (gone with the property).
     static func append(_ db: any SQLConnection, _ tenant: Int64, _ type: EventType, property: String, at now: WallClockTime,
                        _ data: (inout JSONWriter) -> Void) async throws {
-        EventNotingConnection.note(db, tenant)
+        let trace = EventNotingConnection.note(db, tenant)
         guard type != .propertyDeleted else {
             try await db.run("DELETE FROM tour_changes WHERE tenant_id = ? AND property_id = ?", tenant, property)
             return try await write(db, tenant, type, property: property, at: now, data)
@@ -22,9 +22,9 @@ enum EventStore {
                 WITH pending AS (INSERT INTO tour_changes (tenant_id, property_id, changed_at) VALUES (?, ?, ?)
                                  ON CONFLICT (tenant_id, property_id) DO UPDATE SET changed_at = excluded.changed_at),
                      next AS (UPDATE tenants SET last_event_id = last_event_id + 1 WHERE id = ? RETURNING last_event_id)
-                INSERT INTO events (tenant_id, id, type, property_id, created_at, data)
-                SELECT ?, last_event_id, ?, ?, ?, ? FROM next
-                """, tenant, property, now.seconds, tenant, tenant, type.rawValue, property, Timestamp.text(now), json(data))
+                INSERT INTO events (tenant_id, id, type, property_id, created_at, data, traceparent)
+                SELECT ?, last_event_id, ?, ?, ?, ?, ? FROM next
+                """, tenant, property, now.seconds, tenant, tenant, type.rawValue, property, Timestamp.text(now), json(data), trace)
         case .sqlite:
             try await db.run("""
                 INSERT INTO tour_changes (tenant_id, property_id, changed_at) VALUES (?, ?, ?)
@@ -49,22 +49,22 @@ enum EventStore {
 
     private static func write(_ db: any SQLConnection, _ tenant: Int64, _ type: EventType, property: String, at now: WallClockTime,
                               _ data: (inout JSONWriter) -> Void) async throws {
-        EventNotingConnection.note(db, tenant)
+        let trace = EventNotingConnection.note(db, tenant)
         let json = json(data)
         switch db.dialect {
         case .postgresql:
             // One statement, one round trip.
             try await db.run("""
                 WITH next AS (UPDATE tenants SET last_event_id = last_event_id + 1 WHERE id = ? RETURNING last_event_id)
-                INSERT INTO events (tenant_id, id, type, property_id, created_at, data)
-                SELECT ?, last_event_id, ?, ?, ?, ? FROM next
-                """, tenant, tenant, type.rawValue, property, Timestamp.text(now), json)
+                INSERT INTO events (tenant_id, id, type, property_id, created_at, data, traceparent)
+                SELECT ?, last_event_id, ?, ?, ?, ?, ? FROM next
+                """, tenant, tenant, type.rawValue, property, Timestamp.text(now), json, trace)
         case .sqlite:
             try await db.run("UPDATE tenants SET last_event_id = last_event_id + 1 WHERE id = ?", tenant)
             try await db.run("""
-                INSERT INTO events (tenant_id, id, type, property_id, created_at, data)
-                SELECT ?, last_event_id, ?, ?, ?, ? FROM tenants WHERE id = ?
-                """, tenant, type.rawValue, property, Timestamp.text(now), json, tenant)
+                INSERT INTO events (tenant_id, id, type, property_id, created_at, data, traceparent)
+                SELECT ?, last_event_id, ?, ?, ?, ?, ? FROM tenants WHERE id = ?
+                """, tenant, type.rawValue, property, Timestamp.text(now), json, trace, tenant)
         }
     }
 
@@ -97,7 +97,8 @@ enum EventStore {
     static func page(_ db: any SQLConnection, _ tenant: Int64, after cursor: Int64, limit: Int) async throws -> [EventRecord] {
         try await db.query("SELECT * FROM events WHERE tenant_id = ? AND id > ? ORDER BY id LIMIT ?", tenant, cursor, limit).map { row in
             EventRecord(id: try row.decode("id", as: Int64.self), type: try row.decode("type", as: String.self), propertyId: try row.decode("property_id", as: String.self),
-                        createdAt: try row.decode("created_at", as: String.self), data: try row.decode("data", as: String.self))
+                        createdAt: try row.decode("created_at", as: String.self), data: try row.decode("data", as: String.self),
+                        traceparent: try row.decodeIfPresent("traceparent", as: String.self))
         }
     }
 

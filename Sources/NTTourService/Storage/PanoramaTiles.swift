@@ -7,6 +7,7 @@ import NTImagePreviews
 import NTLogging
 import Synchronization
 import NTThreadPools
+import NTTracing
 
 /// The cube tiles of large panoramas (`tileMinWidth` wide or more), made in the background
 /// once a panorama is stored and kept beside its previews: `previews/<tenant>/<panoramaId>/
@@ -105,10 +106,10 @@ final class PanoramaTiles: Sendable {
         }
         guard accepted else { return }
         // On the file pool's threads, never Swift's shared cooperative ones (which blocking
-        // callers may hold).
+        // callers may hold); out of the trace of the request that asked (it may take minutes).
         Task(executorPreference: io) { [self] in
             let slot = await turn.take()
-            let made = await make(tenant: tenant, panorama, source: source, stillStored: stillStored)
+            let made = await Trace.$current.withValue(nil) { await make(tenant: tenant, panorama, source: source, stillStored: stillStored) }
             turn.giveBack(slot)
             if !made {
                 untiled.withLock { untiled in

@@ -7,6 +7,7 @@ import NTImagePreviews
 import NTLogging
 import Synchronization
 import NTThreadPools
+import NTTracing
 
 /// Previews of panoramas, made once and kept on disk: `previews/<tenant>/<panoramaId>/
 /// <width>-<digest prefix>.jpg` under the data directory. The digest in the name means a
@@ -216,8 +217,10 @@ final class PreviewCache: Sendable {
                 let plan = try await io.run {
                     try MappedFile.read(source) { try JPEGPreview.plan($0, width: width, maxSourcePixels: maxSourcePixels, budget: budget) }
                 }
-                return MadePreview(bytes: try await memory.holding(plan.memoryBytes, for: "a \(width)-wide preview") {
-                    try await decoders.run { try MappedFile.read(source) { try JPEGPreview.make(from: $0, plan, quality: quality) } }
+                return MadePreview(bytes: try await Trace.span("image preview", attributes: [("width", String(width))]) {
+                    try await memory.holding(plan.memoryBytes, for: "a \(width)-wide preview") {
+                        try await decoders.run { try MappedFile.read(source) { try JPEGPreview.make(from: $0, plan, quality: quality) } }
+                    }
                 }, readable: true)
             } catch let error as PreviewError {
                 logger.warn("a panorama's preview cannot be made: the placeholder stands in", ["panorama": panorama.id, "error": error.message])

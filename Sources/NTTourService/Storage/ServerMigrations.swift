@@ -319,6 +319,13 @@ CREATE TABLE deployment (
 );
 
 """#),
+        Migration(version: 15, name: "event_trace", sql: #"""
+-- The trace of the request that made an event (W3C traceparent), when traces are sent: its
+-- webhook deliveries carry it on (docs/webhooks.md, "Traces"). NULL for events of untraced
+-- requests and of the daemon's own jobs.
+ALTER TABLE events ADD COLUMN traceparent TEXT;
+
+"""#),
     ]
 
     static let postgresql: [Migration] = [
@@ -584,6 +591,13 @@ CREATE TABLE deployment (
     singleton INTEGER NOT NULL PRIMARY KEY CHECK (singleton = 1),
     id TEXT NOT NULL
 );
+
+"""#),
+        Migration(version: 12, name: "event_trace", sql: #"""
+-- The trace of the request that made an event (W3C traceparent), when traces are sent: its
+-- webhook deliveries carry it on (docs/webhooks.md, "Traces"). NULL for events of untraced
+-- requests and of the daemon's own jobs.
+ALTER TABLE events ADD COLUMN traceparent TEXT;
 
 """#),
     ]

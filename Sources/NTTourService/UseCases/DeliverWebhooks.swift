@@ -5,6 +5,7 @@ import NTMetrics
 import NTOutboundHTTP
 import Synchronization
 import NTThreadPools
+import NTTracing
 
 /// Delivers each endpoint's events (docs/webhooks.md): every `webhookPollMs` it takes the
 /// endpoints with events after their cursor that are due and that no daemon delivers now
@@ -17,6 +18,8 @@ final class WebhookDeliverer: Sendable {
     private let context: ServiceContext
     private let key: SecretBox
     private let threads: ThreadPool
+    /// Where delivery spans go when traces are sent (nil: not).
+    private let tracer: Tracer?
     /// Each thread's libcurl handle: a receiver's connection outlives the delivery that made it.
     private let clients: PerThread<OutboundClient>
     /// The endpoints this daemon delivers now ("tenant/id"): at most `webhookConcurrency`.
@@ -29,8 +32,9 @@ final class WebhookDeliverer: Sendable {
     private let backlog = Mutex<(behind: Int, failing: Int)?>(nil)
 
     /// `threads`: the deliveries' (`webhookConcurrency` of them: a delivery blocks in libcurl).
-    init(context: ServiceContext, key: SecretBox, threads: ThreadPool) {
+    init(context: ServiceContext, key: SecretBox, threads: ThreadPool, tracer: Tracer?) {
         self.context = context
+        self.tracer = tracer
         self.key = key
         self.threads = threads
         clients = PerThread(threads: threads.threadCount)
@@ -164,8 +168,13 @@ final class WebhookDeliverer: Sendable {
         var writer = JSONWriter()
         event.write(to: &writer)
         let body = writer.bytes
+        // The trace of the request that made the event goes on to the receiver; the attempt is
+        // a span of it.
+        let trace = tracer.flatMap { tracer in event.traceparent.flatMap(TraceContext.init(traceparent:)).map { (tracer, $0, $0.child()) } }
         let headers = StandardWebhooks.headers(key: secret, id: StandardWebhooks.messageId(webhook: webhook, event: event.id),
                                                timestamp: context.clock.unixSeconds, body: body)
+            + (trace.map { [(name: "traceparent", value: $0.2.traceparent)] } ?? [])
+        let start = Tracer.now()
         let outcome: Result<OutboundAnswer, OutboundFailure>
         do {
             outcome = try await threads.run { [clients] (thread: Int) -> Result<OutboundAnswer, OutboundFailure> in
@@ -196,6 +205,13 @@ final class WebhookDeliverer: Sendable {
         switch outcome {
         case .success(let answer): (attempt.status, attempt.latencyMs) = (answer.status, answer.latencyMs)
         case .failure(let failure): (attempt.error, attempt.latencyMs) = (failure.message, failure.latencyMs)
+        }
+        if let (tracer, parent, span) = trace, parent.sampled {
+            let failure = attempt.error ?? attempt.status.flatMap { (200..<300).contains($0) ? nil : "HTTP \($0)" }
+            tracer.record(FinishedSpan(name: "webhook delivery", context: span, parentSpanId: parent.spanId, kind: .client, startNanos: start,
+                                       endNanos: Tracer.now(), attributes: [("webhook", webhook), ("event", String(event.id)),
+                                                                            ("http.response.status_code", attempt.status.map(String.init) ?? "")],
+                                       error: failure))
         }
         return attempt
     }

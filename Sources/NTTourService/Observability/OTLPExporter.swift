@@ -1,0 +1,110 @@
+import Foundation
+import NTLogging
+import NTOutboundHTTP
+import NTThreadPools
+import NTTracing
+
+/// Sends the tracer's spans to an OpenTelemetry collector every `otlpExportMs`: OTLP/HTTP with
+/// JSON (`POST <otlpEndpoint>`, an ExportTraceServiceRequest), through libcurl on a thread of
+/// its own, so no request waits on it. A collector away loses that batch (counted and logged
+/// once per outage, like the storage's): traces are for looking, not for keeping.
+final class OTLPExporter: Sendable {
+    private let endpoint: String
+    private let host: String
+    private let port: Int
+    private let tracer: Tracer
+    private let thread: ThreadPool
+    private let clients: PerThread<OutboundClient>
+    private let timeoutMs: Int
+    private let serviceName: String
+    private let failures: OutageLog
+    private let logger: Logger
+
+    init?(config: ToursdConfig, tracer: Tracer, logger: Logger) throws(StartupError) {
+        guard !config.otlpEndpoint.isEmpty else { return nil }
+        guard let url = URLComponents(string: config.otlpEndpoint), let host = url.host, !host.isEmpty,
+              url.scheme == "http" || url.scheme == "https" else {
+            throw StartupError("otlpEndpoint \(config.otlpEndpoint) is not an http(s) URL (a collector's /v1/traces)")
+        }
+        endpoint = config.otlpEndpoint
+        self.host = host
+        port = url.port ?? (url.scheme == "https" ? 443 : 80)
+        self.tracer = tracer
+        thread = ThreadPool(name: "otlp", threads: 1)
+        clients = PerThread(threads: 1)
+        timeoutMs = config.otlpTimeoutMs
+        serviceName = config.otlpServiceName
+        failures = OutageLog(intervalSeconds: config.outageLogSeconds)
+        self.logger = logger
+    }
+
+    func stop() { thread.stop() }
+
+    /// Sends what the tracer holds (nothing when it holds nothing).
+    func export() async {
+        let spans = tracer.drain()
+        guard !spans.isEmpty else { return }
+        let body = OTLPJSON.request(spans, serviceName: serviceName)
+        let (endpoint, host, port, timeoutMs) = (endpoint, host, port, timeoutMs)
+        let outcome = try? await thread.run { [clients] (index: Int) -> Result<OutboundAnswer, OutboundFailure> in
+            let client: OutboundClient
+            do {
+                client = try clients.value(index) { () throws(OutboundFailure) in try OutboundClient() }
+            } catch let failure as OutboundFailure {
+                return .failure(failure)
+            } catch {
+                return .failure(OutboundFailure(message: "\(error)", latencyMs: 0))
+            }
+            switch OutboundClient.resolve(host) {
+            case .failure(let failure): return .failure(failure)
+            case .success(let addresses):
+                guard let address = addresses.first else { return .failure(OutboundFailure(message: "\(host) has no address", latencyMs: 0)) }
+                return client.post(url: endpoint, host: host, port: port, address: address, headers: [("Content-Type", "application/json")],
+                                   body: body, timeoutMs: timeoutMs, maxResponseBytes: 64 << 10)
+            }
+        }
+        let problem: String? = switch outcome {
+        case .success(let answer) where (200..<300).contains(answer.status): nil
+        case .success(let answer): "the collector answered \(answer.status)"
+        case .failure(let failure): failure.message
+        case nil: "the exporter stopped"
+        }
+        if let problem, failures.isNew(problem) {
+            logger.warn("traces could not be sent; this batch is dropped", ["endpoint": endpoint, "spans": String(spans.count), "error": problem])
+        }
+    }
+}
+
+/// OTLP's JSON encoding of spans (opentelemetry-proto's ExportTraceServiceRequest): ids in
+/// hex, times as decimal strings of nanoseconds since 1970.
+enum OTLPJSON {
+    static func request(_ spans: [FinishedSpan], serviceName: String) -> [UInt8] {
+        let document: [String: Any] = [
+            "resourceSpans": [[
+                "resource": ["attributes": [attribute("service.name", serviceName)]],
+                "scopeSpans": [["scope": ["name": "toursd"], "spans": spans.map(span)]],
+            ]],
+        ]
+        return Array((try? JSONSerialization.data(withJSONObject: document)) ?? Data())
+    }
+
+    private static func span(_ span: FinishedSpan) -> [String: Any] {
+        var out: [String: Any] = [
+            "traceId": span.context.traceIdHex,
+            "spanId": span.context.spanIdHex,
+            "name": span.name,
+            "kind": span.kind.rawValue,
+            "startTimeUnixNano": String(span.startNanos),
+            "endTimeUnixNano": String(span.endNanos),
+            "attributes": span.attributes.map { attribute($0.key, $0.value) },
+            // 1: ok, 2: error (with why).
+            "status": span.error.map { ["code": 2, "message": $0] as [String: Any] } ?? ["code": 1],
+        ]
+        if let parent = span.parentSpanId { out["parentSpanId"] = TraceContext.hex16(parent) }
+        return out
+    }
+
+    private static func attribute(_ key: String, _ value: String) -> [String: Any] {
+        ["key": key, "value": ["stringValue": value]]
+    }
+}
