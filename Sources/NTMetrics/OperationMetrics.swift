@@ -42,15 +42,16 @@ public final class OperationMetrics: Sendable {
         }
     }
 
-    /// `body`, timed and recorded as `operation`: "ok" when it returns, "error" when it throws.
-    public func measure<T>(_ operation: String, _ body: () async throws -> T) async throws -> T {
+    /// `body`, timed and recorded as `operation`: "ok" when it returns, else what `failure`
+    /// calls the error it threw.
+    public func measure<T>(_ operation: String, failure: (any Error) -> String = { _ in "error" }, _ body: () async throws -> T) async throws -> T {
         let start = ContinuousClock.now
         do {
             let value = try await body()
             record(operation, outcome: "ok", seconds: Self.seconds(since: start))
             return value
         } catch {
-            record(operation, outcome: "error", seconds: Self.seconds(since: start))
+            record(operation, outcome: failure(error), seconds: Self.seconds(since: start))
             throw error
         }
     }

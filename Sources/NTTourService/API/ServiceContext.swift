@@ -146,9 +146,13 @@ final class ServiceContext: Sendable {
         try await database("read") { try await pool.read(body) }
     }
 
-    /// A call to the database, counted (/metrics) and, in a traced request, its span.
+    /// A call to the database, counted (/metrics: "error" when the database failed, "refused"
+    /// when the service refused what it read, a 404 or a conflict) and, in a traced request,
+    /// its span.
     private func database<T>(_ operation: String, _ body: () async throws -> T) async throws -> T {
-        try await Trace.span("database \(operation)", kind: .client) { try await databaseCalls.measure(operation, body) }
+        try await Trace.span("database \(operation)", kind: .client) {
+            try await databaseCalls.measure(operation, failure: { $0 is any StorageFailure ? "error" : "refused" }, body)
+        }
     }
 }
 
