@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 build_release toursd DurableReceiver DocumentBench ClientBench
 bash bench/http.sh
 echo
+bash bench/tracing.sh
+echo
 bash bench/mixed_load.sh
 echo
 bash bench/uploads.sh
