@@ -14,9 +14,10 @@ import TestTraits
 /// Webhooks (docs/webhooks.md) against a real receiver on loopback: what it is sent, signed,
 /// in order, again after failures, and what the API says of it.
 @Suite(.hangGuard, .testThreads) struct WebhookDeliveryTests {
-    /// Fast polls and retries; loopback receivers allowed.
-    private func harness(_ configure: @escaping (inout ToursdConfig) -> Void = { _ in }) throws -> ServiceHarness {
-        try ServiceHarness(configure: {
+    /// Fast polls and retries; loopback receivers allowed. `alone`: one daemon even in a
+    /// balanced run (its /metrics counts what it sent itself).
+    private func harness(alone: Bool = false, _ configure: @escaping (inout ToursdConfig) -> Void = { _ in }) throws -> ServiceHarness {
+        try ServiceHarness(alone: alone, configure: {
             $0.webhookAllowPrivateTargets = true
             $0.webhookPollMs = 50
             $0.webhookBackoffBaseMs = 50
@@ -90,7 +91,7 @@ import TestTraits
     /// everything after, in order; the log says what each attempt got.
     @Test func aReceiverThatFailsForAWhileGetsEverythingAfterInOrder() async throws {
         let receiver = try WebhookReceiver(answers: [500, 302, 503])
-        let harness = try harness()
+        let harness = try harness(alone: true)
         let client = try harness.client(harness.alpha)
         let (id, _) = try makeEndpoint(client, receiver.url, events: ["property.created"])
         let names = (0..<4).map { _ in newID() }
