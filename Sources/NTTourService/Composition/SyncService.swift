@@ -29,8 +29,7 @@ public final class SyncService: Sendable {
     private let webhooks: WebhookDeliverer
     /// What /metrics asks for (`metricsTokenFile`); nil: nothing.
     private let metricsToken: [UInt8]?
-    /// Where requests' spans wait for the exporter, which sends them (nil: no traces).
-    private let tracer: Tracer
+    /// What sends requests' spans, and holds them meanwhile (nil: no traces).
     private let exporter: OTLPExporter?
     private let timers = Mutex<[ServiceTimer]>([])
     /// Set at SIGTERM: `/readyz` says draining while requests are still served.
@@ -57,8 +56,7 @@ public final class SyncService: Sendable {
         let pool = storage(try ServerStorage.open(deployment.records, config, logger: logger))
         let webhookKey = try WebhookKey.load(config)
         let metricsToken = try MetricsToken.load(config)
-        let tracer = Tracer(limit: config.otlpQueueSpans)
-        let exporter = try OTLPExporter(config: config, tracer: tracer, logger: logger)
+        let exporter = try OTLPExporter(config: config, logger: logger)
         // Several daemons on one database take turns through its locks; one daemon, through its own.
         let locker: any Locker = switch deployment.records {
         case .sqlite: LocalLocker()
@@ -71,7 +69,7 @@ public final class SyncService: Sendable {
                                      sharedPreviews: sharedPreviews, config: config, logger: logger, clock: clock,
                                      crashPoints: CrashPoints(armed: crashAt))
         let service = SyncService(deployment, context: context, blobs: blobs, webhookKey: webhookKey, metricsToken: metricsToken,
-                                  tracer: tracer, exporter: exporter, webhookThreads: pools.webhooks)
+                                  exporter: exporter, webhookThreads: pools.webhooks)
         try service.recover()
         try service.bootstrapToken()
         service.startTimers()
@@ -104,15 +102,14 @@ public final class SyncService: Sendable {
     }
 
     private init(_ deployment: Deployment, context: ServiceContext, blobs: OpenedBlobs, webhookKey: SecretBox, metricsToken: [UInt8]?,
-                 tracer: Tracer, exporter: OTLPExporter?, webhookThreads: ThreadPool) {
+                 exporter: OTLPExporter?, webhookThreads: ThreadPool) {
         self.deployment = deployment
         self.metricsToken = metricsToken
-        self.tracer = tracer
         self.exporter = exporter
         self.context = context
         self.blobs = blobs
         self.webhookKey = webhookKey
-        webhooks = WebhookDeliverer(context: context, key: webhookKey, threads: webhookThreads, tracer: exporter == nil ? nil : tracer)
+        webhooks = WebhookDeliverer(context: context, key: webhookKey, threads: webhookThreads, tracer: exporter?.tracer)
         let sessions = UploadSessions(blobs: context.blobs, locker: context.locker, durableStep: context.config.uploadDurableStepBytes) { [context] key, offset in
             do {
                 try await context.write { try await UploadStore.advanceOffset($0, key.tenant, key.id, to: offset) }
@@ -183,11 +180,11 @@ public final class SyncService: Sendable {
 
     /// The tracer's line of /metrics, when traces are sent.
     private var traceMetrics: String {
-        guard exporter != nil else { return "" }
+        guard let exporter else { return "" }
         return """
             # HELP toursd_trace_spans_dropped_total Spans dropped since start, otlpQueueSpans waiting already.
             # TYPE toursd_trace_spans_dropped_total counter
-            toursd_trace_spans_dropped_total \(tracer.dropped)
+            toursd_trace_spans_dropped_total \(exporter.tracer.dropped)
 
             """
     }
@@ -216,7 +213,7 @@ public final class SyncService: Sendable {
                               + context.blobs.metrics + self.webhooks.metrics + self.traceMetrics })
             // Every route but the health checks and /metrics, which a balancer or a scraper
             // polls: a span each would drown the traces.
-            table.group(exporter == nil ? [] : [RequestTracing(tracer: tracer)]) { table in
+            table.group(exporter.map { [RequestTracing(tracer: $0.tracer)] } ?? []) { table in
                 table.group(ServiceErrors(context)) { table in
                     table.group(authenticated) { table in
                         PropertyRoutes.add(to: &table, context)

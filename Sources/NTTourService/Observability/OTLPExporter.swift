@@ -12,7 +12,8 @@ final class OTLPExporter: Sendable {
     private let endpoint: String
     private let host: String
     private let port: Int
-    private let tracer: Tracer
+    /// Where the spans wait (`otlpQueueSpans` at most).
+    let tracer: Tracer
     private let thread: ThreadPool
     private let clients: PerThread<OutboundClient>
     private let timeoutMs: Int
@@ -20,7 +21,7 @@ final class OTLPExporter: Sendable {
     private let failures: OutageLog
     private let logger: Logger
 
-    init?(config: ToursdConfig, tracer: Tracer, logger: Logger) throws(StartupError) {
+    init?(config: ToursdConfig, logger: Logger) throws(StartupError) {
         guard !config.otlpEndpoint.isEmpty else { return nil }
         guard let url = URLComponents(string: config.otlpEndpoint), let host = url.host, !host.isEmpty,
               url.scheme == "http" || url.scheme == "https" else {
@@ -29,7 +30,7 @@ final class OTLPExporter: Sendable {
         endpoint = config.otlpEndpoint
         self.host = host
         port = url.port ?? (url.scheme == "https" ? 443 : 80)
-        self.tracer = tracer
+        tracer = Tracer(limit: config.otlpQueueSpans)
         thread = ThreadPool(name: "otlp", threads: 1)
         clients = PerThread(threads: 1)
         timeoutMs = config.otlpTimeoutMs
