@@ -68,6 +68,21 @@ public final class OutboundClient {
         return .success(addresses)
     }
 
+    /// Resolves `host`, then POSTs `body` to `url` on its first address, unless `refusal` (given
+    /// every address it resolved to) says why not.
+    public func post(url: String, host: String, port: Int, headers: [(name: String, value: String)], body: [UInt8], timeoutMs: Int,
+                     maxResponseBytes: Int, refusal: ([String]) -> String? = { _ in nil }) -> Result<OutboundAnswer, OutboundFailure> {
+        switch Self.resolve(host) {
+        case .failure(let failure):
+            return .failure(failure)
+        case .success(let addresses):
+            guard let address = addresses.first else { return .failure(OutboundFailure(message: "\(host) has no address", latencyMs: 0)) }
+            if let refused = refusal(addresses) { return .failure(OutboundFailure(message: refused, latencyMs: 0)) }
+            return post(url: url, host: host, port: port, address: address, headers: headers, body: body, timeoutMs: timeoutMs,
+                        maxResponseBytes: maxResponseBytes)
+        }
+    }
+
     /// POSTs `body` to `url`, connecting to `address` for its host (the address the caller
     /// checked: no second lookup), with `headers`. No redirect is followed; the answer's body
     /// is read up to `maxResponseBytes` and dropped; the whole exchange takes at most

@@ -62,26 +62,34 @@ enum BucketBackup {
         guard FileManager.default.fileExists(atPath: dataDir + "/toursd.sqlite") else {
             throw StartupError("\(dataDir) holds no toursd database (toursd.sqlite): nothing to back up")
         }
-        if let entries = try? FileManager.default.contentsOfDirectory(atPath: destination), !entries.isEmpty {
-            throw StartupError("\(destination) is not empty: a backup goes into a new or empty folder")
-        }
-        try StartupError.makeDirectories(destination)
+        try prepare(destination)
         do {
             try Database(path: dataDir + "/toursd.sqlite").backup(to: destination + "/toursd.sqlite")
             let entries = try entries(of: Database(path: destination + "/toursd.sqlite"))
             for entry in entries { try check(entry, in: bucket) }
             try SyncService.writePrivateFile(destination + "/" + manifestName, line: String(manifest(entries).dropLast()))
-            for name in ["admin.token", WebhookKey.fileName] {
-                guard let contents = FileManager.default.contents(atPath: dataDir + "/" + name) else { continue }
-                guard FileManager.default.createFile(atPath: destination + "/" + name, contents: contents, attributes: [.posixPermissions: 0o600]) else {
-                    throw StartupError("cannot write \(destination)/\(name)")
-                }
-            }
+            for name in ["admin.token", WebhookKey.fileName] { try copyPrivate(dataDir + "/" + name, to: destination + "/" + name) }
             return entries.count
         } catch let error as StartupError {
             throw error
         } catch {
             throw StartupError("the backup failed: \(error)")
+        }
+    }
+
+    /// A backup's folder: made, or found empty.
+    static func prepare(_ destination: String) throws(StartupError) {
+        if let entries = try? FileManager.default.contentsOfDirectory(atPath: destination), !entries.isEmpty {
+            throw StartupError("\(destination) is not empty: a backup goes into a new or empty folder")
+        }
+        try StartupError.makeDirectories(destination)
+    }
+
+    /// The file at `source`, when there is one, copied to `target` (0600).
+    static func copyPrivate(_ source: String, to target: String) throws(StartupError) {
+        guard let contents = FileManager.default.contents(atPath: source) else { return }
+        guard FileManager.default.createFile(atPath: target, contents: contents, attributes: [.posixPermissions: 0o600]) else {
+            throw StartupError("cannot write \(target)")
         }
     }
 

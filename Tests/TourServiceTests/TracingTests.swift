@@ -97,4 +97,26 @@ import TestTraits
         collector.stop()
         hooks.stop()
     }
+
+    /// A collector away costs requests nothing: they are answered, its batches dropped and
+    /// the failure logged once per outageLogSeconds.
+    @Test func aCollectorAwayLosesItsBatchesNotTheRequests() async throws {
+        let away = try PortReservation()
+        let log = testDirectory("otlp-away").path + ".log"
+        let harness = try ServiceHarness(logFile: log, logLevel: .warn) {
+            $0.otlpEndpoint = "http://127.0.0.1:\(away.port)/v1/traces"
+            $0.otlpExportMs = 50
+            $0.otlpTimeoutMs = 500
+        }
+        let client = try harness.client(harness.alpha)
+        for _ in 0..<20 { #expect(try client.putProperty(newID()).status == 201) }
+        try await waitUntil("the failed sending in the log", seconds: 20) {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("traces could not be sent")
+        }
+        for _ in 0..<20 { #expect(try client.putProperty(newID()).status == 201) }
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").filter { $0.contains("traces could not be sent") }
+        #expect(lines.count == 1, "\(lines)")
+        await harness.finish()
+        away.release()
+    }
 }

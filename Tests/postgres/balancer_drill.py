@@ -13,7 +13,6 @@ import csv
 import http.client
 import json
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -25,6 +24,7 @@ import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 from relaying import pipe  # noqa: E402
+import toursd_api  # noqa: E402
 
 
 def fail(message):
@@ -103,22 +103,11 @@ def free_port():
 
 
 def start_toursd(toursd, work, name, environment):
-    data = os.path.join(work, name)
-    os.makedirs(data, exist_ok=True)
-    log = os.path.join(work, name + ".log")
-    process = subprocess.Popen([toursd, "serve", "--config", "config/toursd-scale-out.json", "--port", "0", "--data-dir", data],
-                               stderr=open(log, "w"), env={**os.environ, **environment})
-    port = None
-
-    def listening():
-        nonlocal port
-        found = re.search(r"listening on http://[^ ]*:(\d+)", open(log).read())
-        port = found and int(found.group(1))
-        return port is not None or process.poll() is not None
-    wait_for(f"{name} to listen", listening, 30)
-    if port is None:
+    """A daemon on the docs' scale-out file: (process, port)."""
+    process, base, log = toursd_api.start_toursd(toursd, os.path.join(work, name), environment, ["--config", "config/toursd-scale-out.json"])
+    if base is None:
         fail(f"{name} did not start: {open(log).read()[-2000:]}")
-    return process, port
+    return process, int(base.rsplit(":", 1)[1])
 
 
 class Balancer:

@@ -16,7 +16,6 @@ import hmac
 import io
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -28,7 +27,7 @@ from PIL import Image
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "webhooks"))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 from receiver import Receiver  # noqa: E402
-from toursd_api import request  # noqa: E402
+from toursd_api import request, start_toursd  # noqa: E402
 
 
 def fail(message):
@@ -42,21 +41,10 @@ def psql(url, *statements):
 
 
 class Daemon:
+    """toursd on `data_dir`; `base` is None when it stopped before it listened."""
+
     def __init__(self, toursd, data_dir, environment):
-        os.makedirs(data_dir, exist_ok=True)
-        self.log = data_dir + ".log"
-        self.process = subprocess.Popen([toursd, "serve", "--port", "0", "--data-dir", data_dir],
-                                        stderr=open(self.log, "w"), env={**os.environ, **environment})
-        self.base = None
-        for _ in range(300):
-            found = re.search(r"listening on http://[^ ]*:(\d+)", open(self.log).read())
-            if found:
-                self.base = f"http://127.0.0.1:{found.group(1)}"
-                return
-            if self.process.poll() is not None:
-                return
-            time.sleep(0.1)
-        fail(f"{data_dir}: toursd neither listened nor stopped: {open(self.log).read()[-1500:]}")
+        self.process, self.base, self.log = start_toursd(toursd, data_dir, environment)
 
     def stop(self):
         if self.process.poll() is None:
@@ -110,10 +98,21 @@ def main():
         fail(f"the endpoint: {status} {said[:200]}")
     secret = json.loads(said)["secret"]
 
+    def back_up(into):
+        return subprocess.run([toursd, "backup", into, "--data-dir", os.path.join(work, "first")], capture_output=True, text=True,
+                              env={**os.environ, **common, "TOURSD_databaseUrl": database})
+
+    # A backup whose rows name an object the bucket lacks fails, and leaves nothing behind.
+    missing = f"drill/1/panoramas/{list(panoramas)[2]}"
+    marker = s3.delete_object(Bucket="tours", Key=missing)["VersionId"]
+    failed = back_up(os.path.join(work, "failed"))
+    if failed.returncode == 0 or missing.removeprefix("drill/") not in failed.stderr or os.listdir(os.path.join(work, "failed")):
+        fail(f"a backup without an object: {failed.returncode} {failed.stderr[-500:]} {os.listdir(os.path.join(work, 'failed'))}")
+    s3.delete_object(Bucket="tours", Key=missing, VersionId=marker)
+
     # The backup, while the daemon serves.
     backup = os.path.join(work, "backup")
-    made = subprocess.run([toursd, "backup", backup, "--data-dir", os.path.join(work, "first")], capture_output=True, text=True,
-                          env={**os.environ, **common, "TOURSD_databaseUrl": database})
+    made = back_up(backup)
     if made.returncode != 0:
         fail(f"toursd backup: {made.returncode} {made.stderr[-1500:]}")
     for name in ["toursd.dump", "blobs.manifest", "webhook.key"]:
@@ -126,7 +125,7 @@ def main():
     print(f"restore drill: {made.stdout.strip().splitlines()[0]}")
 
     # After the backup: one panorama deleted (its object goes), another stored.
-    deleted, kept = list(panoramas)[0], list(panoramas)[1:]
+    deleted = list(panoramas)[0]
     if request(first.base, "DELETE", f"/v1/panoramas/{deleted}", token)[0] != 204:
         fail("the deletion after the backup")
     later = str(uuid.uuid4())

@@ -9,10 +9,8 @@ import NTPostgresDB
 /// "Backup and restore" says how they go back.
 enum PostgresBackup {
     static func run(url: String, to destination: String, bucket: BucketTransfer, webhookKey: String) throws(StartupError) -> Int {
-        if let entries = try? FileManager.default.contentsOfDirectory(atPath: destination), !entries.isEmpty {
-            throw StartupError("\(destination) is not empty: a backup goes into a new or empty folder")
-        }
-        try StartupError.makeDirectories(destination)
+        try BucketBackup.prepare(destination)
+        let written = ["toursd.dump", BucketBackup.manifestName, WebhookKey.fileName].map { destination + "/" + $0 }
         do {
             let connection = try PostgresConnection(url: url)
             try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
@@ -20,19 +18,16 @@ enum PostgresBackup {
                 throw StartupError("PostgreSQL gave no snapshot to back up")
             }
             let entries = try BucketBackup.entries(try BucketBackup.naming.map { try connection.query($0) })
-            try dump(url: url, snapshot: snapshot, into: destination + "/toursd.dump")
             for entry in entries { try BucketBackup.check(entry, in: bucket) }
-            try SyncService.writePrivateFile(destination + "/" + BucketBackup.manifestName, line: String(BucketBackup.manifest(entries).dropLast()))
-            if let key = FileManager.default.contents(atPath: webhookKey),
-               !FileManager.default.createFile(atPath: destination + "/" + WebhookKey.fileName, contents: key, attributes: [.posixPermissions: 0o600]) {
-                throw StartupError("cannot write \(destination)/\(WebhookKey.fileName)")
-            }
+            try dump(url: url, snapshot: snapshot, into: written[0])
+            try SyncService.writePrivateFile(written[1], line: String(BucketBackup.manifest(entries).dropLast()))
+            try BucketBackup.copyPrivate(webhookKey, to: written[2])
             try connection.execute("COMMIT")
             return entries.count
-        } catch let error as StartupError {
-            throw error
         } catch {
-            throw StartupError("the backup failed: \(error)")
+            // A backup is whole or not there: nothing of a failed one is left to be taken for it.
+            for path in written { unlink(path) }
+            throw (error as? StartupError) ?? StartupError("the backup failed: \(error)")
         }
     }
 

@@ -49,20 +49,13 @@ final class OTLPExporter: Sendable {
         let (endpoint, host, port, timeoutMs) = (endpoint, host, port, timeoutMs)
         let outcome = try? await thread.run { [clients] (index: Int) -> Result<OutboundAnswer, OutboundFailure> in
             let client: OutboundClient
-            do {
+            do throws(OutboundFailure) {
                 client = try clients.value(index) { () throws(OutboundFailure) in try OutboundClient() }
-            } catch let failure as OutboundFailure {
-                return .failure(failure)
             } catch {
-                return .failure(OutboundFailure(message: "\(error)", latencyMs: 0))
+                return .failure(error)
             }
-            switch OutboundClient.resolve(host) {
-            case .failure(let failure): return .failure(failure)
-            case .success(let addresses):
-                guard let address = addresses.first else { return .failure(OutboundFailure(message: "\(host) has no address", latencyMs: 0)) }
-                return client.post(url: endpoint, host: host, port: port, address: address, headers: [("Content-Type", "application/json")],
-                                   body: body, timeoutMs: timeoutMs, maxResponseBytes: 64 << 10)
-            }
+            return client.post(url: endpoint, host: host, port: port, headers: [("Content-Type", "application/json")], body: body,
+                               timeoutMs: timeoutMs, maxResponseBytes: 64 << 10)
         }
         let problem: String? = switch outcome {
         case .success(let answer) where (200..<300).contains(answer.status): nil

@@ -168,36 +168,26 @@ final class WebhookDeliverer: Sendable {
         var writer = JSONWriter()
         event.write(to: &writer)
         let body = writer.bytes
-        // The trace of the request that made the event goes on to the receiver; the attempt is
-        // a span of it.
-        let trace = tracer.flatMap { tracer in event.traceparent.flatMap(TraceContext.init(traceparent:)).map { (tracer, $0, $0.child()) } }
+        let trace = DeliveryTrace(event, tracer: tracer)
         let headers = StandardWebhooks.headers(key: secret, id: StandardWebhooks.messageId(webhook: webhook, event: event.id),
                                                timestamp: context.clock.unixSeconds, body: body)
-            + (trace.map { [(name: "traceparent", value: $0.2.traceparent)] } ?? [])
-        let start = Tracer.now()
+            + (trace.map { [(name: "traceparent", value: $0.span.traceparent)] } ?? [])
         let outcome: Result<OutboundAnswer, OutboundFailure>
         do {
             outcome = try await threads.run { [clients] (thread: Int) -> Result<OutboundAnswer, OutboundFailure> in
-                let addresses: [String]
-                switch OutboundClient.resolve(target.host) {
-                case .success(let found): addresses = found
-                case .failure(let failure): return .failure(failure)
-                }
-                // Every address must be one it may reach: a name answering a public and a
-                // private address is refused, not tried on the public one alone.
-                guard !addresses.isEmpty, config.webhookAllowPrivateTargets
-                        || addresses.allSatisfy({ AddressRange.bytes($0).map(AddressRange.isPublic) ?? false }) else {
-                    return .failure(OutboundFailure(message: "\(target.host) resolves to a loopback, private or link-local address (webhookAllowPrivateTargets is off)",
-                                                    latencyMs: 0))
-                }
                 let client: OutboundClient
                 do throws(OutboundFailure) {
                     client = try clients.value(thread) { () throws(OutboundFailure) in try OutboundClient() }
                 } catch {
                     return .failure(error)
                 }
-                return client.post(url: target.url, host: target.host, port: target.port, address: addresses[0], headers: headers,
-                                   body: body, timeoutMs: config.webhookTimeoutMs, maxResponseBytes: config.webhookResponseBytes)
+                return client.post(url: target.url, host: target.host, port: target.port, headers: headers, body: body,
+                                   timeoutMs: config.webhookTimeoutMs, maxResponseBytes: config.webhookResponseBytes) { addresses in
+                    // Every address must be one it may reach: a name answering a public and a
+                    // private address is refused, not tried on the public one alone.
+                    config.webhookAllowPrivateTargets || addresses.allSatisfy({ AddressRange.bytes($0).map(AddressRange.isPublic) ?? false }) ? nil
+                        : "\(target.host) resolves to a loopback, private or link-local address (webhookAllowPrivateTargets is off)"
+                }
             }
         } catch {
             outcome = .failure(OutboundFailure(message: "the daemon is stopping", latencyMs: 0))
@@ -206,13 +196,31 @@ final class WebhookDeliverer: Sendable {
         case .success(let answer): (attempt.status, attempt.latencyMs) = (answer.status, answer.latencyMs)
         case .failure(let failure): (attempt.error, attempt.latencyMs) = (failure.message, failure.latencyMs)
         }
-        if let (tracer, parent, span) = trace, parent.sampled {
-            let failure = attempt.error ?? attempt.status.flatMap { (200..<300).contains($0) ? nil : "HTTP \($0)" }
-            tracer.record(FinishedSpan(name: "webhook delivery", context: span, parentSpanId: parent.spanId, kind: .client, startNanos: start,
-                                       endNanos: Tracer.now(), attributes: [("webhook", webhook), ("event", String(event.id)),
-                                                                            ("http.response.status_code", attempt.status.map(String.init) ?? "")],
-                                       error: failure))
-        }
+        trace?.record(attempt, webhook: webhook)
         return attempt
+    }
+}
+
+/// A delivery in the trace of the request that made its event: it sends `span` on as the
+/// receiver's `traceparent`, and its attempt is that span.
+private struct DeliveryTrace {
+    let tracer: Tracer
+    let parent: TraceContext
+    let span: TraceContext
+    let start = Tracer.now()
+
+    /// Nil when traces are not sent or the event's request was not traced.
+    init?(_ event: EventRecord, tracer: Tracer?) {
+        guard let tracer, let parent = event.traceparent.flatMap(TraceContext.init(traceparent:)) else { return nil }
+        (self.tracer, self.parent, span) = (tracer, parent, parent.child())
+    }
+
+    func record(_ attempt: WebhookStore.Attempt, webhook: String) {
+        guard parent.sampled else { return }
+        let failure = attempt.error ?? attempt.status.flatMap { (200..<300).contains($0) ? nil : "HTTP \($0)" }
+        tracer.record(FinishedSpan(name: "webhook delivery", context: span, parentSpanId: parent.spanId, kind: .client, startNanos: start,
+                                   endNanos: Tracer.now(), attributes: [("webhook", webhook), ("event", String(attempt.event)),
+                                                                        ("http.response.status_code", attempt.status.map(String.init) ?? "")],
+                                   error: failure))
     }
 }
