@@ -30,6 +30,18 @@ public enum ByteEncoding {
         return out
     }
 
+    /// base64url without padding (RFC 4648 §5): safe in paths, headers and shells.
+    public static func base64URL(_ bytes: [UInt8]) -> String {
+        String(base64(bytes).compactMap { char -> Character? in
+            switch char {
+            case "+": "-"
+            case "/": "_"
+            case "=": nil
+            default: char
+            }
+        })
+    }
+
     /// Standard base64 with padding.
     public static func base64(_ bytes: [UInt8]) -> String {
         var out = [UInt8]()

@@ -27,6 +27,12 @@ public struct SecretBox: Sendable {
         self.key = key
     }
 
+    /// A key for another purpose, derived from this one (HMAC-SHA256 of `label`): what it
+    /// authenticates cannot be confused with what this key seals.
+    public func derivedKey(_ label: String) -> [UInt8] {
+        hmacSHA256(key: key, Array(label.utf8))
+    }
+
     public func seal(_ plaintext: [UInt8], nonce: [UInt8]) -> [UInt8] {
         precondition(nonce.count == 12, "a GCM nonce is 12 bytes")
         guard let context = EVP_CIPHER_CTX_new() else { fatalError("EVP_CIPHER_CTX_new: out of memory") }

@@ -2,19 +2,24 @@ import NTAPIModel
 import NTCurlRuntime
 import Foundation
 
-/// How the library is set up: where the server is, its token, where local storage lives, and
-/// how the upload queue sends.
+/// How the library is set up: where the server is, its token (a tenant token, or a grant's),
+/// where local storage lives, and how the upload queue sends.
 public struct Configuration: Sendable {
     public var server: URL
     public var token: String
     public var storageDirectory: URL
     public var sync: SyncOptions
+    /// Asked for a fresh token when the server says the grant `token` is expired (docs/client.md
+    /// "Grants"); nil: an expired grant fails the request as the server answered it.
+    public var credentialProvider: CredentialProvider?
 
-    public init(server: URL, token: String, storageDirectory: URL, sync: SyncOptions = SyncOptions()) {
+    public init(server: URL, token: String, storageDirectory: URL, sync: SyncOptions = SyncOptions(),
+                credentialProvider: CredentialProvider? = nil) {
         self.server = server
         self.token = token
         self.storageDirectory = storageDirectory
         self.sync = sync
+        self.credentialProvider = credentialProvider
     }
 }
 
@@ -35,15 +40,14 @@ public final class NoughtyTours: Sendable {
         guard let scheme = configuration.server.scheme?.lowercased(), ["http", "https"].contains(scheme), configuration.server.host != nil else {
             throw .invalidInput("the server is an http:// or https:// URL, not \(configuration.server)")
         }
-        // It goes into a header line as it is: a space, a control character or a line break
-        // would break the header (or inject another). RFC 6750's b64token is printable ASCII.
-        guard !configuration.token.isEmpty, configuration.token.unicodeScalars.allSatisfy({ (0x21...0x7e).contains($0.value) }) else {
+        // It goes into a header line as it is.
+        guard Credentials.isValid(configuration.token) else {
             throw .invalidInput("the token is printable ASCII without spaces (RFC 6750)")
         }
         self.configuration = configuration
         let options = try configuration.sync.validated()
         store = try LocalStore(directory: configuration.storageDirectory)
-        let server = ServerEndpoint(server: configuration.server, token: configuration.token)
+        let server = ServerEndpoint(server: configuration.server, token: configuration.token, provider: configuration.credentialProvider)
         properties = PropertyManagement(store: store, remote: RemoteServer(server: server, options: options))
         structureCapture = StructureCapture(store: store)
         panoramaCapture = PanoramaCapture(store: store)

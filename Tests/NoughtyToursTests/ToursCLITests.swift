@@ -17,8 +17,8 @@ import TestTraits
         try tours(config: config, arguments)
     }
 
-    private func tours(config: String, _ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-        try runCommand(ToursdProcess.builtExecutable("tours").path, ["--config", config] + arguments)
+    private func tours(config: String, _ arguments: [String], stdin: String? = nil) throws -> (status: Int32, out: String, err: String) {
+        try runCommand(ToursdProcess.builtExecutable("tours").path, ["--config", config] + arguments, stdin: stdin)
     }
 
     private func json(_ text: String) throws -> [String: Any] {
@@ -222,6 +222,33 @@ import TestTraits
         let failures = try #require(try json(try tours(config: second, ["status", property, "--json"]).out)["failures"] as? [[String: Any]])
         #expect(failures.map { $0["kind"] as? String } == ["plan"])
         #expect(failures.first?["willRetry"] as? Bool == false)
+    }
+
+    /// The office station makes a grant for one property; the capture device keeps it with
+    /// `tours init --token-file -` and sees, and syncs to, that property only.
+    @Test func aGrantMadeOnOneStationIsAnotherStationsOnlyKey() throws {
+        let server = try LiveServer()
+        defer { server.stop() }
+        try initialize(server.url, token: server.token)
+        let granted = try tours("property", "create", "Granted").out.trimmingCharacters(in: .whitespacesAndNewlines)
+        let other = try tours("property", "create", "Other").out.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try tours("sync").status == 0)
+        let made = try tours("grant", "create", granted, "--scope", "capture", "--expires", "8h")
+        #expect(made.status == 0 && made.err.contains("the token is shown only now"), "\(made.err)")
+        let token = made.out.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(token.hasPrefix("ntg_") && !token.contains("\n"))
+        #expect(try tours("grant", "create", granted, "--expires", "8 hours").status == 2)
+
+        let device = work.appendingPathComponent("device.json").path
+        let initialized = try tours(config: device, ["init", "--server", server.url.absoluteString, "--token-file", "-", "--storage",
+                                                     work.appendingPathComponent("device-storage").path], stdin: try input(token + "\n"))
+        #expect(initialized.status == 0, "\(initialized.err)")
+        let listed = try json(try tours(config: device, ["property", "list", "--remote", "--json"]).out)
+        #expect((listed["properties"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [granted], "\(listed)")
+        #expect(try tours(config: device, ["property", "download", other]).status == 4)
+        // A grant cannot make grants: the server's refusal, exit 1 with its reason.
+        let refused = try tours(config: device, ["grant", "create", granted])
+        #expect(refused.status == 1 && refused.err.contains("403 forbidden") && refused.err.contains("tenant token"), "\(refused.err)")
     }
 
     /// `--config tours.json`: a configuration file named relative to the current directory.

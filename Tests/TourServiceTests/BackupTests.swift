@@ -119,7 +119,7 @@ import NTObjectStorage
         for (id, image) in zip(ids, images) {
             #expect(manifest.contains("1/panoramas/\(id)\t\(image.count)\t\(sha256Hex(image))"[...]), "\(manifest)")
         }
-        #expect(manifest.contains("1/uploads/\(location.split(separator: "/").last ?? "")\t120000\t"[...]), "\(manifest)")
+        #expect(manifest.contains("1/uploads/\(location.split(separator: "/").dropFirst(2).first ?? "")\t120000\t"[...]), "\(manifest)")
 
         daemon.signal(SIGKILL)
         _ = daemon.wait(seconds: 10)

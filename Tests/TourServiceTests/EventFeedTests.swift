@@ -198,7 +198,7 @@ import TestTraits
         harness.clock.moveOn(seconds: Int64(harness.config.uploadExpirySeconds) + 1)
         try await waitUntil("the upload expires") { try Self.feed(client).last?["type"] as? String == "upload.expired" }
         let expired = try #require(try Self.feed(client).last?["data"] as? [String: Any])
-        #expect(expired["uploadId"] as? String == location.split(separator: "/").last.map(String.init) && expired["floorId"] as? String == floorId)
+        #expect(expired["uploadId"] as? String == location.split(separator: "/").dropFirst(2).first.map(String.init) && expired["floorId"] as? String == floorId)
         // Past the retention every event so far goes (the clock's move settles the tour's
         // changes too: their tour.changed is new, and stays).
         let old = Set(try Self.feed(client).compactMap { $0["id"] as? String })

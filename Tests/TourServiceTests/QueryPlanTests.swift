@@ -20,7 +20,9 @@ import NTThreadPools
 @Suite(.hangGuard, .testThreads) struct QueryPlanTests {
     @Test func everyStatementOfARequestUsesAnIndexOfWhatItReads() async throws {
         let recorder = StatementRecorder()
-        let harness = try ServiceHarness(alone: true, storage: { RecordingStorage($0, recorder) })
+        // The webhook backlog's count (/metrics, every metricsRefreshSeconds) reads every endpoint
+        // by design, once per interval, not per request: kept out of what is recorded.
+        let harness = try ServiceHarness(alone: true, configure: { $0.metricsRefreshSeconds = 3600 }, storage: { RecordingStorage($0, recorder) })
         let client = try harness.client(harness.alpha)
         try fillLargeTenant(harness)
         let alpha = try #require(try await harness.service.context.read { try await $0.first("SELECT id FROM tenants WHERE name = 'alpha'")?.decodeIfPresent("id", as: Int64.self) })
@@ -90,6 +92,18 @@ import NTThreadPools
         #expect(try client.tusPatch(location, offset: 100_000, Array(image[100_000...])).status == 204)
         let abandoned = try #require(try client.tusCreate(panoramaId: newID(), floorId: floorId, length: 10).header("Location"))
         #expect(try client.tus("DELETE", abandoned).status == 204)
+        // A grant: made, used on each kind of place (its lookup and where each thing's property
+        // is), listed and revoked; tenant tokens over HTTP.
+        let grant = try client.send("POST", "/v1/grants", json: ["scopes": ["capture"], "propertyIds": [propertyId], "expiresInSeconds": 3600])
+        let phone = try harness.client(try #require(grant.string("token")) as String)
+        for target in ["/v1/properties", "/v1/properties/\(propertyId)", "/v1/tours/\(tourId)", "/v1/floors/\(floorId)", "/v1/panoramas/\(panoramaId)"] {
+            #expect(try phone.send("GET", target).status == 200, "GET \(target) with a grant")
+        }
+        let granted = try #require(try phone.tusCreate(panoramaId: newID(), floorId: floorId, length: 10).header("Location"))
+        #expect(try phone.tus("HEAD", "/v1/uploads/" + granted.split(separator: "/")[2]).status == 200)
+        #expect(try client.send("GET", "/v1/grants").status == 200)
+        #expect(try client.send("DELETE", "/v1/grants/\(try #require(grant.string("id")) as String)").status == 204)
+        #expect(try client.send("POST", "/v1/tokens").status == 201 && client.send("GET", "/v1/tokens").status == 200)
         // Shares and the viewer, signed in and through a link.
         let made = try client.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600])
         let link = try #require(made.string("url"))
@@ -192,6 +206,7 @@ enum SQLitePlan {
     /// A SEARCH whose only constraint is the tenant (of a table whose rows per tenant grow).
     static func searchesTheTenant(_ detail: String) -> Bool {
         guard detail.hasPrefix("SEARCH "), !boundedPerTenant.contains(where: { detail.hasPrefix("SEARCH \($0) ") }),
+              !boundedIndexes.contains(where: { detail.contains(" INDEX \($0) ") }),
               let open = detail.lastIndex(of: "(") else { return false }
         let constraint = detail[open...]
         return constraint == "(tenant_id=?)" || constraint.hasPrefix("(tenant_id>") || constraint.hasPrefix("(tenant_id<")
@@ -200,6 +215,9 @@ enum SQLitePlan {
     /// Tables a tenant holds at most a configured few rows of: its webhook endpoints
     /// (`maxWebhooksPerTenant`, 10 by default, at most 1,000).
     static let boundedPerTenant = ["webhooks"]
+    /// Partial indexes a tenant has a configured few rows in: its unrevoked tokens
+    /// (`tokensPerTenant` made over HTTP).
+    static let boundedIndexes = ["tokens_live_by_tenant"]
 
     /// A page (LIMIT) whose order the index gives (no sort of its own): the walk stops at the
     /// page's end, whatever the tenant holds (a list by name).
@@ -234,7 +252,7 @@ enum PostgresPlan {
     /// Partial indexes of the uploads still receiving: a tenant has at most
     /// maxUnfinishedUploadsPerTenant rows in them, whatever else it holds. Its webhook
     /// endpoints: at most `maxWebhooksPerTenant`.
-    static let boundedPerTenant: Set = ["uploads_receiving_by_tenant", "uploads_receiving_by_panorama", "webhooks_pkey"]
+    static let boundedPerTenant: Set = ["uploads_receiving_by_tenant", "uploads_receiving_by_panorama", "webhooks_pkey", "tokens_live_by_tenant"]
 
     /// An index condition on the tenant alone: `(tenant_id = $1)`.
     static func searchesTheTenant(_ condition: String) -> Bool {

@@ -47,7 +47,7 @@ import TestTraits
 @Suite(.hangGuard, .testThreads) struct ServiceErrorTests {
     @Test func eachCodeMapsToItsStatus() {
         let statuses: [ServiceError.Code: Int] = [
-            .badRequest: 400, .digestMismatch: 400, .unauthorized: 401, .forbidden: 403, .notFound: 404, .conflict: 409, .notContinuable: 409,
+            .badRequest: 400, .digestMismatch: 400, .unauthorized: 401, .grantExpired: 401, .forbidden: 403, .notFound: 404, .conflict: 409, .notContinuable: 409,
             .offsetMismatch: 409, .preconditionFailed: 412, .payloadTooLarge: 413, .unsupportedMediaType: 415,
             .rangeNotSatisfiable: 416, .tooManyRequests: 429, .checksumMismatch: 460, .internal: 500, .unavailable: 503,
             .insufficientStorage: 507,
@@ -58,6 +58,7 @@ import TestTraits
             #expect(error.code == code.rawValue)
         }
         #expect(ServiceError(.unauthorized, "m").httpError.headers.contains { $0.name == "WWW-Authenticate" })
+        #expect(ServiceError(.grantExpired, "m").httpError.headers.contains { $0.name == "WWW-Authenticate" && $0.value.contains("invalid_token") })
         #expect(ServiceError(.preconditionFailed, "m").httpError.headers.contains { $0.name == "Tus-Version" })
         #expect(ServiceError(.tooManyRequests, "m", retryAfterSeconds: 42).httpError.headers.contains { $0.name == "Retry-After" && $0.value == "42" })
     }

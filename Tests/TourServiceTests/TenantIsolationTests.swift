@@ -19,7 +19,9 @@ import TestTraits
 
     private struct Fixture: Sendable {
         var propertyId = newID(), floorId = newID(), roomId = newID(), panoramaId = newID()
-        var tourId = "", uploadId = "", shareId = "", webhookId = ""
+        var tourId = "", uploadId = "", shareId = "", webhookId = "", grantId = "", tokenId = ""
+        /// Alpha's upload capability, its tenant changed: the MAC is alpha's, so it names nothing.
+        var capability = ""
     }
 
     private static let json = ["Content-Type": "application/json"]
@@ -60,6 +62,17 @@ import TestTraits
         "DELETE /v1/uploads/{uploadId}": Case(status: 404, body: { _ in ([], ["Tus-Resumable": "1.0.0"]) }),
         "POST /v1/webhooks": Case(status: 201, body: { _ in (Array(#"{"url": "https://hooks.example.com/beta"}"#.utf8), json) }), // beta's own
         "GET /v1/webhooks": Case(status: 200),
+        "POST /v1/grants": Case(status: 201, body: { _ in (Array(#"{"scopes": ["capture"], "expiresInSeconds": 3600}"#.utf8), json) }), // beta's own
+        "GET /v1/grants": Case(status: 200),
+        "DELETE /v1/grants/{grantId}": Case(status: 404),
+        "POST /v1/tokens": Case(status: 201), // beta's own
+        "GET /v1/tokens": Case(status: 200),
+        "DELETE /v1/tokens/{tokenId}": Case(status: 404),
+        "HEAD /v1/uploads/{uploadId}/{capability}": Case(status: 404, body: { _ in ([], ["Tus-Resumable": "1.0.0"]) }),
+        "PATCH /v1/uploads/{uploadId}/{capability}": Case(status: 404, body: { _ in
+            ([1, 2, 3], ["Tus-Resumable": "1.0.0", "Upload-Offset": "0", "Content-Type": "application/offset+octet-stream"])
+        }),
+        "DELETE /v1/uploads/{uploadId}/{capability}": Case(status: 404, body: { _ in ([], ["Tus-Resumable": "1.0.0"]) }),
         "GET /v1/webhooks/{webhookId}": Case(status: 404),
         "DELETE /v1/webhooks/{webhookId}": Case(status: 404),
         "GET /v1/webhooks/{webhookId}/deliveries": Case(status: 404),
@@ -85,7 +98,10 @@ import TestTraits
         fixture.tourId = try #require(try alpha.send("GET", "/v1/properties/\(fixture.propertyId)").string("tourId"))
         let location = try #require(try alpha.tusCreate(panoramaId: newID(), floorId: fixture.floorId, length: 100).header("Location"))
         #expect(try alpha.tusPatch(location, offset: 0, imageBytes(40)).status == 204)
-        fixture.uploadId = String(location.split(separator: "/").last ?? "")
+        fixture.uploadId = String(location.split(separator: "/").dropFirst(2).first ?? "")
+        fixture.capability = "999999." + (location.split(separator: ".").last ?? "")
+        fixture.grantId = try #require(try alpha.send("POST", "/v1/grants", json: ["scopes": ["read"], "propertyIds": [fixture.propertyId], "expiresInSeconds": 3600]).string("id"))
+        fixture.tokenId = try #require(try alpha.send("POST", "/v1/tokens").string("id"))
         fixture.shareId = try #require(try alpha.send("POST", "/v1/tours/\(fixture.tourId)/shares", json: ["expiresInSeconds": 3600]).string("id"))
         fixture.webhookId = try #require(try alpha.send("POST", "/v1/webhooks", json: ["url": "https://hooks.example.com/alpha"]).string("id"))
         let alphaFloor = try alpha.send("GET", "/v1/floors/\(fixture.floorId)").body
@@ -106,11 +122,18 @@ import TestTraits
                 .replacingOccurrences(of: "{uploadId}", with: fixture.uploadId)
                 .replacingOccurrences(of: "{shareId}", with: fixture.shareId)
                 .replacingOccurrences(of: "{webhookId}", with: fixture.webhookId)
+                .replacingOccurrences(of: "{grantId}", with: fixture.grantId)
+                .replacingOccurrences(of: "{tokenId}", with: fixture.tokenId)
+                .replacingOccurrences(of: "{capability}", with: fixture.capability)
             let (body, headers) = testCase.body(fixture)
             let response = try beta.send(route.method.name, path + testCase.query(fixture), body: body, headers: headers)
             #expect(response.status == testCase.status, "\(name): \(response.status) \(response.text)")
             if testCase.status == 404 && route.method != .head { #expect(response.errorCode == "not_found", "\(name)") }
             if name == "GET /v1/properties" || name == "GET /v1/events" { #expect((response.json?["items"] as? [Any])?.isEmpty == true, "\(name)") }
+            if name == "GET /v1/tokens" || name == "GET /v1/grants" {
+                let alphas = name == "GET /v1/tokens" ? fixture.tokenId : fixture.grantId
+                #expect(!((response.json?["items"] as? [[String: Any]]) ?? []).contains { $0["id"] as? String == alphas }, "\(name)")
+            }
             if name == "GET /v1/webhooks" {
                 #expect(!((response.json?["items"] as? [[String: Any]]) ?? []).contains { $0["id"] as? String == fixture.webhookId })
             }

@@ -24,7 +24,7 @@ api -o /dev/null -X PUT -H "Content-Type: application/json" -d '{"number":0}' "$
 api -o /dev/null -X PUT -H "Content-Type: image/jpeg" --data-binary "$(printf '\377\330\377contract panorama')" "$ST_URL/v1/panoramas/$ST_PANORAMA?floorId=$ST_FLOOR"
 metadata="panoramaId $(uuid | tr -d '\n' | base64 -w0),floorId $(printf %s "$ST_FLOOR" | base64 -w0),contentType $(printf image/jpeg | base64 -w0)"
 ST_UPLOAD=$(api -o /dev/null -D - -X POST -H "Tus-Resumable: 1.0.0" -H "Upload-Length: 100000000" -H "Upload-Metadata: $metadata" \
-    "$ST_URL/v1/uploads" | tr -d '\r' | awk 'tolower($1) == "location:" { n = split($2, p, "/"); print p[n] }')
+    "$ST_URL/v1/uploads" | tr -d '\r' | awk 'tolower($1) == "location:" { split($2, p, "/"); print p[4] }')  # /v1/uploads/{uploadId}/{capability}
 [ -n "$ST_UPLOAD" ] || { echo "could not create the contract test's upload" >&2; exit 1; }
 export ST_UPLOAD
 # A fixed seed: the same cases on every run, so a failure can be replayed.

@@ -37,11 +37,11 @@ def offset_octet_stream(ctx, value):
 
 
 def _call(method, path, body=b"", headers=None):
-    """A request of the test's own to toursd; returns (status, headers)."""
+    """A request of the test's own to toursd; returns (status, headers, body)."""
     request = urllib.request.Request(URL + path, data=body if method in ("PUT", "POST", "PATCH") else None, method=method,
                                      headers={"Authorization": f"Bearer {TOKEN}", **(headers or {})})
     with urllib.request.urlopen(request, timeout=10) as response:
-        return response.status, response.headers
+        return response.status, response.headers, response.read()
 
 
 def _metadata(panorama_id):
@@ -58,9 +58,17 @@ def _fresh(name):
     elif name == "panoramaId":
         _call("PUT", f"/v1/panoramas/{new}?floorId={EXISTING['floorId']}", b"\xff\xd8\xffcontract", {"Content-Type": "image/jpeg"})
     elif name == "uploadId":
-        _, headers = _call("POST", "/v1/uploads", headers={"Tus-Resumable": "1.0.0", "Upload-Length": "100000000",
-                                                            "Upload-Metadata": _metadata(new)})
-        return headers["Location"].rsplit("/", 1)[-1]
+        _, headers, _ = _call("POST", "/v1/uploads", headers={"Tus-Resumable": "1.0.0", "Upload-Length": "100000000",
+                                                               "Upload-Metadata": _metadata(new)})
+        return headers["Location"].split("/")[3]  # /v1/uploads/{uploadId}/{capability}
+    elif name == "grantId":
+        _, _, body = _call("POST", "/v1/grants", json.dumps({"scopes": ["read"], "propertyIds": [EXISTING["propertyId"]],
+                                                            "expiresInSeconds": 3600}).encode(), {"Content-Type": "application/json"})
+        return json.loads(body)["id"]
+    elif name == "tokenId":
+        # Never the test's own token: a DELETE gets a token made for it.
+        _, _, body = _call("POST", "/v1/tokens")
+        return json.loads(body)["id"]
     else:
         return EXISTING.get(name)
     return new
@@ -82,6 +90,8 @@ def before_call(ctx, case, **kwargs):
     for name, value in list((case.path_parameters or {}).items()):
         if isinstance(value, str) and UUID.match(value) and EXISTING.get(name):
             case.path_parameters[name] = _fresh(name) if own else EXISTING[name]
+        elif own and name in ("grantId", "tokenId"):
+            case.path_parameters[name] = _fresh(name)
     if case.query and isinstance(case.query.get("floorId"), str) and UUID.match(case.query["floorId"]):
         case.query["floorId"] = EXISTING["floorId"]
         case.query.pop("roomId", None)  # the floor has no rooms

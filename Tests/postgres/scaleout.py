@@ -74,6 +74,43 @@ def across(base, token, toursd, data_dir, ports):
             fail(f"{daemon} still takes a revoked token")
     print("scale-out: a token revoked on the command line is refused by all 3 daemons at once")
 
+    # A grant revoked on one daemon is refused by the others at once; so is a tenant token
+    # revoked over HTTP, and the upload the grant began (its URL).
+    status, _, content = request(daemons[0], "POST", "/v1/grants", token, json.dumps(
+        {"scopes": ["capture"], "propertyIds": [pid], "expiresInSeconds": 3600}).encode(), json_headers)
+    if status != 201:
+        fail(f"POST /v1/grants: {status} {content[:200]!r}")
+    grant = json.loads(content)
+    status, _, content = request(daemons[0], "POST", "/v1/tokens", token)
+    if status != 201:
+        fail(f"POST /v1/tokens: {status} {content[:200]!r}")
+    made_token = json.loads(content)
+    status, _, content = request(daemons[0], "PUT", f"/v1/properties/{pid}/floors/{pid}", grant["token"], b'{"number": 0}', json_headers)
+    if status not in (200, 201):
+        fail(f"a grant's floor: {status} {content[:200]!r}")
+    metadata = ",".join(f"{key} {base64.b64encode(value.encode()).decode()}"
+                        for key, value in [("panoramaId", str(uuid.uuid4())), ("floorId", pid), ("contentType", "image/jpeg")])
+    status, headers, _ = request(daemons[1], "POST", "/v1/uploads", grant["token"], b"",
+                                 {"Tus-Resumable": "1.0.0", "Upload-Length": "1000", "Upload-Metadata": metadata})
+    location = headers.get("location", "")
+    if status != 201 or not location.startswith("/v1/uploads/"):
+        fail(f"a grant's tus creation: {status} {location!r}")
+    def answers(daemon):
+        """What the daemon answers the grant, the token and the grant's upload URL."""
+        return (request(daemon, "GET", f"/v1/properties/{pid}", grant["token"])[0],
+                request(daemon, "GET", "/v1/properties", made_token["token"])[0],
+                request(daemon, "HEAD", location, None, headers={"Tus-Resumable": "1.0.0"})[0])
+    for daemon in daemons:
+        if answers(daemon) != (200, 200, 200):
+            fail(f"{daemon} refuses a new grant, token or upload URL: {answers(daemon)}")
+    for path in (f"/v1/grants/{grant['id']}", f"/v1/tokens/{made_token['id']}"):
+        if request(daemons[2], "DELETE", path, token)[0] != 204:
+            fail(f"DELETE {path} on the third daemon")
+    for daemon in daemons:
+        if answers(daemon) != (401, 401, 401):
+            fail(f"{daemon} still takes a revoked grant, token or upload URL: {answers(daemon)}")
+    print("scale-out: a grant and a token revoked on one daemon, and the grant's upload, are refused by all 3 daemons at once")
+
 
 def kill(base, token, port, pid):
     daemon = f"http://127.0.0.1:{port}"

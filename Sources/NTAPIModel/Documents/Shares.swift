@@ -41,25 +41,6 @@ public struct ShareDocument: JSONDocument, Equatable, Sendable {
     }
 }
 
-/// `{"items": [Share…]}`: a tour's unexpired share links.
-public struct ShareList: JSONDocument, Equatable, Sendable {
-    public var items: [ShareDocument]
-    /// The cursor of the next page (`?after=`), nil on the last.
-    public var next: String?
-
-    public init(items: [ShareDocument], next: String? = nil) {
-        self.items = items
-        self.next = next
-    }
-
-    public func write(to writer: inout JSONWriter) {
-        writer.object { writer in
-            writer.key("items"); writer.array(items) { writer, share in share.write(to: &writer) }
-            writer.key("next"); writer.string(next)
-        }
-    }
-}
-
 /// The body of `POST /v1/tours/{tourId}/shares`: `{"expiresInSeconds": N, "frameAncestors":
 /// [origin…]}`, N within the server's range (docs/api.md: 1 hour to 90 days by default), at
 /// most `maxOrigins` origins (optional: none).

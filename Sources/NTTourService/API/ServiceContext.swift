@@ -55,10 +55,10 @@ final class ServiceContext: Sendable {
         self.crashPoints = crashPoints
     }
 
-    /// The tenant of the request's bearer token (docs/api.md "Tenants are isolated"), asked of the
-    /// database.
+    /// The tenant of the request's tenant token (docs/api.md "Tenants are isolated"), asked of
+    /// the database.
     func authenticate(_ request: Request) async throws -> Int64 {
-        let digest = try tokenDigest(request)
+        let digest = Secrets.hash(try bearerToken(request))
         // A database error goes on as it is: `ServiceErrors` maps it (503, 507, 500).
         guard let tenant = try await tenantOf(digest) else { throw ServiceError(.unauthorized, "unknown or revoked token") }
         knownTokens.remember(digest, tenant: tenant)
@@ -68,7 +68,7 @@ final class ServiceContext: Sendable {
     /// The tenant this daemon last let the request's token in for; nil when it does not know
     /// the token.
     func knownTenant(_ request: Request) throws -> (digest: [UInt8], tenant: Int64)? {
-        let digest = try tokenDigest(request)
+        let digest = Secrets.hash(try bearerToken(request))
         return knownTokens.tenant(of: digest).map { (digest, $0) }
     }
 
@@ -87,12 +87,27 @@ final class ServiceContext: Sendable {
         try TenantStore.validToken(in: try await pool.statement(TenantStore.tokenQuery(digest)), digest: digest)?.tenant
     }
 
-    private func tokenDigest(_ request: Request) throws(ServiceError) -> [UInt8] {
+    /// The grant a grant token is, asked of the database on every request (a revocation holds
+    /// at once on every daemon). An expired grant is told apart from a revoked one: a client
+    /// asks its host for a fresh grant after the one, never after the other.
+    func grant(_ token: String) async throws -> GrantAccess {
+        let digest = Secrets.hash(token)
+        let rows = try await database("statement") { try await pool.statement(GrantStore.lookupQuery(digest)) }
+        switch try GrantStore.lookup(in: rows, digest: digest, at: clock.now()) {
+        case .valid(let grant): return grant
+        case .expired: throw ServiceError(.grantExpired, "the grant expired: ask the host for a fresh one")
+        case .revoked: throw ServiceError(.unauthorized, "the grant was revoked")
+        case nil: throw ServiceError(.unauthorized, "unknown or revoked token")
+        }
+    }
+
+    /// The request's bearer token.
+    func bearerToken(_ request: Request) throws(ServiceError) -> String {
         guard let header = request.headers["authorization"] else { throw ServiceError(.unauthorized, "a bearer token is required") }
         guard let token = BearerToken.parse(header) else {
             throw ServiceError(.unauthorized, "Authorization must be \"Bearer <token>\"")
         }
-        return Secrets.hash(token)
+        return token
     }
 
     /// Writes in a transaction of its own, durable when this returns.

@@ -9,6 +9,9 @@ extension ServiceError: HTTPErrorConvertible {
         case .unauthorized:
             return HTTPError(.unauthorized, code: code.rawValue, message,
                              headers: [HTTPField(name: "WWW-Authenticate", value: "Bearer realm=\"toursd\"")])
+        case .grantExpired:
+            return HTTPError(.unauthorized, code: code.rawValue, message,
+                             headers: [HTTPField(name: "WWW-Authenticate", value: "Bearer realm=\"toursd\", error=\"invalid_token\", error_description=\"the grant expired\"")])
         case .forbidden: return HTTPError(.forbidden, code: code.rawValue, message)
         case .notFound: return HTTPError(.notFound, code: code.rawValue, message)
         case .conflict, .notContinuable, .offsetMismatch: return HTTPError(.conflict, code: code.rawValue, message)

@@ -14,12 +14,14 @@ extension Request {
     /// A paged list's `?limit=N&after=CURSOR` (docs/api.md: limit 1 to 200, 50 by default; the cursor
     /// an id of the list).
     func pageQuery() throws -> (limit: Int, after: String?) {
-        var limit = 50
-        if let text = try queryParameter("limit") {
-            guard let value = Int(text), (1...200).contains(value) else { throw ServiceError.badRequest("limit must be 1 to 200") }
-            limit = value
-        }
-        return (limit, try queryParameter("after").map { text throws(ServiceError) in try Identifier.checked(text, "after") })
+        (try pageLimit(), try queryParameter("after").map { text throws(ServiceError) in try Identifier.checked(text, "after") })
+    }
+
+    /// A paged list's `?limit=N`.
+    func pageLimit() throws -> Int {
+        guard let text = try queryParameter("limit") else { return 50 }
+        guard let value = Int(text), (1...200).contains(value) else { throw ServiceError.badRequest("limit must be 1 to 200") }
+        return value
     }
 }
 
@@ -31,15 +33,24 @@ extension Request {
     }
 }
 
-/// Every `/v1` route: the bearer token's tenant, or 401 before any body is read. A GET with a
-/// token this daemon knows goes on at once, its token's check (one statement) asked just
-/// before the route's reads (on PostgreSQL in the same batch as the first) and awaited before
-/// the answer leaves: a revoked token gets 401 whatever the route found. A GET writes nothing.
+/// Every `/v1` route: the bearer token's tenant, or 401 before any body is read. A grant's
+/// token (`ntg_`) is looked up on every request and its grant attached (`HeldGrant`), for the
+/// route's `Authorization` to apply. A GET with a tenant token this daemon knows goes on at
+/// once, its token's check (one statement) asked just before the route's reads (on PostgreSQL
+/// in the same batch as the first) and awaited before the answer leaves: a revoked token gets
+/// 401 whatever the route found. A GET writes nothing.
 struct Authentication: Middleware {
     let context: ServiceContext
 
     func respond(to request: Request, next: RequestResponder) async throws -> Response {
         var request = request
+        let token = try context.bearerToken(request)
+        if token.hasPrefix(GrantStore.tokenPrefix) {
+            let grant = try await context.grant(token)
+            request.attributes[Tenant.self] = grant.tenant
+            request.attributes[HeldGrant.self] = grant
+            return try await next(request)
+        }
         guard request.method == .get, let (digest, tenant) = try context.knownTenant(request) else {
             request.attributes[Tenant.self] = try await context.authenticate(request)
             return try await next(request)

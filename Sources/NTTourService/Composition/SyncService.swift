@@ -26,6 +26,11 @@ public final class SyncService: Sendable {
     let sessions: UploadSessions
     let ownership: UploadOwnership
     private let webhookKey: SecretBox
+    /// Each upload's URL as its own credential, under a key derived from `webhookKey` (which
+    /// every daemon of a deployment shares).
+    private let capabilities: UploadCapabilities
+    /// The `/v1` routes' access rules, as the last router made recorded them.
+    private let rules = Mutex<[RouteRule]>([])
     private let webhooks: WebhookDeliverer
     /// What /metrics asks for (`metricsTokenFile`); nil: nothing.
     private let metricsToken: [UInt8]?
@@ -109,6 +114,7 @@ public final class SyncService: Sendable {
         self.context = context
         self.blobs = blobs
         self.webhookKey = webhookKey
+        capabilities = UploadCapabilities(key: webhookKey)
         webhooks = WebhookDeliverer(context: context, key: webhookKey, threads: webhookThreads, tracer: exporter?.tracer)
         let sessions = UploadSessions(blobs: context.blobs, locker: context.locker, durableStep: context.config.uploadDurableStepBytes) { [context] key, offset in
             do {
@@ -130,15 +136,16 @@ public final class SyncService: Sendable {
 
     deinit { stop() }
 
-    /// Expired uploads, and events past `eventRetentionDays`, go at start-up and then every
+    /// Expired uploads and grants, and events past `eventRetentionDays`, go at start-up and then every
     /// `uploadSweepIntervalSeconds`; settled tour changes get their event every
     /// `tourChangedCheckMs`.
     private func startTimers() {
-        let uploads = Uploads(context: context, sessions: sessions, ownership: ownership)
+        let uploads = Uploads(context: context, sessions: sessions, ownership: ownership, capabilities: capabilities)
         let context = self.context
         let sweep = ServiceTimer(every: .seconds(context.config.uploadSweepIntervalSeconds), on: context.blobs.io) {
             await uploads.sweepExpired()
             await context.sweepOldEvents()
+            await context.sweepExpiredGrants()
         }
         // Database work only: on the handler threads, not the file pool (whose jobs wait on the disk).
         let tourChanges = ServiceTimer(every: .milliseconds(context.config.tourChangedCheckMs), on: context.pool.handlerThreads) {
@@ -198,13 +205,17 @@ public final class SyncService: Sendable {
     /// threads (a read waits on no thread).
     public var handlerThreads: ThreadPool { context.pool.handlerThreads }
 
+    /// Who may call each `/v1` route (docs/security.md "Who may call what"), as `makeRouter`
+    /// added them.
+    var accessRules: [RouteRule] { rules.withLock { $0 } }
+
     /// The router of every route toursd serves, each behind the middleware it needs.
     public func makeRouter(metrics: ServerMetrics) -> Router {
         // /metrics labels requests by route, so it needs the router it belongs to.
         let routerBox = RouterReference()
         let context = self.context
         let authenticated = Authentication(context: context)
-        let uploads = Uploads(context: context, sessions: sessions, ownership: ownership)
+        let uploads = Uploads(context: context, sessions: sessions, ownership: ownership, capabilities: capabilities)
         let router = Router { table in
             OpsRoutes.add(to: &table, metrics: metrics, routes: { routerBox.routes }, unavailable: {
                 context.pool.unavailableReason ?? context.blobs.unavailableReason
@@ -215,7 +226,8 @@ public final class SyncService: Sendable {
             // polls: a span each would drown the traces.
             table.group(exporter.map { [RequestTracing(tracer: $0.tracer)] } ?? []) { table in
                 table.group(ServiceErrors(context)) { table in
-                    table.group(authenticated) { table in
+                    var api = GuardedRoutes(table, context: context)
+                    api.group(authenticated) { table in
                         PropertyRoutes.add(to: &table, context)
                         FloorRoutes.add(to: &table, context)
                         PanoramaRoutes.add(to: &table, context, uploads: uploads)
@@ -223,8 +235,11 @@ public final class SyncService: Sendable {
                         ShareRoutes.add(to: &table, context)
                         EventRoutes.add(to: &table, context)
                         WebhookRoutes.add(to: &table, context, key: webhookKey)
+                        GrantRoutes.add(to: &table, context)
                     }
-                    UploadRoutes.add(to: &table, uploads, authenticated: authenticated)
+                    UploadRoutes.add(to: &api, uploads, authenticated: authenticated)
+                    table = api.table
+                    rules.withLock { $0 = api.rules }
                 }
                 ViewerRoutes.add(to: &table, context)
             }

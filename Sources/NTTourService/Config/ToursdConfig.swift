@@ -98,6 +98,18 @@ public struct ToursdConfig: Sendable, Equatable {
     /// Bearer tokens whose tenant a daemon remembers, so that a GET asks its token check beside
     /// the route's reads (`Authentication`); when full, it forgets them all and starts again.
     public var tokenCacheEntries = 10_000
+    /// The shortest and longest lifetime a grant may be made with (`POST /v1/grants`).
+    public var grantMinSeconds = 60
+    public var grantMaxSeconds = 7 * 86_400
+    /// Grants a tenant may hold unexpired and unrevoked at once (then 409).
+    public var grantsPerTenant = 1000
+    /// How long an expired grant is kept: until then its token is told to ask for a fresh one
+    /// (`grant_expired`) rather than refused as unknown (a device back online after days).
+    public var grantKeepDays = 30
+    /// Properties one grant may name.
+    public var grantMaxProperties = 100
+    /// Unrevoked tokens a tenant may hold at once when made over HTTP (`POST /v1/tokens`).
+    public var tokensPerTenant = 100
     /// Empty: the migrations built into toursd (from `migrations/<dialect>/`); else a folder
     /// of `NNNN_name.sql` files to apply instead (tests, or a fix applied by hand).
     public var migrationsDir = ""
@@ -294,6 +306,12 @@ public struct ToursdConfig: Sendable, Equatable {
         "uploadTakeoverSeconds": { config, text in setInt(&config.uploadTakeoverSeconds, text, 1...600) },
         "uploadTakeoverGraceMs": { config, text in setInt(&config.uploadTakeoverGraceMs, text, 0...60_000) },
         "tokenCacheEntries": { config, text in setInt(&config.tokenCacheEntries, text, 1...10_000_000) },
+        "grantMinSeconds": { config, text in setInt(&config.grantMinSeconds, text, 1...365 * 86_400) },
+        "grantMaxSeconds": { config, text in setInt(&config.grantMaxSeconds, text, 1...365 * 86_400) },
+        "grantsPerTenant": { config, text in setInt(&config.grantsPerTenant, text, 1...10_000_000) },
+        "grantMaxProperties": { config, text in setInt(&config.grantMaxProperties, text, 1...10_000) },
+        "grantKeepDays": { config, text in setInt(&config.grantKeepDays, text, 0...3650) },
+        "tokensPerTenant": { config, text in setInt(&config.tokensPerTenant, text, 1...100_000) },
         "sqliteReaders": { config, text in setInt(&config.sqliteReaders, text, 1...64) },
         "ioThreads": { config, text in setInt(&config.ioThreads, text, 1...256) },
         "ioThreadNiceness": { config, text in setInt(&config.ioThreadNiceness, text, 0...19) },
@@ -471,6 +489,9 @@ public struct ToursdConfig: Sendable, Equatable {
     public func checkRelations() throws(ConfigError) {
         guard shareMinSeconds <= shareMaxSeconds else {
             throw ConfigError("shareMinSeconds (\(shareMinSeconds)) is more than shareMaxSeconds (\(shareMaxSeconds))")
+        }
+        guard grantMinSeconds <= grantMaxSeconds else {
+            throw ConfigError("grantMinSeconds (\(grantMinSeconds)) is more than grantMaxSeconds (\(grantMaxSeconds))")
         }
     }
 

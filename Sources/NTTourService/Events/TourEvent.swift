@@ -18,6 +18,9 @@ enum EventType: String, CaseIterable, Sendable {
     /// A webhook endpoint failed for `webhookRetryHours` and was disabled (its id in the data;
     /// no property: `propertyId` is empty).
     case webhookDisabled = "webhook.disabled"
+    /// A grant was made or revoked (`POST`/`DELETE /v1/grants`; no property).
+    case grantCreated = "grant.created"
+    case grantRevoked = "grant.revoked"
 }
 
 /// One event as the feed answers it: `{"id", "type", "propertyId", "createdAt", "data"}`; the

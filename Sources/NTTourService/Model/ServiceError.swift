@@ -8,6 +8,8 @@ public struct ServiceError: Error, Sendable, Equatable {
         case badRequest = "bad_request"
         case digestMismatch = "digest_mismatch"
         case unauthorized
+        /// A grant past its lifetime (401): its holder asks for a fresh one and tries again.
+        case grantExpired = "grant_expired"
         case forbidden
         case notFound = "not_found"
         case conflict

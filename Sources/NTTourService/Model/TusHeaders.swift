@@ -76,6 +76,8 @@ struct UploadRequest: Equatable {
     var lengthKnown = true
     /// A draft upload: complete when its client says so, not at its length.
     var awaitsCompletion = false
+    /// The grant whose holder asked for it (nil: a tenant token): revoking it ends the upload's URL.
+    var grantId: String? = nil
 
     static func parse(length: String?, metadata header: String?, maxLength: Int64) throws(ServiceError) -> UploadRequest {
         let length = try TusHeaders.integer(length, "Upload-Length")

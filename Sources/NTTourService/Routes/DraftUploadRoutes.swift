@@ -38,7 +38,6 @@ struct DraftUploads: Sendable {
         DraftUploadLimits(maxSize: Int64(uploads.context.config.maxPanoramaBytes), secondsLeft: upload.map { $0.expiresAt - uploads.now } ?? uploads.expiry)
     }
 
-    private static func location(_ upload: UploadRecord) -> String { "/v1/uploads/\(upload.id)" }
 
     /// Runs a draft procedure; its refusals are answered as `version` says
     /// (`DraftAnswers.refusal`). The server's own failures go on to the service's errors.
@@ -79,7 +78,8 @@ struct DraftUploads: Sendable {
             }
             _ = try await uploads.context.read { try await TourStore.panoramaPlace($0, tenant, floorId: floorId, roomId: roomId) }
             let wanted = UploadRequest(panoramaId: panoramaId, floorId: floorId, roomId: roomId, position: position, contentType: contentType, declaredSHA256: declared,
-                                       length: length ?? maxSize, metadataHeader: "", lengthKnown: length != nil, awaitsCompletion: true)
+                                       length: length ?? maxSize, metadataHeader: "", lengthKnown: length != nil, awaitsCompletion: true,
+                                       grantId: request.grant?.id)
             let key = BlobKey(tenant: tenant, kind: .upload, id: Identifier.make())
             return try await uploads.owning(key) { owner in
                 // A new creation for the panorama starts its bytes again: an older unfinished
@@ -87,7 +87,7 @@ struct DraftUploads: Sendable {
                 guard case .created(let upload) = try await uploads.open(key, wanted, now: uploads.now, replacingOpen: true) else {
                     throw ServiceError(.internal, "a replacing creation found an open upload")
                 }
-                let location = Self.location(upload)
+                let location = uploads.location(upload, tenant)
                 if uploads.context.config.resumableInterimResponses {
                     request.sendInterim(.uploadResumptionSupported, headers: DraftAnswers.interim(version, location: location, limits: limits(upload)))
                 }

@@ -4,8 +4,8 @@ import NTHTTPCore
 /// The event feed (docs/api.md "Events"): a tenant's events in order after a cursor, waiting
 /// for the first when asked to (long-poll).
 enum EventRoutes {
-    static func add(to table: inout RouteTable, _ context: ServiceContext) {
-        table.add(.get, "/v1/events") { request in
+    static func add(to table: inout GuardedRoutes, _ context: ServiceContext) {
+        table.add(.get, "/v1/events", .tenant(nil)) { request in
             let tenant = request.tenant
             let query = try FeedQuery.parse(after: request.queryParameter("after"), limit: request.queryParameter("limit"),
                                             wait: request.queryParameter("wait"), maxWait: context.config.maxEventWaitSeconds)

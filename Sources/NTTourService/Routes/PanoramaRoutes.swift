@@ -6,9 +6,9 @@ import NTHTTPCore
 /// One-shot panorama uploads and their content (docs/api.md "Panoramas — one-shot upload").
 enum PanoramaRoutes {
     /// `uploads`: a PUT of the IETF resumable-upload draft (iOS's URLSession) is a creation there.
-    static func add(to table: inout RouteTable, _ context: ServiceContext, uploads: Uploads) {
+    static func add(to table: inout GuardedRoutes, _ context: ServiceContext, uploads: Uploads) {
         let (panoramas, draft) = (Panoramas(context: context), DraftUploads(uploads: uploads))
-        table.add(.put, "/v1/panoramas/{panoramaId}", bodyLimit: Int64(context.config.maxPanoramaBytes)) { request in
+        table.add(.put, "/v1/panoramas/{panoramaId}", .panoramaCreation, bodyLimit: Int64(context.config.maxPanoramaBytes)) { request in
             let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
             if let creation = try DraftUploads.draftCreation(request.headers) {
                 return try await draft.create(request, creation.version, completes: creation.completes, panoramaId: id)
@@ -27,18 +27,18 @@ enum PanoramaRoutes {
         }
 
         // Where a draft upload may be created, its limits (the draft, -04 on).
-        table.add(.options, "/v1/panoramas/{panoramaId}") { request in
+        table.add(.options, "/v1/panoramas/{panoramaId}", .anyCredential) { request in
             _ = try request.uuid("panoramaId")
             return Response(status: .noContent, headers: UploadRoutes.draftDiscovery(Int64(context.config.maxPanoramaBytes)))
         }
 
-        table.add(.get, "/v1/panoramas/{panoramaId}") { request in
+        table.add(.get, "/v1/panoramas/{panoramaId}", .scoped(.read, .panorama)) { request in
             let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
             guard let panorama = try await context.readOne({ try await TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
             return .document(.ok, panorama)
         }
 
-        table.add(.get, "/v1/panoramas/{panoramaId}/content") { request in
+        table.add(.get, "/v1/panoramas/{panoramaId}/content", .scoped(.read, .panorama)) { request in
             let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
             guard let panorama = try await context.readOne({ try await TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
             return try await context.content(BlobKey(tenant: tenant, kind: .panorama, id: id),
@@ -46,7 +46,7 @@ enum PanoramaRoutes {
                                              sender: .storeMayRedirect)
         }
 
-        table.add(.delete, "/v1/panoramas/{panoramaId}") { request in
+        table.add(.delete, "/v1/panoramas/{panoramaId}", .scoped(.capture, .panorama)) { request in
             try await panoramas.delete(request.tenant, try request.uuid("panoramaId"))
             return Response(status: .noContent)
         }

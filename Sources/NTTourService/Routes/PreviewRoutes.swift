@@ -5,8 +5,8 @@ import NTImagePreviews
 /// `GET /v1/panoramas/{panoramaId}/preview?width=N`: a JPEG of the panorama at one of the
 /// configured widths, made once and then sent from its file.
 enum PreviewRoutes {
-    static func add(to table: inout RouteTable, _ context: ServiceContext) {
-        table.add(.get, "/v1/panoramas/{panoramaId}/preview") { request in
+    static func add(to table: inout GuardedRoutes, _ context: ServiceContext) {
+        table.add(.get, "/v1/panoramas/{panoramaId}/preview", .scoped(.read, .panorama)) { request in
             let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
             guard let panorama = try await context.readOne({ try await TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
             return try await context.preview(tenant, panorama, for: request, cacheControl: "private, max-age=86400")

@@ -3,10 +3,10 @@ import NTHTTPCore
 
 /// Share links of tours (docs/api.md "Sharing a tour"). The pages a link opens are the viewer's.
 enum ShareRoutes {
-    static func add(to table: inout RouteTable, _ context: ServiceContext) {
+    static func add(to table: inout GuardedRoutes, _ context: ServiceContext) {
         let allowed = context.config.shareMinSeconds...context.config.shareMaxSeconds
 
-        table.add(.post, "/v1/tours/{tourId}/shares", bodyLimit: Int64(context.config.maxJsonBodyBytes)) { request in
+        table.add(.post, "/v1/tours/{tourId}/shares", .tenant(.tour), bodyLimit: Int64(context.config.maxJsonBodyBytes)) { request in
             let (tenant, tourId) = (request.tenant, try request.uuid("tourId"))
             let body = try await request.body.collect(upTo: request.bodyLimit)
             let input = try ServiceError.parsing { () throws(InvalidDocument) in
@@ -22,16 +22,16 @@ enum ShareRoutes {
             return .document(.created, share)
         }
 
-        table.add(.get, "/v1/tours/{tourId}/shares") { request in
+        table.add(.get, "/v1/tours/{tourId}/shares", .tenant(.tour)) { request in
             let (tenant, tourId) = (request.tenant, try request.uuid("tourId"))
             let (limit, after) = try request.pageQuery()
             guard let (page, more) = try await context.read({ try await ViewerStore.shares($0, tenant, tourId: tourId, limit: limit, after: after, at: context.clock.now()) }) else {
                 throw ServiceError.notFound("tour", tourId)
             }
-            return .document(.ok, ShareList(items: page, next: more ? page.last?.id : nil))
+            return .document(.ok, Page(items: page, next: more ? page.last?.id : nil))
         }
 
-        table.add(.delete, "/v1/shares/{shareId}") { request in
+        table.add(.delete, "/v1/shares/{shareId}", .tenant(nil)) { request in
             let (tenant, id) = (request.tenant, try request.uuid("shareId"))
             guard try await context.write({ try await ViewerStore.revokeShare($0, tenant, id: id) }) != nil else {
                 throw ServiceError.notFound("share", id)

@@ -11,13 +11,14 @@ enum UploadRoutes {
     static let offsetType = "application/offset+octet-stream"
 
     /// `authenticated`: the service's authentication; tus routes check the protocol version
-    /// first, then the token.
-    static func add(to table: inout RouteTable, _ uploads: Uploads, authenticated: any Middleware) {
+    /// first, then the token. An upload's own URL (`Location`: `/v1/uploads/{uploadId}/{capability}`)
+    /// needs no token: the URL is the credential (`UploadCapabilityCheck`).
+    static func add(to table: inout GuardedRoutes, _ uploads: Uploads, authenticated: any Middleware) {
         let maxSize = Int64(uploads.context.config.maxPanoramaBytes)
         let (tus, draft) = (TusUploads(uploads: uploads), DraftUploads(uploads: uploads))
 
         table.group(authenticated) { table in
-            table.add(.options, "/v1/uploads") { _ in
+            table.add(.options, "/v1/uploads", .anyCredential) { _ in
                 Response(status: .noContent, headers: [
                     HTTPField(name: "Tus-Resumable", value: TusHeaders.version),
                     HTTPField(name: "Tus-Version", value: TusHeaders.version),
@@ -30,7 +31,7 @@ enum UploadRoutes {
         // tus, or the IETF draft (`Upload-Draft-Interop-Version` without `Tus-Resumable`) on
         // the same resources.
         table.group(TusVersionCheck(), authenticated) { table in
-            table.add(.post, "/v1/uploads", bodyLimit: maxSize, headers: resumable) { request in
+            table.add(.post, "/v1/uploads", .panoramaCreation, bodyLimit: maxSize, headers: resumable) { request in
                 guard DraftUploads.speaksDraft(request.headers) else { return try await tus.create(request) }
                 guard let creation = try DraftUploads.draftCreation(request.headers) else {
                     try PartialUploadMarks.refuseParts(request.headers)
@@ -44,15 +45,23 @@ enum UploadRoutes {
                 let panoramaId = try Identifier.checked(try request.queryParameter("panoramaId"), "panoramaId")
                 return try await draft.create(request, creation.version, completes: creation.completes, panoramaId: panoramaId)
             }
-            table.add(.head, "/v1/uploads/{uploadId}", headers: resumable) { request in
-                try await (DraftUploads.speaksDraft(request.headers) ? draft.head : tus.head)(request)
-            }
-            table.add(.patch, "/v1/uploads/{uploadId}", bodyLimit: maxSize, headers: resumable) { request in
-                try await (DraftUploads.speaksDraft(request.headers) ? draft.append : tus.patch)(request)
-            }
-            table.add(.delete, "/v1/uploads/{uploadId}", headers: resumable) { request in
-                try await (DraftUploads.speaksDraft(request.headers) ? draft.cancel : tus.terminate)(request)
-            }
+            addUploadRoutes(to: &table, "/v1/uploads/{uploadId}", .scoped(.capture, .upload), tus: tus, draft: draft, maxSize: maxSize)
+        }
+        table.group(TusVersionCheck(), UploadCapabilityCheck(capabilities: uploads.capabilities, context: uploads.context)) { table in
+            addUploadRoutes(to: &table, "/v1/uploads/{uploadId}/{capability}", .uploadCapability, tus: tus, draft: draft, maxSize: maxSize)
+        }
+    }
+
+    /// An upload's HEAD, PATCH and DELETE, in tus or the draft.
+    private static func addUploadRoutes(to table: inout GuardedRoutes, _ pattern: String, _ access: Access, tus: TusUploads, draft: DraftUploads, maxSize: Int64) {
+        table.add(.head, pattern, access, headers: resumable) { request in
+            try await (DraftUploads.speaksDraft(request.headers) ? draft.head : tus.head)(request)
+        }
+        table.add(.patch, pattern, access, bodyLimit: maxSize, headers: resumable) { request in
+            try await (DraftUploads.speaksDraft(request.headers) ? draft.append : tus.patch)(request)
+        }
+        table.add(.delete, pattern, access, headers: resumable) { request in
+            try await (DraftUploads.speaksDraft(request.headers) ? draft.cancel : tus.terminate)(request)
         }
     }
 }
@@ -77,8 +86,9 @@ struct TusUploads: Sendable {
 
     /// POST: creation, idempotent per panorama, optionally with the first bytes.
     @Sendable func create(_ request: Request) async throws -> Response {
-        let wanted = try UploadRequest.parse(length: request.headers["upload-length"], metadata: request.headers["upload-metadata"],
+        var wanted = try UploadRequest.parse(length: request.headers["upload-length"], metadata: request.headers["upload-metadata"],
                                              maxLength: Int64(uploads.context.config.maxPanoramaBytes))
+        wanted.grantId = request.grant?.id
         let hasBody = request.head.framing.hasBody
         if hasBody, request.headers["content-type"]?.lowercased() != UploadRoutes.offsetType {
             throw ServiceError(.unsupportedMediaType, "a body sent with the creation is \(UploadRoutes.offsetType)")
@@ -87,7 +97,7 @@ struct TusUploads: Sendable {
         case .stored(let panorama):
             return .document(.ok, panorama)
         case .upload(let upload, let offset):
-            return Response(status: .created, headers: [HTTPField(name: "Location", value: "/v1/uploads/\(upload.id)")] + progressHeaders(upload, offset: offset))
+            return Response(status: .created, headers: [HTTPField(name: "Location", value: uploads.location(upload, request.tenant))] + progressHeaders(upload, offset: offset))
         }
     }
 

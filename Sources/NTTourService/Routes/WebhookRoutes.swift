@@ -5,10 +5,10 @@ import NTHTTPCore
 /// A tenant's webhook endpoints (docs/webhooks.md): made with a secret shown once, listed,
 /// removed, their delivery log read, their events sent again.
 enum WebhookRoutes {
-    static func add(to table: inout RouteTable, _ context: ServiceContext, key: SecretBox) {
+    static func add(to table: inout GuardedRoutes, _ context: ServiceContext, key: SecretBox) {
         let config = context.config
 
-        table.add(.post, "/v1/webhooks", bodyLimit: Int64(config.maxJsonBodyBytes)) { request in
+        table.add(.post, "/v1/webhooks", .tenant(nil), bodyLimit: Int64(config.maxJsonBodyBytes)) { request in
             let tenant = request.tenant
             let body = try await request.body.collect(upTo: request.bodyLimit)
             let input = try ServiceError.parsing { () throws(InvalidDocument) in try WebhookInput.parse(body, maxDepth: config.maxJsonDepth) }
@@ -29,24 +29,24 @@ enum WebhookRoutes {
             return .document(.created, made)
         }
 
-        table.add(.get, "/v1/webhooks") { request in
+        table.add(.get, "/v1/webhooks", .tenant(nil)) { request in
             let tenant = request.tenant
             return .document(.ok, WholeList(items: try await context.readOne { try await WebhookStore.list($0, tenant) }))
         }
 
-        table.add(.get, "/v1/webhooks/{webhookId}") { request in
+        table.add(.get, "/v1/webhooks/{webhookId}", .tenant(nil)) { request in
             let (tenant, id) = (request.tenant, try request.uuid("webhookId"))
             guard let webhook = try await context.readOne({ try await WebhookStore.get($0, tenant, id) }) else { throw ServiceError.notFound("webhook", id) }
             return .document(.ok, webhook)
         }
 
-        table.add(.delete, "/v1/webhooks/{webhookId}") { request in
+        table.add(.delete, "/v1/webhooks/{webhookId}", .tenant(nil)) { request in
             let (tenant, id) = (request.tenant, try request.uuid("webhookId"))
             guard try await context.write({ try await WebhookStore.delete($0, tenant, id) }) else { throw ServiceError.notFound("webhook", id) }
             return Response(status: .noContent)
         }
 
-        table.add(.get, "/v1/webhooks/{webhookId}/deliveries") { request in
+        table.add(.get, "/v1/webhooks/{webhookId}/deliveries", .tenant(nil)) { request in
             let (tenant, id) = (request.tenant, try request.uuid("webhookId"))
             guard let deliveries = try await context.read({ db -> [DeliveryRecord]? in
                 guard try await WebhookStore.get(db, tenant, id) != nil else { return nil }
@@ -55,7 +55,7 @@ enum WebhookRoutes {
             return .document(.ok, WholeList(items: deliveries))
         }
 
-        table.add(.post, "/v1/webhooks/{webhookId}/redeliver", bodyLimit: Int64(config.maxJsonBodyBytes)) { request in
+        table.add(.post, "/v1/webhooks/{webhookId}/redeliver", .tenant(nil), bodyLimit: Int64(config.maxJsonBodyBytes)) { request in
             let (tenant, id) = (request.tenant, try request.uuid("webhookId"))
             let body = try await request.body.collect(upTo: request.bodyLimit)
             let input = try ServiceError.parsing { () throws(InvalidDocument) in try RedeliverInput.parse(body, maxDepth: config.maxJsonDepth) }

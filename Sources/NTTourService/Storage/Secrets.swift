@@ -7,8 +7,7 @@ enum Secrets {
     static func make(prefix: String) -> String {
         var random = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &random) }
-        return prefix + ByteEncoding.base64(bytes).replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        return prefix + ByteEncoding.base64URL(bytes)
     }
 
     static func hash(_ secret: String) -> [UInt8] {

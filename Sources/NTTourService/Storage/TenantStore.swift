@@ -1,3 +1,4 @@
+import NTAPIModel
 import NTLogging
 import Foundation
 import NTHashing
@@ -69,6 +70,41 @@ enum TenantStore {
     /// Revokes a token; false when there is no such unrevoked token.
     static func revoke(_ db: any SQLConnection, id: Int64, at now: WallClockTime) async throws -> Bool {
         try await db.run("UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", Timestamp.text(now), id) == 1
+    }
+
+    /// Makes a token for a tenant over HTTP; nil when it holds `cap` unrevoked tokens already.
+    static func createToken(_ db: any SQLConnection, tenant: Int64, cap: Int, at now: WallClockTime) async throws -> TokenDocument? {
+        let live = try await db.first("SELECT COUNT(*) FROM tokens WHERE tenant_id = ? AND revoked_at IS NULL", tenant)?.decode(0, as: Int64.self) ?? 0
+        guard live < cap else { return nil }
+        let token = Secrets.make(prefix: "nt_")
+        try await db.run("INSERT INTO tokens (tenant_id, token_hash, created_at) VALUES (?, ?, ?)", tenant, Blob(hash(token)), Timestamp.text(now))
+        guard let id = try await db.first("SELECT id FROM tokens WHERE token_hash = ?", Blob(hash(token)))?.decode("id", as: Int64.self) else {
+            throw StorageError(.corrupt, "token vanished after insert")
+        }
+        return TokenDocument(id: String(id), token: token, createdAt: Timestamp.text(now), revokedAt: nil)
+    }
+
+    /// A page of the tenant's tokens by id, revoked ones too.
+    static func tokens(_ db: any SQLConnection, tenant: Int64, limit: Int, after: Int64) async throws -> (items: [TokenDocument], more: Bool) {
+        let rows = try await db.query("SELECT id, created_at, revoked_at FROM tokens WHERE tenant_id = ? AND id > ? ORDER BY id LIMIT ?", tenant, after, limit + 1)
+        let items = try rows.prefix(limit).map { row in
+            TokenDocument(id: String(try row.decode(0, as: Int64.self)), token: nil, createdAt: try row.decode(1, as: String.self),
+                          revokedAt: try row.decodeIfPresent(2, as: String.self))
+        }
+        return (items, rows.count > limit)
+    }
+
+    /// How revoking one of a tenant's tokens came out.
+    enum Revocation { case revoked, notFound, lastToken }
+
+    /// Revokes one of the tenant's tokens, unless it is the last unrevoked one (the tenant
+    /// would then have no way in but an operator's shell).
+    static func revoke(_ db: any SQLConnection, tenant: Int64, id: Int64, at now: WallClockTime) async throws -> Revocation {
+        guard try await db.first("SELECT 1 FROM tokens WHERE tenant_id = ? AND id = ? AND revoked_at IS NULL", tenant, id) != nil else { return .notFound }
+        let live = try await db.first("SELECT COUNT(*) FROM tokens WHERE tenant_id = ? AND revoked_at IS NULL", tenant)?.decode(0, as: Int64.self) ?? 0
+        guard live > 1 else { return .lastToken }
+        _ = try await db.run("UPDATE tokens SET revoked_at = ? WHERE tenant_id = ? AND id = ?", Timestamp.text(now), tenant, id)
+        return .revoked
     }
 
     static func hasTokens(_ db: any SQLConnection) async throws -> Bool {

@@ -50,9 +50,17 @@ enum TourStore {
     }
 
     /// A page of properties in id order, after the cursor; the cursor of the next page.
-    static func properties(_ db: any SQLConnection, _ tenant: Int64, limit: Int, after: String?) async throws -> ([PropertyRecord], next: String?) {
-        let rows = try await db.query("SELECT * FROM properties WHERE tenant_id = ? AND id > ? ORDER BY id LIMIT ?",
-                                tenant, after ?? "", limit + 1)
+    /// A page of the tenant's properties, or with `grant` of that grant's.
+    static func properties(_ db: any SQLConnection, _ tenant: Int64, grant: String? = nil, limit: Int, after: String?) async throws -> ([PropertyRecord], next: String?) {
+        let rows = if let grant {
+            try await db.query("""
+                SELECT properties.* FROM properties JOIN grant_properties ON grant_properties.tenant_id = properties.tenant_id
+                    AND grant_properties.grant_id = ? AND grant_properties.property_id = properties.id
+                WHERE properties.tenant_id = ? AND properties.id > ? ORDER BY properties.id LIMIT ?
+                """, grant, tenant, after ?? "", limit + 1)
+        } else {
+            try await db.query("SELECT * FROM properties WHERE tenant_id = ? AND id > ? ORDER BY id LIMIT ?", tenant, after ?? "", limit + 1)
+        }
         let page = try rows.prefix(limit).map(PropertyRecord.init)
         return (page, rows.count > limit ? page.last?.id : nil)
     }

@@ -13,6 +13,8 @@ struct Uploads: Sendable {
     /// Which daemon writes an upload, when several share the database and blob folder (the
     /// composition's choice: no default, so no caller can leave cross-daemon writers out).
     let ownership: UploadOwnership
+    /// Each upload's URL, its own credential.
+    let capabilities: UploadCapabilities
 
     var expiry: Int64 { Int64(context.config.uploadExpirySeconds) }
     var now: Int64 { context.clock.unixSeconds }
@@ -24,6 +26,11 @@ struct Uploads: Sendable {
             throw ServiceError.notFound("upload", id)
         }
         return upload
+    }
+
+    /// The URL of an upload (its creation's `Location`).
+    func location(_ upload: UploadRecord, _ tenant: Int64) -> String {
+        capabilities.location(upload.id, tenant: tenant)
     }
 
     func partialKey(_ upload: UploadRecord, _ tenant: Int64) -> BlobKey {

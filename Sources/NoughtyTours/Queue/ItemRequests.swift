@@ -2,16 +2,16 @@ import NTAPIModel
 import Foundation
 import NTHashing
 
-/// The server the queue talks to: its base URL and the tenant's token.
+/// The server the queue talks to: its base URL and the credential it is sent.
 struct ServerEndpoint: Sendable {
     let base: String
-    let token: String
+    let credentials: Credentials
 
-    init(server: URL, token: String) {
+    init(server: URL, token: String, provider: CredentialProvider? = nil) {
         var base = server.absoluteString
         while base.hasSuffix("/") { base.removeLast() }
         self.base = base
-        self.token = token
+        credentials = Credentials(token: token, provider: provider)
     }
 
     /// A path of the API.
@@ -27,7 +27,7 @@ struct ServerEndpoint: Sendable {
         return named.hasPrefix(base + "/") ? named : nil
     }
 
-    var authorization: (name: String, value: String) { ("Authorization", "Bearer \(token)") }
+    var authorization: (name: String, value: String) { ("Authorization", "Bearer \(credentials.token)") }
 }
 
 /// A stored panorama as its upload needs it.

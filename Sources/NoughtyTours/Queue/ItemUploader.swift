@@ -101,7 +101,7 @@ struct ItemUploader: Sendable {
         if total > 0, events.isObserved {
             progress = { sent, _ in events.send(.progress(named, sent: offset + sent, total: total)) }
         }
-        return await transport.perform(request, limits: options.limits, progress: progress)
+        return await transport.perform(request, server.credentials, limits: options.limits, progress: progress)
     }
 
     /// Reads what the item uploads; `.obsolete` when it is gone from local storage.

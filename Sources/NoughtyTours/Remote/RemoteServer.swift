@@ -32,19 +32,29 @@ final class RemoteServer: Sendable {
         _ = try await get(url: url, sink: .file(path: file, limit: options.maxDownloadBytes))
     }
 
+    /// POST of a JSON body to a path of the API; its answer read as one of the API's documents.
+    func post<T>(_ path: String, json body: [UInt8], _ read: (JSONValue) throws(InvalidDocument) -> T) async throws(NoughtyToursError) -> T {
+        let request = HTTPRequest("POST", server.url(path), headers: [server.authorization, ("Content-Type", "application/json")], body: .bytes(body),
+                                  sink: .memory(limit: Int(options.maxDownloadBytes)))
+        return try await send(request).document(read)
+    }
+
     private func get(_ path: String, sink: HTTPRequest.Sink) async throws(NoughtyToursError) -> HTTPResponse {
         try await get(url: server.url(path), sink: sink)
     }
 
     private func get(url: String, sink: HTTPRequest.Sink) async throws(NoughtyToursError) -> HTTPResponse {
+        try await send(HTTPRequest("GET", url, headers: [server.authorization], sink: sink))
+    }
+
+    private func send(_ request: HTTPRequest) async throws(NoughtyToursError) -> HTTPResponse {
         let transport = try self.transport.withLock { transport throws(NoughtyToursError) -> CurlMulti in
             if let transport { return transport }
             let made = try CurlMulti(connectionsPerHost: 2)
             transport = made
             return made
         }
-        let request = HTTPRequest("GET", url, headers: [server.authorization], sink: sink)
-        let response = try await transport.perform(request, limits: options.limits).get()
+        let response = try await transport.perform(request, server.credentials, limits: options.limits).get()
         if response.status == 404 { throw .notFound }
         guard response.isSuccess else { throw response.error }
         return response

@@ -68,6 +68,10 @@ enum Commands {
             case "drop": try await QueueCommands.drop(tours, arguments)
             default: throw .usage("unknown queue command \"\(action)\"")
             }
+        case "grant":
+            guard rest.popFirst() == "create" else { throw .usage("grant needs create") }
+            let arguments = try Arguments(rest, valued: ["--scope", "--expires"], flags: ["--json"])
+            try await GrantCommands.create(try await ClientConfig.load(path).open(), arguments)
         case "prune":
             let config = try ClientConfig.load(path)
             try await QueueCommands.prune(try await config.open(), config, try Arguments(rest, valued: ["--older-than"], flags: ["--json"]))

@@ -19,6 +19,7 @@ enum Help {
       status        a property's status and its failed uploads; --watch follows it
       queue         list what waits to upload; drop an upload the server will not take
       prune         remove local copies of panoramas uploaded a while ago
+      grant create  a grant for a capture device (prints its token once)
       help COMMAND  what a command does and takes (also tours COMMAND --help)
       version       the release (also --version)
 
@@ -54,6 +55,17 @@ enum Help {
         for a property with the token: a server that cannot be reached or refuses the token
         saves nothing (exit 1 or 7). --offline saves without asking (a station set up with no
         network).
+        """,
+        "grant": """
+        usage: tours grant create [PROPERTY ...] [--scope capture|read ...] [--expires 8h] [--json]
+
+        Asks the server for a grant (this station's token must be the tenant's): a token for a
+        capture device that may work only on the named properties (and, with capture, on those
+        it creates) until it expires, never the tenant's whole account. --scope capture (the
+        default) writes and reads; --scope read only reads, and names its properties.
+        --expires takes 90s, 30m, 8h or 2d, within the server's grantMinSeconds and
+        grantMaxSeconds. The token goes to standard output, shown only this once; on the
+        device: tours init --server URL --token-file - reads it from standard input.
         """,
         "property": """
         usage: tours property create NAME [--floors N] [--meta KEY=VALUE ...] [--json]

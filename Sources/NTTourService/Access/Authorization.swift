@@ -1,0 +1,82 @@
+import NTAPIModel
+import NTHTTPCore
+
+/// The grant a request's bearer token is (set by `Authentication`); none for a tenant token.
+enum HeldGrant: RequestAttribute {
+    typealias Value = GrantAccess
+}
+
+extension Request {
+    /// The grant the request was made with; nil for a tenant token.
+    var grant: GrantAccess? { attributes[HeldGrant.self] }
+}
+
+/// A route's `Access` rule, applied to a request made with a grant (a tenant token goes on at
+/// once: it may use every route). A refusal is 404 where the grant cannot see the property
+/// (its existence does not leak), else 403 naming what is missing.
+struct Authorization: Middleware {
+    let access: Access
+    let context: ServiceContext
+
+    func respond(to request: Request, next: RequestResponder) async throws -> Response {
+        guard let grant = request.grant else { return try await next(request) }
+        switch access {
+        case .anyCredential, .propertyList, .uploadCapability:
+            break
+        case .tenant(let place):
+            if let place { _ = try await visibleProperty(place, grant, request) }
+            throw ServiceError(.forbidden, "this needs a tenant token; a grant (\(Self.names(grant.scopes))) cannot use it")
+        case .scoped(let scope, let place):
+            _ = try await visibleProperty(place, grant, request)
+            try Self.require(scope, grant)
+        case .propertyCreation:
+            try Self.require(.capture, grant)
+        case .panoramaCreation:
+            try Self.require(.capture, grant)
+            try await checkPanoramaCreation(grant, request)
+        }
+        return try await next(request)
+    }
+
+    /// The property of the route's `place`, when the grant holds it; else 404, as for a thing
+    /// the tenant does not have.
+    private func visibleProperty(_ place: PropertyPlace, _ grant: GrantAccess, _ request: Request) async throws -> String {
+        let id = try request.uuid(place.rawValue)
+        return try await visibleProperty(place, id, grant)
+    }
+
+    private func visibleProperty(_ place: PropertyPlace, _ id: String, _ grant: GrantAccess) async throws -> String {
+        let tenant = grant.tenant
+        let property: String? = place == .property ? id : try await context.readOne { try await GrantStore.propertyId($0, tenant, of: place, id) }
+        guard let property, grant.propertyIds.contains(property) else { throw ServiceError.notFound(place.noun, id) }
+        return property
+    }
+
+    /// The floor a panorama goes on must be the grant's, and so must a panorama already stored
+    /// under its id (whatever floor this request names).
+    private func checkPanoramaCreation(_ grant: GrantAccess, _ request: Request) async throws {
+        let metadata = request.headers["upload-metadata"].flatMap { try? TusHeaders.metadata($0) } ?? [:]
+        guard let floorId = try request.queryParameter("floorId") ?? metadata["floorId"] else {
+            throw ServiceError.badRequest("a panorama's creation names its floorId (the query, or tus's Upload-Metadata)")
+        }
+        _ = try await visibleProperty(.floor, try Identifier.checked(floorId, "floorId"), grant)
+        guard let panoramaId = try request.parameter(PropertyPlace.panorama.rawValue) ?? request.queryParameter("panoramaId") ?? metadata["panoramaId"] else {
+            return // the handler refuses a creation without one
+        }
+        let id = try Identifier.checked(panoramaId, "panoramaId")
+        let tenant = grant.tenant
+        if try await context.readOne({ try await GrantStore.propertyId($0, tenant, of: .panorama, id) }) != nil {
+            _ = try await visibleProperty(.panorama, id, grant)
+        }
+    }
+
+    private static func require(_ scope: GrantScope, _ grant: GrantAccess) throws(ServiceError) {
+        guard grant.has(scope) else {
+            throw ServiceError(.forbidden, "this needs the \(scope.rawValue) scope; the grant has \(names(grant.scopes))")
+        }
+    }
+
+    private static func names(_ scopes: [GrantScope]) -> String {
+        scopes.map(\.rawValue).joined(separator: ", ")
+    }
+}

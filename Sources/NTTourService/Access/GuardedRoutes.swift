@@ -1,0 +1,37 @@
+import NTHTTPCore
+
+/// The `/v1` routes as they are added: each with its `Access` rule, so that a route cannot be
+/// added without one (it would not compile), and each behind the `Authorization` of its rule.
+/// `rules` is the list docs/security.md's table and `AccessMatrixTests` are checked against.
+struct GuardedRoutes {
+    private(set) var table: RouteTable
+    private(set) var rules: [RouteRule]
+    let context: ServiceContext
+
+    init(_ table: RouteTable, context: ServiceContext, rules: [RouteRule] = []) {
+        self.table = table
+        self.context = context
+        self.rules = rules
+    }
+
+    mutating func add(_ method: HTTPMethod, _ pattern: String, _ access: Access, bodyLimit: Int64 = 0, headers: [HTTPField] = [],
+                      _ handler: @escaping RequestResponder) {
+        rules.append(RouteRule(method: method.name, pattern: pattern, access: access))
+        table.group(Authorization(access: access, context: context)) { table in
+            table.add(method, pattern, bodyLimit: bodyLimit, headers: headers, handler)
+        }
+    }
+
+    /// The routes `build` adds behind `middleware` (the first outermost).
+    mutating func group(_ middleware: any Middleware..., build: (inout GuardedRoutes) -> Void) {
+        var rules = self.rules
+        let context = self.context
+        table.group(middleware) { table in
+            var inner = GuardedRoutes(table, context: context, rules: rules)
+            build(&inner)
+            table = inner.table
+            rules = inner.rules
+        }
+        self.rules = rules
+    }
+}

@@ -1,0 +1,56 @@
+import NTHashing
+import NTHTTPCore
+
+/// An upload's URL as its own credential (docs/security.md "Uploads outlive their grant"):
+/// `/v1/uploads/{uploadId}/{capability}`, the capability `<tenant>.<MAC>` with a 256-bit
+/// HMAC of the tenant and the upload id under a key derived from the daemons' shared key
+/// (`webhook.key`). Nothing is stored: every daemon recomputes it, and a creation sent again
+/// answers the same URL. It opens that upload's HEAD, PATCH and DELETE and nothing else, so a
+/// background upload goes on after the grant that began it expires; a revoked grant ends it.
+struct UploadCapabilities: Sendable {
+    private let key: [UInt8]
+
+    init(key: SecretBox) {
+        self.key = key.derivedKey("toursd upload capability v1")
+    }
+
+    /// The URL of an upload, the one its creation answers in `Location`.
+    func location(_ uploadId: String, tenant: Int64) -> String {
+        "/v1/uploads/\(uploadId)/\(tenant).\(mac(uploadId, tenant: tenant))"
+    }
+
+    /// The tenant a capability speaks for, when it is the upload's; nil otherwise.
+    func tenant(_ capability: String, uploadId: String) -> Int64? {
+        let parts = capability.split(separator: ".", maxSplits: 1)
+        guard parts.count == 2, let tenant = Int64(parts[0]), tenant > 0 else { return nil }
+        let expected = Array(mac(uploadId, tenant: tenant).utf8)
+        return constantTimeEquals(Array(parts[1].utf8), expected) ? tenant : nil
+    }
+
+    private func mac(_ uploadId: String, tenant: Int64) -> String {
+        ByteEncoding.base64URL(hmacSHA256(key: key, Array("\(tenant)/\(uploadId)".utf8)))
+    }
+}
+
+/// The routes of an upload's capability URL: the capability is checked (404 when it is not the
+/// upload's, as for an upload that does not exist), then whether the grant that began the
+/// upload was revoked (401), and the request goes on as the upload's tenant.
+struct UploadCapabilityCheck: Middleware {
+    let capabilities: UploadCapabilities
+    let context: ServiceContext
+
+    func respond(to request: Request, next: RequestResponder) async throws -> Response {
+        let uploadId = try request.uuid(PropertyPlace.upload.rawValue)
+        guard let tenant = capabilities.tenant(request.parameter("capability") ?? "", uploadId: uploadId) else {
+            throw ServiceError.notFound("upload", uploadId)
+        }
+        switch try await context.readOne({ try await GrantStore.uploadRevoked($0, tenant, upload: uploadId) }) {
+        case nil: throw ServiceError.notFound("upload", uploadId)
+        case true?: throw ServiceError(.unauthorized, "the grant that began this upload was revoked")
+        case false?: break
+        }
+        var request = request
+        request.attributes[Tenant.self] = tenant
+        return try await next(request)
+    }
+}

@@ -1,0 +1,154 @@
+import NTAPIModel
+import NTLogging
+import NTHashing
+import NTSQLiteDB
+
+/// A grant as authentication finds it: whose it is, what it may do and on which properties.
+struct GrantAccess: Sendable, Equatable {
+    let id: String
+    let tenant: Int64
+    let scopes: [GrantScope]
+    let propertyIds: Set<String>
+
+    /// Whether the grant may do what `scope` names: capture reads too.
+    func has(_ scope: GrantScope) -> Bool { scopes.contains(.capture) || scopes.contains(scope) }
+}
+
+/// Grants (docs/security.md "Grants"): tokens for one job on named properties, made by the
+/// tenant over HTTP. A token is shown once; only its SHA-256 is stored and compared.
+enum GrantStore {
+    static let tokenPrefix = "ntg_"
+
+    /// How a grant token's lookup came out.
+    enum Lookup: Equatable {
+        case valid(GrantAccess)
+        case expired
+        case revoked
+    }
+
+    /// Makes a grant; nil when the tenant holds `cap` live grants already.
+    static func create(_ db: any SQLConnection, _ tenant: Int64, _ input: GrantInput, cap: Int, at now: WallClockTime) async throws -> GrantDocument? {
+        let live = try await db.first("SELECT COUNT(*) FROM grants WHERE tenant_id = ? AND expires_at > ? AND revoked_at IS NULL",
+                                      tenant, now.seconds)?.decode(0, as: Int64.self) ?? 0
+        guard live < cap else { return nil }
+        let (id, token) = (Identifier.make(), Secrets.make(prefix: tokenPrefix))
+        let expiresAt = now.seconds + Int64(input.expiresInSeconds)
+        let scopes = input.scopes.map(\.rawValue).joined(separator: " ")
+        try await db.run("INSERT INTO grants (tenant_id, id, token_hash, scopes, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+                         tenant, id, Blob(Secrets.hash(token)), scopes, Timestamp.text(now), expiresAt)
+        for property in input.propertyIds { try await join(db, tenant, grant: id, property: property) }
+        let grant = GrantDocument(id: id, token: token, scopes: input.scopes, propertyIds: input.propertyIds, createdAt: Timestamp.text(now),
+                                  expiresAt: Timestamp.at(unixSeconds: expiresAt), revokedAt: nil)
+        try await EventStore.appendTenantEvent(db, tenant, .grantCreated, at: now) { writer in
+            writer.key("expiresAt"); writer.string(grant.expiresAt)
+            writer.key("grantId"); writer.string(id)
+            writer.key("propertyIds"); writer.array(grant.propertyIds) { $0.string($1) }
+            writer.key("scopes"); writer.array(grant.scopes) { $0.string($1.rawValue) }
+        }
+        return grant
+    }
+
+    /// A property joins a grant (one it names, or one its capture created).
+    static func join(_ db: any SQLConnection, _ tenant: Int64, grant: String, property: String) async throws {
+        try await db.run("INSERT INTO grant_properties (tenant_id, grant_id, property_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", tenant, grant, property)
+    }
+
+    /// The tenant's grants that have not expired (revoked ones too, with `revokedAt`), by id.
+    static func grants(_ db: any SQLConnection, _ tenant: Int64, limit: Int, after: String?, at now: WallClockTime) async throws -> (items: [GrantDocument], more: Bool) {
+        let rows = try await db.query("""
+            SELECT id, scopes, created_at, expires_at, revoked_at FROM grants
+            WHERE tenant_id = ? AND expires_at > ? AND id > ? ORDER BY id LIMIT ?
+            """, tenant, now.seconds, after ?? "", limit + 1)
+        var items: [GrantDocument] = []
+        for row in rows.prefix(limit) {
+            let id = try row.decode("id", as: String.self)
+            let properties = try await db.query("SELECT property_id FROM grant_properties WHERE tenant_id = ? AND grant_id = ? ORDER BY property_id", tenant, id)
+                .map { try $0.decode(0, as: String.self) }
+            items.append(GrantDocument(id: id, token: nil, scopes: scopes(try row.decode("scopes", as: String.self)), propertyIds: properties,
+                                       createdAt: try row.decode("created_at", as: String.self),
+                                       expiresAt: Timestamp.at(unixSeconds: try row.decode("expires_at", as: Int64.self)),
+                                       revokedAt: try row.decodeIfPresent("revoked_at", as: String.self)))
+        }
+        return (items, rows.count > limit)
+    }
+
+    /// Revokes a grant, at once for every daemon (each request asks the database); false when
+    /// the tenant has no such unrevoked grant.
+    static func revoke(_ db: any SQLConnection, _ tenant: Int64, id: String, at now: WallClockTime) async throws -> Bool {
+        guard try await db.run("UPDATE grants SET revoked_at = ? WHERE tenant_id = ? AND id = ? AND revoked_at IS NULL", Timestamp.text(now), tenant, id) == 1 else {
+            return false
+        }
+        try await EventStore.appendTenantEvent(db, tenant, .grantRevoked, at: now) { writer in
+            writer.key("grantId"); writer.string(id)
+        }
+        return true
+    }
+
+    /// The grant whose token's SHA-256 is `digest`, one row per property it holds (one
+    /// statement: on PostgreSQL, one round trip).
+    static func lookupQuery(_ digest: [UInt8]) -> SQLStatement {
+        SQLStatement("""
+            SELECT grants.id, grants.tenant_id, grants.token_hash, grants.scopes, grants.expires_at, grants.revoked_at, grant_properties.property_id
+            FROM grants LEFT JOIN grant_properties ON grant_properties.tenant_id = grants.tenant_id AND grant_properties.grant_id = grants.id
+            WHERE grants.token_hash = ?
+            """, Blob(digest))
+    }
+
+    /// The grant `lookupQuery(digest)` found, as of `now`; nil when there is none.
+    static func lookup(in rows: [Row], digest: [UInt8], at now: WallClockTime) throws(StorageError) -> Lookup? {
+        guard let row = rows.first, constantTimeEquals(try row.decode("token_hash", as: [UInt8].self), digest) else { return nil }
+        if try row.decodeIfPresent("revoked_at", as: String.self) != nil { return .revoked }
+        guard try row.decode("expires_at", as: Int64.self) > now.seconds else { return .expired }
+        var properties = Set<String>()
+        for row in rows { if let id = try row.decodeIfPresent("property_id", as: String.self) { properties.insert(id) } }
+        return .valid(GrantAccess(id: try row.decode("id", as: String.self), tenant: try row.decode("tenant_id", as: Int64.self),
+                                  scopes: scopes(try row.decode("scopes", as: String.self)), propertyIds: properties))
+    }
+
+    /// Whether the upload's grant (if a grant began it) is revoked: its capability then ends.
+    /// nil when the tenant has no such upload.
+    static func uploadRevoked(_ db: any SQLConnection, _ tenant: Int64, upload: String) async throws -> Bool? {
+        guard let row = try await db.first("""
+            SELECT uploads.grant_id, grants.revoked_at, grants.id AS found FROM uploads
+            LEFT JOIN grants ON grants.tenant_id = uploads.tenant_id AND grants.id = uploads.grant_id
+            WHERE uploads.tenant_id = ? AND uploads.id = ?
+            """, tenant, upload) else { return nil }
+        guard try row.decodeIfPresent("grant_id", as: String.self) != nil else { return false }
+        // A grant that is gone counts as revoked: nothing vouches for the upload any more.
+        return try row.decodeIfPresent("found", as: String.self) == nil || row.decodeIfPresent("revoked_at", as: String.self) != nil
+    }
+
+    private static func scopes(_ text: String) -> [GrantScope] {
+        text.split(separator: " ").compactMap { GrantScope(rawValue: String($0)) }.sorted()
+    }
+}
+
+extension GrantStore {
+    /// The property the thing `id` of `place` belongs to; nil when the tenant has no such thing.
+    static func propertyId(_ db: any SQLConnection, _ tenant: Int64, of place: PropertyPlace, _ id: String) async throws -> String? {
+        let sql: String
+        switch place {
+        case .property: sql = "SELECT id FROM properties WHERE tenant_id = ? AND id = ?"
+        case .floor: sql = "SELECT property_id FROM floors WHERE tenant_id = ? AND id = ?"
+        case .panorama: sql = "SELECT property_id FROM panoramas WHERE tenant_id = ? AND id = ?"
+        case .tour: sql = "SELECT id FROM properties WHERE tenant_id = ? AND tour_id = ?"
+        case .upload:
+            sql = """
+                SELECT floors.property_id FROM uploads JOIN floors ON floors.tenant_id = uploads.tenant_id AND floors.id = uploads.floor_id
+                WHERE uploads.tenant_id = ? AND uploads.id = ?
+                """
+        }
+        return try await db.first(sql, tenant, id)?.decode(0, as: String.self)
+    }
+}
+
+extension GrantStore {
+    /// Removes grants expired before `cutoff` (Unix seconds) that no upload names (an
+    /// upload's grant row says whether its URL still works); returns how many went.
+    static func deleteExpired(_ db: any SQLConnection, before cutoff: Int64) async throws -> Int {
+        try await db.run("""
+            DELETE FROM grants WHERE expires_at <= ?
+            AND NOT EXISTS (SELECT 1 FROM uploads WHERE uploads.tenant_id = grants.tenant_id AND uploads.grant_id = grants.id)
+            """, cutoff)
+    }
+}
