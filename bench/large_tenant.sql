@@ -1,7 +1,8 @@
 -- A tenant made large directly in the database (the data-scale bench, QueryPlanTests): for
 -- the tenant named {tenant}, {properties} properties of one floor each, five rooms a floor and
--- {panoramas} panoramas a property, spread over its rooms, a share link a property and a
--- finished upload every other. The same text runs on SQLite and on PostgreSQL; {tenant},
+-- {panoramas} panoramas a property, spread over its rooms, a share link a property, a
+-- finished upload every other, and a grant and a revoked token a property (the grants
+-- expired or revoked). The same text runs on SQLite and on PostgreSQL; {tenant},
 -- {properties}, {panoramas} and {blob} (BLOB or bytea) are replaced before it runs. Rows
 -- only: the panoramas have no files (nothing reads them).
 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {properties})
@@ -33,3 +34,18 @@ WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 2 FROM n WHERE i + 2 <= {p
 INSERT INTO uploads (tenant_id, id, panorama_id, floor_id, room_id, content_type, length, "offset", declared_sha256, metadata, state, created_at, expires_at)
 SELECT (SELECT id FROM tenants WHERE name = '{tenant}'), 'fill-u-' || i, 'fill-x-' || i, 'fill-f-' || i, NULL, 'image/jpeg', 1000, 1000, NULL, '',
        'finished', '2026-01-01T00:00:00.000Z', 4102444800 FROM n;
+
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {properties})
+INSERT INTO grants (tenant_id, id, token_hash, scopes, created_at, expires_at, revoked_at)
+SELECT (SELECT id FROM tenants WHERE name = '{tenant}'), 'fill-g-' || i, CAST('fill-g-{tenant}-' || i AS {blob}), 'capture',
+       '2026-01-01T00:00:00.000Z', CASE WHEN i % 2 = 0 THEN 4102444800 ELSE 1767225600 END,
+       CASE WHEN i % 2 = 0 THEN '2026-01-02T00:00:00.000Z' END FROM n;
+
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {properties})
+INSERT INTO grant_properties (tenant_id, grant_id, property_id)
+SELECT (SELECT id FROM tenants WHERE name = '{tenant}'), 'fill-g-' || i, 'fill-p-' || i FROM n;
+
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {properties})
+INSERT INTO tokens (tenant_id, token_hash, created_at, revoked_at)
+SELECT (SELECT id FROM tenants WHERE name = '{tenant}'), CAST('fill-k-{tenant}-' || i AS {blob}), '2026-01-01T00:00:00.000Z',
+       '2026-01-02T00:00:00.000Z' FROM n;

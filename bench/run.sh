@@ -8,6 +8,8 @@ bash bench/http.sh
 echo
 bash bench/tracing.sh
 echo
+bash bench/grants.sh
+echo
 bash bench/mixed_load.sh
 echo
 bash bench/uploads.sh

@@ -71,6 +71,22 @@ import TestTraits
         await harness.finish()
     }
 
+    @Test func anUploadsURLIsNeverLogged() async throws {
+        let logFile = testDirectory("capability-log").path
+        defer { try? FileManager.default.removeItem(atPath: logFile) }
+        // One daemon: the access log is its own.
+        let harness = try ServiceHarness(logFile: logFile, logLevel: .info, alone: true)
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let location = try #require(try client.tusCreate(panoramaId: newID(), floorId: floorId, length: 100).header("Location"))
+        #expect(try harness.client(nil).tus("HEAD", location).status == 200)
+        await harness.stop()
+        let log = try String(contentsOfFile: logFile, encoding: .utf8)
+        let capability = try #require(location.split(separator: "/").last.map(String.init))
+        #expect(!log.contains(capability) && log.contains("path=/v1/uploads/{uploadId}/{capability}"))
+        await harness.finish()
+    }
+
     @Test func tenantTokensAreMadeListedAndRevokedOverHTTPButNeverTheLast() async throws {
         let harness = try ServiceHarness { $0.tokensPerTenant = 3 }
         let tenant = try harness.client(harness.alpha)

@@ -68,10 +68,16 @@ import TestTraits
         // No traceparent, or one that is not: a trace of its own; a preview made is its image span.
         let preview = try client.send("GET", "/v1/panoramas/\(id)/preview?width=320", headers: ["traceparent": "00-zz-not-a-trace"])
         #expect(preview.status == 200)
-        try await waitUntil("the preview's spans", seconds: 20) { Self.spans(collector).contains { $0.name == "image preview" } }
-        let image = try #require(Self.spans(collector).first { $0.name == "image preview" })
-        let previewSpan = try #require(Self.spans(collector).first { $0.spanId == image.parentSpanId })
-        #expect(previewSpan.name == "GET /v1/panoramas/{panoramaId}/preview" && previewSpan.parentSpanId == nil && previewSpan.traceId != trace)
+        // (Each span is sent once it ends, so the image span and its parent may come apart.)
+        let previewRoute = "GET /v1/panoramas/{panoramaId}/preview"
+        try await waitUntil("the preview's spans", seconds: 20) {
+            let spans = Self.spans(collector)
+            return spans.contains { image in image.name == "image preview" && spans.contains { $0.spanId == image.parentSpanId && $0.name == previewRoute } }
+        }
+        let sent = Self.spans(collector)
+        let previewSpan = try #require(sent.first { $0.name == previewRoute })
+        #expect(sent.contains { $0.name == "image preview" && $0.parentSpanId == previewSpan.spanId })
+        #expect(previewSpan.parentSpanId == nil && previewSpan.traceId != trace)
 
         // A change's event carries its request's trace on to the receiver, and the delivery is
         // a span of it.
@@ -93,6 +99,14 @@ import TestTraits
             Self.spans(collector).contains { $0.traceId == changeTrace && $0.parentSpanId == "3333333333333333" }
         }
         #expect(!Self.spans(collector).contains { $0.traceId == quiet })
+
+        // A path that is a credential (an upload's URL) is named by its route, never sent.
+        let location = try #require(try client.tusCreate(panoramaId: newID(), floorId: floorId, length: 100).header("Location"))
+        #expect(try client.tus("HEAD", location).status == 200)
+        let pattern = "/v1/uploads/{uploadId}/{capability}"
+        try await waitUntil("the upload URL's span", seconds: 20) { Self.spans(collector).contains { $0.name == "HEAD \(pattern)" } }
+        let head = try #require(Self.spans(collector).first { $0.name == "HEAD \(pattern)" })
+        #expect(head.attributes["url.path"] == pattern && !head.attributes.values.contains { $0.contains(location) })
         await harness.finish()
         collector.stop()
         hooks.stop()

@@ -14,11 +14,12 @@ struct GuardedRoutes {
         self.rules = rules
     }
 
+    /// `secretPath`: the path carries a credential (an upload's capability), never logged.
     mutating func add(_ method: HTTPMethod, _ pattern: String, _ access: Access, bodyLimit: Int64 = 0, headers: [HTTPField] = [],
-                      _ handler: @escaping RequestResponder) {
+                      secretPath: Bool = false, _ handler: @escaping RequestResponder) {
         rules.append(RouteRule(method: method.name, pattern: pattern, access: access))
         table.group(Authorization(access: access, context: context)) { table in
-            table.add(method, pattern, bodyLimit: bodyLimit, headers: headers, handler)
+            table.add(method, pattern, bodyLimit: bodyLimit, headers: headers, secretPath: secretPath, handler)
         }
     }
 

@@ -18,7 +18,8 @@ struct RequestTracing: Middleware {
             tracer.record(FinishedSpan(name: route, context: context, parentSpanId: caller?.spanId, kind: .server, startNanos: start,
                                        endNanos: Tracer.now(),
                                        attributes: [("http.request.method", request.head.methodName), ("http.route", request.route?.pattern ?? ""),
-                                                    ("url.path", request.head.path), ("http.response.status_code", String(status))],
+                                                    ("url.path", request.route.map { $0.secretPath ? $0.pattern : request.head.path } ?? request.head.path),
+                                                    ("http.response.status_code", String(status))],
                                        error: status >= 500 ? "HTTP \(status)" : nil))
         }
         do {

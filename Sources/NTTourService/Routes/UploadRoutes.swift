@@ -52,15 +52,17 @@ enum UploadRoutes {
         }
     }
 
-    /// An upload's HEAD, PATCH and DELETE, in tus or the draft.
+    /// An upload's HEAD, PATCH and DELETE, in tus or the draft (through its capability URL, a
+    /// path never logged).
     private static func addUploadRoutes(to table: inout GuardedRoutes, _ pattern: String, _ access: Access, tus: TusUploads, draft: DraftUploads, maxSize: Int64) {
-        table.add(.head, pattern, access, headers: resumable) { request in
+        let secret = access == .uploadCapability
+        table.add(.head, pattern, access, headers: resumable, secretPath: secret) { request in
             try await (DraftUploads.speaksDraft(request.headers) ? draft.head : tus.head)(request)
         }
-        table.add(.patch, pattern, access, bodyLimit: maxSize, headers: resumable) { request in
+        table.add(.patch, pattern, access, bodyLimit: maxSize, headers: resumable, secretPath: secret) { request in
             try await (DraftUploads.speaksDraft(request.headers) ? draft.append : tus.patch)(request)
         }
-        table.add(.delete, pattern, access, headers: resumable) { request in
+        table.add(.delete, pattern, access, headers: resumable, secretPath: secret) { request in
             try await (DraftUploads.speaksDraft(request.headers) ? draft.cancel : tus.terminate)(request)
         }
     }
