@@ -7,27 +7,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 work=$(mktemp -d)
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-[ -n "${TOURSD_BIN:-}" ] || build_release toursd
-
-"${TOURSD_BIN:-.build/release/toursd}" serve --config config/toursd.json --port 0 --data-dir "$work/data" 2> "$work/toursd.log" &
-pids+=($!)
-port=$(toursd_port "$work/toursd.log")
-base="http://127.0.0.1:$port"
-wait_for_url "$base/healthz" >/dev/null
+trap 'stop_servers "$work"' EXIT
+start_toursd "$work" >/dev/null
+base="http://127.0.0.1:$TOURSD_PORT"
 declare -A token
 token[tenant]=$(cat "$work/data/admin.token")
-property=$(python3 -c 'import uuid; print(uuid.uuid4())') floor=$(python3 -c 'import uuid; print(uuid.uuid4())')
-api() { curl -fs -H "Authorization: Bearer ${token[tenant]}" -H "Content-Type: application/json" "$@"; }
-api -X PUT -d '{"name":"Granted villa","floorCount":1}' "$base/v1/properties/$property" >/dev/null
-api -X PUT -d '{"number":0}' "$base/v1/properties/$property/floors/$floor" >/dev/null
-token[grant]=$(api -X POST -d "{\"scopes\":[\"capture\"],\"propertyIds\":[\"$property\"],\"expiresInSeconds\":86400}" "$base/v1/grants" \
+floor=$(bench_floor "$base" "${token[tenant]}")
+property=$(curl -fs -H "Authorization: Bearer ${token[tenant]}" "$base/v1/floors/$floor" | python3 -c 'import json, sys; print(json.load(sys.stdin)["propertyId"])')
+token[grant]=$(curl -fs -H "Authorization: Bearer ${token[tenant]}" -H "Content-Type: application/json" \
+    -d "{\"scopes\":[\"capture\"],\"propertyIds\":[\"$property\"],\"expiresInSeconds\":86400}" "$base/v1/grants" \
     | python3 -c 'import json, sys; print(json.load(sys.stdin)["token"])')
 
 rounds=${BENCH_ROUNDS:-3}
