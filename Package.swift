@@ -21,6 +21,8 @@ let package = Package(
         .systemLibrary(name: "CNTCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CNTPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CNTTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
+        .systemLibrary(name: "CNTPNG", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CNTHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
         // Linux calls Glibc's Swift module does not export (epoll, eventfd, sync_file_range).
         .systemLibrary(name: "CNTLinux"),
 
@@ -45,8 +47,9 @@ let package = Package(
         // The API's documents and request bodies as types, with our own JSON reader and
         // writer: what server and client both speak (neither imports the other).
         .target(name: "NTAPIModel", dependencies: ["NTLogging"]),
-        // Smaller JPEGs of panoramas, with libjpeg-turbo: knows images, not tours.
-        .target(name: "NTImagePreviews", dependencies: ["CNTTurboJPEG"]),
+        // Smaller JPEGs and cube tiles of panoramas (JPEG with libjpeg-turbo, PNG with
+        // libpng, HEIC with libheif): knows images, not tours.
+        .target(name: "NTImagePreviews", dependencies: ["CNTTurboJPEG", "CNTPNG", "CNTHeif"]),
         // The tour viewer's pages as pure functions of the API's documents: HTML, SVG, the
         // viewer's script. Knows neither HTTP nor storage.
         .target(name: "NTTourViewer", dependencies: ["NTAPIModel"]),
@@ -72,7 +75,7 @@ let package = Package(
 
         // What the loopback tests and the test programs (Soak, SyncWorker) share: a raw HTTP
         // client, a command runner, servers to start. Imports no test framework.
-        .target(name: "TestSupport", dependencies: ["CNTLinux"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["CNTLinux", "CNTPNG", "CNTHeif"], path: "Tests/TestSupport"),
         // Swift Testing traits the test targets share: a test target itself, so no build but the
         // tests' ever compiles it (the toolchain has no static Testing module for release).
         .testTarget(name: "TestTraits", path: "Tests/TestTraits"),
@@ -80,7 +83,7 @@ let package = Package(
         .testTarget(name: "TracingTests", dependencies: ["NTTracing"]),
         .testTarget(name: "APIModelTests", dependencies: ["NTAPIModel"]),
         .testTarget(name: "TourViewerTests", dependencies: ["NTTourViewer", "NTAPIModel"]),
-        .testTarget(name: "ImagePreviewsTests", dependencies: ["NTImagePreviews", "TestSupport"]),
+        .testTarget(name: "ImagePreviewsTests", dependencies: ["NTImagePreviews", "CNTTurboJPEG", "TestSupport"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["NTHTTPCore", "NTLogging", "NTThreadPools", "TestSupport", "TestTraits"]),
         .testTarget(name: "HashingTests", dependencies: ["NTHashing"]),
         .testTarget(name: "ObjectStorageTests", dependencies: ["NTObjectStorage", "NTHashing", "NTThreadPools", "TestSupport"]),

@@ -68,11 +68,26 @@ public enum CubeTiler {
     /// decoded within `maxSourcePixels` and `budget`.
     public static func plan(_ source: UnsafeRawBufferPointer, rule: TilingRule, maxSourcePixels: Int,
                             budget: DecodeBudget) throws(PreviewError) -> TilingPlan? {
-        let frame = try frame(source)
+        try plan(.jpeg, source, rule: rule, maxSourcePixels: maxSourcePixels, budget: budget)
+    }
+
+    /// The same for an image of `format`: a PNG or HEIC is decoded whole to RGB, then
+    /// converted to 4:2:0 planes (both held at once, and budgeted so).
+    public static func plan(_ format: ImageFormat, _ source: UnsafeRawBufferPointer, rule: TilingRule, maxSourcePixels: Int,
+                            budget: DecodeBudget) throws(PreviewError) -> TilingPlan? {
+        let whole = WholeImage(format)
+        let frame = if let whole { Frame(rgb: try whole.size(source, budget: budget)) } else { try self.frame(source) }
         guard let pyramid = rule.pyramid(width: frame.width, height: frame.height) else { return nil }
-        let decoding = try decodingBytes(frame, source, maxSourcePixels: maxSourcePixels, budget: budget)
+        let decoding: Int
+        if let whole {
+            let size = try Image(width: frame.width, height: frame.height).checked(maxSourcePixels: maxSourcePixels, for: "tiles")
+            decoding = whole.decodingBytes(size) + PlanarImage.bytes(width: size.width, height: size.height, subsampling: frame.subsampling)
+            if let refusal = budget.refusal(format, width: size.width, height: size.height, bytes: decoding) { throw refusal }
+        } else {
+            decoding = try decodingBytes(frame, source, maxSourcePixels: maxSourcePixels, budget: budget)
+        }
         let face = PlanarImage.bytes(width: pyramid.faceSize, height: pyramid.faceSize, subsampling: frame.subsampling)
-        return TilingPlan(pyramid: pyramid, frame: frame, memoryBytes: decoding + face + face / 4)
+        return TilingPlan(format: format, pyramid: pyramid, frame: frame, memoryBytes: decoding + face + face / 4)
     }
 
     /// A JPEG's size, subsampling and colour space, from its header alone.
@@ -120,7 +135,23 @@ public enum CubeTiler {
 
     /// The planes `plan` decided on, from the bytes it was made of (its checks made already).
     public static func decode(_ source: UnsafeRawBufferPointer, _ plan: TilingPlan) throws(PreviewError) -> PlanarImage {
-        try planes(source, plan.frame)
+        guard let whole = WholeImage(plan.format) else { return try planes(source, plan.frame) }
+        return try planes(rgb: try whole.rgb(source, Image(width: plan.frame.width, height: plan.frame.height)), plan.frame)
+    }
+
+    /// RGB pixels as the planes of `frame`'s subsampling.
+    private static func planes(rgb: [UInt8], _ frame: Frame) throws(PreviewError) -> PlanarImage {
+        guard let handle = tjInitCompress() else { throw PreviewError("libjpeg-turbo cannot start an encoder") }
+        defer { tjDestroy(handle) }
+        let image = PlanarImage(width: frame.width, height: frame.height, subsampling: frame.subsampling)
+        var pointers = image.pointers
+        var strides = (0..<image.planeCount).map { Int32(image.planeWidth($0)) }
+        let status = rgb.withUnsafeBufferPointer { pixels in
+            tjEncodeYUVPlanes(handle, pixels.baseAddress, Int32(frame.width), 0, Int32(frame.height), Int32(TJPF_RGB.rawValue),
+                              &pointers, &strides, frame.subsampling, TJFLAG_FASTDCT)
+        }
+        guard status == 0 else { throw PreviewError("the image cannot be converted to planes: \(errorText(handle))") }
+        return image
     }
 
     private static func planes(_ source: UnsafeRawBufferPointer, _ frame: Frame) throws(PreviewError) -> PlanarImage {
@@ -286,5 +317,12 @@ struct ArcTangent {
         var angle = ay <= ax ? atan(unit: ay / ax) : Double.pi / 2 - atan(unit: ax / ay)
         if x < 0 { angle = Double.pi - angle }
         return y < 0 ? -angle : angle
+    }
+}
+
+extension CubeTiler.Frame {
+    /// An image decoded whole to RGB, cut from the 4:2:0 planes its pixels are converted to.
+    init(rgb size: Image) {
+        self.init(width: size.width, height: size.height, subsampling: Int32(TJSAMP_420.rawValue), colorspace: Int32(TJCS_YCbCr.rawValue))
     }
 }

@@ -63,9 +63,7 @@ public enum JPEGPreview {
         guard tjDecompressHeader3(handle, base, UInt(source.count), &sourceWidth, &sourceHeight, &subsampling, &colorspace) == 0 else {
             throw PreviewError("not a readable JPEG: \(errorText(handle))")
         }
-        guard sourceWidth > 0, sourceHeight > 0, Int(sourceWidth) * Int(sourceHeight) <= maxSourcePixels else {
-            throw PreviewError("a \(sourceWidth) × \(sourceHeight) image is over the \(maxSourcePixels) pixels previews are made of")
-        }
+        _ = try Image(width: Int(sourceWidth), height: Int(sourceHeight)).checked(maxSourcePixels: maxSourcePixels, for: "previews")
         let target = min(width, Int(sourceWidth))
         let scale = decodeScale(sourceWidth: Int(sourceWidth), target: target)
         // The smallest DCT scale is 1/8, so a small preview of a large panorama decodes to more
@@ -74,8 +72,8 @@ public enum JPEGPreview {
         let decoded = Image(width: scaled(Int(sourceWidth), scale), height: scaled(Int(sourceHeight), scale))
         guard let structure = JPEGStructure.read(source) else { throw PreviewError("not a readable JPEG: its markers do not hold a frame and a scan") }
         if let refusal = budget.refusal(structure, decodedPixels: decoded.width * decoded.height) { throw refusal }
-        let result = Image(width: target, height: max(1, (decoded.height * target + decoded.width / 2) / decoded.width))
-        return PreviewPlan(decoded: decoded, result: result,
+        let result = decoded.scaled(toWidth: target)
+        return PreviewPlan(format: .jpeg, decoded: decoded, result: result,
                     memoryBytes: structure.decodingBytes(outputBytes: decoded.width * decoded.height * 3) + result.width * result.height * 3)
     }
 
@@ -134,8 +132,9 @@ public enum JPEGPreview {
     }
 }
 
-/// What making a preview will do (`JPEGPreview.plan`), decided before any memory is given.
+/// What making a preview will do (`ImagePreview.plan`), decided before any memory is given.
 public struct PreviewPlan: Sendable {
+    let format: ImageFormat
     /// The image at the DCT scale decoded, and the preview made of it.
     let decoded: Image
     let result: Image

@@ -115,17 +115,21 @@ public struct JPEGStructure: Equatable, Sendable {
 }
 
 /// What one preview's decoding may take: memory (the coefficient buffer of a progressive or
-/// multi-scan JPEG, and the decoded pixels) and scans (each a pass over those coefficients).
+/// multi-scan JPEG, and the decoded pixels), scans (each a pass over those coefficients), and a
+/// HEIC's images.
 public struct DecodeBudget: Sendable, Equatable {
     public var maxBytes: Int
     public var maxScans: Int
+    /// Images a HEIC container may hold (a grid image's tiles are each one).
+    public var maxItems: Int
 
-    /// The configuration's defaults (`maxPreviewDecodeBytes`, `maxPreviewScans`).
-    public static let standard = DecodeBudget(maxBytes: 256 << 20, maxScans: 64)
+    /// The configuration's defaults (`maxPreviewDecodeBytes`, `maxPreviewScans`, `maxPreviewItems`).
+    public static let standard = DecodeBudget(maxBytes: 256 << 20, maxScans: 64, maxItems: 1024)
 
-    public init(maxBytes: Int, maxScans: Int) {
+    public init(maxBytes: Int, maxScans: Int, maxItems: Int = 1024) {
         self.maxBytes = maxBytes
         self.maxScans = maxScans
+        self.maxItems = maxItems
     }
 
     /// Why decoding `structure` to `decodedPixels` RGB pixels would be over the budget; nil when not.

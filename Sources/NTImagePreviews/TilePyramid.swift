@@ -115,8 +115,9 @@ public struct TilingRule: Sendable, Equatable {
 
 /// What cutting one panorama into tiles will take (`CubeTiler.plan`).
 public struct TilingPlan: Sendable, Equatable {
+    let format: ImageFormat
     public let pyramid: TilePyramid
-    /// The JPEG's size and subsampling, as its header said.
+    /// The image's size and the subsampling of its planes, as its header said.
     let frame: CubeTiler.Frame
     /// The most memory its buffers hold at once.
     public let memoryBytes: Int

@@ -20,9 +20,7 @@ import NTThreadPools
 @Suite(.hangGuard, .testThreads) struct QueryPlanTests {
     @Test func everyStatementOfARequestUsesAnIndexOfWhatItReads() async throws {
         let recorder = StatementRecorder()
-        // The webhook backlog's count (/metrics, every metricsRefreshSeconds) reads every endpoint
-        // by design, once per interval, not per request: kept out of what is recorded.
-        let harness = try ServiceHarness(alone: true, configure: { $0.metricsRefreshSeconds = 3600 }, storage: { RecordingStorage($0, recorder) })
+        let harness = try ServiceHarness(alone: true, storage: { RecordingStorage($0, recorder) })
         let client = try harness.client(harness.alpha)
         try fillLargeTenant(harness)
         let alpha = try #require(try await harness.service.context.read { try await $0.first("SELECT id FROM tenants WHERE name = 'alpha'")?.decodeIfPresent("id", as: Int64.self) })
@@ -34,7 +32,9 @@ import NTThreadPools
                      BlobKey(tenant: alpha, kind: .upload, id: newID())]
         _ = try await harness.service.context.read { try await StoredFiles.named(among: swept, by: $0) }
         recorder.recording.store(false, ordering: .relaxed)
-        let statements = recorder.statements
+        // The webhook backlog's count (/metrics) reads every endpoint by design, once each
+        // metricsRefreshSeconds on a timer, never for a request: not this test's to judge.
+        let statements = recorder.statements.filter { $0.sql != WebhookStore.backlogSQL }
         #expect(statements.count > 40, "the requests ran their statements: \(statements.count)")
         let problems = harness.config.databaseUrl.isEmpty
             ? try sqlitePlans(harness.dataDir + "/toursd.sqlite", statements)

@@ -334,7 +334,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         await harness.finish()
     }
 
-    @Test func anImageThatIsNotAJPEGGetsAPlaceholder() async throws {
+    @Test func anImageThatCannotBeDecodedGetsAPlaceholder() async throws {
         let harness = try ServiceHarness()
         let alpha = try harness.client(harness.alpha)
         let (_, floorId) = try alpha.makeFloor()
@@ -346,15 +346,21 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
     }
 
     /// A panorama the server cannot read is said to be so on its page (with its original to
-    /// download), not shown as a grey box to look around in; a readable one gets the viewer.
+    /// download), not shown as a grey box to look around in; a readable one, JPEG, PNG or HEIC
+    /// (an iPhone's default), gets the viewer.
     @Test func aPanoramaThatCannotBeReadIsSaidToBe() async throws {
         let harness = try ServiceHarness()
         let alpha = try harness.client(harness.alpha)
         let (propertyId, floorId) = try alpha.makeFloor()
-        let (good, damaged, png) = (newID(), newID(), newID())
+        let (good, damaged, png, heic, bomb) = (newID(), newID(), newID(), newID(), newID())
         #expect(try alpha.putPanorama(good, floorId: floorId, bytes: try JPEGFixture.panorama(width: 512), contentType: "image/jpeg").status == 201)
         #expect(try alpha.putPanorama(damaged, floorId: floorId, bytes: imageBytes(5_000), contentType: "image/jpeg").status == 201)
-        #expect(try alpha.putPanorama(png, floorId: floorId, bytes: imageBytes(5_000, signature: ImageSignature.png), contentType: "image/png").status == 201)
+        #expect(try alpha.putPanorama(png, floorId: floorId, bytes: PNGFixture.make(width: 512, height: 256) { x, _ in (UInt8(x / 2), 80, 160) },
+                                      contentType: "image/png").status == 201)
+        #expect(try alpha.putPanorama(heic, floorId: floorId, bytes: try HEICFixture.make(width: 512, height: 256) { x, _ in (UInt8(x / 2), 80, 160) },
+                                      contentType: "image/heic").status == 201)
+        // 60,000 × 30,000 claimed in 60 bytes: refused from its header, never decoded.
+        #expect(try alpha.putPanorama(bomb, floorId: floorId, bytes: PNGFixture.claiming(width: 60_000, height: 30_000), contentType: "image/png").status == 201)
         let tourId = try #require(try alpha.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
         let link = try #require(try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600]).string("url"))
         let visitor = try harness.client(nil)
@@ -364,9 +370,15 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
             #expect(readable.contains("<canvas") && !readable.contains("could not be read"))
             let broken = try visitor.send("GET", "\(link)/panoramas/\(damaged)").text
             #expect(broken.contains("This panorama could not be read") && broken.contains("damaged") && !broken.contains("<canvas"))
+            let refused = try visitor.send("GET", "\(link)/panoramas/\(bomb)").text
+            #expect(refused.contains("This panorama could not be read") && !refused.contains("<canvas"))
             #expect(broken.contains("\(link)/panoramas/\(damaged)/image"))
-            let other = try visitor.send("GET", "\(link)/panoramas/\(png)").text
-            #expect(other.contains("could not be read") && other.contains("image/png"))
+            for id in [png, heic] {
+                let page = try visitor.send("GET", "\(link)/panoramas/\(id)").text
+                #expect(page.contains("<canvas") && !page.contains("could not be read"))
+                let preview = try visitor.send("GET", "\(link)/panoramas/\(id)/preview?width=320")
+                #expect(preview.status == 200 && JPEGFixture.dimensions(preview.body) == [320, 160])
+            }
         }
         await harness.finish()
     }

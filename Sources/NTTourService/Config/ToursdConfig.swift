@@ -240,6 +240,9 @@ public struct ToursdConfig: Sendable, Equatable {
     public var maxPreviewDecodeBytes = 256 << 20
     /// Scans a JPEG may have for a preview to be made of it (each is a pass over the coefficients).
     public var maxPreviewScans = 64
+    /// Images a HEIC may hold for a preview to be made of it (a grid image's tiles are each
+    /// one: an iPhone's 48-megapixel photo is a grid of 192).
+    public var maxPreviewItems = 1024
     /// Panoramas at least this wide are cut into cube faces and tiles for the viewer (drawn at
     /// once from a small preview, then sharp where looked at); narrower ones are drawn from
     /// their largest preview.
@@ -396,6 +399,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "previewQueueLimit": { config, text in setInt(&config.previewQueueLimit, text, 1...100_000) },
         "maxPreviewDecodeBytes": { config, text in setInt(&config.maxPreviewDecodeBytes, text, 1 << 20...1 << 36) },
         "maxPreviewScans": { config, text in setInt(&config.maxPreviewScans, text, 1...10_000) },
+        "maxPreviewItems": { config, text in setInt(&config.maxPreviewItems, text, 1...100_000) },
         "tileMinWidth": { config, text in setInt(&config.tileMinWidth, text, 1...(1 << 20)) },
         "maxTileDecodeBytes": { config, text in setInt(&config.maxTileDecodeBytes, text, 1 << 20...1 << 36) },
         "tileQueueLimit": { config, text in setInt(&config.tileQueueLimit, text, 1...100_000) },

@@ -54,7 +54,7 @@ final class PanoramaTiles: Sendable {
         maxCpuNanoseconds = config.maxTileCpuSeconds * 1_000_000_000
         quality = config.previewQuality
         maxSourcePixels = config.maxPreviewSourcePixels
-        budget = DecodeBudget(maxBytes: config.maxTileDecodeBytes, maxScans: config.maxPreviewScans)
+        budget = DecodeBudget(maxBytes: config.maxTileDecodeBytes, maxScans: config.maxPreviewScans, maxItems: config.maxPreviewItems)
         queueLimit = config.tileQueueLimit
     }
 
@@ -96,7 +96,7 @@ final class PanoramaTiles: Sendable {
     /// past `tileQueueLimit` waiting, the asking is dropped (the panorama's next viewing asks
     /// again). `stillStored`: whether the panorama is still there once its tiles are made.
     func request(tenant: Int64, _ panorama: PanoramaRecord, source: @escaping PanoramaSource, stillStored: @escaping @Sendable () async -> Bool) {
-        guard panorama.contentType == "image/jpeg" else { return }
+        guard ImageFormat(mediaType: panorama.contentType) != nil else { return }
         let key = "\(tenant)/\(panorama.id)/\(panorama.sha256)"
         guard !untiled.withLock({ $0.contains(key) }) else { return }
         let accepted = wanted.withLock { wanted in
@@ -122,7 +122,7 @@ final class PanoramaTiles: Sendable {
     }
 
     /// Makes the tiles unless they are made; false when the panorama is not to be tiled (too
-    /// narrow, or not readable as a JPEG within the budget).
+    /// narrow, or not readable as its format within the budget).
     private func make(tenant: Int64, _ panorama: PanoramaRecord, source: @escaping PanoramaSource, stillStored: @escaping @Sendable () async -> Bool) async -> Bool {
         guard await pyramid(tenant: tenant, panorama) == nil else { return true }
         let target = directory(tenant: tenant, panorama)
@@ -130,7 +130,8 @@ final class PanoramaTiles: Sendable {
         do {
             let source = try await source()
             let (rule, maxSourcePixels, budget) = (rule, maxSourcePixels, budget)
-            guard let plan = try await io.run({ try MappedFile.read(source) { try CubeTiler.plan($0, rule: rule, maxSourcePixels: maxSourcePixels, budget: budget) } })
+            guard let format = ImageFormat(mediaType: panorama.contentType),
+                  let plan = try await io.run({ try MappedFile.read(source) { try CubeTiler.plan(format, $0, rule: rule, maxSourcePixels: maxSourcePixels, budget: budget) } })
             else { return false }
             let pyramid = plan.pyramid
             // Its share of the image memory, held from the decoding until the last face is cut.

@@ -47,7 +47,7 @@ final class PreviewCache: Sendable {
         self.logger = logger
         quality = config.previewQuality
         maxSourcePixels = config.maxPreviewSourcePixels
-        budget = DecodeBudget(maxBytes: config.maxPreviewDecodeBytes, maxScans: config.maxPreviewScans)
+        budget = DecodeBudget(maxBytes: config.maxPreviewDecodeBytes, maxScans: config.maxPreviewScans, maxItems: config.maxPreviewItems)
         queueLimit = config.previewQueueLimit
         retryAfterSeconds = config.retryAfterSeconds
     }
@@ -207,19 +207,19 @@ final class PreviewCache: Sendable {
         if !(await stillStored()) { await remove(tenant: tenant, ids: [panorama.id]) }
     }
 
-    /// A JPEG panorama's preview, decoded on the preview pool with its share of the image
-    /// memory held (asked from its headers first); any other image, or a JPEG that cannot be
-    /// read or is over the budgets, gets the placeholder (panoramas are 2:1).
+    /// A JPEG or PNG panorama's preview, decoded on the preview pool with its share of the
+    /// image memory held (asked from its headers first); any other image, or one that cannot
+    /// be read or is over the budgets, gets the placeholder (panoramas are 2:1).
     private func makePreview(_ panorama: PanoramaRecord, width: Int, source: String) async throws -> MadePreview {
-        if panorama.contentType == "image/jpeg" {
+        if let format = ImageFormat(mediaType: panorama.contentType) {
             do {
                 let (maxSourcePixels, budget, quality) = (maxSourcePixels, budget, quality)
                 let plan = try await io.run {
-                    try MappedFile.read(source) { try JPEGPreview.plan($0, width: width, maxSourcePixels: maxSourcePixels, budget: budget) }
+                    try MappedFile.read(source) { try ImagePreview.plan(format, $0, width: width, maxSourcePixels: maxSourcePixels, budget: budget) }
                 }
                 return MadePreview(bytes: try await Trace.span("image preview", attributes: [("width", String(width))]) {
                     try await memory.holding(plan.memoryBytes, for: "a \(width)-wide preview") {
-                        try await decoders.run { try MappedFile.read(source) { try JPEGPreview.make(from: $0, plan, quality: quality) } }
+                        try await decoders.run { try MappedFile.read(source) { try ImagePreview.make(from: $0, plan, quality: quality) } }
                     }
                 }, readable: true)
             } catch let error as PreviewError {

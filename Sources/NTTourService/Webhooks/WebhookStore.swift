@@ -85,13 +85,16 @@ enum WebhookStore {
     }
 
     /// The outbox's backlog (/metrics): enabled endpoints with events not delivered yet, and
-    /// how many of those are failing (waiting to try again).
+    /// how many of those are failing (waiting to try again). A count over every endpoint, once
+    /// each `metricsRefreshSeconds`, never a request's.
+    static let backlogSQL = """
+        SELECT count(*) AS behind, coalesce(sum(CASE WHEN w.attempts > 0 THEN 1 ELSE 0 END), 0) AS failing
+        FROM webhooks w JOIN tenants t ON t.id = w.tenant_id
+        WHERE w.disabled_at IS NULL AND t.last_event_id > w.after_event_id
+        """
+
     static func backlog(_ db: any SQLConnection) async throws -> (behind: Int, failing: Int) {
-        guard let row = try await db.first("""
-            SELECT count(*) AS behind, coalesce(sum(CASE WHEN w.attempts > 0 THEN 1 ELSE 0 END), 0) AS failing
-            FROM webhooks w JOIN tenants t ON t.id = w.tenant_id
-            WHERE w.disabled_at IS NULL AND t.last_event_id > w.after_event_id
-            """) else { return (0, 0) }
+        guard let row = try await db.first(backlogSQL) else { return (0, 0) }
         return (Int(try row.decode("behind", as: Int64.self)), Int(try row.decode("failing", as: Int64.self)))
     }
 

@@ -401,9 +401,7 @@ public enum ViewerPages {
             page.raw("<button type=\"button\" class=\"fullscreen hidden\" aria-pressed=\"false\">Full screen</button></div>")
         } else {
             page.raw("<section class=\"card unreadable\" role=\"status\"><h2>This panorama could not be read</h2><p>")
-            page.text(panorama.contentType == "image/jpeg"
-                      ? "Its image is damaged, or larger than this server draws, so it cannot be shown here."
-                      : "The viewer draws JPEG panoramas; this one is \(panorama.contentType), so it cannot be shown here.")
+            page.text("Its image is damaged, or larger than this server draws, so it cannot be shown here.")
             // The embed form has no download: the whole tour, a link away, has.
             page.raw(paths.isEmbed ? "</p></section>" : " The original image can still be downloaded.</p></section>")
         }

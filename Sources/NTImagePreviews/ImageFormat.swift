@@ -1,0 +1,67 @@
+/// The formats previews and tiles are made of, by the media type a panorama was stored with.
+public enum ImageFormat: String, Sendable, Equatable, CaseIterable {
+    case jpeg = "image/jpeg"
+    case png = "image/png"
+    case heic = "image/heic"
+
+    /// nil for a media type no preview is made of (the placeholder stands in).
+    public init?(mediaType: String) {
+        self.init(rawValue: mediaType)
+    }
+
+    var name: String {
+        switch self {
+        case .jpeg: "JPEG"
+        case .png: "PNG"
+        case .heic: "HEIC"
+        }
+    }
+}
+
+/// The formats decoded whole to RGB (no scaled decoding, unlike a JPEG's DCT): the size their
+/// header declares, what decoding them takes, and their pixels.
+enum WholeImage {
+    case png, heic
+
+    /// nil for a JPEG.
+    init?(_ format: ImageFormat) {
+        switch format {
+        case .jpeg: return nil
+        case .png: self = .png
+        case .heic: self = .heic
+        }
+    }
+
+    /// The size its header declares, the container's limits checked against `budget`.
+    func size(_ source: UnsafeRawBufferPointer, budget: DecodeBudget) throws(PreviewError) -> Image {
+        switch self {
+        case .png: try PNGImage.size(source)
+        case .heic: try HEICImage.header(source, maxItems: budget.maxItems)
+        }
+    }
+
+    /// What decoding a `size` image takes at most: its pixels and the codec's own buffers.
+    func decodingBytes(_ size: Image) -> Int {
+        switch self {
+        case .png: PNGImage.decodingBytes(size)
+        case .heic: HEICImage.decodingBytes(size)
+        }
+    }
+
+    /// RGB rows of the `size` its header said.
+    func rgb(_ source: UnsafeRawBufferPointer, _ size: Image) throws(PreviewError) -> [UInt8] {
+        switch self {
+        case .png: try PNGImage.rgb(source, size)
+        case .heic: try HEICImage.rgb(source, size)
+        }
+    }
+}
+
+extension DecodeBudget {
+    /// Why decoding a `width` × `height` image of `format` whole, taking `bytes` (its pixels and
+    /// the codec's own buffers), would be over the budget; nil when not.
+    func refusal(_ format: ImageFormat, width: Int, height: Int, bytes: Int) -> PreviewError? {
+        guard bytes > maxBytes else { return nil }
+        return PreviewError("decoding the \(width) × \(height) \(format.name) would take \(bytes >> 20) MiB, more than the \(maxBytes >> 20) MiB its decoding may")
+    }
+}

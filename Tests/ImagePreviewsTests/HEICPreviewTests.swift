@@ -1,0 +1,51 @@
+import CNTTurboJPEG
+import Testing
+import TestSupport
+@testable import NTImagePreviews
+
+/// HEIC panoramas (an iPhone's default) become the same previews and tiles as JPEGs; their
+/// container is counted and their size read before any pixel is decoded.
+struct HEICPreviewTests {
+    @Test func aHEICsPreviewIsAJPEGOfItsPixelsAtTheWidthAsked() throws {
+        let heic = try HEICFixture.make(width: 512, height: 256) { x, _ in x < 256 ? (220, 20, 20) : (20, 20, 220) }
+        let plan = try heic.withUnsafeBytes { try ImagePreview.plan(.heic, $0, width: 128, maxSourcePixels: 1 << 24) }
+        let preview = try heic.withUnsafeBytes { try ImagePreview.make(from: $0, plan, quality: 90) }
+        let (width, height, rgb) = try PNGPreviewTests.pixels(preview)
+        #expect(width == 128 && height == 64)
+        let left = Array(rgb[(32 * width + 20) * 3..<(32 * width + 20) * 3 + 3])
+        let right = Array(rgb[(32 * width + 108) * 3..<(32 * width + 108) * 3 + 3])
+        #expect(left[0] > 170 && left[2] < 80, "\(left)")
+        #expect(right[2] > 170 && right[0] < 80, "\(right)")
+        let tiles = try #require(try heic.withUnsafeBytes {
+            try CubeTiler.plan(.heic, $0, rule: TilingRule(minWidth: 256, maxAspectRatio: 2.5, maxFaceSize: 4096), maxSourcePixels: 1 << 24, budget: .standard)
+        })
+        #expect(try heic.withUnsafeBytes { try CubeTiler.decode($0, tiles) }.width == 512)
+    }
+
+    @Test func aHEICIsRefusedForItsItemsAndItsSizeBeforeDecoding() throws {
+        let heic = try HEICFixture.make(width: 256, height: 128) { _, _ in (90, 90, 90) }
+        // Its container lists its items (the image, and perhaps its properties' own); none may be allowed.
+        let items = try #require(heic.withUnsafeBytes { HEIFBoxes.itemCount($0) })
+        #expect(items >= 1)
+        let tooMany = #expect(throws: PreviewError.self) {
+            try heic.withUnsafeBytes { try ImagePreview.plan(.heic, $0, width: 64, maxSourcePixels: 1 << 24, budget: DecodeBudget(maxBytes: 1 << 30, maxScans: 64, maxItems: items - 1)) }
+        }
+        #expect(tooMany?.message.contains("more than the \(items - 1) an image may have") == true, "\(String(describing: tooMany))")
+        let tooLarge = #expect(throws: PreviewError.self) { try heic.withUnsafeBytes { try ImagePreview.plan(.heic, $0, width: 64, maxSourcePixels: 256 * 127) } }
+        #expect(tooLarge?.message.contains("256 × 128 image is over") == true)
+        let memory = #expect(throws: PreviewError.self) {
+            try heic.withUnsafeBytes { try ImagePreview.plan(.heic, $0, width: 64, maxSourcePixels: 1 << 24, budget: DecodeBudget(maxBytes: 1 << 20, maxScans: 64)) }
+        }
+        #expect(memory?.message.contains("decoding the 256 × 128 HEIC would take") == true)
+        // Not a HEIC, a truncated one, a meta box that lies about its size: errors, not crashes.
+        #expect(throws: PreviewError.self) { try [0, 0, 0, 8, 0x66, 0x74, 0x79, 0x70].withUnsafeBytes { try ImagePreview.plan(.heic, $0, width: 64, maxSourcePixels: .max) } }
+        let truncated = Array(heic.prefix(heic.count / 2))
+        #expect(throws: PreviewError.self) {
+            let plan = try truncated.withUnsafeBytes { try ImagePreview.plan(.heic, $0, width: 64, maxSourcePixels: .max) }
+            _ = try truncated.withUnsafeBytes { try ImagePreview.make(from: $0, plan, quality: 80) }
+        }
+        var lying = heic
+        lying.replaceSubrange(0..<4, with: [0xff, 0xff, 0xff, 0xff])
+        #expect(lying.withUnsafeBytes { HEIFBoxes.itemCount($0) } == nil)
+    }
+}

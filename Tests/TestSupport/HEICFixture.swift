@@ -1,0 +1,44 @@
+import CNTHeif
+import Foundation
+
+/// HEICs for tests, encoded with libheif and its HEVC encoder (x265), as an iPhone's camera
+/// writes them: one HEVC image in a HEIF container.
+public enum HEICFixture {
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// An image whose pixel at (x, y) is `pixel(x, y)`, at `quality` (lossy: colours come back
+    /// near, not equal).
+    public static func make(width: Int, height: Int, quality: Int = 90, pixel: (Int, Int) -> (UInt8, UInt8, UInt8)) throws -> [UInt8] {
+        guard let context = heif_context_alloc() else { throw Failure(description: "libheif cannot start") }
+        defer { heif_context_free(context) }
+        var encoder: OpaquePointer?
+        try check(heif_context_get_encoder_for_format(context, heif_compression_HEVC, &encoder), "no HEVC encoder")
+        defer { heif_encoder_release(encoder) }
+        try check(heif_encoder_set_lossy_quality(encoder, Int32(quality)), "quality")
+        var image: OpaquePointer?
+        try check(heif_image_create(Int32(width), Int32(height), heif_colorspace_RGB, heif_chroma_interleaved_RGB, &image), "image")
+        defer { heif_image_release(image) }
+        try check(heif_image_add_plane(image, heif_channel_interleaved, Int32(width), Int32(height), 8), "plane")
+        var stride: Int32 = 0
+        guard let plane = heif_image_get_plane(image, heif_channel_interleaved, &stride) else { throw Failure(description: "no plane") }
+        for y in 0..<height {
+            for x in 0..<width {
+                let (red, green, blue) = pixel(x, y)
+                let at = y * Int(stride) + x * 3
+                (plane[at], plane[at + 1], plane[at + 2]) = (red, green, blue)
+            }
+        }
+        try check(heif_context_encode_image(context, image, encoder, nil, nil), "encode")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("fixture-\(UUID().uuidString).heic").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try check(heif_context_write_to_file(context, file), "write")
+        return Array(try Data(contentsOf: URL(fileURLWithPath: file)))
+    }
+
+    private static func check(_ error: heif_error, _ what: String) throws {
+        guard error.code != heif_error_Ok else { return }
+        throw Failure(description: "libheif: \(what): \(error.message.map { String(cString: $0) } ?? "error \(error.code.rawValue)")")
+    }
+}

@@ -1,0 +1,59 @@
+import CNTPNG
+
+/// PNGs for tests, written with libpng's simplified API.
+public enum PNGFixture {
+    /// An RGB PNG whose pixel at (x, y) is `pixel(x, y)`.
+    public static func make(width: Int, height: Int, pixel: (Int, Int) -> (UInt8, UInt8, UInt8)) -> [UInt8] {
+        var rgb = [UInt8](repeating: 0, count: width * height * 3)
+        for y in 0..<height {
+            for x in 0..<width {
+                let (red, green, blue) = pixel(x, y)
+                rgb[(y * width + x) * 3] = red
+                rgb[(y * width + x) * 3 + 1] = green
+                rgb[(y * width + x) * 3 + 2] = blue
+            }
+        }
+        // One address for the whole write: libpng's error handler is given it.
+        let image = UnsafeMutablePointer<png_image>.allocate(capacity: 1)
+        defer { image.deallocate() }
+        image.initialize(to: png_image())
+        image.pointee.version = UInt32(PNG_IMAGE_VERSION)
+        image.pointee.width = UInt32(width)
+        image.pointee.height = UInt32(height)
+        image.pointee.format = UInt32(PNG_FORMAT_RGB)
+        var size = 0
+        _ = rgb.withUnsafeBytes { png_image_write_to_memory(image, nil, &size, 0, $0.baseAddress, 0, nil) }
+        var bytes = [UInt8](repeating: 0, count: size)
+        let written = bytes.withUnsafeMutableBytes { out in
+            rgb.withUnsafeBytes { png_image_write_to_memory(image, out.baseAddress, &size, 0, $0.baseAddress, 0, nil) }
+        }
+        precondition(written != 0, "libpng could not write the test's PNG")
+        return Array(bytes.prefix(size))
+    }
+
+    /// A PNG whose header claims `width` × `height` RGB pixels and whose data is a few bytes
+    /// (a decompression bomb's header: what a server must refuse before it decodes).
+    public static func claiming(width: Int, height: Int) -> [UInt8] {
+        var header: [UInt8] = []
+        for value in [UInt32(width), UInt32(height)] { header += withUnsafeBytes(of: value.bigEndian, Array.init) }
+        header += [8, 2, 0, 0, 0] // 8 bits, RGB, deflate, no filter method, not interlaced
+        // A zlib stream of one empty stored block: valid, and far short of the rows claimed.
+        let data: [UInt8] = [0x78, 0x01, 0x01, 0x00, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x01]
+        return [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a] + chunk("IHDR", header) + chunk("IDAT", data) + chunk("IEND", [])
+    }
+
+    private static func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
+        let body = Array(type.utf8) + data
+        return withUnsafeBytes(of: UInt32(data.count).bigEndian, Array.init) + body + withUnsafeBytes(of: crc32(body).bigEndian, Array.init)
+    }
+
+    /// CRC-32 (ISO 3309), as PNG chunks carry it.
+    private static func crc32(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xffff_ffff
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xedb8_8320 : crc >> 1 }
+        }
+        return crc ^ 0xffff_ffff
+    }
+}
