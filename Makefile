@@ -6,7 +6,7 @@ RUN_APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libturbojpeg0
 TEST_APT_PACKAGES := curl sqlite3 python3 python3-venv wrk nginx gcc fuse3 libfuse3-dev chromium chromium-driver postgresql haproxy
 
 # What make bench measures against besides: hugin's nona (Pannellum's tool chain cuts cube faces with it).
-BENCH_APT_PACKAGES := hugin-tools
+BENCH_APT_PACKAGES := hugin-tools libheif-examples
 
 # Python tools for the tests, pinned, in a venv of the project's own.
 # Two S3 implementations for the object store's tests (moto, rclone serve s3), and boto3, the

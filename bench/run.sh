@@ -10,6 +10,8 @@ bash bench/tracing.sh
 echo
 bash bench/grants.sh
 echo
+bash bench/heic.sh
+echo
 bash bench/mixed_load.sh
 echo
 bash bench/uploads.sh

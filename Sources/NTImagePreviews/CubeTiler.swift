@@ -139,17 +139,15 @@ public enum CubeTiler {
         return try planes(rgb: try whole.rgb(source, Image(width: plan.frame.width, height: plan.frame.height)), plan.frame)
     }
 
-    /// RGB pixels as the planes of `frame`'s subsampling.
-    private static func planes(rgb: [UInt8], _ frame: Frame) throws(PreviewError) -> PlanarImage {
+    /// RGB rows as the planes of `frame`'s subsampling.
+    private static func planes(rgb rows: RGBRows, _ frame: Frame) throws(PreviewError) -> PlanarImage {
         guard let handle = tjInitCompress() else { throw PreviewError("libjpeg-turbo cannot start an encoder") }
         defer { tjDestroy(handle) }
         let image = PlanarImage(width: frame.width, height: frame.height, subsampling: frame.subsampling)
         var pointers = image.pointers
         var strides = (0..<image.planeCount).map { Int32(image.planeWidth($0)) }
-        let status = rgb.withUnsafeBufferPointer { pixels in
-            tjEncodeYUVPlanes(handle, pixels.baseAddress, Int32(frame.width), 0, Int32(frame.height), Int32(TJPF_RGB.rawValue),
-                              &pointers, &strides, frame.subsampling, TJFLAG_FASTDCT)
-        }
+        let status = tjEncodeYUVPlanes(handle, rows.base, Int32(frame.width), Int32(rows.stride), Int32(frame.height), Int32(TJPF_RGB.rawValue),
+                                       &pointers, &strides, frame.subsampling, TJFLAG_FASTDCT)
         guard status == 0 else { throw PreviewError("the image cannot be converted to planes: \(errorText(handle))") }
         return image
     }

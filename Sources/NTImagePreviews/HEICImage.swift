@@ -17,32 +17,27 @@ enum HEICImage {
         }
     }
 
-    /// What decoding a `size` HEIC takes at most: libheif's decoded planes (up to 16 bits a
-    /// sample), their RGB conversion, the copy handed on, and the HEVC decoder's own pictures.
+    /// What decoding a `size` HEIC takes at most: libheif's decoded 4:2:0 planes (up to 16 bits
+    /// a sample: 3 bytes a pixel) and their RGB conversion (3), and the HEVC decoder's pictures.
     static func decodingBytes(_ size: Image) -> Int {
-        size.width * size.height * (6 + 3 + 3) + (32 << 20)
+        size.width * size.height * 6 + (32 << 20)
     }
 
-    /// The image as RGB rows, checked to be the `size` its header said.
-    static func rgb(_ source: UnsafeRawBufferPointer, _ size: Image) throws(PreviewError) -> [UInt8] {
+    /// The image as RGB rows (libheif's own image, held until the rows are let go), checked to
+    /// be the `size` its header said.
+    static func rgb(_ source: UnsafeRawBufferPointer, _ size: Image) throws(PreviewError) -> RGBRows {
         try primary(source) { handle throws(PreviewError) in
             var decoded: OpaquePointer?
             let failure = heif_decode_image(handle, &decoded, heif_colorspace_RGB, heif_chroma_interleaved_RGB, nil)
             guard failure.code == heif_error_Ok, let decoded else { throw PreviewError("the HEIC cannot be decoded: \(message(failure))") }
-            defer { heif_image_release(decoded) }
             var stride: Int32 = 0
             let width = Int(heif_image_get_width(decoded, heif_channel_interleaved)), height = Int(heif_image_get_height(decoded, heif_channel_interleaved))
             guard width == size.width, height == size.height, let plane = heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride),
                   Int(stride) >= width * 3 else {
+                heif_image_release(decoded)
                 throw PreviewError("the HEIC decoded to \(width) × \(height), not the \(size.width) × \(size.height) its header said")
             }
-            var pixels = [UInt8](repeating: 0, count: width * height * 3)
-            pixels.withUnsafeMutableBufferPointer { out in
-                for row in 0..<height {
-                    (out.baseAddress! + row * width * 3).update(from: plane + row * Int(stride), count: width * 3)
-                }
-            }
-            return pixels
+            return RGBRows(size: size, base: plane, stride: Int(stride)) { heif_image_release(decoded) }
         }
     }
 

@@ -48,13 +48,28 @@ enum WholeImage {
         }
     }
 
-    /// RGB rows of the `size` its header said.
-    func rgb(_ source: UnsafeRawBufferPointer, _ size: Image) throws(PreviewError) -> [UInt8] {
+    /// RGB rows of the `size` its header said, in the decoder's own buffer (never copied).
+    func rgb(_ source: UnsafeRawBufferPointer, _ size: Image) throws(PreviewError) -> RGBRows {
         switch self {
         case .png: try PNGImage.rgb(source, size)
         case .heic: try HEICImage.rgb(source, size)
         }
     }
+}
+
+/// An image's 8-bit RGB rows, a row every `stride` bytes from `base`, in the buffer its decoder
+/// filled; that buffer is let go when this is. Read on the thread that holds it.
+final class RGBRows {
+    let size: Image
+    let base: UnsafePointer<UInt8>
+    let stride: Int
+    private let release: () -> Void
+
+    init(size: Image, base: UnsafePointer<UInt8>, stride: Int, release: @escaping () -> Void) {
+        (self.size, self.base, self.stride, self.release) = (size, base, stride, release)
+    }
+
+    deinit { release() }
 }
 
 extension DecodeBudget {

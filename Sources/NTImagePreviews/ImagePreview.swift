@@ -18,9 +18,8 @@ public enum ImagePreview {
     /// The preview `plan` decided, from the bytes it was made of (its checks made already).
     public static func make(from source: UnsafeRawBufferPointer, _ plan: PreviewPlan, quality: Int) throws(PreviewError) -> [UInt8] {
         guard let whole = WholeImage(plan.format) else { return try JPEGPreview.make(from: source, plan, quality: quality) }
-        let pixels = try whole.rgb(source, plan.decoded)
-        let resized = plan.decoded == plan.result ? pixels : AreaAverage.resize(pixels, from: plan.decoded, to: plan.result)
-        return try JPEGPreview.encode(resized, plan.result, quality: quality)
+        let rows = try whole.rgb(source, plan.decoded)
+        return try JPEGPreview.encode(AreaAverage.resize(rows.base, stride: rows.stride, from: plan.decoded, to: plan.result), plan.result, quality: quality)
     }
 }
 

@@ -152,29 +152,32 @@ struct Image: Equatable, Sendable {
 /// no aliasing when shrinking by large factors, which a panorama's fine detail would show.
 enum AreaAverage {
     static func resize(_ source: [UInt8], from: Image, to: Image) -> [UInt8] {
+        source.withUnsafeBufferPointer { resize($0.baseAddress!, stride: from.width * 3, from: from, to: to) }
+    }
+
+    /// The same from rows `stride` bytes apart (a decoder's buffer); a copy when the sizes are one.
+    static func resize(_ input: UnsafePointer<UInt8>, stride: Int, from: Image, to: Image) -> [UInt8] {
         var result = [UInt8](repeating: 0, count: to.width * to.height * 3)
         // Each destination column's span of source columns, computed once.
         let columns = (0..<to.width).map { x in span(x, from.width, to.width) }
-        source.withUnsafeBufferPointer { input in
-            result.withUnsafeMutableBufferPointer { output in
-                for y in 0..<to.height {
-                    let rows = span(y, from.height, to.height)
-                    for x in 0..<to.width {
-                        let cols = columns[x]
-                        var red = 0, green = 0, blue = 0
-                        for row in rows {
-                            var index = (row * from.width + cols.lowerBound) * 3
-                            for _ in cols {
-                                red += Int(input[index]); green += Int(input[index + 1]); blue += Int(input[index + 2])
-                                index += 3
-                            }
+        result.withUnsafeMutableBufferPointer { output in
+            for y in 0..<to.height {
+                let rows = span(y, from.height, to.height)
+                for x in 0..<to.width {
+                    let cols = columns[x]
+                    var red = 0, green = 0, blue = 0
+                    for row in rows {
+                        var index = row * stride + cols.lowerBound * 3
+                        for _ in cols {
+                            red += Int(input[index]); green += Int(input[index + 1]); blue += Int(input[index + 2])
+                            index += 3
                         }
-                        let count = rows.count * cols.count
-                        let out = (y * to.width + x) * 3
-                        output[out] = UInt8((red + count / 2) / count)
-                        output[out + 1] = UInt8((green + count / 2) / count)
-                        output[out + 2] = UInt8((blue + count / 2) / count)
                     }
+                    let count = rows.count * cols.count
+                    let out = (y * to.width + x) * 3
+                    output[out] = UInt8((red + count / 2) / count)
+                    output[out + 1] = UInt8((green + count / 2) / count)
+                    output[out + 2] = UInt8((blue + count / 2) / count)
                 }
             }
         }

@@ -18,16 +18,16 @@ enum PNGImage {
     }
 
     /// The image as RGB rows, checked to be the `size` its header said.
-    static func rgb(_ source: UnsafeRawBufferPointer, _ size: Image) throws(PreviewError) -> [UInt8] {
+    static func rgb(_ source: UnsafeRawBufferPointer, _ size: Image) throws(PreviewError) -> RGBRows {
         let read = try Read(source)
         guard Int(read.image.pointee.width) == size.width, Int(read.image.pointee.height) == size.height else {
             throw PreviewError("the PNG's header changed between reads")
         }
         read.image.pointee.format = UInt32(PNG_FORMAT_RGB)
-        var pixels = [UInt8](repeating: 0, count: size.width * size.height * 3)
-        let done = pixels.withUnsafeMutableBytes { png_image_finish_read(read.image, nil, $0.baseAddress, 0, nil) }
-        guard done != 0 else { throw PreviewError("the PNG cannot be decoded: \(read.message)") }
-        return pixels
+        let pixels = UnsafeMutablePointer<UInt8>.allocate(capacity: size.width * size.height * 3)
+        let rows = RGBRows(size: size, base: pixels, stride: size.width * 3) { pixels.deallocate() }
+        guard png_image_finish_read(read.image, nil, pixels, 0, nil) != 0 else { throw PreviewError("the PNG cannot be decoded: \(read.message)") }
+        return rows
     }
 
     /// One read of a PNG. Its `png_image` stays at one address from the header to the last
