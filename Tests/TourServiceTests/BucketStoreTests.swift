@@ -320,13 +320,13 @@ import NTObjectStorage
         #expect(fetched.out == "206" || fetched.out == "200", "\(fetched.out)")
         #expect(try Array(Data(contentsOf: URL(fileURLWithPath: harness.dataDir + "/fetched"))) == Array(image[10...19]))
         #expect(try client.send("GET", "/v1/panoramas/\(id)/content", headers: ["If-None-Match": "\"\(sha256Hex(image))\""]).status == 304)
-        // Under a share link the original comes through toursd, never a URL that would outlive
-        // the link: revoked, nothing more is sent.
+        // Under a share link the full-size image (the largest preview) comes through toursd,
+        // never a URL that would outlive the link: revoked, nothing more is sent.
         let tourId = try #require(try client.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
         let made = try client.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600])
         let (link, share) = (try #require(made.string("url")), try #require(made.string("id")))
         let original = try harness.client(nil).send("GET", "\(link)/panoramas/\(id)/image")
-        #expect(original.status == 200 && original.body == image && original.header("Location") == nil, "\(original.status)")
+        #expect(original.status == 200 && original.header("Content-Type") == "image/jpeg" && original.header("Location") == nil, "\(original.status)")
         #expect(try client.send("DELETE", "/v1/shares/\(share)").status == 204)
         #expect(try harness.client(nil).send("GET", "\(link)/panoramas/\(id)/image").status == 404)
         await harness.finish()

@@ -372,7 +372,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
             #expect(broken.contains("This panorama could not be read") && broken.contains("damaged") && !broken.contains("<canvas"))
             let refused = try visitor.send("GET", "\(link)/panoramas/\(bomb)").text
             #expect(refused.contains("This panorama could not be read") && !refused.contains("<canvas"))
-            #expect(broken.contains("\(link)/panoramas/\(damaged)/image"))
+            #expect(!broken.contains("/image") && !broken.contains("downloaded")) // a share link offers no original
             for id in [png, heic] {
                 let page = try visitor.send("GET", "\(link)/panoramas/\(id)").text
                 #expect(page.contains("<canvas") && !page.contains("could not be read"))
@@ -380,6 +380,50 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
                 #expect(preview.status == 200 && JPEGFixture.dimensions(preview.body) == [320, 160])
             }
         }
+        await harness.finish()
+    }
+
+    /// Nothing private leaks through a share link: its full-size image, previews and tiles are
+    /// made again from the pixels, so none of the camera's EXIF (GPS position, device serial,
+    /// owner) reaches a visitor; the signed-in tenant still gets its original, byte for byte.
+    @Test func aShareLinkServesNoCameraMetadata() async throws {
+        let harness = try ServiceHarness { $0.tileMinWidth = 1024 }
+        let alpha = try harness.client(harness.alpha)
+        let (propertyId, floorId) = try alpha.makeFloor()
+        let secrets = ["GPSLatitude 51/1 30/1 26/1 N", "BodySerialNumber SN-4815162342", "OwnerName Agnes Example"]
+        let exif = Array("Exif\0\0MM\0*".utf8) + Array(secrets.joined(separator: "\0").utf8)
+        let plain = try JPEGFixture.panorama(width: 2048)
+        let original = Array(plain[0..<2]) + [0xff, 0xe1] + withUnsafeBytes(of: UInt16(exif.count + 2).bigEndian, Array.init) + exif + Array(plain[2...])
+        let id = newID()
+        #expect(try alpha.putPanorama(id, floorId: floorId, bytes: original).status == 201)
+        let tourId = try #require(try alpha.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
+        let link = try #require(try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600]).string("url"))
+        let visitor = try harness.client(nil)
+        #expect(try visitor.send("GET", "\(link)/panoramas/\(id)").text.contains("Full-size image"))
+        // Its first view asks for its tiles; a later one names them.
+        var page = ""
+        try await waitUntil("the panorama's tiles", seconds: 60) {
+            page = try visitor.send("GET", "\(link)/panoramas/\(id)").text
+            return page.contains("data-tiles=")
+        }
+        #expect(page.contains("Full-size image") && !page.contains("Original image"))
+        let tiles = try #require(page.range(of: "data-tiles=\"")).upperBound
+        let tileBase = String(page[tiles...].prefix { $0 != "\"" })
+        var served: [(String, [UInt8])] = []
+        for target in ["\(link)/panoramas/\(id)/image", "\(link)/panoramas/\(id)/preview?width=320", "\(link)/panoramas/\(id)/preview?width=1024"] {
+            let answer = try visitor.send("GET", target)
+            #expect(answer.status == 200 && answer.header("Content-Type") == "image/jpeg", "\(target): \(answer.status)")
+            served.append((target, answer.body))
+        }
+        served.append(("a tile", try visitor.send("GET", tileBase + "0/f0_0.jpg").body))
+        for (what, bytes) in served {
+            let text = String(decoding: bytes, as: UTF8.self)
+            #expect(!text.contains("Exif") && secrets.allSatisfy { !text.contains($0) }, "\(what) carries the camera's metadata")
+        }
+        let full = try #require(served.first?.1)
+        #expect(JPEGFixture.dimensions(full) == [2048, 1024] || JPEGFixture.dimensions(full)?.first == harness.config.previewWidths.max())
+        // The tenant, signed in to the app or through the API, gets its original.
+        #expect(try alpha.send("GET", "/v1/panoramas/\(id)/content").body == original)
         await harness.finish()
     }
 

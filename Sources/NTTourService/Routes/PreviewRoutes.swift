@@ -71,11 +71,13 @@ extension ServiceContext {
     /// The preview answer of a panorama already found in the tenant's storage: 304 for the
     /// ETag the client has, else the file (made first when not cached). `cacheControl`: how
     /// long a browser may keep it without asking (the viewer's previews: not at all, since a
-    /// share link can be revoked).
-    func preview(_ tenant: Int64, _ panorama: PanoramaRecord, for request: Request, cacheControl: String) async throws -> Response {
+    /// share link can be revoked). `largest`: the widest preview, whatever the query asks.
+    func preview(_ tenant: Int64, _ panorama: PanoramaRecord, for request: Request, cacheControl: String, largest: Bool = false) async throws -> Response {
         let widths = config.previewWidths
         let width: Int
-        if let text = try request.queryParameter("width") {
+        if largest {
+            width = widths.max() ?? widths[0]
+        } else if let text = try request.queryParameter("width") {
             guard let value = Int(text), widths.contains(value) else {
                 throw ServiceError.badRequest("width must be one of \(widths.map(String.init).joined(separator: ", "))")
             }

@@ -84,6 +84,10 @@ enum ViewerRoutes {
         }
         table.add(.get, prefix + "/panoramas/{id}/image", headers: ViewerResponses.security, secretPath: secret) { request in
             let (scope, panorama) = try await scopedPanorama(request, context)
+            // Through a share link, the full-size image offered is the largest preview, made
+            // again from the pixels: none of the camera's metadata (GPS position, device
+            // serial, owner) reaches a visitor. The signed-in tenant gets its original.
+            if scope.property != nil { return try await context.preview(scope.tenant, panorama, for: request, cacheControl: "private, no-cache", largest: true) }
             return try await context.content(BlobKey(tenant: scope.tenant, kind: .panorama, id: panorama.id),
                                              StoredContent(size: panorama.size, sha256: panorama.sha256, contentType: panorama.contentType), for: request,
                                              sender: .toursdOnly)

@@ -328,8 +328,9 @@ public enum ViewerPages {
     }
 
     /// The 360° viewer of one panorama; the plain image where WebGL is missing. A panorama the
-    /// server could not read (`readable` false: not a JPEG, or one it cannot decode) is said to
-    /// be so, with its original image to download, instead of a grey box to look around in.
+    /// server could not read (`readable` false: an image it cannot decode or that is over its
+    /// budgets) is said to be so, instead of a grey box to look around in (the signed-in app
+    /// offers its original to download; a share link no image at all).
     /// Titled by its room and its place there; the ways on (`TourWalk`) as links, those whose
     /// direction is known placed in the view by the script; previous and next through the
     /// tour; the floor's plan as a minimap with the panoramas whose position is known.
@@ -354,10 +355,19 @@ public enum ViewerPages {
             page.raw("</div>")
             page.raw("<p class=\"meta\">Taken ")
             page.text(Format.time(panorama.createdAt))
-            page.raw(" · ")
-            page.text(Format.bytes(panorama.size))
-            page.raw(" · ")
-            page.link(frame.paths.image(panorama.id), "Original image")
+            // A share link offers the full-size image made again, without the camera's metadata
+            // (none of an image it could not read).
+            if frame.paths.isShare {
+                if readable {
+                    page.raw(" · ")
+                    page.link(frame.paths.image(panorama.id), "Full-size image")
+                }
+            } else {
+                page.raw(" · ")
+                page.text(Format.bytes(panorama.size))
+                page.raw(" · ")
+                page.link(frame.paths.image(panorama.id), "Original image")
+            }
             page.raw("</p>")
         }
     }
@@ -402,8 +412,9 @@ public enum ViewerPages {
         } else {
             page.raw("<section class=\"card unreadable\" role=\"status\"><h2>This panorama could not be read</h2><p>")
             page.text("Its image is damaged, or larger than this server draws, so it cannot be shown here.")
-            // The embed form has no download: the whole tour, a link away, has.
-            page.raw(paths.isEmbed ? "</p></section>" : " The original image can still be downloaded.</p></section>")
+            // The embed form has no download (the whole tour, a link away, has); a share link
+            // offers no original (nothing else of this image could be made).
+            page.raw(paths.isShare ? "</p></section>" : " The original image can still be downloaded.</p></section>")
         }
     }
 
