@@ -15,6 +15,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -22,6 +23,7 @@ import time
 import urllib.parse
 import uuid
 
+from PIL import Image, ImageDraw
 from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
@@ -271,6 +273,49 @@ def huge_panorama(driver, daemon, panorama_id, tokens, cookie):
     look(driver, daemon, "16-huge-panorama", tokens, cookie)
 
 
+def store_phone_formats(daemon):
+    """A property whose panoramas are a HEIC (made with libheif's heif-enc, as an iPhone's
+    camera writes them by default) and a PNG of one scene: dim grey with a magenta marker at
+    the panorama's centre (yaw 0, pitch 0). Their ids by format."""
+    property_id, floor_id = str(uuid.uuid4()), str(uuid.uuid4())
+    daemon.api("PUT", f"/v1/properties/{property_id}", {"name": "Phone Capture", "floorCount": 1, "metadata": {}}, daemon.token)
+    daemon.api("PUT", f"/v1/properties/{property_id}/floors/{floor_id}", {"number": 0, "name": None}, daemon.token)
+    scene = Image.new("RGB", (2048, 1024), (60, 64, 70))
+    ImageDraw.Draw(scene).rectangle([1024 - 160, 512 - 120, 1024 + 160, 512 + 120], fill=(230, 30, 220))
+    folder = tempfile.mkdtemp(prefix="toursd-formats-")
+    scene.save(os.path.join(folder, "scene.png"))
+    subprocess.run(["heif-enc", "-q", "85", "-o", os.path.join(folder, "scene.heic"), os.path.join(folder, "scene.png")], check=True, capture_output=True)
+    stored = {}
+    for name, media_type in [("heic", "image/heic"), ("png", "image/png")]:
+        panorama_id = str(uuid.uuid4())
+        body = open(os.path.join(folder, f"scene.{name}"), "rb").read()
+        status, _, content = daemon.request("PUT", f"/v1/panoramas/{panorama_id}?floorId={floor_id}", body, daemon.token, {"Content-Type": media_type})
+        check(status == 201, f"a {name} panorama is stored: {status} {content[:120]!r}")
+        stored[name] = panorama_id
+    shutil.rmtree(folder)
+    return stored
+
+
+def phone_formats(driver, daemon, stored, tokens, cookie):
+    """A HEIC and a PNG panorama are drawn in the 360° viewer like a JPEG, at a desktop's size
+    and a phone's: the marker the scene has at its centre is at the view's centre, and the
+    view's corner is the scene's grey, not the marker."""
+    size = driver.get_window_size()
+    for label, (width, height) in [("desktop", (1366, 900)), ("phone", (390, 844))]:
+        driver.set_window_size(width, height)
+        for name, panorama_id in stored.items():
+            driver.get(daemon.base + f"/app/panoramas/{panorama_id}")
+            check("could not be read" not in driver.page_source, f"the {name} panorama is shown, not said unreadable")
+            canvas = driver.find_element(By.CSS_SELECTOR, "#viewer canvas")
+            if await_condition(driver, lambda d: canvas.get_attribute("data-first-frame"), f"the {name} panorama is drawn"):
+                sample = driver.execute_script(CANVAS_SAMPLE)
+                centre, corner = sample[(18 * 64 + 32) * 4:(18 * 64 + 32) * 4 + 3], sample[(2 * 64 + 2) * 4:(2 * 64 + 2) * 4 + 3]
+                check(centre[0] > 170 and centre[1] < 100 and centre[2] > 160, f"{name} at {label} size: the marker at the view's centre {centre}")
+                check(corner[1] > 40 and abs(corner[0] - corner[2]) < 40, f"{name} at {label} size: the scene's grey at the view's corner {corner}")
+            look(driver, daemon, f"17-{name}-{label}", tokens, cookie)
+    driver.set_window_size(size["width"], size["height"])
+
+
 class HostSite:
     """Another site: a page of its own origin (127.0.0.1 on a port the OS picks) framing `src`,
     set once the origin is known; served from a thread until `stop`."""
@@ -361,6 +406,7 @@ def main():
         other = tourfixture.build_tour(daemon, other_token, "Other Agency's house", rooms=2, panoramas_per_room=1, loose=0, image=image)
         house = tourfixture.build_walk_tour(daemon, daemon.token)
         huge = store_huge_panorama(daemon)
+        formats = store_phone_formats(daemon)
         tokens = [daemon.token, other_token]
 
         driver = tourfixture.chromium(WAIT)
@@ -452,6 +498,7 @@ def main():
         walk_the_house(driver, daemon, house, tokens, cookie)
         embed_on_other_sites(driver, daemon, house, tokens)
         huge_panorama(driver, daemon, huge, tokens, cookie)
+        phone_formats(driver, daemon, formats, tokens, cookie)
 
         # Another tenant's ids are 404, as in the API; so are their images.
         for path in [f"/app/properties/{other['property']}", f"/app/floors/{other['floors'][0]}", f"/app/rooms/{other['rooms'][0]}",
