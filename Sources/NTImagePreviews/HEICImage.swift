@@ -6,7 +6,8 @@ import CNTHeif
 /// tiles are items: a grid of thousands is refused unread); its size is the primary image's,
 /// from the container, before any pixel is decoded.
 enum HEICImage {
-    /// The primary image's size (after its rotation), and the items the container lists.
+    /// The primary image's size (after its rotation), once the items the container lists are
+    /// found within `maxItems`.
     static func header(_ source: UnsafeRawBufferPointer, maxItems: Int) throws(PreviewError) -> Image {
         guard let items = HEIFBoxes.itemCount(source) else { throw PreviewError("not a readable HEIC: its meta box lists no items") }
         guard items <= maxItems else {

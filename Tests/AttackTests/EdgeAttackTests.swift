@@ -34,7 +34,11 @@ import TestTraits
     @Test func imageBombsAndABurstOfPreviewsLeaveTheDaemonToEveryoneElse() async throws {
         let target = try Target()
         let other = try otherTenant(target)
-        let bombs = try (0..<3).map { _ in try putPanorama(target, JPEGBomb.make(width: 23_168, height: 11_584, acScans: 150)) }
+        // A JPEG of 150 scans, a 60,000 × 30,000 PNG of 60 bytes, a HEIC grid of 5,000 tiles.
+        let bombs = [try putPanorama(target, JPEGBomb.make(width: 23_168, height: 11_584, acScans: 150)),
+                     try putPanorama(target, PNGFixture.claiming(width: 60_000, height: 30_000), contentType: "image/png"),
+                     try putPanorama(target, HEICFixture.claiming(items: 5_000), contentType: "image/heic")]
+        #expect(bombs.allSatisfy { !$0.isEmpty })
         let ordinary = try putPanorama(target, try JPEGPreview.placeholder(width: 8192, height: 4096, quality: 95))
         let link = try share(target)
         let decodesBefore = try target.gauge("toursd_preview_decodes_total")
@@ -297,10 +301,10 @@ import TestTraits
 
     /// Stores a panorama one-shot; returns its id ("" when refused).
     @discardableResult
-    private func putPanorama(_ target: Target, _ bytes: [UInt8], token: String? = nil, floorId: String? = nil) throws -> String {
+    private func putPanorama(_ target: Target, _ bytes: [UInt8], token: String? = nil, floorId: String? = nil, contentType: String = "image/jpeg") throws -> String {
         let id = UUID().uuidString.lowercased()
         let answer = try target.client(timeoutSeconds: 30).request("PUT", "/v1/panoramas/\(id)?floorId=\(floorId ?? target.floorId)",
-                                                                   headers: ["Authorization": "Bearer \(token ?? target.token)", "Content-Type": "image/jpeg"], body: bytes)
+                                                                   headers: ["Authorization": "Bearer \(token ?? target.token)", "Content-Type": contentType], body: bytes)
         return answer.status == 201 ? id : ""
     }
 

@@ -44,6 +44,11 @@ struct HEICPreviewTests {
             let plan = try truncated.withUnsafeBytes { try ImagePreview.plan(.heic, $0, width: 64, maxSourcePixels: .max) }
             _ = try truncated.withUnsafeBytes { try ImagePreview.make(from: $0, plan, quality: 80) }
         }
+        // A grid of 5,000 tiles, by its container's word: refused before libheif reads it.
+        let grid = HEICFixture.claiming(items: 5_000)
+        #expect(grid.withUnsafeBytes { HEIFBoxes.itemCount($0) } == 5_000)
+        let refused = #expect(throws: PreviewError.self) { try grid.withUnsafeBytes { try ImagePreview.plan(.heic, $0, width: 64, maxSourcePixels: .max) } }
+        #expect(refused?.message.contains("holds 5000 images") == true, "\(String(describing: refused))")
         var lying = heic
         lying.replaceSubrange(0..<4, with: [0xff, 0xff, 0xff, 0xff])
         #expect(lying.withUnsafeBytes { HEIFBoxes.itemCount($0) } == nil)

@@ -37,6 +37,16 @@ public enum HEICFixture {
         return Array(try Data(contentsOf: URL(fileURLWithPath: file)))
     }
 
+    /// A HEIC whose container says it holds `items` images (a grid of that many tiles) and
+    /// holds nothing else: what a server must refuse from the header, before any decoder reads it.
+    public static func claiming(items: Int) -> [UInt8] {
+        func box(_ type: String, _ body: [UInt8]) -> [UInt8] {
+            withUnsafeBytes(of: UInt32(8 + body.count).bigEndian, Array.init) + Array(type.utf8) + body
+        }
+        let info = box("iinf", [1, 0, 0, 0] + withUnsafeBytes(of: UInt32(items).bigEndian, Array.init)) // version 1: a 32-bit count
+        return box("ftyp", Array("heic".utf8) + [0, 0, 0, 0] + Array("mif1heic".utf8)) + box("meta", [0, 0, 0, 0] + info)
+    }
+
     private static func check(_ error: heif_error, _ what: String) throws {
         guard error.code != heif_error_Ok else { return }
         throw Failure(description: "libheif: \(what): \(error.message.map { String(cString: $0) } ?? "error \(error.code.rawValue)")")

@@ -65,8 +65,9 @@ struct Authorization: Middleware {
         }
         let id = try Identifier.checked(panoramaId, "panoramaId")
         let tenant = grant.tenant
-        if try await context.readOne({ try await GrantStore.propertyId($0, tenant, of: .panorama, id) }) != nil {
-            _ = try await visibleProperty(.panorama, id, grant)
+        if let property = try await context.readOne({ try await GrantStore.propertyId($0, tenant, of: .panorama, id) }),
+           !grant.propertyIds.contains(property) {
+            throw ServiceError.notFound(PropertyPlace.panorama.noun, id)
         }
     }
 
