@@ -5,7 +5,7 @@ import TestSupport
 
 /// HEIC panoramas (an iPhone's default) become the same previews and tiles as JPEGs; their
 /// container is counted and their size read before any pixel is decoded.
-struct HEICPreviewTests {
+@Suite struct HEICPreviewTests {
     @Test func aHEICsPreviewIsAJPEGOfItsPixelsAtTheWidthAsked() throws {
         let heic = try HEICFixture.make(width: 512, height: 256) { x, _ in x < 256 ? (220, 20, 20) : (20, 20, 220) }
         let plan = try heic.withUnsafeBytes { try ImagePreview.plan(.heic, $0, width: 128, maxSourcePixels: 1 << 24) }

@@ -5,7 +5,7 @@ import TestSupport
 
 /// PNG panoramas become the same previews and tiles as JPEGs, under the same budgets, every
 /// refusal made from the header before a pixel is decoded.
-struct PNGPreviewTests {
+@Suite struct PNGPreviewTests {
     /// Left half red, right half blue.
     private static func halves(width: Int, height: Int) -> [UInt8] {
         PNGFixture.make(width: width, height: height) { x, _ in x < width / 2 ? (220, 20, 20) : (20, 20, 220) }

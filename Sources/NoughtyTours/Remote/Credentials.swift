@@ -26,8 +26,9 @@ final class Credentials: Sendable {
     func renewed(replacing stale: String) async -> Result<String, NoughtyToursError>? {
         guard let provider else { return nil }
         let task = renewal.withLock { renewal -> Task<String, any Error>? in
-            if let renewal { return renewal }
+            // Renewed already (by the request that asked first): that token.
             guard token == stale else { return nil }
+            if let renewal { return renewal }
             let made = Task { [self] in
                 let fresh = try await provider()
                 guard Self.isValid(fresh) else { throw NoughtyToursError.invalidInput("the credential provider's token is not printable ASCII without spaces") }
