@@ -53,23 +53,28 @@ enum GrantStore {
         try await db.run("INSERT INTO grant_properties (tenant_id, grant_id, property_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", tenant, grant, property)
     }
 
-    /// The tenant's grants that have not expired (revoked ones too, with `revokedAt`), by id.
+    /// The tenant's grants that have not expired (revoked ones too, with `revokedAt`), by id:
+    /// the page and its grants' properties in one statement (one row per property).
     static func grants(_ db: any SQLConnection, _ tenant: Int64, limit: Int, after: String?, at now: WallClockTime) async throws -> (items: [GrantDocument], more: Bool) {
         let rows = try await db.query("""
-            SELECT id, scopes, created_at, expires_at, revoked_at FROM grants
-            WHERE tenant_id = ? AND expires_at > ? AND id > ? ORDER BY id LIMIT ?
-            """, tenant, now.seconds, after ?? "", limit + 1)
+            SELECT page.id, page.scopes, page.created_at, page.expires_at, page.revoked_at, grant_properties.property_id
+            FROM (SELECT id, scopes, created_at, expires_at, revoked_at FROM grants
+                  WHERE tenant_id = ? AND expires_at > ? AND id > ? ORDER BY id LIMIT ?) AS page
+            LEFT JOIN grant_properties ON grant_properties.tenant_id = ? AND grant_properties.grant_id = page.id
+            ORDER BY page.id, grant_properties.property_id
+            """, tenant, now.seconds, after ?? "", limit + 1, tenant)
         var items: [GrantDocument] = []
-        for row in rows.prefix(limit) {
+        for row in rows {
             let id = try row.decode("id", as: String.self)
-            let properties = try await db.query("SELECT property_id FROM grant_properties WHERE tenant_id = ? AND grant_id = ? ORDER BY property_id", tenant, id)
-                .map { try $0.decode(0, as: String.self) }
-            items.append(GrantDocument(id: id, token: nil, scopes: scopes(try row.decode("scopes", as: String.self)), propertyIds: properties,
-                                       createdAt: try row.decode("created_at", as: String.self),
-                                       expiresAt: Timestamp.at(unixSeconds: try row.decode("expires_at", as: Int64.self)),
-                                       revokedAt: try row.decodeIfPresent("revoked_at", as: String.self)))
+            if items.last?.id != id {
+                items.append(GrantDocument(id: id, token: nil, scopes: scopes(try row.decode("scopes", as: String.self)), propertyIds: [],
+                                           createdAt: try row.decode("created_at", as: String.self),
+                                           expiresAt: Timestamp.at(unixSeconds: try row.decode("expires_at", as: Int64.self)),
+                                           revokedAt: try row.decodeIfPresent("revoked_at", as: String.self)))
+            }
+            if let property = try row.decodeIfPresent("property_id", as: String.self) { items[items.count - 1].propertyIds.append(property) }
         }
-        return (items, rows.count > limit)
+        return (Array(items.prefix(limit)), items.count > limit)
     }
 
     /// Revokes a grant, at once for every daemon (each request asks the database); false when
