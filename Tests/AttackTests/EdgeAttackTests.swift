@@ -34,6 +34,7 @@ import TestTraits
     @Test func imageBombsAndABurstOfPreviewsLeaveTheDaemonToEveryoneElse() async throws {
         let target = try Target()
         let other = try otherTenant(target)
+        let decodesBefore = try target.gauge("toursd_preview_decodes_total")
         // A JPEG of 150 scans, a 60,000 × 30,000 PNG of 60 bytes, a HEIC grid of 5,000 tiles.
         let bombs = [try putPanorama(target, JPEGBomb.make(width: 23_168, height: 11_584, acScans: 150)),
                      try putPanorama(target, PNGFixture.claiming(width: 60_000, height: 30_000), contentType: "image/png"),
@@ -41,7 +42,6 @@ import TestTraits
         #expect(bombs.allSatisfy { !$0.isEmpty })
         let ordinary = try putPanorama(target, try JPEGPreview.placeholder(width: 8192, height: 4096, quality: 95))
         let link = try share(target)
-        let decodesBefore = try target.gauge("toursd_preview_decodes_total")
         let answers = StatusTally()
         var burst: [Task<Void, Never>] = []
         for index in 0..<(64 + 3 * 4) {
@@ -65,11 +65,16 @@ import TestTraits
         for task in burst { await task.value }
         #expect(answers.statuses.allSatisfy { $0 == 200 }, "burst answers: \(answers.statuses.sorted())")
         #expect(target.daemon.process.isRunning)
-        // One making per preview: the ordinary one and each bomb's placeholder.
-        #expect(try target.gauge("toursd_preview_decodes_total") - decodesBefore == 4)
+        // One making per preview, whoever asked for it (the burst, or the processing each
+        // panorama gets once stored, one width after another): the ordinary panorama's three
+        // widths and each small upload's; a bomb's first width, where its processing stops,
+        // and the burst's 1024.
+        try await waitUntil("every panorama processed", seconds: 120) { try target.gauge("toursd_panoramas_processing") == 0 }
+        let decodes = 3 + uploadSeconds.count * 3 + bombs.count * 2
+        #expect(try target.gauge("toursd_preview_decodes_total") - decodesBefore == decodes)
         // A GET just after the burst is the cached file, not another decode.
         #expect(try target.send("GET", "\(link)/panoramas/\(ordinary)/preview?width=1024").status == 200)
-        #expect(try target.gauge("toursd_preview_decodes_total") - decodesBefore == 4)
+        #expect(try target.gauge("toursd_preview_decodes_total") - decodesBefore == decodes)
         let peak = target.peakRSSKilobytes
         #expect(peak > 0 && peak < 512 * 1024, "peak RSS \(peak) KB")
         #expect(uploadSeconds.max() ?? 99 < 1, "another tenant's uploads took \(uploadSeconds) s")
@@ -208,6 +213,7 @@ import TestTraits
         // the cutting of its tiles (8192 wide: it is tiled too).
         try await waitUntil("the making has ended", seconds: 60) {
             try target.gauge("toursd_previews_waiting") == 0 && target.gauge("toursd_tiles_waiting") == 0
+                && target.gauge("toursd_panoramas_processing") == 0
         }
         let left = filesUnder(target.dataDir + "/previews").filter { $0.contains(id) }
         #expect(left.isEmpty, "\(left)")

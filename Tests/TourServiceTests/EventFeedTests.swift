@@ -8,6 +8,11 @@ import TestTraits
 /// The events outbox and its feed (docs/api.md "Events"): every change yields its event once,
 /// in the transaction of the change, in order per tenant; a refused change yields none.
 @Suite(.hangGuard, .testThreads) struct EventFeedTests {
+    /// The feed without the events of panoramas' processing, which come in the background.
+    static func withoutProcessing(_ events: [[String: Any]]) -> [[String: Any]] {
+        events.filter { !["panorama.processed", "panorama.unreadable"].contains($0["type"] as? String ?? "") }
+    }
+
     /// The whole feed from `after`, page by page (`limit` each).
     static func feed(_ client: APIClient, after: String = "0", limit: Int = 200) throws -> [[String: Any]] {
         var events: [[String: Any]] = []
@@ -52,10 +57,13 @@ import TestTraits
         #expect(try client.send("DELETE", "/v1/panoramas/\(panoramaId)").status == 204)
         #expect(try client.send("DELETE", "/v1/properties/\(propertyId)").status == 204)
 
-        let events = try Self.feed(client, limit: 3)
+        let all = try Self.feed(client, limit: 3)
+        // Each panorama's processing writes what came of it in the background, whenever it
+        // ends (PanoramaProcessingTests): left out of the order checked here.
+        let events = Self.withoutProcessing(all)
         #expect(events.map { $0["type"] as? String } == ["property.created", "property.updated", "floor.updated", "plan.applied", "worldmap.stored",
                                                         "panorama.stored", "panorama.stored", "panorama.deleted", "property.deleted"])
-        #expect(events.map { $0["id"] as? String } == (1...9).map { String($0) })
+        #expect(all.map { $0["id"] as? String } == (1...all.count).map { String($0) })
         #expect(events.allSatisfy { $0["propertyId"] as? String == propertyId && ($0["createdAt"] as? String)?.hasSuffix("Z") == true })
         let data = events.map { $0["data"] as? [String: Any] ?? [:] }
         #expect(data[1]["name"] as? String == "Villa Rosa")
@@ -63,8 +71,9 @@ import TestTraits
         #expect(data[5]["id"] as? String == panoramaId && data[5]["roomId"] as? String == roomId && data[5]["size"] as? Int == 500)
         #expect(data[6]["id"] as? String == resumed && data[6]["size"] as? Int == 300)
         // The same feed read whole, and from a cursor in the middle.
-        #expect(try Self.feed(client).count == 9)
-        #expect(try Self.feed(client, after: "7").map { $0["type"] as? String } == ["panorama.deleted", "property.deleted"])
+        #expect(try Self.feed(client).count == all.count)
+        let seventh = try #require(events[6]["id"] as? String)
+        #expect(Self.withoutProcessing(try Self.feed(client, after: seventh)).map { $0["type"] as? String } == ["panorama.deleted", "property.deleted"])
         await harness.finish()
     }
 
@@ -154,7 +163,8 @@ import TestTraits
         #expect(try client.putPanorama(newID(), floorId: floorId, roomId: roomId, bytes: imageBytes(700)).status == 201)
         var cursor = try Self.feed(client).last?["id"] as? String ?? "0"
         var settled: [[String: Any]] = []
-        for _ in 0..<2 {
+        // The panorama's own outcome (panorama.unreadable) may come first.
+        for _ in 0..<3 {
             let event = try #require(try Self.nextEvent(client, after: cursor))
             cursor = try #require(event["id"] as? String)
             if event["type"] as? String == "tour.changed" { settled.append(event); break }

@@ -76,12 +76,14 @@ import TestTraits
         let (_, floorId) = try client.makeFloor()
         let kept = newID()
         #expect(try client.putPanorama(kept, floorId: floorId, bytes: try JPEGFixture.panorama(width: 2048), contentType: "image/jpeg").status == 201)
-        #expect(try client.send("GET", "/v1/panoramas/\(kept)/preview").status == 200)
         let previews = harness.dataDir + "/previews"
         // Made files only: tiles are written in a `.tmp-` folder, then it is renamed.
         let files = { filesUnder(previews).filter { $0.hasSuffix(".jpg") && !$0.contains(".tmp") } }
-        // The preview's file is cached behind its answer; the 30 tiles in the background.
-        try await waitUntil("the preview and the tiles on disk", seconds: 60) { files().count == 31 }
+        // Its processing makes a preview per width and 30 tiles in the background.
+        let made = harness.config.previewWidths.count + 30
+        try await waitUntil("the previews and the tiles on disk", seconds: 60) {
+            try client.send("GET", "/v1/panoramas/\(kept)").string("state") == "ready" && files().count == made
+        }
         await harness.stop()
         let tenantFolder = try #require(FileManager.default.contentsOfDirectory(atPath: previews).first)
         let gone = "\(previews)/\(tenantFolder)/\(newID())"
@@ -94,7 +96,7 @@ import TestTraits
         #expect(!FileManager.default.fileExists(atPath: gone))
         #expect(halfMade.allSatisfy { !FileManager.default.fileExists(atPath: $0) })
         #expect(!FileManager.default.fileExists(atPath: "\(previews)/\(tenantFolder)/\(kept)/tiles-abc.tmp-123"))
-        #expect(files().count == 31 && files().allSatisfy { $0.contains(kept) })
+        #expect(files().count == made && files().allSatisfy { $0.contains(kept) })
         try? FileManager.default.removeItem(atPath: harness.dataDir)
     }
 

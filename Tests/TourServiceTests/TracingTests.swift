@@ -65,18 +65,23 @@ import TestTraits
         let children = Set(spans.filter { $0.traceId == trace && $0.parentSpanId == server.spanId }.map(\.name))
         #expect(children.isSuperset(of: ["database write", "store receive", "store place"]), "\(children)")
 
-        // No traceparent, or one that is not: a trace of its own; a preview made is its image span.
+        // Its processing, after the upload's answer, is a span of the upload's trace with the
+        // previews it made.
+        try await waitUntil("the processing's spans", seconds: 20) {
+            Self.spans(collector).contains { $0.traceId == trace && $0.name == "panorama processing" }
+        }
+        let processed = Self.spans(collector)
+        let processing = try #require(processed.first { $0.traceId == trace && $0.name == "panorama processing" })
+        #expect(processing.parentSpanId == server.spanId && !processing.failed)
+        let images = processed.filter { $0.name == "image preview" && $0.parentSpanId == processing.spanId }
+        #expect(Set(images.compactMap { $0.attributes["width"] }) == Set(harness.config.previewWidths.map(String.init)), "\(images)")
+
+        // No traceparent, or one that is not: a trace of its own.
         let preview = try client.send("GET", "/v1/panoramas/\(id)/preview?width=320", headers: ["traceparent": "00-zz-not-a-trace"])
         #expect(preview.status == 200)
-        // (Each span is sent once it ends, so the image span and its parent may come apart.)
         let previewRoute = "GET /v1/panoramas/{panoramaId}/preview"
-        try await waitUntil("the preview's spans", seconds: 20) {
-            let spans = Self.spans(collector)
-            return spans.contains { image in image.name == "image preview" && spans.contains { $0.spanId == image.parentSpanId && $0.name == previewRoute } }
-        }
-        let sent = Self.spans(collector)
-        let previewSpan = try #require(sent.first { $0.name == previewRoute })
-        #expect(sent.contains { $0.name == "image preview" && $0.parentSpanId == previewSpan.spanId })
+        try await waitUntil("the preview's span", seconds: 20) { Self.spans(collector).contains { $0.name == previewRoute } }
+        let previewSpan = try #require(Self.spans(collector).first { $0.name == previewRoute })
         #expect(previewSpan.parentSpanId == nil && previewSpan.traceId != trace)
 
         // A change's event carries its request's trace on to the receiver, and the delivery is

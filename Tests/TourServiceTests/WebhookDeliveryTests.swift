@@ -53,8 +53,10 @@ import TestTraits
         #expect(try client.putPlan(floorId, mode: "newScan", rooms: [(newID(), "Hall")]).status == 200)
         #expect(try client.putPanorama(newID(), floorId: floorId, bytes: imageBytes(2000)).status == 201)
         #expect(try client.send("DELETE", "/v1/properties/\(propertyId)").status == 204)
+        // The panorama's processing writes its outcome before the property's deletion, or not at
+        // all (its row is gone): after the deletion the feed is whole.
         let events = try feed(client, after: start)
-        #expect(events.map(\.type) == ["property.created", "floor.updated", "plan.applied", "panorama.stored", "property.deleted"])
+        #expect(events.map(\.type).filter { $0 != "panorama.unreadable" } == ["property.created", "floor.updated", "plan.applied", "panorama.stored", "property.deleted"])
         try await waitUntil("the receiver to have every event", seconds: 30) { receiver.received.count >= events.count }
         let received = receiver.received
         #expect(received.map(\.eventId) == events.map(\.id))

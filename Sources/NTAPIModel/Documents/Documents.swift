@@ -158,6 +158,12 @@ public struct FloorDocument: JSONDocument, Equatable, Sendable {
     }
 }
 
+/// What became of a stored panorama: its previews (and tiles) being made, made, or not made
+/// because its image cannot be read (docs/api.md "Panorama").
+public enum PanoramaState: String, Sendable, Equatable {
+    case processing, ready, unreadable
+}
+
 /// docs/api.md "Panorama"; in the tour document with its content URL.
 public struct PanoramaDocument: JSONDocument, Equatable, Sendable {
     public var id: String
@@ -171,9 +177,12 @@ public struct PanoramaDocument: JSONDocument, Equatable, Sendable {
     public var createdAt: String
     /// Where on the plan it was taken, when the capture said.
     public var position: PanoramaPosition?
+    public var state: PanoramaState
+    /// Why it is `unreadable`.
+    public var unreadableReason: String?
 
     public init(id: String, propertyId: String, floorId: String, roomId: String?, contentType: String, size: Int64, sha256: String, createdAt: String,
-                position: PanoramaPosition? = nil) {
+                position: PanoramaPosition? = nil, state: PanoramaState = .ready, unreadableReason: String? = nil) {
         self.id = id
         self.propertyId = propertyId
         self.floorId = floorId
@@ -183,13 +192,21 @@ public struct PanoramaDocument: JSONDocument, Equatable, Sendable {
         self.sha256 = sha256
         self.createdAt = createdAt
         self.position = position
+        self.state = state
+        self.unreadableReason = unreadableReason
     }
 
+    /// A server before states had none: its panoramas read as ready.
     public init(_ value: JSONValue) throws(InvalidDocument) {
         let json = try Fields(value, context: "panorama")
+        let state = try json.optionalString("state").map { text throws(InvalidDocument) in
+            guard let state = PanoramaState(rawValue: text) else { throw InvalidDocument("a panorama's state is processing, ready or unreadable") }
+            return state
+        }
         self.init(id: try json.string("id"), propertyId: try json.string("propertyId"), floorId: try json.string("floorId"),
                   roomId: try json.optionalString("roomId"), contentType: try json.string("contentType"), size: Int64(try json.integer("size")),
-                  sha256: try json.string("sha256"), createdAt: try json.string("createdAt"), position: try PanoramaPosition(json["position"]))
+                  sha256: try json.string("sha256"), createdAt: try json.string("createdAt"), position: try PanoramaPosition(json["position"]),
+                  state: state ?? .ready, unreadableReason: try json.optionalString("unreadableReason"))
     }
 
     public var contentURL: String { "/v1/panoramas/\(id)/content" }
@@ -211,6 +228,8 @@ public struct PanoramaDocument: JSONDocument, Equatable, Sendable {
             writer.key("roomId"); writer.string(roomId)
             writer.key("sha256"); writer.string(sha256)
             writer.key("size"); writer.int(size)
+            writer.key("state"); writer.string(state.rawValue)
+            writer.key("unreadableReason"); writer.string(unreadableReason)
         }
     }
 }

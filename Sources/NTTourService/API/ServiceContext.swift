@@ -23,6 +23,8 @@ final class ServiceContext: Sendable {
     let previews: PreviewCache
     /// Cube tiles of large panoramas, made on the previews' image pool.
     let tiles: PanoramaTiles
+    /// Stored panoramas having their previews and tiles made (`ProcessPanorama`).
+    let processing: ProcessingQueue
     /// Failed viewer sign-ins by client address, shared by every daemon on the database.
     let signIns: SignInLimiter
     let knownTokens: KnownTokens
@@ -46,6 +48,7 @@ final class ServiceContext: Sendable {
         self.locker = locker
         previews = PreviewCache(dataDir: config.dataDir, io: blobs.io, decoders: imageThreads, config: config, logger: logger, shared: sharedPreviews)
         tiles = PanoramaTiles(dataDir: config.dataDir, io: blobs.io, images: previews.decoders, memory: previews.memory, config: config, logger: logger)
+        processing = ProcessingQueue(limit: config.processingQueueLimit)
         signIns = SignInLimiter(pool: pool, allowed: config.signInFailuresAllowed, window: config.signInWindowSeconds, clock: clock)
         knownTokens = KnownTokens(capacity: config.tokenCacheEntries, threads: pool.handlerThreads)
         self.config = config

@@ -146,6 +146,7 @@ public final class SyncService: Sendable {
             await uploads.sweepExpired()
             await context.sweepOldEvents()
             await context.sweepExpiredGrants()
+            await context.processUnfinished()
         }
         // Database work only: on the handler threads, not the file pool (whose jobs wait on the disk).
         let tourChanges = ServiceTimer(every: .milliseconds(context.config.tourChangedCheckMs), on: context.pool.handlerThreads) {
@@ -220,7 +221,7 @@ public final class SyncService: Sendable {
             OpsRoutes.add(to: &table, metrics: metrics, routes: { routerBox.routes }, unavailable: {
                 context.pool.unavailableReason ?? context.blobs.unavailableReason
             }, draining: { [self] in draining.load(ordering: .relaxed) },
-                          metricsToken: metricsToken, serviceMetrics: { context.previews.metrics + context.tiles.metrics + context.commits.metrics + context.databaseMetrics
+                          metricsToken: metricsToken, serviceMetrics: { context.previews.metrics + context.tiles.metrics + context.processing.metrics + context.commits.metrics + context.databaseMetrics
                               + context.blobs.metrics + self.webhooks.metrics + self.traceMetrics })
             // Every route but the health checks and /metrics, which a balancer or a scraper
             // polls: a span each would drown the traces.

@@ -243,6 +243,12 @@ public struct ToursdConfig: Sendable, Equatable {
     /// Images a HEIC may hold for a preview to be made of it (a grid image's tiles are each
     /// one: an iPhone's 48-megapixel photo is a grid of 192).
     public var maxPreviewItems = 1024
+    /// A panorama still processing this long after it was stored (its daemon stopped) is
+    /// processed again by the sweep.
+    public var processingRetrySeconds = 600
+    /// Stored panoramas waiting for their processing in one daemon; one past it is processed
+    /// by the sweep, `processingRetrySeconds` after it was stored.
+    public var processingQueueLimit = 1024
     /// Panoramas at least this wide are cut into cube faces and tiles for the viewer (drawn at
     /// once from a small preview, then sharp where looked at); narrower ones are drawn from
     /// their largest preview.
@@ -400,6 +406,8 @@ public struct ToursdConfig: Sendable, Equatable {
         "maxPreviewDecodeBytes": { config, text in setInt(&config.maxPreviewDecodeBytes, text, 1 << 20...1 << 36) },
         "maxPreviewScans": { config, text in setInt(&config.maxPreviewScans, text, 1...10_000) },
         "maxPreviewItems": { config, text in setInt(&config.maxPreviewItems, text, 1...100_000) },
+        "processingRetrySeconds": { config, text in setInt(&config.processingRetrySeconds, text, 1...86_400) },
+        "processingQueueLimit": { config, text in setInt(&config.processingQueueLimit, text, 1...1_000_000) },
         "tileMinWidth": { config, text in setInt(&config.tileMinWidth, text, 1...(1 << 20)) },
         "maxTileDecodeBytes": { config, text in setInt(&config.maxTileDecodeBytes, text, 1 << 20...1 << 36) },
         "tileQueueLimit": { config, text in setInt(&config.tileQueueLimit, text, 1...100_000) },

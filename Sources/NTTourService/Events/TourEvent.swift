@@ -11,6 +11,10 @@ enum EventType: String, CaseIterable, Sendable {
     case worldMapStored = "worldmap.stored"
     case panoramaStored = "panorama.stored"
     case panoramaDeleted = "panorama.deleted"
+    /// Its previews, and its tiles when it gets them, are made: it can be shown.
+    case panoramaProcessed = "panorama.processed"
+    /// Its image cannot be read (or is over the budgets), with the reason.
+    case panoramaUnreadable = "panorama.unreadable"
     case uploadExpired = "upload.expired"
     /// Once a property's changes settle (`tourChangedQuietSeconds` without another), with its
     /// tour's counts.

@@ -17,30 +17,31 @@ enum PreviewRoutes {
 extension ServiceContext {
     /// Whether a panorama can be shown: its preview for the viewer made first when not cached.
     func panoramaIsReadable(_ tenant: Int64, _ panorama: PanoramaRecord, width: Int) async throws -> Bool {
-        try await previews.readable(tenant: tenant, panorama, width: width, source: previewSource(tenant, panorama),
-                                    stillStored: stillStored(tenant, panorama))
+        try await unreadableReason(tenant, panorama, width: width) == nil
     }
 
-    /// A panorama just stored: its tiles made in the background when it is large enough.
-    func panoramaStored(_ tenant: Int64, _ panorama: PanoramaRecord) {
-        tiles.request(tenant: tenant, panorama, source: previewSource(tenant, panorama), stillStored: stillStored(tenant, panorama))
+    /// Why a panorama cannot be shown (nil: it can): its `width` preview made first when not cached.
+    /// `queued` false: for a panorama's processing (`PreviewCache.unreadable`).
+    func unreadableReason(_ tenant: Int64, _ panorama: PanoramaRecord, width: Int, queued: Bool = true) async throws -> String? {
+        try await previews.unreadable(tenant: tenant, panorama, width: width, queued: queued, source: previewSource(tenant, panorama),
+                                      stillStored: stillStored(tenant, panorama))
     }
 
     /// The tile pyramid of a panorama whose tiles are made; nil while they are not, and then
     /// asked for (a daemon stopped mid-way, or too many waiting, when it was stored).
     func tilePyramid(_ tenant: Int64, _ panorama: PanoramaRecord) async -> TilePyramid? {
         if let pyramid = await tiles.pyramid(tenant: tenant, panorama) { return pyramid }
-        panoramaStored(tenant, panorama)
+        tiles.request(tenant: tenant, panorama, source: previewSource(tenant, panorama), stillStored: stillStored(tenant, panorama))
         return nil
     }
 
     /// Where the panorama's bytes are read from: a local file of the store's.
-    private func previewSource(_ tenant: Int64, _ panorama: PanoramaRecord) -> PanoramaSource {
+    func previewSource(_ tenant: Int64, _ panorama: PanoramaRecord) -> PanoramaSource {
         { [blobs] in try await blobs.localFile(BlobKey(tenant: tenant, kind: .panorama, id: panorama.id), sha256: panorama.sha256) }
     }
 
     /// Whether the panorama is still stored with these bytes, for a preview made meanwhile.
-    private func stillStored(_ tenant: Int64, _ panorama: PanoramaRecord) -> @Sendable () async -> Bool {
+    func stillStored(_ tenant: Int64, _ panorama: PanoramaRecord) -> @Sendable () async -> Bool {
         { [self] in
             // A read that fails leaves the preview: the panorama's deletion removes it then.
             (try? await read { try await TourStore.panorama($0, tenant, panorama.id) }).map { $0?.sha256 == panorama.sha256 } ?? true

@@ -7,10 +7,12 @@ enum EventStore {
     /// Appends an event of the change in progress, in its transaction. The id is the
     /// tenant's next: its row's update holds the tenant's other writes until this one commits,
     /// so ids become visible in order. The property's `tour.changed` is put off until its
-    /// changes settle (gone with the property).
+    /// changes settle (gone with the property). `changesTour` false: an event of the property
+    /// that changes nothing of its tour (its panorama processed), with no `tour.changed` after.
     static func append(_ db: any SQLConnection, _ tenant: Int64, _ type: EventType, property: String, at now: WallClockTime,
-                       _ data: (inout JSONWriter) -> Void) async throws {
+                       changesTour: Bool = true, _ data: (inout JSONWriter) -> Void) async throws {
         let trace = EventNotingConnection.note(db, tenant)
+        guard changesTour else { return try await write(db, tenant, type, property: property, at: now, data) }
         guard type != .propertyDeleted else {
             try await db.run("DELETE FROM tour_changes WHERE tenant_id = ? AND property_id = ?", tenant, property)
             return try await write(db, tenant, type, property: property, at: now, data)

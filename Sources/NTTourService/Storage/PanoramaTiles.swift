@@ -108,17 +108,31 @@ final class PanoramaTiles: Sendable {
         // On the file pool's threads, never Swift's shared cooperative ones (which blocking
         // callers may hold); out of the trace of the request that asked (it may take minutes).
         Task(executorPreference: io) { [self] in
-            let slot = await turn.take()
-            let made = await Trace.$current.withValue(nil) { await make(tenant: tenant, panorama, source: source, stillStored: stillStored) }
-            turn.giveBack(slot)
-            if !made {
-                untiled.withLock { untiled in
-                    if untiled.count >= Self.untiledLimit { untiled.removeAll() }
-                    untiled.insert(key)
-                }
-            }
+            _ = await tile(key, tenant: tenant, panorama, source: source, stillStored: stillStored)
             _ = wanted.withLock { $0.remove(key) }
         }
+    }
+
+    /// Makes the panorama's tiles now, in the one turn every tiling takes, unless they are made:
+    /// whether it has them after (false: not to be tiled, or not readable within the budget).
+    /// A panorama's processing awaits this; a viewing asks with `request`.
+    func tiled(tenant: Int64, _ panorama: PanoramaRecord, source: @escaping PanoramaSource, stillStored: @escaping @Sendable () async -> Bool) async -> Bool {
+        guard ImageFormat(mediaType: panorama.contentType) != nil else { return false }
+        return await tile("\(tenant)/\(panorama.id)/\(panorama.sha256)", tenant: tenant, panorama, source: source, stillStored: stillStored)
+    }
+
+    private func tile(_ key: String, tenant: Int64, _ panorama: PanoramaRecord, source: @escaping PanoramaSource,
+                      stillStored: @escaping @Sendable () async -> Bool) async -> Bool {
+        let slot = await turn.take()
+        let made = await Trace.$current.withValue(nil) { await make(tenant: tenant, panorama, source: source, stillStored: stillStored) }
+        turn.giveBack(slot)
+        if !made {
+            untiled.withLock { untiled in
+                if untiled.count >= Self.untiledLimit { untiled.removeAll() }
+                untiled.insert(key)
+            }
+        }
+        return made
     }
 
     /// Makes the tiles unless they are made; false when the panorama is not to be tiled (too

@@ -94,10 +94,11 @@ final class PreviewCache: Sendable {
         "\(directory(tenant: tenant, id: panorama.id))/unreadable-\(panorama.sha256.prefix(16))"
     }
 
-    /// A preview as made: its bytes, and whether they show the panorama (false: the placeholder).
+    /// A preview as made: its bytes, and why they do not show the panorama (the placeholder's
+    /// reason; nil when they do).
     struct MadePreview: Sendable {
         var bytes: [UInt8]
-        var readable: Bool
+        var unreadable: String?
     }
 
     /// What a preview request is answered with: the cached file, or the preview just made.
@@ -118,22 +119,32 @@ final class PreviewCache: Sendable {
 
     /// Whether the panorama can be shown: its preview at `width` made first when not cached (the
     /// panorama page waits for what its viewer will load anyway).
-    func readable(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: @escaping PanoramaSource,
-                  stillStored: @escaping @Sendable () async -> Bool) async throws -> Bool {
+    /// `queued` false: a panorama's processing, which makes one preview at a time in its own
+    /// turn, waits for no place among the `previewQueueLimit` a visitor's request takes.
+    func unreadable(tenant: Int64, _ panorama: PanoramaRecord, width: Int, queued: Bool = true, source: @escaping PanoramaSource,
+                    stillStored: @escaping @Sendable () async -> Bool) async throws -> String? {
         let target = path(tenant: tenant, panorama, width: width), marker = unreadableMarker(tenant: tenant, panorama)
-        if let cached = try await io.run({ access(target, F_OK) == 0 ? access(marker, F_OK) != 0 : nil }) { return cached }
-        return try await making(tenant: tenant, panorama, width: width, source: source, target: target, stillStored: stillStored).readable
+        // Cached: its marker's reason, or none.
+        if let cached = try await io.run({ () -> String?? in access(target, F_OK) == 0 ? .some(Self.reason(marker)) : .none }) { return cached }
+        return try await making(tenant: tenant, panorama, width: width, queued: queued, source: source, target: target, stillStored: stillStored).unreadable
+    }
+
+    /// The reason the marker at `path` holds; nil when there is none (a readable panorama's).
+    /// A marker left empty (written before reasons were kept) still says unreadable.
+    private static func reason(_ path: String) -> String? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        return data.isEmpty ? "the image cannot be read" : String(decoding: data, as: UTF8.self)
     }
 
     /// The one making of `target`: joined when under way, started when not (or 503 when too
     /// many are waiting). Its askers are answered once it is decoded; it stays listed until its
     /// file is cached, so that a request meanwhile takes these bytes rather than decoding again.
-    private func making(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: @escaping PanoramaSource, target: String,
+    private func making(tenant: Int64, _ panorama: PanoramaRecord, width: Int, queued: Bool = true, source: @escaping PanoramaSource, target: String,
                         stillStored: @escaping @Sendable () async -> Bool) async throws -> MadePreview {
         // The making removes itself under this lock, which is held here until it is entered.
         let making = try makings.withLock { inFlight throws(StorageError) -> Task<MadePreview, any Error> in
             if let making = inFlight[target] { return making }
-            guard inFlight.count < queueLimit else {
+            guard !queued || inFlight.count < queueLimit else {
                 throw StorageError(.unavailable, "too many previews are being made; try again shortly", retryAfterSeconds: retryAfterSeconds)
             }
             // On the file pool's threads, never Swift's shared cooperative ones (which blocking
@@ -175,11 +186,11 @@ final class PreviewCache: Sendable {
                         target: String) async throws -> (MadePreview, Origin) {
         let marker = unreadableMarker(tenant: tenant, panorama)
         if let cached = try await io.run({ () -> MadePreview? in
-            FileManager.default.contents(atPath: target).map { MadePreview(bytes: Array($0), readable: access(marker, F_OK) != 0) }
+            FileManager.default.contents(atPath: target).map { MadePreview(bytes: Array($0), unreadable: Self.reason(marker)) }
         }) { return (cached, .cached) }
         // Made by another daemon: cached here too, not decoded again.
         if let bytes = await shared?.fetchPreview(Self.sharedName(tenant: tenant, panorama, width: width)) {
-            return (MadePreview(bytes: bytes, readable: true), .fetched)
+            return (MadePreview(bytes: bytes, unreadable: nil), .fetched)
         }
         let source = try await source()
         let made = try await makePreview(panorama, width: width, source: source)
@@ -195,22 +206,23 @@ final class PreviewCache: Sendable {
         let marker = unreadableMarker(tenant: tenant, panorama)
         do {
             // The marker first: a cached preview without one is a readable panorama's.
-            if !made.readable { try await io.run { [self] in try write([], to: marker, tenant: tenant, id: panorama.id) } }
+            if let reason = made.unreadable { try await io.run { [self] in try write(Array(reason.utf8), to: marker, tenant: tenant, id: panorama.id) } }
             try await io.run { [self] in try write(made.bytes, to: target, tenant: tenant, id: panorama.id) }
         } catch {
             logger.warn("a preview cannot be cached", ["panorama": panorama.id, "error": "\(error)"])
         }
         // For the other daemons (a placeholder is cheaper made again than fetched).
-        if origin == .decoded, made.readable, let shared {
+        if origin == .decoded, made.unreadable == nil, let shared {
             await shared.keepPreview(Self.sharedName(tenant: tenant, panorama, width: width), made.bytes)
         }
         if !(await stillStored()) { await remove(tenant: tenant, ids: [panorama.id]) }
     }
 
-    /// A JPEG or PNG panorama's preview, decoded on the preview pool with its share of the
-    /// image memory held (asked from its headers first); any other image, or one that cannot
-    /// be read or is over the budgets, gets the placeholder (panoramas are 2:1).
+    /// A JPEG, PNG or HEIC panorama's preview, decoded on the preview pool with its share of
+    /// the image memory held (asked from its headers first); an image that cannot be read or is
+    /// over the budgets gets the placeholder (panoramas are 2:1), with the reason.
     private func makePreview(_ panorama: PanoramaRecord, width: Int, source: String) async throws -> MadePreview {
+        var reason = "no preview is made of \(panorama.contentType)"
         if let format = ImageFormat(mediaType: panorama.contentType) {
             do {
                 let (maxSourcePixels, budget, quality) = (maxSourcePixels, budget, quality)
@@ -221,13 +233,14 @@ final class PreviewCache: Sendable {
                     try await memory.holding(plan.memoryBytes, for: "a \(width)-wide preview") {
                         try await decoders.run { try MappedFile.read(source) { try ImagePreview.make(from: $0, plan, quality: quality) } }
                     }
-                }, readable: true)
+                }, unreadable: nil)
             } catch let error as PreviewError {
                 logger.warn("a panorama's preview cannot be made: the placeholder stands in", ["panorama": panorama.id, "error": error.message])
+                reason = error.message
             }
         }
         do {
-            return MadePreview(bytes: try JPEGPreview.placeholder(width: width, height: width / 2, quality: quality), readable: false)
+            return MadePreview(bytes: try JPEGPreview.placeholder(width: width, height: width / 2, quality: quality), unreadable: reason)
         } catch {
             throw StorageError(.failed, "the placeholder cannot be made: \(error)")
         }

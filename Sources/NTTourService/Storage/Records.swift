@@ -76,7 +76,9 @@ extension PanoramaDocument {
     init(_ row: Row) throws(StorageError) {
         self.init(id: try row.decode("id", as: String.self), propertyId: try row.decode("property_id", as: String.self), floorId: try row.decode("floor_id", as: String.self),
                   roomId: try row.decodeIfPresent("room_id", as: String.self), contentType: try row.decode("content_type", as: String.self), size: try row.decode("size", as: Int64.self),
-                  sha256: try row.decode("sha256", as: String.self), createdAt: try row.decode("created_at", as: String.self), position: try PanoramaPosition(row))
+                  sha256: try row.decode("sha256", as: String.self), createdAt: try row.decode("created_at", as: String.self), position: try PanoramaPosition(row),
+                  state: PanoramaState(rawValue: try row.decode("state", as: String.self)) ?? .processing,
+                  unreadableReason: try row.decodeIfPresent("unreadable_reason", as: String.self))
     }
 }
 

@@ -275,8 +275,8 @@ enum TourStore {
                                contentType: String, size: Int64, sha256: String, at now: WallClockTime) async throws -> PanoramaRecord {
         let propertyId = try await panoramaPlace(db, tenant, floorId: floorId, roomId: roomId)
         try await db.run("""
-            INSERT INTO panoramas (tenant_id, id, property_id, floor_id, room_id, content_type, size, sha256, created_at, x, y, heading)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO panoramas (tenant_id, id, property_id, floor_id, room_id, content_type, size, sha256, created_at, x, y, heading, state)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'processing')
             """, tenant, id, propertyId, floorId, roomId, contentType, size, sha256, Timestamp.text(now), position?.x, position?.y, position?.heading)
         try await touch(db, tenant, property: propertyId, at: now)
         try await EventStore.append(db, tenant, .panoramaStored, property: propertyId, at: now) { data in
@@ -290,6 +290,37 @@ enum TourStore {
         }
         guard let stored = try await panorama(db, tenant, id) else { throw StorageError(.corrupt, "panorama vanished after insert") }
         return stored
+    }
+
+    /// What a panorama's processing came to, recorded once with its event (`panorama.processed`
+    /// with the previews and whether it has tiles, or `panorama.unreadable` with the reason):
+    /// the daemon whose write finds it still processing, the same stored bytes. False when
+    /// another daemon recorded it first, or the panorama is gone.
+    static func recordProcessed(_ db: any SQLConnection, _ tenant: Int64, _ panorama: PanoramaRecord, unreadable reason: String?,
+                                previews: [Int], tiled: Bool, at now: WallClockTime) async throws -> Bool {
+        let state: PanoramaState = reason == nil ? .ready : .unreadable
+        guard try await db.run("""
+            UPDATE panoramas SET state = ?, unreadable_reason = ? WHERE tenant_id = ? AND id = ? AND sha256 = ? AND state = 'processing'
+            """, state.rawValue, reason, tenant, panorama.id, panorama.sha256) == 1 else { return false }
+        try await EventStore.append(db, tenant, reason == nil ? .panoramaProcessed : .panoramaUnreadable, property: panorama.propertyId, at: now,
+                                    changesTour: false) { data in
+            data.key("id"); data.string(panorama.id)
+            data.key("floorId"); data.string(panorama.floorId)
+            if let reason {
+                data.key("reason"); data.string(reason)
+            } else {
+                data.key("previewWidths"); data.array(previews) { $0.int($1) }
+                data.key("tiles"); data.bool(tiled)
+            }
+        }
+        return true
+    }
+
+    /// Panoramas still processing that were stored before `cutoff` (a daemon stopped before it
+    /// finished them), at most `limit`, across tenants.
+    static func unfinishedPanoramas(_ db: any SQLConnection, storedBefore cutoff: String, limit: Int) async throws -> [(tenant: Int64, panorama: PanoramaRecord)] {
+        try await db.query("SELECT * FROM panoramas WHERE state = 'processing' AND created_at < ? ORDER BY created_at LIMIT ?", cutoff, limit)
+            .map { (try $0.decode("tenant_id", as: Int64.self), try PanoramaRecord($0)) }
     }
 
     /// Which of `ids` have a panorama row: one query, the ids bound as one JSON array.

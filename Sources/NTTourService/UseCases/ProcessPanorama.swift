@@ -1,0 +1,85 @@
+import NTThreadPools
+import NTTracing
+import Synchronization
+
+/// The panoramas a daemon is processing or has waiting: one at a time (its previews decode on
+/// the pool visitors' previews do, so a visitor waits for one decode at most), at most
+/// `processingQueueLimit` waiting. One past the limit, or one its daemon stopped before it
+/// finished, stays `processing` until the sweep takes it.
+final class ProcessingQueue: Sendable {
+    private let turn = Checkout(count: 1)
+    /// Panoramas (tenant/id/digest) waiting or being processed here.
+    private let waiting = Mutex<Set<String>>([])
+    let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Runs `body` in the turn unless the panorama is already waiting here or too many are;
+    /// false when it did not.
+    func inTurn(_ key: String, _ body: () async -> Void) async -> Bool {
+        let accepted = waiting.withLock { waiting in
+            guard !waiting.contains(key), waiting.count < limit else { return false }
+            waiting.insert(key)
+            return true
+        }
+        guard accepted else { return false }
+        let slot = await turn.take()
+        await body()
+        turn.giveBack(slot)
+        _ = waiting.withLock { $0.remove(key) }
+        return true
+    }
+
+    /// Its lines of /metrics.
+    var metrics: String {
+        """
+        # HELP toursd_panoramas_processing Stored panoramas waiting for their previews and tiles, or having them made, in this daemon.
+        # TYPE toursd_panoramas_processing gauge
+        toursd_panoramas_processing \(waiting.withLock { $0.count })
+
+        """
+    }
+}
+
+extension ServiceContext {
+    /// A panorama just stored: processed in the background, a span of the upload's trace that
+    /// may end long after the upload's own.
+    func panoramaStored(_ tenant: Int64, _ panorama: PanoramaRecord) {
+        Task(executorPreference: blobs.io) { await Trace.span("panorama processing") { await self.process(tenant, panorama) } }
+    }
+
+    /// A panorama's processing (docs/api.md "Panorama"), in the daemon's processing queue: its
+    /// previews made (each width the viewer asks for), then its tiles when it is large enough;
+    /// then what came of it recorded with its event, once across daemons. A failure of storage
+    /// leaves it processing, for the sweep to try again.
+    func process(_ tenant: Int64, _ panorama: PanoramaRecord) async {
+        let key = [String(tenant), panorama.id, panorama.sha256].joined(separator: "/")
+        _ = await processing.inTurn(key) {
+            do {
+                var reason: String?
+                for width in config.previewWidths where reason == nil {
+                    reason = try await unreadableReason(tenant, panorama, width: width, queued: false)
+                }
+                let tiled = reason == nil ? await tiles.tiled(tenant: tenant, panorama, source: previewSource(tenant, panorama),
+                                                               stillStored: stillStored(tenant, panorama)) : false
+                let (widths, unreadable) = (config.previewWidths, reason)
+                _ = try await write { try await TourStore.recordProcessed($0, tenant, panorama, unreadable: unreadable, previews: widths, tiled: tiled, at: self.clock.now()) }
+            } catch {
+                logger.warn("a panorama's processing failed: the sweep tries again", ["panorama": panorama.id, "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Panoramas still processing that were stored more than `processingRetrySeconds` ago (their
+    /// daemon stopped, or had too many waiting), processed again: the sweep's.
+    func processUnfinished() async {
+        let cutoff = Timestamp.text(clock.now(), plus: -config.processingRetrySeconds)
+        do {
+            for (tenant, panorama) in try await readOne({ try await TourStore.unfinishedPanoramas($0, storedBefore: cutoff, limit: 100) }) {
+                await process(tenant, panorama)
+            }
+        } catch {
+            logger.warn("the sweep of unfinished panoramas failed", ["error": "\(error)"])
+        }
+    }
+}
