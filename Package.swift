@@ -75,7 +75,7 @@ let package = Package(
 
         // What the loopback tests and the test programs (Soak, SyncWorker) share: a raw HTTP
         // client, a command runner, servers to start. Imports no test framework.
-        .target(name: "TestSupport", dependencies: ["CNTLinux", "CNTPNG", "CNTHeif"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["CNTLinux", "CNTPNG", "CNTHeif", "CNTTurboJPEG"], path: "Tests/TestSupport"),
         // Swift Testing traits the test targets share: a test target itself, so no build but the
         // tests' ever compiles it (the toolchain has no static Testing module for release).
         .testTarget(name: "TestTraits", path: "Tests/TestTraits"),

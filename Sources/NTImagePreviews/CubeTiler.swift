@@ -77,7 +77,10 @@ public enum CubeTiler {
                             budget: DecodeBudget) throws(PreviewError) -> TilingPlan? {
         let whole = WholeImage(format)
         let frame = if let whole { Frame(rgb: try whole.size(source, budget: budget)) } else { try self.frame(source) }
-        guard let pyramid = rule.pyramid(width: frame.width, height: frame.height) else { return nil }
+        // Cut as the whole sphere the image makes, upright.
+        let geometry = PanoramaGeometry.read(format, source, maxItems: budget.maxItems)
+        let sphere = geometry.sphere(stored: Image(width: frame.width, height: frame.height))
+        guard let pyramid = rule.pyramid(width: sphere.width, height: sphere.height) else { return nil }
         let decoding: Int
         if let whole {
             let size = try Image(width: frame.width, height: frame.height).checked(maxSourcePixels: maxSourcePixels, for: "tiles")
@@ -87,7 +90,7 @@ public enum CubeTiler {
             decoding = try decodingBytes(frame, source, maxSourcePixels: maxSourcePixels, budget: budget)
         }
         let face = PlanarImage.bytes(width: pyramid.faceSize, height: pyramid.faceSize, subsampling: frame.subsampling)
-        return TilingPlan(format: format, pyramid: pyramid, frame: frame, memoryBytes: decoding + face + face / 4)
+        return TilingPlan(format: format, pyramid: pyramid, frame: frame, geometry: geometry, memoryBytes: decoding + face + face / 4)
     }
 
     /// A JPEG's size, subsampling and colour space, from its header alone.
@@ -168,14 +171,21 @@ public enum CubeTiler {
         return image
     }
 
-    /// One face of the cube, `size` pixels square (a multiple of 16), sampled from `panorama`.
-    public static func face(_ face: CubeFace, of panorama: PlanarImage, size: Int) -> PlanarImage {
+    /// One face of the cube, `size` pixels square (a multiple of 16), sampled from `panorama`
+    /// drawn by `geometry` (upright, at its crop: dark where it does not reach).
+    public static func face(_ face: CubeFace, of panorama: PlanarImage, size: Int, geometry: PanoramaGeometry = .whole) -> PlanarImage {
         let result = PlanarImage(width: size, height: size, subsampling: panorama.subsampling)
         for plane in 0..<result.planeCount {
             let source = Plane(width: panorama.planeWidth(plane), height: panorama.planeHeight(plane))
             let target = Plane(width: result.planeWidth(plane), height: result.planeHeight(plane))
-            sample(face, from: UnsafeBufferPointer(start: panorama.planes[plane].start, count: panorama.planes[plane].count), source,
-                   into: UnsafeMutableBufferPointer(start: result.planes[plane].start, count: result.planes[plane].count), target)
+            let input = UnsafeBufferPointer(start: panorama.planes[plane].start, count: panorama.planes[plane].count)
+            let output = UnsafeMutableBufferPointer(start: result.planes[plane].start, count: result.planes[plane].count)
+            if geometry.isWhole {
+                sample(face, from: input, source, into: output, target)
+            } else {
+                // Black: no light, no colour.
+                sample(face, from: input, source, geometry: geometry, dark: plane == 0 ? 0 : 128, into: output, target)
+            }
         }
         return result
     }
@@ -264,6 +274,28 @@ public enum CubeTiler {
                         output[y * target.width + x] = bilinear(input, source, column(angles.atan2(d.x, -d.z)),
                                                                 row(angles.atan2(d.y, (d.x * d.x + d.z * d.z).squareRoot())))
                     }
+                }
+            }
+        }
+    }
+
+    /// The same for an image drawn by `geometry`: each pixel's direction to a point of the whole
+    /// sphere, then to the stored image's point (`dark` where there is none).
+    private static func sample(_ face: CubeFace, from input: UnsafeBufferPointer<UInt8>, _ source: Plane, geometry: PanoramaGeometry, dark: UInt8,
+                               into output: UnsafeMutableBufferPointer<UInt8>, _ target: Plane) {
+        let coordinates = { (index: Int, count: Int) in 2 * (Double(index) + 0.5) / Double(count) - 1 }
+        ArcTangent.table.withUnsafeBufferPointer { table in
+            let angles = ArcTangent(table: table)
+            for y in 0..<target.height {
+                let b = coordinates(y, target.height)
+                for x in 0..<target.width {
+                    let d = face.direction(coordinates(x, target.width), b)
+                    let longitude = angles.atan2(d.x, -d.z), latitude = angles.atan2(d.y, (d.x * d.x + d.z * d.z).squareRoot())
+                    guard let point = geometry.storedPoint(longitude / (2 * Double.pi) + 0.5, 0.5 - latitude / Double.pi) else {
+                        output[y * target.width + x] = dark
+                        continue
+                    }
+                    output[y * target.width + x] = bilinear(input, source, point.x * Double(source.width) - 0.5, point.y * Double(source.height) - 0.5)
                 }
             }
         }

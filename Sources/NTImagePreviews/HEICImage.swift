@@ -42,6 +42,29 @@ enum HEICImage {
         }
     }
 
+    /// The primary image's XMP (a `mime` item of `application/rdf+xml`), when it has one of at
+    /// most `ImageMetadata.maxXMPBytes`. Its EXIF is left out: the container's own rotation,
+    /// which libheif applies, is the image's orientation.
+    static func metadata(_ source: UnsafeRawBufferPointer, maxItems: Int) -> ImageMetadata {
+        guard let items = HEIFBoxes.itemCount(source), items <= maxItems else { return ImageMetadata() }
+        let xmp = try? primary(source) { handle -> [UInt8]? in
+            let count = Int(heif_image_handle_get_number_of_metadata_blocks(handle, "mime"))
+            guard count > 0 else { return nil }
+            var ids = [heif_item_id](repeating: 0, count: min(count, 16))
+            let listed = Int(heif_image_handle_get_list_of_metadata_block_IDs(handle, "mime", &ids, Int32(ids.count)))
+            for id in ids.prefix(listed) {
+                guard let type = heif_image_handle_get_metadata_content_type(handle, id), String(cString: type) == "application/rdf+xml" else { continue }
+                let size = heif_image_handle_get_metadata_size(handle, id)
+                guard size > 0, size <= ImageMetadata.maxXMPBytes else { continue }
+                var bytes = [UInt8](repeating: 0, count: size)
+                guard heif_image_handle_get_metadata(handle, id, &bytes).code == heif_error_Ok else { continue }
+                return bytes
+            }
+            return nil
+        }
+        return ImageMetadata(exif: nil, xmp: xmp ?? nil)
+    }
+
     /// `body` with the file's primary image.
     private static func primary<T>(_ source: UnsafeRawBufferPointer, _ body: (OpaquePointer) throws(PreviewError) -> T) throws(PreviewError) -> T {
         guard let base = source.baseAddress, !source.isEmpty else { throw PreviewError("an empty file is not a HEIC") }

@@ -1,25 +1,94 @@
 /// Previews of a panorama of any `ImageFormat`, as JPEGs: a JPEG decoded at the DCT scale its
-/// width needs (`JPEGPreview`), a PNG or HEIC decoded whole; then area-averaged to the width. Every
-/// check (pixels, decoding memory) is made from the headers before any pixel is decoded.
+/// width needs (`JPEGPreview`), a PNG or HEIC decoded whole; then area-averaged to the width,
+/// and drawn upright where it lies on the sphere (`PreviewLayout`). Every check (pixels,
+/// decoding memory) is made from the headers before any pixel is decoded.
 public enum ImagePreview {
     /// What making a `width`-wide preview will do and hold at most; a refusal when the image
     /// cannot be previewed within `maxSourcePixels` and `budget`.
     public static func plan(_ format: ImageFormat, _ source: UnsafeRawBufferPointer, width: Int, maxSourcePixels: Int,
                             budget: DecodeBudget = .standard) throws(PreviewError) -> PreviewPlan {
-        guard let whole = WholeImage(format) else { return try JPEGPreview.plan(source, width: width, maxSourcePixels: maxSourcePixels, budget: budget) }
         guard width > 0 else { throw PreviewError("a preview needs a width") }
+        let geometry = PanoramaGeometry.read(format, source, maxItems: budget.maxItems)
+        guard let whole = WholeImage(format) else {
+            return try JPEGPreview.plan(source, geometry: geometry, width: width, maxSourcePixels: maxSourcePixels, budget: budget)
+        }
         let size = try whole.size(source, budget: budget).checked(maxSourcePixels: maxSourcePixels, for: "previews")
         let decoding = whole.decodingBytes(size)
         if let refusal = budget.refusal(format, width: size.width, height: size.height, bytes: decoding) { throw refusal }
-        let result = size.scaled(toWidth: min(width, size.width))
-        return PreviewPlan(format: format, decoded: size, result: result, memoryBytes: decoding + result.width * result.height * 3)
+        let layout = PreviewLayout(stored: size, geometry: geometry, width: width)
+        return PreviewPlan(format: format, decoded: size, layout: layout, memoryBytes: decoding + layout.bytes)
     }
 
     /// The preview `plan` decided, from the bytes it was made of (its checks made already).
     public static func make(from source: UnsafeRawBufferPointer, _ plan: PreviewPlan, quality: Int) throws(PreviewError) -> [UInt8] {
         guard let whole = WholeImage(plan.format) else { return try JPEGPreview.make(from: source, plan, quality: quality) }
         let rows = try whole.rgb(source, plan.decoded)
-        return try JPEGPreview.encode(AreaAverage.resize(rows.base, stride: rows.stride, from: plan.decoded, to: plan.result), plan.result, quality: quality)
+        return try finish(rows.base, stride: rows.stride, plan, quality: quality)
+    }
+
+    /// Decoded pixels made the preview: resized, drawn in place, encoded.
+    static func finish(_ pixels: UnsafePointer<UInt8>, stride: Int, _ plan: PreviewPlan, quality: Int) throws(PreviewError) -> [UInt8] {
+        let layout = plan.layout
+        let resized = AreaAverage.resize(pixels, stride: stride, from: plan.decoded, to: layout.resized)
+        return try JPEGPreview.encode(layout.composes ? layout.compose(resized) : resized, layout.canvas, quality: quality)
+    }
+}
+
+/// Where a preview's pixels go: the whole sphere's equirectangular image (`canvas`), and in it
+/// the image, upright, at its crop (`placed`, from `x`, `y`; running past the right edge it goes
+/// on at the left, as the sphere does), the rest dark. An image drawn whole is the canvas.
+struct PreviewLayout: Equatable, Sendable {
+    let canvas: Image
+    let placed: Image
+    let x: Int
+    let y: Int
+    let geometry: PanoramaGeometry
+
+    /// The layout of a `width`-wide preview (never wider than the sphere the image makes) of
+    /// an image stored at `stored`.
+    init(stored: Image, geometry: PanoramaGeometry, width: Int) {
+        let sphere = geometry.sphere(stored: stored)
+        canvas = sphere.scaled(toWidth: min(width, sphere.width))
+        self.geometry = geometry
+        guard let crop = geometry.crop else {
+            (placed, x, y) = (canvas, 0, 0)
+            return
+        }
+        let across = { (value: Int, full: Int, size: Int) in Int((Double(value) * Double(size) / Double(full)).rounded()) }
+        x = across(crop.left, crop.fullWidth, canvas.width)
+        y = min(across(crop.top, crop.fullHeight, canvas.height), canvas.height - 1)
+        placed = Image(width: max(1, min(canvas.width, across(crop.width, crop.fullWidth, canvas.width))),
+                       height: max(1, min(canvas.height - y, across(crop.height, crop.fullHeight, canvas.height))))
+    }
+
+    /// The stored image's size once resized, before it is turned upright.
+    var resized: Image { geometry.orientation.upright(placed) }
+
+    /// Whether the resized image is drawn onto a canvas (turned, or a crop of the sphere).
+    var composes: Bool { !geometry.isWhole }
+
+    /// The memory its resized image and canvas take.
+    var bytes: Int { (resized.width * resized.height + (composes ? canvas.width * canvas.height : 0)) * 3 }
+
+    /// The canvas with the `resized` image drawn on it.
+    func compose(_ resized: [UInt8]) -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: canvas.width * canvas.height * 3)
+        let (source, orientation) = (self.resized, geometry.orientation)
+        output.withUnsafeMutableBufferPointer { output in
+            resized.withUnsafeBufferPointer { input in
+                for row in 0..<placed.height {
+                    let v = (Double(row) + 0.5) / Double(placed.height)
+                    for column in 0..<placed.width {
+                        let point = orientation.storedPoint((Double(column) + 0.5) / Double(placed.width), v)
+                        let from = (min(Int(point.y * Double(source.height)), source.height - 1) * source.width
+                                    + min(Int(point.x * Double(source.width)), source.width - 1)) * 3
+                        let to = ((y + row) * canvas.width + (x + column) % canvas.width) * 3
+                        output[to] = input[from]; output[to + 1] = input[from + 1]; output[to + 2] = input[from + 2]
+                    }
+                }
+            }
+        }
+        return output
     }
 }
 

@@ -45,8 +45,9 @@ public enum JPEGPreview {
         guard status == 0 || tjGetErrorCode(handle) == Int32(TJERR_WARNING.rawValue) else {
             throw PreviewError("the JPEG cannot be decoded: \(errorText(handle))")
         }
-        let resized = decoded == plan.result ? pixels : AreaAverage.resize(pixels, from: decoded, to: plan.result)
-        return try encode(resized, plan.result, quality: quality)
+        return try pixels.withUnsafeBufferPointer { buffer throws(PreviewError) in
+            try ImagePreview.finish(buffer.baseAddress!, stride: decoded.width * 3, plan, quality: quality)
+        }
     }
 
     /// What making a `width`-wide preview of `source` will do, and the memory it takes at most
@@ -55,7 +56,12 @@ public enum JPEGPreview {
     /// `maxSourcePixels` and `budget`.
     public static func plan(_ source: UnsafeRawBufferPointer, width: Int, maxSourcePixels: Int,
                             budget: DecodeBudget = .standard) throws(PreviewError) -> PreviewPlan {
-        guard width > 0 else { throw PreviewError("a preview needs a width") }
+        try ImagePreview.plan(.jpeg, source, width: width, maxSourcePixels: maxSourcePixels, budget: budget)
+    }
+
+    /// The same, the image drawn by `geometry`: decoded at the scale its place in the preview needs.
+    static func plan(_ source: UnsafeRawBufferPointer, geometry: PanoramaGeometry, width: Int, maxSourcePixels: Int,
+                     budget: DecodeBudget) throws(PreviewError) -> PreviewPlan {
         guard let base = source.baseAddress?.assumingMemoryBound(to: UInt8.self), !source.isEmpty else { throw PreviewError("an empty file is not a JPEG") }
         guard let handle = tjInitDecompress() else { throw PreviewError("libjpeg-turbo cannot start a decoder") }
         defer { tjDestroy(handle) }
@@ -63,8 +69,9 @@ public enum JPEGPreview {
         guard tjDecompressHeader3(handle, base, UInt(source.count), &sourceWidth, &sourceHeight, &subsampling, &colorspace) == 0 else {
             throw PreviewError("not a readable JPEG: \(errorText(handle))")
         }
-        _ = try Image(width: Int(sourceWidth), height: Int(sourceHeight)).checked(maxSourcePixels: maxSourcePixels, for: "previews")
-        let target = min(width, Int(sourceWidth))
+        let size = try Image(width: Int(sourceWidth), height: Int(sourceHeight)).checked(maxSourcePixels: maxSourcePixels, for: "previews")
+        let layout = PreviewLayout(stored: size, geometry: geometry, width: width)
+        let target = min(layout.resized.width, size.width)
         let scale = decodeScale(sourceWidth: Int(sourceWidth), target: target)
         // The smallest DCT scale is 1/8, so a small preview of a large panorama decodes to more
         // than it shows (an 8192-wide one to 1024 for a 320 thumbnail): what that costs is the
@@ -72,9 +79,8 @@ public enum JPEGPreview {
         let decoded = Image(width: scaled(Int(sourceWidth), scale), height: scaled(Int(sourceHeight), scale))
         guard let structure = JPEGStructure.read(source) else { throw PreviewError("not a readable JPEG: its markers do not hold a frame and a scan") }
         if let refusal = budget.refusal(structure, decodedPixels: decoded.width * decoded.height) { throw refusal }
-        let result = decoded.scaled(toWidth: target)
-        return PreviewPlan(format: .jpeg, decoded: decoded, result: result,
-                    memoryBytes: structure.decodingBytes(outputBytes: decoded.width * decoded.height * 3) + result.width * result.height * 3)
+        return PreviewPlan(format: .jpeg, decoded: decoded, layout: layout,
+                           memoryBytes: structure.decodingBytes(outputBytes: decoded.width * decoded.height * 3) + layout.bytes)
     }
 
     /// The width and height a JPEG's header declares; nil when it is not a readable JPEG.
@@ -135,9 +141,9 @@ public enum JPEGPreview {
 /// What making a preview will do (`ImagePreview.plan`), decided before any memory is given.
 public struct PreviewPlan: Sendable {
     let format: ImageFormat
-    /// The image at the DCT scale decoded, and the preview made of it.
+    /// The image at the DCT scale decoded, and where the preview made of it draws it.
     let decoded: Image
-    let result: Image
+    let layout: PreviewLayout
     /// The most memory making it holds.
     public let memoryBytes: Int
 }
@@ -151,11 +157,7 @@ struct Image: Equatable, Sendable {
 /// Downscaling by averaging every source pixel a destination pixel covers (a box filter):
 /// no aliasing when shrinking by large factors, which a panorama's fine detail would show.
 enum AreaAverage {
-    static func resize(_ source: [UInt8], from: Image, to: Image) -> [UInt8] {
-        source.withUnsafeBufferPointer { resize($0.baseAddress!, stride: from.width * 3, from: from, to: to) }
-    }
-
-    /// The same from rows `stride` bytes apart (a decoder's buffer); a copy when the sizes are one.
+    /// Rows `stride` bytes apart (a decoder's buffer) resized; a copy when the sizes are one.
     static func resize(_ input: UnsafePointer<UInt8>, stride: Int, from: Image, to: Image) -> [UInt8] {
         var result = [UInt8](repeating: 0, count: to.width * to.height * 3)
         // Each destination column's span of source columns, computed once.

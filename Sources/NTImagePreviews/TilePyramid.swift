@@ -119,6 +119,8 @@ public struct TilingPlan: Sendable, Equatable {
     public let pyramid: TilePyramid
     /// The image's size and the subsampling of its planes, as its header said.
     let frame: CubeTiler.Frame
+    /// How the image is drawn on the sphere, as its headers say.
+    public let geometry: PanoramaGeometry
     /// The most memory its buffers hold at once.
     public let memoryBytes: Int
 }

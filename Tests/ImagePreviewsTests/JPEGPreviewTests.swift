@@ -32,8 +32,9 @@ import Testing
         let black: [UInt8] = [0, 0, 0], white: [UInt8] = [255, 255, 255]
         let row = black + black + white + white
         let source = row + row
-        #expect(AreaAverage.resize(source, from: Image(width: 4, height: 2), to: Image(width: 2, height: 1)) == black + white)
-        #expect(AreaAverage.resize(source, from: Image(width: 4, height: 2), to: Image(width: 1, height: 1)) == [128, 128, 128])
+        let resize = { (to: Image) in source.withUnsafeBufferPointer { AreaAverage.resize($0.baseAddress!, stride: 12, from: Image(width: 4, height: 2), to: to) } }
+        #expect(resize(Image(width: 2, height: 1)) == black + white)
+        #expect(resize(Image(width: 1, height: 1)) == [128, 128, 128])
         // Every destination index covers at least one source index, and together they cover all.
         for (source, destination) in [(1024, 320), (7, 3), (3, 3), (100, 1)] {
             let spans = (0..<destination).map { AreaAverage.span($0, source, destination) }

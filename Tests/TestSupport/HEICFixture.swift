@@ -9,8 +9,8 @@ public enum HEICFixture {
     }
 
     /// An image whose pixel at (x, y) is `pixel(x, y)`, at `quality` (lossy: colours come back
-    /// near, not equal).
-    public static func make(width: Int, height: Int, quality: Int = 90, pixel: (Int, Int) -> (UInt8, UInt8, UInt8)) throws -> [UInt8] {
+    /// near, not equal), with `xmp` as its metadata when given.
+    public static func make(width: Int, height: Int, quality: Int = 90, xmp: String? = nil, pixel: (Int, Int) -> (UInt8, UInt8, UInt8)) throws -> [UInt8] {
         guard let context = heif_context_alloc() else { throw Failure(description: "libheif cannot start") }
         defer { heif_context_free(context) }
         var encoder: OpaquePointer?
@@ -30,7 +30,13 @@ public enum HEICFixture {
                 (plane[at], plane[at + 1], plane[at + 2]) = (red, green, blue)
             }
         }
-        try check(heif_context_encode_image(context, image, encoder, nil, nil), "encode")
+        var handle: OpaquePointer?
+        try check(heif_context_encode_image(context, image, encoder, nil, &handle), "encode")
+        defer { heif_image_handle_release(handle) }
+        if let xmp {
+            let bytes = Array(xmp.utf8)
+            try check(heif_context_add_XMP_metadata(context, handle, bytes, Int32(bytes.count)), "XMP")
+        }
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("fixture-\(UUID().uuidString).heic").path
         defer { try? FileManager.default.removeItem(atPath: file) }
         try check(heif_context_write_to_file(context, file), "write")

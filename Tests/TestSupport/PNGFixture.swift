@@ -42,6 +42,13 @@ public enum PNGFixture {
         return [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a] + chunk("IHDR", header) + chunk("IDAT", data) + chunk("IEND", [])
     }
 
+    /// `png` with an `iTXt` chunk of XMP (keyword `XML:com.adobe.xmp`, uncompressed) after its header.
+    public static func tagged(_ png: [UInt8], xmp: String) -> [UInt8] {
+        let header = 8 + 25 // the signature, then IHDR's length, type, 13 bytes and CRC
+        let text = Array("XML:com.adobe.xmp".utf8) + [0, 0, 0, 0, 0] + Array(xmp.utf8)
+        return Array(png.prefix(header)) + chunk("iTXt", text) + png.dropFirst(header)
+    }
+
     private static func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
         let body = Array(type.utf8) + data
         return withUnsafeBytes(of: UInt32(data.count).bigEndian, Array.init) + body + withUnsafeBytes(of: crc32(body).bigEndian, Array.init)

@@ -8,7 +8,10 @@ import Testing
     /// The browser test's house (Tests/browser/tourfixture.py WALK_FLOORS): two floors, an
     /// L-shaped living room sharing a wall with the hall and the kitchen; the hall and the
     /// kitchen touch at no wall. Floor 1 comes first in the document: the walk orders by number.
-    static func house(headings: Bool = true) -> TourDocument {
+    /// `headings`: in the uploads' positions (`upload`), in the files' XMP (`file`), or nowhere.
+    enum Headings { case upload, file, none }
+
+    static func house(headings: Headings = .upload) -> TourDocument {
         let plan: [[(String, String, [(Double, Double, Double)])]] = [
             [("Hall", "[[0,0],[3,0],[3,4],[0,4]]", [(1.5, 2, 90)]),
              ("Living room", "[[3,0],[9,0],[9,3],[6,3],[6,6],[3,6]]", [(4.5, 1.5, 90), (4.5, 4.5, 0)]),
@@ -26,7 +29,8 @@ import Testing
                 for (x, y, heading) in spots {
                     panoramas.append(PanoramaDocument(id: "\(name.filter { $0 != " " })-\(panoramas.count + 1)", propertyId: "property", floorId: floorId, roomId: name,
                                                       contentType: "image/jpeg", size: 1000, sha256: "ab", createdAt: "2026-12-01T05:22:44.123Z",
-                                                      position: try! PanoramaPosition(x: x, y: y, heading: headings ? heading : nil)))
+                                                      position: try! PanoramaPosition(x: x, y: y, heading: headings == .upload ? heading : nil),
+                                                      fileGeometry: headings == .file ? PanoramaFileGeometry(heading: heading) : nil))
                 }
                 return RoomDocument(id: name, floorId: floorId, name: name, outline: outline, height: 2.5, capture: nil)
             }
@@ -53,17 +57,21 @@ import Testing
         let fromHall = walk.links(from: 0).map { try! #require($0.longitude) }
         #expect(abs(fromHall[0] - (-9.462)) < 0.01 && abs(fromHall[1] - 39.806) < 0.01)
         // Without a heading a way is listed, not placed.
-        let unplaced = TourWalk(Self.house(headings: false))
+        let unplaced = TourWalk(Self.house(headings: .none))
         #expect(unplaced.links(from: 0).allSatisfy { $0.longitude == nil })
+        // A heading read from the file (GPano:PoseHeadingDegrees) places them as the upload's does.
+        let fromFiles = TourWalk(Self.house(headings: .file))
+        #expect(fromFiles.links(from: 0).map(\.longitude) == walk.links(from: 0).map(\.longitude))
     }
 
     @Test func longitudesAreClockwiseFromTheImagesCentre() throws {
         let origin = try PanoramaPosition(x: 0, y: 0, heading: 0) // facing up the plan
-        let at = { (x: Double, y: Double) in TourWalk.longitude(from: origin, to: try! PanoramaPosition(x: x, y: y)) }
+        let at = { (x: Double, y: Double) in TourWalk.longitude(from: origin, heading: 0, to: try! PanoramaPosition(x: x, y: y)) }
         #expect(at(0, -1) == 0 && at(1, 0) == 90 && at(0, 1) == 180 && at(-1, 0) == -90)
-        #expect(TourWalk.longitude(from: try PanoramaPosition(x: 0, y: 0, heading: 270), to: try PanoramaPosition(x: 1, y: 0)) == 180)
+        #expect(TourWalk.longitude(from: try PanoramaPosition(x: 0, y: 0), heading: 270, to: try PanoramaPosition(x: 1, y: 0)) == 180)
         #expect(at(0, 0) == nil) // the same spot: no direction
-        #expect(TourWalk.longitude(from: origin, to: nil) == nil)
+        #expect(TourWalk.longitude(from: origin, heading: 0, to: nil) == nil)
+        #expect(TourWalk.longitude(from: origin, heading: nil, to: try PanoramaPosition(x: 1, y: 0)) == nil)
         #expect([0.0, 30, -45, 90, -120, 170].map(Direction.words) == ["ahead", "ahead, to the right", "ahead, to the left", "to the right",
                                                                      "behind, to the left", "behind"])
     }

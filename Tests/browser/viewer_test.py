@@ -10,11 +10,13 @@ goes to the artifacts folder.
 
 usage: viewer_test.py TOURSD ARTIFACTS_DIR"""
 import http.client
+import io
 import http.server
 import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -273,46 +275,127 @@ def huge_panorama(driver, daemon, panorama_id, tokens, cookie):
     look(driver, daemon, "16-huge-panorama", tokens, cookie)
 
 
+MAGENTA, GREY = (230, 30, 220), (60, 64, 70)
+
+
+def scene(width, marker_x):
+    """A dim grey equirectangular scene with a magenta marker centred at column `marker_x` on
+    the horizon."""
+    image = Image.new("RGB", (width, width // 2), GREY)
+    ImageDraw.Draw(image).rectangle([marker_x - width // 13, width // 4 - width // 17, marker_x + width // 13, width // 4 + width // 17], fill=MAGENTA)
+    return image
+
+
+def photo_sphere_xmp(crop=None, heading=None):
+    """Photo Sphere XMP (Google's GPano) as a phone's camera writes it: the crop as (full width,
+    full height, left, top, width, height), the heading of the image's centre."""
+    properties = ['GPano:ProjectionType="equirectangular"']
+    if crop:
+        names = ["FullPanoWidthPixels", "FullPanoHeightPixels", "CroppedAreaLeftPixels", "CroppedAreaTopPixels",
+                 "CroppedAreaImageWidthPixels", "CroppedAreaImageHeightPixels"]
+        properties += [f'GPano:{name}="{value}"' for name, value in zip(names, crop)]
+    if heading is not None:
+        properties.append(f'GPano:PoseHeadingDegrees="{heading}"')
+    return ('<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
+            '<rdf:Description rdf:about="" xmlns:GPano="http://ns.google.com/photos/1.0/panorama/" '
+            + " ".join(properties) + "/></rdf:RDF></x:xmpmeta>")
+
+
+def tagged_jpeg(image, orientation=None, xmp=None):
+    """`image` as a JPEG with APP1 segments of EXIF (its orientation) and XMP after its SOI."""
+    out = io.BytesIO()
+    image.save(out, "JPEG", quality=92, subsampling=0)
+    data = out.getvalue()
+
+    def app1(body):
+        return b"\xff\xe1" + struct.pack(">H", len(body) + 2) + body
+    segments = b""
+    if orientation:
+        segments += app1(b"Exif\x00\x00II*\x00" + struct.pack("<IHHHIHHI", 8, 1, 0x0112, 3, 1, orientation, 0, 0))
+    if xmp:
+        segments += app1(b"http://ns.adobe.com/xap/1.0/\x00" + xmp.encode())
+    return data[:2] + segments + data[2:]
+
+
 def store_phone_formats(daemon):
-    """A property whose panoramas are a HEIC (made with libheif's heif-enc, as an iPhone's
-    camera writes them by default) and a PNG of one scene: dim grey with a magenta marker at
-    the panorama's centre (yaw 0, pitch 0). Their ids by format."""
+    """A property whose panoramas are as phones make them, each of one scene with a magenta
+    marker, and the yaw the marker must be seen at: a HEIC (made with libheif's heif-enc, as an
+    iPhone's camera writes them by default) and a PNG, the marker at the centre (yaw 0); a
+    partial panorama (Photo Sphere XMP: the sphere's middle 180° × 90°) whose marker is 45° right
+    of its centre; a JPEG stored upside down (EXIF orientation 3), marker at 45°; and a JPEG
+    whose XMP gives the heading of its centre (90°: east), taken at the plan's origin, its marker
+    where the panorama 5 m north of it stands (90° left of its centre). By name: (id, yaw)."""
     property_id, floor_id = str(uuid.uuid4()), str(uuid.uuid4())
     daemon.api("PUT", f"/v1/properties/{property_id}", {"name": "Phone Capture", "floorCount": 1, "metadata": {}}, daemon.token)
     daemon.api("PUT", f"/v1/properties/{property_id}/floors/{floor_id}", {"number": 0, "name": None}, daemon.token)
-    scene = Image.new("RGB", (2048, 1024), (60, 64, 70))
-    ImageDraw.Draw(scene).rectangle([1024 - 160, 512 - 120, 1024 + 160, 512 + 120], fill=(230, 30, 220))
     folder = tempfile.mkdtemp(prefix="toursd-formats-")
-    scene.save(os.path.join(folder, "scene.png"))
+    scene(2048, 1024).save(os.path.join(folder, "scene.png"))
     subprocess.run(["heif-enc", "-q", "85", "-o", os.path.join(folder, "scene.heic"), os.path.join(folder, "scene.png")], check=True, capture_output=True)
-    stored = {}
-    for name, media_type in [("heic", "image/heic"), ("png", "image/png")]:
-        panorama_id = str(uuid.uuid4())
-        body = open(os.path.join(folder, f"scene.{name}"), "rb").read()
-        status, _, content = daemon.request("PUT", f"/v1/panoramas/{panorama_id}?floorId={floor_id}", body, daemon.token, {"Content-Type": media_type})
-        check(status == 201, f"a {name} panorama is stored: {status} {content[:120]!r}")
-        stored[name] = panorama_id
+    partial = scene(1024, 768)  # 1024 × 512 of a 2048 × 1024 sphere, from 512 across: the marker at 1280 of 2048, 45°
+    uploads = [("heic", open(os.path.join(folder, "scene.heic"), "rb").read(), "image/heic", "", 0),
+               ("png", open(os.path.join(folder, "scene.png"), "rb").read(), "image/png", "", 0),
+               ("partial", tagged_jpeg(partial, xmp=photo_sphere_xmp(crop=(2048, 1024, 512, 256, 1024, 512))), "image/jpeg", "", 45),
+               ("upside-down", tagged_jpeg(scene(2048, 1280).rotate(180), orientation=3), "image/jpeg", "", 45),
+               ("heading", tagged_jpeg(scene(2048, 512), xmp=photo_sphere_xmp(heading=90)), "image/jpeg", "&x=0&y=0", -90),
+               ("north", tagged_jpeg(scene(2048, 1024)), "image/jpeg", "&x=0&y=-5", 0)]
     shutil.rmtree(folder)
+    stored = {}
+    for name, body, media_type, position, yaw in uploads:
+        panorama_id = str(uuid.uuid4())
+        status, _, content = daemon.request("PUT", f"/v1/panoramas/{panorama_id}?floorId={floor_id}{position}", body, daemon.token,
+                                            {"Content-Type": media_type})
+        check(status == 201, f"a {name} panorama is stored: {status} {content[:120]!r}")
+        stored[name] = (panorama_id, yaw)
     return stored
 
 
 def phone_formats(driver, daemon, stored, tokens, cookie):
-    """A HEIC and a PNG panorama are drawn in the 360° viewer like a JPEG, at a desktop's size
-    and a phone's: the marker the scene has at its centre is at the view's centre, and the
-    view's corner is the scene's grey, not the marker."""
+    """Panoramas as phones make them are drawn in the 360° viewer at a desktop's size and a
+    phone's: turned to the yaw where each one's marker must be (a HEIC's and a PNG's at their
+    centre; a partial panorama's where its crop puts it, not stretched; an upside-down JPEG's
+    upright; a heading read from the file turns the walk), the marker is at the view's centre,
+    and the view's corner is the scene's grey. Beyond a partial panorama's crop the view is dark;
+    the panorama to the north of the one with a heading has its hotspot on that one's marker."""
     size = driver.get_window_size()
+    # Drawn from the previews their processing makes (their geometry read from the file).
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and any(json.loads(daemon.request("GET", f"/v1/panoramas/{panorama_id}", token=daemon.token)[2])["state"] == "processing"
+                                              for panorama_id, _ in stored.values()):
+        time.sleep(0.25)
+
+    def sample_at(panorama_id, yaw):
+        driver.get("about:blank")
+        driver.get(daemon.base + f"/app/panoramas/{panorama_id}#yaw={yaw}&pitch=0&fov=75")
+        canvas = driver.find_element(By.CSS_SELECTOR, "#viewer canvas")
+        if not await_condition(driver, lambda d: canvas.get_attribute("data-first-frame"), f"{panorama_id} is drawn"):
+            return None
+        sample = driver.execute_script(CANVAS_SAMPLE)
+        return sample[(18 * 64 + 32) * 4:(18 * 64 + 32) * 4 + 3], sample[(2 * 64 + 2) * 4:(2 * 64 + 2) * 4 + 3]
+
     for label, (width, height) in [("desktop", (1366, 900)), ("phone", (390, 844))]:
         driver.set_window_size(width, height)
-        for name, panorama_id in stored.items():
-            driver.get(daemon.base + f"/app/panoramas/{panorama_id}")
+        for name, (panorama_id, yaw) in stored.items():
+            if name == "north":
+                continue
+            sampled = sample_at(panorama_id, yaw)
             check("could not be read" not in driver.page_source, f"the {name} panorama is shown, not said unreadable")
-            canvas = driver.find_element(By.CSS_SELECTOR, "#viewer canvas")
-            if await_condition(driver, lambda d: canvas.get_attribute("data-first-frame"), f"the {name} panorama is drawn"):
-                sample = driver.execute_script(CANVAS_SAMPLE)
-                centre, corner = sample[(18 * 64 + 32) * 4:(18 * 64 + 32) * 4 + 3], sample[(2 * 64 + 2) * 4:(2 * 64 + 2) * 4 + 3]
-                check(centre[0] > 170 and centre[1] < 100 and centre[2] > 160, f"{name} at {label} size: the marker at the view's centre {centre}")
-                check(corner[1] > 40 and abs(corner[0] - corner[2]) < 40, f"{name} at {label} size: the scene's grey at the view's corner {corner}")
+            if sampled:
+                centre, corner = sampled
+                check(centre[0] > 170 and centre[1] < 100 and centre[2] > 160, f"{name} at {label} size: the marker at the view's centre at yaw {yaw}: {centre}")
+                # (A partial panorama's corner may be beyond its crop, on a phone's taller view.)
+                check(name == "partial" or (corner[1] > 40 and abs(corner[0] - corner[2]) < 40),
+                      f"{name} at {label} size: the scene's grey at the view's corner {corner}")
+            if name == "heading":
+                north = stored["north"][0]
+                spots = [spot for spot in driver.find_elements(By.CSS_SELECTOR, "#viewer a.hotspot") if spot.is_displayed() and spot.get_attribute("href").endswith(north)]
+                viewer = driver.find_element(By.CSS_SELECTOR, "#viewer")
+                middle = viewer.location["x"] + viewer.size["width"] / 2
+                check(spots and abs(spots[0].location["x"] + spots[0].size["width"] / 2 - middle) < viewer.size["width"] * 0.1,
+                      f"at {label} size the hotspot to the panorama north stands on the marker, turned by the file's heading: "
+                      f"{[(spot.location, spot.size) for spot in spots]} of a view centred at {middle}")
             look(driver, daemon, f"17-{name}-{label}", tokens, cookie)
+        sampled = sample_at(stored["partial"][0], 150)
+        check(sampled and max(sampled[0]) < 30, f"at {label} size beyond the partial panorama's crop the view is dark: {sampled}")
     driver.set_window_size(size["width"], size["height"])
 
 

@@ -180,9 +180,12 @@ public struct PanoramaDocument: JSONDocument, Equatable, Sendable {
     public var state: PanoramaState
     /// Why it is `unreadable`.
     public var unreadableReason: String?
+    /// What its file said of how it is drawn; nil until it is processed (and for panoramas
+    /// processed before this was read).
+    public var fileGeometry: PanoramaFileGeometry?
 
     public init(id: String, propertyId: String, floorId: String, roomId: String?, contentType: String, size: Int64, sha256: String, createdAt: String,
-                position: PanoramaPosition? = nil, state: PanoramaState = .ready, unreadableReason: String? = nil) {
+                position: PanoramaPosition? = nil, state: PanoramaState = .ready, unreadableReason: String? = nil, fileGeometry: PanoramaFileGeometry? = nil) {
         self.id = id
         self.propertyId = propertyId
         self.floorId = floorId
@@ -194,7 +197,11 @@ public struct PanoramaDocument: JSONDocument, Equatable, Sendable {
         self.position = position
         self.state = state
         self.unreadableReason = unreadableReason
+        self.fileGeometry = fileGeometry
     }
+
+    /// The compass heading of its image's centre: the upload's, else its file's.
+    public var heading: Double? { position?.heading ?? fileGeometry?.heading }
 
     /// A server before states had none: its panoramas read as ready.
     public init(_ value: JSONValue) throws(InvalidDocument) {
@@ -206,7 +213,8 @@ public struct PanoramaDocument: JSONDocument, Equatable, Sendable {
         self.init(id: try json.string("id"), propertyId: try json.string("propertyId"), floorId: try json.string("floorId"),
                   roomId: try json.optionalString("roomId"), contentType: try json.string("contentType"), size: Int64(try json.integer("size")),
                   sha256: try json.string("sha256"), createdAt: try json.string("createdAt"), position: try PanoramaPosition(json["position"]),
-                  state: state ?? .ready, unreadableReason: try json.optionalString("unreadableReason"))
+                  state: state ?? .ready, unreadableReason: try json.optionalString("unreadableReason"),
+                  fileGeometry: try json["geometry"].flatMap { value throws(InvalidDocument) in value.isNull ? nil : try PanoramaFileGeometry(document: value) })
     }
 
     public var contentURL: String { "/v1/panoramas/\(id)/content" }
@@ -221,6 +229,8 @@ public struct PanoramaDocument: JSONDocument, Equatable, Sendable {
             if withContentURL { writer.key("contentUrl"); writer.string(contentURL) }
             writer.key("createdAt"); writer.string(createdAt)
             writer.key("floorId"); writer.string(floorId)
+            writer.key("geometry")
+            if let fileGeometry { fileGeometry.write(to: &writer, uploadHeading: position?.heading) } else { writer.null() }
             writer.key("id"); writer.string(id)
             writer.key("position")
             if let position { position.write(to: &writer) } else { writer.null() }

@@ -160,7 +160,7 @@ final class PanoramaTiles: Sendable {
                     guard cpu <= maxCpuNanoseconds else {
                         throw PreviewError("cutting it took more than maxTileCpuSeconds (\(maxCpuNanoseconds / 1_000_000_000) s) of CPU time")
                     }
-                    let (tiles, spent) = try await images.run { [self] in try measured { try Self.cut(face, of: panoramaImage, pyramid, quality: quality) } }
+                    let (tiles, spent) = try await images.run { [self] in try measured { try Self.cut(face, of: panoramaImage, plan, quality: quality) } }
                     cpu += spent
                     try await io.run {
                         for tile in tiles {
@@ -197,8 +197,9 @@ final class PanoramaTiles: Sendable {
     }
 
     /// One face of a panorama at every level, largest first, as JPEG tiles.
-    private static func cut(_ face: CubeFace, of panorama: PlanarImage, _ pyramid: TilePyramid, quality: Int) throws -> [(level: Int, row: Int, column: Int, jpeg: [UInt8])] {
-        var image = CubeTiler.face(face, of: panorama, size: pyramid.faceSize)
+    private static func cut(_ face: CubeFace, of panorama: PlanarImage, _ plan: TilingPlan, quality: Int) throws -> [(level: Int, row: Int, column: Int, jpeg: [UInt8])] {
+        let pyramid = plan.pyramid
+        var image = CubeTiler.face(face, of: panorama, size: pyramid.faceSize, geometry: plan.geometry)
         var tiles: [(level: Int, row: Int, column: Int, jpeg: [UInt8])] = []
         for level in (0..<pyramid.levels).reversed() {
             tiles += try CubeTiler.tiles(of: image, quality: quality).map { (level, $0.row, $0.column, $0.jpeg) }

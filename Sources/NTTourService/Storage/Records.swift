@@ -78,7 +78,10 @@ extension PanoramaDocument {
                   roomId: try row.decodeIfPresent("room_id", as: String.self), contentType: try row.decode("content_type", as: String.self), size: try row.decode("size", as: Int64.self),
                   sha256: try row.decode("sha256", as: String.self), createdAt: try row.decode("created_at", as: String.self), position: try PanoramaPosition(row),
                   state: PanoramaState(rawValue: try row.decode("state", as: String.self)) ?? .processing,
-                  unreadableReason: try row.decodeIfPresent("unreadable_reason", as: String.self))
+                  unreadableReason: try row.decodeIfPresent("unreadable_reason", as: String.self),
+                  fileGeometry: try row.decodeIfPresent("geometry", as: String.self).map { text throws(StorageError) in
+                      do { return try PanoramaFileGeometry(JSONReader.parse(text)) } catch { throw StorageError(.corrupt, "a panorama's geometry is not its JSON: \(error)") }
+                  })
     }
 }
 

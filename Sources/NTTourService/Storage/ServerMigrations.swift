@@ -376,6 +376,14 @@ ALTER TABLE panoramas ADD COLUMN unreadable_reason TEXT;
 CREATE INDEX panoramas_processing ON panoramas (created_at) WHERE state = 'processing';
 
 """#),
+        Migration(version: 18, name: "panorama_geometry", sql: #"""
+-- What a panorama's own file says of how it is drawn (docs/api.md "Panorama": its Photo
+-- Sphere XMP projection, crop and heading, its EXIF orientation), as the JSON of
+-- PanoramaFileGeometry, read when it is processed; NULL until then, and for panoramas
+-- processed before this migration.
+ALTER TABLE panoramas ADD COLUMN geometry TEXT;
+
+"""#),
     ]
 
     static let postgresql: [Migration] = [
@@ -698,6 +706,14 @@ ALTER TABLE panoramas ADD COLUMN state TEXT NOT NULL DEFAULT 'ready' CHECK (stat
 ALTER TABLE panoramas ADD COLUMN unreadable_reason TEXT;
 -- Those a daemon stopped before it finished them, found by the sweep across tenants.
 CREATE INDEX panoramas_processing ON panoramas (created_at) WHERE state = 'processing';
+
+"""#),
+        Migration(version: 15, name: "panorama_geometry", sql: #"""
+-- What a panorama's own file says of how it is drawn (docs/api.md "Panorama": its Photo
+-- Sphere XMP projection, crop and heading, its EXIF orientation), as the JSON of
+-- PanoramaFileGeometry, read when it is processed; NULL until then, and for panoramas
+-- processed before this migration.
+ALTER TABLE panoramas ADD COLUMN geometry TEXT;
 
 """#),
     ]

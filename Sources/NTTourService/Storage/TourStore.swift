@@ -297,11 +297,11 @@ enum TourStore {
     /// the daemon whose write finds it still processing, the same stored bytes. False when
     /// another daemon recorded it first, or the panorama is gone.
     static func recordProcessed(_ db: any SQLConnection, _ tenant: Int64, _ panorama: PanoramaRecord, unreadable reason: String?,
-                                previews: [Int], tiled: Bool, at now: WallClockTime) async throws -> Bool {
+                                geometry: PanoramaFileGeometry, previews: [Int], tiled: Bool, at now: WallClockTime) async throws -> Bool {
         let state: PanoramaState = reason == nil ? .ready : .unreadable
         guard try await db.run("""
-            UPDATE panoramas SET state = ?, unreadable_reason = ? WHERE tenant_id = ? AND id = ? AND sha256 = ? AND state = 'processing'
-            """, state.rawValue, reason, tenant, panorama.id, panorama.sha256) == 1 else { return false }
+            UPDATE panoramas SET state = ?, unreadable_reason = ?, geometry = ? WHERE tenant_id = ? AND id = ? AND sha256 = ? AND state = 'processing'
+            """, state.rawValue, reason, String(decoding: geometry.jsonBytes, as: UTF8.self), tenant, panorama.id, panorama.sha256) == 1 else { return false }
         try await EventStore.append(db, tenant, reason == nil ? .panoramaProcessed : .panoramaUnreadable, property: panorama.propertyId, at: now,
                                     changesTour: false) { data in
             data.key("id"); data.string(panorama.id)

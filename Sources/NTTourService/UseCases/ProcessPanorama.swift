@@ -1,3 +1,5 @@
+import NTAPIModel
+import NTImagePreviews
 import NTThreadPools
 import NTTracing
 import Synchronization
@@ -62,12 +64,23 @@ extension ServiceContext {
                 }
                 let tiled = reason == nil ? await tiles.tiled(tenant: tenant, panorama, source: previewSource(tenant, panorama),
                                                                stillStored: stillStored(tenant, panorama)) : false
+                let geometry = try await fileGeometry(tenant, panorama)
                 let (widths, unreadable) = (config.previewWidths, reason)
-                _ = try await write { try await TourStore.recordProcessed($0, tenant, panorama, unreadable: unreadable, previews: widths, tiled: tiled, at: self.clock.now()) }
+                _ = try await write {
+                    try await TourStore.recordProcessed($0, tenant, panorama, unreadable: unreadable, geometry: geometry, previews: widths, tiled: tiled, at: self.clock.now())
+                }
             } catch {
                 logger.warn("a panorama's processing failed: the sweep tries again", ["panorama": panorama.id, "error": "\(error)"])
             }
         }
+    }
+
+    /// What the panorama's file says of how it is drawn (the geometry its previews and tiles
+    /// were made with), from its headers.
+    private func fileGeometry(_ tenant: Int64, _ panorama: PanoramaRecord) async throws -> PanoramaFileGeometry {
+        guard let format = ImageFormat(mediaType: panorama.contentType) else { return PanoramaFileGeometry() }
+        let (path, maxItems) = (try await previewSource(tenant, panorama)(), config.maxPreviewItems)
+        return PanoramaFileGeometry(try await blobs.io.run { try MappedFile.read(path) { PanoramaGeometry.read(format, $0, maxItems: maxItems) } })
     }
 
     /// Panoramas still processing that were stored more than `processingRetrySeconds` ago (their
@@ -81,5 +94,14 @@ extension ServiceContext {
         } catch {
             logger.warn("the sweep of unfinished panoramas failed", ["error": "\(error)"])
         }
+    }
+}
+
+extension PanoramaFileGeometry {
+    /// What the headers gave, as the panorama document shows it.
+    init(_ geometry: PanoramaGeometry) {
+        self.init(projection: geometry.projection,
+                  crop: geometry.crop.map { Crop(fullWidth: $0.fullWidth, fullHeight: $0.fullHeight, left: $0.left, top: $0.top, width: $0.width, height: $0.height) },
+                  heading: geometry.heading, orientation: geometry.orientationRead ? geometry.orientation.rawValue : nil)
     }
 }

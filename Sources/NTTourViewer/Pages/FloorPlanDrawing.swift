@@ -97,6 +97,8 @@ struct FloorPlanDrawing {
     /// (pointing up the page until the script turns it to the view's heading).
     struct Mark {
         var position: PanoramaPosition
+        /// Its image's heading: the upload's, else its file's.
+        var heading: Double?
         var url: String
         var label: String
         var current: Bool
@@ -175,7 +177,7 @@ struct FloorPlanDrawing {
                 page.raw(")\"><title>You are here: ")
                 page.text(mark.label)
                 page.raw("</title>")
-                if let heading = mark.position.heading {
+                if let heading = mark.heading {
                     let r = Self.coneRadius, a = Self.coneHalfAngle * .pi / 180
                     page.raw("<path class=\"cone\" data-radius=\"")
                     page.text(Format.decimal(r, places: 0))

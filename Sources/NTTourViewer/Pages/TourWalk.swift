@@ -66,13 +66,13 @@ struct TourWalk {
             guard other != index, stops[other].floor.floor.id == here.floor.floor.id else { return false }
             if let room = stops[other].room { return neighbours.contains(room.id) }
             return here.room == nil
-        }.map { Link(target: $0, longitude: Self.longitude(from: here.panorama.position, to: stops[$0].panorama.position)) }
+        }.map { Link(target: $0, longitude: Self.longitude(from: here.panorama.position, heading: here.panorama.heading, to: stops[$0].panorama.position)) }
     }
 
-    /// Where `target` stands in the image taken at `origin`, or nil when either position or the
-    /// origin's heading is unknown, or they stand at the same point.
-    static func longitude(from origin: PanoramaPosition?, to target: PanoramaPosition?) -> Double? {
-        guard let origin, let heading = origin.heading, let target else { return nil }
+    /// Where `target` stands in the image taken at `origin` whose centre faces `heading`, or nil
+    /// when either position or the heading is unknown, or they stand at the same point.
+    static func longitude(from origin: PanoramaPosition?, heading: Double?, to target: PanoramaPosition?) -> Double? {
+        guard let origin, let heading, let target else { return nil }
         let dx = target.x - origin.x, dy = target.y - origin.y
         guard dx * dx + dy * dy > 1e-6 else { return nil }
         // Bearing clockwise from up the plan (y grows down the page).

@@ -291,7 +291,7 @@ public enum ViewerPages {
                 // Where each panorama stands, where its capture said: a dot that opens it.
                 let walk = TourWalk(tour)
                 let marks = walk.stops.filter { $0.floor.floor.id == floorId }.compactMap { stop in
-                    stop.panorama.position.map { FloorPlanDrawing.Mark(position: $0, url: frame.paths.panorama(stop.panorama.id), label: stop.title, current: false) }
+                    stop.panorama.position.map { FloorPlanDrawing.Mark(position: $0, heading: stop.panorama.heading, url: frame.paths.panorama(stop.panorama.id), label: stop.title, current: false) }
                 }
                 drawing.write(into: &page, roomURL: { frame.paths.room($0) }, marks: marks)
                 page.raw("</figure><ul class=\"rooms\">")
@@ -381,7 +381,7 @@ public enum ViewerPages {
             page.raw("<div class=\"viewer\" id=\"viewer\" data-panorama=\"")
             page.text(panorama.id)
             page.raw("\"")
-            if let heading = panorama.position?.heading {
+            if let heading = panorama.heading {
                 page.raw(" data-heading=\"")
                 page.text(Format.decimal(heading, places: 1))
                 page.raw("\"")
@@ -501,7 +501,7 @@ public enum ViewerPages {
             let marks = walk.stops.indices.compactMap { other -> FloorPlanDrawing.Mark? in
                 let stop = walk.stops[other]
                 guard stop.floor.floor.id == here.floor.floor.id, let position = stop.panorama.position else { return nil }
-                return FloorPlanDrawing.Mark(position: position, url: paths.panorama(stop.panorama.id), label: stop.title, current: other == index)
+                return FloorPlanDrawing.Mark(position: position, heading: stop.panorama.heading, url: paths.panorama(stop.panorama.id), label: stop.title, current: other == index)
             }
             drawing.write(into: &page, roomURL: { paths.room($0) }, marks: marks)
         }
