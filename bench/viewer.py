@@ -1,11 +1,11 @@
 """Seeds toursd and times the viewer's floor page and previews beside their references (bench/viewer.sh)."""
-import http.client, io, os, re, statistics, sys, time, urllib.parse, uuid
+import glob, http.client, io, json, os, re, statistics, sys, time, urllib.parse, uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "browser"))
 import tourfixture  # noqa: E402
 from PIL import Image  # noqa: E402
 
-port, token, nginx_port, nginx_root = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
+port, token, nginx_port, nginx_root, data_dir = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
 bearer = {"Authorization": f"Bearer {token}"}
 
 
@@ -37,7 +37,6 @@ def timed(conn, path, headers, samples=300):
 conn = connection()
 property_id, floor_id = str(uuid.uuid4()), str(uuid.uuid4())
 json_headers = dict(bearer, **{"Content-Type": "application/json"})
-import json  # noqa: E402
 call(conn, "PUT", f"/v1/properties/{property_id}", json.dumps({"name": "Measured", "floorCount": 1}), json_headers)
 call(conn, "PUT", f"/v1/properties/{property_id}/floors/{floor_id}", json.dumps({"number": 0}), json_headers)
 rooms = tourfixture.room_grid(30, columns=6)
@@ -59,12 +58,28 @@ floor_ms, floor_page = timed(connection(), f"/app/floors/{floor_id}", cookie)
 open(f"{nginx_root}/floor.html", "wb").write(floor_page)
 nginx_floor_ms, _ = timed(connection(nginx_port), "/floor.html", {})
 
+
+
+def processed(panorama):
+    """Waits for a panorama's processing (its previews and tiles made in the background)."""
+    deadline = time.monotonic() + 600
+    while json.loads(call(conn, "GET", f"/v1/panoramas/{panorama}", headers=bearer)[1])["state"] == "processing" and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 # Previews of an 8192 × 4096 camera-like JPEG: made once (the first GET), then from the cache.
+# Each panorama's processing makes them once it is stored; its previews are then taken from
+# the cache (as on a daemon whose cache was lost), so that the first GET makes its own.
 big = tourfixture.panorama_jpeg(8192, grain=20, quality=90)
 made = {}
 for width in (320, 1024, 4096):
     panorama = str(uuid.uuid4())
     call(conn, "PUT", f"/v1/panoramas/{panorama}?floorId={floor_id}", big, dict(bearer, **{"Content-Type": "image/jpeg"}))
+    processed(panorama)
+    for folder in glob.glob(f"{data_dir}/previews/*/{panorama}"):
+        for name in os.listdir(folder):
+            if name.endswith(".jpg"):
+                os.remove(os.path.join(folder, name))
     start = time.perf_counter()
     _, preview = call(conn, "GET", f"/v1/panoramas/{panorama}/preview?width={width}", headers=bearer)
     made[width] = ((time.perf_counter() - start) * 1000, panorama, preview)

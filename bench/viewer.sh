@@ -10,4 +10,4 @@ work=$(mktemp -d -p "${BENCH_DIR:-/var/tmp}" bench.XXXXXX)
 trap 'stop_servers "$work"' EXIT
 nginx_port=$(start_nginx "$work")
 start_toursd "$work"
-.venv/bin/python bench/viewer.py "$TOURSD_PORT" "$(cat "$work/data/admin.token")" "$nginx_port" "$work/nginx/html"
+.venv/bin/python bench/viewer.py "$TOURSD_PORT" "$(cat "$work/data/admin.token")" "$nginx_port" "$work/nginx/html" "$work/data"

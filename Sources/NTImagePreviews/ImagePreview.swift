@@ -1,36 +1,62 @@
 /// Previews of a panorama of any `ImageFormat`, as JPEGs: a JPEG decoded at the DCT scale its
-/// width needs (`JPEGPreview`), a PNG or HEIC decoded whole; then area-averaged to the width,
-/// and drawn upright where it lies on the sphere (`PreviewLayout`). Every check (pixels,
-/// decoding memory) is made from the headers before any pixel is decoded.
+/// widest preview needs (`JPEGPreview`), a PNG or HEIC decoded whole; then area-averaged to each
+/// width, and drawn upright where it lies on the sphere (`PreviewLayout`). One decode makes
+/// every width asked for together. Every check (pixels, decoding memory) is made from the
+/// headers before any pixel is decoded.
 public enum ImagePreview {
     /// What making a `width`-wide preview will do and hold at most; a refusal when the image
     /// cannot be previewed within `maxSourcePixels` and `budget`.
     public static func plan(_ format: ImageFormat, _ source: UnsafeRawBufferPointer, width: Int, maxSourcePixels: Int,
                             budget: DecodeBudget = .standard) throws(PreviewError) -> PreviewPlan {
-        guard width > 0 else { throw PreviewError("a preview needs a width") }
+        try plan(format, source, widths: [width], maxSourcePixels: maxSourcePixels, budget: budget)
+    }
+
+    /// The same for previews of each of `widths`, from one decode.
+    public static func plan(_ format: ImageFormat, _ source: UnsafeRawBufferPointer, widths: [Int], maxSourcePixels: Int,
+                            budget: DecodeBudget = .standard) throws(PreviewError) -> PreviewPlan {
+        guard !widths.isEmpty, widths.allSatisfy({ $0 > 0 }) else { throw PreviewError("a preview needs a width") }
         let geometry = PanoramaGeometry.read(format, source, maxItems: budget.maxItems)
         guard let whole = WholeImage(format) else {
-            return try JPEGPreview.plan(source, geometry: geometry, width: width, maxSourcePixels: maxSourcePixels, budget: budget)
+            return try JPEGPreview.plan(source, geometry: geometry, widths: widths, maxSourcePixels: maxSourcePixels, budget: budget)
         }
         let size = try whole.size(source, budget: budget).checked(maxSourcePixels: maxSourcePixels, for: "previews")
         let decoding = whole.decodingBytes(size)
         if let refusal = budget.refusal(format, width: size.width, height: size.height, bytes: decoding) { throw refusal }
-        let layout = PreviewLayout(stored: size, geometry: geometry, width: width)
-        return PreviewPlan(format: format, decoded: size, layout: layout, memoryBytes: decoding + layout.bytes)
+        return PreviewPlan(format: format, decoded: size, layouts: PreviewLayout.each(widths, stored: size, geometry: geometry), decodingBytes: decoding)
     }
 
-    /// The preview `plan` decided, from the bytes it was made of (its checks made already).
-    public static func make(from source: UnsafeRawBufferPointer, _ plan: PreviewPlan, quality: Int) throws(PreviewError) -> [UInt8] {
+    /// The previews `plan` decided, by width, from the bytes it was made of (its checks made
+    /// already).
+    public static func make(from source: UnsafeRawBufferPointer, _ plan: PreviewPlan, quality: Int) throws(PreviewError) -> [Int: [UInt8]] {
         guard let whole = WholeImage(plan.format) else { return try JPEGPreview.make(from: source, plan, quality: quality) }
         let rows = try whole.rgb(source, plan.decoded)
         return try finish(rows.base, stride: rows.stride, plan, quality: quality)
     }
 
-    /// Decoded pixels made the preview: resized, drawn in place, encoded.
-    static func finish(_ pixels: UnsafePointer<UInt8>, stride: Int, _ plan: PreviewPlan, quality: Int) throws(PreviewError) -> [UInt8] {
-        let layout = plan.layout
-        let resized = AreaAverage.resize(pixels, stride: stride, from: plan.decoded, to: layout.resized)
-        return try JPEGPreview.encode(layout.composes ? layout.compose(resized) : resized, layout.canvas, quality: quality)
+    /// Decoded pixels made each preview: resized, drawn in place, encoded.
+    static func finish(_ pixels: UnsafePointer<UInt8>, stride: Int, _ plan: PreviewPlan, quality: Int) throws(PreviewError) -> [Int: [UInt8]] {
+        var made: [Int: [UInt8]] = [:]
+        for (width, layout) in plan.layouts {
+            let resized = AreaAverage.resize(pixels, stride: stride, from: plan.decoded, to: layout.resized)
+            made[width] = try JPEGPreview.encode(layout.composes ? layout.compose(resized) : resized, layout.canvas, quality: quality)
+        }
+        return made
+    }
+}
+
+/// What making previews will do (`ImagePreview.plan`), decided before any memory is given.
+public struct PreviewPlan: Sendable {
+    let format: ImageFormat
+    /// The image as decoded (a JPEG at the DCT scale its widest preview needs).
+    let decoded: Image
+    /// Where the preview of each width asked for draws it.
+    let layouts: [Int: PreviewLayout]
+    /// The most memory making them holds: the decoding, and one preview's buffers at a time.
+    public let memoryBytes: Int
+
+    init(format: ImageFormat, decoded: Image, layouts: [Int: PreviewLayout], decodingBytes: Int) {
+        (self.format, self.decoded, self.layouts) = (format, decoded, layouts)
+        memoryBytes = decodingBytes + (layouts.values.map(\.bytes).max() ?? 0)
     }
 }
 
@@ -59,6 +85,11 @@ struct PreviewLayout: Equatable, Sendable {
         y = min(across(crop.top, crop.fullHeight, canvas.height), canvas.height - 1)
         placed = Image(width: max(1, min(canvas.width, across(crop.width, crop.fullWidth, canvas.width))),
                        height: max(1, min(canvas.height - y, across(crop.height, crop.fullHeight, canvas.height))))
+    }
+
+    /// The layout of each of `widths`.
+    static func each(_ widths: [Int], stored: Image, geometry: PanoramaGeometry) -> [Int: PreviewLayout] {
+        Dictionary(widths.map { ($0, PreviewLayout(stored: stored, geometry: geometry, width: $0)) }) { first, _ in first }
     }
 
     /// The stored image's size once resized, before it is turned upright.

@@ -27,11 +27,13 @@ public enum JPEGPreview {
     /// The same from bytes in place (a mapped file: a panorama is never copied whole).
     public static func make(from source: UnsafeRawBufferPointer, width: Int, quality: Int, maxSourcePixels: Int,
                             budget: DecodeBudget = .standard) throws(PreviewError) -> [UInt8] {
-        try make(from: source, plan(source, width: width, maxSourcePixels: maxSourcePixels, budget: budget), quality: quality)
+        let plan = try ImagePreview.plan(.jpeg, source, width: width, maxSourcePixels: maxSourcePixels, budget: budget)
+        guard let made = try make(from: source, plan, quality: quality)[width] else { throw PreviewError("no \(width)-wide preview was made") }
+        return made
     }
 
-    /// The preview `plan` decided, from the bytes it was made of (its checks made already).
-    public static func make(from source: UnsafeRawBufferPointer, _ plan: PreviewPlan, quality: Int) throws(PreviewError) -> [UInt8] {
+    /// The previews `plan` decided, by width, from the bytes they are made of (its checks made already).
+    static func make(from source: UnsafeRawBufferPointer, _ plan: PreviewPlan, quality: Int) throws(PreviewError) -> [Int: [UInt8]] {
         guard let handle = tjInitDecompress() else { throw PreviewError("libjpeg-turbo cannot start a decoder") }
         defer { tjDestroy(handle) }
         let decoded = plan.decoded
@@ -50,17 +52,12 @@ public enum JPEGPreview {
         }
     }
 
-    /// What making a `width`-wide preview of `source` will do, and the memory it takes at most
-    /// (its coefficients, decoded pixels and resized copy), read from the headers alone (one
-    /// pass over the markers); a refusal when the image cannot be previewed within
-    /// `maxSourcePixels` and `budget`.
-    public static func plan(_ source: UnsafeRawBufferPointer, width: Int, maxSourcePixels: Int,
-                            budget: DecodeBudget = .standard) throws(PreviewError) -> PreviewPlan {
-        try ImagePreview.plan(.jpeg, source, width: width, maxSourcePixels: maxSourcePixels, budget: budget)
-    }
-
-    /// The same, the image drawn by `geometry`: decoded at the scale its place in the preview needs.
-    static func plan(_ source: UnsafeRawBufferPointer, geometry: PanoramaGeometry, width: Int, maxSourcePixels: Int,
+    /// What making previews of `widths` of `source`, drawn by `geometry`, will do, and the memory
+    /// it takes at most (its coefficients, decoded pixels, a resized copy and canvas), read from
+    /// the headers alone (one pass over the markers): decoded once, at the scale the widest
+    /// one's place needs. A refusal when the image cannot be previewed within `maxSourcePixels`
+    /// and `budget`.
+    static func plan(_ source: UnsafeRawBufferPointer, geometry: PanoramaGeometry, widths: [Int], maxSourcePixels: Int,
                      budget: DecodeBudget) throws(PreviewError) -> PreviewPlan {
         guard let base = source.baseAddress?.assumingMemoryBound(to: UInt8.self), !source.isEmpty else { throw PreviewError("an empty file is not a JPEG") }
         guard let handle = tjInitDecompress() else { throw PreviewError("libjpeg-turbo cannot start a decoder") }
@@ -70,8 +67,8 @@ public enum JPEGPreview {
             throw PreviewError("not a readable JPEG: \(errorText(handle))")
         }
         let size = try Image(width: Int(sourceWidth), height: Int(sourceHeight)).checked(maxSourcePixels: maxSourcePixels, for: "previews")
-        let layout = PreviewLayout(stored: size, geometry: geometry, width: width)
-        let target = min(layout.resized.width, size.width)
+        let layouts = PreviewLayout.each(widths, stored: size, geometry: geometry)
+        let target = min(layouts.values.map(\.resized.width).max() ?? 1, size.width)
         let scale = decodeScale(sourceWidth: Int(sourceWidth), target: target)
         // The smallest DCT scale is 1/8, so a small preview of a large panorama decodes to more
         // than it shows (an 8192-wide one to 1024 for a 320 thumbnail): what that costs is the
@@ -79,8 +76,8 @@ public enum JPEGPreview {
         let decoded = Image(width: scaled(Int(sourceWidth), scale), height: scaled(Int(sourceHeight), scale))
         guard let structure = JPEGStructure.read(source) else { throw PreviewError("not a readable JPEG: its markers do not hold a frame and a scan") }
         if let refusal = budget.refusal(structure, decodedPixels: decoded.width * decoded.height) { throw refusal }
-        return PreviewPlan(format: .jpeg, decoded: decoded, layout: layout,
-                           memoryBytes: structure.decodingBytes(outputBytes: decoded.width * decoded.height * 3) + layout.bytes)
+        return PreviewPlan(format: .jpeg, decoded: decoded, layouts: layouts,
+                           decodingBytes: structure.decodingBytes(outputBytes: decoded.width * decoded.height * 3))
     }
 
     /// The width and height a JPEG's header declares; nil when it is not a readable JPEG.
@@ -136,16 +133,6 @@ public enum JPEGPreview {
     private static func errorText(_ handle: tjhandle) -> String {
         tjGetErrorStr2(handle).map { String(cString: $0) } ?? "unknown error"
     }
-}
-
-/// What making a preview will do (`ImagePreview.plan`), decided before any memory is given.
-public struct PreviewPlan: Sendable {
-    let format: ImageFormat
-    /// The image at the DCT scale decoded, and where the preview made of it draws it.
-    let decoded: Image
-    let layout: PreviewLayout
-    /// The most memory making it holds.
-    public let memoryBytes: Int
 }
 
 /// The size of an RGB image.

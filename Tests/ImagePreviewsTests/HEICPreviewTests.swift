@@ -9,7 +9,7 @@ import TestSupport
     @Test func aHEICsPreviewIsAJPEGOfItsPixelsAtTheWidthAsked() throws {
         let heic = try HEICFixture.make(width: 512, height: 256) { x, _ in x < 256 ? (220, 20, 20) : (20, 20, 220) }
         let plan = try heic.withUnsafeBytes { try ImagePreview.plan(.heic, $0, width: 128, maxSourcePixels: 1 << 24) }
-        let preview = try heic.withUnsafeBytes { try ImagePreview.make(from: $0, plan, quality: 90) }
+        let preview = try #require(try heic.withUnsafeBytes { try ImagePreview.make(from: $0, plan, quality: 90) }[128])
         let (width, height, rgb) = try PNGPreviewTests.pixels(preview)
         #expect(width == 128 && height == 64)
         let left = Array(rgb[(32 * width + 20) * 3..<(32 * width + 20) * 3 + 3])
@@ -20,6 +20,18 @@ import TestSupport
             try CubeTiler.plan(.heic, $0, rule: TilingRule(minWidth: 256, maxAspectRatio: 2.5, maxFaceSize: 4096), maxSourcePixels: 1 << 24, budget: .standard)
         })
         #expect(try heic.withUnsafeBytes { try CubeTiler.decode($0, tiles) }.width == 512)
+    }
+
+    /// A HEIC is decoded whole: its processing makes every width from that one decode.
+    @Test func everyWidthOfAHEICComesFromOneDecode() throws {
+        let heic = try HEICFixture.make(width: 512, height: 256) { x, _ in x < 256 ? (220, 20, 20) : (20, 20, 220) }
+        let one = try heic.withUnsafeBytes { try ImagePreview.plan(.heic, $0, width: 1024, maxSourcePixels: 1 << 24) }
+        let plan = try heic.withUnsafeBytes { try ImagePreview.plan(.heic, $0, widths: [64, 128, 1024], maxSourcePixels: 1 << 24) }
+        // One decoding's memory, and one preview's buffers at a time (the widest's).
+        #expect(plan.memoryBytes == one.memoryBytes)
+        let made = try heic.withUnsafeBytes { try ImagePreview.make(from: $0, plan, quality: 90) }
+        let sizes = try made.mapValues { try PNGPreviewTests.pixels($0) }.mapValues { [$0.width, $0.height] }
+        #expect(sizes == [64: [64, 32], 128: [128, 64], 1024: [512, 256]])
     }
 
     @Test func aHEICIsRefusedForItsItemsAndItsSizeBeforeDecoding() throws {

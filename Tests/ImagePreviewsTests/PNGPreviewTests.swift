@@ -26,7 +26,7 @@ import TestSupport
         let png = Self.halves(width: 800, height: 400)
         let plan = try png.withUnsafeBytes { try ImagePreview.plan(.png, $0, width: 200, maxSourcePixels: 1 << 24) }
         #expect(plan.memoryBytes >= 800 * 400 * 3)
-        let preview = try png.withUnsafeBytes { try ImagePreview.make(from: $0, plan, quality: 90) }
+        let preview = try #require(try png.withUnsafeBytes { try ImagePreview.make(from: $0, plan, quality: 90) }[200])
         let (width, height, rgb) = try Self.pixels(preview)
         #expect(width == 200 && height == 100)
         let left = Array(rgb[(50 * width + 40) * 3..<(50 * width + 40) * 3 + 3])

@@ -16,7 +16,7 @@ import TestSupport
 
     private static func preview(_ bytes: [UInt8], as format: ImageFormat = .jpeg, width: Int) throws -> (width: Int, height: Int, rgb: [UInt8]) {
         let plan = try bytes.withUnsafeBytes { try ImagePreview.plan(format, $0, width: width, maxSourcePixels: 1 << 26) }
-        return try PNGPreviewTests.pixels(try bytes.withUnsafeBytes { try ImagePreview.make(from: $0, plan, quality: 92) })
+        return try PNGPreviewTests.pixels(try #require(try bytes.withUnsafeBytes { try ImagePreview.make(from: $0, plan, quality: 92) }[width]))
     }
 
     /// The colour at (x, y): red, blue, dark, or other.

@@ -117,6 +117,10 @@ import TestTraits
         for id in [first, second] {
             #expect(try client.putPanorama(id, floorId: floorId, bytes: try JPEGFixture.panorama(width: 512), contentType: "image/jpeg").status == 201)
         }
+        // Their processing made their previews; gone from the cache (as on a new disk), they are
+        // made again when asked.
+        try await waitUntil("their processing") { try [first, second].allSatisfy { try client.send("GET", "/v1/panoramas/\($0)").string("state") == "ready" } }
+        try FileManager.default.removeItem(atPath: harness.dataDir + "/previews")
         disk.stall()
         // The first preview's request: what it does on the disk goes through (a look for a cached
         // file, a task's turn on the file pool) until its making is listed; what the making does

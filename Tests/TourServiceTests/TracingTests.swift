@@ -73,8 +73,9 @@ import TestTraits
         let processed = Self.spans(collector)
         let processing = try #require(processed.first { $0.traceId == trace && $0.name == "panorama processing" })
         #expect(processing.parentSpanId == server.spanId && !processing.failed)
+        // One decode for every width.
         let images = processed.filter { $0.name == "image preview" && $0.parentSpanId == processing.spanId }
-        #expect(Set(images.compactMap { $0.attributes["width"] }) == Set(harness.config.previewWidths.map(String.init)), "\(images)")
+        #expect(images.map { $0.attributes["widths"] } == [harness.config.previewWidths.map(String.init).joined(separator: ",")], "\(images)")
 
         // No traceparent, or one that is not: a trace of its own.
         let preview = try client.send("GET", "/v1/panoramas/\(id)/preview?width=320", headers: ["traceparent": "00-zz-not-a-trace"])

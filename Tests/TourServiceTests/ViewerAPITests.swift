@@ -310,13 +310,15 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         #expect(JPEGFixture.dimensions(preview.body) == [1024, 512])
         let etag = try #require(preview.header("ETag"))
         #expect(try alpha.send("GET", "/v1/panoramas/\(id)/preview?width=1024", headers: ["If-None-Match": etag]).status == 304)
-        // The preview made is answered at once and cached behind the answer; later ones are the file.
+        // A preview is cached behind its answer, and the panorama's processing makes every width;
+        // later answers are the files.
         let previews = harness.dataDir + "/previews"
         let cached = { filesUnder(previews).filter { $0.hasSuffix(".jpg") } }
-        try await waitUntil("the 1024 preview's file") { cached().count == 1 }
+        try await waitUntil("every width's file") {
+            try alpha.send("GET", "/v1/panoramas/\(id)").string("state") == "ready" && cached().count == harness.config.previewWidths.count
+        }
         #expect(try alpha.send("GET", "/v1/panoramas/\(id)/preview?width=1024").body == preview.body)
         #expect(JPEGFixture.dimensions(try alpha.send("GET", "/v1/panoramas/\(id)/preview").body) == [320, 160])
-        try await waitUntil("the 320 preview's file") { cached().count == 2 }
         // Private like the rest of the data directory.
         for path in ["previews"] + filesUnder(previews, withFolders: true).map({ "previews/" + $0 }) {
             var isFolder: ObjCBool = false

@@ -21,9 +21,8 @@ extension ServiceContext {
     }
 
     /// Why a panorama cannot be shown (nil: it can): its `width` preview made first when not cached.
-    /// `queued` false: for a panorama's processing (`PreviewCache.unreadable`).
-    func unreadableReason(_ tenant: Int64, _ panorama: PanoramaRecord, width: Int, queued: Bool = true) async throws -> String? {
-        try await previews.unreadable(tenant: tenant, panorama, width: width, queued: queued, source: previewSource(tenant, panorama),
+    func unreadableReason(_ tenant: Int64, _ panorama: PanoramaRecord, width: Int) async throws -> String? {
+        try await previews.unreadable(tenant: tenant, panorama, width: width, source: previewSource(tenant, panorama),
                                       stillStored: stillStored(tenant, panorama))
     }
 

@@ -33,8 +33,10 @@ final class PreviewCache: Sendable {
     let retryAfterSeconds: Int
     let logger: Logger
     private let makings = Mutex<[String: Task<MadePreview, any Error>]>([:])
-    /// Previews decoded since start (`/metrics`): what shows identical requests coalesced.
+    /// Panoramas decoded for previews since start, and the previews made of them (a width each,
+    /// or the placeholder) (`/metrics`): what shows identical requests coalesced.
     let decodes = Atomic<Int>(0)
+    let previewsMade = Atomic<Int>(0)
     /// With a bucket: previews made by any daemon, kept there too.
     let shared: (any SharedPreviews)?
 
@@ -57,9 +59,12 @@ final class PreviewCache: Sendable {
     /// Its lines of /metrics.
     var metrics: String {
         """
-        # HELP toursd_preview_decodes_total Previews decoded (identical requests share one).
+        # HELP toursd_preview_decodes_total Panoramas decoded for previews (identical requests share one; a processing's widths are made from one).
         # TYPE toursd_preview_decodes_total counter
         toursd_preview_decodes_total \(decodes.load(ordering: .relaxed))
+        # HELP toursd_previews_made_total Previews made here, decoded or the placeholder (each panorama's width once).
+        # TYPE toursd_previews_made_total counter
+        toursd_previews_made_total \(previewsMade.load(ordering: .relaxed))
         # HELP toursd_image_memory_bytes Image memory held now by previews and tiles together (imageMemoryBytes).
         # TYPE toursd_image_memory_bytes gauge
         toursd_image_memory_bytes \(memory.inUse)
@@ -114,19 +119,35 @@ final class PreviewCache: Sendable {
                  stillStored: @escaping @Sendable () async -> Bool) async throws -> Preview {
         let target = path(tenant: tenant, panorama, width: width)
         if let opened = try await io.run({ Self.openFile(target) }) { return .file(fd: opened.fd, size: opened.size) }
-        return .made(try await making(tenant: tenant, panorama, width: width, source: source, target: target, stillStored: stillStored).bytes)
+        return .made(try await making(tenant: tenant, panorama, width: width, target: target, source: source, stillStored: stillStored).bytes)
     }
 
     /// Whether the panorama can be shown: its preview at `width` made first when not cached (the
     /// panorama page waits for what its viewer will load anyway).
-    /// `queued` false: a panorama's processing, which makes one preview at a time in its own
-    /// turn, waits for no place among the `previewQueueLimit` a visitor's request takes.
-    func unreadable(tenant: Int64, _ panorama: PanoramaRecord, width: Int, queued: Bool = true, source: @escaping PanoramaSource,
+    func unreadable(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: @escaping PanoramaSource,
                     stillStored: @escaping @Sendable () async -> Bool) async throws -> String? {
         let target = path(tenant: tenant, panorama, width: width), marker = unreadableMarker(tenant: tenant, panorama)
         // Cached: its marker's reason, or none.
         if let cached = try await io.run({ () -> String?? in access(target, F_OK) == 0 ? .some(Self.reason(marker)) : .none }) { return cached }
-        return try await making(tenant: tenant, panorama, width: width, queued: queued, source: source, target: target, stillStored: stillStored).unreadable
+        return try await making(tenant: tenant, panorama, width: width, target: target, source: source, stillStored: stillStored).unreadable
+    }
+
+    /// Every width's preview of a panorama not cached yet, made from one decode (a PNG or HEIC
+    /// is decoded whole: once for all its widths, not once each); why it cannot be shown (nil:
+    /// it can). A panorama's processing, which makes one panorama's previews at a time in its
+    /// own turn: it waits for no place among the `previewQueueLimit` a visitor's request takes.
+    func makeEach(tenant: Int64, _ panorama: PanoramaRecord, widths: [Int], source: @escaping PanoramaSource,
+                  stillStored: @escaping @Sendable () async -> Bool) async throws -> String? {
+        let marker = unreadableMarker(tenant: tenant, panorama)
+        let targets = widths.map { (width: $0, target: path(tenant: tenant, panorama, width: $0)) }
+        let missing = try await io.run { targets.filter { access($0.target, F_OK) != 0 } }
+        guard !missing.isEmpty else { return try await io.run { Self.reason(marker) } }
+        var reason: String?
+        for making in try makings(tenant: tenant, panorama, missing, queued: false, source: source, stillStored: stillStored) {
+            let made = try await making.value
+            reason = reason ?? made.unreadable
+        }
+        return reason
     }
 
     /// The reason the marker at `path` holds; nil when there is none (a readable panorama's).
@@ -137,38 +158,52 @@ final class PreviewCache: Sendable {
     }
 
     /// The one making of `target`: joined when under way, started when not (or 503 when too
-    /// many are waiting). Its askers are answered once it is decoded; it stays listed until its
-    /// file is cached, so that a request meanwhile takes these bytes rather than decoding again.
-    private func making(tenant: Int64, _ panorama: PanoramaRecord, width: Int, queued: Bool = true, source: @escaping PanoramaSource, target: String,
+    /// many are waiting).
+    private func making(tenant: Int64, _ panorama: PanoramaRecord, width: Int, target: String, source: @escaping PanoramaSource,
                         stillStored: @escaping @Sendable () async -> Bool) async throws -> MadePreview {
-        // The making removes itself under this lock, which is held here until it is entered.
-        let making = try makings.withLock { inFlight throws(StorageError) -> Task<MadePreview, any Error> in
-            if let making = inFlight[target] { return making }
-            guard !queued || inFlight.count < queueLimit else {
+        guard let making = try makings(tenant: tenant, panorama, [(width, target)], queued: true, source: source, stillStored: stillStored).first else {
+            throw StorageError(.failed, "no making of \(target) was found or started")
+        }
+        return try await making.value
+    }
+
+    /// The one making of each target: joined when under way; those not under way started
+    /// together, from one decode (or, when `queued`, 503 if too many are waiting). Their askers
+    /// are answered once they are made; each stays listed until its file is cached, so that a
+    /// request meanwhile takes these bytes rather than decoding again.
+    private func makings(tenant: Int64, _ panorama: PanoramaRecord, _ targets: [(width: Int, target: String)], queued: Bool,
+                         source: @escaping PanoramaSource, stillStored: @escaping @Sendable () async -> Bool) throws -> [Task<MadePreview, any Error>] {
+        // A making removes itself under this lock, which is held here until they are entered.
+        try makings.withLock { inFlight throws(StorageError) -> [Task<MadePreview, any Error>] in
+            let fresh = targets.filter { inFlight[$0.target] == nil }
+            guard !queued || fresh.isEmpty || inFlight.count < queueLimit else {
                 throw StorageError(.unavailable, "too many previews are being made; try again shortly", retryAfterSeconds: retryAfterSeconds)
             }
             // On the file pool's threads, never Swift's shared cooperative ones (which blocking
-            // callers may hold): what it awaits then runs where it belongs.
-            let making = Task(executorPreference: io) { [self] in
-                let made: MadePreview, origin: Origin
-                do {
-                    (made, origin) = try await decode(tenant: tenant, panorama, width: width, source: source, target: target)
-                } catch {
-                    _ = makings.withLock { $0.removeValue(forKey: target) }
-                    throw error
-                }
-                Task(executorPreference: io) { [self] in
-                    if origin != .cached {
-                        await cache(made, tenant: tenant, panorama, width: width, origin: origin, target: target, stillStored: stillStored)
+            // callers may hold): what they await then runs where it belongs.
+            if !fresh.isEmpty {
+                let decoding = Task(executorPreference: io) { [self] in try await decode(tenant: tenant, panorama, widths: fresh.map(\.width), source: source) }
+                for (width, target) in fresh {
+                    inFlight[target] = Task(executorPreference: io) { [self] in
+                        let made: MadePreview, origin: Origin
+                        do {
+                            (made, origin) = try Self.one(width, of: try await decoding.value)
+                        } catch {
+                            _ = makings.withLock { $0.removeValue(forKey: target) }
+                            throw error
+                        }
+                        Task(executorPreference: io) { [self] in
+                            if origin != .cached {
+                                await cache(made, tenant: tenant, panorama, width: width, origin: origin, target: target, stillStored: stillStored)
+                            }
+                            _ = makings.withLock { $0.removeValue(forKey: target) }
+                        }
+                        return made
                     }
-                    _ = makings.withLock { $0.removeValue(forKey: target) }
                 }
-                return made
             }
-            inFlight[target] = making
-            return making
+            return targets.compactMap { inFlight[$0.target] }
         }
-        return try await making.value
     }
 
     /// Where a making's preview came from.
@@ -181,21 +216,33 @@ final class PreviewCache: Sendable {
         case decoded
     }
 
-    /// The preview: cached, fetched, or decoded on the preview pool.
-    private func decode(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: @escaping PanoramaSource,
-                        target: String) async throws -> (MadePreview, Origin) {
+    /// The preview of `width` among those `decode` gave.
+    private static func one(_ width: Int, of made: [Int: (MadePreview, Origin)]) throws -> (MadePreview, Origin) {
+        guard let preview = made[width] else { throw StorageError(.failed, "no \(width)-wide preview was made") }
+        return preview
+    }
+
+    /// The previews of `widths`: each cached or fetched, the rest decoded together on the preview pool.
+    private func decode(tenant: Int64, _ panorama: PanoramaRecord, widths: [Int], source: @escaping PanoramaSource) async throws -> [Int: (MadePreview, Origin)] {
         let marker = unreadableMarker(tenant: tenant, panorama)
-        if let cached = try await io.run({ () -> MadePreview? in
-            FileManager.default.contents(atPath: target).map { MadePreview(bytes: Array($0), unreadable: Self.reason(marker)) }
-        }) { return (cached, .cached) }
-        // Made by another daemon: cached here too, not decoded again.
-        if let bytes = await shared?.fetchPreview(Self.sharedName(tenant: tenant, panorama, width: width)) {
-            return (MadePreview(bytes: bytes, unreadable: nil), .fetched)
+        var found: [Int: (MadePreview, Origin)] = [:]
+        for width in widths {
+            let target = path(tenant: tenant, panorama, width: width)
+            if let cached = try await io.run({ () -> MadePreview? in
+                FileManager.default.contents(atPath: target).map { MadePreview(bytes: Array($0), unreadable: Self.reason(marker)) }
+            }) {
+                found[width] = (cached, .cached)
+            } else if let bytes = await shared?.fetchPreview(Self.sharedName(tenant: tenant, panorama, width: width)) {
+                // Made by another daemon: cached here too, not decoded again.
+                found[width] = (MadePreview(bytes: bytes, unreadable: nil), .fetched)
+            }
         }
-        let source = try await source()
-        let made = try await makePreview(panorama, width: width, source: source)
+        let rest = widths.filter { found[$0] == nil }
+        guard !rest.isEmpty else { return found }
+        for (width, made) in try await makePreviews(panorama, widths: rest, source: try await source()) { found[width] = (made, .decoded) }
         decodes.add(1, ordering: .relaxed)
-        return (made, .decoded)
+        previewsMade.add(rest.count, ordering: .relaxed)
+        return found
     }
 
     /// Caches a preview just made, then checks it against a deletion that raced it (the
@@ -218,29 +265,34 @@ final class PreviewCache: Sendable {
         if !(await stillStored()) { await remove(tenant: tenant, ids: [panorama.id]) }
     }
 
-    /// A JPEG, PNG or HEIC panorama's preview, decoded on the preview pool with its share of
-    /// the image memory held (asked from its headers first); an image that cannot be read or is
-    /// over the budgets gets the placeholder (panoramas are 2:1), with the reason.
-    private func makePreview(_ panorama: PanoramaRecord, width: Int, source: String) async throws -> MadePreview {
+    /// A JPEG, PNG or HEIC panorama's previews of `widths`, decoded once on the preview pool with
+    /// its share of the image memory held (asked from its headers first); an image that cannot
+    /// be read or is over the budgets gets the placeholder (panoramas are 2:1), with the reason.
+    private func makePreviews(_ panorama: PanoramaRecord, widths: [Int], source: String) async throws -> [Int: MadePreview] {
         var reason = "no preview is made of \(panorama.contentType)"
         if let format = ImageFormat(mediaType: panorama.contentType) {
             do {
                 let (maxSourcePixels, budget, quality) = (maxSourcePixels, budget, quality)
                 let plan = try await io.run {
-                    try MappedFile.read(source) { try ImagePreview.plan(format, $0, width: width, maxSourcePixels: maxSourcePixels, budget: budget) }
+                    try MappedFile.read(source) { try ImagePreview.plan(format, $0, widths: widths, maxSourcePixels: maxSourcePixels, budget: budget) }
                 }
-                return MadePreview(bytes: try await Trace.span("image preview", attributes: [("width", String(width))]) {
-                    try await memory.holding(plan.memoryBytes, for: "a \(width)-wide preview") {
+                let listed = widths.map(String.init).joined(separator: ",")
+                return try await Trace.span("image preview", attributes: [("widths", listed)]) {
+                    try await memory.holding(plan.memoryBytes, for: "previews \(listed) wide") {
                         try await decoders.run { try MappedFile.read(source) { try ImagePreview.make(from: $0, plan, quality: quality) } }
                     }
-                }, unreadable: nil)
+                }.mapValues { MadePreview(bytes: $0, unreadable: nil) }
             } catch let error as PreviewError {
                 logger.warn("a panorama's preview cannot be made: the placeholder stands in", ["panorama": panorama.id, "error": error.message])
                 reason = error.message
             }
         }
         do {
-            return MadePreview(bytes: try JPEGPreview.placeholder(width: width, height: width / 2, quality: quality), unreadable: reason)
+            var placeholders: [Int: MadePreview] = [:]
+            for width in widths {
+                placeholders[width] = MadePreview(bytes: try JPEGPreview.placeholder(width: width, height: width / 2, quality: quality), unreadable: reason)
+            }
+            return placeholders
         } catch {
             throw StorageError(.failed, "the placeholder cannot be made: \(error)")
         }

@@ -51,17 +51,16 @@ extension ServiceContext {
     }
 
     /// A panorama's processing (docs/api.md "Panorama"), in the daemon's processing queue: its
-    /// previews made (each width the viewer asks for), then its tiles when it is large enough;
+    /// previews made (every width the viewer asks for, from one decode), then its tiles when it
+    /// is large enough (an unreadable one has none);
     /// then what came of it recorded with its event, once across daemons. A failure of storage
     /// leaves it processing, for the sweep to try again.
     func process(_ tenant: Int64, _ panorama: PanoramaRecord) async {
         let key = [String(tenant), panorama.id, panorama.sha256].joined(separator: "/")
         _ = await processing.inTurn(key) {
             do {
-                var reason: String?
-                for width in config.previewWidths where reason == nil {
-                    reason = try await unreadableReason(tenant, panorama, width: width, queued: false)
-                }
+                let reason = try await previews.makeEach(tenant: tenant, panorama, widths: config.previewWidths, source: previewSource(tenant, panorama),
+                                                         stillStored: stillStored(tenant, panorama))
                 let tiled = reason == nil ? await tiles.tiled(tenant: tenant, panorama, source: previewSource(tenant, panorama),
                                                                stillStored: stillStored(tenant, panorama)) : false
                 let geometry = try await fileGeometry(tenant, panorama)
