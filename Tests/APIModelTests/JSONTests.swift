@@ -80,7 +80,10 @@ import Testing
         let floor = FloorDocument(id: room.floorId, propertyId: property.id, number: 0, name: nil, planRevision: 2, continuable: true, rooms: [room])
         let panorama = PanoramaDocument(id: "55555555-5555-4555-8555-555555555555", propertyId: property.id, floorId: floor.id, roomId: room.id,
                                         contentType: "image/jpeg", size: 1234, sha256: String(repeating: "a", count: 64), createdAt: "2026-12-01T00:00:02.000Z",
-                                        position: try! PanoramaPosition(x: 1.5, y: 2, heading: 45))
+                                        position: try! PanoramaPosition(x: 1.5, y: 2, heading: 45), state: .ready,
+                                        fileGeometry: PanoramaFileGeometry(projection: "equirectangular",
+                                                                           crop: .init(fullWidth: 8000, fullHeight: 4000, left: 10, top: 1000, width: 7990, height: 2000),
+                                                                           orientation: 6))
         return TourDocument(tourId: property.tourId, property: property, floors: [
             .init(floor: floor, plan: .init(revision: 2, structure: #"{"v":1}"#),
                   worldMap: .init(sha256: String(repeating: "b", count: 64), size: 99, url: "/v1/floors/\(floor.id)/worldmap"), panoramas: [panorama]),

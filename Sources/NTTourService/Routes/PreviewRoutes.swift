@@ -17,13 +17,8 @@ enum PreviewRoutes {
 extension ServiceContext {
     /// Whether a panorama can be shown: its preview for the viewer made first when not cached.
     func panoramaIsReadable(_ tenant: Int64, _ panorama: PanoramaRecord, width: Int) async throws -> Bool {
-        try await unreadableReason(tenant, panorama, width: width) == nil
-    }
-
-    /// Why a panorama cannot be shown (nil: it can): its `width` preview made first when not cached.
-    func unreadableReason(_ tenant: Int64, _ panorama: PanoramaRecord, width: Int) async throws -> String? {
         try await previews.unreadable(tenant: tenant, panorama, width: width, source: previewSource(tenant, panorama),
-                                      stillStored: stillStored(tenant, panorama))
+                                      stillStored: stillStored(tenant, panorama)) == nil
     }
 
     /// The tile pyramid of a panorama whose tiles are made; nil while they are not, and then

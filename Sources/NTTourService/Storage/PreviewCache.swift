@@ -122,8 +122,8 @@ final class PreviewCache: Sendable {
         return .made(try await making(tenant: tenant, panorama, width: width, target: target, source: source, stillStored: stillStored).bytes)
     }
 
-    /// Whether the panorama can be shown: its preview at `width` made first when not cached (the
-    /// panorama page waits for what its viewer will load anyway).
+    /// Why the panorama cannot be shown (nil: it can): its preview at `width` made first when not
+    /// cached (the panorama page waits for what its viewer will load anyway).
     func unreadable(tenant: Int64, _ panorama: PanoramaRecord, width: Int, source: @escaping PanoramaSource,
                     stillStored: @escaping @Sendable () async -> Bool) async throws -> String? {
         let target = path(tenant: tenant, panorama, width: width), marker = unreadableMarker(tenant: tenant, panorama)

@@ -294,14 +294,14 @@ enum TourStore {
 
     /// What a panorama's processing came to, recorded once with its event (`panorama.processed`
     /// with the previews and whether it has tiles, or `panorama.unreadable` with the reason):
-    /// the daemon whose write finds it still processing, the same stored bytes. False when
+    /// the daemon whose write finds it still processing, the same stored bytes. Nothing when
     /// another daemon recorded it first, or the panorama is gone.
     static func recordProcessed(_ db: any SQLConnection, _ tenant: Int64, _ panorama: PanoramaRecord, unreadable reason: String?,
-                                geometry: PanoramaFileGeometry, previews: [Int], tiled: Bool, at now: WallClockTime) async throws -> Bool {
+                                geometry: PanoramaFileGeometry, previews: [Int], tiled: Bool, at now: WallClockTime) async throws {
         let state: PanoramaState = reason == nil ? .ready : .unreadable
         guard try await db.run("""
             UPDATE panoramas SET state = ?, unreadable_reason = ?, geometry = ? WHERE tenant_id = ? AND id = ? AND sha256 = ? AND state = 'processing'
-            """, state.rawValue, reason, String(decoding: geometry.jsonBytes, as: UTF8.self), tenant, panorama.id, panorama.sha256) == 1 else { return false }
+            """, state.rawValue, reason, String(decoding: geometry.jsonBytes, as: UTF8.self), tenant, panorama.id, panorama.sha256) == 1 else { return }
         try await EventStore.append(db, tenant, reason == nil ? .panoramaProcessed : .panoramaUnreadable, property: panorama.propertyId, at: now,
                                     changesTour: false) { data in
             data.key("id"); data.string(panorama.id)
@@ -313,7 +313,6 @@ enum TourStore {
                 data.key("tiles"); data.bool(tiled)
             }
         }
-        return true
     }
 
     /// Panoramas still processing that were stored before `cutoff` (a daemon stopped before it

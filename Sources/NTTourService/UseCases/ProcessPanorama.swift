@@ -16,20 +16,18 @@ final class ProcessingQueue: Sendable {
 
     init(limit: Int) { self.limit = limit }
 
-    /// Runs `body` in the turn unless the panorama is already waiting here or too many are;
-    /// false when it did not.
-    func inTurn(_ key: String, _ body: () async -> Void) async -> Bool {
+    /// Runs `body` in the turn unless the panorama is already waiting here or too many are.
+    func inTurn(_ key: String, _ body: () async -> Void) async {
         let accepted = waiting.withLock { waiting in
             guard !waiting.contains(key), waiting.count < limit else { return false }
             waiting.insert(key)
             return true
         }
-        guard accepted else { return false }
+        guard accepted else { return }
         let slot = await turn.take()
         await body()
         turn.giveBack(slot)
         _ = waiting.withLock { $0.remove(key) }
-        return true
     }
 
     /// Its lines of /metrics.
@@ -52,12 +50,12 @@ extension ServiceContext {
 
     /// A panorama's processing (docs/api.md "Panorama"), in the daemon's processing queue: its
     /// previews made (every width the viewer asks for, from one decode), then its tiles when it
-    /// is large enough (an unreadable one has none);
-    /// then what came of it recorded with its event, once across daemons. A failure of storage
-    /// leaves it processing, for the sweep to try again.
+    /// is large enough (an unreadable one has none), then what came of it recorded with its
+    /// event, once across daemons. A failure of storage leaves it processing, for the sweep to
+    /// try again (a panorama deleted meanwhile has no row left to record).
     func process(_ tenant: Int64, _ panorama: PanoramaRecord) async {
         let key = [String(tenant), panorama.id, panorama.sha256].joined(separator: "/")
-        _ = await processing.inTurn(key) {
+        await processing.inTurn(key) {
             do {
                 let reason = try await previews.makeEach(tenant: tenant, panorama, widths: config.previewWidths, source: previewSource(tenant, panorama),
                                                          stillStored: stillStored(tenant, panorama))
@@ -65,11 +63,11 @@ extension ServiceContext {
                                                                stillStored: stillStored(tenant, panorama)) : false
                 let geometry = try await fileGeometry(tenant, panorama)
                 let (widths, unreadable) = (config.previewWidths, reason)
-                _ = try await write {
+                try await write {
                     try await TourStore.recordProcessed($0, tenant, panorama, unreadable: unreadable, geometry: geometry, previews: widths, tiled: tiled, at: self.clock.now())
                 }
             } catch {
-                logger.warn("a panorama's processing failed: the sweep tries again", ["panorama": panorama.id, "error": "\(error)"])
+                logger.warn("a panorama's processing stopped: the sweep tries again while it is stored", ["panorama": panorama.id, "error": "\(error)"])
             }
         }
     }
