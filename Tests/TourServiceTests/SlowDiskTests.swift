@@ -117,10 +117,11 @@ import TestTraits
         for id in [first, second] {
             #expect(try client.putPanorama(id, floorId: floorId, bytes: try JPEGFixture.panorama(width: 512), contentType: "image/jpeg").status == 201)
         }
-        // Their processing made their previews; gone from the cache (as on a new disk), they are
-        // made again when asked.
+        // Their processing made their previews; gone from the cache (the daemon's and, with a
+        // bucket, the shared one), they are made again when asked.
         try await waitUntil("their processing") { try [first, second].allSatisfy { try client.send("GET", "/v1/panoramas/\($0)").string("state") == "ready" } }
-        try FileManager.default.removeItem(atPath: harness.dataDir + "/previews")
+        let tenant = try await harness.service.context.read { try await $0.first("SELECT tenant_id FROM panoramas WHERE id = ?", first)?.decode(0, as: Int64.self) }
+        await harness.service.context.previews.remove(tenant: try #require(tenant), ids: [first, second])
         disk.stall()
         // The first preview's request: what it does on the disk goes through (a look for a cached
         // file, a task's turn on the file pool) until its making is listed; what the making does

@@ -140,6 +140,15 @@ def walk_the_house(driver, daemon, house, tokens, cookie):
     driver.refresh()
     arrive("Hall 1", "Hall")
     check(driver.find_element(By.CSS_SELECTOR, ".viewer .hint").is_displayed(), "the first visit shows how to look around")
+    # From here the walk moves in place: one document (no load event), a history entry per move.
+    driver.execute_script("window.__walked = true; window.__loads = 0; window.addEventListener('load', () => { window.__loads += 1; });"
+                          "document.addEventListener('click', () => { window.__clickedAt = performance.now(); }, true);")
+    entries = driver.execute_script("return history.length")
+
+    def in_place():
+        return driver.execute_script("return window.__walked === true && window.__loads === 0")
+    await_condition(driver, lambda d: d.execute_script("const b = document.body.dataset; return Number(b.aheadTotal) > 0 && b.ahead === b.aheadTotal"),
+                    "every way on from the hall is fetched ahead, its preview decoded")
     # The living room stands ahead of the hall's camera, a little to the left: its hotspot is in view.
     if await_condition(driver, lambda d: hotspot("Living room · 1 of 2"), "the living room's hotspot is in the hall's view"):
         spot = hotspot("Living room · 1 of 2")
@@ -147,6 +156,10 @@ def walk_the_house(driver, daemon, house, tokens, cookie):
               "the hotspot stands left of the view's middle, where the room is")
         spot.click()
     arrive("Living room 1", "Living room · 1 of 2")
+    drawn = driver.execute_script("return Number(document.querySelector('#viewer canvas').dataset.firstFrame) - window.__clickedAt")
+    check(in_place() and driver.execute_script("return history.length") == entries + 1,
+          "the move to the living room happened in place: no page load, one history entry")
+    check(0 < drawn < 300, f"the living room is drawn {drawn:.0f} ms after the click (< 300 ms: its preview was fetched ahead)")
     look(driver, daemon, "11-walk-living-room", tokens, cookie)
     # The minimap's cone: the panorama's heading (90) turned by the view; a drag turns both.
     check(abs(bearing() - 90) < 0.2, f"the cone points where the view looks: {bearing()}")
@@ -165,6 +178,17 @@ def walk_the_house(driver, daemon, house, tokens, cookie):
         check(abs(float(canvas.get_attribute("data-yaw")) - 45) < 1, f"the view turns to the kitchen: yaw {canvas.get_attribute('data-yaw')}")
         hotspot("Kitchen").click()
     arrive("Kitchen 1", "Kitchen")
+    # The room keeps its orientation: the kitchen's view faces the compass direction the living
+    # room's did (its heading 270 against the living room's 90, the yaw 45 turned to 225).
+    check(abs(bearing() - 135) < 0.5, f"the move keeps the view's compass direction: bearing {bearing()}")
+    # Back returns to the living room as it was left, turned to the kitchen; forward goes on again.
+    driver.back()
+    arrive("Living room 1", "Living room · 1 of 2")
+    left = float(driver.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-yaw"))
+    check(abs(left - 45) < 1, f"back returns to the view that was left: yaw {left}")
+    driver.forward()
+    arrive("Kitchen 1", "Kitchen")
+    check(in_place(), "the walk, back and forward moved in place: no page load")
     # Upstairs from the minimap's floors; there the bedroom's dot walks on.
     driver.find_element(By.CSS_SELECTOR, "nav.floors a:not([aria-current])").click()
     arrive("Landing 1", "Landing")

@@ -71,6 +71,10 @@ ul.panoramas img { width: 100%; height: auto; border-radius: 8px; display: block
 .viewer canvas { width: 100%; height: 100%; display: block; cursor: grab; touch-action: none; }
 .viewer img.fallback { width: 100%; height: 100%; object-fit: contain; display: block; }
 .viewer .hotspots { position: absolute; inset: 0; pointer-events: none; }
+.viewer canvas.leaving { position: absolute; inset: 0; pointer-events: none; transition: opacity 0.35s ease-out, transform 0.35s ease-out; }
+.viewer canvas.leaving.gone { opacity: 0; transform: scale(1.2); }
+@media (prefers-reduced-motion: reduce) { .viewer canvas.leaving { transition: none; } }
+main h1:focus { outline: none; }
 .viewer a.hotspot { position: absolute; transform: translate(-50%, -50%); pointer-events: auto; padding: 0.3rem 0.8rem; border-radius: 999px; background: rgba(255, 255, 255, 0.94); color: var(--ink); font-size: 0.9rem; font-weight: 600; text-decoration: none; white-space: nowrap; box-shadow: 0 1px 5px rgba(0, 0, 0, 0.45); }
 .viewer a.hotspot::before { content: "\2191\00a0"; color: var(--accent); }
 .viewer a.hotspot:hover, .viewer a.hotspot.focused { outline: 3px solid #ffbf47; }
