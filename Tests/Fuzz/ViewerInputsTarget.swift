@@ -24,14 +24,14 @@ public func fuzzViewerInputs(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt
     let points = outline.count >= 3 ? outline : square
     let svg = { (name: String) -> String in
         var page = HTMLWriter()
-        FloorPlanDrawing(rooms: [FloorPlanDrawing.Room(id: "r", name: name, points: points)]).write(into: &page) { _ in "/app/rooms/r" }
+        FloorPlanDrawing(rooms: [FloorPlanDrawing.Room(id: "r", name: name, points: points)]).write(into: &page, roomURL: { _ in "/app/rooms/r" }, units: .imperial)
         return page.html
     }
     let named = svg(text), plain = svg("x")
     for mark: Character in ["<", "\""] {
         precondition(named.filter { $0 == mark }.count == plain.filter { $0 == mark }.count, "a room name added markup to the SVG")
     }
-    precondition(named.contains(">" + escaped + "</text>"), "a room name missing from the SVG")
+    precondition(named.contains(">" + escaped + "<tspan class=\"area\""), "a room name missing from the SVG")
     if let preview = try? JPEGPreview.make(from: bytes, width: 64, quality: 50, maxSourcePixels: 1 << 20) {
         precondition(JPEGPreview.dimensions(of: preview) != nil, "a preview that is not a JPEG")
     }

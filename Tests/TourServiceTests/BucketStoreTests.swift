@@ -125,7 +125,7 @@ import NTObjectStorage
         let images = (0..<3).map { imageBytes(100_000, seed: UInt8(20 + $0)) }
         let ids = images.map { _ in newID() }
         for (id, image) in zip(ids, images) { #expect(try client.putPanorama(id, floorId: floorId, bytes: image).status == 201) }
-        try await waitUntil("the tiling's looks to end") { try harness.metric("toursd_tiles_waiting") == 0 }
+        try await waitUntil("their processing (which reads the copies) to end") { try harness.metric("toursd_panoramas_processing") == 0 && harness.metric("toursd_tiles_waiting") == 0 }
         let kept = directoryEntries(dataDir + "/copies").filter { !$0.hasPrefix(".") }
         #expect(kept.count == 2, "\(kept)")
         for (id, image) in zip(ids, images) { #expect(try client.send("GET", "/v1/panoramas/\(id)/content").body == image) }
@@ -232,7 +232,7 @@ import NTObjectStorage
         try harness.plant("1/panoramas/\(id)", Data(changed))
         // A daemon without a copy yet (this one kept the body it sent as one).
         let copies = harness.dataDir + "/copies"
-        try await waitUntil("the tiling to look and give up") { try harness.metric("toursd_tiles_waiting") == 0 }
+        try await waitUntil("its processing (which reads the copy) to end") { try harness.metric("toursd_panoramas_processing") == 0 && harness.metric("toursd_tiles_waiting") == 0 }
         try FileManager.default.removeItem(atPath: copies + "/" + image.sha256Name)
         let read = try client.send("GET", "/v1/panoramas/\(id)/content")
         #expect(read.status == 500)
@@ -257,8 +257,8 @@ import NTObjectStorage
         #expect(try bucket.multipartUploads("").isEmpty)
         #expect(try bucket.list("").map(\.key) == ["1/panoramas/\(id)", StoreOwnership.claimName])
         // A daemon without the copy asks the store for the range alone, and keeps no copy
-        // (once the look at its width for tiles, which reads the copy, is over).
-        try await waitUntil("the tiling to look and give up") { try harness.metric("toursd_tiles_waiting") == 0 }
+        // (once its processing, which reads the copy, is over).
+        try await waitUntil("its processing (which reads the copy) to end") { try harness.metric("toursd_panoramas_processing") == 0 && harness.metric("toursd_tiles_waiting") == 0 }
         let copies = harness.dataDir + "/copies"
         try FileManager.default.removeItem(atPath: copies + "/" + image.sha256Name)
         let range = try client.send("GET", "/v1/panoramas/\(id)/content", headers: ["Range": "bytes=5242870-5242889"])

@@ -531,7 +531,10 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         let (_, floorId) = try alpha.makeFloor()
         let id = newID()
         #expect(try alpha.putPanorama(id, floorId: floorId, bytes: try JPEGFixture.panorama(width: 12_288), contentType: "image/jpeg").status == 201)
-        try await waitUntil("the tiling to give up", seconds: 120) { try Self.metric(harness, "toursd_tiles_waiting") == 0 }
+        // Its processing tiles it before it is ready.
+        try await waitUntil("the tiling to give up", seconds: 120) {
+            try alpha.send("GET", "/v1/panoramas/\(id)").string("state") == "ready" && Self.metric(harness, "toursd_tiles_waiting") == 0
+        }
         #expect(try Self.tileSetsMade(harness) == 0)
         #expect(try alpha.send("GET", "/v1/panoramas/\(id)/preview?width=1024").status == 200)
         let stored = filesUnder(harness.dataDir + "/previews").filter { $0.contains("/tiles-") }
@@ -588,7 +591,9 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         let (_, floorId) = try alpha.makeFloor()
         let id = newID()
         #expect(try alpha.putPanorama(id, floorId: floorId, bytes: try JPEGFixture.panorama(width: 2048), contentType: "image/jpeg").status == 201)
-        try await waitUntil("the tiling tried and gave up", seconds: 60) { try Self.metric(harness, "toursd_tiles_waiting") == 0 }
+        try await waitUntil("the tiling tried and gave up", seconds: 60) {
+            try alpha.send("GET", "/v1/panoramas/\(id)").string("state") == "ready" && Self.metric(harness, "toursd_tiles_waiting") == 0
+        }
         let browser = try ViewerBrowser(harness)
         _ = try browser.signIn(harness.alpha)
         let page = try browser.send("GET", "/app/panoramas/\(id)").text

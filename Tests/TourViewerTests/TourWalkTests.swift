@@ -53,6 +53,9 @@ import Testing
         #expect(ways("Livingroom-2") == ["Hall-1", "Livingroom-3", "Kitchen-4"])
         #expect(ways("Kitchen-4") == ["Livingroom-2", "Livingroom-3"])
         #expect(ways("Landing-1") == ["Bedroom-2"]) // never across floors
+        // How far each stands, whatever the headings: the living room's two 3.04 and 3.91 m away.
+        let distances = TourWalk(Self.house(headings: .none)).links(from: 0).map { try! #require($0.distance) }
+        #expect(abs(distances[0] - 3.041) < 0.01 && abs(distances[1] - 3.905) < 0.01)
         // Where each stands in the hall's image (heading 90: east at its centre).
         let fromHall = walk.links(from: 0).map { try! #require($0.longitude) }
         #expect(abs(fromHall[0] - (-9.462)) < 0.01 && abs(fromHall[1] - 39.806) < 0.01)
@@ -92,7 +95,7 @@ import Testing
         #expect(page.contains("<a rel=\"prev\" href=\"/app/panoramas/Hall-1\">← Hall</a>"))
         #expect(page.contains("<a rel=\"next\" href=\"/app/panoramas/Livingroom-3\">Living room · 2 of 2 →</a>"))
         #expect(page.contains("data-heading=\"90.0\""))
-        #expect(page.contains("<a href=\"/app/panoramas/Kitchen-4\" data-longitude=\"45.0\">Kitchen</a><span class=\"direction\">ahead, to the right</span>"))
+        #expect(page.contains("<a href=\"/app/panoramas/Kitchen-4\" data-longitude=\"45.0\" data-distance=\"4.24\">Kitchen</a><span class=\"direction\">ahead, to the right</span>"))
         // The minimap: a dot for each of the floor's panoramas, this one with its cone; the floors.
         #expect(page.components(separatedBy: "class=\"spot\"").count - 1 == 3)
         #expect(page.contains("class=\"spot current\"") && page.contains("class=\"cone\""))
@@ -112,5 +115,35 @@ import Testing
         let floor = ViewerPagesTests.text(ViewerPages.floor(ViewerPagesTests.frame, Self.house(), floorId: "floor-0", widths: ViewerPagesTests.widths))
         #expect(floor.components(separatedBy: "<a class=\"spot\"").count - 1 == 4 && !floor.contains("spot current"))
         #expect(floor.contains("href=\"/app/panoramas/Livingroom-3\" aria-label=\"Go to Living room · 2 of 2\""))
+    }
+}
+
+/// A room's measurements from its outline, in the units the visitor's browser reads.
+@Suite struct RoomMeasureTests {
+    @Test func anLShapedRoomsAreaIsWhatItEnclosesAndItsSizeItsExtent() {
+        // The house's living room: 6 × 3 and 3 × 3 metres.
+        let living = RoomMeasure([(3, 0), (9, 0), (9, 3), (6, 3), (6, 6), (3, 6)])
+        #expect(living.area == 27 && living.width == 6 && living.depth == 6)
+        #expect(living.size(in: .metric) == "6.0 × 6.0 m" && RoomMeasure.area(living.area, in: .metric) == "27.0 m²")
+        #expect(living.size(in: .imperial) == "19′ 8″ × 19′ 8″" && RoomMeasure.area(living.area, in: .imperial) == "291 ft²")
+        // Wound either way, the same area.
+        #expect(RoomMeasure([(0, 0), (0, 4), (3, 4), (3, 0)]).area == 12)
+    }
+
+    @Test func aBrowserInTheUnitedStatesReadsFeet() {
+        #expect(MeasureUnits(acceptLanguage: "en-US,en;q=0.9") == .imperial)
+        #expect(MeasureUnits(acceptLanguage: "en-GB,en;q=0.9,en-US;q=0.8") == .metric)
+        #expect(MeasureUnits(acceptLanguage: "de") == .metric && MeasureUnits(acceptLanguage: nil) == .metric && MeasureUnits(acceptLanguage: "") == .metric)
+    }
+
+    @Test func theFloorPageSaysEachRoomsSizeAndAreaAndTheFloorsTotal() {
+        var frame = ViewerPagesTests.frame
+        let floorId = TourWalkTests.house().floors.first { $0.floor.number == 0 }!.floor.id
+        let metric = ViewerPagesTests.text(ViewerPages.floor(frame, TourWalkTests.house(), floorId: floorId, widths: ViewerPagesTests.widths))
+        #expect(metric.contains("<span class=\"measure\">6.0 × 6.0 m · 27.0 m²</span>") && metric.contains("Floor area 48.0 m²"))
+        #expect(metric.contains("<tspan class=\"area\"") && metric.contains(">27.0 m²</tspan>"))
+        frame.units = .imperial
+        let imperial = ViewerPagesTests.text(ViewerPages.floor(frame, TourWalkTests.house(), floorId: floorId, widths: ViewerPagesTests.widths))
+        #expect(imperial.contains("291 ft²") && imperial.contains("Floor area 517 ft²") && !imperial.contains("m²"))
     }
 }

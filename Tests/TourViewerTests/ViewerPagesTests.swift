@@ -55,7 +55,7 @@ import Testing
     @Test func theFloorPlanHasOnePolygonPerRoomWithItsNameAndLink() {
         let page = Self.text(ViewerPages.floor(Self.frame, Self.tour(), floorId: "floor-0", widths: Self.widths))
         #expect(page.components(separatedBy: "<polygon").count - 1 == 2)
-        #expect(page.contains(">Kitchen</text>") && page.contains(">Hall</text>"))
+        #expect(page.contains(">Kitchen<tspan class=\"area\"") && page.contains(">Hall<tspan class=\"area\""))
         #expect(page.contains("href=\"/app/rooms/room-0\"") && page.contains("href=\"/app/rooms/room-1\""))
         // The panorama without a room is listed under the plan; the room's is not.
         #expect(page.contains("/app/panoramas/pano-loose/preview?width=320"))
@@ -71,7 +71,8 @@ import Testing
         #expect(abs(drawing.scale - 752.0 / 20) < 1e-9)
         #expect(drawing.pixel((10, 20)) == (24, 24))
         #expect(drawing.pixel((30, 28)).x == 776)
-        #expect(drawing.scaleBarMetres == 5) // a sixth of the width is 3.5 m; 5 is the closest round length
+        // A sixth of the width is 3.5 m: 5 m is the closest round length; in feet (11.5), 10.
+        #expect(drawing.scaleBar(.metric) == (5, "5 m") && drawing.scaleBar(.imperial) == (10 * 0.3048, "10 ft"))
         #expect(FloorPlanDrawing.centroid([(0, 0), (4, 0), (4, 2), (0, 2)]) == (2, 1))
         // A tall floor is limited by its height instead.
         let tall = FloorPlanDrawing(rooms: [FloorPlanDrawing.Room(id: "b", name: "B", points: [(0, 0), (1, 0), (1, 100), (0, 100)])])

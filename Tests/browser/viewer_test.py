@@ -361,7 +361,8 @@ def store_phone_formats(daemon):
                ("partial", tagged_jpeg(partial, xmp=photo_sphere_xmp(crop=(2048, 1024, 512, 256, 1024, 512))), "image/jpeg", "", 45),
                ("upside-down", tagged_jpeg(scene(2048, 1280).rotate(180), orientation=3), "image/jpeg", "", 45),
                ("heading", tagged_jpeg(scene(2048, 512), xmp=photo_sphere_xmp(heading=90)), "image/jpeg", "&x=0&y=0", -90),
-               ("north", tagged_jpeg(scene(2048, 1024)), "image/jpeg", "&x=0&y=-5", 0)]
+               ("north", tagged_jpeg(scene(2048, 1024)), "image/jpeg", "&x=0&y=-5", 0),
+               ("north-east", tagged_jpeg(scene(2048, 1024)), "image/jpeg", "&x=0.9&y=-5", 0)]
     shutil.rmtree(folder)
     stored = {}
     for name, body, media_type, position, yaw in uploads:
@@ -399,7 +400,7 @@ def phone_formats(driver, daemon, stored, tokens, cookie):
     for label, (width, height) in [("desktop", (1366, 900)), ("phone", (390, 844))]:
         driver.set_window_size(width, height)
         for name, (panorama_id, yaw) in stored.items():
-            if name == "north":
+            if name.startswith("north"):
                 continue
             sampled = sample_at(panorama_id, yaw)
             check("could not be read" not in driver.page_source, f"the {name} panorama is shown, not said unreadable")
@@ -417,6 +418,21 @@ def phone_formats(driver, daemon, stored, tokens, cookie):
                 check(spots and abs(spots[0].location["x"] + spots[0].size["width"] / 2 - middle) < viewer.size["width"] * 0.1,
                       f"at {label} size the hotspot to the panorama north stands on the marker, turned by the file's heading: "
                       f"{[(spot.location, spot.size) for spot in spots]} of a view centred at {middle}")
+                # Markers on the floor: each below the horizon (5 m away, seen from a capture's
+                # height), where its panorama stands; the labels of the two 10° apart never overlap.
+                marks = driver.execute_script(
+                    "const v = document.getElementById('viewer').getBoundingClientRect();"
+                    "return Array.from(document.querySelectorAll('#viewer a.hotspot:not(.hidden)')).map(a => {"
+                    " const m = a.querySelector('.mark').getBoundingClientRect(), l = a.getBoundingClientRect();"
+                    " return {href: a.href, x: (m.left + m.right) / 2 - (v.left + v.width / 2), y: (m.top + m.bottom) / 2 - (v.top + v.height / 2),"
+                    " label: [l.left, l.top, l.right, l.bottom], height: v.height}; })")
+                check(len(marks) == 2 and all(0.1 * mark["height"] < mark["y"] < 0.5 * mark["height"] for mark in marks),
+                      f"at {label} size both markers stand on the floor, below the horizon: {marks}")
+                north_mark = [mark for mark in marks if mark["href"].endswith(north)]
+                check(north_mark and abs(north_mark[0]["x"]) < 8, f"at {label} size the north panorama's marker is straight ahead: {north_mark}")
+                boxes = [mark["label"] for mark in marks]
+                overlapping = [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:] if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]]
+                check(len(boxes) == 2 and not overlapping, f"at {label} size no two labels overlap: {boxes}")
             look(driver, daemon, f"17-{name}-{label}", tokens, cookie)
         sampled = sample_at(stored["partial"][0], 150)
         check(sampled and max(sampled[0]) < 30, f"at {label} size beyond the partial panorama's crop the view is dark: {sampled}")
@@ -562,9 +578,16 @@ def main():
         await_condition(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "svg.plan"), "the floor page draws its plan")
         polygons = driver.find_elements(By.CSS_SELECTOR, "svg.plan a.room polygon")
         labels = [element.get_attribute("textContent") for element in driver.find_elements(By.CSS_SELECTOR, "svg.plan a.room text")]
+        areas = [element.get_attribute("textContent") for element in driver.find_elements(By.CSS_SELECTOR, "svg.plan a.room text tspan.area")]
         check(len(polygons) == 6, f"the floor's SVG has one polygon per room: {len(polygons)}")
-        check(labels == tour["roomNames"], f"each room's name is inside its polygon: {labels}")
-        check("m" in driver.find_element(By.CSS_SELECTOR, "svg.plan .scale text").get_attribute("textContent"), "the plan has a metre scale bar")
+        check([label[:len(label) - len(area)] for label, area in zip(labels, areas)] == tour["roomNames"],
+              f"each room's name is inside its polygon: {labels}")
+        # Each room's area under its name, and the floor's total, in the browser's units (this
+        # Chromium asks for en-US: square feet); its 3 × 4 m rooms are 129 ft² each.
+        total = driver.find_element(By.CSS_SELECTOR, "main p.total").text
+        check(areas == ["129 ft²"] * 6 and total == "Floor area 775 ft²", f"the rooms' areas and the floor's total: {areas}, {total!r}")
+        bar = driver.find_element(By.CSS_SELECTOR, "svg.plan .scale text").get_attribute("textContent")
+        check(bar.endswith(" ft"), f"the plan has a scale bar in the browser's units (feet): {bar!r}")
         check(len(driver.find_elements(By.CSS_SELECTOR, "ul.panoramas img")) == 1, "the panorama without a room is listed under the plan")
         look(driver, daemon, "04-floor", tokens, cookie)
         driver.find_element(By.CSS_SELECTOR, "svg.plan a.room").click()

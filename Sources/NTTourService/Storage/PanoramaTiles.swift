@@ -118,7 +118,12 @@ final class PanoramaTiles: Sendable {
     /// A panorama's processing awaits this; a viewing asks with `request`.
     func tiled(tenant: Int64, _ panorama: PanoramaRecord, source: @escaping PanoramaSource, stillStored: @escaping @Sendable () async -> Bool) async -> Bool {
         guard ImageFormat(mediaType: panorama.contentType) != nil else { return false }
-        return await tile("\(tenant)/\(panorama.id)/\(panorama.sha256)", tenant: tenant, panorama, source: source, stillStored: stillStored)
+        let key = "\(tenant)/\(panorama.id)/\(panorama.sha256)"
+        // Counted among those waiting (`toursd_tiles_waiting`) while it is, unless a viewing's asking is.
+        let counted = wanted.withLock { $0.insert(key).inserted }
+        let made = await tile(key, tenant: tenant, panorama, source: source, stillStored: stillStored)
+        if counted { _ = wanted.withLock { $0.remove(key) } }
+        return made
     }
 
     private func tile(_ key: String, tenant: Int64, _ panorama: PanoramaRecord, source: @escaping PanoramaSource,

@@ -16,14 +16,17 @@ final class ProcessingQueue: Sendable {
 
     init(limit: Int) { self.limit = limit }
 
-    /// Runs `body` in the turn unless the panorama is already waiting here or too many are.
-    func inTurn(_ key: String, _ body: () async -> Void) async {
-        let accepted = waiting.withLock { waiting in
+    /// Lists the panorama as waiting, at once; false when it is already or too many are.
+    func admit(_ key: String) -> Bool {
+        waiting.withLock { waiting in
             guard !waiting.contains(key), waiting.count < limit else { return false }
             waiting.insert(key)
             return true
         }
-        guard accepted else { return }
+    }
+
+    /// Runs `body` for a panorama `admit` listed, in the turn; then it is no longer listed.
+    func inTurn(_ key: String, _ body: () async -> Void) async {
         let slot = await turn.take()
         await body()
         turn.giveBack(slot)
@@ -42,10 +45,17 @@ final class ProcessingQueue: Sendable {
 }
 
 extension ServiceContext {
-    /// A panorama just stored: processed in the background, a span of the upload's trace that
-    /// may end long after the upload's own.
+    /// A panorama just stored: listed as processing before its upload is answered (so
+    /// `/metrics` counts it at once), processed in the background, a span of the upload's trace
+    /// that may end long after the upload's own.
     func panoramaStored(_ tenant: Int64, _ panorama: PanoramaRecord) {
-        Task(executorPreference: blobs.io) { await Trace.span("panorama processing") { await self.process(tenant, panorama) } }
+        let key = Self.processingKey(tenant, panorama)
+        guard processing.admit(key) else { return }
+        Task(executorPreference: blobs.io) { await Trace.span("panorama processing") { await self.process(admitted: key, tenant, panorama) } }
+    }
+
+    private static func processingKey(_ tenant: Int64, _ panorama: PanoramaRecord) -> String {
+        [String(tenant), panorama.id, panorama.sha256].joined(separator: "/")
     }
 
     /// A panorama's processing (docs/api.md "Panorama"), in the daemon's processing queue: its
@@ -54,7 +64,12 @@ extension ServiceContext {
     /// event, once across daemons. A failure of storage leaves it processing, for the sweep to
     /// try again (a panorama deleted meanwhile has no row left to record).
     func process(_ tenant: Int64, _ panorama: PanoramaRecord) async {
-        let key = [String(tenant), panorama.id, panorama.sha256].joined(separator: "/")
+        let key = Self.processingKey(tenant, panorama)
+        guard processing.admit(key) else { return }
+        await process(admitted: key, tenant, panorama)
+    }
+
+    private func process(admitted key: String, _ tenant: Int64, _ panorama: PanoramaRecord) async {
         await processing.inTurn(key) {
             do {
                 let reason = try await previews.makeEach(tenant: tenant, panorama, widths: config.previewWidths, source: previewSource(tenant, panorama),

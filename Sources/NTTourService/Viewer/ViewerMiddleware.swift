@@ -50,7 +50,8 @@ struct SessionAuthentication: Middleware {
         request.attributes[ViewerSessionAttribute.self] = session
         let subtitle = context.config.viewerSubtitle.isEmpty ? session.tenantName : context.config.viewerSubtitle
         request.attributes[ViewerScopeAttribute.self] = ViewerScope(
-            tenant: session.tenant, frame: PageFrame(paths: .app, subtitle: subtitle, csrf: session.csrf), property: nil)
+            tenant: session.tenant, frame: PageFrame(paths: .app, subtitle: subtitle, csrf: session.csrf, units: MeasureUnits(acceptLanguage: request.headers["accept-language"])),
+            property: nil)
         return try await next(request)
     }
 }
@@ -70,7 +71,8 @@ struct ShareAuthentication: Middleware {
         // A visitor is shown the operator's line, never the tenant's own name.
         let subtitle = context.config.viewerSubtitle.isEmpty ? nil : context.config.viewerSubtitle
         request.attributes[ViewerScopeAttribute.self] = ViewerScope(
-            tenant: share.tenant, frame: PageFrame(paths: .share(secret: secret), subtitle: subtitle, csrf: nil), property: share.propertyId,
+            tenant: share.tenant, frame: PageFrame(paths: .share(secret: secret), subtitle: subtitle, csrf: nil, units: MeasureUnits(acceptLanguage: request.headers["accept-language"])),
+            property: share.propertyId,
             frameAncestors: share.frameAncestors)
         return try await next(request)
     }

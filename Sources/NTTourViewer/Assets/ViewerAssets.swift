@@ -63,6 +63,9 @@ svg.plan { max-width: 100%; height: auto; display: block; }
 svg.plan polygon { fill: #e7eff6; stroke: var(--accent); stroke-width: 2; }
 svg.plan a:hover polygon, svg.plan a:focus polygon { fill: #cfe0ee; }
 svg.plan text { font-size: 13px; fill: var(--ink); }
+svg.plan text .area { font-size: 0.85em; fill: var(--muted); }
+ul.rooms .measure { color: var(--muted); margin-left: 0.4rem; font-size: 0.9rem; }
+p.total { margin: 0.3rem 0 0; color: var(--muted); font-size: 0.9rem; }
 svg.plan .scale path { fill: none; stroke: var(--ink); stroke-width: 2; }
 ul.panoramas { display: grid; grid-template-columns: repeat(auto-fill, minmax(15rem, 1fr)); gap: 1rem; }
 ul.panoramas a { display: block; text-decoration: none; color: var(--muted); font-size: 0.85rem; }
@@ -75,8 +78,10 @@ ul.panoramas img { width: 100%; height: auto; border-radius: 8px; display: block
 .viewer canvas.leaving.gone { opacity: 0; transform: scale(1.2); }
 @media (prefers-reduced-motion: reduce) { .viewer canvas.leaving { transition: none; } }
 main h1:focus { outline: none; }
-.viewer a.hotspot { position: absolute; transform: translate(-50%, -50%); pointer-events: auto; padding: 0.3rem 0.8rem; border-radius: 999px; background: rgba(255, 255, 255, 0.94); color: var(--ink); font-size: 0.9rem; font-weight: 600; text-decoration: none; white-space: nowrap; box-shadow: 0 1px 5px rgba(0, 0, 0, 0.45); }
+.viewer a.hotspot { position: absolute; transform: translate(-50%, calc(-100% - 0.5rem - var(--mark, 14px) * var(--flat, 1) / 2 - var(--lift, 0px))); pointer-events: auto; padding: 0.3rem 0.8rem; border-radius: 999px; background: rgba(255, 255, 255, 0.94); color: var(--ink); font-size: 0.9rem; font-weight: 600; text-decoration: none; white-space: nowrap; box-shadow: 0 1px 5px rgba(0, 0, 0, 0.45); }
 .viewer a.hotspot::before { content: "\2191\00a0"; color: var(--accent); }
+.viewer a.hotspot::after { content: ""; position: absolute; left: calc(50% - 1px); top: 100%; width: 2px; height: calc(0.5rem + var(--lift, 0px)); background: rgba(255, 255, 255, 0.9); pointer-events: none; }
+.viewer a.hotspot .mark { position: absolute; left: 50%; top: calc(100% + 0.5rem + var(--mark, 14px) * var(--flat, 1) / 2 + var(--lift, 0px)); width: var(--mark, 14px); height: calc(var(--mark, 14px) * var(--flat, 1)); transform: translate(-50%, -50%); border-radius: 50%; border: 3px solid rgba(255, 255, 255, 0.95); background: rgba(255, 255, 255, 0.3); box-shadow: 0 0 6px rgba(0, 0, 0, 0.5); box-sizing: border-box; }
 .viewer a.hotspot:hover, .viewer a.hotspot.focused { outline: 3px solid #ffbf47; }
 .viewer .hint { position: absolute; left: 50%; bottom: 1rem; transform: translateX(-50%); width: max-content; max-width: calc(100% - 2rem); margin: 0; padding: 0.4rem 0.9rem; border-radius: 1rem; background: rgba(0, 0, 0, 0.75); color: #fff; font-size: 0.9rem; text-align: center; pointer-events: none; }
 .viewer .hint .coarse { display: none; }

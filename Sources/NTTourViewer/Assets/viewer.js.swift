@@ -4,7 +4,8 @@ extension ViewerAssets {
     /// Drag or arrow keys look around, the wheel, a pinch or +/- zoom. Without WebGL the plain
     /// image the page shows stays. `data-frames` on the canvas counts drawn frames (tests await it).
     /// Yaw is degrees clockwise from the image's centre, as the page's `data-longitude` of the
-    /// ways on: each is placed in the view as a hotspot where it stands. The fragment holds
+    /// ways on: each is placed in the view as a marker on the floor where it stands (its
+    /// `data-distance` puts it below the horizon), with its label. The fragment holds
     /// the panorama and its view (`#panorama=…&yaw=…&pitch=…&fov=…`, the field of view across
     /// the view's shorter side): opening it restores the view, on any page of the tour that has
     /// this script (`data-panoramas` on the body says where panorama pages are). The minimap's cone turns with the view (the panorama's
@@ -353,20 +354,31 @@ extension ViewerAssets {
       redraw();
     }, { signal: events.signal });
 
-    // The ways on whose direction is known, as hotspots over the view.
+    // The ways on whose direction is known, as markers on the floor where each stands (its
+    // distance known: below the horizon, by the height a capture is taken at; else on the
+    // horizon), sized by how far it is, each with its label above it. Labels that would
+    // cover one another are lifted, the nearer way's staying lowest.
+    const eyeHeight = 1.5; // metres: a phone or camera held for a capture
+    const markRadius = 0.3; // metres on the floor
     const layer = root.querySelector(".hotspots");
     const hotspots = [];
     document.querySelectorAll(".ways a[data-longitude]").forEach(function (link) {
-      const longitude = Number.parseFloat(link.dataset.longitude);
+      const longitude = Number.parseFloat(link.dataset.longitude), distance = Number.parseFloat(link.dataset.distance);
       if (!layer || !Number.isFinite(longitude)) return;
       const spot = document.createElement("a");
       spot.className = "hotspot hidden";
       spot.href = link.href;
       spot.textContent = link.textContent;
+      const mark = document.createElement("span");
+      mark.className = "mark";
+      mark.setAttribute("aria-hidden", "true");
+      spot.appendChild(mark);
       spot.tabIndex = -1; // the list of ways on is the keyboard's; focusing one there turns the view to it
       spot.addEventListener("click", function () { dismissHint(); });
       layer.appendChild(spot);
-      hotspots.push({ element: spot, longitude: longitude * Math.PI / 180 });
+      const away = Number.isFinite(distance) && distance > 0 ? Math.hypot(distance, eyeHeight) : null;
+      hotspots.push({ element: spot, mark: mark, longitude: longitude * Math.PI / 180, away: away,
+                      elevation: away ? -Math.atan2(eyeHeight, distance) : 0 });
       link.addEventListener("focus", function () {
         view.yaw = longitude;
         view.pitch = 0;
@@ -376,22 +388,47 @@ extension ViewerAssets {
       });
       link.addEventListener("blur", function () { spot.classList.remove("focused"); });
     });
+    // Nearest first: the order labels are laid out in.
+    hotspots.sort(function (a, b) { return (a.away || Infinity) - (b.away || Infinity); });
 
     function placeHotspots(focal, aspect) {
       const cy = Math.cos(view.yaw * Math.PI / 180), sy = Math.sin(view.yaw * Math.PI / 180);
       const cp = Math.cos(view.pitch * Math.PI / 180), sp = Math.sin(view.pitch * Math.PI / 180);
+      const shown = [];
       for (const spot of hotspots) {
-        // The direction on the horizon, from the image into the camera's frame: yaw, then pitch, undone.
-        const wx = Math.sin(spot.longitude), wz = -Math.cos(spot.longitude);
+        // Its direction, from the image into the camera's frame: yaw, then pitch, undone.
+        const ce = Math.cos(spot.elevation);
+        const wx = ce * Math.sin(spot.longitude), wy = Math.sin(spot.elevation), wz = -ce * Math.cos(spot.longitude);
         const x = wx * cy + wz * sy, zYaw = -wx * sy + wz * cy;
-        const y = zYaw * sp, z = zYaw * cp;
+        const y = wy * cp + zYaw * sp, z = -wy * sp + zYaw * cp;
         const sx = z < 0 ? x / -z / (focal * aspect) : 2, sv = z < 0 ? y / -z / focal : 2;
-        const shown = Math.abs(sx) <= 1 && Math.abs(sv) <= 1;
-        spot.element.classList.toggle("hidden", !shown);
-        if (shown) {
-          spot.element.style.left = ((sx + 1) / 2 * 100).toFixed(2) + "%";
-          spot.element.style.top = ((1 - sv) / 2 * 100).toFixed(2) + "%";
+        const visible = Math.abs(sx) <= 1 && Math.abs(sv) <= 1;
+        spot.element.classList.toggle("hidden", !visible);
+        if (!visible) continue;
+        spot.element.style.left = ((sx + 1) / 2 * 100).toFixed(2) + "%";
+        spot.element.style.top = ((1 - sv) / 2 * 100).toFixed(2) + "%";
+        // The mark as the floor shows it: narrower with distance, flattened by the angle it is seen at.
+        const across = spot.away ? Math.max(10, Math.min(140, markRadius / spot.away / focal * canvas.clientHeight)) : 14;
+        spot.element.style.setProperty("--mark", across.toFixed(1) + "px");
+        spot.element.style.setProperty("--flat", spot.away ? (eyeHeight / spot.away).toFixed(3) : "1");
+        spot.element.style.setProperty("--lift", "0px");
+        shown.push(spot);
+      }
+      // Each label lifted above those already laid out that it would cover.
+      const placed = [];
+      for (const spot of shown) {
+        const box = spot.element.getBoundingClientRect();
+        let lift = 0;
+        for (let tries = 0; tries <= placed.length; tries += 1) {
+          const top = box.top - lift, bottom = box.bottom - lift;
+          const covered = placed.find(function (other) {
+            return box.left < other.right + 4 && other.left < box.right + 4 && top < other.bottom + 4 && other.top < bottom + 4;
+          });
+          if (!covered) break;
+          lift = box.bottom - covered.top + 4;
         }
+        if (lift > 0) spot.element.style.setProperty("--lift", lift.toFixed(1) + "px");
+        placed.push({ left: box.left, right: box.right, top: box.top - lift, bottom: box.bottom - lift });
       }
     }
 

@@ -41,11 +41,14 @@ public struct PageFrame: Sendable {
     public var paths: ViewerPaths
     public var subtitle: String?
     public var csrf: String?
+    /// What the visitor's browser measures in.
+    public var units: MeasureUnits
 
-    public init(paths: ViewerPaths, subtitle: String?, csrf: String?) {
+    public init(paths: ViewerPaths, subtitle: String?, csrf: String?, units: MeasureUnits = .metric) {
         self.paths = paths
         self.subtitle = subtitle
         self.csrf = csrf
+        self.units = units
     }
 }
 

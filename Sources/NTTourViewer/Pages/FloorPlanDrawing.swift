@@ -86,11 +86,18 @@ struct FloorPlanDrawing {
         return centre
     }
 
-    /// The scale bar's length: the round number of metres closest to a sixth of the drawing.
-    var scaleBarMetres: Double {
-        let candidates = [0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
+    /// The scale bar: the round length closest to a sixth of the drawing, in metres or feet,
+    /// its length in metres and its label.
+    func scaleBar(_ units: MeasureUnits) -> (metres: Double, label: String) {
         let wanted = Self.width / 6 / scale
-        return candidates.min { abs($0 - wanted) < abs($1 - wanted) } ?? 1
+        switch units {
+        case .metric:
+            let metres = [0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000].min { abs($0 - wanted) < abs($1 - wanted) } ?? 1
+            return (metres, metres < 1 ? "50 cm" : "\(Int(metres)) m")
+        case .imperial:
+            let feet = [1.0, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000].min { abs($0 * 0.3048 - wanted) < abs($1 * 0.3048 - wanted) } ?? 1
+            return (feet * 0.3048, "\(Int(feet)) ft")
+        }
     }
 
     /// A panorama on the plan: a dot linking to it; the current one with the cone of its view
@@ -108,7 +115,11 @@ struct FloorPlanDrawing {
     static let coneRadius = 90.0
     static let coneHalfAngle = 37.5
 
-    func write(into page: inout HTMLWriter, roomURL: (String) -> String, marks: [Mark] = []) {
+    /// The rooms' areas together.
+    var totalArea: Double { rooms.reduce(0) { $0 + RoomMeasure($1.points).area } }
+
+    /// Each room's name with its area under it, in `units`.
+    func write(into page: inout HTMLWriter, roomURL: (String) -> String, marks: [Mark] = [], units: MeasureUnits) {
         // Marked: the rooms' names move off their centres, where panoramas often stand.
         page.raw(marks.isEmpty ? "<svg class=\"plan\" xmlns=" : "<svg class=\"plan marked\" xmlns=")
         page.raw("\"http://www.w3.org/2000/svg\" role=\"group\" aria-label=\"Floor plan\" viewBox=\"0 0 ")
@@ -142,11 +153,15 @@ struct FloorPlanDrawing {
             page.text(Format.decimal(centre.y, places: 1))
             page.raw("\" text-anchor=\"middle\" dominant-baseline=\"middle\">")
             page.text(room.name)
-            page.raw("</text></a>")
+            page.raw("<tspan class=\"area\" x=\"")
+            page.text(Format.decimal(centre.x, places: 1))
+            page.raw("\" dy=\"1.2em\">")
+            page.text(RoomMeasure.area(RoomMeasure(room.points).area, in: units))
+            page.raw("</tspan></text></a>")
         }
         if !marks.isEmpty { writeMarks(marks, into: &page) }
-        let metres = scaleBarMetres
-        let length = metres * scale
+        let bar = scaleBar(units)
+        let length = bar.metres * scale
         let y = height - Self.footer / 2
         let x = Self.margin
         page.raw("<g class=\"scale\"><path d=\"M")
@@ -160,7 +175,7 @@ struct FloorPlanDrawing {
         page.raw("\" y=\"")
         page.text(Format.decimal(y, places: 1))
         page.raw("\" dominant-baseline=\"middle\">")
-        page.text(metres < 1 ? "50 cm" : "\(Int(metres)) m")
+        page.text(bar.label)
         page.raw("</text></g></svg>")
     }
 

@@ -25,10 +25,12 @@ struct TourWalk {
 
     /// A way from one panorama to another: `longitude`, when both positions and the first's
     /// heading are known, is where the other stands as seen in the first's image: degrees
-    /// clockwise from the image's centre, in (-180, 180].
+    /// clockwise from the image's centre, in (-180, 180]; `distance`, when both positions are
+    /// known, how far it stands, in metres on the plan.
     struct Link: Equatable {
         let target: Int
         let longitude: Double?
+        let distance: Double?
     }
 
     let stops: [Stop]
@@ -66,7 +68,16 @@ struct TourWalk {
             guard other != index, stops[other].floor.floor.id == here.floor.floor.id else { return false }
             if let room = stops[other].room { return neighbours.contains(room.id) }
             return here.room == nil
-        }.map { Link(target: $0, longitude: Self.longitude(from: here.panorama.position, heading: here.panorama.heading, to: stops[$0].panorama.position)) }
+        }.map { other in
+            let (from, to) = (here.panorama.position, stops[other].panorama.position)
+            return Link(target: other, longitude: Self.longitude(from: from, heading: here.panorama.heading, to: to), distance: Self.distance(from: from, to: to))
+        }
+    }
+
+    /// How far `target` stands from `origin`, in metres; nil when either position is unknown.
+    static func distance(from origin: PanoramaPosition?, to target: PanoramaPosition?) -> Double? {
+        guard let origin, let target else { return nil }
+        return ((target.x - origin.x) * (target.x - origin.x) + (target.y - origin.y) * (target.y - origin.y)).squareRoot()
     }
 
     /// Where `target` stands in the image taken at `origin` whose centre faces `heading`, or nil

@@ -293,14 +293,20 @@ public enum ViewerPages {
                 let marks = walk.stops.filter { $0.floor.floor.id == floorId }.compactMap { stop in
                     stop.panorama.position.map { FloorPlanDrawing.Mark(position: $0, heading: stop.panorama.heading, url: frame.paths.panorama(stop.panorama.id), label: stop.title, current: false) }
                 }
-                drawing.write(into: &page, roomURL: { frame.paths.room($0) }, marks: marks)
+                drawing.write(into: &page, roomURL: { frame.paths.room($0) }, marks: marks, units: frame.units)
                 page.raw("</figure><ul class=\"rooms\">")
                 for room in floor.floor.rooms {
                     page.raw("<li>")
                     page.link(frame.paths.room(room.id), room.name ?? "Room")
+                    // Its size and area, where its outline reads.
+                    if let drawn = drawing.rooms.first(where: { $0.id == room.id }) {
+                        let measure = RoomMeasure(drawn.points)
+                        page.element("<span class=\"measure\">", "\(measure.size(in: frame.units)) · \(RoomMeasure.area(measure.area, in: frame.units))", "</span>")
+                    }
                     page.raw("</li>")
                 }
                 page.raw("</ul>")
+                page.element("<p class=\"total\">", "Floor area \(RoomMeasure.area(drawing.totalArea, in: frame.units))", "</p>")
             }
             let loose = floor.panoramas.filter { $0.roomId == nil }
             if !loose.isEmpty {
@@ -351,7 +357,7 @@ public enum ViewerPages {
             writeSteps(&page, walk, from: index, frame.paths)
             page.raw("<div class=\"around\">")
             writeWays(&page, walk, from: index, frame.paths)
-            writeMinimap(&page, walk, at: index, frame.paths)
+            writeMinimap(&page, walk, at: index, frame.paths, units: frame.units)
             page.raw("</div>")
             page.raw("<p class=\"meta\">Taken ")
             page.text(Format.time(panorama.createdAt))
@@ -464,7 +470,8 @@ public enum ViewerPages {
     }
 
     /// The ways on from here, each a link; one whose direction is known carries it
-    /// (`data-longitude`) for the script to place in the view, and says it in words.
+    /// (`data-longitude`, and `data-distance` in metres) for the script to place in the view
+    /// as a marker on the floor, and says it in words.
     private static func writeWays(_ page: inout HTMLWriter, _ walk: TourWalk, from index: Int, _ paths: ViewerPaths) {
         let links = walk.links(from: index)
         guard !links.isEmpty else { return }
@@ -476,6 +483,11 @@ public enum ViewerPages {
             if let longitude = link.longitude {
                 page.raw(" data-longitude=\"")
                 page.text(Format.decimal(longitude, places: 1))
+                page.raw("\"")
+            }
+            if let distance = link.distance {
+                page.raw(" data-distance=\"")
+                page.text(Format.decimal(distance, places: 2))
                 page.raw("\"")
             }
             page.raw(">")
@@ -491,7 +503,7 @@ public enum ViewerPages {
 
     /// The floor's plan, small: a dot for each panorama whose position is known (a link to it),
     /// this one's with the cone of the view; and the other floors, each a link to its first panorama.
-    private static func writeMinimap(_ page: inout HTMLWriter, _ walk: TourWalk, at index: Int, _ paths: ViewerPaths) {
+    private static func writeMinimap(_ page: inout HTMLWriter, _ walk: TourWalk, at index: Int, _ paths: ViewerPaths, units: MeasureUnits) {
         let here = walk.stops[index]
         let drawing = FloorPlanDrawing(here.floor.floor.rooms)
         let floors = walk.stops.indices.filter { $0 == 0 || walk.stops[$0].floor.floor.id != walk.stops[$0 - 1].floor.floor.id }
@@ -503,7 +515,8 @@ public enum ViewerPages {
                 guard stop.floor.floor.id == here.floor.floor.id, let position = stop.panorama.position else { return nil }
                 return FloorPlanDrawing.Mark(position: position, heading: stop.panorama.heading, url: paths.panorama(stop.panorama.id), label: stop.title, current: other == index)
             }
-            drawing.write(into: &page, roomURL: { paths.room($0) }, marks: marks)
+            drawing.write(into: &page, roomURL: { paths.room($0) }, marks: marks, units: units)
+            page.element("<p class=\"total\">", "Floor area \(RoomMeasure.area(drawing.totalArea, in: units))", "</p>")
         }
         if floors.count > 1 {
             page.raw("<nav class=\"floors\" aria-label=\"Floors\"><ul>")
