@@ -196,4 +196,12 @@ def chromium(page_load_seconds):
     service = webdriver.ChromeService(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver")
     driver = webdriver.Chrome(options=options, service=service)
     driver.set_page_load_timeout(page_load_seconds)
+    # Views that stay still unless a test turns them (no idle turning, no cross-fades): what
+    # pixel checks and timings need. A test of motion asks for it again.
+    still(driver, True)
     return driver
+
+
+def still(driver, reduce):
+    """Emulates the visitor's `prefers-reduced-motion` setting, for every page of the tab."""
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-reduced-motion", "value": "reduce" if reduce else "no-preference"}]})

@@ -258,6 +258,48 @@ def walk_the_house(driver, daemon, house, tokens, cookie):
     driver.set_window_size(1280, 900)
 
 
+def turning_and_play(driver, daemon, house):
+    """Motion, where the visitor allows it (the rest of the test asks for reduced motion): a
+    first visit's view turns by itself until any input; Play walks the tour in plan order, a
+    full turn at each panorama and then on, in place; its button stops it."""
+    ids = {f"{name} {place}": panorama_id for name, place, panorama_id in house["panoramas"]}
+    tourfixture.still(driver, False)
+
+    def yaw():
+        return float(driver.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-yaw") or 0)
+
+    def spinning():
+        return driver.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-spinning")
+
+    def frames_pass(count):
+        driver.execute_async_script("const done = arguments[arguments.length - 1]; let n = 0;"
+                                    f"(function next() {{ if (++n >= {count}) done(); else requestAnimationFrame(next); }})();")
+    try:
+        driver.get("about:blank")
+        driver.get(daemon.base + f"/app/panoramas/{ids['Hall 1']}")
+        if await_condition(driver, lambda d: spinning() == "1" and yaw() > 2, "a first visit's view turns by itself"):
+            canvas = driver.find_element(By.CSS_SELECTOR, "#viewer canvas")
+            ActionChains(driver).move_to_element(canvas).click_and_hold().release().perform()
+            held = yaw()
+            frames_pass(20)
+            check(spinning() == "0" and abs(yaw() - held) < 0.5, f"any input stops it: yaw {held} then {yaw()}")
+        play = driver.find_element(By.CSS_SELECTOR, "#viewer button.play")
+        check(play.is_displayed() and play.text == "Play the tour", f"the view offers to play the tour: {play.text!r}")
+        driver.execute_script("window.__played = true")
+        play.click()
+        check(play.get_attribute("aria-pressed") == "true" and spinning() == "1", "Play turns the view round")
+        # A full turn at 30° a second, then the next panorama in plan order, in place, playing on.
+        if await_condition(driver, lambda d: d.find_element(By.TAG_NAME, "h1").text == "Living room · 1 of 2", "the play walks on to the next panorama"):
+            check(driver.execute_script("return window.__played === true"), "the play moved in place")
+            await_condition(driver, lambda d: spinning() == "1", "the play goes on turning there")
+            stop = driver.find_element(By.CSS_SELECTOR, "#viewer button.play")
+            check(stop.get_attribute("aria-pressed") == "true" and stop.text == "Stop the tour", f"its button says it plays: {stop.text!r}")
+            stop.click()
+            check(stop.get_attribute("aria-pressed") == "false" and spinning() == "0", "the button stops it")
+    finally:
+        tourfixture.still(driver, True)
+
+
 def store_huge_panorama(daemon):
     """A 16384×8192 panorama, twice what many GPUs hold in one texture, stored first: its tiles
     are cut in the background while the rest of the test runs. Its id."""
@@ -626,6 +668,7 @@ def main():
             await_condition(driver, lambda d: int(canvas.get_attribute("data-frames")) > frames, "the arrow keys look around")
         look(driver, daemon, "06-viewer", tokens, cookie)
         walk_the_house(driver, daemon, house, tokens, cookie)
+        turning_and_play(driver, daemon, house)
         embed_on_other_sites(driver, daemon, house, tokens)
         huge_panorama(driver, daemon, huge, tokens, cookie)
         phone_formats(driver, daemon, formats, tokens, cookie)

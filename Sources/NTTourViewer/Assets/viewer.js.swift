@@ -33,11 +33,16 @@ extension ViewerAssets {
     return true;
   }
   if (follow()) return;
+  const reduced = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+  // A guided play through the tour in plan order (the viewer's Play button), which goes on
+  // across moves until the last panorama or any input.
+  let playing = false;
 
   // The viewer of the page's panorama: its controller (`view`, `stop`, `snapshot`, `fadeFrom`),
   // or null where there is none to run (no viewer, no WebGL: the plain image stays). `ready`:
-  // its small preview, decoded already (a move's, fetched ahead), drawn at once.
-  function startViewer(ready) {
+  // its small preview, decoded already (a move's, fetched ahead), drawn at once; `walked`:
+  // arrived at by a move (no idle turning).
+  function startViewer(ready, walked) {
     const root = document.getElementById("viewer");
     if (!root) return null;
     // What it listens to outside its own elements, let go when it stops.
@@ -224,6 +229,7 @@ extension ViewerAssets {
       const picture = new Image();
       picture.onload = function () {
         tileLoads -= 1;
+        if (stopped) return;
         entry.texture = gl.createTexture();
         gl.bindTexture(gl.TEXTURE_2D, entry.texture);
         gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_WRAP_S, gl.CLAMP_TO_EDGE);
@@ -349,6 +355,7 @@ extension ViewerAssets {
     }
     window.addEventListener("hashchange", function () {
       if (follow()) return;
+      interrupt();
       restore();
       written = window.location.hash;
       redraw();
@@ -380,6 +387,7 @@ extension ViewerAssets {
       hotspots.push({ element: spot, mark: mark, longitude: longitude * Math.PI / 180, away: away,
                       elevation: away ? -Math.atan2(eyeHeight, distance) : 0 });
       link.addEventListener("focus", function () {
+        interrupt();
         view.yaw = longitude;
         view.pitch = 0;
         clampView();
@@ -544,6 +552,7 @@ extension ViewerAssets {
     function sharpen() {
       const full = new Image();
       full.onload = function () {
+        if (stopped) return;
         gl.bindTexture(gl.TEXTURE_2D, texture);
         gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGB, gl.RGB, gl.UNSIGNED_BYTE, textureSource(full));
         canvas.dataset.sharp = performance.now().toFixed(1);
@@ -553,6 +562,7 @@ extension ViewerAssets {
     }
 
     function start(picture) {
+      if (stopped) return;
       texture = gl.createTexture();
       gl.bindTexture(gl.TEXTURE_2D, texture);
       gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_WRAP_S, gl.CLAMP_TO_EDGE);
@@ -565,7 +575,85 @@ extension ViewerAssets {
       root.classList.add("live");
       if (fullscreen && root.requestFullscreen && document.fullscreenEnabled) fullscreen.classList.remove("hidden");
       if (hint && !seen()) hint.classList.remove("hidden");
+      if (play && (playing || document.querySelector("main a[rel=next]"))) play.classList.remove("hidden");
       redraw();
+      // A first visit turns slowly until the visitor does anything; a play goes on.
+      if (playing) {
+        playStep();
+      } else if (!walked && !reduced && !new URLSearchParams(window.location.hash.slice(1)).has("yaw")) {
+        turnBy(idleSpeed, null);
+      }
+    }
+
+    // Turning by itself, `speed` degrees a second: idle, until any input, or a play's full turn
+    // (then `turned`). `data-spinning` on the canvas says whether it is.
+    const idleSpeed = 6, playSpeed = 30;
+    const spin = { speed: 0, turned: 0, last: 0, then: null };
+    function turnBy(speed, turned) {
+      Object.assign(spin, { speed: speed, turned: 0, last: 0, then: turned });
+      canvas.dataset.spinning = "1";
+      window.requestAnimationFrame(turning);
+    }
+    function stopTurning() {
+      Object.assign(spin, { speed: 0, then: null });
+      canvas.dataset.spinning = "0";
+    }
+    function turning(now) {
+      if (stopped || spin.speed === 0) return;
+      if (spin.last) {
+        const step = spin.speed * Math.min(100, now - spin.last) / 1000;
+        view.yaw += step;
+        spin.turned += step;
+        clampView();
+        redraw();
+      }
+      spin.last = now;
+      if (spin.then && spin.turned >= 360) {
+        const then = spin.then;
+        stopTurning();
+        then();
+        return;
+      }
+      window.requestAnimationFrame(turning);
+    }
+
+    // The guided play: a full turn (a pause under reduced motion), then on to the next panorama.
+    const play = root.querySelector("button.play");
+    let pause = 0;
+    function playStep() {
+      setPlaying(true);
+      if (reduced) {
+        pause = window.setTimeout(walkOn, 4000);
+      } else {
+        turnBy(playSpeed, walkOn);
+      }
+    }
+    function walkOn() {
+      const next = document.querySelector("main a[rel=next]");
+      if (!playing || !next) return setPlaying(false);
+      next.click();
+    }
+    function setPlaying(on) {
+      playing = on;
+      if (!play) return;
+      play.setAttribute("aria-pressed", on ? "true" : "false");
+      play.textContent = on ? "Stop the tour" : "Play the tour";
+    }
+    if (play) {
+      play.addEventListener("click", function () {
+        if (playing) {
+          interrupt();
+        } else {
+          stopTurning();
+          playStep();
+        }
+      });
+    }
+    // Any input stops the turning and the play.
+    function interrupt() {
+      stopTurning();
+      window.clearTimeout(pause);
+      if (playing) setPlaying(false);
     }
 
     // One pointer drags the view; two (a pinch) zoom it by the change of their distance.
@@ -577,11 +665,12 @@ extension ViewerAssets {
     let pinch = 0;
     canvas.addEventListener("pointerdown", function (event) {
       dismissHint();
+      interrupt();
       pointers.set(event.pointerId, { x: event.clientX, y: event.clientY });
       if (pointers.size === 2) pinch = spread();
       canvas.setPointerCapture(event.pointerId);
       canvas.focus();
-    });
+    }, { signal: events.signal });
     canvas.addEventListener("pointermove", function (event) {
       const last = pointers.get(event.pointerId);
       if (!last) return;
@@ -594,17 +683,18 @@ extension ViewerAssets {
         if (pinch > 0 && now > 0) zoom(pinch / now);
         pinch = now;
       }
-    });
+    }, { signal: events.signal });
     function release(event) {
       pointers.delete(event.pointerId);
       pinch = 0;
     }
-    canvas.addEventListener("pointerup", release);
-    canvas.addEventListener("pointercancel", release);
+    canvas.addEventListener("pointerup", release, { signal: events.signal });
+    canvas.addEventListener("pointercancel", release, { signal: events.signal });
     canvas.addEventListener("wheel", function (event) {
       event.preventDefault();
+      interrupt();
       zoom(Math.exp(event.deltaY * 0.001));
-    }, { passive: false });
+    }, { passive: false, signal: events.signal });
     canvas.addEventListener("keydown", function (event) {
       const step = 5;
       switch (event.key) {
@@ -617,8 +707,9 @@ extension ViewerAssets {
         default: return;
       }
       dismissHint();
+      interrupt();
       event.preventDefault();
-    });
+    }, { signal: events.signal });
     window.addEventListener("resize", redraw, { signal: events.signal });
 
     if (ready && ready.src === image.src) {
@@ -650,12 +741,25 @@ extension ViewerAssets {
         window.requestAnimationFrame(function () { window.requestAnimationFrame(function () { leaving.classList.add("gone"); }); });
         window.setTimeout(function () { leaving.remove(); }, 600);
       },
-      stop: function () {
+      canvas: canvas,
+      // `reuse`: its canvas (and WebGL context) goes on to the next viewer, freed of this one's
+      // textures, programs and buffers; else the context is let go.
+      stop: function (reuse) {
         stopped = true;
+        window.clearTimeout(pause);
         events.abort();
         window.clearTimeout(linkTimer);
-        const context = gl.getExtension("WEBGL_lose_context");
-        if (context) context.loseContext();
+        if (reuse) {
+          for (const entry of tileTextures.values()) if (entry.texture) gl.deleteTexture(entry.texture);
+          gl.deleteTexture(texture);
+          gl.deleteProgram(program);
+          if (tileProgram) gl.deleteProgram(tileProgram);
+          gl.deleteBuffer(buffer);
+          gl.deleteBuffer(tileBuffer);
+        } else {
+          const context = gl.getExtension("WEBGL_lose_context");
+          if (context) context.loseContext();
+        }
       }
     };
   }
@@ -669,7 +773,6 @@ extension ViewerAssets {
   // direction kept where both headings are known), the panorama left behind fading out over
   // it (not under reduced motion); the URL and the history follow, and back goes back to the
   // view that was left. A page that cannot be had so is opened as any link.
-  const reduced = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
   let ahead = new Map();
   const previews = new Map();
   let moving = false;
@@ -748,12 +851,21 @@ extension ViewerAssets {
         const leaving = reduced ? null : current.snapshot();
         // The view left, kept in its history entry: back returns to it.
         if (push) window.history.replaceState(null, "", here + current.viewLink());
-        current.stop();
-        document.querySelector("main").replaceWith(document.importNode(main, true));
+        // Its canvas, with its WebGL context, stands in for the new page's (a new context
+        // costs more than the whole first frame).
+        const kept = current.canvas;
+        current.stop(true);
+        const arriving = document.importNode(main, true), fresh = arriving.querySelector("#viewer canvas");
+        if (fresh) {
+          for (const name of kept.getAttributeNames()) kept.removeAttribute(name);
+          for (const name of fresh.getAttributeNames()) kept.setAttribute(name, fresh.getAttribute(name));
+          fresh.replaceWith(kept);
+        }
+        document.querySelector("main").replaceWith(arriving);
         document.title = page.title;
         window.history[push ? "pushState" : "replaceState"](null, "", url.pathname + hash);
         here = url.pathname;
-        current = startViewer(picture);
+        current = startViewer(picture, true);
         if (!current) return window.location.reload();
         if (leaving) current.fadeFrom(leaving);
         // As a page load would: at the top, the new title focused (and so read out).
@@ -773,6 +885,8 @@ extension ViewerAssets {
     const url = panoramaPage(event.target.closest("a"));
     if (!url) return;
     event.preventDefault();
+    // The visitor's own move ends a guided play (its own steps are not the visitor's clicks).
+    if (event.isTrusted) playing = false;
     move(url, true);
   });
   window.addEventListener("popstate", function () {
