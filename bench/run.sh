@@ -30,6 +30,8 @@ bash bench/viewer.sh
 echo
 bash bench/tiles.sh
 echo
+bash bench/walk.sh
+echo
 bash bench/scaleout.sh
 echo
 bash bench/storage.sh

@@ -13,6 +13,7 @@ import http.client
 import io
 import http.server
 import json
+import math
 import os
 import re
 import shutil
@@ -298,6 +299,47 @@ def turning_and_play(driver, daemon, house):
             check(stop.get_attribute("aria-pressed") == "false" and spinning() == "0", "the button stops it")
     finally:
         tourfixture.still(driver, True)
+
+
+def phone_motion(driver, daemon, house):
+    """On a phone (a touch screen with the sensors), the view offers to follow the phone: asked,
+    it turns and tilts with the device (Chromium's sensor emulation), from where it faced."""
+    bedroom = [panorama_id for name, _, panorama_id in house["panoramas"] if name == "Bedroom"][0]
+    size = driver.get_window_size()
+    driver.set_window_size(390, 844)
+    driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
+    # The phone's orientation sensor, as Chromium emulates it: a quaternion of its turn about
+    # the vertical (alpha) then its tilt about its width (beta), as deviceorientation reads them.
+    driver.execute_cdp_cmd("Emulation.setSensorOverrideEnabled", {"enabled": True, "type": "relative-orientation"})
+
+    def hold(alpha, beta):
+        turn, tilt = math.radians(alpha) / 2, math.radians(beta) / 2
+        quaternion = {"x": math.cos(turn) * math.sin(tilt), "y": math.sin(turn) * math.sin(tilt),
+                      "z": math.sin(turn) * math.cos(tilt), "w": math.cos(turn) * math.cos(tilt)}
+        driver.execute_cdp_cmd("Emulation.setSensorOverrideReadings", {"type": "relative-orientation", "reading": {"quaternion": quaternion}})
+    hold(0, 90)
+
+    def yaw():
+        return float(driver.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-yaw") or 0)
+    try:
+        driver.get("about:blank")
+        driver.get(daemon.base + f"/app/panoramas/{bedroom}#yaw=10&pitch=0&fov=75")
+        await_condition(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-frames"), "the bedroom is drawn")
+        motion = driver.find_element(By.CSS_SELECTOR, "#viewer button.motion")
+        check(motion.is_displayed() and motion.text == "Look by moving the phone", f"a phone is offered to look by moving it: {motion.text!r}")
+        driver.execute_script("arguments[0].click()", motion)
+        if await_condition(driver, lambda d: motion.get_attribute("aria-pressed") == "true", "asked, the view follows the phone"):
+            # The phone as it is held when asked, then turned 30° to the right and tilted up 10°:
+            # the view with it.
+            hold(5, 95)
+            await_condition(driver, lambda d: "pitch=5.0" in d.execute_script("return location.hash"), "the phone's first reading tilts the view")
+            hold(335, 100)
+            await_condition(driver, lambda d: abs(yaw() - 40) < 0.5 and "pitch=10.0" in d.execute_script("return location.hash"),
+                            f"the view turns and tilts with the phone: yaw {yaw()}")
+    finally:
+        driver.execute_cdp_cmd("Emulation.setSensorOverrideEnabled", {"enabled": False, "type": "relative-orientation"})
+        driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": False})
+        driver.set_window_size(size["width"], size["height"])
 
 
 def store_huge_panorama(daemon):
@@ -669,6 +711,7 @@ def main():
         look(driver, daemon, "06-viewer", tokens, cookie)
         walk_the_house(driver, daemon, house, tokens, cookie)
         turning_and_play(driver, daemon, house)
+        phone_motion(driver, daemon, house)
         embed_on_other_sites(driver, daemon, house, tokens)
         huge_panorama(driver, daemon, huge, tokens, cookie)
         phone_formats(driver, daemon, formats, tokens, cookie)

@@ -32,7 +32,7 @@ final class PreviewCache: Sendable {
     let queueLimit: Int
     let retryAfterSeconds: Int
     let logger: Logger
-    private let makings = Mutex<[String: Task<MadePreview, any Error>]>([:])
+    private let makings = Mutex<[String: Task<Making, any Error>]>([:])
     /// Panoramas decoded for previews since start, and the previews made of them (a width each,
     /// or the placeholder) (`/metrics`): what shows identical requests coalesced.
     let decodes = Atomic<Int>(0)
@@ -145,7 +145,10 @@ final class PreviewCache: Sendable {
         var reason: String?
         for making in try makings(tenant: tenant, panorama, missing, queued: false, source: source, stillStored: stillStored) {
             let made = try await making.value
-            reason = reason ?? made.unreadable
+            // Cached here and in the bucket before the panorama is said ready: any daemon then
+            // serves these bytes.
+            await made.cached.value
+            reason = reason ?? made.preview.unreadable
         }
         return reason
     }
@@ -164,7 +167,14 @@ final class PreviewCache: Sendable {
         guard let making = try makings(tenant: tenant, panorama, [(width, target)], queued: true, source: source, stillStored: stillStored).first else {
             throw StorageError(.failed, "no making of \(target) was found or started")
         }
-        return try await making.value
+        return try await making.value.preview
+    }
+
+    /// A making's preview, and its caching (the file written, and kept in the bucket), which
+    /// goes on after its askers are answered.
+    private struct Making: Sendable {
+        let preview: MadePreview
+        let cached: Task<Void, Never>
     }
 
     /// The one making of each target: joined when under way; those not under way started
@@ -172,9 +182,9 @@ final class PreviewCache: Sendable {
     /// are answered once they are made; each stays listed until its file is cached, so that a
     /// request meanwhile takes these bytes rather than decoding again.
     private func makings(tenant: Int64, _ panorama: PanoramaRecord, _ targets: [(width: Int, target: String)], queued: Bool,
-                         source: @escaping PanoramaSource, stillStored: @escaping @Sendable () async -> Bool) throws -> [Task<MadePreview, any Error>] {
+                         source: @escaping PanoramaSource, stillStored: @escaping @Sendable () async -> Bool) throws -> [Task<Making, any Error>] {
         // A making removes itself under this lock, which is held here until they are entered.
-        try makings.withLock { inFlight throws(StorageError) -> [Task<MadePreview, any Error>] in
+        try makings.withLock { inFlight throws(StorageError) -> [Task<Making, any Error>] in
             let fresh = targets.filter { inFlight[$0.target] == nil }
             guard !queued || fresh.isEmpty || inFlight.count < queueLimit else {
                 throw StorageError(.unavailable, "too many previews are being made; try again shortly", retryAfterSeconds: retryAfterSeconds)
@@ -192,13 +202,13 @@ final class PreviewCache: Sendable {
                             _ = makings.withLock { $0.removeValue(forKey: target) }
                             throw error
                         }
-                        Task(executorPreference: io) { [self] in
+                        let cached = Task(executorPreference: io) { [self] in
                             if origin != .cached {
                                 await cache(made, tenant: tenant, panorama, width: width, origin: origin, target: target, stillStored: stillStored)
                             }
                             _ = makings.withLock { $0.removeValue(forKey: target) }
                         }
-                        return made
+                        return Making(preview: made, cached: cached)
                     }
                 }
             }

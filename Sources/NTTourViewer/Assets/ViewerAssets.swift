@@ -86,8 +86,9 @@ main h1:focus { outline: none; }
 .viewer .hint { position: absolute; left: 50%; bottom: 1rem; transform: translateX(-50%); width: max-content; max-width: calc(100% - 2rem); margin: 0; padding: 0.4rem 0.9rem; border-radius: 1rem; background: rgba(0, 0, 0, 0.75); color: #fff; font-size: 0.9rem; text-align: center; pointer-events: none; }
 .viewer .hint .coarse { display: none; }
 @media (pointer: coarse) { .viewer .hint .fine { display: none; } .viewer .hint .coarse { display: inline; } }
-.viewer button.fullscreen, .viewer button.play { position: absolute; top: 0.6rem; right: 0.6rem; background: rgba(0, 0, 0, 0.7); border-color: transparent; font-size: 0.85rem; }
+.viewer button.fullscreen, .viewer button.play, .viewer button.motion { position: absolute; top: 0.6rem; right: 0.6rem; background: rgba(0, 0, 0, 0.7); border-color: transparent; font-size: 0.85rem; }
 .viewer button.play { top: auto; bottom: 0.6rem; }
+.viewer button.motion { right: auto; left: 0.6rem; }
 .viewer:fullscreen { width: 100vw; height: 100vh; aspect-ratio: auto; border-radius: 0; }
 nav.walk { display: flex; justify-content: space-between; gap: 1rem; margin: 0.75rem 0 1rem; }
 nav.walk a { padding: 0.45rem 0.9rem; border: 1px solid var(--line); border-radius: 8px; background: #fff; text-decoration: none; }

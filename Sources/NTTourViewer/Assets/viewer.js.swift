@@ -576,6 +576,7 @@ extension ViewerAssets {
       if (fullscreen && root.requestFullscreen && document.fullscreenEnabled) fullscreen.classList.remove("hidden");
       if (hint && !seen()) hint.classList.remove("hidden");
       if (play && (playing || document.querySelector("main a[rel=next]"))) play.classList.remove("hidden");
+      if (motion && "DeviceOrientationEvent" in window && window.matchMedia("(pointer: coarse)").matches) motion.classList.remove("hidden");
       redraw();
       // A first visit turns slowly until the visitor does anything; a play goes on.
       if (playing) {
@@ -649,6 +650,42 @@ extension ViewerAssets {
         }
       });
     }
+    // Looking around by turning the phone (offered where there is a touch screen and the
+    // sensors; iOS asks the visitor first): the view follows the device's turn and tilt from
+    // where it faced when asked. Its button or a drag ends it.
+    const motion = root.querySelector("button.motion");
+    let following = null;
+    function followDevice(event) {
+      if (event.alpha === null || event.beta === null) return;
+      // alpha grows as the device turns left; beta is 90 held upright.
+      if (following.alpha === null) following.alpha = event.alpha;
+      view.yaw = following.yaw + following.alpha - event.alpha;
+      view.pitch = event.beta - 90;
+      clampView();
+      redraw();
+    }
+    function setFollowing(on) {
+      if (on === Boolean(following)) return;
+      if (on) {
+        following = { yaw: view.yaw, alpha: null };
+        window.addEventListener("deviceorientation", followDevice, { signal: events.signal });
+      } else {
+        window.removeEventListener("deviceorientation", followDevice);
+        following = null;
+      }
+      motion.setAttribute("aria-pressed", on ? "true" : "false");
+      motion.textContent = on ? "Stop following the phone" : "Look by moving the phone";
+    }
+    if (motion) {
+      motion.addEventListener("click", function () {
+        interrupt();
+        if (following) return setFollowing(false);
+        const ask = window.DeviceOrientationEvent.requestPermission;
+        const asked = typeof ask === "function" ? ask.call(window.DeviceOrientationEvent) : Promise.resolve("granted");
+        asked.then(function (answer) { if (answer === "granted" && !stopped) setFollowing(true); }).catch(function () { /* refused: the drag stays */ });
+      });
+    }
+
     // Any input stops the turning and the play.
     function interrupt() {
       stopTurning();
@@ -666,6 +703,7 @@ extension ViewerAssets {
     canvas.addEventListener("pointerdown", function (event) {
       dismissHint();
       interrupt();
+      if (following) setFollowing(false);
       pointers.set(event.pointerId, { x: event.clientX, y: event.clientY });
       if (pointers.size === 2) pinch = spread();
       canvas.setPointerCapture(event.pointerId);

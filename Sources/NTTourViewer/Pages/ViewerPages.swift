@@ -415,7 +415,8 @@ public enum ViewerPages {
             page.raw("\"><div class=\"hotspots\"></div><p class=\"hint hidden\" role=\"note\"><span class=\"fine\">Drag to look around · arrow keys turn, + and − zoom</span>")
             page.raw("<span class=\"coarse\">Drag to look around · pinch to zoom</span></p>")
             page.raw("<button type=\"button\" class=\"fullscreen hidden\" aria-pressed=\"false\">Full screen</button>")
-            page.raw("<button type=\"button\" class=\"play hidden\" aria-pressed=\"false\">Play the tour</button></div>")
+            page.raw("<button type=\"button\" class=\"play hidden\" aria-pressed=\"false\">Play the tour</button>")
+            page.raw("<button type=\"button\" class=\"motion hidden\" aria-pressed=\"false\">Look by moving the phone</button></div>")
         } else {
             page.raw("<section class=\"card unreadable\" role=\"status\"><h2>This panorama could not be read</h2><p>")
             page.text("Its image is damaged, or larger than this server draws, so it cannot be shown here.")
