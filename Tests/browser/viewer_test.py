@@ -317,7 +317,9 @@ def phone_motion(driver, daemon, house):
         quaternion = {"x": math.cos(turn) * math.sin(tilt), "y": math.sin(turn) * math.sin(tilt),
                       "z": math.sin(turn) * math.cos(tilt), "w": math.cos(turn) * math.cos(tilt)}
         driver.execute_cdp_cmd("Emulation.setSensorOverrideReadings", {"type": "relative-orientation", "reading": {"quaternion": quaternion}})
-    hold(0, 90)
+    # Its compass at 5° throughout until it is turned: whichever reading the view starts from
+    # (the one there when it is asked, or the next), it faces the view's way then.
+    hold(5, 90)
 
     def yaw():
         return float(driver.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-yaw") or 0)
