@@ -134,6 +134,8 @@ import Testing
         #expect(MeasureUnits(acceptLanguage: "en-US,en;q=0.9") == .imperial)
         #expect(MeasureUnits(acceptLanguage: "en-GB,en;q=0.9,en-US;q=0.8") == .metric)
         #expect(MeasureUnits(acceptLanguage: "de") == .metric && MeasureUnits(acceptLanguage: nil) == .metric && MeasureUnits(acceptLanguage: "") == .metric)
+        // A header of separators alone, or a language tag of dashes: no language, no crash.
+        for odd in [";", ";;,", ",;q=1", "-", "--US", "en-"] { #expect(MeasureUnits(acceptLanguage: odd) == .metric, "\(odd)") }
     }
 
     @Test func theFloorPageSaysEachRoomsSizeAndAreaAndTheFloorsTotal() {

@@ -5,8 +5,9 @@ public enum MeasureUnits: Sendable, Equatable {
     case metric, imperial
 
     public init(acceptLanguage: String?) {
-        // The first language listed is the browser's own (later ones are fallbacks).
-        let first = (acceptLanguage ?? "").split(separator: ",").first.map { $0.split(separator: ";")[0] } ?? ""
+        // The first language listed is the browser's own (later ones are fallbacks); any text
+        // at all reads as some language or none.
+        let first = (acceptLanguage ?? "").split(separator: ",").first?.split(separator: ";").first ?? ""
         let region = first.split(separator: "-").dropFirst().first.map { $0.filter { $0 != " " }.uppercased() }
         self = ["US", "LR", "MM"].contains(region ?? "") ? .imperial : .metric
     }
