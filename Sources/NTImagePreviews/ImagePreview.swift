@@ -93,7 +93,7 @@ struct PreviewLayout: Equatable, Sendable {
     }
 
     /// The stored image's size once resized, before it is turned upright.
-    var resized: Image { geometry.orientation.upright(placed) }
+    var resized: Image { geometry.turned.upright(placed) }
 
     /// Whether the resized image is drawn onto a canvas (turned, or a crop of the sphere).
     var composes: Bool { !geometry.isWhole }
@@ -104,7 +104,7 @@ struct PreviewLayout: Equatable, Sendable {
     /// The canvas with the `resized` image drawn on it.
     func compose(_ resized: [UInt8]) -> [UInt8] {
         var output = [UInt8](repeating: 0, count: canvas.width * canvas.height * 3)
-        let (source, orientation) = (self.resized, geometry.orientation)
+        let (source, orientation) = (self.resized, geometry.turned)
         output.withUnsafeMutableBufferPointer { output in
             resized.withUnsafeBufferPointer { input in
                 for row in 0..<placed.height {

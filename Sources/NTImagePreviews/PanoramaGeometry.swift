@@ -64,7 +64,9 @@ public struct PanoramaCrop: Sendable, Equatable {
 /// its Photo Sphere XMP projection, crop and heading. Read from the file's headers (bounded
 /// segments, never the pixels); what is absent or malformed is left out, never an error.
 public struct PanoramaGeometry: Sendable, Equatable {
-    public var orientation: ImageOrientation = .up
+    /// EXIF's orientation; nil when the file gives none (a HEIC's is its container's, applied
+    /// by its decoder: never).
+    public var orientation: ImageOrientation?
     /// `GPano:ProjectionType` as written.
     public var projection: String?
     /// Where a partial panorama lies; nil for the whole sphere (or a projection other than
@@ -72,15 +74,15 @@ public struct PanoramaGeometry: Sendable, Equatable {
     public var crop: PanoramaCrop?
     /// `GPano:PoseHeadingDegrees`: the compass heading of the image's centre, in [0, 360).
     public var heading: Double?
-    /// Whether EXIF gave the orientation (HEIC's is applied by its decoder: never).
-    public var orientationRead = false
-
     public init() {}
 
     public static let whole = PanoramaGeometry()
 
+    /// How the stored pixels are turned to be drawn: as the file says, else as stored.
+    var turned: ImageOrientation { orientation ?? .up }
+
     /// Whether the image is drawn as it is stored: upright, the whole sphere.
-    public var isWhole: Bool { orientation == .up && crop == nil }
+    public var isWhole: Bool { turned == .up && crop == nil }
 
     /// The geometry `format`'s headers in `bytes` declare (a HEIC's read only when it holds at
     /// most `maxItems` images, as its decoding).
@@ -91,10 +93,7 @@ public struct PanoramaGeometry: Sendable, Equatable {
         case .heic: HEICImage.metadata(bytes, maxItems: maxItems)
         }
         var geometry = PanoramaGeometry()
-        if let exif = found.exif, let orientation = exif.withUnsafeBytes({ TIFFOrientation.read($0) }) {
-            geometry.orientation = orientation
-            geometry.orientationRead = true
-        }
+        geometry.orientation = found.exif.flatMap { exif in exif.withUnsafeBytes { TIFFOrientation.read($0) } }
         if let xmp = found.xmp { geometry.apply(PhotoSphereXMP(xmp)) }
         return geometry
     }
@@ -118,15 +117,15 @@ public struct PanoramaGeometry: Sendable, Equatable {
     /// sphere's equirectangular image; nil where the image does not reach.
     @inline(__always)
     func storedPoint(_ x: Double, _ y: Double) -> (x: Double, y: Double)? {
-        guard let crop else { return orientation.storedPoint(x, y) }
+        guard let crop else { return turned.storedPoint(x, y) }
         guard let point = crop.imagePoint(x, y) else { return nil }
-        return orientation.storedPoint(point.x, point.y)
+        return turned.storedPoint(point.x, point.y)
     }
 
     /// The whole sphere's size, upright, for an image stored at `size`: the image's own
     /// upright size without a crop; with one, as large as its proportions make the image.
     func sphere(stored size: Image) -> Image {
-        let upright = orientation.upright(size)
+        let upright = turned.upright(size)
         guard let crop else { return upright }
         let width = max(1, Int((Double(upright.width) * Double(crop.fullWidth) / Double(crop.width)).rounded()))
         return Image(width: width, height: max(1, Int((Double(width) * Double(crop.fullHeight) / Double(crop.fullWidth)).rounded())))

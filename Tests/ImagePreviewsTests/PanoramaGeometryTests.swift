@@ -35,7 +35,7 @@ import TestSupport
             let xmp = PhotoSphereFixture.xmp(crop: Self.centre, heading: -90, elements: elements, prefix: prefix)
             let read = Self.geometry(PhotoSphereFixture.tagged(jpeg, xmp: xmp))
             #expect(read.crop == PanoramaCrop(fullWidth: 2048, fullHeight: 1024, left: 512, top: 256, width: 1024, height: 512), "\(elements) \(prefix)")
-            #expect(read.heading == 270 && read.projection == "equirectangular" && read.orientation == .up && !read.orientationRead)
+            #expect(read.heading == 270 && read.projection == "equirectangular" && read.orientation == nil)
         }
         // A crop that does not fit its sphere, or of another projection, is not drawn; the
         // heading still counts. Nothing at all: the whole sphere, no heading.
@@ -50,14 +50,14 @@ import TestSupport
         let jpeg = PhotoSphereFixture.jpeg(width: 64, height: 32) { _, _ in Self.red }
         for value in 1...8 {
             let read = Self.geometry(PhotoSphereFixture.tagged(jpeg, exif: PhotoSphereFixture.exif(orientation: value)))
-            #expect(read.orientation.rawValue == value && read.orientationRead)
+            #expect(read.orientation?.rawValue == value)
         }
         // Big-endian ("MM"), as some cameras write it.
         let bigEndian: [UInt8] = Array("MM".utf8) + [0, 42, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, 6, 0, 0, 0, 0, 0, 0]
         #expect(Self.geometry(PhotoSphereFixture.tagged(jpeg, exif: bigEndian)).orientation == .right)
-        // Out of range, or cut short: upright.
-        #expect(Self.geometry(PhotoSphereFixture.tagged(jpeg, exif: PhotoSphereFixture.exif(orientation: 9))).orientation == .up)
-        #expect(Self.geometry(PhotoSphereFixture.tagged(jpeg, exif: Array(PhotoSphereFixture.exif(orientation: 6).prefix(12)))).orientation == .up)
+        // Out of range, or cut short: none (drawn as stored).
+        #expect(Self.geometry(PhotoSphereFixture.tagged(jpeg, exif: PhotoSphereFixture.exif(orientation: 9))).orientation == nil)
+        #expect(Self.geometry(PhotoSphereFixture.tagged(jpeg, exif: Array(PhotoSphereFixture.exif(orientation: 6).prefix(12)))).orientation == nil)
     }
 
     @Test func aPNGsAndAHEICsXMPIsRead() throws {

@@ -3,6 +3,7 @@ import Testing
 import TestSupport
 import TestTraits
 import NTSQLKit
+import Synchronization
 @testable import NTTourService
 
 /// docs/api.md "Panorama": a panorama stored is processed in the background (its previews, its
@@ -58,7 +59,11 @@ import NTSQLKit
         let (_, floorId) = try client.makeFloor()
         let id = newID()
         #expect(try client.putPanorama(id, floorId: floorId, bytes: try JPEGFixture.panorama(width: 512)).status == 201)
-        try await waitUntil("its processing") { try !Self.events(client, "panorama.processed", of: id).isEmpty }
+        // Its processing over: recorded, and listed as processing by no daemon.
+        try await waitUntil("its processing") {
+            try !Self.events(client, "panorama.processed", of: id).isEmpty
+                && harness.services.allSatisfy { $0.context.processing.metrics.contains("toursd_panoramas_processing 0") }
+        }
         // As a daemon stopped mid-way leaves it: processing, its event not written.
         _ = try await harness.service.context.write { db in
             try await db.run("UPDATE panoramas SET state = 'processing' WHERE id = ?", id)
@@ -113,5 +118,44 @@ import NTSQLKit
             guard let panorama = try await TourStore.panorama(db, tenant, id) else { throw StorageError(.corrupt, "no panorama \(id)") }
             return (tenant, panorama)
         }
+    }
+}
+
+/// A daemon's processing queue: one panorama at a time, each listed once, at most its limit
+/// waiting (one past it is the sweep's).
+@Suite struct ProcessingQueueTests {
+    @Test func aPanoramaIsListedOnceAndNoneBeyondTheLimit() async {
+        let queue = ProcessingQueue(limit: 2)
+        #expect(queue.admit("1/a/x") && !queue.admit("1/a/x"))
+        #expect(queue.admit("1/b/y") && !queue.admit("1/c/z"))
+        #expect(queue.metrics.contains("toursd_panoramas_processing 2"))
+        await queue.inTurn("1/a/x") {}
+        // Its turn over, it is no longer listed: there is room again, and it may come again.
+        #expect(queue.admit("1/c/z") && queue.admit("1/a/x") == false)
+        await queue.inTurn("1/b/y") {}
+        #expect(queue.admit("1/a/x"))
+    }
+
+    @Test func oneIsProcessedAtATime() async {
+        let queue = ProcessingQueue(limit: 8)
+        final class Overlap: Sendable {
+            let running = Mutex(0), most = Mutex(0)
+        }
+        let overlap = Overlap()
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<6 {
+                let key = "1/\(index)/x"
+                #expect(queue.admit(key))
+                group.addTask {
+                    await queue.inTurn(key) {
+                        let now = overlap.running.withLock { $0 += 1; return $0 }
+                        overlap.most.withLock { $0 = max($0, now) }
+                        await Task.yield()
+                        overlap.running.withLock { $0 -= 1 }
+                    }
+                }
+            }
+        }
+        #expect(overlap.most.withLock { $0 } == 1 && queue.metrics.contains("toursd_panoramas_processing 0"))
     }
 }

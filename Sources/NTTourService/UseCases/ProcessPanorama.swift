@@ -114,6 +114,6 @@ extension PanoramaFileGeometry {
     init(_ geometry: PanoramaGeometry) {
         self.init(projection: geometry.projection,
                   crop: geometry.crop.map { Crop(fullWidth: $0.fullWidth, fullHeight: $0.fullHeight, left: $0.left, top: $0.top, width: $0.width, height: $0.height) },
-                  heading: geometry.heading, orientation: geometry.orientationRead ? geometry.orientation.rawValue : nil)
+                  heading: geometry.heading, orientation: geometry.orientation?.rawValue)
     }
 }
