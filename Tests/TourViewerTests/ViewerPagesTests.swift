@@ -106,36 +106,41 @@ import Testing
         #expect(page.contains("value=\"http://h/t/secret\""))
         #expect(page.contains("<option value=\"3600\">1 hour</option><option value=\"86400\">1 day</option>"))
         let shared = PageFrame(paths: .share(secret: "s3cret"), subtitle: nil, csrf: nil)
-        let sharedPage = Self.text(ViewerPages.property(shared, Self.tour(), status: status, shares: shares, widths: Self.widths))
+        let sharedPage = Self.text(ViewerPages.shareStart(shared, Self.tour(), status: status, widths: Self.widths))
         #expect(!sharedPage.contains("<form"))
-        #expect(sharedPage.contains("href=\"/t/s3cret/floors/floor-0\""))
+        #expect(sharedPage.contains("href=\"/t/s3cret/panoramas/pano-loose\""))
         #expect(!sharedPage.contains("/app/properties"))
     }
 
-    /// issue "The tour as a product", for visitors: the property's name, a cover that starts the
-    /// walk, the metadata marked public; no tour id, revisions, sizes or metadata kept private.
-    @Test func aSharedTourShowsVisitorsThePropertyNotTheWorkshop() {
+    /// issue "The tour as a product", for visitors, and "The tour a buyer walks": a share link
+    /// opens into its cover panorama's view titled by the property, with the metadata marked
+    /// public and each floor's rooms (ways to their panoramas) in the panel; no tour id,
+    /// revisions, sizes or metadata kept private.
+    @Test func aSharedTourOpensIntoItsCoverPanoramaWithWhatVisitorsRead() {
         var tour = Self.tour()
         tour.property.metadata = #"{"internal-ref":"C-17","public.address":"12 Maple Street","public.agent_phone":"+44 20 7946 0000"}"#
         let status = ServerStatusDocument(propertyId: "property", tourId: "tour", floorCount: 2, roomCount: 2, panoramaCount: 2, panoramaBytes: 2048, updatedAt: "x")
         let shared = PageFrame(paths: .share(secret: "s3cret"), subtitle: nil, csrf: nil)
-        let page = Self.text(ViewerPages.property(shared, tour, status: status, shares: nil, widths: Self.widths))
-        #expect(page.contains("<h1>Villa</h1>"))
-        #expect(page.contains("<a class=\"cover\" href=\"/t/s3cret/panoramas/pano-room\"><img alt=\"\" width=\"1024\" height=\"512\" src=\"/t/s3cret/panoramas/pano-room/preview?width=1024\"><span>Start the tour</span></a>"))
+        let page = Self.text(ViewerPages.shareStart(shared, tour, status: status, widths: Self.widths))
+        #expect(page.contains("<body class=\"tour visitor\""))
+        #expect(page.contains("<div class=\"heading\"><h1>Villa</h1><p class=\"place\">Kitchen</p></div><div class=\"viewer\" id=\"viewer\" data-panorama=\"pano-room\""))
         #expect(page.contains("<dt>Address</dt><dd>12 Maple Street</dd><dt>Agent phone</dt><dd>+44 20 7946 0000</dd>"))
-        #expect(page.contains("2 floors · 2 rooms · 2 panoramas</p>") && page.contains(">Ground floor</a>"))
+        #expect(page.contains("2 floors · 2 rooms · 2 panoramas</p><h3>Ground floor</h3><ul class=\"rooms\"><li><a href=\"/t/s3cret/panoramas/pano-room\">Kitchen</a></li><li><a href=\"/t/s3cret/panoramas/pano-loose\">Ground floor</a></li></ul>"))
         for workshop in ["C-17", "internal", "tour</code>", "Plan revision", "Can be continued", "KB", "Room\"", ">Hall</a>"] {
             #expect(!page.contains(workshop), "\(workshop)") // Hall has no panorama: a visitor has nothing to see there
         }
         #expect(PublicMetadata.facts("not json").isEmpty && PublicMetadata.facts(#"{"public.":"x","public.a":""}"#).isEmpty)
-        // A cover the tenant chose is shown; the walk still starts at the first panorama. One
-        // that names no panorama of the tour is the first panorama's.
+        // A cover the tenant chose opens the link; one that names no panorama of the tour is the first panorama's.
         tour.property.metadata = #"{"cover":"pano-loose"}"#
-        let chosen = Self.text(ViewerPages.property(shared, tour, status: status, shares: nil, widths: Self.widths))
-        #expect(chosen.contains("<a class=\"cover\" href=\"/t/s3cret/panoramas/pano-room\"><img alt=\"\" width=\"1024\" height=\"512\" src=\"/t/s3cret/panoramas/pano-loose/preview?width=1024\">"))
+        let chosen = Self.text(ViewerPages.shareStart(shared, tour, status: status, widths: Self.widths))
+        #expect(chosen.contains("<h1>Villa</h1><p class=\"place\">Ground floor</p></div><div class=\"viewer\" id=\"viewer\" data-panorama=\"pano-loose\""))
         tour.property.metadata = #"{"cover":"another-tours-panorama"}"#
-        let unknown = Self.text(ViewerPages.property(shared, tour, status: status, shares: nil, widths: Self.widths))
-        #expect(unknown.contains("src=\"/t/s3cret/panoramas/pano-room/preview?width=1024\">"))
+        let unknown = Self.text(ViewerPages.shareStart(shared, tour, status: status, widths: Self.widths))
+        #expect(unknown.contains("data-panorama=\"pano-room\""))
+        // A tour without panoramas: its floors and rooms as a list.
+        for index in tour.floors.indices { tour.floors[index].panoramas = [] }
+        let empty = Self.text(ViewerPages.shareStart(shared, tour, status: status, widths: Self.widths))
+        #expect(empty.contains("<h1>Villa</h1>") && !empty.contains("id=\"viewer\"") && empty.contains(">Kitchen</a>"))
     }
 
     @Test func theViewerPageLoadsItsScriptFromTheOriginAndFallsBackToTheImage() {

@@ -113,6 +113,12 @@ return Array.from(context.getImageData(0, 0, 64, 36).data);
 """
 
 
+def ready_to_move(driver, where):
+    """Every way on from here fetched ahead, its preview decoded: what a move's 300 ms count from."""
+    await_condition(driver, lambda d: d.execute_script("const b = document.body.dataset; return Number(b.aheadTotal) > 0 && b.ahead === b.aheadTotal"),
+                    f"every way on from {where} is fetched ahead, its preview decoded")
+
+
 def walk_the_house(driver, daemon, house, tokens, cookie):
     """Walks tourfixture's WALK_FLOORS house as a visitor does: by the hotspots in the view,
     the list of ways on (the keyboard's), the minimap's floors and dots; the minimap's cone
@@ -148,8 +154,7 @@ def walk_the_house(driver, daemon, house, tokens, cookie):
 
     def in_place():
         return driver.execute_script("return window.__walked === true && window.__loads === 0")
-    await_condition(driver, lambda d: d.execute_script("const b = document.body.dataset; return Number(b.aheadTotal) > 0 && b.ahead === b.aheadTotal"),
-                    "every way on from the hall is fetched ahead, its preview decoded")
+    ready_to_move(driver, "the hall")
     # The living room stands ahead of the hall's camera, a little to the left: its hotspot is in view.
     if await_condition(driver, lambda d: hotspot("Living room · 1 of 2"), "the living room's hotspot is in the hall's view"):
         spot = hotspot("Living room · 1 of 2")
@@ -175,8 +180,9 @@ def walk_the_house(driver, daemon, house, tokens, cookie):
     # The keyboard's way: focusing the kitchen in the list of ways on turns the view to it.
     kitchen = driver.find_element(By.XPATH, "//section[contains(@class,'ways')]//a[text()='Kitchen']")
     driver.execute_script("arguments[0].focus()", kitchen)
-    if await_condition(driver, lambda d: hotspot("Kitchen"), "focusing a way on turns the view to its hotspot"):
-        check(abs(float(canvas.get_attribute("data-yaw")) - 45) < 1, f"the view turns to the kitchen: yaw {canvas.get_attribute('data-yaw')}")
+    # (The kitchen may be in view already after the drag: the view's turn is what is awaited.)
+    if await_condition(driver, lambda d: abs(float(canvas.get_attribute("data-yaw")) - 45) < 1 and hotspot("Kitchen"),
+                       f"focusing a way on turns the view to its hotspot (yaw {canvas.get_attribute('data-yaw')})"):
         hotspot("Kitchen").click()
     arrive("Kitchen 1", "Kitchen")
     # The room keeps its orientation: the kitchen's view faces the compass direction the living
@@ -595,6 +601,162 @@ def embed_on_other_sites(driver, daemon, house, tokens):
         other.stop()
 
 
+def labels_apart(driver, selector="#viewer a.hotspot"):
+    """The rectangles of the labels in view (the hotspots', or `selector`'s), and the pairs of them that overlap."""
+    boxes = driver.execute_script("""
+        return Array.from(document.querySelectorAll(arguments[0])).filter(a => a.offsetParent && !a.hidden)
+          .map(a => { const r = a.getBoundingClientRect(); return [a.textContent, r.left, r.top, r.right, r.bottom]; });""", selector)
+    overlapping = [(a[0], b[0]) for i, a in enumerate(boxes) for b in boxes[i + 1:]
+                   if a[1] < b[3] and b[1] < a[3] and a[2] < b[4] and b[2] < a[4]]
+    return boxes, overlapping
+
+
+def share_walk(daemon, house, tokens):
+    """issue "The tour a buyer walks": a share link of the two-floor WALK_FLOORS house opens into
+    its first panorama's view over the whole window; a visitor walks through every panorama
+    without a page load (one history entry per move, each drawn within 300 ms of its click once
+    its preview is fetched ahead), the markers on the floor below the horizon where their rooms
+    are, no label over another, back to the last view; the plan panel folds; the dollhouse draws
+    every room with its area and walks in from a dot. Desktop and phone size."""
+    made = daemon.api("POST", f"/v1/tours/{house['tour']}/shares", {"expiresInSeconds": 3600}, daemon.token)
+    guest = tourfixture.chromium(WAIT)
+    try:
+        ids = [panorama_id for _, _, panorama_id in house["panoramas"]]
+        names = [f"{name} · {place} of 2" if name == "Living room" else name for name, place, _ in house["panoramas"]]
+
+        def frames():
+            return int(guest.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-frames") or 0)
+
+        guest.get(daemon.base + made["url"])
+        await_condition(guest, lambda d: frames() >= 1, "the share link draws its first panorama")
+        title = guest.find_element(By.CSS_SELECTOR, ".heading h1").text, guest.find_element(By.CSS_SELECTOR, ".heading .place").text
+        check(title == ("Dune House", "Hall"), f"the share link opens on the first panorama, titled by the property: {title}")
+        viewer = guest.find_element(By.CSS_SELECTOR, "#viewer").rect
+        window = guest.execute_script("return [document.documentElement.clientWidth, window.innerHeight]")
+        check(viewer["width"] >= window[0] and viewer["height"] >= window[1], f"the view fills the window: {viewer} of {window}")
+        covered = guest.execute_script("""
+            const h = document.querySelector('.heading').getBoundingClientRect(), p = document.querySelector('.around').getBoundingClientRect();
+            return h.right <= p.left || h.bottom <= p.top;""")
+        check(covered, "the title and the panel lie over the view side by side")
+        check(guest.find_element(By.CSS_SELECTOR, "button.panel").get_attribute("aria-expanded") == "true"
+              and "Hall" in guest.find_element(By.CSS_SELECTOR, ".about").text, "on a desktop the panel is open, with the home's rooms")
+        look(guest, daemon, "13-share-immersive", tokens)
+
+        guest.execute_script("window.__loads = 0; window.addEventListener('load', () => { window.__loads += 1; });"
+                             "document.addEventListener('click', () => { window.__clickedAt = performance.now(); }, true);")
+        entries = guest.execute_script("return history.length")
+        seen = 0
+        for step in range(1, len(ids)):
+            ready_to_move(guest, names[step - 1])
+            # The markers in view stand below the horizon (the view looks level), no label over another.
+            marks = guest.execute_script("""
+                const v = document.querySelector('#viewer').getBoundingClientRect();
+                return Array.from(document.querySelectorAll('#viewer a.hotspot')).filter(a => a.offsetParent)
+                  .map(a => { const m = a.querySelector('.mark').getBoundingClientRect();
+                              return [a.textContent, m.top + m.height / 2 - (v.top + v.height / 2)]; });""")
+            seen += len(marks)
+            check(all(below > 0 for _, below in marks), f"at {names[step - 1]} the markers in view stand on the floor: {marks}")
+            _, overlapping = labels_apart(guest)
+            check(not overlapping, f"at {names[step - 1]} no label covers another: {overlapping}")
+            guest.find_element(By.CSS_SELECTOR, "nav.walk a[rel=next]").click()
+            reached = await_condition(guest, lambda d: d.current_url.split("#")[0].endswith(ids[step]) and frames() >= 1,
+                                      f"the walk reaches {names[step]}")
+            drawn = guest.execute_script("return Number(document.querySelector('#viewer canvas').dataset.firstFrame) - window.__clickedAt")
+            check(reached and guest.find_element(By.TAG_NAME, "h1").text == names[step] and 0 < drawn < 300,
+                  f"{names[step]} is drawn {drawn:.0f} ms after the click (< 300 ms: fetched ahead)")
+            if step == 2:
+                guest.save_screenshot(os.path.join(ARTIFACTS, "14-share-move.png"))
+        check(seen >= 3, f"markers were in view along the walk: {seen}")
+        moved = guest.execute_script("return [window.__loads, history.length]")
+        check(moved == [0, entries + len(ids) - 1], f"every panorama of both floors was reached in place, one history entry a move: {moved}")
+        # Back returns to the view left behind.
+        canvas = guest.find_element(By.CSS_SELECTOR, "#viewer canvas")
+        before = float(canvas.get_attribute("data-yaw"))
+        canvas.send_keys("\ue012" * 4)  # the left arrow key: 20° to the left
+        await_condition(guest, lambda d: abs(float(canvas.get_attribute("data-yaw")) - before) > 15, "the arrow keys turn the view")
+        left = float(canvas.get_attribute("data-yaw"))
+        guest.find_element(By.CSS_SELECTOR, "nav.walk a[rel=prev]").click()
+        await_condition(guest, lambda d: d.current_url.split("#")[0].endswith(ids[-2]) and frames() >= 1, "a step back reaches the landing")
+        guest.back()
+        await_condition(guest, lambda d: d.current_url.split("#")[0].endswith(ids[-1]) and frames() >= 1, "back returns to the bedroom")
+        again = float(guest.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-yaw"))
+        check(abs(again - left) < 1 and guest.execute_script("return window.__loads") == 0, f"back returns to the last view, in place: yaw {left} → {again}")
+
+        # The plan panel folds and opens again.
+        toggle = guest.find_element(By.CSS_SELECTOR, "button.panel")
+        guest.save_screenshot(os.path.join(ARTIFACTS, "15-share-plan.png"))
+        toggle.click()
+        check(toggle.get_attribute("aria-expanded") == "false" and not guest.find_element(By.CSS_SELECTOR, ".minimap").is_displayed(),
+              "the panel folds")
+        toggle.click()
+
+        # The dollhouse: every room of both floors with its area; a dot walks in.
+        def dollhouse_frames():
+            return int(guest.find_element(By.CSS_SELECTOR, ".dollhouse-view canvas").get_attribute("data-frames") or 0)
+        guest.find_element(By.CSS_SELECTOR, "button.dollhouse").click()
+        await_condition(guest, lambda d: d.find_elements(By.CSS_SELECTOR, ".dollhouse-view canvas") and dollhouse_frames() >= 1, "the dollhouse draws")
+        check(guest.find_element(By.CSS_SELECTOR, ".dollhouse-view canvas").get_attribute("data-rooms") == "2",
+              "the dollhouse opens on the visitor's floor (the bedroom's: two rooms)")
+        guest.find_element(By.XPATH, "//div[contains(@class,'dollhouse-view')]//nav/button[text()='All floors']").click()
+        await_condition(guest, lambda d: d.find_element(By.CSS_SELECTOR, ".dollhouse-view canvas").get_attribute("data-rooms") == "5", "all floors, stacked")
+        expected = []
+        for plan in tourfixture.WALK_FLOORS:
+            for room, outline, _ in plan:
+                twice = sum(a[0] * b[1] - b[0] * a[1] for a, b in zip(outline, outline[1:] + outline[:1]))
+                expected.append(f"{room}\n{round(abs(twice) / 2 / 0.09290304)} ft²")
+        shown = [label.text for label in guest.find_elements(By.CSS_SELECTOR, ".dollhouse-view .label")]
+        check(shown == expected, f"the dollhouse names every room of both floors with its measured area: {shown}")
+        _, overlapping = labels_apart(guest, ".dollhouse-view .label")
+        check(not overlapping, f"no room's name in the dollhouse covers another's: {overlapping}")
+        look_shot(guest, "16-share-dollhouse")
+        # One floor alone: each room's floor is drawn where its name stands (pixel checks).
+        guest.find_element(By.XPATH, "//div[contains(@class,'dollhouse-view')]//nav/button[text()='Ground floor']").click()
+        await_condition(guest, lambda d: d.find_element(By.CSS_SELECTOR, ".dollhouse-view canvas").get_attribute("data-rooms") == "3", "the ground floor alone")
+        # Seen from above (the arrow keys tilt it), no wall stands between the camera and a floor.
+        guest.find_element(By.CSS_SELECTOR, ".dollhouse-view canvas").send_keys("\ue013" * 9)  # the up arrow key
+        await_condition(guest, lambda d: float(d.find_element(By.CSS_SELECTOR, ".dollhouse-view canvas").get_attribute("data-pitch")) >= 85,
+                        "the arrow keys tilt the dollhouse to a view from above")
+        guest.save_screenshot(os.path.join(ARTIFACTS, "16b-share-dollhouse-above.png"))
+        drawn = guest.execute_script("""
+            const canvas = document.querySelector('.dollhouse-view canvas'), box = canvas.getBoundingClientRect();
+            const copy = document.createElement('canvas'); copy.width = box.width; copy.height = box.height;
+            const context = copy.getContext('2d'); context.drawImage(canvas, 0, 0, box.width, box.height);
+            return Array.from(document.querySelectorAll('.dollhouse-view .label')).map(label => {
+              const x = Math.round(parseFloat(label.style.left)), y = Math.round(parseFloat(label.style.top));
+              return [label.firstChild.textContent, Array.from(context.getImageData(x, y, 1, 1).data)]; });""")
+        # A floor's colour (the walls are grey), opaque where the background is clear.
+        floors = [name for name, pixel in drawn if pixel[3] == 255 and min(pixel[:3]) > 150 and max(pixel[:3]) - min(pixel[:3]) > 10]
+        check(floors == ["Hall", "Living room", "Kitchen"], f"each room's floor is drawn under its name: {drawn}")
+        spot = guest.find_element(By.CSS_SELECTOR, ".dollhouse-view a.spot[title='Kitchen']")
+        spot.click()
+        await_condition(guest, lambda d: d.current_url.split("#")[0].endswith(ids[3]) and not d.find_elements(By.CSS_SELECTOR, ".dollhouse-view"),
+                        "a dot in the dollhouse walks into its panorama, in place")
+        check(guest.execute_script("return window.__loads") == 0, "the dollhouse's walk in happened in place")
+
+        # On a phone: the whole screen, the panel folded, no label over another.
+        guest.set_window_size(390, 844)
+        guest.get(daemon.base + made["url"] + f"/panoramas/{ids[1]}")
+        await_condition(guest, lambda d: frames() >= 1, "the phone draws the living room")
+        viewer = guest.find_element(By.CSS_SELECTOR, "#viewer").rect
+        window = guest.execute_script("return [document.documentElement.clientWidth, window.innerHeight]")
+        toggle = guest.find_element(By.CSS_SELECTOR, "button.panel")
+        check(viewer["width"] >= window[0] and viewer["height"] >= window[1] and toggle.get_attribute("aria-expanded") == "false",
+              f"on a phone the view fills the screen, the panel folded: {viewer} of {window}")
+        _, overlapping = labels_apart(guest)
+        check(not overlapping, f"on a phone no label covers another: {overlapping}")
+        guest.save_screenshot(os.path.join(ARTIFACTS, "17-share-phone.png"))
+        toggle.click()
+        guest.save_screenshot(os.path.join(ARTIFACTS, "18-share-phone-plan.png"))
+        guest.find_element(By.CSS_SELECTOR, "button.dollhouse").click()
+        await_condition(guest, lambda d: d.find_elements(By.CSS_SELECTOR, ".dollhouse-view canvas") and dollhouse_frames() >= 1, "the phone draws the dollhouse")
+        _, overlapping = labels_apart(guest, ".dollhouse-view .label")
+        check(not overlapping, f"on a phone no room's name in the dollhouse covers another's: {overlapping}")
+        guest.save_screenshot(os.path.join(ARTIFACTS, "19-share-phone-dollhouse.png"))
+        accessible(guest, "the dollhouse")
+    finally:
+        guest.quit()
+
+
 def look_shot(driver, name):
     driver.save_screenshot(os.path.join(ARTIFACTS, f"{name}.png"))
 
@@ -715,6 +877,7 @@ def main():
         turning_and_play(driver, daemon, house)
         phone_motion(driver, daemon, house)
         embed_on_other_sites(driver, daemon, house, tokens)
+        share_walk(daemon, house, tokens)
         huge_panorama(driver, daemon, huge, tokens, cookie)
         phone_formats(driver, daemon, formats, tokens, cookie)
 
@@ -749,13 +912,12 @@ def main():
         visible = guest.find_element(By.TAG_NAME, "body").text
         check(tour["tour"] not in visible and "default" not in visible and "revision" not in visible,
               "a visitor is shown no tour id, tenant or plan revision")
-        check(guest.find_element(By.CSS_SELECTOR, "a.cover img").get_attribute("naturalWidth") not in (None, "0"),
-              "the shared tour's cover image is drawn")
+        await_condition(guest, lambda d: int(d.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-frames") or 0) >= 1,
+                        "the shared tour opens into its first panorama's view")
         look(guest, daemon, "08-shared-property", tokens)
-        guest.find_element(By.LINK_TEXT, "Floor 1").click()
-        await_condition(guest, lambda d: d.find_element(By.TAG_NAME, "h1").text == "Floor 1", "the shared tour's second floor opens")
-        guest.back()
-        guest.find_element(By.LINK_TEXT, "Ground floor").click()
+        guest.get(share_url + f"/floors/{tour['floors'][1]}")
+        check(guest.find_element(By.TAG_NAME, "h1").text == "Floor 1", "the shared tour's second floor opens")
+        guest.get(share_url + f"/floors/{tour['floors'][0]}")
         await_condition(guest, lambda d: d.find_elements(By.CSS_SELECTOR, "svg.plan a.room"), "the shared floor draws its plan")
         look(guest, daemon, "09-shared-floor", tokens)
         rooms_seen = 0

@@ -88,18 +88,19 @@ struct DraftUploads: Sendable {
                     throw ServiceError(.internal, "a replacing creation found an open upload")
                 }
                 let location = uploads.location(upload, tenant)
-                if uploads.context.config.resumableInterimResponses {
-                    request.sendInterim(.uploadResumptionSupported, headers: DraftAnswers.interim(version, location: location, limits: limits(upload)))
-                }
-                return try await transfer(request, version, upload, owner: owner, at: 0, completes: completes, location: location)
+                let interim = uploads.context.config.resumableInterimResponses ? DraftAnswers.interim(version, location: location, limits: limits(upload)) : nil
+                return try await transfer(request, version, upload, owner: owner, at: 0, completes: completes, location: location, interim: interim)
             }
         }
     }
 
     /// The body of a creation or append at `offset` into the upload, then its answer: the
-    /// panorama once the upload completes, else the offset reached.
+    /// panorama once the upload completes, else the offset reached. A creation's 104 (`interim`)
+    /// goes once this transfer has claimed the upload and before a byte of its body is read: an
+    /// offset retrieval it leads to (the client cut off right after) finds the transfer writing,
+    /// and waits for the bytes it was sent.
     private func transfer(_ request: Request, _ version: DraftVersion, _ found: UploadRecord, owner: UInt64, at offset: Int64,
-                          completes: Bool, location: String?) async throws -> Response {
+                          completes: Bool, location: String?, interim: [HTTPField]? = nil) async throws -> Response {
         let tenant = request.tenant
         var upload = found
         guard let session = try await uploads.current(upload, tenant, owner: owner).session else {
@@ -142,6 +143,7 @@ struct DraftUploads: Sendable {
             session.release(claim.token)
             throw error
         }
+        if let interim { request.sendInterim(.uploadResumptionSupported, headers: interim) }
         let reached: Int64
         do {
             // A body announced past the room is refused before a byte of it is read.

@@ -168,6 +168,12 @@ enum ViewerRoutes {
         switch page {
         case .property:
             guard let status = data.status else { throw ServiceError.notFound(page.name, page.id) }
+            if frame.paths.isShare {
+                let cover = ViewerPages.coverPanorama(of: data.tour)
+                let shown = if let cover { try await image(cover, in: data.tour, tenant, widths, context) } else { (readable: true, tiles: ViewerTiles?.none) }
+                bytes = ViewerPages.shareStart(frame, data.tour, status: status, widths: widths, readable: shown.readable, tiles: shown.tiles)
+                break
+            }
             let shares = data.shares.map { list in
                 ShareSection(shares: list.map { ShareSummary(id: $0.id, createdAt: $0.createdAt, expiresAt: $0.expiresAt, frameAncestors: $0.frameAncestors) },
                              madeURL: madeShare?.url, madeEmbeddable: madeShare?.embeddable ?? false, lifetimes: context.shareLifetimes)

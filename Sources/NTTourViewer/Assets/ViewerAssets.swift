@@ -93,7 +93,8 @@ main h1:focus { outline: none; }
 nav.walk { display: flex; justify-content: space-between; gap: 1rem; margin: 0.75rem 0 1rem; }
 nav.walk a { padding: 0.45rem 0.9rem; border: 1px solid var(--line); border-radius: 8px; background: #fff; text-decoration: none; }
 nav.walk a[rel=next] { margin-left: auto; text-align: right; }
-.around { display: grid; grid-template-columns: repeat(auto-fit, minmax(17rem, 1fr)); gap: 0 1rem; }
+.around .panel-body { display: grid; grid-template-columns: repeat(auto-fit, minmax(17rem, 1fr)); gap: 0 1rem; }
+.around .panel-body > .about, .around .panel-body > p.meta { grid-column: 1 / -1; }
 .ways ul.links { list-style: none; padding: 0; margin: 0; }
 .ways ul.links li { padding: 0.3rem 0; border-top: 1px solid var(--line); }
 .ways ul.links li:first-child { border-top: 0; }
@@ -139,6 +140,63 @@ main.embed .meta { margin: 0; color: #c5ccd4; }
   .plan-figure svg.plan { width: 200%; max-width: none; }
   .plan-figure::after { content: "Swipe to see the whole plan"; display: block; margin-top: 0.4rem; color: var(--muted); font-size: 0.85rem; }
 }
-.hidden { display: none !important; }
+/* A panorama's page where scripts run: the view fills the window, the title, the steps and the
+   panel over it (the page as a page stays for a browser without scripts). */
+@media (scripting: enabled) {
+  body.tour { background: #111; overflow: hidden; }
+  body.tour .bar { position: fixed; top: 0; left: 0; right: 0; z-index: 3; padding: 0.5rem 1rem; background: linear-gradient(rgba(0, 0, 0, 0.6), rgba(0, 0, 0, 0)); border: 0; }
+  body.tour .bar, body.tour .brand, body.tour .brand a, body.tour .subtitle, body.tour .shared { color: #fff; text-shadow: 0 1px 3px rgba(0, 0, 0, 0.7); }
+  body.tour main { max-width: none; margin: 0; padding: 0; }
+  body.tour .viewer { position: fixed; inset: 0; aspect-ratio: auto; border-radius: 0; }
+  body.tour .viewer img.fallback { object-fit: cover; }
+  body.tour .heading { position: fixed; top: 3rem; left: 1rem; z-index: 2; max-width: min(34rem, calc(100% - 25rem)); color: #fff; text-shadow: 0 1px 4px rgba(0, 0, 0, 0.85); pointer-events: none; }
+  body.tour .heading a { color: #fff; pointer-events: auto; }
+  body.tour .heading .crumbs { color: #e8ecf0; }
+  body.tour .heading h1 { margin: 0; font-size: 1.6rem; line-height: 1.25; }
+  body.tour .heading .place { margin: 0.1rem 0 0; font-size: 1.05rem; }
+  body.tour nav.walk { position: fixed; left: 1rem; right: 1rem; bottom: 1rem; z-index: 2; margin: 0; pointer-events: none; }
+  body.tour nav.walk a { pointer-events: auto; background: rgba(0, 0, 0, 0.68); color: #fff; border-color: transparent; }
+  body.tour nav.walk a:hover, body.tour nav.walk a:focus { background: rgba(0, 0, 0, 0.85); }
+  body.tour .around { position: fixed; top: 3rem; right: 1rem; z-index: 2; display: block; width: min(22rem, calc(100% - 2rem)); max-height: calc(100% - 11rem); overflow: auto; border-radius: 10px; background: rgba(255, 255, 255, 0.95); box-shadow: 0 2px 12px rgba(0, 0, 0, 0.45); }
+  body.tour .around button.panel { position: sticky; top: 0; z-index: 1; display: block; width: 100%; text-align: left; border-radius: 10px 10px 0 0; font-weight: 600; }
+  body.tour .around button.panel::after { content: "\25B4"; float: right; }
+  body.tour .around button.panel[aria-expanded=false] { border-radius: 10px; }
+  body.tour .around button.panel[aria-expanded=false]::after { content: "\25BE"; }
+  body.tour .around:has(button.panel[aria-expanded=false]) { width: auto; overflow: visible; }
+  body.tour .around .panel-body { display: block; }
+  body.tour .around .card { margin: 0; padding: 0.6rem 0.9rem; border: 0; border-bottom: 1px solid var(--line); border-radius: 0; background: transparent; }
+  body.tour .around .minimap svg.plan { width: 100%; }
+  body.tour .around p.meta { margin: 0; padding: 0.5rem 0.9rem; }
+  body.tour .around h3 { margin: 0.4rem 0 0.1rem; font-size: 0.95rem; }
+  body.tour .viewer button.fullscreen, body.tour .viewer button.motion, body.tour .viewer button.play { top: auto; bottom: 4.2rem; }
+  body.tour .viewer button.fullscreen { right: 1rem; }
+  body.tour .viewer button.play { left: 50%; right: auto; transform: translateX(-50%); }
+  body.tour .viewer button.motion { left: 1rem; }
+  body.tour .viewer .hint { top: 28%; bottom: auto; }
+  @media (max-width: 40rem) {
+    body.tour .heading { top: 2.6rem; max-width: calc(100% - 12rem); }
+    body.tour .heading h1 { font-size: 1.2rem; }
+    body.tour .heading .crumbs { display: none; }
+    body.tour .around { top: 2.6rem; right: 0.5rem; width: calc(100% - 1rem); max-height: calc(100% - 9rem); }
+    body.tour nav.walk { flex-direction: row; left: 0.5rem; right: 0.5rem; bottom: 0.5rem; }
+    body.tour nav.walk a { max-width: 48%; font-size: 0.85rem; padding: 0.4rem 0.6rem; }
+    body.tour .viewer { height: auto; border-radius: 0; }
+    body.tour .viewer button.fullscreen, body.tour .viewer button.motion, body.tour .viewer button.play { bottom: 3.6rem; }
+  }
+}
+.dollhouse-view { position: fixed; inset: 0; z-index: 5; background: radial-gradient(circle at 50% 40%, #3b4754, #161b21); color: #fff; }
+.dollhouse-view canvas { display: block; width: 100%; height: 100%; cursor: grab; touch-action: none; }
+.dollhouse-view h2 { position: absolute; top: 0.75rem; left: 1rem; margin: 0; font-size: 1.2rem; text-shadow: 0 1px 3px #000; }
+.dollhouse-view button.close { position: absolute; top: 0.6rem; right: 1rem; }
+.dollhouse-view nav { position: absolute; left: 1rem; bottom: 1rem; display: flex; gap: 0.5rem; flex-wrap: wrap; }
+.dollhouse-view nav button { background: rgba(0, 0, 0, 0.6); border-color: #aab4bf; }
+.dollhouse-view nav button[aria-pressed=true] { background: var(--accent); border-color: var(--accent); }
+.dollhouse-view .label { position: absolute; transform: translate(-50%, 0.8rem); padding: 0.1rem 0.5rem; border-radius: 6px; background: rgba(0, 0, 0, 0.62); font-size: 0.8rem; line-height: 1.3; text-align: center; white-space: nowrap; pointer-events: none; }
+.dollhouse-view .label span { display: block; color: #d5dde5; }
+.dollhouse-view a.spot { position: absolute; width: 1.3rem; height: 1.3rem; transform: translate(-50%, -50%); border-radius: 50%; border: 3px solid #fff; background: var(--accent); box-shadow: 0 0 6px rgba(0, 0, 0, 0.7); }
+.dollhouse-view a.spot.current { background: #c2410c; }
+.dollhouse-view a.spot:hover, .dollhouse-view a.spot:focus { outline: 3px solid #ffbf47; }
+.minimap button.dollhouse { margin-top: 0.6rem; }
+.hidden, [hidden] { display: none !important; }
 """#
 }

@@ -60,11 +60,14 @@ struct Crumb {
 
 /// The frame around every page: head, bar, trail.
 enum Layout {
-    static func page(_ frame: PageFrame, title: String, crumbs: [Crumb] = [], script: Bool = false,
+    /// `immersive`: a panorama's page, whose view fills the window with the rest over it where
+    /// scripts run (`body.tour`; `body.tour.visitor` under a share link); it writes its own trail.
+    static func page(_ frame: PageFrame, title: String, crumbs: [Crumb] = [], script: Bool = false, immersive: Bool = false,
                      _ body: (inout HTMLWriter) -> Void) -> [UInt8] {
         var page = HTMLWriter()
         head(&page, title: title, script: script)
         page.raw("</head><body")
+        if immersive { page.raw(frame.paths.isShare ? " class=\"tour visitor\"" : " class=\"tour\"") }
         panoramaBase(&page, frame.paths)
         page.raw("><header class=\"bar\"><div class=\"brand\">")
         if frame.paths.isShare {
@@ -86,17 +89,21 @@ enum Layout {
             page.raw("<span class=\"shared\">Shared tour · read-only</span>")
         }
         page.raw("</header><main>")
-        if !crumbs.isEmpty {
-            page.raw("<nav class=\"crumbs\" aria-label=\"Trail\">")
-            for crumb in crumbs {
-                page.link(crumb.url, crumb.label)
-                page.raw("<span class=\"sep\">›</span>")
-            }
-            page.raw("</nav>")
-        }
+        writeCrumbs(&page, crumbs)
         body(&page)
         page.raw("</main></body></html>")
         return page.bytes
+    }
+
+    /// The trail above a page's title; nothing for none.
+    static func writeCrumbs(_ page: inout HTMLWriter, _ crumbs: [Crumb]) {
+        guard !crumbs.isEmpty else { return }
+        page.raw("<nav class=\"crumbs\" aria-label=\"Trail\">")
+        for crumb in crumbs {
+            page.link(crumb.url, crumb.label)
+            page.raw("<span class=\"sep\">›</span>")
+        }
+        page.raw("</nav>")
     }
 
     /// A share link's embed form: the page without the bar and the trail, for another site's frame.

@@ -134,11 +134,10 @@ public enum ViewerPages {
         }
     }
 
-    /// One property's floors and rooms, with the server's status; its share links when the
-    /// page manages them. Under a share link, the visitor's page instead.
+    /// One property's floors and rooms in the app, with the server's status; its share links
+    /// when the page manages them. (A share link's first page is `shareStart`.)
     public static func property(_ frame: PageFrame, _ tour: TourDocument, status: ServerStatusDocument, shares: ShareSection?,
                                 widths: PreviewWidths) -> [UInt8] {
-        if frame.paths.isShare { return visitorProperty(frame, tour, status: status, widths: widths) }
         let property = tour.property
         // The script: a deep link naming a panorama, opened here, goes to it.
         return Layout.page(frame, title: property.name, crumbs: crumbs(frame, tour, upTo: .list), script: true) { page in
@@ -168,46 +167,17 @@ public enum ViewerPages {
         }
     }
 
-    /// A shared tour's first page, as the people it is sent to see it: the property's name, a
-    /// cover (its first panorama, which starts the walk), the metadata the tenant marked public,
-    /// and its floors with their rooms; no ids, revisions, sizes or tenant.
-    private static func visitorProperty(_ frame: PageFrame, _ tour: TourDocument, status: ServerStatusDocument, widths: PreviewWidths) -> [UInt8] {
-        let walk = TourWalk(tour)
-        return Layout.page(frame, title: tour.property.name, script: true) { page in
+    /// A shared tour without panoramas: the property's name, the metadata the tenant marked
+    /// public, and its floors with their rooms.
+    private static func visitorProperty(_ frame: PageFrame, _ tour: TourDocument, status: ServerStatusDocument) -> [UInt8] {
+        Layout.page(frame, title: tour.property.name) { page in
             page.element("<h1>", tour.property.name, "</h1>")
-            if let first = walk.stops.first {
-                // The panorama the tenant chose for the cover, when it is one of the tour's; the walk starts at the first.
-                let cover = PublicMetadata.cover(tour.property.metadata).flatMap(walk.index(of:)).map { walk.stops[$0] } ?? first
-                page.raw("<a class=\"cover\" href=\"")
-                page.text(frame.paths.panorama(first.panorama.id))
-                page.raw("\"><img alt=\"\" width=\"")
-                page.text(widths.cover)
-                page.raw("\" height=\"")
-                page.text(widths.cover / 2)
-                page.raw("\" src=\"")
-                page.text(frame.paths.preview(cover.panorama.id, width: widths.cover))
-                page.raw("\"><span>Start the tour</span></a>")
-            }
-            let facts = PublicMetadata.facts(tour.property.metadata)
-            if !facts.isEmpty {
-                page.raw("<dl class=\"facts\">")
-                for fact in facts {
-                    page.element("<dt>", fact.label, "</dt>")
-                    page.element("<dd>", fact.value, "</dd>")
-                }
-                page.raw("</dl>")
-            }
-            page.element("<p class=\"status\">", [Format.count(status.floorCount, "floor", "floors"), Format.count(status.roomCount, "room", "rooms"),
-                                                   Format.count(status.panoramaCount, "panorama", "panoramas")].joined(separator: " · "), "</p>")
+            writeFacts(&page, tour, status: status)
             for floor in tour.floors.sorted(by: { $0.floor.number < $1.floor.number }) {
                 page.raw("<section class=\"card floor\"><h2>")
                 page.link(frame.paths.floor(floor.floor.id), FloorTitle.of(number: floor.floor.number, name: floor.floor.name))
                 page.raw("</h2>")
-                if floor.panoramas.allSatisfy({ $0.roomId == nil }) {
-                    page.element("<p class=\"meta\">", Format.count(floor.panoramas.count, "panorama", "panoramas"), "</p>")
-                } else {
-                    writeRooms(&page, floor, frame.paths, onlyWithPanoramas: true)
-                }
+                writeRooms(&page, floor, frame.paths, onlyWithPanoramas: false)
                 page.raw("</section>")
             }
         }
@@ -344,21 +314,63 @@ public enum ViewerPages {
                                 readable: Bool = true, tiles: ViewerTiles? = nil) -> [UInt8]? {
         let walk = TourWalk(tour)
         guard let index = walk.index(of: panoramaId) else { return nil }
+        return walkPage(frame, tour, walk, at: index, widths: widths, readable: readable, tiles: tiles, start: nil)
+    }
+
+    /// The panorama a share link opens on: the one the tenant chose for the cover, when it is
+    /// one of the tour's, else the walk's first; nil when the tour has none.
+    public static func coverPanorama(of tour: TourDocument) -> String? {
+        let walk = TourWalk(tour)
+        guard let first = walk.stops.first else { return nil }
+        return PublicMetadata.cover(tour.property.metadata).flatMap(walk.index(of:)).map { walk.stops[$0].panorama.id } ?? first.panorama.id
+    }
+
+    /// A share link's first page, as the people it is sent to see it: its cover panorama
+    /// (`coverPanorama`) in the view, titled by the property's name, with the metadata the tenant
+    /// marked public and the floors with their rooms (each a way to its first panorama) in the
+    /// panel; no ids, revisions, sizes or tenant. A tour without panoramas has its list alone.
+    public static func shareStart(_ frame: PageFrame, _ tour: TourDocument, status: ServerStatusDocument, widths: PreviewWidths,
+                                  readable: Bool = true, tiles: ViewerTiles? = nil) -> [UInt8] {
+        let walk = TourWalk(tour)
+        guard let id = coverPanorama(of: tour), let index = walk.index(of: id),
+              let page = walkPage(frame, tour, walk, at: index, widths: widths, readable: readable, tiles: tiles, start: status) else {
+            return visitorProperty(frame, tour, status: status)
+        }
+        return page
+    }
+
+    /// A panorama's page: the view full size with its title over it, the steps through the tour,
+    /// and the panel (the ways on, the plan with its dollhouse, the floors) over the view, or
+    /// below it where the page has no script. `start`: the share link's first page, titled by the
+    /// property, its panel opening with what a visitor reads first.
+    private static func walkPage(_ frame: PageFrame, _ tour: TourDocument, _ walk: TourWalk, at index: Int, widths: PreviewWidths,
+                                 readable: Bool, tiles: ViewerTiles?, start status: ServerStatusDocument?) -> [UInt8]? {
         let stop = walk.stops[index]
         let (floor, panorama) = (stop.floor, stop.panorama)
-        var trail = crumbs(frame, tour, upTo: .property)
-        trail.append(Crumb(label: FloorTitle.of(number: floor.floor.number, name: floor.floor.name), url: frame.paths.floor(floor.floor.id)))
-        if let room = stop.room {
-            trail.append(Crumb(label: room.name ?? "Room", url: frame.paths.room(room.id)))
+        var trail: [Crumb] = []
+        if status == nil {
+            trail = crumbs(frame, tour, upTo: .property)
+            trail.append(Crumb(label: FloorTitle.of(number: floor.floor.number, name: floor.floor.name), url: frame.paths.floor(floor.floor.id)))
+            if let room = stop.room {
+                trail.append(Crumb(label: room.name ?? "Room", url: frame.paths.room(room.id)))
+            }
         }
-        return Layout.page(frame, title: stop.title, crumbs: trail, script: readable) { page in
-            page.element("<h1>", stop.title, "</h1>")
+        let title = status == nil ? stop.title : tour.property.name
+        return Layout.page(frame, title: title, script: readable, immersive: true) { page in
+            page.raw("<div class=\"heading\">")
+            Layout.writeCrumbs(&page, trail)
+            page.element("<h1>", title, "</h1>")
+            if status != nil { page.element("<p class=\"place\">", stop.title, "</p>") }
+            page.raw("</div>")
             writeViewer(&page, panorama, frame.paths, widths, readable: readable, tiles: tiles)
             writeSteps(&page, walk, from: index, frame.paths)
-            page.raw("<div class=\"around\">")
-            writeWays(&page, walk, from: index, frame.paths)
+            // The panel: its button (the script shows it) folds it over the view.
+            page.raw("<div class=\"around\" id=\"around\"><button type=\"button\" class=\"panel hidden\" aria-expanded=\"true\" aria-controls=\"panel\">")
+            page.raw("Plan and rooms</button><div class=\"panel-body\" id=\"panel\">")
+            // The plan first: its cone turns with the view, in sight.
             writeMinimap(&page, walk, at: index, frame.paths, units: frame.units)
-            page.raw("</div>")
+            if let status { writeAbout(&page, tour, walk, status: status, frame.paths) }
+            writeWays(&page, walk, from: index, frame.paths)
             page.raw("<p class=\"meta\">Taken ")
             page.text(Format.time(panorama.createdAt))
             // A share link offers the full-size image made again, without the camera's metadata
@@ -374,8 +386,46 @@ public enum ViewerPages {
                 page.raw(" · ")
                 page.link(frame.paths.image(panorama.id), "Original image")
             }
-            page.raw("</p>")
+            page.raw("</p></div></div>")
         }
+    }
+
+    /// The metadata the tenant marked public, and the tour's size.
+    private static func writeFacts(_ page: inout HTMLWriter, _ tour: TourDocument, status: ServerStatusDocument) {
+        let facts = PublicMetadata.facts(tour.property.metadata)
+        if !facts.isEmpty {
+            page.raw("<dl class=\"facts\">")
+            for fact in facts {
+                page.element("<dt>", fact.label, "</dt>")
+                page.element("<dd>", fact.value, "</dd>")
+            }
+            page.raw("</dl>")
+        }
+        page.element("<p class=\"status\">", [Format.count(status.floorCount, "floor", "floors"), Format.count(status.roomCount, "room", "rooms"),
+                                               Format.count(status.panoramaCount, "panorama", "panoramas")].joined(separator: " · "), "</p>")
+    }
+
+    /// What a share link's visitor reads first: the public facts, the tour's size, and each
+    /// floor's rooms, each a way to the room's first panorama.
+    private static func writeAbout(_ page: inout HTMLWriter, _ tour: TourDocument, _ walk: TourWalk, status: ServerStatusDocument, _ paths: ViewerPaths) {
+        page.raw("<section class=\"card about\"><h2>About this home</h2>")
+        writeFacts(&page, tour, status: status)
+        var seen = Set<String>()
+        for (index, stop) in walk.stops.enumerated() where seen.insert(stop.floor.floor.id).inserted {
+            page.element("<h3>", FloorTitle.of(number: stop.floor.floor.number, name: stop.floor.floor.name), "</h3>")
+            page.raw("<ul class=\"rooms\">")
+            // Each room's first panorama in walk order; the floor's panoramas without a room as one.
+            var named = Set<String>()
+            for other in walk.stops[index...] where other.floor.floor.id == stop.floor.floor.id {
+                let name = other.room.map { $0.name ?? "Room" } ?? FloorTitle.of(number: other.floor.floor.number, name: other.floor.floor.name)
+                guard named.insert(other.room?.id ?? "").inserted else { continue }
+                page.raw("<li>")
+                page.link(paths.panorama(other.panorama.id), name)
+                page.raw("</li>")
+            }
+            page.raw("</ul>")
+        }
+        page.raw("</section>")
     }
 
     /// The 360° view of a panorama (its heading for the minimap's cone), or why it cannot be shown.
@@ -531,6 +581,12 @@ public enum ViewerPages {
                 page.raw("</a></li>")
             }
             page.raw("</ul></nav>")
+        }
+        // The whole house in 3D, drawn by the script (which shows the button where WebGL is).
+        if let house = Dollhouse(walk, at: index, paths, units: units) {
+            page.raw("<button type=\"button\" class=\"dollhouse hidden\" data-house=\"")
+            page.text(house.json)
+            page.raw("\">Dollhouse</button>")
         }
         page.raw("</section>")
     }

@@ -1,0 +1,111 @@
+import NTAPIModel
+
+/// The tour as a dollhouse: every floor's rooms (outline in metres on the plan, height, name
+/// and area in the visitor's units) stacked at its elevation, and the panoramas whose position
+/// is known as dots that walk in. The page carries it as JSON (`data-house`) for the script to
+/// draw in WebGL; it is made from the plan the API already has. Pure.
+struct Dollhouse {
+    /// A room without a height stands this tall; a floor stands on the tallest room below it.
+    static let defaultHeight = 2.5
+
+    struct Room {
+        let name: String
+        let points: [(x: Double, y: Double)]
+        let height: Double
+        let area: String
+    }
+
+    struct Spot {
+        let x: Double
+        let y: Double
+        let url: String
+        let label: String
+        let current: Bool
+    }
+
+    struct Floor {
+        let name: String
+        /// Metres above the lowest floor.
+        let base: Double
+        let current: Bool
+        let rooms: [Room]
+        let spots: [Spot]
+    }
+
+    let floors: [Floor]
+
+    /// Nil when no floor has a room to draw.
+    init?(_ walk: TourWalk, at index: Int, _ paths: ViewerPaths, units: MeasureUnits) {
+        var floors: [Floor] = []
+        var base = 0.0
+        let here = walk.stops[index].floor.floor.id
+        var seen = Set<String>()
+        for stop in walk.stops where seen.insert(stop.floor.floor.id).inserted {
+            let floor = stop.floor
+            let rooms = floor.floor.rooms.compactMap { room -> Room? in
+                guard let points = FloorPlanDrawing.points(room.outline), points.count >= 3 else { return nil }
+                let height = room.height.flatMap { $0 > 0 && $0 < 100 ? $0 : nil } ?? Self.defaultHeight
+                return Room(name: room.name ?? "Room", points: points, height: height, area: RoomMeasure.area(RoomMeasure(points).area, in: units))
+            }
+            let spots = walk.stops.indices.compactMap { other -> Spot? in
+                let stop = walk.stops[other]
+                guard stop.floor.floor.id == floor.floor.id, let position = stop.panorama.position else { return nil }
+                return Spot(x: position.x, y: position.y, url: paths.panorama(stop.panorama.id), label: stop.title, current: other == index)
+            }
+            floors.append(Floor(name: FloorTitle.of(number: floor.floor.number, name: floor.floor.name), base: base,
+                                current: floor.floor.id == here, rooms: rooms, spots: spots))
+            base += rooms.map(\.height).max() ?? Self.defaultHeight
+        }
+        guard floors.contains(where: { !$0.rooms.isEmpty }) else { return nil }
+        self.floors = floors
+    }
+
+    /// `{"floors": [{"name", "base", "current", "rooms": [{"name", "height", "area", "points"}], "spots": [{"x", "y", "url", "label", "current"}]}]}`.
+    var json: String {
+        var writer = JSONWriter(capacity: 4096)
+        writer.object { writer in
+            writer.key("floors")
+            writer.array(floors) { writer, floor in
+                writer.object { writer in
+                    writer.key("base")
+                    writer.double(floor.base)
+                    writer.key("current")
+                    writer.bool(floor.current)
+                    writer.key("name")
+                    writer.string(floor.name)
+                    writer.key("rooms")
+                    writer.array(floor.rooms) { writer, room in
+                        writer.object { writer in
+                            writer.key("area")
+                            writer.string(room.area)
+                            writer.key("height")
+                            writer.double(room.height)
+                            writer.key("name")
+                            writer.string(room.name)
+                            writer.key("points")
+                            writer.array(room.points) { writer, point in
+                                writer.array([point.x, point.y]) { writer, value in writer.double(value) }
+                            }
+                        }
+                    }
+                    writer.key("spots")
+                    writer.array(floor.spots) { writer, spot in
+                        writer.object { writer in
+                            writer.key("current")
+                            writer.bool(spot.current)
+                            writer.key("label")
+                            writer.string(spot.label)
+                            writer.key("url")
+                            writer.string(spot.url)
+                            writer.key("x")
+                            writer.double(spot.x)
+                            writer.key("y")
+                            writer.double(spot.y)
+                        }
+                    }
+                }
+            }
+        }
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+}

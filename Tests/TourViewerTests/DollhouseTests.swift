@@ -1,0 +1,36 @@
+import NTAPIModel
+import Testing
+@testable import NTTourViewer
+
+/// The dollhouse's model (issue "The tour a buyer walks"): every floor stacked on the one below,
+/// each room's outline, height and area in the visitor's units, the panoramas as dots.
+@Suite struct DollhouseTests {
+    @Test func floorsStandOnTheTallestRoomBelowAndRoomsCarryTheirAreas() throws {
+        var tour = TourWalkTests.house()
+        // The ground floor's kitchen is taller; a room without a height stands 2.5 m.
+        let ground = try #require(tour.floors.firstIndex { $0.floor.number == 0 })
+        tour.floors[ground].floor.rooms[2].height = 3.2
+        let upper = try #require(tour.floors.firstIndex { $0.floor.number == 1 })
+        tour.floors[upper].floor.rooms[0].height = nil
+        let walk = TourWalk(tour)
+        let house = try #require(Dollhouse(walk, at: walk.index(of: "Kitchen-4")!, .share(secret: "s"), units: .metric))
+        #expect(house.floors.map(\.name) == ["Ground floor", "Floor 1"])
+        #expect(house.floors.map(\.base) == [0, 3.2] && house.floors.map(\.current) == [true, false])
+        #expect(house.floors[0].rooms.map(\.area) == ["12.0 m²", "27.0 m²", "9.0 m²"] && house.floors[1].rooms.map(\.height) == [2.5, 2.5])
+        #expect(house.floors[0].spots.map(\.label) == ["Hall", "Living room · 1 of 2", "Living room · 2 of 2", "Kitchen"])
+        #expect(house.floors[0].spots.filter(\.current).map(\.url) == ["/t/s/panoramas/Kitchen-4"])
+        let feet = try #require(Dollhouse(walk, at: 0, .app, units: .imperial))
+        #expect(feet.floors[1].rooms.map(\.area) == ["129 ft²", "215 ft²"])
+        // The page's JSON reads back as the model.
+        let json = try JSONReader.parse(house.json)
+        let floors = try #require(json.members?.first { $0.key == "floors" }?.value.array)
+        let rooms = try #require(floors[1].members?.first { $0.key == "rooms" }?.value.array)
+        #expect(rooms.count == 2 && rooms[1].members?.first { $0.key == "name" }?.value.string == "Bedroom")
+    }
+
+    @Test func aTourWithoutOutlinesHasNoDollhouse() {
+        var tour = TourWalkTests.house()
+        for index in tour.floors.indices { tour.floors[index].floor.rooms = [] }
+        #expect(Dollhouse(TourWalk(tour), at: 0, .app, units: .metric) == nil)
+    }
+}
