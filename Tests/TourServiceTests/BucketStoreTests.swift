@@ -325,7 +325,7 @@ import NTObjectStorage
         // Under a share link the full-size image (the largest preview) comes through toursd,
         // never a URL that would outlive the link: revoked, nothing more is sent.
         let tourId = try #require(try client.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
-        let made = try client.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600])
+        let made = try client.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600, "offersOriginals": true])
         let (link, share) = (try #require(made.string("url")), try #require(made.string("id")))
         let original = try harness.client(nil).send("GET", "\(link)/panoramas/\(id)/image")
         #expect(original.status == 200 && original.header("Content-Type") == "image/jpeg" && original.header("Location") == nil, "\(original.status)")

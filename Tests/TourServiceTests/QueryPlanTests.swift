@@ -105,7 +105,7 @@ import NTThreadPools
         #expect(try client.send("DELETE", "/v1/grants/\(try #require(grant.string("id")) as String)").status == 204)
         #expect(try client.send("POST", "/v1/tokens").status == 201 && client.send("GET", "/v1/tokens").status == 200)
         // Shares and the viewer, signed in and through a link.
-        let made = try client.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600])
+        let made = try client.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600, "offersOriginals": true])
         let link = try #require(made.string("url"))
         #expect(try client.send("GET", "/v1/tours/\(tourId)/shares").status == 200)
         let anonymous = try harness.client(nil)

@@ -139,6 +139,8 @@ import TestTraits
         let both = try ToursdCommand.parse(["check-config"], environment: ["TOURSD_shareMinSeconds": "60", "TOURSD_shareMaxSeconds": "1800"])
         guard case .checkConfig(let config, _) = both else { Issue.record("\(both)"); return }
         #expect(config.shareMinSeconds == 60 && config.shareMaxSeconds == 1800)
+        // The default lifetime (30 days) past the range: a link made without one gets the longest.
+        #expect(config.shareLifetime == 1800)
         #expect(throws: ConfigError.self) {
             try ToursdCommand.parse(["check-config"], environment: ["TOURSD_shareMinSeconds": "7200", "TOURSD_shareMaxSeconds": "3600"])
         }

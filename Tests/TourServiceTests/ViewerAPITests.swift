@@ -175,17 +175,33 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         let (propertyId, _) = try alpha.makeFloor()
         let tourId = try #require(try alpha.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
 
-        let made = try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600])
+        let made = try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600, "label": "  Sent to the Millers "])
         #expect(made.status == 201)
         let url = try #require(made.string("url"))
         let id = try #require(made.string("id"))
         #expect(made.string("tourId") == tourId && made.string("expiresAt") != nil)
+        // Its label trimmed; its originals private unless it says otherwise.
+        #expect(made.string("label") == "Sent to the Millers" && made.json?["offersOriginals"] as? Bool == false)
         let secret = String(url.dropFirst(3))
         #expect(url.hasPrefix("/t/") && secret.utf8.count >= 22) // at least 128 random bits
 
         let listed = try alpha.send("GET", "/v1/tours/\(tourId)/shares")
         let items = try #require(listed.json?["items"] as? [[String: Any]])
-        #expect(items.count == 1 && items[0]["id"] as? String == id && items[0]["url"] == nil)
+        #expect(items.count == 1 && items[0]["id"] as? String == id && items[0]["url"] == nil && items[0]["label"] as? String == "Sent to the Millers")
+        // Without a lifetime, the server's default (shareDefaultSeconds: 30 days); without a label, none.
+        let plain = try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: [:])
+        let (created, expires) = (try #require(plain.string("createdAt")), try #require(plain.string("expiresAt")))
+        #expect(plain.status == 201 && plain.json?["label"] is NSNull)
+        let rfc3339 = ISO8601DateFormatter()
+        rfc3339.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        #expect(try #require(rfc3339.date(from: expires)).timeIntervalSince(try #require(rfc3339.date(from: created))) == 30 * 86_400)
+        #expect(try alpha.send("DELETE", "/v1/shares/\(try #require(plain.string("id")))").status == 204)
+        for (body, message) in [(["label": ""] as [String: Any], "label must be 1 to 200"), (["label": String(repeating: "x", count: 201)], "label must be 1 to 200"),
+                                (["label": "a\u{0}b"], "label must not contain control"), (["label": 5], "label must be a string"),
+                                (["offersOriginals": "yes"], "offersOriginals must be true or false")] {
+            let refused = try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: body)
+            #expect(refused.status == 400 && refused.text.contains(message), "\(body): \(refused.text)")
+        }
 
         let anonymous = try harness.client(nil)
         #expect(try anonymous.send("GET", url).status == 200)
@@ -399,9 +415,15 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         let id = newID()
         #expect(try alpha.putPanorama(id, floorId: floorId, bytes: original).status == 201)
         let tourId = try #require(try alpha.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
-        let link = try #require(try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600]).string("url"))
+        let link = try #require(try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600, "offersOriginals": true]).string("url"))
         let visitor = try harness.client(nil)
         #expect(try visitor.send("GET", "\(link)/panoramas/\(id)").text.contains("Full-size image"))
+        // A link that does not offer them (the default) links none, and its visitor fetches none.
+        let views = try #require(try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: [:]).string("url"))
+        #expect(!(try visitor.send("GET", "\(views)/panoramas/\(id)").text.contains("Full-size image")))
+        let refused = try visitor.send("GET", "\(views)/panoramas/\(id)/image")
+        #expect(refused.status == 403 && refused.text.contains("not its full-size images"), "\(refused.status)")
+        #expect(try visitor.send("GET", "\(views)/panoramas/\(id)/preview?width=320").status == 200)
         // Its first view asks for its tiles; a later one names them.
         var page = ""
         try await waitUntil("the panorama's tiles", seconds: 60) {

@@ -96,15 +96,20 @@ import Testing
     }
 
     @Test func shareFormsCarryTheCSRFTokenAndASharedTourHasNoForms() {
-        let shares = ShareSection(shares: [ShareSummary(id: "share-1", createdAt: "a", expiresAt: "b")], madeURL: "http://h/t/secret",
-                                  lifetimes: [3600, 86_400])
+        let shares = ShareSection(shares: [ShareDocument(id: "share-1", tourId: "tour", url: nil, label: "For <the> Millers", createdAt: "a", expiresAt: "b"),
+                                           ShareDocument(id: "share-2", tourId: "tour", url: nil, createdAt: "a", expiresAt: "b", offersOriginals: true)],
+                                  madeURL: "http://h/t/secret", madeEmbeddable: true, lifetimes: [3600, 86_400], defaultLifetime: 86_400)
         let status = ServerStatusDocument(propertyId: "property", tourId: "tour", floorCount: 2, roomCount: 2, panoramaCount: 2, panoramaBytes: 0, updatedAt: "x")
         let page = Self.text(ViewerPages.property(Self.frame, Self.tour(), status: status, shares: shares, widths: Self.widths))
-        // Sign out, make a link, revoke a link: each form carries the token.
-        #expect(page.components(separatedBy: "<form method=\"post\"").count - 1 == 3)
-        #expect(page.components(separatedBy: "name=\"csrf\" value=\"csrf-value\"").count - 1 == 3)
+        // Sign out, make a link, revoke each of two: each form carries the token.
+        #expect(page.components(separatedBy: "<form method=\"post\"").count - 1 == 4)
+        #expect(page.components(separatedBy: "name=\"csrf\" value=\"csrf-value\"").count - 1 == 4)
         #expect(page.contains("value=\"http://h/t/secret\""))
-        #expect(page.contains("<option value=\"3600\">1 hour</option><option value=\"86400\">1 day</option>"))
+        #expect(page.contains("<option value=\"3600\">1 hour</option><option value=\"86400\" selected>1 day</option>"))
+        // The list says each link's label and what it offers; the link just made comes with its embed snippet.
+        #expect(page.contains("<strong>For &lt;the&gt; Millers</strong> · Made") && page.contains(" · views only") && page.contains(" · full-size images offered"))
+        #expect(page.contains("<textarea readonly id=\"made-embed\" class=\"share-url\" rows=\"3\">&lt;div style=&quot;position:relative;padding-top:56.25%&quot;&gt;&lt;iframe src=&quot;http://h/t/secret/embed&quot;"))
+        #expect(page.contains("allow=&quot;fullscreen; gyroscope; accelerometer&quot;"))
         let shared = PageFrame(paths: .share(secret: "s3cret"), subtitle: nil, csrf: nil)
         let sharedPage = Self.text(ViewerPages.shareStart(shared, Self.tour(), status: status, widths: Self.widths))
         #expect(!sharedPage.contains("<form"))

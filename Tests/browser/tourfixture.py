@@ -182,11 +182,16 @@ def build_walk_tour(daemon, token, name="Dune House", width=1024):
     return {"property": property_id, "tour": tour["tourId"], "floors": floors, "rooms": rooms, "panoramas": panoramas}
 
 
-def chromium(page_load_seconds):
+def chromium(page_load_seconds, without=None):
     """Headless Chromium at 1280×900 drawing WebGL in software (SwiftShader), with its
-    performance log (the requests it makes) kept."""
+    performance log (the requests it makes) kept; `without` "webgl" or "javascript": a browser
+    that lacks it."""
     options = webdriver.ChromeOptions()
     options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    if without == "webgl":
+        options.add_argument("--disable-webgl")
+    elif without == "javascript":
+        options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
     for flag in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900",
                  "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--ignore-gpu-blocklist",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",

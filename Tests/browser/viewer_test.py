@@ -649,13 +649,17 @@ def share_walk(daemon, house, tokens):
         for step in range(1, len(ids)):
             ready_to_move(guest, names[step - 1])
             # The markers in view stand below the horizon (the view looks level), no label over another.
+            # Each marker in view stands below the horizon (the view looks level), on the side of
+            # the view's middle where its way on's direction is (its longitude against the view's yaw).
             marks = guest.execute_script("""
-                const v = document.querySelector('#viewer').getBoundingClientRect();
-                return Array.from(document.querySelectorAll('#viewer a.hotspot')).filter(a => a.offsetParent)
-                  .map(a => { const m = a.querySelector('.mark').getBoundingClientRect();
-                              return [a.textContent, m.top + m.height / 2 - (v.top + v.height / 2)]; });""")
+                const v = document.querySelector('#viewer').getBoundingClientRect(), yaw = Number(document.querySelector('#viewer canvas').dataset.yaw);
+                return Array.from(document.querySelectorAll('#viewer a.hotspot')).filter(a => a.offsetParent).map(a => {
+                  const m = a.querySelector('.mark').getBoundingClientRect(), way = Array.from(document.querySelectorAll('.ways a')).find(w => w.href === a.href);
+                  const relative = ((Number(way.dataset.longitude) - yaw) % 360 + 540) % 360 - 180;
+                  return [a.textContent, m.top + m.height / 2 - (v.top + v.height / 2), m.left + m.width / 2 - (v.left + v.width / 2), relative]; });""")
             seen += len(marks)
-            check(all(below > 0 for _, below in marks), f"at {names[step - 1]} the markers in view stand on the floor: {marks}")
+            check(all(below > 0 and (abs(relative) < 3 or (side > 0) == (relative > 0)) for _, below, side, relative in marks),
+                  f"at {names[step - 1]} the markers in view stand on the floor where their rooms are: {marks}")
             _, overlapping = labels_apart(guest)
             check(not overlapping, f"at {names[step - 1]} no label covers another: {overlapping}")
             guest.find_element(By.CSS_SELECTOR, "nav.walk a[rel=next]").click()
@@ -755,6 +759,23 @@ def share_walk(daemon, house, tokens):
         accessible(guest, "the dollhouse")
     finally:
         guest.quit()
+    # Without scripts, or without WebGL, the page stays a page: the image, then the steps and
+    # the panel's ways on, plan and floors below it.
+    for lacking in ("javascript", "webgl"):
+        plain = tourfixture.chromium(WAIT, without=lacking)
+        try:
+            plain.get(daemon.base + made["url"])
+            await_condition(plain, lambda d: d.find_element(By.CSS_SELECTOR, "#viewer img.fallback").get_attribute("naturalWidth") not in (None, "0"),
+                            f"without {lacking} the share link shows its panorama as an image")
+            layout = plain.execute_script("""
+                const at = s => document.querySelector(s).getBoundingClientRect();
+                return [getComputedStyle(document.querySelector('#viewer')).position, at('#viewer').bottom <= at('nav.walk').top,
+                        at('nav.walk').bottom <= at('.around').top + 1, getComputedStyle(document.querySelector('#panel')).display];""")
+            check(layout[0] != "fixed" and layout[1] and layout[2] and layout[3] != "none",
+                  f"without {lacking} the page is a page: the image, the steps, the panel below (position, order, panel shown: {layout})")
+            plain.save_screenshot(os.path.join(ARTIFACTS, f"20-share-without-{lacking}.png"))
+        finally:
+            plain.quit()
 
 
 def look_shot(driver, name):
@@ -893,12 +914,18 @@ def main():
 
         # Share links: made on the property page, open without a session.
         driver.get(daemon.base + f"/app/properties/{tour['property']}")
-        Select(driver.find_element(By.NAME, "expiresInSeconds")).select_by_visible_text("1 day")
+        lifetime = Select(driver.find_element(By.NAME, "expiresInSeconds"))
+        check(lifetime.first_selected_option.text == "30 days", f"a link lasts 30 days unless the agent chooses: {lifetime.first_selected_option.text}")
+        lifetime.select_by_visible_text("1 day")
+        driver.find_element(By.ID, "share-label").send_keys("Sent to the Millers")
         driver.find_element(By.XPATH, "//button[text()='Make a share link']").click()
         await_condition(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "input.share-url"), "a share link is made")
         share_url = driver.find_element(By.CSS_SELECTOR, "input.share-url").get_attribute("value")
         check(re.fullmatch(re.escape(daemon.base) + r"/t/[A-Za-z0-9_-]{43}", share_url) is not None, f"the share URL is absolute: {share_url}")
-        check(len(driver.find_elements(By.CSS_SELECTOR, "ul.share-list li")) == 1, "the property page lists the link")
+        listed = driver.find_elements(By.CSS_SELECTOR, "ul.share-list li")
+        check(len(listed) == 1 and "Sent to the Millers" in listed[0].text and "views only" in listed[0].text,
+              f"the property page lists the link with its label and what it offers: {[item.text for item in listed]}")
+        check(driver.find_element(By.CSS_SELECTOR, "button.copy[data-copies=made-url]").is_displayed(), "the link just made has a copy button")
         look(driver, daemon, "07-property-shares", tokens, cookie)
         secret = share_url.rsplit("/", 1)[1]
         check(secret not in open(os.path.join(work, "toursd.log")).read(), "the share secret is in no log line")
@@ -907,6 +934,9 @@ def main():
         drivers.append(guest)
         guest.get(share_url)
         check(guest.find_element(By.TAG_NAME, "h1").text == "Maple Street 12", "a share link opens the tour without a session")
+        # The originals stay private: the link offers none, and its visitor can fetch none.
+        status, _, _ = daemon.request("GET", urllib.parse.urlsplit(share_url).path + f"/panoramas/{tour['panoramas'][0]}/image")
+        check("Full-size image" not in guest.page_source and status == 403, f"a link made without offering them offers no full-size image: {status}")
         check(not guest.find_elements(By.CSS_SELECTOR, "form.signout") and not guest.find_elements(By.CSS_SELECTOR, "section.shares"),
               "the shared tour is read-only: no sign-out, no share links")
         visible = guest.find_element(By.TAG_NAME, "body").text

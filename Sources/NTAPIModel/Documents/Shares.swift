@@ -4,18 +4,26 @@ public struct ShareDocument: JSONDocument, Equatable, Sendable {
     public var id: String
     public var tourId: String
     public var url: String?
+    /// What its maker calls it ("Sent to the Millers"); nil: no label.
+    public var label: String?
     public var createdAt: String
     public var expiresAt: String
     /// The origins whose pages may frame the link's embed form (`/t/…/embed`); none: no site may.
     public var frameAncestors: [String]
+    /// Whether its visitors may fetch each panorama's full-size image (made again without the
+    /// camera's metadata); else they see previews and tiles only.
+    public var offersOriginals: Bool
 
-    public init(id: String, tourId: String, url: String?, createdAt: String, expiresAt: String, frameAncestors: [String] = []) {
+    public init(id: String, tourId: String, url: String?, label: String? = nil, createdAt: String, expiresAt: String,
+                frameAncestors: [String] = [], offersOriginals: Bool = false) {
         self.id = id
         self.tourId = tourId
         self.url = url
+        self.label = label
         self.createdAt = createdAt
         self.expiresAt = expiresAt
         self.frameAncestors = frameAncestors
+        self.offersOriginals = offersOriginals
     }
 
     public init(_ value: JSONValue) throws(InvalidDocument) {
@@ -25,8 +33,9 @@ public struct ShareDocument: JSONDocument, Equatable, Sendable {
             guard let text = origin.string else { throw InvalidDocument("frameAncestors must be an array of strings") }
             origins.append(text)
         }
-        self.init(id: try json.string("id"), tourId: try json.string("tourId"), url: try json.optionalString("url"),
-                  createdAt: try json.string("createdAt"), expiresAt: try json.string("expiresAt"), frameAncestors: origins)
+        self.init(id: try json.string("id"), tourId: try json.string("tourId"), url: try json.optionalString("url"), label: try json.optionalString("label"),
+                  createdAt: try json.string("createdAt"), expiresAt: try json.string("expiresAt"), frameAncestors: origins,
+                  offersOriginals: try json.bool("offersOriginals"))
     }
 
     public func write(to writer: inout JSONWriter) {
@@ -35,20 +44,25 @@ public struct ShareDocument: JSONDocument, Equatable, Sendable {
             writer.key("expiresAt"); writer.string(expiresAt)
             writer.key("frameAncestors"); writer.array(frameAncestors) { $0.string($1) }
             writer.key("id"); writer.string(id)
+            writer.key("label"); writer.string(label)
+            writer.key("offersOriginals"); writer.bool(offersOriginals)
             writer.key("tourId"); writer.string(tourId)
             if let url { writer.key("url"); writer.string(url) }
         }
     }
 }
 
-/// The body of `POST /v1/tours/{tourId}/shares`: `{"expiresInSeconds": N, "frameAncestors":
-/// [origin…]}`, N within the server's range (docs/api.md: 1 hour to 90 days by default), at
-/// most `maxOrigins` origins (optional: none).
+/// The body of `POST /v1/tours/{tourId}/shares`: `{"expiresInSeconds": N, "label": "…",
+/// "frameAncestors": [origin…], "offersOriginals": false}`, every field optional: N within the
+/// server's range (docs/api.md: 1 hour to 90 days by default; absent, the server's default, 30
+/// days), a label as any name people read (`DisplayName`), at most `maxOrigins` origins.
 public struct ShareInput: Equatable, Sendable {
     public var expiresInSeconds: Int
+    public var label: String?
     public var frameAncestors: [String]
+    public var offersOriginals: Bool
 
-    public static func parse(_ bytes: [UInt8], allowed: ClosedRange<Int>, maxOrigins: Int,
+    public static func parse(_ bytes: [UInt8], allowed: ClosedRange<Int>, defaultSeconds: Int, maxOrigins: Int,
                              maxDepth: Int = JSONReader.defaultMaxDepth) throws(InvalidDocument) -> ShareInput {
         let json = try Fields.parse(bytes, maxDepth: maxDepth)
         var origins: [String] = []
@@ -59,26 +73,36 @@ public struct ShareInput: Equatable, Sendable {
                 origins.append(text)
             }
         }
-        return try ShareInput(expiresInSeconds: json.integer("expiresInSeconds"), frameAncestors: origins).validated(allowed, maxOrigins: maxOrigins)
+        let seconds: Int
+        if let given = json["expiresInSeconds"], !given.isNull { seconds = try json.integer("expiresInSeconds") } else { seconds = defaultSeconds }
+        let offers: Bool
+        if let given = json["offersOriginals"], !given.isNull { offers = try json.bool("offersOriginals") } else { offers = false }
+        return try ShareInput(expiresInSeconds: seconds, label: try json.optionalString("label"), frameAncestors: origins, offersOriginals: offers)
+            .validated(allowed, maxOrigins: maxOrigins)
     }
 
-    public init(expiresInSeconds: Int, frameAncestors: [String] = []) {
+    public init(expiresInSeconds: Int, label: String? = nil, frameAncestors: [String] = [], offersOriginals: Bool = false) {
         self.expiresInSeconds = expiresInSeconds
+        self.label = label
         self.frameAncestors = frameAncestors
+        self.offersOriginals = offersOriginals
     }
 
-    /// Checked, its origins in their one spelling (lowercase, without duplicates).
+    /// Checked, its label trimmed (a name people read: `DisplayName`) and its origins in their
+    /// one spelling (lowercase, without duplicates).
     public func validated(_ allowed: ClosedRange<Int>, maxOrigins: Int) throws(InvalidDocument) -> ShareInput {
         guard allowed.contains(expiresInSeconds) else {
             throw InvalidDocument("expiresInSeconds must be \(allowed.lowerBound) to \(allowed.upperBound)")
         }
+        let named: String?
+        if let label { named = try DisplayName.validated(label, "label") } else { named = nil }
         guard frameAncestors.count <= maxOrigins else { throw InvalidDocument("frameAncestors holds at most \(maxOrigins) origins") }
         var origins: [String] = []
         for text in frameAncestors {
             let origin = try FrameAncestor.validated(text)
             if !origins.contains(origin) { origins.append(origin) }
         }
-        return ShareInput(expiresInSeconds: expiresInSeconds, frameAncestors: origins)
+        return ShareInput(expiresInSeconds: expiresInSeconds, label: named, frameAncestors: origins, offersOriginals: offersOriginals)
     }
 }
 

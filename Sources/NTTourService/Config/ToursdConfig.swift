@@ -217,6 +217,10 @@ public struct ToursdConfig: Sendable, Equatable {
     /// The lifetimes a share link may be given (docs/api.md: 1 hour to 90 days).
     public var shareMinSeconds = 3600
     public var shareMaxSeconds = 90 * 86_400
+    /// A share link's lifetime when its maker names none (30 days); `shareLifetime` keeps it
+    /// within the two above, however they are set.
+    public var shareDefaultSeconds = 30 * 86_400
+    public var shareLifetime: Int { min(max(shareDefaultSeconds, shareMinSeconds), shareMaxSeconds) }
     /// Live share links one tour may have at once (409 past it).
     public var maxSharesPerTour = 100
     /// The origins one share link may let frame its embed form.
@@ -384,6 +388,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "signInWindowSeconds": { config, text in setInt(&config.signInWindowSeconds, text, 1...86_400) },
         "shareMinSeconds": { config, text in setInt(&config.shareMinSeconds, text, 1...365 * 86_400) },
         "shareMaxSeconds": { config, text in setInt(&config.shareMaxSeconds, text, 1...10 * 365 * 86_400) },
+        "shareDefaultSeconds": { config, text in setInt(&config.shareDefaultSeconds, text, 1...10 * 365 * 86_400) },
         "maxSharesPerTour": { config, text in setInt(&config.maxSharesPerTour, text, 1...1_000_000) },
         "maxFrameAncestorsPerShare": { config, text in setInt(&config.maxFrameAncestorsPerShare, text, 0...64) },
         "previewWidths": { config, text in

@@ -10,12 +10,12 @@ enum ShareRoutes {
             let (tenant, tourId) = (request.tenant, try request.uuid("tourId"))
             let body = try await request.body.collect(upTo: request.bodyLimit)
             let input = try ServiceError.parsing { () throws(InvalidDocument) in
-                try ShareInput.parse(body, allowed: allowed, maxOrigins: context.config.maxFrameAncestorsPerShare, maxDepth: context.config.maxJsonDepth)
+                try ShareInput.parse(body, allowed: allowed, defaultSeconds: context.config.shareLifetime,
+                                     maxOrigins: context.config.maxFrameAncestorsPerShare, maxDepth: context.config.maxJsonDepth)
             }
             let maxLive = context.config.maxSharesPerTour
             guard let share = try await context.write({
-                try await ViewerStore.createShare($0, tenant, tourId: tourId, lifetime: input.expiresInSeconds, frameAncestors: input.frameAncestors,
-                                                  maxLive: maxLive, at: context.clock.now())
+                try await ViewerStore.createShare($0, tenant, tourId: tourId, input, maxLive: maxLive, at: context.clock.now())
             }) else {
                 throw ServiceError.notFound("tour", tourId)
             }

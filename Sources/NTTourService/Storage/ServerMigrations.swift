@@ -384,6 +384,14 @@ CREATE INDEX panoramas_processing ON panoramas (created_at) WHERE state = 'proce
 ALTER TABLE panoramas ADD COLUMN geometry TEXT;
 
 """#),
+        Migration(version: 19, name: "share_options", sql: #"""
+-- What an agent manages of a share link (docs/api.md "Sharing a tour"): its label, and whether
+-- its visitors may fetch the panoramas' full-size images (1) or previews and tiles only (0, the
+-- default, and so for every older link).
+ALTER TABLE shares ADD COLUMN label TEXT;
+ALTER TABLE shares ADD COLUMN offers_originals INTEGER NOT NULL DEFAULT 0;
+
+"""#),
     ]
 
     static let postgresql: [Migration] = [
@@ -714,6 +722,12 @@ CREATE INDEX panoramas_processing ON panoramas (created_at) WHERE state = 'proce
 -- PanoramaFileGeometry, read when it is processed; NULL until then, and for panoramas
 -- processed before this migration.
 ALTER TABLE panoramas ADD COLUMN geometry TEXT;
+
+"""#),
+        Migration(version: 16, name: "share_options", sql: #"""
+-- A share link's label and whether it offers the originals (SQLite's migration 0019).
+ALTER TABLE shares ADD COLUMN label TEXT;
+ALTER TABLE shares ADD COLUMN offers_originals INTEGER NOT NULL DEFAULT 0;
 
 """#),
     ]

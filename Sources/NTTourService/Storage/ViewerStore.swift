@@ -48,7 +48,7 @@ enum ViewerStore {
 
     /// Makes a share link of a tour; nil when the tenant has no such tour. Expired links of
     /// the tenant go at the same time. A tour with `maxLive` live links already is a 409.
-    static func createShare(_ db: any SQLConnection, _ tenant: Int64, tourId: String, lifetime: Int, frameAncestors: [String],
+    static func createShare(_ db: any SQLConnection, _ tenant: Int64, tourId: String, _ input: ShareInput,
                             maxLive: Int, at now: WallClockTime) async throws -> ShareDocument? {
         guard let property = try await db.first("SELECT id FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId)?.decode("id", as: String.self) else {
             return nil
@@ -60,11 +60,14 @@ enum ViewerStore {
             throw ServiceError(.conflict, "the tour has \(live) live share links, the most maxSharesPerTour allows: revoke one first")
         }
         let secret = Secrets.make(prefix: "")
-        let share = ShareDocument(id: Identifier.make(), tourId: tourId, url: "/t/" + secret, createdAt: stamp, expiresAt: Timestamp.text(now, plus: lifetime),
-                                  frameAncestors: frameAncestors)
+        let share = ShareDocument(id: Identifier.make(), tourId: tourId, url: "/t/" + secret, label: input.label, createdAt: stamp,
+                                  expiresAt: Timestamp.text(now, plus: input.expiresInSeconds), frameAncestors: input.frameAncestors,
+                                  offersOriginals: input.offersOriginals)
         try await db.run("""
-            INSERT INTO shares (tenant_id, id, property_id, secret_hash, created_at, expires_at, frame_ancestors) VALUES (?, ?, ?, ?, ?, ?, ?)
-            """, tenant, share.id, property, Blob(Secrets.hash(secret)), share.createdAt, share.expiresAt, FrameAncestors.text(frameAncestors))
+            INSERT INTO shares (tenant_id, id, property_id, secret_hash, created_at, expires_at, frame_ancestors, label, offers_originals)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, tenant, share.id, property, Blob(Secrets.hash(secret)), share.createdAt, share.expiresAt, FrameAncestors.text(share.frameAncestors),
+            share.label, Int64(share.offersOriginals ? 1 : 0))
         return share
     }
 
@@ -79,18 +82,22 @@ enum ViewerStore {
             guard let createdAt = try await db.first("SELECT created_at FROM shares WHERE tenant_id = ? AND property_id = ? AND id = ?", tenant, property, after)?
                 .decode("created_at", as: String.self) else { throw ServiceError.badRequest("after names no share link of this tour") }
             rows = try await db.query("""
-                SELECT id, created_at, expires_at, frame_ancestors FROM shares
+                SELECT id, label, created_at, expires_at, frame_ancestors, offers_originals FROM shares
                 WHERE tenant_id = ? AND property_id = ? AND expires_at > ? AND (created_at < ? OR (created_at = ? AND id > ?))
                 ORDER BY created_at DESC, id LIMIT ?
                 """, tenant, property, stamp, createdAt, createdAt, after, limit + 1)
         } else {
             rows = try await db.query("""
-                SELECT id, created_at, expires_at, frame_ancestors FROM shares WHERE tenant_id = ? AND property_id = ? AND expires_at > ?
+                SELECT id, label, created_at, expires_at, frame_ancestors, offers_originals FROM shares WHERE tenant_id = ? AND property_id = ? AND expires_at > ?
                 ORDER BY created_at DESC, id LIMIT ?
                 """, tenant, property, stamp, limit + 1)
         }
-        let page = try rows.prefix(limit).map { ShareDocument(id: try $0.decode("id", as: String.self), tourId: tourId, url: nil, createdAt: try $0.decode("created_at", as: String.self),
-                                                          expiresAt: try $0.decode("expires_at", as: String.self), frameAncestors: FrameAncestors.list(try $0.decodeIfPresent("frame_ancestors", as: String.self))) }
+        let page = try rows.prefix(limit).map { row in
+            ShareDocument(id: try row.decode("id", as: String.self), tourId: tourId, url: nil, label: try row.decodeIfPresent("label", as: String.self),
+                          createdAt: try row.decode("created_at", as: String.self), expiresAt: try row.decode("expires_at", as: String.self),
+                          frameAncestors: FrameAncestors.list(try row.decodeIfPresent("frame_ancestors", as: String.self)),
+                          offersOriginals: try row.decode("offers_originals", as: Int64.self) != 0)
+        }
         return (page, rows.count > limit)
     }
 
@@ -99,15 +106,24 @@ enum ViewerStore {
         try await db.first("DELETE FROM shares WHERE tenant_id = ? AND id = ? RETURNING property_id", tenant, id)?.decode(0, as: String.self)
     }
 
-    /// What an unexpired share secret opens: its tenant and property, and the origins that may frame its embed form.
-    static func share(_ db: any SQLConnection, secret: String, at now: WallClockTime) async throws -> (tenant: Int64, propertyId: String, frameAncestors: [String])? {
+    /// What an unexpired share secret opens.
+    struct OpenedShare {
+        let tenant: Int64
+        let propertyId: String
+        /// The origins that may frame its embed form.
+        let frameAncestors: [String]
+        let offersOriginals: Bool
+    }
+
+    static func share(_ db: any SQLConnection, secret: String, at now: WallClockTime) async throws -> OpenedShare? {
         let digest = Secrets.hash(secret)
         guard let row = try await db.first("""
-            SELECT tenant_id, property_id, secret_hash, frame_ancestors FROM shares WHERE secret_hash = ? AND expires_at > ?
+            SELECT tenant_id, property_id, secret_hash, frame_ancestors, offers_originals FROM shares WHERE secret_hash = ? AND expires_at > ?
             """, Blob(digest), Timestamp.text(now)),
               constantTimeEquals(try row.decode("secret_hash", as: [UInt8].self), digest) else { return nil }
-        return (try row.decode("tenant_id", as: Int64.self), try row.decode("property_id", as: String.self),
-                FrameAncestors.list(try row.decodeIfPresent("frame_ancestors", as: String.self)))
+        return OpenedShare(tenant: try row.decode("tenant_id", as: Int64.self), propertyId: try row.decode("property_id", as: String.self),
+                           frameAncestors: FrameAncestors.list(try row.decodeIfPresent("frame_ancestors", as: String.self)),
+                           offersOriginals: try row.decode("offers_originals", as: Int64.self) != 0)
     }
 
     // MARK: The property list

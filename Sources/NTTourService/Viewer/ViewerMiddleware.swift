@@ -71,7 +71,8 @@ struct ShareAuthentication: Middleware {
         // A visitor is shown the operator's line, never the tenant's own name.
         let subtitle = context.config.viewerSubtitle.isEmpty ? nil : context.config.viewerSubtitle
         request.attributes[ViewerScopeAttribute.self] = ViewerScope(
-            tenant: share.tenant, frame: PageFrame(paths: .share(secret: secret), subtitle: subtitle, csrf: nil, units: MeasureUnits(acceptLanguage: request.headers["accept-language"])),
+            tenant: share.tenant, frame: PageFrame(paths: .share(secret: secret), subtitle: subtitle, csrf: nil, units: MeasureUnits(acceptLanguage: request.headers["accept-language"]),
+                                                   offersOriginals: share.offersOriginals),
             property: share.propertyId,
             frameAncestors: share.frameAncestors)
         return try await next(request)

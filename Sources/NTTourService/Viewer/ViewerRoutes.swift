@@ -84,10 +84,15 @@ enum ViewerRoutes {
         }
         table.add(.get, prefix + "/panoramas/{id}/image", headers: ViewerResponses.security, secretPath: secret) { request in
             let (scope, panorama) = try await scopedPanorama(request, context)
-            // Through a share link, the full-size image offered is the largest preview, made
-            // again from the pixels: none of the camera's metadata (GPS position, device
+            // Through a share link that offers it, the full-size image is the largest preview,
+            // made again from the pixels: none of the camera's metadata (GPS position, device
             // serial, owner) reaches a visitor. The signed-in tenant gets its original.
-            if scope.property != nil { return try await context.preview(scope.tenant, panorama, for: request, cacheControl: "private, no-cache", largest: true) }
+            if scope.property != nil {
+                guard scope.frame.offersOriginals else {
+                    throw ServiceError(.forbidden, "This share link offers the tour's views, not its full-size images.")
+                }
+                return try await context.preview(scope.tenant, panorama, for: request, cacheControl: "private, no-cache", largest: true)
+            }
             return try await context.content(BlobKey(tenant: scope.tenant, kind: .panorama, id: panorama.id),
                                              StoredContent(size: panorama.size, sha256: panorama.sha256, contentType: panorama.contentType), for: request,
                                              sender: .toursdOnly)
@@ -175,8 +180,8 @@ enum ViewerRoutes {
                 break
             }
             let shares = data.shares.map { list in
-                ShareSection(shares: list.map { ShareSummary(id: $0.id, createdAt: $0.createdAt, expiresAt: $0.expiresAt, frameAncestors: $0.frameAncestors) },
-                             madeURL: madeShare?.url, madeEmbeddable: madeShare?.embeddable ?? false, lifetimes: context.shareLifetimes)
+                ShareSection(shares: list, madeURL: madeShare?.url, madeEmbeddable: madeShare?.embeddable ?? false, lifetimes: context.shareLifetimes,
+                             defaultLifetime: context.config.shareLifetime)
             }
             bytes = ViewerPages.property(frame, data.tour, status: status, shares: shares, widths: widths)
         case .floor(let id): bytes = ViewerPages.floor(frame, data.tour, floorId: id, widths: widths)
@@ -237,14 +242,16 @@ enum ViewerRoutes {
             throw ServiceError.badRequest("choose one of the offered lifetimes")
         }
         let origins = (form["frameAncestors"] ?? "").split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\n" || $0 == "\r" || $0 == "\t" }).map(String.init)
+        // An empty label field is no label; a checkbox is sent only when ticked.
+        let label = form["label"].flatMap { DisplayName.trimmed($0).isEmpty ? nil : $0 }
         let input = try ServiceError.parsing { () throws(InvalidDocument) in
-            try ShareInput(expiresInSeconds: seconds, frameAncestors: origins)
+            try ShareInput(expiresInSeconds: seconds, label: label, frameAncestors: origins, offersOriginals: form["offersOriginals"] != nil)
                 .validated(context.config.shareMinSeconds...context.config.shareMaxSeconds, maxOrigins: context.config.maxFrameAncestorsPerShare)
         }
         let maxLive = context.config.maxSharesPerTour
         let share = try await context.write { db -> ShareDocument? in
             guard let property = try await TourStore.property(db, tenant, propertyId) else { return nil }
-            return try await ViewerStore.createShare(db, tenant, tourId: property.tourId, lifetime: seconds, frameAncestors: input.frameAncestors, maxLive: maxLive, at: context.clock.now())
+            return try await ViewerStore.createShare(db, tenant, tourId: property.tourId, input, maxLive: maxLive, at: context.clock.now())
         }
         guard let share, let url = share.url else { throw ServiceError.notFound("property", propertyId) }
         return try await page(.property(propertyId), request, context,
@@ -265,8 +272,9 @@ enum ViewerRoutes {
 extension ServiceContext {
     /// The lifetimes the property page offers a share link, within the configured range.
     var shareLifetimes: [Int] {
-        let offered = [3600, 86_400, 7 * 86_400, 30 * 86_400, 90 * 86_400].filter { (config.shareMinSeconds...config.shareMaxSeconds).contains($0) }
-        return offered.isEmpty ? [config.shareMinSeconds] : offered
+        // The default among them, wherever the operator set it.
+        let offered = Set([3600, 86_400, 7 * 86_400, 30 * 86_400, 90 * 86_400, config.shareLifetime])
+        return offered.filter { (config.shareMinSeconds...config.shareMaxSeconds).contains($0) }.sorted()
     }
 
     /// The configured preview width closest to `width`.

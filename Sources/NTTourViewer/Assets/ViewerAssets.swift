@@ -57,6 +57,14 @@ ul.rooms li { display: inline-block; margin: 0 1rem 0.3rem 0; }
 ul.rooms .meta { margin-left: 0.4rem; }
 ul.share-list li { display: flex; justify-content: space-between; align-items: center; padding: 0.4rem 0; border-top: 1px solid var(--line); }
 .share-url { width: 100%; font-family: ui-monospace, monospace; font-size: 0.85rem; }
+.copyable { display: flex; gap: 0.5rem; align-items: flex-start; margin-bottom: 0.5rem; }
+.copyable .share-url { flex: 1; }
+textarea.share-url { resize: vertical; }
+form.share-form { display: grid; grid-template-columns: max-content 1fr; gap: 0.4rem 0.75rem; align-items: center; margin: 0.75rem 0; }
+form.share-form label { margin: 0; }
+form.share-form label.check, form.share-form button { grid-column: 1 / -1; justify-self: start; }
+form.share-form label.check { color: var(--ink); }
+@media (max-width: 40rem) { form.share-form { grid-template-columns: 1fr; } }
 .pages { display: flex; gap: 1rem; justify-content: center; margin-top: 1rem; color: var(--muted); }
 .plan-figure { margin: 0 0 1rem; overflow-x: auto; }
 svg.plan { max-width: 100%; height: auto; display: block; }

@@ -54,8 +54,10 @@ extension ViewerAssets {
     const canvas = root.querySelector("canvas");
     const gl = canvas.getContext("webgl", { preserveDrawingBuffer: true, antialias: false });
     if (!gl) {
-      // The plain image stays: the largest preview, rather than the small one the view starts from.
+      // The plain image stays, on the page as a page: the largest preview, rather than the small
+      // one the view starts from.
       if (root.dataset.full) image.src = root.dataset.full;
+      document.body.classList.remove("tour");
       return null;
     }
 
@@ -1113,6 +1115,16 @@ extension ViewerAssets {
     show();
   }
   setUpPanel();
+
+  // A share link just made, and its embed snippet: a button copies each.
+  document.querySelectorAll("button.copy").forEach(function (button) {
+    const field = document.getElementById(button.dataset.copies);
+    if (!field || !navigator.clipboard) return;
+    button.classList.remove("hidden");
+    button.addEventListener("click", function () {
+      navigator.clipboard.writeText(field.value).then(function () { button.textContent = "Copied"; }, function () { field.select(); });
+    });
+  });
 
   let current = startViewer();
   if (current && document.body.classList.contains("visitor") && window.matchMedia("(pointer: coarse)").matches && document.fullscreenEnabled) {

@@ -43,12 +43,16 @@ public struct PageFrame: Sendable {
     public var csrf: String?
     /// What the visitor's browser measures in.
     public var units: MeasureUnits
+    /// Whether a panorama's page links its full-size image: always in the app; under a share
+    /// link, when the link offers it.
+    public var offersOriginals: Bool
 
-    public init(paths: ViewerPaths, subtitle: String?, csrf: String?, units: MeasureUnits = .metric) {
+    public init(paths: ViewerPaths, subtitle: String?, csrf: String?, units: MeasureUnits = .metric, offersOriginals: Bool = true) {
         self.paths = paths
         self.subtitle = subtitle
         self.csrf = csrf
         self.units = units
+        self.offersOriginals = offersOriginals
     }
 }
 

@@ -15,37 +15,24 @@ public struct PropertySummary: Sendable, Equatable {
     }
 }
 
-/// A share link as the property page lists it (its URL is shown once, when made).
-public struct ShareSummary: Sendable, Equatable {
-    public var id: String
-    public var createdAt: String
-    public var expiresAt: String
-    /// The origins that may frame its embed form.
-    public var frameAncestors: [String]
-
-    public init(id: String, createdAt: String, expiresAt: String, frameAncestors: [String] = []) {
-        self.id = id
-        self.createdAt = createdAt
-        self.expiresAt = expiresAt
-        self.frameAncestors = frameAncestors
-    }
-}
-
 /// The share links of a property page that manages them.
 public struct ShareSection: Sendable {
-    public var shares: [ShareSummary]
+    /// The live links, newest first (their URLs are shown once, when made).
+    public var shares: [ShareDocument]
     /// The absolute URL of a link just made, shown this once.
     public var madeURL: String?
-    /// Whether the link just made may be framed somewhere: its embed URL is shown with it.
+    /// Whether the link just made may be framed somewhere: its embed snippet is shown with it.
     public var madeEmbeddable: Bool
-    /// The lifetimes offered, in seconds.
+    /// The lifetimes offered, in seconds, and the one chosen at first.
     public var lifetimes: [Int]
+    public var defaultLifetime: Int
 
-    public init(shares: [ShareSummary], madeURL: String?, madeEmbeddable: Bool = false, lifetimes: [Int]) {
+    public init(shares: [ShareDocument], madeURL: String?, madeEmbeddable: Bool = false, lifetimes: [Int], defaultLifetime: Int) {
         self.shares = shares
         self.madeURL = madeURL
         self.madeEmbeddable = madeEmbeddable
         self.lifetimes = lifetimes
+        self.defaultLifetime = defaultLifetime
     }
 }
 
@@ -199,42 +186,49 @@ public enum ViewerPages {
     private static func writeShares(_ page: inout HTMLWriter, _ section: ShareSection, propertyId: String, csrf: String) {
         page.raw("<section class=\"card shares\"><h2>Share links</h2><p>A share link opens this tour, read-only, without signing in, until it expires or is revoked.</p>")
         if let url = section.madeURL {
-            page.raw("<p class=\"made\" role=\"status\">New link, shown only now: <input readonly class=\"share-url\" aria-label=\"Share link\" value=\"")
+            // Shown this once (the server keeps only the secret's hash), each with a copy button the script shows.
+            page.raw("<div class=\"made\" role=\"status\"><label for=\"made-url\">New link, shown only now</label><div class=\"copyable\"><input readonly id=\"made-url\" class=\"share-url\" value=\"")
             page.text(url)
-            page.raw("\"></p>")
+            page.raw("\"><button type=\"button\" class=\"copy hidden\" data-copies=\"made-url\">Copy</button></div>")
             if section.madeEmbeddable {
-                page.raw("<p class=\"made\">Its embed form, for the sites it names: <input readonly class=\"share-url\" aria-label=\"Embed link\" value=\"")
-                page.text(url + ViewerPaths.embedSuffix)
-                page.raw("\"></p>")
+                page.raw("<label for=\"made-embed\">To embed it on the sites it names, paste this into their page</label><div class=\"copyable\"><textarea readonly id=\"made-embed\" class=\"share-url\" rows=\"3\">")
+                page.text(EmbedSnippet.html(embedURL: url + ViewerPaths.embedSuffix))
+                page.raw("</textarea><button type=\"button\" class=\"copy hidden\" data-copies=\"made-embed\">Copy</button></div>")
             }
+            page.raw("</div>")
         }
         page.raw("<form method=\"post\" action=\"")
         page.text(ViewerPaths.app.property(propertyId) + "/shares")
-        page.raw("\" class=\"inline\">")
+        page.raw("\" class=\"share-form\">")
         page.hidden("csrf", csrf)
+        page.raw("<label for=\"share-label\">Label</label><input id=\"share-label\" name=\"label\" maxlength=\"200\" placeholder=\"Sent to the Millers (optional)\">")
         page.raw("<label for=\"lifetime\">Expires after</label><select id=\"lifetime\" name=\"expiresInSeconds\">")
         for seconds in section.lifetimes {
             page.raw("<option value=\"")
             page.text(seconds)
-            page.raw("\">")
+            page.raw(seconds == section.defaultLifetime ? "\" selected>" : "\">")
             page.text(Lifetime.describe(seconds))
             page.raw("</option>")
         }
         page.raw("</select><label for=\"frame-ancestors\">Sites that may embed it</label>")
         page.raw("<input id=\"frame-ancestors\" name=\"frameAncestors\" placeholder=\"https://agency.example (optional)\" size=\"32\">")
+        page.raw("<label class=\"check\"><input type=\"checkbox\" name=\"offersOriginals\" value=\"1\"> Offer the full-size images (without the camera's metadata)</label>")
         page.raw("<button type=\"submit\">Make a share link</button></form>")
         if section.shares.isEmpty {
             page.raw("<p class=\"empty\">No active share links.</p>")
         } else {
             page.raw("<ul class=\"share-list\">")
             for share in section.shares {
-                page.raw("<li><span>Made ")
+                page.raw("<li><span>")
+                if let label = share.label { page.element("<strong>", label, "</strong> · ") }
+                page.raw("Made ")
                 page.text(Format.time(share.createdAt))
                 page.raw(", expires ")
                 page.text(Format.time(share.expiresAt))
                 if !share.frameAncestors.isEmpty {
                     page.text(" · may be embedded on " + share.frameAncestors.joined(separator: ", "))
                 }
+                page.text(share.offersOriginals ? " · full-size images offered" : " · views only")
                 page.raw("</span><form method=\"post\" action=\"")
                 page.text(ViewerPaths.app.base + "/shares/" + share.id + "/revoke")
                 page.raw("\" class=\"inline\">")
@@ -373,10 +367,10 @@ public enum ViewerPages {
             writeWays(&page, walk, from: index, frame.paths)
             page.raw("<p class=\"meta\">Taken ")
             page.text(Format.time(panorama.createdAt))
-            // A share link offers the full-size image made again, without the camera's metadata
-            // (none of an image it could not read).
+            // A share link that offers it links the full-size image made again, without the
+            // camera's metadata (none of an image it could not read).
             if frame.paths.isShare {
-                if readable {
+                if readable && frame.offersOriginals {
                     page.raw(" · ")
                     page.link(frame.paths.image(panorama.id), "Full-size image")
                 }
