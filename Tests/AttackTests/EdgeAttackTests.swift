@@ -546,7 +546,7 @@ extension EdgeAttackTests {
         let id = try putPanorama(target, image)
         let property = try target.send("GET", "/v1/properties/\(target.propertyId)", headers: target.auth).json
         let tourId = try #require(property?["tourId"] as? String)
-        let made = try target.send("POST", "/v1/tours/\(tourId)/shares", headers: target.auth + target.json, body: Array(#"{"expiresInSeconds":3600}"#.utf8))
+        let made = try target.send("POST", "/v1/tours/\(tourId)/shares", headers: target.auth + target.json, body: Array(#"{"expiresInSeconds":3600,"offersOriginals":true}"#.utf8))
         let (link, share) = (try #require(made.json?["url"] as? String), try #require(made.json?["id"] as? String))
         let original = try target.send("GET", "\(link)/panoramas/\(id)/image")
         #expect(original.status == 200 && original.header("Content-Type") == "image/jpeg" && original.header("Location") == nil

@@ -258,7 +258,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
             #expect(embed.status == 200, "\(path)")
             #expect(embed.header("Content-Security-Policy")?.hasSuffix("; frame-ancestors " + origins.joined(separator: " ")) == true, "\(path)")
             #expect(embed.header("X-Frame-Options") == nil && embed.header("Cache-Control") == "no-store")
-            #expect(embed.text.contains("<body class=\"embed\" data-panoramas=") && !embed.text.contains("class=\"bar\"") && embed.text.contains("id=\"viewer\""))
+            #expect(embed.text.contains("<body class=\"embed tour\" data-panoramas=") && !embed.text.contains("class=\"bar\"") && embed.text.contains("id=\"viewer\""))
         }
         // The link's other pages, a link that names no origin, and an embed's errors: framed nowhere.
         for path in [link, link + "/panoramas/\(panoramaId)", plain + "/embed", link + "/embed/panoramas/\(newID())", "/t/\(String(repeating: "x", count: 43))/embed"] {

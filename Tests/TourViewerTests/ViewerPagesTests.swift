@@ -130,6 +130,8 @@ import Testing
         #expect(page.contains("<body class=\"tour visitor\""))
         #expect(page.contains("<div class=\"heading\"><h1>Villa</h1><p class=\"place\">Kitchen</p></div><div class=\"viewer\" id=\"viewer\" data-panorama=\"pano-room\""))
         #expect(page.contains("<dt>Address</dt><dd>12 Maple Street</dd><dt>Agent phone</dt><dd>+44 20 7946 0000</dd>"))
+        // The plan in the panel: each room's size and area, and the floor's.
+        #expect(page.contains("<ul class=\"sizes\"><li>Kitchen <span class=\"measure\">4.0 × 3.0 m · 12.0 m²</span></li><li>Hall <span class=\"measure\">4.0 × 3.0 m · 12.0 m²</span></li></ul><p class=\"total\">Floor area 24.0 m²</p>"))
         #expect(page.contains("2 floors · 2 rooms · 2 panoramas</p><h3>Ground floor</h3><ul class=\"rooms\"><li><a href=\"/t/s3cret/panoramas/pano-room\">Kitchen</a></li><li><a href=\"/t/s3cret/panoramas/pano-loose\">Ground floor</a></li></ul>"))
         for workshop in ["C-17", "internal", "tour</code>", "Plan revision", "Can be continued", "KB", "Room\"", ">Hall</a>"] {
             #expect(!page.contains(workshop), "\(workshop)") // Hall has no panorama: a visitor has nothing to see there

@@ -537,12 +537,13 @@ class HostSite:
 
     def __init__(self):
         self.src = "about:blank"
+        self.size = (900, 560)
         site = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
                 page = (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>An agency</title></head><body>'
-                        f'<h1>An agency</h1><iframe id="tour" title="The tour" src="{site.src}" width="900" height="560"></iframe>'
+                        f'<h1>An agency</h1><iframe id="tour" title="The tour" src="{site.src}" width="{site.size[0]}" height="{site.size[1]}"></iframe>'
                         f'<script>document.getElementById("tour").addEventListener("load", function () {{ document.body.dataset.framed = "1"; }});'
                         f'</script></body></html>').encode()
                 self.send_response(200)
@@ -591,6 +592,23 @@ def embed_on_other_sites(driver, daemon, house, tokens):
               f"the browser refuses the embed in a site the link does not name: {refused}")
         driver.switch_to.default_content()
         look_shot(driver, "14-embed-refused")
+        # The embed fills any frame from 320 × 240 up: the view the whole frame, the title and
+        # the steps inside it.
+        for size in [(320, 240), (1280, 720)]:
+            allowed.size = size
+            driver.set_window_size(max(1280, size[0] + 120), 900)
+            driver.get(allowed.origin + "/")
+            await_condition(driver, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-framed") == "1", f"the {size} frame loads")
+            driver.switch_to.frame("tour")
+            await_condition(driver, lambda d: frames(d) >= 1, f"the embed draws in a {size} frame")
+            fit = driver.execute_script("""
+                const at = s => document.querySelector(s).getBoundingClientRect(), v = at('#viewer');
+                return [v.width, v.height, innerWidth, innerHeight, at('.heading h1').bottom, at('nav.walk a').bottom, document.documentElement.scrollHeight];""")
+            check(fit[0] == fit[2] == size[0] and fit[1] == fit[3] == size[1] and fit[4] <= size[1] and fit[5] <= size[1] and fit[6] <= size[1],
+                  f"the embed fills a {size[0]} × {size[1]} frame, its title and steps inside it (view, window, title, step, page: {fit})")
+            driver.switch_to.default_content()
+            look_shot(driver, f"15-embed-{size[0]}x{size[1]}")
+        driver.set_window_size(1280, 900)
         driver.get(allowed.src)  # the embed form itself, for axe-core
         await_condition(driver, lambda d: frames(d) >= 1, "the embed form draws on its own")
         look_shot(driver, "15-embed")

@@ -72,7 +72,8 @@ svg.plan polygon { fill: #e7eff6; stroke: var(--accent); stroke-width: 2; }
 svg.plan a:hover polygon, svg.plan a:focus polygon { fill: #cfe0ee; }
 svg.plan text { font-size: 13px; fill: var(--ink); }
 svg.plan text .area { font-size: 0.85em; fill: var(--muted); }
-ul.rooms .measure { color: var(--muted); margin-left: 0.4rem; font-size: 0.9rem; }
+ul.rooms .measure, ul.sizes .measure { color: var(--muted); margin-left: 0.4rem; font-size: 0.9rem; }
+ul.sizes { list-style: none; margin: 0.4rem 0 0; padding: 0; font-size: 0.9rem; }
 p.total { margin: 0.3rem 0 0; color: var(--muted); font-size: 0.9rem; }
 svg.plan .scale path { fill: none; stroke: var(--ink); stroke-width: 2; }
 ul.panoramas { display: grid; grid-template-columns: repeat(auto-fill, minmax(15rem, 1fr)); gap: 1rem; }
@@ -155,7 +156,7 @@ main.embed .meta { margin: 0; color: #c5ccd4; }
   body.tour .bar { position: fixed; top: 0; left: 0; right: 0; z-index: 3; padding: 0.5rem 1rem; background: linear-gradient(rgba(0, 0, 0, 0.6), rgba(0, 0, 0, 0)); border: 0; }
   body.tour .bar, body.tour .brand, body.tour .brand a, body.tour .subtitle, body.tour .shared { color: #fff; text-shadow: 0 1px 3px rgba(0, 0, 0, 0.7); }
   body.tour main { max-width: none; margin: 0; padding: 0; }
-  body.tour .viewer { position: fixed; inset: 0; aspect-ratio: auto; border-radius: 0; }
+  body.tour .viewer { position: fixed; inset: 0; height: auto; min-height: 0; aspect-ratio: auto; border-radius: 0; }
   body.tour .viewer img.fallback { object-fit: cover; }
   body.tour .heading { position: fixed; top: 3rem; left: 1rem; z-index: 2; max-width: min(34rem, calc(100% - 25rem)); color: #fff; text-shadow: 0 1px 4px rgba(0, 0, 0, 0.85); pointer-events: none; }
   body.tour .heading a { color: #fff; pointer-events: auto; }
@@ -181,6 +182,12 @@ main.embed .meta { margin: 0; color: #c5ccd4; }
   body.tour .viewer button.play { left: 50%; right: auto; transform: translateX(-50%); }
   body.tour .viewer button.motion { left: 1rem; }
   body.tour .viewer .hint { top: 28%; bottom: auto; }
+  /* Another site's frame: no bar above the title and the panel; the panel as on any page. */
+  body.embed.tour .heading, body.embed.tour .around { top: 0.5rem; }
+  body.embed.tour .heading h1 { font-size: 1.1rem; }
+  body.embed.tour .around { color: var(--ink); }
+  body.embed.tour .around a { color: var(--accent); }
+  body.embed.tour .around .direction, body.embed.tour .around .meta { color: var(--muted); }
   @media (max-width: 40rem) {
     body.tour .heading { top: 2.6rem; max-width: calc(100% - 12rem); }
     body.tour .heading h1 { font-size: 1.2rem; }
@@ -188,7 +195,6 @@ main.embed .meta { margin: 0; color: #c5ccd4; }
     body.tour .around { top: 2.6rem; right: 0.5rem; width: calc(100% - 1rem); max-height: calc(100% - 9rem); }
     body.tour nav.walk { flex-direction: row; left: 0.5rem; right: 0.5rem; bottom: 0.5rem; }
     body.tour nav.walk a { max-width: 48%; font-size: 0.85rem; padding: 0.4rem 0.6rem; }
-    body.tour .viewer { height: auto; border-radius: 0; }
     body.tour .viewer button.fullscreen, body.tour .viewer button.motion, body.tour .viewer button.play { bottom: 3.6rem; }
   }
 }

@@ -110,11 +110,12 @@ enum Layout {
         page.raw("</nav>")
     }
 
-    /// A share link's embed form: the page without the bar and the trail, for another site's frame.
+    /// A share link's embed form: the page without the bar and the trail, for another site's
+    /// frame, immersive as a panorama's page (`body.tour`) at any frame's size.
     static func embed(title: String, paths: ViewerPaths, _ body: (inout HTMLWriter) -> Void) -> [UInt8] {
         var page = HTMLWriter()
         head(&page, title: title, script: true)
-        page.raw("</head><body class=\"embed\"")
+        page.raw("</head><body class=\"embed tour\"")
         panoramaBase(&page, paths)
         page.raw("><main class=\"embed\">")
         body(&page)

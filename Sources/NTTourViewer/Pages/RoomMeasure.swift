@@ -41,6 +41,11 @@ struct RoomMeasure: Equatable {
         }
     }
 
+    /// "4.0 × 3.0 m · 12.0 m²": its size and area, as the plan's lists say them.
+    func summary(in units: MeasureUnits) -> String {
+        "\(size(in: units)) · \(Self.area(area, in: units))"
+    }
+
     /// "12.0 m²" or "129 ft²".
     static func area(_ squareMetres: Double, in units: MeasureUnits) -> String {
         switch units {

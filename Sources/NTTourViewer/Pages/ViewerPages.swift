@@ -264,8 +264,7 @@ public enum ViewerPages {
                     page.link(frame.paths.room(room.id), room.name ?? "Room")
                     // Its size and area, where its outline reads.
                     if let drawn = drawing.rooms.first(where: { $0.id == room.id }) {
-                        let measure = RoomMeasure(drawn.points)
-                        page.element("<span class=\"measure\">", "\(measure.size(in: frame.units)) · \(RoomMeasure.area(measure.area, in: frame.units))", "</span>")
+                        page.element("<span class=\"measure\">", RoomMeasure(drawn.points).summary(in: frame.units), "</span>")
                     }
                     page.raw("</li>")
                 }
@@ -358,30 +357,38 @@ public enum ViewerPages {
             page.raw("</div>")
             writeViewer(&page, panorama, frame.paths, widths, readable: readable, tiles: tiles)
             writeSteps(&page, walk, from: index, frame.paths)
-            // The panel: its button (the script shows it) folds it over the view.
-            page.raw("<div class=\"around\" id=\"around\"><button type=\"button\" class=\"panel hidden\" aria-expanded=\"true\" aria-controls=\"panel\">")
-            page.raw("Plan and rooms</button><div class=\"panel-body\" id=\"panel\">")
-            // The plan first: its cone turns with the view, in sight.
-            writeMinimap(&page, walk, at: index, frame.paths, units: frame.units)
-            if let status { writeAbout(&page, tour, walk, status: status, frame.paths) }
-            writeWays(&page, walk, from: index, frame.paths)
-            page.raw("<p class=\"meta\">Taken ")
-            page.text(Format.time(panorama.createdAt))
-            // A share link that offers it links the full-size image made again, without the
-            // camera's metadata (none of an image it could not read).
-            if frame.paths.isShare {
-                if readable && frame.offersOriginals {
+            writePanel(&page, titled: "Plan and rooms") { page in
+                // The plan first: its cone turns with the view, in sight.
+                writeMinimap(&page, walk, at: index, frame.paths, units: frame.units)
+                if let status { writeAbout(&page, tour, walk, status: status, frame.paths) }
+                writeWays(&page, walk, from: index, frame.paths)
+                page.raw("<p class=\"meta\">Taken ")
+                page.text(Format.time(panorama.createdAt))
+                // A share link that offers it links the full-size image made again, without the
+                // camera's metadata (none of an image it could not read).
+                if frame.paths.isShare {
+                    if readable && frame.offersOriginals {
+                        page.raw(" · ")
+                        page.link(frame.paths.image(panorama.id), "Full-size image")
+                    }
+                } else {
                     page.raw(" · ")
-                    page.link(frame.paths.image(panorama.id), "Full-size image")
+                    page.text(Format.bytes(panorama.size))
+                    page.raw(" · ")
+                    page.link(frame.paths.image(panorama.id), "Original image")
                 }
-            } else {
-                page.raw(" · ")
-                page.text(Format.bytes(panorama.size))
-                page.raw(" · ")
-                page.link(frame.paths.image(panorama.id), "Original image")
+                page.raw("</p>")
             }
-            page.raw("</p></div></div>")
         }
+    }
+
+    /// The panel over the view (below it without scripts); its button, which the script shows, folds it.
+    private static func writePanel(_ page: inout HTMLWriter, titled title: StaticString, _ body: (inout HTMLWriter) -> Void) {
+        page.raw("<div class=\"around\" id=\"around\"><button type=\"button\" class=\"panel hidden\" aria-expanded=\"true\" aria-controls=\"panel\">")
+        page.raw(title)
+        page.raw("</button><div class=\"panel-body\" id=\"panel\">")
+        body(&page)
+        page.raw("</div></div>")
     }
 
     /// The metadata the tenant marked public, and the tour's size.
@@ -485,13 +492,17 @@ public enum ViewerPages {
         let stop = walk.stops[index]
         let paths = frame.paths.embedded
         return Layout.embed(title: stop.title, paths: paths) { page in
+            page.raw("<div class=\"heading\">")
             page.element("<h1>", stop.title, "</h1>")
+            page.raw("</div>")
             writeViewer(&page, stop.panorama, paths, widths, readable: readable, tiles: tiles)
             writeSteps(&page, walk, from: index, paths)
-            writeWays(&page, walk, from: index, paths)
-            page.raw("<p class=\"meta\"><a href=\"")
-            page.text(paths.property(tour.property.id))
-            page.raw("\" target=\"_blank\" rel=\"noopener\">Open the whole tour</a></p>")
+            writePanel(&page, titled: "Ways on") { page in
+                writeWays(&page, walk, from: index, paths)
+                page.raw("<p class=\"meta\"><a href=\"")
+                page.text(paths.property(tour.property.id))
+                page.raw("\" target=\"_blank\" rel=\"noopener\">Open the whole tour</a></p>")
+            }
         }
     }
 
@@ -562,6 +573,13 @@ public enum ViewerPages {
                 return FloorPlanDrawing.Mark(position: position, heading: stop.panorama.heading, url: paths.panorama(stop.panorama.id), label: stop.title, current: other == index)
             }
             drawing.write(into: &page, roomURL: { paths.room($0) }, marks: marks, units: units)
+            // Each room's size and area, then the floor's.
+            page.raw("<ul class=\"sizes\">")
+            for room in drawing.rooms {
+                page.element("<li>", room.name, "")
+                page.element(" <span class=\"measure\">", RoomMeasure(room.points).summary(in: units), "</span></li>")
+            }
+            page.raw("</ul>")
             page.element("<p class=\"total\">", "Floor area \(RoomMeasure.area(drawing.totalArea, in: units))", "</p>")
         }
         if floors.count > 1 {
