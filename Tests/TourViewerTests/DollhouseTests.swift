@@ -1,3 +1,4 @@
+import Foundation
 import NTAPIModel
 import Testing
 @testable import NTTourViewer
@@ -26,6 +27,20 @@ import Testing
         let floors = try #require(json.members?.first { $0.key == "floors" }?.value.array)
         let rooms = try #require(floors[1].members?.first { $0.key == "rooms" }?.value.array)
         #expect(rooms.count == 2 && rooms[1].members?.first { $0.key == "name" }?.value.string == "Bedroom")
+    }
+
+    /// An outline of many points is drawn from some of them; its area is still the whole outline's.
+    @Test func aLongOutlineIsThinnedAndItsAreaKept() throws {
+        var tour = TourWalkTests.house()
+        let ground = try #require(tour.floors.firstIndex { $0.floor.number == 0 })
+        // A 10 m circle of 10,000 points.
+        let points = (0..<10_000).map { index -> String in
+            let angle = Double(index) / 10_000 * 2 * .pi
+            return "[\(10 * cos(angle)),\(10 * sin(angle))]"
+        }
+        tour.floors[ground].floor.rooms[0].outline = "[" + points.joined(separator: ",") + "]"
+        let house = try #require(Dollhouse(TourWalk(tour), at: 0, .app, units: .metric))
+        #expect(house.floors[0].rooms[0].points.count == 250 && house.floors[0].rooms[0].area == "314.2 m²")
     }
 
     @Test func aTourWithoutOutlinesHasNoDollhouse() {

@@ -27,7 +27,7 @@ import urllib.parse
 import uuid
 
 from PIL import Image, ImageDraw
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -96,7 +96,8 @@ def accessible(driver, name):
 
 def await_condition(driver, condition, what):
     try:
-        WebDriverWait(driver, WAIT, poll_frequency=0.1).until(lambda d: condition(d))
+        # An element found as a move replaces the page's main content goes stale: asked again.
+        WebDriverWait(driver, WAIT, poll_frequency=0.1, ignored_exceptions=(StaleElementReferenceException,)).until(lambda d: condition(d))
         return True
     except TimeoutException:
         check(False, f"{what} (waited {WAIT} s)")
@@ -287,6 +288,7 @@ def turning_and_play(driver, daemon, house):
         if await_condition(driver, lambda d: spinning() == "1" and yaw() > 2, "a first visit's view turns by itself"):
             canvas = driver.find_element(By.CSS_SELECTOR, "#viewer canvas")
             ActionChains(driver).move_to_element(canvas).click_and_hold().release().perform()
+            frames_pass(3)  # a frame asked for before the input still draws the turn it had made
             held = yaw()
             frames_pass(20)
             check(spinning() == "0" and abs(yaw() - held) < 0.5, f"any input stops it: yaw {held} then {yaw()}")
@@ -775,6 +777,16 @@ def share_walk(daemon, house, tokens):
         check(not overlapping, f"on a phone no room's name in the dollhouse covers another's: {overlapping}")
         guest.save_screenshot(os.path.join(ARTIFACTS, "19-share-phone-dollhouse.png"))
         accessible(guest, "the dollhouse")
+        # A share link on a phone (a touch screen) goes full screen at the first touch of its view.
+        guest.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
+        guest.get(daemon.base + made["url"])
+        await_condition(guest, lambda d: frames() >= 1, "the phone draws the share link")
+        check(guest.execute_script("return document.fullscreenElement") is None, "the share link is not full screen before a touch")
+        middle = guest.execute_script("const r = document.querySelector('#viewer canvas').getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]")
+        for phase in ("touchStart", "touchEnd"):
+            guest.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": phase, "touchPoints": [{"x": middle[0], "y": middle[1], "id": 1}] if phase == "touchStart" else []})
+        await_condition(guest, lambda d: d.execute_script("return document.fullscreenElement === document.documentElement"),
+                        "the first touch of a share link's view on a phone makes it full screen")
     finally:
         guest.quit()
     # Without scripts, or without WebGL, the page stays a page: the image, then the steps and

@@ -908,6 +908,7 @@ extension ViewerAssets {
       gl.attachShader(program, shader);
     });
     gl.linkProgram(program);
+    if (!gl.getProgramParameter(program, gl.LINK_STATUS)) { close(); return; } // the plan in the panel stays
     gl.useProgram(program);
     gl.enable(gl.DEPTH_TEST);
     const buffer = gl.createBuffer();

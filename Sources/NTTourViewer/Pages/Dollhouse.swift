@@ -7,6 +7,9 @@ import NTAPIModel
 struct Dollhouse {
     /// A room without a height stands this tall; a floor stands on the tallest room below it.
     static let defaultHeight = 2.5
+    /// An outline with more points is drawn from every k-th of them: a page stays small, and
+    /// the script's triangulation (cubic in the points at worst) stays quick.
+    static let maxPointsPerRoom = 256
 
     struct Room {
         let name: String
@@ -43,9 +46,11 @@ struct Dollhouse {
         for stop in walk.stops where seen.insert(stop.floor.floor.id).inserted {
             let floor = stop.floor
             let rooms = floor.floor.rooms.compactMap { room -> Room? in
-                guard let points = FloorPlanDrawing.points(room.outline), points.count >= 3 else { return nil }
+                guard let outline = FloorPlanDrawing.points(room.outline), outline.count >= 3 else { return nil }
+                let step = (outline.count + Self.maxPointsPerRoom - 1) / Self.maxPointsPerRoom
+                let points = Swift.stride(from: 0, to: outline.count, by: step).map { outline[$0] }
                 let height = room.height.flatMap { $0 > 0 && $0 < 100 ? $0 : nil } ?? Self.defaultHeight
-                return Room(name: room.name ?? "Room", points: points, height: height, area: RoomMeasure.area(RoomMeasure(points).area, in: units))
+                return Room(name: room.name ?? "Room", points: points, height: height, area: RoomMeasure.area(RoomMeasure(outline).area, in: units))
             }
             let spots = walk.stops.indices.compactMap { other -> Spot? in
                 let stop = walk.stops[other]
