@@ -85,7 +85,7 @@ import TestTraits
         #expect(expected.values.map(\.key) == ToursdConfig.keys)
         #expect(ToursdConfig.liveKeys.isSubset(of: Set(ToursdConfig.keys))) // what a reload applies is configurable
         #expect(expected.values.first { $0.key == "port" }?.value == "81")
-        #expect(expected.values.allSatisfy { !$0.value.isEmpty || ["logFile", "migrationsDir", "publicUrl", "viewerSubtitle", "databaseUrl", "blobDir", "s3Endpoint", "trustedProxies", "webhookKeyFile", "metricsTokenFile", "otlpEndpoint"].contains($0.key) })
+        #expect(expected.values.allSatisfy { !$0.value.isEmpty || ["logFile", "migrationsDir", "publicUrl", "viewerSubtitle", "publicPlatformName", "databaseUrl", "blobDir", "s3Endpoint", "trustedProxies", "webhookKeyFile", "metricsTokenFile", "otlpEndpoint"].contains($0.key) })
         // empty: stderr, built in, the request's Host, the tenant's name, SQLite, <dataDir>/blobs, no proxy, beside the data
     }
 

@@ -204,7 +204,9 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         }
 
         let anonymous = try harness.client(nil)
-        #expect(try anonymous.send("GET", url).status == 200)
+        let opened = try anonymous.send("GET", url)
+        // Without publicPlatformName, nothing of the platform's name on a visitor's page.
+        #expect(opened.status == 200 && !opened.text.contains("NoughtyTours"))
         // Another tenant sees neither the tour's links nor can revoke one.
         let beta = try harness.client(harness.beta)
         #expect(try beta.send("GET", "/v1/tours/\(tourId)/shares").status == 404)
@@ -398,6 +400,22 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
                 #expect(preview.status == 200 && JPEGFixture.dimensions(preview.body) == [320, 160])
             }
         }
+        await harness.finish()
+    }
+
+    /// issue "The agent's side": the platform's name appears on a visitor's pages only where the
+    /// operator's config says so (`publicPlatformName`), on its error pages too; the app keeps its own.
+    @Test func aSharePageNamesThePlatformOnlyWhereTheOperatorSaysSo() async throws {
+        let harness = try ServiceHarness { $0.publicPlatformName = "TourHost" }
+        let alpha = try harness.client(harness.alpha)
+        let (propertyId, _) = try alpha.makeFloor()
+        let tourId = try #require(try alpha.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
+        let url = try #require(try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: [:]).string("url"))
+        let visitor = try harness.client(nil)
+        let page = try visitor.send("GET", url).text
+        #expect(page.contains(" · TourHost</title>") && page.contains("<div class=\"brand\">TourHost") && !page.contains("NoughtyTours"))
+        let gone = try visitor.send("GET", "/t/" + String(repeating: "a", count: 43))
+        #expect(gone.status == 404 && gone.text.contains("Not found · TourHost</title>"), "\(gone.text.prefix(300))")
         await harness.finish()
     }
 

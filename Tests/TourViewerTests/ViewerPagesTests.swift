@@ -125,7 +125,7 @@ import Testing
         var tour = Self.tour()
         tour.property.metadata = #"{"internal-ref":"C-17","public.address":"12 Maple Street","public.agent_phone":"+44 20 7946 0000"}"#
         let status = ServerStatusDocument(propertyId: "property", tourId: "tour", floorCount: 2, roomCount: 2, panoramaCount: 2, panoramaBytes: 2048, updatedAt: "x")
-        let shared = PageFrame(paths: .share(secret: "s3cret"), subtitle: nil, csrf: nil)
+        let shared = PageFrame(paths: .share(secret: "s3cret"), subtitle: nil, csrf: nil, platformName: nil)
         let page = Self.text(ViewerPages.shareStart(shared, tour, status: status, widths: Self.widths))
         #expect(page.contains("<body class=\"tour visitor\""))
         #expect(page.contains("<div class=\"heading\"><h1>Villa</h1><p class=\"place\">Kitchen</p></div><div class=\"viewer\" id=\"viewer\" data-panorama=\"pano-room\""))
@@ -137,6 +137,12 @@ import Testing
             #expect(!page.contains(workshop), "\(workshop)") // Hall has no panorama: a visitor has nothing to see there
         }
         #expect(PublicMetadata.facts("not json").isEmpty && PublicMetadata.facts(#"{"public.":"x","public.a":""}"#).isEmpty)
+        // The platform's name only where the operator names it: none by default.
+        #expect(page.contains("<title>Villa</title>") && !page.contains(PageFrame.appName))
+        var named = shared
+        named.platformName = "TourHost"
+        let hosted = Self.text(ViewerPages.shareStart(named, tour, status: status, widths: Self.widths))
+        #expect(hosted.contains("<title>Villa · TourHost</title>") && hosted.contains("<div class=\"brand\">TourHost"))
         // A cover the tenant chose opens the link; one that names no panorama of the tour is the first panorama's.
         tour.property.metadata = #"{"cover":"pano-loose"}"#
         let chosen = Self.text(ViewerPages.shareStart(shared, tour, status: status, widths: Self.widths))

@@ -94,13 +94,13 @@ def accessible(driver, name):
     driver.set_window_size(size["width"], size["height"])
 
 
-def await_condition(driver, condition, what):
+def await_condition(driver, condition, what, seconds=WAIT):
     try:
         # An element found as a move replaces the page's main content goes stale: asked again.
-        WebDriverWait(driver, WAIT, poll_frequency=0.1, ignored_exceptions=(StaleElementReferenceException,)).until(lambda d: condition(d))
+        WebDriverWait(driver, seconds, poll_frequency=0.1, ignored_exceptions=(StaleElementReferenceException,)).until(lambda d: condition(d))
         return True
     except TimeoutException:
-        check(False, f"{what} (waited {WAIT} s)")
+        check(False, f"{what} (waited {seconds} s)")
         return False
 
 
@@ -298,7 +298,10 @@ def turning_and_play(driver, daemon, house):
         play.click()
         check(play.get_attribute("aria-pressed") == "true" and spinning() == "1", "Play turns the view round")
         # A full turn at 30° a second, then the next panorama in plan order, in place, playing on.
-        if await_condition(driver, lambda d: d.find_element(By.TAG_NAME, "h1").text == "Living room · 1 of 2", "the play walks on to the next panorama"):
+        # (12 s where frames come; a frame turns the view by 100 ms at most, so a machine that
+        # draws three frames a second in software takes three times as long.)
+        if await_condition(driver, lambda d: d.find_element(By.TAG_NAME, "h1").text == "Living room · 1 of 2", "the play walks on to the next panorama",
+                           seconds=90):
             check(driver.execute_script("return window.__played === true"), "the play moved in place")
             await_condition(driver, lambda d: spinning() == "1", "the play goes on turning there")
             stop = driver.find_element(By.CSS_SELECTOR, "#viewer button.play")
@@ -651,6 +654,8 @@ def share_walk(daemon, house, tokens):
         await_condition(guest, lambda d: frames() >= 1, "the share link draws its first panorama")
         title = guest.find_element(By.CSS_SELECTOR, ".heading h1").text, guest.find_element(By.CSS_SELECTOR, ".heading .place").text
         check(title == ("Dune House", "Hall"), f"the share link opens on the first panorama, titled by the property: {title}")
+        check(guest.title == "Dune House" and "NoughtyTours" not in guest.page_source,
+              f"the platform's name is nowhere on a visitor's page (no publicPlatformName): {guest.title!r}")
         viewer = guest.find_element(By.CSS_SELECTOR, "#viewer").rect
         window = guest.execute_script("return [document.documentElement.clientWidth, window.innerHeight]")
         check(viewer["width"] >= window[0] and viewer["height"] >= window[1], f"the view fills the window: {viewer} of {window}")

@@ -209,6 +209,11 @@ public struct ToursdConfig: Sendable, Equatable {
     public var publicUrl = ""
     /// The line under the viewer's title; empty: the signed-in tenant's name.
     public var viewerSubtitle = ""
+    /// The platform's name on a share link's pages (their bar and titles); empty, none: a
+    /// visitor sees the tour, not the software behind it (the MLS form of a link).
+    public var publicPlatformName = ""
+    /// `publicPlatformName`, or nil for none.
+    var sharePlatformName: String? { publicPlatformName.isEmpty ? nil : publicPlatformName }
     /// How long a viewer sign-in lasts.
     public var sessionLifetimeSeconds = 12 * 3600
     /// Failed sign-ins one client address may make in `signInWindowSeconds` before 429.
@@ -383,6 +388,7 @@ public struct ToursdConfig: Sendable, Equatable {
             return text.isEmpty || text.hasPrefix("http://") || text.hasPrefix("https://")
         },
         "viewerSubtitle": { $0.viewerSubtitle = $1; return $1.utf8.count <= 200 },
+        "publicPlatformName": { $0.publicPlatformName = $1; return $1.utf8.count <= 100 },
         "sessionLifetimeSeconds": { config, text in setInt(&config.sessionLifetimeSeconds, text, 60...90 * 86_400) },
         "signInFailuresAllowed": { config, text in setInt(&config.signInFailuresAllowed, text, 1...1000) },
         "signInWindowSeconds": { config, text in setInt(&config.signInWindowSeconds, text, 1...86_400) },

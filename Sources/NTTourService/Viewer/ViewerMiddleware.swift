@@ -72,7 +72,7 @@ struct ShareAuthentication: Middleware {
         let subtitle = context.config.viewerSubtitle.isEmpty ? nil : context.config.viewerSubtitle
         request.attributes[ViewerScopeAttribute.self] = ViewerScope(
             tenant: share.tenant, frame: PageFrame(paths: .share(secret: secret), subtitle: subtitle, csrf: nil, units: MeasureUnits(acceptLanguage: request.headers["accept-language"]),
-                                                   offersOriginals: share.offersOriginals),
+                                                   offersOriginals: share.offersOriginals, platformName: context.config.sharePlatformName),
             property: share.propertyId,
             frameAncestors: share.frameAncestors)
         return try await next(request)
@@ -92,7 +92,9 @@ struct ShareAuthentication: Middleware {
 /// service errors), in HTML instead of JSON, with the same headers (`Retry-After`).
 struct ViewerErrors: Middleware {
     let logger: Logger
+    /// Errors of share links' routes: their pages under the name they show (the operator's, or none).
     let shared: Bool
+    var sharePlatformName: String?
     /// Errors of embed routes: their routes set no framing policy (each answer sets its own),
     /// so an error page carries the one that frames it nowhere.
     var embedded = false
@@ -112,7 +114,8 @@ struct ViewerErrors: Middleware {
                 logger.error("request failed", ["id": request.id.description, "error": "\(error)"])
                 http = ServiceError(.internal, "the server could not answer this page").httpError
             }
-            let frame = PageFrame(paths: shared ? .share(secret: "") : .app, subtitle: nil, csrf: nil)
+            let frame = shared ? PageFrame(paths: .share(secret: ""), subtitle: nil, csrf: nil, platformName: sharePlatformName)
+                : PageFrame(paths: .app, subtitle: nil, csrf: nil)
             let title = http.status.code == 404 ? "Not found" : String(describing: http.status.reason)
             return Response(status: http.status, contentType: ViewerResponses.html,
                             headers: http.headers + (embedded ? ViewerResponses.framing(allowing: []) : []),

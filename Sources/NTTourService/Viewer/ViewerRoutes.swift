@@ -40,7 +40,7 @@ enum ViewerRoutes {
                 }
             }
         }
-        table.group(ViewerErrors(logger: context.logger, shared: true), ServiceErrors(context), ShareAuthentication(context: context)) { table in
+        table.group(ViewerErrors(logger: context.logger, shared: true, sharePlatformName: context.config.sharePlatformName), ServiceErrors(context), ShareAuthentication(context: context)) { table in
             table.add(.get, "/t/{secret}", headers: ViewerResponses.page, secretPath: true) { request in
                 guard let property = request.viewerScope.property else { throw ServiceError.notFound("share link", "") }
                 return try await page(.property(property), request, context)
@@ -49,7 +49,7 @@ enum ViewerRoutes {
         }
         // The embed form: framed by the sites its share names (its answers set the policy), so
         // apart from the other pages, whose routes frame them nowhere.
-        table.group(ViewerErrors(logger: context.logger, shared: true, embedded: true),
+        table.group(ViewerErrors(logger: context.logger, shared: true, sharePlatformName: context.config.sharePlatformName, embedded: true),
                     ServiceErrors(context), ShareAuthentication(context: context)) { table in
             table.add(.get, "/t/{secret}" + ViewerPaths.embedSuffix, headers: ViewerResponses.embed, secretPath: true) { request in
                 guard let property = request.viewerScope.property else { throw ServiceError.notFound("share link", "") }

@@ -46,13 +46,21 @@ public struct PageFrame: Sendable {
     /// Whether a panorama's page links its full-size image: always in the app; under a share
     /// link, when the link offers it.
     public var offersOriginals: Bool
+    /// The name in the bar and after each title: the app's own; under a share link, the
+    /// operator's choice or none.
+    public var platformName: String?
 
-    public init(paths: ViewerPaths, subtitle: String?, csrf: String?, units: MeasureUnits = .metric, offersOriginals: Bool = true) {
+    /// The signed-in app's name.
+    public static let appName = "NoughtyTours"
+
+    public init(paths: ViewerPaths, subtitle: String?, csrf: String?, units: MeasureUnits = .metric, offersOriginals: Bool = true,
+                platformName: String? = PageFrame.appName) {
         self.paths = paths
         self.subtitle = subtitle
         self.csrf = csrf
         self.units = units
         self.offersOriginals = offersOriginals
+        self.platformName = platformName
     }
 }
 
@@ -69,15 +77,15 @@ enum Layout {
     static func page(_ frame: PageFrame, title: String, crumbs: [Crumb] = [], script: Bool = false, immersive: Bool = false,
                      _ body: (inout HTMLWriter) -> Void) -> [UInt8] {
         var page = HTMLWriter()
-        head(&page, title: title, script: script)
+        head(&page, title: title, platformName: frame.platformName, script: script)
         page.raw("</head><body")
         if immersive { page.raw(frame.paths.isShare ? " class=\"tour visitor\"" : " class=\"tour\"") }
         panoramaBase(&page, frame.paths)
         page.raw("><header class=\"bar\"><div class=\"brand\">")
         if frame.paths.isShare {
-            page.raw("NoughtyTours")
+            if let name = frame.platformName { page.text(name) }
         } else {
-            page.link(ViewerPaths.list, "NoughtyTours")
+            page.link(ViewerPaths.list, frame.platformName ?? PageFrame.appName)
         }
         if let subtitle = frame.subtitle, !subtitle.isEmpty {
             page.element("<span class=\"subtitle\">", subtitle, "</span>")
@@ -112,9 +120,9 @@ enum Layout {
 
     /// A share link's embed form: the page without the bar and the trail, for another site's
     /// frame, immersive as a panorama's page (`body.tour`) at any frame's size.
-    static func embed(title: String, paths: ViewerPaths, _ body: (inout HTMLWriter) -> Void) -> [UInt8] {
+    static func embed(title: String, paths: ViewerPaths, platformName: String?, _ body: (inout HTMLWriter) -> Void) -> [UInt8] {
         var page = HTMLWriter()
-        head(&page, title: title, script: true)
+        head(&page, title: title, platformName: platformName, script: true)
         page.raw("</head><body class=\"embed tour\"")
         panoramaBase(&page, paths)
         page.raw("><main class=\"embed\">")
@@ -132,11 +140,12 @@ enum Layout {
     }
 
     /// The document's start up to the end of its head's own elements.
-    private static func head(_ page: inout HTMLWriter, title: String, script: Bool) {
+    private static func head(_ page: inout HTMLWriter, title: String, platformName: String?, script: Bool) {
         page.raw("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">")
         page.raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>")
         page.text(title)
-        page.raw(" · NoughtyTours</title><link rel=\"icon\" href=\"")
+        if let platformName { page.text(" · " + platformName) }
+        page.raw("</title><link rel=\"icon\" href=\"")
         page.text(ViewerPaths.icon)
         page.raw("\"><link rel=\"stylesheet\" href=\"")
         page.text(ViewerPaths.style)

@@ -491,7 +491,7 @@ public enum ViewerPages {
         guard let index = walk.index(of: panoramaId) else { return nil }
         let stop = walk.stops[index]
         let paths = frame.paths.embedded
-        return Layout.embed(title: stop.title, paths: paths) { page in
+        return Layout.embed(title: stop.title, paths: paths, platformName: frame.platformName) { page in
             page.raw("<div class=\"heading\">")
             page.element("<h1>", stop.title, "</h1>")
             page.raw("</div>")
