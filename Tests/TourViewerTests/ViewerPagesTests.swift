@@ -105,6 +105,8 @@ import Testing
         #expect(page.components(separatedBy: "<form method=\"post\"").count - 1 == 4)
         #expect(page.components(separatedBy: "name=\"csrf\" value=\"csrf-value\"").count - 1 == 4)
         #expect(page.contains("value=\"http://h/t/secret\""))
+        // The ids a host's backend needs, folded away at the end.
+        #expect(page.contains("<details class=\"ids\"><summary>Ids for your systems</summary><p>Tour <code>tour</code> · property <code>property</code></p></details></main>"))
         #expect(page.contains("<option value=\"3600\">1 hour</option><option value=\"86400\" selected>1 day</option>"))
         // The list says each link's label and what it offers; the link just made comes with its embed snippet.
         #expect(page.contains("<strong>For &lt;the&gt; Millers</strong> · Made") && page.contains(" · views only") && page.contains(" · full-size images offered"))
@@ -153,7 +155,8 @@ import Testing
         // A tour without panoramas: its floors and rooms as a list.
         for index in tour.floors.indices { tour.floors[index].panoramas = [] }
         let empty = Self.text(ViewerPages.shareStart(shared, tour, status: status, widths: Self.widths))
-        #expect(empty.contains("<h1>Villa</h1>") && !empty.contains("id=\"viewer\"") && empty.contains(">Kitchen</a>"))
+        #expect(empty.contains("<h1>Villa</h1>") && !empty.contains("id=\"viewer\"") && empty.contains("href=\"/t/s3cret/floors/floor-0\"")
+                && !empty.contains(">Kitchen</a>"))
     }
 
     @Test func theViewerPageLoadsItsScriptFromTheOriginAndFallsBackToTheImage() {
@@ -175,7 +178,8 @@ import Testing
         #expect(page.contains("2 floors · 3 rooms · 1 panorama"))
         #expect(page.contains("href=\"/app/?page=1&amp;q=a%26b%20c\"") && page.contains("href=\"/app/?page=3&amp;q=a%26b%20c\""))
         #expect(page.contains("value=\"a&amp;b c\""))
-        #expect(page.contains("Tour <code>tour</code>"))
+        // An agent's list names no internal id.
+        #expect(!page.contains("<code>tour</code>") && page.contains("<span class=\"meta\">Updated 2026-12-01 05:30 UTC</span>"))
     }
 
     @Test func numbersAndTimesPrintAsThePagesShowThem() {

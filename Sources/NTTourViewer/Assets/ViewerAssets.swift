@@ -34,6 +34,8 @@ h2 { font-size: 1.2rem; margin: 0 0 0.5rem; }
 .crumbs .sep { margin: 0 0.4rem; }
 .card { background: #fff; border: 1px solid var(--line); border-radius: 10px; padding: 1rem 1.25rem; margin: 0 0 1rem; }
 .narrow { max-width: 26rem; margin: 3rem auto; }
+details.ids { margin-top: 1rem; color: var(--muted); font-size: 0.9rem; }
+details.ids summary { cursor: pointer; }
 .meta, .counts, .status, .empty { color: var(--muted); font-size: 0.9rem; }
 .error { color: var(--danger); }
 .badge { display: inline-block; font-size: 0.85rem; padding: 0.2rem 0.6rem; border-radius: 999px; background: #e3f1e8; color: #24663b; }

@@ -106,9 +106,7 @@ public enum ViewerPages {
                 page.raw("</span><span class=\"counts\">")
                 page.text([Format.count(item.floors, "floor", "floors"), Format.count(item.rooms, "room", "rooms"),
                            Format.count(item.panoramas, "panorama", "panoramas")].joined(separator: " · "))
-                page.raw("</span><span class=\"meta\">Tour <code>")
-                page.text(item.property.tourId)
-                page.raw("</code> · updated ")
+                page.raw("</span><span class=\"meta\">Updated ")
                 page.text(Format.time(item.property.updatedAt))
                 page.raw("</span></a></li>")
             }
@@ -133,9 +131,7 @@ public enum ViewerPages {
             page.text([Format.count(status.floorCount, "floor", "floors"), Format.count(status.roomCount, "room", "rooms"),
                        Format.count(status.panoramaCount, "panorama", "panoramas") + " (\(Format.bytes(status.panoramaBytes)))",
                        "updated " + Format.time(status.updatedAt)].joined(separator: " · "))
-            page.raw("<br>Tour <code>")
-            page.text(tour.tourId)
-            page.raw("</code></p>")
+            page.raw("</p>")
             if tour.floors.isEmpty { page.raw("<p class=\"empty\">No floors on the server yet.</p>") }
             for floor in tour.floors {
                 page.raw("<section class=\"card floor\"><h2>")
@@ -151,11 +147,17 @@ public enum ViewerPages {
                 page.raw("</section>")
             }
             if let shares, let csrf = frame.csrf { writeShares(&page, shares, propertyId: property.id, csrf: csrf) }
+            // What the host's backend names it by, out of an agent's way.
+            page.raw("<details class=\"ids\"><summary>Ids for your systems</summary><p>Tour <code>")
+            page.text(tour.tourId)
+            page.raw("</code> · property <code>")
+            page.text(property.id)
+            page.raw("</code></p></details>")
         }
     }
 
     /// A shared tour without panoramas: the property's name, the metadata the tenant marked
-    /// public, and its floors with their rooms.
+    /// public, and its floors (each a link to its plan).
     private static func visitorProperty(_ frame: PageFrame, _ tour: TourDocument, status: ServerStatusDocument) -> [UInt8] {
         Layout.page(frame, title: tour.property.name) { page in
             page.element("<h1>", tour.property.name, "</h1>")
@@ -164,7 +166,7 @@ public enum ViewerPages {
                 page.raw("<section class=\"card floor\"><h2>")
                 page.link(frame.paths.floor(floor.floor.id), FloorTitle.of(number: floor.floor.number, name: floor.floor.name))
                 page.raw("</h2>")
-                writeRooms(&page, floor, frame.paths, onlyWithPanoramas: false)
+                writeRooms(&page, floor, frame.paths, onlyWithPanoramas: true)
                 page.raw("</section>")
             }
         }
