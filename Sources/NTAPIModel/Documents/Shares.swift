@@ -13,9 +13,15 @@ public struct ShareDocument: JSONDocument, Equatable, Sendable {
     /// Whether its visitors may fetch each panorama's full-size image (made again without the
     /// camera's metadata); else they see previews and tiles only.
     public var offersOriginals: Bool
+    /// Whether its pages carry the tenant's branding (name, logo, accent, contact) and the
+    /// platform's name where the operator shows it; else none of them (the MLS form).
+    public var branded: Bool
+    /// How often it was opened, and by how many visitors (counted per day: `ShareStatsDocument`).
+    public var views: Int
+    public var visitors: Int
 
     public init(id: String, tourId: String, url: String?, label: String? = nil, createdAt: String, expiresAt: String,
-                frameAncestors: [String] = [], offersOriginals: Bool = false) {
+                frameAncestors: [String] = [], offersOriginals: Bool = false, branded: Bool = true, views: Int = 0, visitors: Int = 0) {
         self.id = id
         self.tourId = tourId
         self.url = url
@@ -24,6 +30,9 @@ public struct ShareDocument: JSONDocument, Equatable, Sendable {
         self.expiresAt = expiresAt
         self.frameAncestors = frameAncestors
         self.offersOriginals = offersOriginals
+        self.branded = branded
+        self.views = views
+        self.visitors = visitors
     }
 
     public init(_ value: JSONValue) throws(InvalidDocument) {
@@ -35,11 +44,13 @@ public struct ShareDocument: JSONDocument, Equatable, Sendable {
         }
         self.init(id: try json.string("id"), tourId: try json.string("tourId"), url: try json.optionalString("url"), label: try json.optionalString("label"),
                   createdAt: try json.string("createdAt"), expiresAt: try json.string("expiresAt"), frameAncestors: origins,
-                  offersOriginals: try json.bool("offersOriginals"))
+                  offersOriginals: try json.bool("offersOriginals"), branded: try json.bool("branded"), views: try json.integer("views"),
+                  visitors: try json.integer("visitors"))
     }
 
     public func write(to writer: inout JSONWriter) {
         writer.object { writer in
+            writer.key("branded"); writer.bool(branded)
             writer.key("createdAt"); writer.string(createdAt)
             writer.key("expiresAt"); writer.string(expiresAt)
             writer.key("frameAncestors"); writer.array(frameAncestors) { $0.string($1) }
@@ -48,12 +59,14 @@ public struct ShareDocument: JSONDocument, Equatable, Sendable {
             writer.key("offersOriginals"); writer.bool(offersOriginals)
             writer.key("tourId"); writer.string(tourId)
             if let url { writer.key("url"); writer.string(url) }
+            writer.key("views"); writer.int(views)
+            writer.key("visitors"); writer.int(visitors)
         }
     }
 }
 
 /// The body of `POST /v1/tours/{tourId}/shares`: `{"expiresInSeconds": N, "label": "…",
-/// "frameAncestors": [origin…], "offersOriginals": false}`, every field optional: N within the
+/// "frameAncestors": [origin…], "offersOriginals": false, "branding": "branded"}`, every field optional: N within the
 /// server's range (docs/api.md: 1 hour to 90 days by default; absent, the server's default, 30
 /// days), a label as any name people read (`DisplayName`), at most `maxOrigins` origins.
 public struct ShareInput: Equatable, Sendable {
@@ -61,6 +74,8 @@ public struct ShareInput: Equatable, Sendable {
     public var label: String?
     public var frameAncestors: [String]
     public var offersOriginals: Bool
+    /// `"branded"` (the default) or `"unbranded"`.
+    public var branded: Bool
 
     public static func parse(_ bytes: [UInt8], allowed: ClosedRange<Int>, defaultSeconds: Int, maxOrigins: Int,
                              maxDepth: Int = JSONReader.defaultMaxDepth) throws(InvalidDocument) -> ShareInput {
@@ -77,15 +92,22 @@ public struct ShareInput: Equatable, Sendable {
         if let given = json["expiresInSeconds"], !given.isNull { seconds = try json.integer("expiresInSeconds") } else { seconds = defaultSeconds }
         let offers: Bool
         if let given = json["offersOriginals"], !given.isNull { offers = try json.bool("offersOriginals") } else { offers = false }
-        return try ShareInput(expiresInSeconds: seconds, label: try json.optionalString("label"), frameAncestors: origins, offersOriginals: offers)
-            .validated(allowed, maxOrigins: maxOrigins)
+        let branded: Bool
+        switch try json.optionalString("branding") {
+        case nil, "branded": branded = true
+        case "unbranded": branded = false
+        default: throw InvalidDocument("branding must be \"branded\" or \"unbranded\"")
+        }
+        return try ShareInput(expiresInSeconds: seconds, label: try json.optionalString("label"), frameAncestors: origins, offersOriginals: offers,
+                              branded: branded).validated(allowed, maxOrigins: maxOrigins)
     }
 
-    public init(expiresInSeconds: Int, label: String? = nil, frameAncestors: [String] = [], offersOriginals: Bool = false) {
+    public init(expiresInSeconds: Int, label: String? = nil, frameAncestors: [String] = [], offersOriginals: Bool = false, branded: Bool = true) {
         self.expiresInSeconds = expiresInSeconds
         self.label = label
         self.frameAncestors = frameAncestors
         self.offersOriginals = offersOriginals
+        self.branded = branded
     }
 
     /// Checked, its label trimmed (a name people read: `DisplayName`) and its origins in their
@@ -102,7 +124,7 @@ public struct ShareInput: Equatable, Sendable {
             let origin = try FrameAncestor.validated(text)
             if !origins.contains(origin) { origins.append(origin) }
         }
-        return ShareInput(expiresInSeconds: expiresInSeconds, label: named, frameAncestors: origins, offersOriginals: offersOriginals)
+        return ShareInput(expiresInSeconds: expiresInSeconds, label: named, frameAncestors: origins, offersOriginals: offersOriginals, branded: branded)
     }
 }
 
@@ -130,5 +152,104 @@ public enum FrameAncestor {
             guard wildcard || name else { throw refused }
         }
         return origin
+    }
+}
+
+/// `GET /v1/shares/{shareId}/stats`: who looked at a link, counted without tracking anyone
+/// (docs/security.md "Share statistics"). A visitor is counted once per day (the same person
+/// on two days is two); seconds are what the viewer's beacons reported, within each visit's
+/// bound.
+public struct ShareStatsDocument: JSONDocument, Equatable, Sendable {
+    public struct Day: Equatable, Sendable {
+        /// UTC, `YYYY-MM-DD`.
+        public var day: String
+        public var views: Int
+        public var visitors: Int
+        public var milliseconds: Int64
+
+        public init(day: String, views: Int, visitors: Int, milliseconds: Int64) {
+            self.day = day
+            self.views = views
+            self.visitors = visitors
+            self.milliseconds = milliseconds
+        }
+    }
+
+    /// A panorama shown in `visits` visits, for `milliseconds` in all.
+    public struct Panorama: Equatable, Sendable {
+        public var panoramaId: String
+        public var visits: Int
+        public var milliseconds: Int64
+
+        public init(panoramaId: String, visits: Int, milliseconds: Int64) {
+            self.panoramaId = panoramaId
+            self.visits = visits
+            self.milliseconds = milliseconds
+        }
+    }
+
+    public var shareId: String
+    /// Newest first.
+    public var days: [Day]
+    /// The most watched first.
+    public var panoramas: [Panorama]
+
+    public init(shareId: String, days: [Day], panoramas: [Panorama]) {
+        self.shareId = shareId
+        self.days = days
+        self.panoramas = panoramas
+    }
+
+    public var views: Int { days.reduce(0) { $0 + $1.views } }
+    public var visitors: Int { days.reduce(0) { $0 + $1.visitors } }
+    public var milliseconds: Int64 { days.reduce(0) { $0 + $1.milliseconds } }
+
+    public func write(to writer: inout JSONWriter) {
+        writer.object { writer in
+            writer.key("days")
+            writer.array(days) { writer, day in
+                writer.object { writer in
+                    writer.key("day"); writer.string(day.day)
+                    writer.key("seconds"); writer.double(Double(day.milliseconds) / 1000)
+                    writer.key("views"); writer.int(day.views)
+                    writer.key("visitors"); writer.int(day.visitors)
+                }
+            }
+            writer.key("panoramas")
+            writer.array(panoramas) { writer, panorama in
+                writer.object { writer in
+                    writer.key("panoramaId"); writer.string(panorama.panoramaId)
+                    writer.key("seconds"); writer.double(Double(panorama.milliseconds) / 1000)
+                    writer.key("visits"); writer.int(panorama.visits)
+                }
+            }
+            writer.key("seconds"); writer.double(Double(milliseconds) / 1000)
+            writer.key("shareId"); writer.string(shareId)
+            writer.key("views"); writer.int(views)
+            writer.key("visitors"); writer.int(visitors)
+        }
+    }
+}
+
+/// What the viewer reports of a visit (`POST /t/{secret}/visits/{visitId}`, by
+/// `navigator.sendBeacon`): `{"panoramaId": "…", "seconds": 12.5}`, the time the panorama has
+/// been on screen in this visit so far (it only grows).
+public struct VisitBeacon: Equatable, Sendable {
+    public var panoramaId: String
+    public var milliseconds: Int64
+
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = JSONReader.defaultMaxDepth) throws(InvalidDocument) -> VisitBeacon {
+        let json = try Fields.parse(bytes, maxDepth: maxDepth)
+        let id = try json.string("panoramaId")
+        guard Identifier.isValid(id) else { throw InvalidDocument("panoramaId must be a UUID") }
+        guard let seconds = try json.optionalNumber("seconds"), seconds >= 0, seconds <= 86_400 * 366 else {
+            throw InvalidDocument("seconds must be a number from 0")
+        }
+        return VisitBeacon(panoramaId: id, milliseconds: Int64((seconds * 1000).rounded()))
+    }
+
+    public init(panoramaId: String, milliseconds: Int64) {
+        self.panoramaId = panoramaId
+        self.milliseconds = milliseconds
     }
 }

@@ -136,7 +136,8 @@ public final class SyncService: Sendable {
 
     deinit { stop() }
 
-    /// Expired uploads and grants, and events past `eventRetentionDays`, go at start-up and then every
+    /// Expired uploads, grants and share links (with their visits, and the visitor salts of
+    /// earlier days), and events past `eventRetentionDays`, go at start-up and then every
     /// `uploadSweepIntervalSeconds`; settled tour changes get their event every
     /// `tourChangedCheckMs`.
     private func startTimers() {
@@ -146,6 +147,7 @@ public final class SyncService: Sendable {
             await uploads.sweepExpired()
             await context.sweepOldEvents()
             await context.sweepExpiredGrants()
+            await context.sweepShareVisits()
             await context.processUnfinished()
         }
         // Database work only: on the handler threads, not the file pool (whose jobs wait on the disk).

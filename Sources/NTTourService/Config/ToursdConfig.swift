@@ -228,6 +228,12 @@ public struct ToursdConfig: Sendable, Equatable {
     public var shareLifetime: Int { min(max(shareDefaultSeconds, shareMinSeconds), shareMaxSeconds) }
     /// Live share links one tour may have at once (409 past it).
     public var maxSharesPerTour = 100
+    /// At most one `share.viewed` event per link per this many minutes (the first opening after it).
+    public var shareEventMinutes = 60
+    /// The time one visit of a share link may count (its beacons' total), at most.
+    public var shareVisitMaxSeconds = 4 * 3600
+    /// Openings of one link counted per day; past it the pages are shown, the views not counted.
+    public var shareVisitsPerDay = 10_000
     /// The origins one share link may let frame its embed form.
     public var maxFrameAncestorsPerShare = 8
     /// The preview widths served, ascending (`GET /v1/panoramas/{id}/preview?width=N`).
@@ -396,6 +402,9 @@ public struct ToursdConfig: Sendable, Equatable {
         "shareMaxSeconds": { config, text in setInt(&config.shareMaxSeconds, text, 1...10 * 365 * 86_400) },
         "shareDefaultSeconds": { config, text in setInt(&config.shareDefaultSeconds, text, 1...10 * 365 * 86_400) },
         "maxSharesPerTour": { config, text in setInt(&config.maxSharesPerTour, text, 1...1_000_000) },
+        "shareEventMinutes": { config, text in setInt(&config.shareEventMinutes, text, 1...7 * 24 * 60) },
+        "shareVisitMaxSeconds": { config, text in setInt(&config.shareVisitMaxSeconds, text, 60...86_400) },
+        "shareVisitsPerDay": { config, text in setInt(&config.shareVisitsPerDay, text, 1...10_000_000) },
         "maxFrameAncestorsPerShare": { config, text in setInt(&config.maxFrameAncestorsPerShare, text, 0...64) },
         "previewWidths": { config, text in
             let widths = text.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }

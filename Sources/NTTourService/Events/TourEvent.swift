@@ -25,6 +25,9 @@ enum EventType: String, CaseIterable, Sendable {
     /// A grant was made or revoked (`POST`/`DELETE /v1/grants`; no property).
     case grantCreated = "grant.created"
     case grantRevoked = "grant.revoked"
+    /// A share link was opened: its id, label and totals; at most one per link per
+    /// `shareEventMinutes` (the first opening after them).
+    case shareViewed = "share.viewed"
 }
 
 /// One event as the feed answers it: `{"id", "type", "propertyId", "createdAt", "data"}`; the

@@ -31,12 +31,32 @@ enum ShareRoutes {
             return .document(.ok, Page(items: page, next: more ? page.last?.id : nil))
         }
 
+        table.add(.get, "/v1/shares/{shareId}/stats", .tenant(nil)) { request in
+            let (tenant, id) = (request.tenant, try request.uuid("shareId"))
+            guard let stats = try await context.read({ try await ShareVisitStore.stats($0, tenant, shareId: id) }) else {
+                throw ServiceError.notFound("share", id)
+            }
+            return .document(.ok, stats)
+        }
+
         table.add(.delete, "/v1/shares/{shareId}", .tenant(nil)) { request in
             let (tenant, id) = (request.tenant, try request.uuid("shareId"))
             guard try await context.write({ try await ViewerStore.revokeShare($0, tenant, id: id) }) != nil else {
                 throw ServiceError.notFound("share", id)
             }
             return Response(status: .noContent)
+        }
+    }
+}
+
+extension ServiceContext {
+    /// Removes expired share links with their visits, and the visitor salts of earlier days.
+    func sweepShareVisits() async {
+        do {
+            let removed = try await write { try await ShareVisitStore.sweep($0, at: self.clock.now()) }
+            if removed > 0 { logger.info("expired share links removed", ["count": String(removed)]) }
+        } catch {
+            logger.warn("the share link sweep failed", ["error": "\(error)"])
         }
     }
 }

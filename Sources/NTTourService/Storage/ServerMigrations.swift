@@ -392,6 +392,68 @@ ALTER TABLE shares ADD COLUMN label TEXT;
 ALTER TABLE shares ADD COLUMN offers_originals INTEGER NOT NULL DEFAULT 0;
 
 """#),
+        Migration(version: 20, name: "share_visits", sql: #"""
+-- Who looked at a share link, without tracking anyone (docs/security.md "Share statistics").
+-- A visit is one opening of the link; its visitor is a keyed hash of the client's address and
+-- user agent under the day's salt, which is thrown away when the day ends: no address, user
+-- agent or cookie is stored, and two days' visitors cannot be linked. Visits go with their link.
+CREATE TABLE visitor_salts (
+    day TEXT PRIMARY KEY,              -- UTC, YYYY-MM-DD: only today's row is kept
+    salt BLOB NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE share_visits (
+    tenant_id INTEGER NOT NULL,
+    share_id TEXT NOT NULL,
+    id TEXT NOT NULL,                  -- random: the viewer's beacons name it
+    day TEXT NOT NULL,                 -- UTC, YYYY-MM-DD
+    visitor BLOB NOT NULL,             -- HMAC-SHA256(day's salt, address, user agent)
+    started_at INTEGER NOT NULL,       -- Unix seconds
+    PRIMARY KEY (tenant_id, share_id, id),
+    FOREIGN KEY (tenant_id, share_id) REFERENCES shares (tenant_id, id) ON DELETE CASCADE
+) WITHOUT ROWID;
+CREATE INDEX share_visits_by_day ON share_visits (tenant_id, share_id, day, visitor);
+
+-- The panoramas a visit showed, and for how long (milliseconds; within the visit's bound).
+CREATE TABLE share_visit_panoramas (
+    tenant_id INTEGER NOT NULL,
+    share_id TEXT NOT NULL,
+    visit_id TEXT NOT NULL,
+    panorama_id TEXT NOT NULL,
+    milliseconds INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, share_id, visit_id, panorama_id),
+    FOREIGN KEY (tenant_id, share_id, visit_id) REFERENCES share_visits (tenant_id, share_id, id) ON DELETE CASCADE
+) WITHOUT ROWID;
+
+-- When the link's last `share.viewed` event was written (at most one per shareEventMinutes).
+ALTER TABLE shares ADD COLUMN viewed_event_at INTEGER;
+-- The sweep of expired links (their visits with them), across tenants.
+CREATE INDEX shares_by_end ON shares (expires_at);
+
+"""#),
+        Migration(version: 21, name: "branding", sql: #"""
+-- A tenant's branding on its share links (docs/api.md "Branding"): the name visitors read, an
+-- accent colour (checked for contrast when set), contact lines, how its floors are named, and
+-- a logo (made again from its pixels when set: a JPEG without the file's metadata).
+CREATE TABLE brandings (
+    tenant_id INTEGER PRIMARY KEY REFERENCES tenants (id),
+    name TEXT,
+    accent TEXT,                       -- #rrggbb
+    contact TEXT NOT NULL DEFAULT '[]', -- a JSON array of lines
+    floor_names TEXT NOT NULL DEFAULT 'uk',
+    logo BLOB,
+    logo_width INTEGER,
+    logo_height INTEGER,
+    updated_at TEXT NOT NULL
+);
+
+-- Whether a share link shows the branding (1) or none of it and no platform name (0: the
+-- unbranded form MLS rules ask for).
+ALTER TABLE shares ADD COLUMN branded INTEGER NOT NULL DEFAULT 1;
+-- When each floor's plan was last applied, for the agent's pages ("Plan updated 3 Dec").
+ALTER TABLE floors ADD COLUMN plan_updated_at TEXT;
+
+"""#),
     ]
 
     static let postgresql: [Migration] = [
@@ -728,6 +790,58 @@ ALTER TABLE panoramas ADD COLUMN geometry TEXT;
 -- A share link's label and whether it offers the originals (SQLite's migration 0019).
 ALTER TABLE shares ADD COLUMN label TEXT;
 ALTER TABLE shares ADD COLUMN offers_originals INTEGER NOT NULL DEFAULT 0;
+
+"""#),
+        Migration(version: 17, name: "share_visits", sql: #"""
+-- Who looked at a share link, without tracking anyone (SQLite's migration 0020).
+CREATE TABLE visitor_salts (
+    day TEXT PRIMARY KEY,
+    salt BYTEA NOT NULL
+);
+
+CREATE TABLE share_visits (
+    tenant_id BIGINT NOT NULL,
+    share_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    day TEXT NOT NULL,
+    visitor BYTEA NOT NULL,
+    started_at BIGINT NOT NULL,
+    PRIMARY KEY (tenant_id, share_id, id),
+    FOREIGN KEY (tenant_id, share_id) REFERENCES shares (tenant_id, id) ON DELETE CASCADE
+);
+CREATE INDEX share_visits_by_day ON share_visits (tenant_id, share_id, day, visitor);
+
+CREATE TABLE share_visit_panoramas (
+    tenant_id BIGINT NOT NULL,
+    share_id TEXT NOT NULL,
+    visit_id TEXT NOT NULL,
+    panorama_id TEXT NOT NULL,
+    milliseconds BIGINT NOT NULL,
+    PRIMARY KEY (tenant_id, share_id, visit_id, panorama_id),
+    FOREIGN KEY (tenant_id, share_id, visit_id) REFERENCES share_visits (tenant_id, share_id, id) ON DELETE CASCADE
+);
+
+ALTER TABLE shares ADD COLUMN viewed_event_at BIGINT;
+-- The sweep of expired links (their visits with them), across tenants.
+CREATE INDEX shares_by_end ON shares (expires_at);
+
+"""#),
+        Migration(version: 18, name: "branding", sql: #"""
+-- A tenant's branding on its share links (SQLite's migration 0021).
+CREATE TABLE brandings (
+    tenant_id BIGINT PRIMARY KEY REFERENCES tenants (id),
+    name TEXT,
+    accent TEXT,
+    contact TEXT NOT NULL DEFAULT '[]',
+    floor_names TEXT NOT NULL DEFAULT 'uk',
+    logo BYTEA,
+    logo_width BIGINT,
+    logo_height BIGINT,
+    updated_at TEXT NOT NULL
+);
+
+ALTER TABLE shares ADD COLUMN branded BIGINT NOT NULL DEFAULT 1;
+ALTER TABLE floors ADD COLUMN plan_updated_at TEXT;
 
 """#),
     ]

@@ -62,12 +62,12 @@ enum ViewerStore {
         let secret = Secrets.make(prefix: "")
         let share = ShareDocument(id: Identifier.make(), tourId: tourId, url: "/t/" + secret, label: input.label, createdAt: stamp,
                                   expiresAt: Timestamp.text(now, plus: input.expiresInSeconds), frameAncestors: input.frameAncestors,
-                                  offersOriginals: input.offersOriginals)
+                                  offersOriginals: input.offersOriginals, branded: input.branded)
         try await db.run("""
-            INSERT INTO shares (tenant_id, id, property_id, secret_hash, created_at, expires_at, frame_ancestors, label, offers_originals)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO shares (tenant_id, id, property_id, secret_hash, created_at, expires_at, frame_ancestors, label, offers_originals, branded)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, tenant, share.id, property, Blob(Secrets.hash(secret)), share.createdAt, share.expiresAt, FrameAncestors.text(share.frameAncestors),
-            share.label, Int64(share.offersOriginals ? 1 : 0))
+            share.label, Int64(share.offersOriginals ? 1 : 0), Int64(share.branded ? 1 : 0))
         return share
     }
 
@@ -82,13 +82,19 @@ enum ViewerStore {
             guard let createdAt = try await db.first("SELECT created_at FROM shares WHERE tenant_id = ? AND property_id = ? AND id = ?", tenant, property, after)?
                 .decode("created_at", as: String.self) else { throw ServiceError.badRequest("after names no share link of this tour") }
             rows = try await db.query("""
-                SELECT id, label, created_at, expires_at, frame_ancestors, offers_originals FROM shares
+                SELECT id, label, created_at, expires_at, frame_ancestors, offers_originals, branded,
+                    (SELECT count(*) FROM share_visits WHERE share_visits.tenant_id = shares.tenant_id AND share_visits.share_id = shares.id) AS views,
+                    (SELECT count(DISTINCT visitor) FROM share_visits WHERE share_visits.tenant_id = shares.tenant_id AND share_visits.share_id = shares.id) AS visitors
+                FROM shares
                 WHERE tenant_id = ? AND property_id = ? AND expires_at > ? AND (created_at < ? OR (created_at = ? AND id > ?))
                 ORDER BY created_at DESC, id LIMIT ?
                 """, tenant, property, stamp, createdAt, createdAt, after, limit + 1)
         } else {
             rows = try await db.query("""
-                SELECT id, label, created_at, expires_at, frame_ancestors, offers_originals FROM shares WHERE tenant_id = ? AND property_id = ? AND expires_at > ?
+                SELECT id, label, created_at, expires_at, frame_ancestors, offers_originals, branded,
+                    (SELECT count(*) FROM share_visits WHERE share_visits.tenant_id = shares.tenant_id AND share_visits.share_id = shares.id) AS views,
+                    (SELECT count(DISTINCT visitor) FROM share_visits WHERE share_visits.tenant_id = shares.tenant_id AND share_visits.share_id = shares.id) AS visitors
+                FROM shares WHERE tenant_id = ? AND property_id = ? AND expires_at > ?
                 ORDER BY created_at DESC, id LIMIT ?
                 """, tenant, property, stamp, limit + 1)
         }
@@ -96,7 +102,8 @@ enum ViewerStore {
             ShareDocument(id: try row.decode("id", as: String.self), tourId: tourId, url: nil, label: try row.decodeIfPresent("label", as: String.self),
                           createdAt: try row.decode("created_at", as: String.self), expiresAt: try row.decode("expires_at", as: String.self),
                           frameAncestors: FrameAncestors.list(try row.decodeIfPresent("frame_ancestors", as: String.self)),
-                          offersOriginals: try row.decode("offers_originals", as: Int64.self) != 0)
+                          offersOriginals: try row.decode("offers_originals", as: Int64.self) != 0, branded: try row.decode("branded", as: Int64.self) != 0,
+                          views: try row.decode("views", as: Int.self), visitors: try row.decode("visitors", as: Int.self))
         }
         return (page, rows.count > limit)
     }
@@ -107,23 +114,27 @@ enum ViewerStore {
     }
 
     /// What an unexpired share secret opens.
-    struct OpenedShare {
+    struct OpenedShare: Sendable {
         let tenant: Int64
+        let id: String
+        let label: String?
         let propertyId: String
         /// The origins that may frame its embed form.
         let frameAncestors: [String]
         let offersOriginals: Bool
+        let branded: Bool
     }
 
     static func share(_ db: any SQLConnection, secret: String, at now: WallClockTime) async throws -> OpenedShare? {
         let digest = Secrets.hash(secret)
         guard let row = try await db.first("""
-            SELECT tenant_id, property_id, secret_hash, frame_ancestors, offers_originals FROM shares WHERE secret_hash = ? AND expires_at > ?
+            SELECT tenant_id, id, label, property_id, secret_hash, frame_ancestors, offers_originals, branded FROM shares WHERE secret_hash = ? AND expires_at > ?
             """, Blob(digest), Timestamp.text(now)),
               constantTimeEquals(try row.decode("secret_hash", as: [UInt8].self), digest) else { return nil }
-        return OpenedShare(tenant: try row.decode("tenant_id", as: Int64.self), propertyId: try row.decode("property_id", as: String.self),
+        return OpenedShare(tenant: try row.decode("tenant_id", as: Int64.self), id: try row.decode("id", as: String.self),
+                           label: try row.decodeIfPresent("label", as: String.self), propertyId: try row.decode("property_id", as: String.self),
                            frameAncestors: FrameAncestors.list(try row.decodeIfPresent("frame_ancestors", as: String.self)),
-                           offersOriginals: try row.decode("offers_originals", as: Int64.self) != 0)
+                           offersOriginals: try row.decode("offers_originals", as: Int64.self) != 0, branded: try row.decode("branded", as: Int64.self) != 0)
     }
 
     // MARK: The property list

@@ -12,6 +12,8 @@ struct ViewerScope: Sendable {
     var property: String?
     /// The origins a share link lets frame its embed form.
     var frameAncestors: [String] = []
+    /// The share link the pages are seen through; nil: signed in.
+    var share: ViewerStore.OpenedShare? = nil
 }
 
 enum ViewerScopeAttribute: RequestAttribute {
@@ -74,7 +76,7 @@ struct ShareAuthentication: Middleware {
             tenant: share.tenant, frame: PageFrame(paths: .share(secret: secret), subtitle: subtitle, csrf: nil, units: MeasureUnits(acceptLanguage: request.headers["accept-language"]),
                                                    offersOriginals: share.offersOriginals, platformName: context.config.sharePlatformName),
             property: share.propertyId,
-            frameAncestors: share.frameAncestors)
+            frameAncestors: share.frameAncestors, share: share)
         return try await next(request)
     }
 

@@ -43,9 +43,15 @@ enum ViewerRoutes {
         table.group(ViewerErrors(logger: context.logger, shared: true, sharePlatformName: context.config.sharePlatformName), ServiceErrors(context), ShareAuthentication(context: context)) { table in
             table.add(.get, "/t/{secret}", headers: ViewerResponses.page, secretPath: true) { request in
                 guard let property = request.viewerScope.property else { throw ServiceError.notFound("share link", "") }
-                return try await page(.property(property), request, context)
+                return try await page(.property(property), try await visited(request, context), context)
             }
             addPages(to: &table, prefix: "/t/{secret}", context)
+        }
+        // The viewer's beacons: JSON errors, as the API's.
+        table.group(ServiceErrors(context), ShareAuthentication(context: context)) { table in
+            table.add(.post, "/t/{secret}/visits/{visitId}", bodyLimit: 1024, headers: ViewerResponses.security, secretPath: true) { request in
+                try await recordBeacon(request, context)
+            }
         }
         // The embed form: framed by the sites its share names (its answers set the policy), so
         // apart from the other pages, whose routes frame them nowhere.
@@ -53,7 +59,7 @@ enum ViewerRoutes {
                     ServiceErrors(context), ShareAuthentication(context: context)) { table in
             table.add(.get, "/t/{secret}" + ViewerPaths.embedSuffix, headers: ViewerResponses.embed, secretPath: true) { request in
                 guard let property = request.viewerScope.property else { throw ServiceError.notFound("share link", "") }
-                return try await page(.embed(.start(property)), request, context)
+                return try await page(.embed(.start(property)), try await visited(request, context), context)
             }
             table.add(.get, "/t/{secret}" + ViewerPaths.embedSuffix + "/panoramas/{id}", headers: ViewerResponses.embed, secretPath: true) { request in
                 try await page(.embed(.panorama(try request.uuid("id"))), request, context)
@@ -96,6 +102,38 @@ enum ViewerRoutes {
             return try await context.content(BlobKey(tenant: scope.tenant, kind: .panorama, id: panorama.id),
                                              StoredContent(size: panorama.size, sha256: panorama.sha256, contentType: panorama.contentType), for: request,
                                              sender: .toursdOnly)
+        }
+    }
+
+    /// A share link's opening (its first page, or its embed's): the visit recorded, its
+    /// beacon's address on the pages (`PageFrame.visit`). Who the visitor is, is only hashed.
+    private static func visited(_ request: Request, _ context: ServiceContext) async throws -> Request {
+        guard let share = request.viewerScope.share else { return request }
+        let client = ShareVisitStore.Client(address: ClientAddress.of(peer: request.peerAddress, forwardedFor: request.headers["x-forwarded-for"],
+                                                                      trusted: context.config.trustedProxyAddresses),
+                                            userAgent: request.headers["user-agent"] ?? "")
+        let limits = ShareVisitStore.Limits(visitsPerDay: context.config.shareVisitsPerDay, visitMaxSeconds: context.config.shareVisitMaxSeconds,
+                                            eventSeconds: context.config.shareEventMinutes * 60)
+        guard let visit = try await context.write({ try await ShareVisitStore.recordView($0, share, client, limits: limits, at: context.clock.now()) }) else {
+            return request
+        }
+        var (request, scope) = (request, request.viewerScope)
+        scope.frame.visit = scope.frame.paths.base + "/visits/" + visit
+        request.attributes[ViewerScopeAttribute.self] = scope
+        return request
+    }
+
+    /// A beacon of the viewer: how long a panorama has been shown in a visit.
+    private static func recordBeacon(_ request: Request, _ context: ServiceContext) async throws -> Response {
+        guard let share = request.viewerScope.share else { throw ServiceError.notFound("share link", "") }
+        let visit = try request.uuid("visitId")
+        let body = try await request.body.collect(upTo: request.bodyLimit)
+        let beacon = try ServiceError.parsing { () throws(InvalidDocument) in try VisitBeacon.parse(body, maxDepth: context.config.maxJsonDepth) }
+        let maxSeconds = context.config.shareVisitMaxSeconds
+        switch try await context.write({ try await ShareVisitStore.recordBeacon($0, share, visit: visit, beacon, visitMaxSeconds: maxSeconds, at: context.clock.now()) }) {
+        case .recorded: return Response(status: .noContent)
+        case .noVisit: throw ServiceError.notFound("visit", visit)
+        case .noPanorama: throw ServiceError.notFound("panorama", beacon.panoramaId)
         }
     }
 
@@ -245,7 +283,12 @@ enum ViewerRoutes {
         // An empty label field is no label; a checkbox is sent only when ticked.
         let label = form["label"].flatMap { DisplayName.trimmed($0).isEmpty ? nil : $0 }
         let input = try ServiceError.parsing { () throws(InvalidDocument) in
-            try ShareInput(expiresInSeconds: seconds, label: label, frameAncestors: origins, offersOriginals: form["offersOriginals"] != nil)
+            let branding = form["branding"] ?? "branded"
+            guard ["branded", "unbranded"].contains(branding) else {
+                throw InvalidDocument("branding must be branded or unbranded")
+            }
+            return try ShareInput(expiresInSeconds: seconds, label: label, frameAncestors: origins, offersOriginals: form["offersOriginals"] != nil,
+                                  branded: branding == "branded")
                 .validated(context.config.shareMinSeconds...context.config.shareMaxSeconds, maxOrigins: context.config.maxFrameAncestorsPerShare)
         }
         let maxLive = context.config.maxSharesPerTour

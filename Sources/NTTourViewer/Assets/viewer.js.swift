@@ -33,6 +33,45 @@ extension ViewerAssets {
     return true;
   }
   if (follow()) return;
+  // Who looked (a share link's statistics): how long each panorama is on screen in this visit,
+  // reported by beacon when the visitor moves on, leaves or hides the page, and each minute.
+  // The visit is the link's opening (`data-visit` on its first page), kept in the tab across
+  // its pages with the time counted so far (the server keeps each panorama's largest report).
+  const visits = (function () {
+    const link = pages ? pages.split("/").slice(0, 3).join("/") : "";
+    const key = "nt-visit " + link;
+    let beacon = document.body.dataset.visit || null, spent = {};
+    try {
+      const kept = JSON.parse(window.sessionStorage.getItem(key) || "null");
+      if (beacon) window.sessionStorage.setItem(key, JSON.stringify({ beacon: beacon, spent: {} }));
+      else if (kept && link.startsWith("/t/")) ({ beacon, spent } = kept);
+    } catch (error) { /* no storage: this page's visit only */ }
+    let shown = null, since = 0;
+    function settle() {
+      if (shown && since) spent[shown] = (spent[shown] || 0) + performance.now() - since;
+      since = document.visibilityState === "visible" ? performance.now() : 0;
+      try { if (beacon) window.sessionStorage.setItem(key, JSON.stringify({ beacon: beacon, spent: spent })); } catch (error) { /* kept in memory */ }
+    }
+    function report(id) {
+      if (!beacon || !id || !navigator.sendBeacon) return;
+      navigator.sendBeacon(beacon, JSON.stringify({ panoramaId: id, seconds: Math.round((spent[id] || 0) / 100) / 10 }));
+    }
+    document.addEventListener("visibilitychange", function () {
+      settle();
+      if (document.visibilityState === "hidden") report(shown);
+    });
+    window.addEventListener("pagehide", function () { settle(); report(shown); });
+    if (beacon) window.setInterval(function () { settle(); report(shown); }, 60000);
+    return {
+      shown: function (id) {
+        if (id === shown) return;
+        settle();
+        const left = shown;
+        shown = id;
+        report(left);
+      }
+    };
+  })();
   const reduced = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
   // Each WebGL context's linked programs, by their sources.
   const linkedPrograms = new WeakMap();
@@ -47,6 +86,7 @@ extension ViewerAssets {
   function startViewer(ready, walked) {
     const root = document.getElementById("viewer");
     if (!root) return null;
+    visits.shown(root.dataset.panorama);
     // What it listens to outside its own elements, let go when it stops.
     const events = new AbortController();
     let stopped = false;

@@ -49,6 +49,8 @@ public struct PageFrame: Sendable {
     /// The name in the bar and after each title: the app's own; under a share link, the
     /// operator's choice or none.
     public var platformName: String?
+    /// Where the viewer reports the visit's time (a share link's opening; `data-visit`).
+    public var visit: String?
 
     /// The signed-in app's name.
     public static let appName = "NoughtyTours"
@@ -80,7 +82,7 @@ enum Layout {
         head(&page, title: title, platformName: frame.platformName, script: script)
         page.raw("</head><body")
         if immersive { page.raw(frame.paths.isShare ? " class=\"tour visitor\"" : " class=\"tour\"") }
-        panoramaBase(&page, frame.paths)
+        bodyData(&page, frame)
         page.raw("><header class=\"bar\"><div class=\"brand\">")
         if frame.paths.isShare {
             if let name = frame.platformName { page.text(name) }
@@ -120,23 +122,29 @@ enum Layout {
 
     /// A share link's embed form: the page without the bar and the trail, for another site's
     /// frame, immersive as a panorama's page (`body.tour`) at any frame's size.
-    static func embed(title: String, paths: ViewerPaths, platformName: String?, _ body: (inout HTMLWriter) -> Void) -> [UInt8] {
+    static func embed(title: String, _ frame: PageFrame, _ body: (inout HTMLWriter) -> Void) -> [UInt8] {
         var page = HTMLWriter()
-        head(&page, title: title, platformName: platformName, script: true)
+        head(&page, title: title, platformName: frame.platformName, script: true)
         page.raw("</head><body class=\"embed tour\"")
-        panoramaBase(&page, paths)
+        bodyData(&page, frame)
         page.raw("><main class=\"embed\">")
         body(&page)
         page.raw("</main></body></html>")
         return page.bytes
     }
 
-    /// Where the body says the tour's panorama pages are (`data-panoramas`): a deep link naming
-    /// a panorama in its fragment, opened on another page of the tour, goes there.
-    private static func panoramaBase(_ page: inout HTMLWriter, _ paths: ViewerPaths) {
+    /// What the body tells the script: where the tour's panorama pages are (`data-panoramas`: a
+    /// deep link naming a panorama in its fragment, opened on another page of the tour, goes
+    /// there), and where a share link's visit is reported (`data-visit`).
+    private static func bodyData(_ page: inout HTMLWriter, _ frame: PageFrame) {
         page.raw(" data-panoramas=\"")
-        page.text(paths.panorama(""))
+        page.text(frame.paths.panorama(""))
         page.raw("\"")
+        if let visit = frame.visit {
+            page.raw(" data-visit=\"")
+            page.text(visit)
+            page.raw("\"")
+        }
     }
 
     /// The document's start up to the end of its head's own elements.

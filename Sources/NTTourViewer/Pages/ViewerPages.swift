@@ -214,6 +214,8 @@ public enum ViewerPages {
         }
         page.raw("</select><label for=\"frame-ancestors\">Sites that may embed it</label>")
         page.raw("<input id=\"frame-ancestors\" name=\"frameAncestors\" placeholder=\"https://agency.example (optional)\" size=\"32\">")
+        page.raw("<label for=\"branding\">Branding</label><select id=\"branding\" name=\"branding\"><option value=\"branded\" selected>Your branding</option>")
+        page.raw("<option value=\"unbranded\">Unbranded (no logo, contact or platform name: for MLS listings)</option></select>")
         page.raw("<label class=\"check\"><input type=\"checkbox\" name=\"offersOriginals\" value=\"1\"> Offer the full-size images (without the camera's metadata)</label>")
         page.raw("<button type=\"submit\">Make a share link</button></form>")
         if section.shares.isEmpty {
@@ -231,6 +233,8 @@ public enum ViewerPages {
                     page.text(" · may be embedded on " + share.frameAncestors.joined(separator: ", "))
                 }
                 page.text(share.offersOriginals ? " · full-size images offered" : " · views only")
+                if !share.branded { page.text(" · unbranded") }
+                page.element("<span class=\"views\">", " · " + Format.count(share.views, "view", "views") + ", " + Format.count(share.visitors, "visitor", "visitors"), "</span>")
                 page.raw("</span><form method=\"post\" action=\"")
                 page.text(ViewerPaths.app.base + "/shares/" + share.id + "/revoke")
                 page.raw("\" class=\"inline\">")
@@ -492,8 +496,10 @@ public enum ViewerPages {
         let walk = TourWalk(tour)
         guard let index = walk.index(of: panoramaId) else { return nil }
         let stop = walk.stops[index]
-        let paths = frame.paths.embedded
-        return Layout.embed(title: stop.title, paths: paths, platformName: frame.platformName) { page in
+        var embedded = frame
+        embedded.paths = frame.paths.embedded
+        let paths = embedded.paths
+        return Layout.embed(title: stop.title, embedded) { page in
             page.raw("<div class=\"heading\">")
             page.element("<h1>", stop.title, "</h1>")
             page.raw("</div>")
