@@ -132,7 +132,7 @@ enum ShareVisitStore {
         // Several daemons may make one at once: the first stays, every one reads it.
         try await db.run("INSERT INTO visitor_salts (day, salt) VALUES (?, ?) ON CONFLICT (day) DO NOTHING", day, Blob(fresh))
         guard let salt = try await db.first("SELECT salt FROM visitor_salts WHERE day = ?", day) else {
-            throw ServiceError(.internal, "the day's visitor salt was not stored")
+            throw StorageError(.failed, "the day's visitor salt was not stored")
         }
         return try salt.decode(0, as: [UInt8].self)
     }
