@@ -139,7 +139,7 @@ public enum CubeTiler {
     /// The planes `plan` decided on, from the bytes it was made of (its checks made already).
     public static func decode(_ source: UnsafeRawBufferPointer, _ plan: TilingPlan) throws(PreviewError) -> PlanarImage {
         guard let whole = WholeImage(plan.format) else { return try planes(source, plan.frame) }
-        return try planes(rgb: try whole.rgb(source, Image(width: plan.frame.width, height: plan.frame.height)), plan.frame)
+        return try planes(rgb: try whole.rgb(source, Image(width: plan.frame.width, height: plan.frame.height), matte: .black), plan.frame)
     }
 
     /// RGB rows as the planes of `frame`'s subsampling.

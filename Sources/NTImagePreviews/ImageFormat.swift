@@ -48,13 +48,20 @@ enum WholeImage {
         }
     }
 
-    /// RGB rows of the `size` its header said, in the decoder's own buffer (never copied).
-    func rgb(_ source: UnsafeRawBufferPointer, _ size: Image) throws(PreviewError) -> RGBRows {
+    /// RGB rows of the `size` its header said, in the decoder's own buffer (never copied); a
+    /// PNG's transparent pixels composed onto `matte`.
+    func rgb(_ source: UnsafeRawBufferPointer, _ size: Image, matte: Matte) throws(PreviewError) -> RGBRows {
         switch self {
-        case .png: try PNGImage.rgb(source, size)
+        case .png: try PNGImage.rgb(source, size, matte: matte)
         case .heic: try HEICImage.rgb(source, size)
         }
     }
+}
+
+/// What an image's transparent pixels are drawn onto: black for a panorama (the viewer's dark
+/// around it), white for a logo (the page it sits on).
+public enum Matte: Sendable {
+    case black, white
 }
 
 /// An image's 8-bit RGB rows, a row every `stride` bytes from `base`, in the buffer its decoder

@@ -27,9 +27,9 @@ public enum ImagePreview {
 
     /// The previews `plan` decided, by width, from the bytes it was made of (its checks made
     /// already).
-    public static func make(from source: UnsafeRawBufferPointer, _ plan: PreviewPlan, quality: Int) throws(PreviewError) -> [Int: [UInt8]] {
+    public static func make(from source: UnsafeRawBufferPointer, _ plan: PreviewPlan, quality: Int, matte: Matte = .black) throws(PreviewError) -> [Int: [UInt8]] {
         guard let whole = WholeImage(plan.format) else { return try JPEGPreview.make(from: source, plan, quality: quality) }
-        let rows = try whole.rgb(source, plan.decoded)
+        let rows = try whole.rgb(source, plan.decoded, matte: matte)
         return try finish(rows.base, stride: rows.stride, plan, quality: quality)
     }
 

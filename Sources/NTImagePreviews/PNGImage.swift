@@ -2,7 +2,7 @@ import CNTPNG
 
 /// PNG images, with libpng's simplified API: its errors come back as values (libpng's own
 /// longjmp never crosses a Swift frame). A PNG has no scaled decoding: it is decoded whole,
-/// to 8-bit RGB (16-bit channels reduced, a palette expanded, alpha composed onto black), so
+/// to 8-bit RGB (16-bit channels reduced, a palette expanded, alpha composed onto black, or white for a logo), so
 /// its budget is its pixels' bytes and libpng's row buffers, known from the header.
 enum PNGImage {
     /// The size its header declares, read without decoding.
@@ -18,7 +18,7 @@ enum PNGImage {
     }
 
     /// The image as RGB rows, checked to be the `size` its header said.
-    static func rgb(_ source: UnsafeRawBufferPointer, _ size: Image) throws(PreviewError) -> RGBRows {
+    static func rgb(_ source: UnsafeRawBufferPointer, _ size: Image, matte: Matte = .black) throws(PreviewError) -> RGBRows {
         let read = try Read(source)
         guard Int(read.image.pointee.width) == size.width, Int(read.image.pointee.height) == size.height else {
             throw PreviewError("the PNG's header changed between reads")
@@ -26,7 +26,11 @@ enum PNGImage {
         read.image.pointee.format = UInt32(PNG_FORMAT_RGB)
         let pixels = UnsafeMutablePointer<UInt8>.allocate(capacity: size.width * size.height * 3)
         let rows = RGBRows(size: size, base: pixels, stride: size.width * 3) { pixels.deallocate() }
-        guard png_image_finish_read(read.image, nil, pixels, 0, nil) != 0 else { throw PreviewError("the PNG cannot be decoded: \(read.message)") }
+        // Always a colour: without one, libpng composes onto what the buffer held (memory not
+        // yet written: another image's pixels could show through a transparent one's).
+        let level: UInt8 = matte == .white ? 255 : 0
+        var background = png_color(red: level, green: level, blue: level)
+        guard png_image_finish_read(read.image, &background, pixels, 0, nil) != 0 else { throw PreviewError("the PNG cannot be decoded: \(read.message)") }
         return rows
     }
 

@@ -35,6 +35,21 @@ import TestSupport
         #expect(right[2] > 180 && right[0] < 60, "\(right)")
     }
 
+    /// A transparent pixel is drawn onto the matte asked: black for a panorama (the default),
+    /// white for a logo; an opaque one stays as it is.
+    @Test func transparentPixelsAreDrawnOntoTheMatteAsked() throws {
+        let png = PNGFixture.withAlpha(width: 200, height: 100) { x, _ in x < 100 ? (20, 20, 220, 0) : (20, 20, 220, 255) }
+        let plan = try png.withUnsafeBytes { try ImagePreview.plan(.png, $0, width: 200, maxSourcePixels: 1 << 24) }
+        for (matte, clear) in [(Matte.black, 0...40), (Matte.white, 215...255)] {
+            let made = try #require(try png.withUnsafeBytes { try ImagePreview.make(from: $0, plan, quality: 90, matte: matte) }[200])
+            let (width, _, rgb) = try Self.pixels(made)
+            let transparent = Array(rgb[(50 * width + 30) * 3..<(50 * width + 30) * 3 + 3])
+            let opaque = Array(rgb[(50 * width + 170) * 3..<(50 * width + 170) * 3 + 3])
+            #expect(transparent.allSatisfy { clear.contains(Int($0)) }, "\(matte): \(transparent)")
+            #expect(opaque[2] > 180 && opaque[0] < 60, "\(matte): \(opaque)")
+        }
+    }
+
     @Test func aPNGBombIsRefusedFromItsHeader() throws {
         // 60,000 × 30,000 claimed in a file of 60 bytes: refused by its pixels, then by the
         // memory its decoding would take, never decoded.

@@ -4,13 +4,25 @@ import CNTPNG
 public enum PNGFixture {
     /// An RGB PNG whose pixel at (x, y) is `pixel(x, y)`.
     public static func make(width: Int, height: Int, pixel: (Int, Int) -> (UInt8, UInt8, UInt8)) -> [UInt8] {
-        var rgb = [UInt8](repeating: 0, count: width * height * 3)
+        write(width: width, height: height, channels: 3) { x, y in
+            let (red, green, blue) = pixel(x, y)
+            return [red, green, blue]
+        }
+    }
+
+    /// An RGBA PNG whose pixel at (x, y) is `pixel(x, y)` (its alpha last: 0 transparent).
+    public static func withAlpha(width: Int, height: Int, pixel: (Int, Int) -> (UInt8, UInt8, UInt8, UInt8)) -> [UInt8] {
+        write(width: width, height: height, channels: 4) { x, y in
+            let (red, green, blue, alpha) = pixel(x, y)
+            return [red, green, blue, alpha]
+        }
+    }
+
+    private static func write(width: Int, height: Int, channels: Int, pixel: (Int, Int) -> [UInt8]) -> [UInt8] {
+        var pixels = [UInt8](repeating: 0, count: width * height * channels)
         for y in 0..<height {
             for x in 0..<width {
-                let (red, green, blue) = pixel(x, y)
-                rgb[(y * width + x) * 3] = red
-                rgb[(y * width + x) * 3 + 1] = green
-                rgb[(y * width + x) * 3 + 2] = blue
+                for (channel, value) in pixel(x, y).enumerated() { pixels[(y * width + x) * channels + channel] = value }
             }
         }
         // One address for the whole write: libpng's error handler is given it.
@@ -20,12 +32,12 @@ public enum PNGFixture {
         image.pointee.version = UInt32(PNG_IMAGE_VERSION)
         image.pointee.width = UInt32(width)
         image.pointee.height = UInt32(height)
-        image.pointee.format = UInt32(PNG_FORMAT_RGB)
+        image.pointee.format = UInt32(channels == 4 ? PNG_FORMAT_RGB | PNG_FORMAT_FLAG_ALPHA : PNG_FORMAT_RGB)
         var size = 0
-        _ = rgb.withUnsafeBytes { png_image_write_to_memory(image, nil, &size, 0, $0.baseAddress, 0, nil) }
+        _ = pixels.withUnsafeBytes { png_image_write_to_memory(image, nil, &size, 0, $0.baseAddress, 0, nil) }
         var bytes = [UInt8](repeating: 0, count: size)
         let written = bytes.withUnsafeMutableBytes { out in
-            rgb.withUnsafeBytes { png_image_write_to_memory(image, out.baseAddress, &size, 0, $0.baseAddress, 0, nil) }
+            pixels.withUnsafeBytes { png_image_write_to_memory(image, out.baseAddress, &size, 0, $0.baseAddress, 0, nil) }
         }
         precondition(written != 0, "libpng could not write the test's PNG")
         return Array(bytes.prefix(size))

@@ -61,6 +61,10 @@ import TestTraits
             return (path, Array(#"{"url": "https://hooks.example.com/\#(newID())"}"#.utf8), json)
         case ("POST", "/v1/webhooks/{webhookId}/redeliver"):
             return (path, Array(#"{"after": "0"}"#.utf8), json)
+        case ("PUT", "/v1/branding"):
+            return (path, Array(#"{"name": "Harbour Homes"}"#.utf8), json)
+        case ("PUT", "/v1/branding/logo"):
+            return (path, image, ["Content-Type": "image/jpeg"])
         case ("POST", "/v1/grants"):
             return (path, Array(#"{"scopes": ["read"], "propertyIds": ["\#(targets.property)"], "expiresInSeconds": 3600}"#.utf8), json)
         case ("POST", "/v1/uploads"):

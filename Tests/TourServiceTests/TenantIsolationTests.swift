@@ -48,6 +48,13 @@ import TestTraits
         "POST /v1/tours/{tourId}/shares": Case(status: 404, body: { _ in (Array(#"{"expiresInSeconds": 3600}"#.utf8), json) }),
         "GET /v1/tours/{tourId}/shares": Case(status: 404),
         "DELETE /v1/shares/{shareId}": Case(status: 404),
+        "GET /v1/shares/{shareId}/stats": Case(status: 404),
+        // The branding routes are the caller's own: beta's, never alpha's (which has a logo).
+        "GET /v1/branding": Case(status: 200),
+        "PUT /v1/branding": Case(status: 200, body: { _ in (Array(#"{"name": "Beta Homes"}"#.utf8), json) }),
+        "PUT /v1/branding/logo": Case(status: 415, body: { _ in (Array("not an image".utf8), ["Content-Type": "image/png"]) }),
+        "GET /v1/branding/logo": Case(status: 404),
+        "DELETE /v1/branding/logo": Case(status: 204),
         "DELETE /v1/panoramas/{panoramaId}": Case(status: 404),
         "OPTIONS /v1/uploads": Case(status: 204), // no tenant data, but a token is required
         "OPTIONS /v1/panoramas/{panoramaId}": Case(status: 204), // the draft's limits: no tenant data
@@ -104,6 +111,8 @@ import TestTraits
         fixture.tokenId = try #require(try alpha.send("POST", "/v1/tokens").string("id"))
         fixture.shareId = try #require(try alpha.send("POST", "/v1/tours/\(fixture.tourId)/shares", json: ["expiresInSeconds": 3600]).string("id"))
         fixture.webhookId = try #require(try alpha.send("POST", "/v1/webhooks", json: ["url": "https://hooks.example.com/alpha"]).string("id"))
+        #expect(try alpha.send("PUT", "/v1/branding", json: ["name": "Alpha Homes"]).status == 200)
+        #expect(try alpha.send("PUT", "/v1/branding/logo", body: try JPEGFixture.panorama(width: 256), headers: ["Content-Type": "image/jpeg"]).status == 200)
         let alphaFloor = try alpha.send("GET", "/v1/floors/\(fixture.floorId)").body
 
         let router = harness.service.makeRouter(metrics: ServerMetrics())
@@ -146,6 +155,8 @@ import TestTraits
         #expect(property.string("name") == "Alpha's")
         #expect(property.string("tourId") == fixture.tourId)
         #expect(try alpha.send("GET", "/v1/floors/\(fixture.floorId)").body == alphaFloor)
+        // Beta's branding and its logo's removal left alpha's.
+        #expect(try alpha.send("GET", "/v1/branding").string("name") == "Alpha Homes" && alpha.send("GET", "/v1/branding/logo").status == 200)
         #expect(try alpha.send("GET", "/v1/panoramas/\(fixture.panoramaId)/content").body == image)
         #expect(try alpha.tus("HEAD", location).header("Upload-Offset") == "40")
         #expect(try alpha.send("GET", "/v1/webhooks/\(fixture.webhookId)").status == 200)

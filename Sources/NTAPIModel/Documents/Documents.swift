@@ -284,10 +284,13 @@ public struct TourDocument: JSONDocument, Equatable, Sendable {
         public var revision: Int
         /// Canonical JSON text.
         public var structure: String?
+        /// When it was last applied (null: before the server kept it).
+        public var updatedAt: String?
 
-        public init(revision: Int, structure: String?) {
+        public init(revision: Int, structure: String?, updatedAt: String? = nil) {
             self.revision = revision
             self.structure = structure
+            self.updatedAt = updatedAt
         }
     }
 
@@ -333,7 +336,7 @@ public struct TourDocument: JSONDocument, Equatable, Sendable {
         for value in try json.array("floors") {
             let floor = try Fields(value, context: "tour floor")
             let plan = try floor.object("plan").map { plan throws(InvalidDocument) in
-                Plan(revision: try plan.integer("revision"), structure: plan.canonical("structure"))
+                Plan(revision: try plan.integer("revision"), structure: plan.canonical("structure"), updatedAt: try plan.optionalString("updatedAt"))
             }
             let map = try floor.object("worldMap").map { map throws(InvalidDocument) in
                 WorldMap(sha256: try map.string("sha256"), size: Int64(try map.integer("size")), url: try map.string("url"))
@@ -358,6 +361,7 @@ public struct TourDocument: JSONDocument, Equatable, Sendable {
                             writer.object { writer in
                                 writer.key("revision"); writer.int(plan.revision)
                                 writer.key("structure"); writer.raw(plan.structure)
+                                writer.key("updatedAt"); writer.string(plan.updatedAt)
                             }
                         } else {
                             writer.null()

@@ -239,6 +239,7 @@ public final class SyncService: Sendable {
                         EventRoutes.add(to: &table, context)
                         WebhookRoutes.add(to: &table, context, key: webhookKey)
                         GrantRoutes.add(to: &table, context)
+                        BrandingRoutes.add(to: &table, context)
                     }
                     UploadRoutes.add(to: &api, uploads, authenticated: authenticated)
                     table = api.table

@@ -228,6 +228,10 @@ public struct ToursdConfig: Sendable, Equatable {
     public var shareLifetime: Int { min(max(shareDefaultSeconds, shareMinSeconds), shareMaxSeconds) }
     /// Live share links one tour may have at once (409 past it).
     public var maxSharesPerTour = 100
+    /// The largest logo a tenant may upload (`PUT /v1/branding/logo`), before it is made again.
+    public var maxLogoBytes = 4 << 20
+    /// The width a logo is made again at, at most (it is shown 40 pixels high).
+    public var logoWidth = 480
     /// At most one `share.viewed` event per link per this many minutes (the first opening after it).
     public var shareEventMinutes = 60
     /// The time one visit of a share link may count (its beacons' total), at most.
@@ -402,6 +406,8 @@ public struct ToursdConfig: Sendable, Equatable {
         "shareMaxSeconds": { config, text in setInt(&config.shareMaxSeconds, text, 1...10 * 365 * 86_400) },
         "shareDefaultSeconds": { config, text in setInt(&config.shareDefaultSeconds, text, 1...10 * 365 * 86_400) },
         "maxSharesPerTour": { config, text in setInt(&config.maxSharesPerTour, text, 1...1_000_000) },
+        "maxLogoBytes": { config, text in setInt(&config.maxLogoBytes, text, 1024...64 << 20) },
+        "logoWidth": { config, text in setInt(&config.logoWidth, text, 64...2048) },
         "shareEventMinutes": { config, text in setInt(&config.shareEventMinutes, text, 1...7 * 24 * 60) },
         "shareVisitMaxSeconds": { config, text in setInt(&config.shareVisitMaxSeconds, text, 60...86_400) },
         "shareVisitsPerDay": { config, text in setInt(&config.shareVisitsPerDay, text, 1...10_000_000) },

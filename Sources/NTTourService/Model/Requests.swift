@@ -22,10 +22,11 @@ enum PanoramaMediaType {
     static let allowed: Set<String> = ["image/jpeg", "image/heic", "image/png"]
 
     /// The media type without parameters, lowercased, when allowed.
-    static func validated(_ header: String?) throws(ServiceError) -> String {
+    /// `what`: the image's name in the error ("a panorama", "a logo").
+    static func validated(_ header: String?, what: String = "a panorama") throws(ServiceError) -> String {
         let type = (header ?? "").split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         guard allowed.contains(type) else {
-            throw ServiceError(.unsupportedMediaType, "a panorama must be image/jpeg, image/heic or image/png, not \"\(type.prefix(100))\"")
+            throw ServiceError(.unsupportedMediaType, "\(what) must be image/jpeg, image/heic or image/png, not \"\(type.prefix(100))\"")
         }
         return type
     }
@@ -33,11 +34,11 @@ enum PanoramaMediaType {
     /// Refuses bytes that are not of their declared type (415), told by their signature: a
     /// README renamed `.jpg` or random bytes would be stored, counted and shown as a grey box.
     /// (`PanoramaImageFormat`, which the client's capture check reads too).
-    static func checkContent(_ type: String, head: [UInt8]) throws(ServiceError) {
+    static func checkContent(_ type: String, head: [UInt8], what: String = "a panorama") throws(ServiceError) {
         guard PanoramaImageFormat(signature: head)?.contentType != type else { return }
         let start = head.isEmpty ? "empty" : "with hex " + ByteEncoding.hex(Array(head.prefix(8)))
         throw ServiceError(.unsupportedMediaType, "the bytes are not \(type) (they start \(start)): "
-                           + "a panorama must be a JPEG, HEIC or PNG image, as its Content-Type says")
+                           + "\(what) must be a JPEG, HEIC or PNG image, as its Content-Type says")
     }
 }
 

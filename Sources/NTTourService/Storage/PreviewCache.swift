@@ -56,6 +56,20 @@ final class PreviewCache: Sendable {
 
     func stop() { decoders.stop() }
 
+    /// An image that is not a panorama (a tenant's logo) made again from its pixels, at most
+    /// `width` wide, as a JPEG without the file's metadata: checked, decoded and held as a
+    /// panorama's previews are (`maxPreviewSourcePixels`, the decode budget, the image memory,
+    /// the preview pool). A refusal says why.
+    func reencoded(_ bytes: [UInt8], _ format: ImageFormat, width: Int) async throws -> [UInt8] {
+        let (maxSourcePixels, budget, quality) = (maxSourcePixels, budget, quality)
+        let plan = try bytes.withUnsafeBytes { try ImagePreview.plan(format, $0, width: width, maxSourcePixels: maxSourcePixels, budget: budget) }
+        let made = try await memory.holding(plan.memoryBytes, for: "an image \(width) wide") {
+            try await decoders.run { try bytes.withUnsafeBytes { try ImagePreview.make(from: $0, plan, quality: quality, matte: .white) } }
+        }
+        guard let jpeg = made[width] else { throw PreviewError("the image was not made") }
+        return jpeg
+    }
+
     /// Its lines of /metrics.
     var metrics: String {
         """

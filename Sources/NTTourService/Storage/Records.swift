@@ -31,6 +31,8 @@ struct FloorRecord: Equatable {
     var name: String?
     var planRevision: Int
     var structure: String?
+    /// When its plan was last applied (nil: before migration 0021 kept it).
+    var planUpdatedAt: String?
     var worldMapSHA256: String?
     var worldMapSize: Int64?
     /// The world map file's name (older maps: the floor id).
@@ -44,6 +46,7 @@ struct FloorRecord: Equatable {
         name = try row.decodeIfPresent("name", as: String.self)
         planRevision = try row.decode("plan_revision", as: Int.self)
         structure = try row.decodeIfPresent("structure", as: String.self)
+        planUpdatedAt = try row.decodeIfPresent("plan_updated_at", as: String.self)
         worldMapSHA256 = try row.decodeIfPresent("world_map_sha256", as: String.self)
         worldMapSize = try row.decodeIfPresent("world_map_size", as: Int64.self)
         worldMapFile = worldMapSHA256 == nil ? nil : try row.decodeIfPresent("world_map_file", as: String.self) ?? id

@@ -208,8 +208,8 @@ enum TourStore {
                            tenant, floorId)
             }
         }
-        try await db.run("UPDATE floors SET plan_revision = plan_revision + 1, structure = coalesce(?, structure) WHERE tenant_id = ? AND id = ?",
-                   plan.structure, tenant, floorId)
+        try await db.run("UPDATE floors SET plan_revision = plan_revision + 1, structure = coalesce(?, structure), plan_updated_at = ? WHERE tenant_id = ? AND id = ?",
+                   plan.structure, Timestamp.text(now), tenant, floorId)
         try await touch(db, tenant, property: floor.propertyId, at: now)
         guard let applied = try await self.floor(db, tenant, floorId) else { throw StorageError(.corrupt, "floor vanished") }
         let answer = applied.document.jsonBytes
@@ -388,7 +388,7 @@ enum TourStore {
             let floor = try FloorRecord(row, rooms: rooms[try row.decode("id", as: String.self)] ?? [])
             return TourDocument.Floor(
                 floor: floor.document,
-                plan: floor.planRevision > 0 ? TourDocument.Plan(revision: floor.planRevision, structure: floor.structure) : nil,
+                plan: floor.planRevision > 0 ? TourDocument.Plan(revision: floor.planRevision, structure: floor.structure, updatedAt: floor.planUpdatedAt) : nil,
                 worldMap: floor.worldMap.map { TourDocument.WorldMap(sha256: $0.sha256, size: $0.size, url: "/v1/floors/\(floor.id)/worldmap") },
                 panoramas: panoramas[floor.id] ?? [])
         }

@@ -70,11 +70,12 @@ struct ShareAuthentication: Middleware {
             throw ServiceError(.notFound, "This share link has expired, was revoked, or never existed.")
         }
         var request = request
-        // A visitor is shown the operator's line, never the tenant's own name.
-        let subtitle = context.config.viewerSubtitle.isEmpty ? nil : context.config.viewerSubtitle
+        // A visitor is shown the operator's line, never the tenant's own name (its branding, where
+        // it set one, comes with the page); an unbranded link names neither the platform nor the operator.
+        let subtitle = context.config.viewerSubtitle.isEmpty || !share.branded ? nil : context.config.viewerSubtitle
         request.attributes[ViewerScopeAttribute.self] = ViewerScope(
             tenant: share.tenant, frame: PageFrame(paths: .share(secret: secret), subtitle: subtitle, csrf: nil, units: MeasureUnits(acceptLanguage: request.headers["accept-language"]),
-                                                   offersOriginals: share.offersOriginals, platformName: context.config.sharePlatformName),
+                                                   offersOriginals: share.offersOriginals, platformName: share.branded ? context.config.sharePlatformName : nil),
             property: share.propertyId,
             frameAncestors: share.frameAncestors, share: share)
         return try await next(request)

@@ -46,6 +46,23 @@ enum ViewerRoutes {
                 return try await page(.property(property), try await visited(request, context), context)
             }
             addPages(to: &table, prefix: "/t/{secret}", context)
+            // A branded link's logo and accent; an unbranded link has neither.
+            table.add(.get, "/t/{secret}/logo", headers: ViewerResponses.security, secretPath: true) { request in
+                let tenant = request.viewerScope.tenant
+                guard request.viewerScope.share?.branded == true, let logo = try await context.readOne({ try await BrandingStore.logo($0, tenant) }) else {
+                    throw ServiceError.notFound("logo", "")
+                }
+                return .logo(logo.jpeg, updatedAt: logo.updatedAt, for: request)
+            }
+            table.add(.get, "/t/{secret}/brand.css", headers: ViewerResponses.security, secretPath: true) { request in
+                let tenant = request.viewerScope.tenant
+                guard request.viewerScope.share?.branded == true,
+                      let accent = try await context.readOne({ try await BrandingStore.branding($0, tenant) }).accent else {
+                    throw ServiceError.notFound("style sheet", "")
+                }
+                return Response(status: .ok, contentType: "text/css; charset=utf-8", headers: [HTTPField(name: "Cache-Control", value: "private, no-cache")],
+                                body: .bytes(PageBrand.styleSheet(accent: accent)))
+            }
         }
         // The viewer's beacons: JSON errors, as the API's.
         table.group(ServiceErrors(context), ShareAuthentication(context: context)) { table in
@@ -178,6 +195,7 @@ enum ViewerRoutes {
     /// Everything a page shows, read in one transaction.
     private struct PageData: Sendable {
         var tour: TourDocument
+        var branding: BrandingDocument
         var status: ServerStatusDocument?
         var shares: [ShareDocument]?
     }
@@ -197,16 +215,25 @@ enum ViewerRoutes {
                 propertyId = page.id
             }
             guard let propertyId, scope.property == nil || scope.property == propertyId,
-                  let tour = try await TourStore.tour(db, tenant, propertyId: propertyId) else { return nil }
-            guard case .property = page else { return PageData(tour: tour) }
-            return PageData(tour: tour, status: try await TourStore.status(db, tenant, propertyId),
+                  var tour = try await TourStore.tour(db, tenant, propertyId: propertyId) else { return nil }
+            let branding = try await BrandingStore.branding(db, tenant)
+            // Floors without a name of their own are named as the tenant names floors.
+            for index in tour.floors.indices where tour.floors[index].floor.name == nil {
+                tour.floors[index].floor.name = branding.floorNames.title(tour.floors[index].floor.number)
+            }
+            guard case .property = page else { return PageData(tour: tour, branding: branding) }
+            return PageData(tour: tour, branding: branding, status: try await TourStore.status(db, tenant, propertyId),
                             // The page lists the newest links; the API pages through them all.
                             shares: managesShares ? try await ViewerStore.shares(db, tenant, tourId: tour.tourId, limit: 50, after: nil, at: context.clock.now())?.page : nil)
         }
         guard let data else { throw ServiceError.notFound(page.name, page.id) }
         let widths = PreviewWidths(thumbnail: context.previewWidth(near: 640), viewer: context.config.previewWidths.last ?? 1024,
                                    cover: context.previewWidth(near: 1280))
-        let frame = scope.frame
+        var frame = scope.frame
+        if let share = scope.share, share.branded, !data.branding.isEmpty {
+            frame.brand = PageBrand(name: data.branding.name, logo: data.branding.logo.map { _ in frame.paths.base + "/logo" },
+                                    style: data.branding.accent.map { _ in frame.paths.base + "/brand.css" }, contact: data.branding.contact)
+        }
         let bytes: [UInt8]?
         switch page {
         case .property:

@@ -26,6 +26,8 @@ code { font-size: 0.85em; background: #eef1f4; padding: 0.1em 0.3em; border-radi
 .bar { display: flex; align-items: center; justify-content: space-between; gap: 1rem; padding: 0.75rem 1.5rem; background: #fff; border-bottom: 1px solid var(--line); }
 .brand a, .brand { font-weight: 700; color: var(--ink); text-decoration: none; }
 .subtitle { display: block; font-weight: 400; font-size: 0.85rem; color: var(--muted); }
+.brand img.logo { height: 2rem; width: auto; max-width: 10rem; object-fit: contain; vertical-align: middle; margin-right: 0.6rem; padding: 2px; border-radius: 4px; background: #fff; }
+.contact address { font-style: normal; }
 .shared { font-size: 0.85rem; color: var(--muted); }
 main { max-width: 60rem; margin: 0 auto; padding: 1.5rem; }
 h1 { margin: 0.25rem 0 1rem; font-size: 1.75rem; }

@@ -35,6 +35,30 @@ public struct ViewerPaths: Sendable, Equatable {
     public func tiles(_ id: String) -> String { base + "/panoramas/" + id + "/tiles/" }
 }
 
+/// A tenant's branding as a branded share link's pages show it: the name in the bar, its logo
+/// beside it, its accent colour (a style sheet of its own: the pages' policy allows no inline
+/// style), and its contact lines in the panel.
+public struct PageBrand: Sendable, Equatable {
+    public var name: String?
+    /// The logo's URL; nil: none.
+    public var logo: String?
+    /// The accent's style sheet's URL; nil: the platform's colour.
+    public var style: String?
+    public var contact: [String]
+
+    public init(name: String?, logo: String?, style: String?, contact: [String]) {
+        self.name = name
+        self.logo = logo
+        self.style = style
+        self.contact = contact
+    }
+
+    /// The accent's style sheet (`:root { --accent: … }`), the colour checked to be `#rrggbb`.
+    public static func styleSheet(accent: String) -> [UInt8] {
+        Array(":root { --accent: \(accent); }\n".utf8)
+    }
+}
+
 /// What every page of one request shares: where its links go, the subtitle line, and the
 /// signed-in session's CSRF token (nil: not signed in, or a share link: no forms).
 public struct PageFrame: Sendable {
@@ -51,6 +75,8 @@ public struct PageFrame: Sendable {
     public var platformName: String?
     /// Where the viewer reports the visit's time (a share link's opening; `data-visit`).
     public var visit: String?
+    /// A branded share link's branding; nil: none (the app, an unbranded link, a tenant without).
+    public var brand: PageBrand?
 
     /// The signed-in app's name.
     public static let appName = "NoughtyTours"
@@ -79,13 +105,24 @@ enum Layout {
     static func page(_ frame: PageFrame, title: String, crumbs: [Crumb] = [], script: Bool = false, immersive: Bool = false,
                      _ body: (inout HTMLWriter) -> Void) -> [UInt8] {
         var page = HTMLWriter()
-        head(&page, title: title, platformName: frame.platformName, script: script)
+        head(&page, title: title, frame, script: script)
         page.raw("</head><body")
         if immersive { page.raw(frame.paths.isShare ? " class=\"tour visitor\"" : " class=\"tour\"") }
         bodyData(&page, frame)
         page.raw("><header class=\"bar\"><div class=\"brand\">")
         if frame.paths.isShare {
-            if let name = frame.platformName { page.text(name) }
+            if let brand = frame.brand {
+                if let logo = brand.logo {
+                    page.raw("<img class=\"logo\" src=\"")
+                    page.text(logo)
+                    page.raw("\" alt=\"")
+                    page.text(brand.name ?? "")
+                    page.raw("\">")
+                }
+                if let name = brand.name { page.element("<span class=\"name\">", name, "</span>") }
+            } else if let name = frame.platformName {
+                page.text(name)
+            }
         } else {
             page.link(ViewerPaths.list, frame.platformName ?? PageFrame.appName)
         }
@@ -124,7 +161,7 @@ enum Layout {
     /// frame, immersive as a panorama's page (`body.tour`) at any frame's size.
     static func embed(title: String, _ frame: PageFrame, _ body: (inout HTMLWriter) -> Void) -> [UInt8] {
         var page = HTMLWriter()
-        head(&page, title: title, platformName: frame.platformName, script: true)
+        head(&page, title: title, frame, script: true)
         page.raw("</head><body class=\"embed tour\"")
         bodyData(&page, frame)
         page.raw("><main class=\"embed\">")
@@ -148,16 +185,22 @@ enum Layout {
     }
 
     /// The document's start up to the end of its head's own elements.
-    private static func head(_ page: inout HTMLWriter, title: String, platformName: String?, script: Bool) {
+    /// The title names the brand where the link shows one, else the platform where it is named.
+    private static func head(_ page: inout HTMLWriter, title: String, _ frame: PageFrame, script: Bool) {
         page.raw("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">")
         page.raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>")
         page.text(title)
-        if let platformName { page.text(" · " + platformName) }
+        if let name = frame.brand?.name ?? frame.platformName { page.text(" · " + name) }
         page.raw("</title><link rel=\"icon\" href=\"")
         page.text(ViewerPaths.icon)
         page.raw("\"><link rel=\"stylesheet\" href=\"")
         page.text(ViewerPaths.style)
         page.raw("\">")
+        if let style = frame.brand?.style {
+            page.raw("<link rel=\"stylesheet\" href=\"")
+            page.text(style)
+            page.raw("\">")
+        }
         if script {
             page.raw("<script src=\"")
             page.text(ViewerPaths.script)
@@ -189,6 +232,14 @@ enum Format {
         let characters = Array(timestamp)
         guard characters.count >= 16, characters[10] == "T" else { return timestamp }
         return String(characters[0..<10]) + " " + String(characters[11..<16]) + " UTC"
+    }
+
+    /// An RFC 3339 timestamp's day as people write it: "3 Dec 2026" (UTC).
+    static func day(_ timestamp: String) -> String {
+        let parts = timestamp.prefix(10).split(separator: "-")
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        guard parts.count == 3, let month = Int(parts[1]), (1...12).contains(month), let day = Int(parts[2]) else { return timestamp }
+        return "\(day) \(months[month - 1]) \(parts[0])"
     }
 
     /// A number with a fixed count of decimals, without Foundation's formatters.

@@ -137,7 +137,7 @@ public enum ViewerPages {
                 page.raw("<section class=\"card floor\"><h2>")
                 page.link(frame.paths.floor(floor.floor.id), FloorTitle.of(number: floor.floor.number, name: floor.floor.name))
                 page.raw("</h2><p class=\"meta\">")
-                page.text(floor.plan.map { "Plan revision \($0.revision)" } ?? "No plan yet")
+                page.text(floor.plan.map { plan in plan.updatedAt.map { "Plan updated " + Format.day($0) } ?? "Plan made" } ?? "No plan yet")
                 page.text(" · " + Format.count(floor.panoramas.count, "panorama", "panoramas"))
                 page.raw("</p>")
                 if floor.floor.continuable {
@@ -162,6 +162,7 @@ public enum ViewerPages {
         Layout.page(frame, title: tour.property.name) { page in
             page.element("<h1>", tour.property.name, "</h1>")
             writeFacts(&page, tour, status: status)
+            writeContact(&page, frame)
             for floor in tour.floors.sorted(by: { $0.floor.number < $1.floor.number }) {
                 page.raw("<section class=\"card floor\"><h2>")
                 page.link(frame.paths.floor(floor.floor.id), FloorTitle.of(number: floor.floor.number, name: floor.floor.name))
@@ -367,6 +368,7 @@ public enum ViewerPages {
                 // The plan first: its cone turns with the view, in sight.
                 writeMinimap(&page, walk, at: index, frame.paths, units: frame.units)
                 if let status { writeAbout(&page, tour, walk, status: status, frame.paths) }
+                writeContact(&page, frame)
                 writeWays(&page, walk, from: index, frame.paths)
                 page.raw("<p class=\"meta\">Taken ")
                 page.text(Format.time(panorama.createdAt))
@@ -386,6 +388,18 @@ public enum ViewerPages {
                 page.raw("</p>")
             }
         }
+    }
+
+    /// A branded link's contact lines (its brand's name over them).
+    private static func writeContact(_ page: inout HTMLWriter, _ frame: PageFrame) {
+        guard let brand = frame.brand, !brand.contact.isEmpty else { return }
+        page.raw("<section class=\"card contact\"><h2>Contact</h2><address>")
+        if let name = brand.name { page.element("<strong>", name, "</strong><br>") }
+        for (index, line) in brand.contact.enumerated() {
+            if index > 0 { page.raw("<br>") }
+            page.text(line)
+        }
+        page.raw("</address></section>")
     }
 
     /// The panel over the view (below it without scripts); its button, which the script shows, folds it.
