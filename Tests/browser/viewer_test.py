@@ -710,6 +710,16 @@ def share_walk(daemon, house, tokens):
         await_condition(guest, lambda d: d.current_url.split("#")[0].endswith(ids[-1]) and frames() >= 1, "back returns to the bedroom")
         again = float(guest.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-yaw"))
         check(abs(again - left) < 1 and guest.execute_script("return window.__loads") == 0, f"back returns to the last view, in place: yaw {left} → {again}")
+        # Who looked: the viewer's beacons reported each panorama left behind, with its time on screen.
+        def stats():
+            return json.loads(daemon.request("GET", f"/v1/shares/{made['id']}/stats", None, daemon.token)[2])
+        await_condition(guest, lambda d: len(stats()["panoramas"]) >= len(ids) - 1, "the viewer's beacons report the panoramas walked through")
+        walked = stats()
+        # Two views of two visitors: the browser's, and the test's own fetch of the page (look()),
+        # another user agent.
+        check(walked["views"] == 2 and walked["visitors"] == 2 and 0 < walked["seconds"] < 600
+              and {p["panoramaId"] for p in walked["panoramas"]} <= set(ids),
+              f"the link's statistics: two views of two visitors, the panoramas seen and their time: {walked}")
 
         # The plan panel folds and opens again.
         toggle = guest.find_element(By.CSS_SELECTOR, "button.panel")
@@ -813,6 +823,63 @@ def share_walk(daemon, house, tokens):
             plain.quit()
 
 
+def branded_side_by_side(daemon, house, tokens):
+    """issue "The agent's side": a branded and an unbranded link of the same tour side by side.
+    The branded one shows the tenant's name, logo, accent and contact; the unbranded one none of
+    them, nor the platform's name, in its HTML, its title or the images it loads."""
+    logo = Image.new("RGBA", (360, 120), (0, 0, 0, 0))
+    draw = ImageDraw.Draw(logo)
+    draw.rounded_rectangle((4, 4, 116, 116), radius=24, fill=(11, 93, 59, 255))
+    draw.text((30, 44), "HH", fill=(255, 255, 255, 255))
+    draw.rectangle((136, 40, 350, 80), fill=(11, 93, 59, 255))
+    png = io.BytesIO()
+    logo.save(png, format="PNG")
+    daemon.api("PUT", "/v1/branding", {"name": "Harbour Homes", "accent": "#0b5d3b", "contact": ["Jane Agent", "+44 20 7946 0000"]}, daemon.token)
+    status, _, _ = daemon.request("PUT", "/v1/branding/logo", png.getvalue(), daemon.token, {"Content-Type": "image/png"})
+    check(status == 200, f"the tenant's logo is set: {status}")
+    branded = daemon.api("POST", f"/v1/tours/{house['tour']}/shares", {"label": "For the Millers"}, daemon.token)
+    unbranded = daemon.api("POST", f"/v1/tours/{house['tour']}/shares", {"label": "MLS listing", "branding": "unbranded"}, daemon.token)
+    guest = tourfixture.chromium(WAIT)
+    shots = []
+    try:
+        for made, name in [(branded, "21-share-branded"), (unbranded, "22-share-unbranded")]:
+            guest.get(daemon.base + made["url"])
+            await_condition(guest, lambda d: int(d.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-frames") or 0) >= 1,
+                            f"the {name[9:]} link draws its first panorama")
+            seen = guest.execute_script("""
+                const logo = document.querySelector('.bar img.logo');
+                return {accent: getComputedStyle(document.documentElement).getPropertyValue('--accent').trim(),
+                        logo: logo ? logo.complete && logo.naturalWidth : 0, title: document.title, bar: document.querySelector('.bar').textContent,
+                        loaded: performance.getEntriesByType('resource').map(e => e.name)};""")
+            html = guest.page_source
+            if made is branded:
+                contact = guest.find_element(By.CSS_SELECTOR, ".contact").text
+                check(seen["accent"] == "#0b5d3b" and seen["logo"] > 0 and seen["title"] == "Dune House · Harbour Homes"
+                      and "Harbour Homes" in seen["bar"] and "Jane Agent" in contact and "+44 20 7946 0000" in contact,
+                      f"the branded link shows the name, logo, accent and contact: {dict(seen, loaded=None)}, {contact!r}")
+            else:
+                check(seen["accent"] == "#1f5f8b" and seen["logo"] == 0 and seen["title"] == "Dune House",
+                      f"the unbranded link shows no logo and keeps the plain colours: {dict(seen, loaded=None)}")
+                absent = [text for text in ["Harbour Homes", "Jane Agent", "7946", "img class=\"logo\"", "brand.css", "NoughtyTours"] if text in html]
+                fetched = [url for url in seen["loaded"] if url.endswith("/logo") or "brand.css" in url]
+                check(not absent and not fetched, f"the unbranded link's HTML and images carry nothing of the brand or platform: {absent}, {fetched}")
+            path = os.path.join(ARTIFACTS, f"{name}.png")
+            guest.save_screenshot(path)
+            shots.append(Image.open(path).convert("RGB"))
+        pair = Image.new("RGB", (shots[0].width + shots[1].width + 16, max(shot.height for shot in shots)), (255, 255, 255))
+        pair.paste(shots[0], (0, 0))
+        pair.paste(shots[1], (shots[0].width + 16, 0))
+        pair.save(os.path.join(ARTIFACTS, "23-share-branded-and-unbranded.png"))
+        listed = json.loads(daemon.request("GET", f"/v1/tours/{house['tour']}/shares", None, daemon.token)[2])["items"]
+        views = {item["label"]: item["views"] for item in listed if item["label"] in ("For the Millers", "MLS listing")}
+        check(views == {"For the Millers": 1, "MLS listing": 1}, f"each link counts its view: {views}")
+    finally:
+        guest.quit()
+        # The tenant's pages as they were for the checks after.
+        daemon.api("PUT", "/v1/branding", {}, daemon.token)
+        daemon.request("DELETE", "/v1/branding/logo", None, daemon.token)
+
+
 def look_shot(driver, name):
     driver.save_screenshot(os.path.join(ARTIFACTS, f"{name}.png"))
 
@@ -875,7 +942,7 @@ def main():
         await_condition(driver, lambda d: d.find_elements(By.TAG_NAME, "h1") and d.find_element(By.TAG_NAME, "h1").text == "Maple Street 12",
                         "the property page opens")
         floors = [element.text for element in driver.find_elements(By.CSS_SELECTOR, "section.floor h2")]
-        check(floors == ["Ground floor", "Floor 1"], f"floors are titled as the screens title them: {floors}")
+        check(floors == ["Ground floor", "First floor"], f"floors are named as the tenant names them (UK by default): {floors}")
         check("Can be continued" in driver.page_source, "a floor with a plan and world map says it can be continued")
         look(driver, daemon, "03-property", tokens, cookie)
         driver.find_element(By.LINK_TEXT, "Ground floor").click()
@@ -934,6 +1001,7 @@ def main():
         phone_motion(driver, daemon, house)
         embed_on_other_sites(driver, daemon, house, tokens)
         share_walk(daemon, house, tokens)
+        branded_side_by_side(daemon, house, tokens)
         huge_panorama(driver, daemon, huge, tokens, cookie)
         phone_formats(driver, daemon, formats, tokens, cookie)
 
@@ -981,7 +1049,7 @@ def main():
                         "the shared tour opens into its first panorama's view")
         look(guest, daemon, "08-shared-property", tokens)
         guest.get(share_url + f"/floors/{tour['floors'][1]}")
-        check(guest.find_element(By.TAG_NAME, "h1").text == "Floor 1", "the shared tour's second floor opens")
+        check(guest.find_element(By.TAG_NAME, "h1").text == "First floor", "the shared tour's second floor opens")
         guest.get(share_url + f"/floors/{tour['floors'][0]}")
         await_condition(guest, lambda d: d.find_elements(By.CSS_SELECTOR, "svg.plan a.room"), "the shared floor draws its plan")
         look(guest, daemon, "09-shared-floor", tokens)
