@@ -62,6 +62,8 @@ import TestTraits
         let elsewhere = try open(visitor, url + "/embed", as: Self.home)
         let again = try open(visitor, url, as: Self.office)
         #expect(Set([first, colleague, elsewhere, again]).count == 4 && first.hasPrefix(url + "/visits/"))
+        // A HEAD (a link checker's probe) is no view.
+        #expect(try visitor.send("HEAD", url, headers: Self.office.headers).status == 200)
         // A minute on: what each reports fits in what its visit has lasted.
         harness.clock.moveOn(seconds: 60)
         for (visit, panorama, seconds) in [(first, hall, 20.4), (first, kitchen, 10.0), (colleague, hall, 5.0), (elsewhere, kitchen, 30.0), (again, hall, 3.0)] {

@@ -125,7 +125,8 @@ enum ViewerRoutes {
     /// A share link's opening (its first page, or its embed's): the visit recorded, its
     /// beacon's address on the pages (`PageFrame.visit`). Who the visitor is, is only hashed.
     private static func visited(_ request: Request, _ context: ServiceContext) async throws -> Request {
-        guard let share = request.viewerScope.share else { return request }
+        // A HEAD (a link checker's, a preview's probe) is no one looking.
+        guard let share = request.viewerScope.share, request.method != .head else { return request }
         let client = ShareVisitStore.Client(address: ClientAddress.of(peer: request.peerAddress, forwardedFor: request.headers["x-forwarded-for"],
                                                                       trusted: context.config.trustedProxyAddresses),
                                             userAgent: request.headers["user-agent"] ?? "")
