@@ -259,8 +259,9 @@ enum PostgresPlan {
 
     /// Partial indexes of the uploads still receiving: a tenant has at most
     /// maxUnfinishedUploadsPerTenant rows in them, whatever else it holds. Its webhook
-    /// endpoints: at most `maxWebhooksPerTenant`.
-    static let boundedPerTenant: Set = ["uploads_receiving_by_tenant", "uploads_receiving_by_panorama", "webhooks_pkey", "tokens_live_by_tenant"]
+    /// endpoints: at most `maxWebhooksPerTenant`. Its branding: one row, keyed by the tenant.
+    static let boundedPerTenant: Set = ["uploads_receiving_by_tenant", "uploads_receiving_by_panorama", "webhooks_pkey", "tokens_live_by_tenant",
+                                        "brandings_pkey"]
 
     /// An index condition on the tenant alone: `(tenant_id = $1)`.
     static func searchesTheTenant(_ condition: String) -> Bool {
