@@ -58,6 +58,16 @@ floor_ms, floor_page = timed(connection(), f"/app/floors/{floor_id}", cookie)
 open(f"{nginx_root}/floor.html", "wb").write(floor_page)
 nginx_floor_ms, _ = timed(connection(nginx_port), "/floor.html", {})
 
+# A share link's opening writes its visit (the day's salt, the visitor's hash, the event's
+# window): timed beside the same link's floor page, which only reads, and nginx with its bytes.
+share = json.loads(call(conn, "POST", f"/v1/tours/{json.loads(call(conn, 'GET', f'/v1/properties/{property_id}', headers=bearer)[1])['tourId']}/shares",
+                        json.dumps({"label": "Bench"}), json_headers)[1])
+visitor = {"User-Agent": "bench", "X-Forwarded-For": "198.51.100.7"}
+opening_ms, opening_page = timed(connection(), share["url"], visitor)
+shared_floor_ms, _ = timed(connection(), f"{share['url']}/floors/{floor_id}", visitor)
+open(f"{nginx_root}/opening.html", "wb").write(opening_page)
+nginx_opening_ms, _ = timed(connection(nginx_port), "/opening.html", {})
+
 
 
 def processed(panorama):
@@ -103,6 +113,8 @@ nginx_cached_ms, _ = timed(connection(nginx_port), "/preview.jpg", {})
 print("Tour viewer, one keep-alive connection, median of 300 unless said, same run")
 print(f"  GET /app/floors/{{id}} (30 rooms, 200 panoramas, {len(floor_page) / 1000:.0f} KB of HTML): {floor_ms:.2f} ms "
       f"(target < 5 ms); nginx, the same bytes: {nginx_floor_ms:.2f} ms ({floor_ms / nginx_floor_ms:.1f}x)")
+print(f"  GET /t/{{secret}}, a share link's opening (its visit written; {len(opening_page) / 1000:.0f} KB): {opening_ms:.2f} ms; "
+      f"the link's floor page (a read): {shared_floor_ms:.2f} ms; nginx, the opening's bytes: {nginx_opening_ms:.2f} ms ({opening_ms / nginx_opening_ms:.1f}x)")
 for width, (ms, _, body) in made.items():
     print(f"  preview of an 8192 × 4096 JPEG ({len(big) / 1e6:.1f} MB) at width {width}, made on the first GET: {ms:.0f} ms"
           + (" (target < 150 ms)" if width == 1024 else "")

@@ -99,6 +99,10 @@ import TestTraits
                 #expect(!text.contains(absent), "\(path) shows \(absent)")
             }
         }
+        // Its error pages too (a panorama the link does not have); a branded link's name the platform.
+        let missing = try visitor.send("GET", "\(unbrandedURL)/panoramas/\(newID())")
+        #expect(missing.status == 404 && !missing.text.contains("TourHost"))
+        #expect(try visitor.send("GET", "\(brandedURL)/panoramas/\(newID())").text.contains("TourHost"))
         #expect(try visitor.send("GET", "\(unbrandedURL)/logo").status == 404)
         #expect(try visitor.send("GET", "\(unbrandedURL)/brand.css").status == 404)
         await harness.finish()

@@ -2,6 +2,7 @@ import NTHashing
 import NTHTTPCore
 import NTLogging
 import NTTourViewer
+import Synchronization
 
 /// Who a viewer page is for and what it may show: a signed-in tenant (all its tours), or a
 /// share link (one property, read-only).
@@ -30,6 +31,16 @@ extension Request {
         guard let scope = attributes[ViewerScopeAttribute.self] else { preconditionFailure("\(path) is not behind a viewer scope") }
         return scope
     }
+}
+
+/// Whether a failing share page's link is unbranded: `ViewerErrors`, outside the share's
+/// authentication, learns it here (set once the link is known) and names no platform then.
+final class ShareErrorBranding: Sendable {
+    let unbranded = Atomic<Bool>(false)
+}
+
+enum ShareErrorBrandingAttribute: RequestAttribute {
+    typealias Value = ShareErrorBranding
 }
 
 /// The names of the viewer's cookies.
@@ -69,6 +80,7 @@ struct ShareAuthentication: Middleware {
               let share = try await context.readOne({ try await ViewerStore.share($0, secret: secret, at: context.clock.now()) }) else {
             throw ServiceError(.notFound, "This share link has expired, was revoked, or never existed.")
         }
+        request.attributes[ShareErrorBrandingAttribute.self]?.unbranded.store(!share.branded, ordering: .relaxed)
         var request = request
         // A visitor is shown the operator's line, never the tenant's own name (its branding, where
         // it set one, comes with the page); an unbranded link names neither the platform nor the operator.
@@ -103,6 +115,9 @@ struct ViewerErrors: Middleware {
     var embedded = false
 
     func respond(to request: Request, next: RequestResponder) async throws -> Response {
+        let branding = ShareErrorBranding()
+        var request = request
+        if shared { request.attributes[ShareErrorBrandingAttribute.self] = branding }
         do {
             return try await next(request)
         } catch {
@@ -117,7 +132,8 @@ struct ViewerErrors: Middleware {
                 logger.error("request failed", ["id": request.id.description, "error": "\(error)"])
                 http = ServiceError(.internal, "the server could not answer this page").httpError
             }
-            let frame = shared ? PageFrame(paths: .share(secret: ""), subtitle: nil, csrf: nil, platformName: sharePlatformName)
+            let platformName = branding.unbranded.load(ordering: .relaxed) ? nil : sharePlatformName
+            let frame = shared ? PageFrame(paths: .share(secret: ""), subtitle: nil, csrf: nil, platformName: platformName)
                 : PageFrame(paths: .app, subtitle: nil, csrf: nil)
             let title = http.status.code == 404 ? "Not found" : String(describing: http.status.reason)
             return Response(status: http.status, contentType: ViewerResponses.html,
