@@ -110,6 +110,29 @@ import TestTraits
         receiver.stop()
     }
 
+    /// Openings that arrive together (on every daemon of a balanced run) are each a view, and
+    /// write one `share.viewed` between them: the window is claimed in the opening's own write.
+    @Test func openingsAtOnceAreEachAViewAndWriteOneEvent() async throws {
+        let harness = try ServiceHarness { $0.trustedProxies = ["127.0.0.1"] }
+        let alpha = try harness.client(harness.alpha)
+        let (propertyId, _) = try alpha.makeFloor()
+        let tourId = try #require(try alpha.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
+        let share = try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: [:])
+        let (url, shareId) = (try #require(share.string("url")), try #require(share.string("id")))
+        // Every request written before any answer is read: they arrive together.
+        let clients = try (0..<16).map { _ in try RawClient(port: harness.port, timeoutSeconds: 30) }
+        for (index, client) in clients.enumerated() {
+            try client.send("GET \(url) HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-For: 192.0.2.\(index + 1)\r\nUser-Agent: Visitor/\(index)\r\n\r\n")
+        }
+        let statuses = clients.map { (try? $0.readResponse().status) ?? -1 }
+        #expect(statuses == Array(repeating: 200, count: 16), "\(statuses)")
+        let stats = try alpha.send("GET", "/v1/shares/\(shareId)/stats")
+        #expect(stats.int("views") == 16 && stats.int("visitors") == 16, "\(stats.text)")
+        let feed = try #require(try alpha.send("GET", "/v1/events?after=0&limit=200").json?["items"] as? [[String: Any]])
+        #expect(feed.filter { $0["type"] as? String == "share.viewed" }.count == 1)
+        await harness.finish()
+    }
+
     /// A visit counts no more time than it has lasted, nor than `shareVisitMaxSeconds`; a
     /// beacon of another link's visit, of a panorama outside the tour, or of a made-up visit is
     /// 404; a malformed one 400. Signed-in pages record no visit.
