@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 import NTSQLKit
+import NTThreadPools
+import Synchronization
 import TestSupport
 import TestTraits
 @testable import NTTourService
@@ -133,6 +135,25 @@ import TestTraits
         await harness.finish()
     }
 
+    /// A visit that cannot be written (the disk full) costs the visitor nothing: the page is
+    /// shown without a visit to report to, and the log says why.
+    @Test func aVisitThatCannotBeWrittenLeavesThePageShown() async throws {
+        let logFile = testDirectory("visit-log").path
+        defer { try? FileManager.default.removeItem(atPath: logFile) }
+        let refusing = WriteSwitch()
+        let harness = try ServiceHarness(logFile: logFile, logLevel: .warn, alone: true, storage: { WriteRefusingStorage($0, refusing: refusing) })
+        let alpha = try harness.client(harness.alpha)
+        let (propertyId, _) = try alpha.makeFloor()
+        let tourId = try #require(try alpha.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
+        let url = try #require(try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: [:]).string("url"))
+        refusing.refusing.store(true, ordering: .relaxed)
+        let page = try harness.client(nil).send("GET", url, headers: Self.home.headers)
+        refusing.refusing.store(false, ordering: .relaxed)
+        #expect(page.status == 200 && page.text.contains("Villa") && !page.text.contains("data-visit"))
+        await harness.finish()
+        #expect(try String(contentsOfFile: logFile, encoding: .utf8).contains("a share link's visit was not recorded"))
+    }
+
     /// A visit counts no more time than it has lasted, nor than `shareVisitMaxSeconds`; a
     /// beacon of another link's visit, of a panorama outside the tour, or of a made-up visit is
     /// 404; a malformed one 400. Signed-in pages record no visit.
@@ -226,5 +247,33 @@ import TestTraits
             }
         }
         return found
+    }
+}
+
+/// Whether `WriteRefusingStorage` refuses writes now.
+private final class WriteSwitch: Sendable {
+    let refusing = Atomic<Bool>(false)
+}
+
+/// A database whose writes fail while its switch says so (a full disk), its reads as they are.
+private final class WriteRefusingStorage: SQLStorage {
+    private let inner: any SQLStorage
+    private let switched: WriteSwitch
+
+    init(_ inner: any SQLStorage, refusing: WriteSwitch) {
+        self.inner = inner
+        switched = refusing
+    }
+
+    var dialect: SQLDialect { inner.dialect }
+    var handlerThreads: ThreadPool { inner.handlerThreads }
+    func stop() { inner.stop() }
+    func read<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T { try await inner.read(body) }
+    func readOne<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T { try await inner.readOne(body) }
+    func prefetch(_ query: SQLStatement) -> SQLPendingRows { inner.prefetch(query) }
+
+    func write<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
+        guard !switched.refusing.load(ordering: .relaxed) else { throw StorageError(.full, "the disk is full") }
+        return try await inner.write(body)
     }
 }

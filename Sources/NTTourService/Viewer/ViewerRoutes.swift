@@ -132,9 +132,15 @@ enum ViewerRoutes {
                                             userAgent: request.headers["user-agent"] ?? "")
         let limits = ShareVisitStore.Limits(visitsPerDay: context.config.shareVisitsPerDay, visitMaxSeconds: context.config.shareVisitMaxSeconds,
                                             eventSeconds: context.config.shareEventMinutes * 60)
-        guard let visit = try await context.write({ try await ShareVisitStore.recordView($0, share, client, limits: limits, at: context.clock.now()) }) else {
-            return request
+        // The visitor's page comes first: a visit that cannot be written is logged, not shown.
+        let recorded: String?
+        do {
+            recorded = try await context.write { try await ShareVisitStore.recordView($0, share, client, limits: limits, at: context.clock.now()) }
+        } catch {
+            context.logger.warn("a share link's visit was not recorded", ["share": share.id, "error": "\(error)"])
+            recorded = nil
         }
+        guard let visit = recorded else { return request }
         var (request, scope) = (request, request.viewerScope)
         scope.frame.visit = scope.frame.paths.base + "/visits/" + visit
         request.attributes[ViewerScopeAttribute.self] = scope
