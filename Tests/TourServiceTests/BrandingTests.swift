@@ -56,7 +56,8 @@ import TestTraits
         }
         // Past maxLogoBytes: refused from the head (a client that waits for 100 Continue sends
         // no byte of it; one that sends the body anyway may lose the answer to the close).
-        let large = try RawClient(port: harness.port)
+        // (To a daemon itself: a balancer in front answers 100 Continue on its own.)
+        let large = try RawClient(port: harness.daemonPorts[0])
         try large.send("PUT /v1/branding/logo HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer \(harness.alpha)\r\nContent-Type: image/png\r\n"
                        + "Content-Length: \((64 << 10) + 1)\r\nExpect: 100-continue\r\n\r\n")
         #expect(try large.readResponse().status == 413)
