@@ -86,7 +86,11 @@ import TestTraits
         #expect(stats.json?["seconds"] as? Double == 68.4)
         // The link list says the same.
         let listed = try #require((try alpha.send("GET", "/v1/tours/\(tourId)/shares").json?["items"] as? [[String: Any]])?.first)
-        #expect(listed["views"] as? Int == 4 && listed["visitors"] as? Int == 2)
+        #expect(listed["views"] as? Int == 4 && listed["visitors"] as? Int == 2 && listed["seconds"] as? Double == 68.4)
+        // And the agent's property page.
+        let agent = try ViewerBrowser(harness)
+        #expect(try agent.signIn(harness.alpha).status == 303)
+        #expect(try agent.send("GET", "/app/properties/\(propertyId)").text.contains("4 views, 2 visitors, 1 min 8 s watched"))
 
         // One event for the four openings within shareEventMinutes, to the feed and the receiver.
         let feed = try #require(try alpha.send("GET", "/v1/events?after=0&limit=200").json?["items"] as? [[String: Any]])

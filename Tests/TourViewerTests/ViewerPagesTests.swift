@@ -188,6 +188,7 @@ import Testing
         #expect(Format.decimal(-1.25, places: 2) == "-1.25")
         #expect(Format.bytes(1_040_000) == "1015.6 KB")
         #expect(Format.bytes(512) == "512 bytes")
+        #expect([400, 45_000, 68_400, 120_000, 7_500_000, 7_200_000].map { Format.duration(milliseconds: $0) } == ["0 s", "45 s", "1 min 8 s", "2 min", "2 h 5 min", "2 h"])
         #expect(Format.time("2026-12-01T05:22:44.123Z") == "2026-12-01 05:22 UTC")
         #expect(Lifetime.describe(7 * 86_400) == "7 days")
         #expect(Lifetime.describe(3600) == "1 hour")

@@ -19,9 +19,12 @@ public struct ShareDocument: JSONDocument, Equatable, Sendable {
     /// How often it was opened, and by how many visitors (counted per day: `ShareStatsDocument`).
     public var views: Int
     public var visitors: Int
+    /// The time its visitors spent on its panoramas, as the viewer reported it.
+    public var milliseconds: Int64
 
     public init(id: String, tourId: String, url: String?, label: String? = nil, createdAt: String, expiresAt: String,
-                frameAncestors: [String] = [], offersOriginals: Bool = false, branded: Bool = true, views: Int = 0, visitors: Int = 0) {
+                frameAncestors: [String] = [], offersOriginals: Bool = false, branded: Bool = true, views: Int = 0, visitors: Int = 0,
+                milliseconds: Int64 = 0) {
         self.id = id
         self.tourId = tourId
         self.url = url
@@ -33,6 +36,7 @@ public struct ShareDocument: JSONDocument, Equatable, Sendable {
         self.branded = branded
         self.views = views
         self.visitors = visitors
+        self.milliseconds = milliseconds
     }
 
     public init(_ value: JSONValue) throws(InvalidDocument) {
@@ -45,7 +49,7 @@ public struct ShareDocument: JSONDocument, Equatable, Sendable {
         self.init(id: try json.string("id"), tourId: try json.string("tourId"), url: try json.optionalString("url"), label: try json.optionalString("label"),
                   createdAt: try json.string("createdAt"), expiresAt: try json.string("expiresAt"), frameAncestors: origins,
                   offersOriginals: try json.bool("offersOriginals"), branded: try json.bool("branded"), views: try json.integer("views"),
-                  visitors: try json.integer("visitors"))
+                  visitors: try json.integer("visitors"), milliseconds: Int64(((try json.optionalNumber("seconds") ?? 0) * 1000).rounded()))
     }
 
     public func write(to writer: inout JSONWriter) {
@@ -58,6 +62,7 @@ public struct ShareDocument: JSONDocument, Equatable, Sendable {
             writer.key("label"); writer.string(label)
             writer.key("offersOriginals"); writer.bool(offersOriginals)
             writer.key("tourId"); writer.string(tourId)
+            writer.key("seconds"); writer.double(Double(milliseconds) / 1000)
             if let url { writer.key("url"); writer.string(url) }
             writer.key("views"); writer.int(views)
             writer.key("visitors"); writer.int(visitors)

@@ -84,7 +84,9 @@ enum ViewerStore {
             rows = try await db.query("""
                 SELECT id, label, created_at, expires_at, frame_ancestors, offers_originals, branded,
                     (SELECT count(*) FROM share_visits WHERE share_visits.tenant_id = shares.tenant_id AND share_visits.share_id = shares.id) AS views,
-                    (SELECT count(DISTINCT visitor) FROM share_visits WHERE share_visits.tenant_id = shares.tenant_id AND share_visits.share_id = shares.id) AS visitors
+                    (SELECT count(DISTINCT visitor) FROM share_visits WHERE share_visits.tenant_id = shares.tenant_id AND share_visits.share_id = shares.id) AS visitors,
+                    (SELECT coalesce(sum(milliseconds), 0) FROM share_visit_panoramas
+                     WHERE share_visit_panoramas.tenant_id = shares.tenant_id AND share_visit_panoramas.share_id = shares.id) AS milliseconds
                 FROM shares
                 WHERE tenant_id = ? AND property_id = ? AND expires_at > ? AND (created_at < ? OR (created_at = ? AND id > ?))
                 ORDER BY created_at DESC, id LIMIT ?
@@ -93,7 +95,9 @@ enum ViewerStore {
             rows = try await db.query("""
                 SELECT id, label, created_at, expires_at, frame_ancestors, offers_originals, branded,
                     (SELECT count(*) FROM share_visits WHERE share_visits.tenant_id = shares.tenant_id AND share_visits.share_id = shares.id) AS views,
-                    (SELECT count(DISTINCT visitor) FROM share_visits WHERE share_visits.tenant_id = shares.tenant_id AND share_visits.share_id = shares.id) AS visitors
+                    (SELECT count(DISTINCT visitor) FROM share_visits WHERE share_visits.tenant_id = shares.tenant_id AND share_visits.share_id = shares.id) AS visitors,
+                    (SELECT coalesce(sum(milliseconds), 0) FROM share_visit_panoramas
+                     WHERE share_visit_panoramas.tenant_id = shares.tenant_id AND share_visit_panoramas.share_id = shares.id) AS milliseconds
                 FROM shares WHERE tenant_id = ? AND property_id = ? AND expires_at > ?
                 ORDER BY created_at DESC, id LIMIT ?
                 """, tenant, property, stamp, limit + 1)
@@ -103,7 +107,8 @@ enum ViewerStore {
                           createdAt: try row.decode("created_at", as: String.self), expiresAt: try row.decode("expires_at", as: String.self),
                           frameAncestors: FrameAncestors.list(try row.decodeIfPresent("frame_ancestors", as: String.self)),
                           offersOriginals: try row.decode("offers_originals", as: Int64.self) != 0, branded: try row.decode("branded", as: Int64.self) != 0,
-                          views: try row.decode("views", as: Int.self), visitors: try row.decode("visitors", as: Int.self))
+                          views: try row.decode("views", as: Int.self), visitors: try row.decode("visitors", as: Int.self),
+                          milliseconds: try row.decode("milliseconds", as: Int64.self))
         }
         return (page, rows.count > limit)
     }

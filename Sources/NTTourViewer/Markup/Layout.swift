@@ -234,6 +234,14 @@ enum Format {
         return String(characters[0..<10]) + " " + String(characters[11..<16]) + " UTC"
     }
 
+    /// A time spent as people say it: "45 s", "1 min 8 s", "2 h 5 min".
+    static func duration(milliseconds: Int64) -> String {
+        let seconds = max(0, milliseconds) / 1000
+        if seconds < 60 { return "\(seconds) s" }
+        if seconds < 3600 { return "\(seconds / 60) min" + (seconds % 60 == 0 ? "" : " \(seconds % 60) s") }
+        return "\(seconds / 3600) h" + ((seconds % 3600) / 60 == 0 ? "" : " \((seconds % 3600) / 60) min")
+    }
+
     /// An RFC 3339 timestamp's day as people write it: "3 Dec 2026" (UTC).
     static func day(_ timestamp: String) -> String {
         let parts = timestamp.prefix(10).split(separator: "-")

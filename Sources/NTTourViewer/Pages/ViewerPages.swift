@@ -235,7 +235,9 @@ public enum ViewerPages {
                 }
                 page.text(share.offersOriginals ? " · full-size images offered" : " · views only")
                 if !share.branded { page.text(" · unbranded") }
-                page.element("<span class=\"views\">", " · " + Format.count(share.views, "view", "views") + ", " + Format.count(share.visitors, "visitor", "visitors"), "</span>")
+                let watched = share.milliseconds >= 1000 ? ", " + Format.duration(milliseconds: share.milliseconds) + " watched" : ""
+                page.element("<span class=\"views\">", " · " + Format.count(share.views, "view", "views") + ", " + Format.count(share.visitors, "visitor", "visitors")
+                             + watched, "</span>")
                 page.raw("</span><form method=\"post\" action=\"")
                 page.text(ViewerPaths.app.base + "/shares/" + share.id + "/revoke")
                 page.raw("\" class=\"inline\">")
