@@ -454,6 +454,19 @@ ALTER TABLE shares ADD COLUMN branded INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE floors ADD COLUMN plan_updated_at TEXT;
 
 """#),
+        Migration(version: 22, name: "share_totals", sql: #"""
+-- A link's totals kept on its row, added to by each opening and beacon in their own write, so
+-- that the link list reads them without walking every visit of every link it shows.
+ALTER TABLE shares ADD COLUMN views INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE shares ADD COLUMN visitors INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE shares ADD COLUMN milliseconds INTEGER NOT NULL DEFAULT 0;
+UPDATE shares SET
+    views = (SELECT count(*) FROM share_visits WHERE share_visits.tenant_id = shares.tenant_id AND share_visits.share_id = shares.id),
+    visitors = (SELECT count(DISTINCT visitor) FROM share_visits WHERE share_visits.tenant_id = shares.tenant_id AND share_visits.share_id = shares.id),
+    milliseconds = (SELECT coalesce(sum(milliseconds), 0) FROM share_visit_panoramas
+                    WHERE share_visit_panoramas.tenant_id = shares.tenant_id AND share_visit_panoramas.share_id = shares.id);
+
+"""#),
     ]
 
     static let postgresql: [Migration] = [
@@ -842,6 +855,18 @@ CREATE TABLE brandings (
 
 ALTER TABLE shares ADD COLUMN branded BIGINT NOT NULL DEFAULT 1;
 ALTER TABLE floors ADD COLUMN plan_updated_at TEXT;
+
+"""#),
+        Migration(version: 19, name: "share_totals", sql: #"""
+-- A link's totals kept on its row (SQLite's migration 0022).
+ALTER TABLE shares ADD COLUMN views BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE shares ADD COLUMN visitors BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE shares ADD COLUMN milliseconds BIGINT NOT NULL DEFAULT 0;
+UPDATE shares SET
+    views = (SELECT count(*) FROM share_visits WHERE share_visits.tenant_id = shares.tenant_id AND share_visits.share_id = shares.id),
+    visitors = (SELECT count(DISTINCT visitor) FROM share_visits WHERE share_visits.tenant_id = shares.tenant_id AND share_visits.share_id = shares.id),
+    milliseconds = (SELECT coalesce(sum(milliseconds), 0) FROM share_visit_panoramas
+                    WHERE share_visit_panoramas.tenant_id = shares.tenant_id AND share_visit_panoramas.share_id = shares.id);
 
 """#),
     ]

@@ -28,19 +28,28 @@ enum ShareVisitStore {
     static func recordView(_ db: any SQLConnection, _ share: ViewerStore.OpenedShare, _ client: Client, limits: Limits,
                            at now: WallClockTime) async throws -> String? {
         let day = Self.day(now)
+        // On PostgreSQL the link's row is locked first: openings of one link at once count one
+        // after another (the day's cap, a visitor seen before, the totals).
+        if db.dialect == .postgresql {
+            _ = try await db.first("SELECT 1 FROM shares WHERE tenant_id = ? AND id = ? FOR UPDATE", share.tenant, share.id)
+        }
         let counted = try await db.first("SELECT count(*) FROM share_visits WHERE tenant_id = ? AND share_id = ? AND day = ?",
                                          share.tenant, share.id, day)?.decode(0, as: Int.self) ?? 0
         guard counted < limits.visitsPerDay else { return nil }
         let visitor = hmacSHA256(key: try await salt(db, day: day), client.address + [0] + Array(client.userAgent.utf8))
+        // The visitor hash is the day's: one not seen before is a new visitor (the index by day).
+        let returning = try await db.first("SELECT 1 FROM share_visits WHERE tenant_id = ? AND share_id = ? AND day = ? AND visitor = ? LIMIT 1",
+                                           share.tenant, share.id, day, Blob(visitor)) != nil
         let visit = Identifier.make()
         try await db.run("INSERT INTO share_visits (tenant_id, share_id, id, day, visitor, started_at) VALUES (?, ?, ?, ?, ?, ?)",
                          share.tenant, share.id, visit, day, Blob(visitor), now.seconds)
+        try await db.run("UPDATE shares SET views = views + 1, visitors = visitors + ? WHERE tenant_id = ? AND id = ?",
+                         Int64(returning ? 0 : 1), share.tenant, share.id)
         // At most one event per link per window: the first opening after a quiet window writes it.
         guard try await db.first("""
             UPDATE shares SET viewed_event_at = ? WHERE tenant_id = ? AND id = ? AND (viewed_event_at IS NULL OR viewed_event_at <= ?) RETURNING id
             """, now.seconds, share.tenant, share.id, now.seconds - Int64(limits.eventSeconds)) != nil else { return visit }
-        let totals = try await db.first("SELECT count(*) AS views, count(DISTINCT visitor) AS visitors FROM share_visits WHERE tenant_id = ? AND share_id = ?",
-                                        share.tenant, share.id)
+        let totals = try await db.first("SELECT views, visitors FROM shares WHERE tenant_id = ? AND id = ?", share.tenant, share.id)
         let (views, visitors) = (try totals?.decode("views", as: Int.self) ?? 1, try totals?.decode("visitors", as: Int.self) ?? 1)
         try await EventStore.append(db, share.tenant, .shareViewed, property: share.propertyId, at: now, changesTour: false) { writer in
             writer.key("shareId"); writer.string(share.id)
@@ -88,6 +97,7 @@ enum ShareVisitStore {
             INSERT INTO share_visit_panoramas (tenant_id, share_id, visit_id, panorama_id, milliseconds) VALUES (?, ?, ?, ?, ?)
             ON CONFLICT (tenant_id, share_id, visit_id, panorama_id) DO UPDATE SET milliseconds = excluded.milliseconds
             """, share.tenant, share.id, visit, beacon.panoramaId, milliseconds)
+        try await db.run("UPDATE shares SET milliseconds = milliseconds + ? WHERE tenant_id = ? AND id = ?", milliseconds - before, share.tenant, share.id)
         return .recorded
     }
 

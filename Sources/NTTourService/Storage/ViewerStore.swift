@@ -82,23 +82,13 @@ enum ViewerStore {
             guard let createdAt = try await db.first("SELECT created_at FROM shares WHERE tenant_id = ? AND property_id = ? AND id = ?", tenant, property, after)?
                 .decode("created_at", as: String.self) else { throw ServiceError.badRequest("after names no share link of this tour") }
             rows = try await db.query("""
-                SELECT id, label, created_at, expires_at, frame_ancestors, offers_originals, branded,
-                    (SELECT count(*) FROM share_visits WHERE share_visits.tenant_id = shares.tenant_id AND share_visits.share_id = shares.id) AS views,
-                    (SELECT count(DISTINCT visitor) FROM share_visits WHERE share_visits.tenant_id = shares.tenant_id AND share_visits.share_id = shares.id) AS visitors,
-                    (SELECT coalesce(sum(milliseconds), 0) FROM share_visit_panoramas
-                     WHERE share_visit_panoramas.tenant_id = shares.tenant_id AND share_visit_panoramas.share_id = shares.id) AS milliseconds
-                FROM shares
+                SELECT id, label, created_at, expires_at, frame_ancestors, offers_originals, branded, views, visitors, milliseconds FROM shares
                 WHERE tenant_id = ? AND property_id = ? AND expires_at > ? AND (created_at < ? OR (created_at = ? AND id > ?))
                 ORDER BY created_at DESC, id LIMIT ?
                 """, tenant, property, stamp, createdAt, createdAt, after, limit + 1)
         } else {
             rows = try await db.query("""
-                SELECT id, label, created_at, expires_at, frame_ancestors, offers_originals, branded,
-                    (SELECT count(*) FROM share_visits WHERE share_visits.tenant_id = shares.tenant_id AND share_visits.share_id = shares.id) AS views,
-                    (SELECT count(DISTINCT visitor) FROM share_visits WHERE share_visits.tenant_id = shares.tenant_id AND share_visits.share_id = shares.id) AS visitors,
-                    (SELECT coalesce(sum(milliseconds), 0) FROM share_visit_panoramas
-                     WHERE share_visit_panoramas.tenant_id = shares.tenant_id AND share_visit_panoramas.share_id = shares.id) AS milliseconds
-                FROM shares WHERE tenant_id = ? AND property_id = ? AND expires_at > ?
+                SELECT id, label, created_at, expires_at, frame_ancestors, offers_originals, branded, views, visitors, milliseconds FROM shares WHERE tenant_id = ? AND property_id = ? AND expires_at > ?
                 ORDER BY created_at DESC, id LIMIT ?
                 """, tenant, property, stamp, limit + 1)
         }
