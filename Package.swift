@@ -82,7 +82,7 @@ let package = Package(
         .testTarget(name: "LoggingTests", dependencies: ["NTLogging"]),
         .testTarget(name: "TracingTests", dependencies: ["NTTracing"]),
         .testTarget(name: "APIModelTests", dependencies: ["NTAPIModel"]),
-        .testTarget(name: "TourViewerTests", dependencies: ["NTTourViewer", "NTAPIModel"]),
+        .testTarget(name: "TourViewerTests", dependencies: ["NTTourViewer", "NTAPIModel", "TestSupport"]),
         .testTarget(name: "ImagePreviewsTests", dependencies: ["NTImagePreviews", "CNTTurboJPEG", "TestSupport"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["NTHTTPCore", "NTLogging", "NTThreadPools", "TestSupport", "TestTraits"]),
         .testTarget(name: "HashingTests", dependencies: ["NTHashing"]),

@@ -76,16 +76,19 @@ public enum CubeTiler {
     public static func plan(_ format: ImageFormat, _ source: UnsafeRawBufferPointer, rule: TilingRule, maxSourcePixels: Int,
                             budget: DecodeBudget) throws(PreviewError) -> TilingPlan? {
         let whole = WholeImage(format)
-        let frame = if let whole { Frame(rgb: try whole.size(source, budget: budget)) } else { try self.frame(source) }
+        let header = try whole.map { whole throws(PreviewError) in
+            try whole.checkedHeader(source, maxSourcePixels: maxSourcePixels, budget: budget, for: "tiles") { size in
+                PlanarImage.bytes(width: size.width, height: size.height, subsampling: Frame(rgb: size).subsampling)
+            }
+        }
+        let frame = if let header { Frame(rgb: header.size) } else { try self.frame(source) }
         // Cut as the whole sphere the image makes, upright.
         let geometry = PanoramaGeometry.read(format, source, maxItems: budget.maxItems)
         let sphere = geometry.sphere(stored: Image(width: frame.width, height: frame.height))
-        guard let pyramid = rule.pyramid(width: sphere.width, height: sphere.height) else { return nil }
+        guard let pyramid = rule.pyramid(sphere: sphere, imagePixels: frame.width * frame.height) else { return nil }
         let decoding: Int
-        if let whole {
-            let size = try Image(width: frame.width, height: frame.height).checked(maxSourcePixels: maxSourcePixels, for: "tiles")
-            decoding = whole.decodingBytes(size) + PlanarImage.bytes(width: size.width, height: size.height, subsampling: frame.subsampling)
-            if let refusal = budget.refusal(format, width: size.width, height: size.height, bytes: decoding) { throw refusal }
+        if let header {
+            decoding = header.decodingBytes + PlanarImage.bytes(width: frame.width, height: frame.height, subsampling: frame.subsampling)
         } else {
             decoding = try decodingBytes(frame, source, maxSourcePixels: maxSourcePixels, budget: budget)
         }

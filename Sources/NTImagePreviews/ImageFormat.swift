@@ -32,20 +32,31 @@ enum WholeImage {
         }
     }
 
-    /// The size its header declares, the container's limits checked against `budget`.
-    func size(_ source: UnsafeRawBufferPointer, budget: DecodeBudget) throws(PreviewError) -> Image {
+    /// What decoding it takes, from its header alone, the container's limits checked against
+    /// `budget`: the size it is decoded to, the largest image its decoder makes on the way, and
+    /// the memory that holds.
+    func header(_ source: UnsafeRawBufferPointer, budget: DecodeBudget) throws(PreviewError) -> WholeImageHeader {
         switch self {
-        case .png: try PNGImage.size(source)
-        case .heic: try HEICImage.header(source, maxItems: budget.maxItems)
+        case .png:
+            let size = try PNGImage.size(source)
+            return WholeImageHeader(size: size, largest: size, decodingBytes: PNGImage.decodingBytes(size))
+        case .heic:
+            let header = try HEICImage.header(source, maxItems: budget.maxItems)
+            return WholeImageHeader(size: header.size, largest: header.largest, decodingBytes: header.decodingBytes)
         }
     }
 
-    /// What decoding a `size` image takes at most: its pixels and the codec's own buffers.
-    func decodingBytes(_ size: Image) -> Int {
-        switch self {
-        case .png: PNGImage.decodingBytes(size)
-        case .heic: HEICImage.decodingBytes(size)
-        }
+    /// Its header's size and largest image within `maxSourcePixels`, and its decoding within
+    /// `budget`; the header then.
+    func checkedHeader(_ source: UnsafeRawBufferPointer, maxSourcePixels: Int, budget: DecodeBudget, for what: String,
+                       plus extraBytes: (Image) -> Int = { _ in 0 }) throws(PreviewError) -> WholeImageHeader {
+        let header = try header(source, budget: budget)
+        _ = try header.largest.checked(maxSourcePixels: maxSourcePixels, for: what)
+        _ = try header.size.checked(maxSourcePixels: maxSourcePixels, for: what)
+        let format: ImageFormat = self == .png ? .png : .heic
+        if let refusal = budget.refusal(format, width: header.largest.width, height: header.largest.height,
+                                        bytes: header.decodingBytes + extraBytes(header.size)) { throw refusal }
+        return header
     }
 
     /// RGB rows of the `size` its header said, in the decoder's own buffer (never copied); a
@@ -56,6 +67,16 @@ enum WholeImage {
         case .heic: try HEICImage.rgb(source, size)
         }
     }
+}
+
+/// What decoding a whole image takes (`WholeImage.header`).
+struct WholeImageHeader {
+    /// The image as decoded.
+    let size: Image
+    /// The largest image its decoder makes on the way (a HEIC grid's canvas; the image itself).
+    let largest: Image
+    /// The most memory decoding holds.
+    let decodingBytes: Int
 }
 
 /// What an image's transparent pixels are drawn onto: black for a panorama (the viewer's dark

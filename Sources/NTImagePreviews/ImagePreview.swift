@@ -19,10 +19,9 @@ public enum ImagePreview {
         guard let whole = WholeImage(format) else {
             return try JPEGPreview.plan(source, geometry: geometry, widths: widths, maxSourcePixels: maxSourcePixels, budget: budget)
         }
-        let size = try whole.size(source, budget: budget).checked(maxSourcePixels: maxSourcePixels, for: "previews")
-        let decoding = whole.decodingBytes(size)
-        if let refusal = budget.refusal(format, width: size.width, height: size.height, bytes: decoding) { throw refusal }
-        return PreviewPlan(format: format, decoded: size, layouts: PreviewLayout.each(widths, stored: size, geometry: geometry), decodingBytes: decoding)
+        let header = try whole.checkedHeader(source, maxSourcePixels: maxSourcePixels, budget: budget, for: "previews")
+        return PreviewPlan(format: format, decoded: header.size, layouts: PreviewLayout.each(widths, stored: header.size, geometry: geometry),
+                           decodingBytes: header.decodingBytes)
     }
 
     /// The previews `plan` decided, by width, from the bytes it was made of (its checks made

@@ -24,6 +24,9 @@ enum PNGImage {
             throw PreviewError("the PNG's header changed between reads")
         }
         read.image.pointee.format = UInt32(PNG_FORMAT_RGB)
+        // A 16-bit file that says nothing of its encoding (no gAMA, sRGB, iCCP or cHRM) is sRGB,
+        // as browsers read it: libpng's simplified API would take it as linear, far too light.
+        read.image.pointee.flags |= UInt32(PNG_IMAGE_FLAG_16BIT_sRGB)
         let pixels = UnsafeMutablePointer<UInt8>.allocate(capacity: size.width * size.height * 3)
         let rows = RGBRows(size: size, base: pixels, stride: size.width * 3) { pixels.deallocate() }
         // Always a colour: without one, libpng composes onto what the buffer held (memory not

@@ -99,11 +99,28 @@ public struct TilingRule: Sendable, Equatable {
     public var minWidth: Int
     public var maxAspectRatio: Double
     public var maxFaceSize: Int
+    /// The most pixels the sphere a pyramid is cut from may hold per pixel of its image
+    /// (`tileMaxSpherePerPixel`): a crop of at least 1/this of its sphere is tiled at its own
+    /// resolution, a smaller one (or one whose GPano claims a far larger sphere than its pixels
+    /// show) as a sphere of this many times its pixels. Faces and tiles come from the pixels
+    /// the file has, never from what its metadata claims.
+    public var maxSpherePerImagePixel: Int
 
-    public init(minWidth: Int, maxAspectRatio: Double, maxFaceSize: Int) {
+    public init(minWidth: Int, maxAspectRatio: Double, maxFaceSize: Int, maxSpherePerImagePixel: Int = 4) {
         self.minWidth = minWidth
         self.maxAspectRatio = maxAspectRatio
         self.maxFaceSize = maxFaceSize
+        self.maxSpherePerImagePixel = maxSpherePerImagePixel
+    }
+
+    /// The pyramid of an image of `imagePixels` pixels drawn on a `sphere` (its own size, or
+    /// the whole sphere its crop lies on); nil when it is not to be tiled.
+    func pyramid(sphere: Image, imagePixels: Int) -> TilePyramid? {
+        let most = Double(maxSpherePerImagePixel) * Double(imagePixels)
+        let held = Double(sphere.width) * Double(sphere.height)
+        guard held > most else { return pyramid(width: sphere.width, height: sphere.height) }
+        let scale = (most / held).squareRoot()
+        return pyramid(width: Int(Double(sphere.width) * scale), height: Int(Double(sphere.height) * scale))
     }
 
     /// The pyramid of a `width` × `height` image; nil when it is not to be tiled.

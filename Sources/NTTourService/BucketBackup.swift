@@ -58,17 +58,23 @@ enum BucketBackup {
         try entries(try naming.map { try database.query($0) })
     }
 
-    static func run(from dataDir: String, to destination: String, bucket: BucketTransfer) throws(StartupError) -> Int {
+    /// `webhookKey`: the key file the daemon reads. The copy of the database carries no
+    /// deployment: restored, it is one of its own until `toursd deployment adopt` (beside the
+    /// live one, it must not own the live one's bucket).
+    static func run(from dataDir: String, to destination: String, bucket: BucketTransfer, webhookKey: String) throws(StartupError) -> Int {
         guard FileManager.default.fileExists(atPath: dataDir + "/toursd.sqlite") else {
             throw StartupError("\(dataDir) holds no toursd database (toursd.sqlite): nothing to back up")
         }
         try prepare(destination)
         do {
             try Database(path: dataDir + "/toursd.sqlite").backup(to: destination + "/toursd.sqlite")
-            let entries = try entries(of: Database(path: destination + "/toursd.sqlite"))
+            let copy = try Database(path: destination + "/toursd.sqlite")
+            try copy.execute("DELETE FROM deployment")
+            let entries = try entries(of: copy)
             for entry in entries { try check(entry, in: bucket) }
             try SyncService.writePrivateFile(destination + "/" + manifestName, line: String(manifest(entries).dropLast()))
-            for name in ["admin.token", WebhookKey.fileName] { try copyPrivate(dataDir + "/" + name, to: destination + "/" + name) }
+            try copyPrivate(dataDir + "/admin.token", to: destination + "/admin.token")
+            try copyPrivate(webhookKey, to: destination + "/" + WebhookKey.fileName)
             return entries.count
         } catch let error as StartupError {
             throw error

@@ -51,7 +51,8 @@ enum Daemon {
                     print("serve it with: toursd serve --data-dir \(destination)")
                 case .manifest(let objects):
                     print("backed up \(config.dataDir) into \(destination): the database, and blobs.manifest naming its \(objects) objects in \(config.blobStore), each there")
-                    print("serve it with: toursd serve --data-dir \(destination)")
+                    print("restored, it is a deployment of its own: to replace this one with it, toursd deployment adopt --data-dir \(destination), "
+                          + "then toursd serve --data-dir \(destination) (docs/scale-out.md \"Backup and restore\")")
                 case .dump(let objects):
                     print("backed up PostgreSQL into \(destination)/toursd.dump, and blobs.manifest naming its \(objects) objects in \(config.blobStore), each there, of the same snapshot")
                     print("restore it as docs/scale-out.md \"Backup and restore\" says")
@@ -76,6 +77,13 @@ enum Daemon {
                 for token in try Admin.tokens(config, logger: try logger(config)) {
                     print("\(token.id)\t\(token.tenant)\t\(token.createdAt)\t\(token.revoked ? "revoked" : "active")")
                 }
+            case .deployment(let config, .adopt):
+                let adopted = try Admin.adoptDeployment(config, logger: try logger(config))
+                print("the database is now deployment \(adopted.now) (it was \(adopted.before ?? "none")), whose blob store this is; its daemons may "
+                      + "remove what its rows do not name: no daemon of the deployment it replaces may serve any more")
+            case .deployment(let config, .setKey):
+                let key = try Admin.setDeploymentKey(config, logger: try logger(config))
+                print("the deployment's daemons now read \(key); every webhook endpoint needs a new secret, every unfinished upload its creation again")
             case .revokeToken(let config, let id):
                 try Admin.revokeToken(config, id: id, logger: try logger(config))
                 print("token \(id) revoked")
@@ -100,7 +108,7 @@ enum Daemon {
     /// check-config: every key's effective value and where it came from, then whether it can
     /// be served: what serve refuses, and what it would meet (the database, the bucket).
     private static func checkConfig(_ config: ToursdConfig, _ check: ConfigCheck) throws(StartupError) {
-        for (key, value) in config.values { print("\(key) = \(value)" + (check.sources[key].map { "  (\($0))" } ?? "")) }
+        for (key, value) in config.printableValues { print("\(key) = \(value)" + (check.sources[key].map { "  (\($0))" } ?? "")) }
         var problems = Admin.refusals(config)
         if problems.isEmpty, let deployment = try? Deployment(config) {
             let (found, unreachable) = Admin.reach(deployment, config)

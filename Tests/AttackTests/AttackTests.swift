@@ -26,6 +26,9 @@ import TestTraits
             }
             try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
             let file = dataDir + ".json"
+            var config = config
+            // On PostgreSQL a daemon reads a key every daemon could read (the daemon refuses to start otherwise).
+            if config["databaseUrl"] != nil, config["webhookKeyFile"] == nil { config["webhookKeyFile"] = dataDir + "/webhook.key" }
             try JSONSerialization.data(withJSONObject: config).write(to: URL(fileURLWithPath: file))
             daemon = try ToursdProcess(dataDir: dataDir, extra: ["--config", file], environment: environment, descriptorLimit: descriptorLimit,
                                        executable: ToursdProcess.releaseExecutable)
@@ -266,6 +269,7 @@ import TestTraits
     }
 }
 
-private func + (lhs: [String: String], rhs: [String: String]) -> [String: String] {
+/// Headers of a request: the second's win.
+func + (lhs: [String: String], rhs: [String: String]) -> [String: String] {
     lhs.merging(rhs) { $1 }
 }

@@ -392,10 +392,6 @@ extension AttackTests.Target {
     }
 }
 
-private func + (lhs: [String: String], rhs: [String: String]) -> [String: String] {
-    lhs.merging(rhs) { $1 }
-}
-
 /// The third probe (issue "Hold at the third edge"): the bucket, the webhooks and the tiles.
 extension EdgeAttackTests {
     // 1 and 7. A 17 KB 65500 × 16 JPEG was tiled into 20480-px faces (788 MB, 114 CPU-s), and

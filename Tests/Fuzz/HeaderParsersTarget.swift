@@ -1,3 +1,4 @@
+import NTHTTPCore
 @testable import NTTourService
 
 // libFuzzer target: the header parsers of uploads: tus Upload-Metadata, Upload-Checksum,
@@ -17,8 +18,18 @@ public func fuzzHeaderParsers(_ data: UnsafePointer<UInt8>, _ count: Int) -> CIn
     }
     if let number = try? TusHeaders.integer(values[2], "Upload-Offset") { precondition(number >= 0, "a negative offset") }
     if let digest = try? ReprDigest.sha256(values[1]) ?? nil { precondition(digest.count == 32, "a sha-256 of the wrong length") }
-    if let upload = try? UploadRequest.parse(length: values[2], metadata: values[0], maxLength: 1 << 30) {
-        precondition((0...(1 << 30)).contains(upload.length), "a length over the limit")
+    if let head = creationHead(metadata: values[0], length: values[2]),
+       let creation = try? PanoramaCreation.post(head, maxLength: 1 << 30) {
+        precondition((0...(1 << 30)).contains(creation.length ?? -1), "a length over the limit")
     }
     return 0
+}
+
+/// A tus creation's head with these Upload-Metadata and Upload-Length values (nil when they
+/// cannot stand in a header: a line break in them, say).
+private func creationHead(metadata: String, length: String) -> RequestHead? {
+    var decoder = RequestDecoder(maxHeadBytes: 64 << 10)
+    let bytes = Array("POST /v1/uploads HTTP/1.1\r\nHost: t\r\nTus-Resumable: 1.0.0\r\nUpload-Metadata: \(metadata)\r\nUpload-Length: \(length)\r\n\r\n".utf8)
+    guard let step = try? bytes.withUnsafeBytes({ try decoder.next($0) }), case .head(let head) = step.event else { return nil }
+    return head
 }

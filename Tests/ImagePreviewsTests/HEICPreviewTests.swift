@@ -65,4 +65,30 @@ import TestSupport
         lying.replaceSubrange(0..<4, with: [0xff, 0xff, 0xff, 0xff])
         #expect(lying.withUnsafeBytes { HEIFBoxes.itemCount($0) } == nil)
     }
+
+    /// A grid is decoded at the size its grid says, whatever its `ispe` claims: a 476-byte file
+    /// whose `ispe` said 128 × 128 over a 30,000 × 30,000 grid took the daemon to 5.3 GB
+    /// (issue "Hold at the fourth edge", finding 5). Budgeted from the grid, it is refused
+    /// before libheif reads it; a grid that says its own size is read as any HEIC.
+    @Test func aGridIsBudgetedAtTheSizeItsGridSays() throws {
+        let bomb = try HEICFixture.grid(width: 30_000, height: 30_000, claimed: 128)
+        #expect(bomb.count < 2_000)
+        for maxSourcePixels in [Int.max, 16_384 * 16_384] {
+            let refused = #expect(throws: PreviewError.self) {
+                try bomb.withUnsafeBytes { try ImagePreview.plan(.heic, $0, width: 64, maxSourcePixels: maxSourcePixels) }
+            }
+            #expect(refused?.message.contains("30000 × 30000") == true, "\(String(describing: refused))")
+        }
+        let rule = TilingRule(minWidth: 64, maxAspectRatio: 4, maxFaceSize: 4096)
+        #expect(throws: PreviewError.self) { try bomb.withUnsafeBytes { try CubeTiler.plan(.heic, $0, rule: rule, maxSourcePixels: .max, budget: .standard) } }
+        // A grid of its own size: planned at that size and drawn from its tile.
+        let honest = try HEICFixture.grid(width: 64, height: 64, claimed: 64)
+        let plan = try honest.withUnsafeBytes { try ImagePreview.plan(.heic, $0, width: 32, maxSourcePixels: .max) }
+        let preview = try #require(try honest.withUnsafeBytes { try ImagePreview.make(from: $0, plan, quality: 90) }[32])
+        let pixels = try PNGPreviewTests.pixels(preview)
+        #expect(pixels.width == 32 && pixels.height == 32)
+        // A grid whose ispe claims more than its grid: budgeted at the larger of the two.
+        let larger = try HEICFixture.grid(width: 64, height: 64, claimed: 20_000)
+        #expect(throws: PreviewError.self) { try larger.withUnsafeBytes { try ImagePreview.plan(.heic, $0, width: 32, maxSourcePixels: 1 << 24) } }
+    }
 }

@@ -50,6 +50,18 @@ import TestSupport
         }
     }
 
+    /// A 16-bit PNG that says nothing of its encoding is sRGB, as browsers and Pillow read it:
+    /// libpng's simplified API took it as linear, and a 40 became 105 (finding 9 of "Hold at
+    /// the fourth edge").
+    @Test func aSixteenBitPNGThatSaysNothingIsReadAsSRGB() throws {
+        let png = PNGFixture.sixteenBit(width: 64, height: 32, value: 0x2828)
+        let plan = try png.withUnsafeBytes { try ImagePreview.plan(.png, $0, width: 64, maxSourcePixels: 1 << 24) }
+        let preview = try #require(try png.withUnsafeBytes { try ImagePreview.make(from: $0, plan, quality: 95) }[64])
+        let (width, _, rgb) = try Self.pixels(preview)
+        let centre = Array(rgb[(16 * width + 32) * 3..<(16 * width + 32) * 3 + 3])
+        #expect(centre.allSatisfy { (37...43).contains(Int($0)) }, "\(centre)")
+    }
+
     @Test func aPNGBombIsRefusedFromItsHeader() throws {
         // 60,000 × 30,000 claimed in a file of 60 bytes: refused by its pixels, then by the
         // memory its decoding would take, never decoded.

@@ -119,4 +119,23 @@ import TestSupport
             #expect(Self.colour(pixels, pixels.width - 1, pixels.height - 1) == expected, "\(face)")
         }
     }
+
+    /// A pyramid is sized from the pixels the file has: a 256 × 128 JPEG whose GPano claimed a
+    /// 65,536-wide sphere was cut into 2,056 tiles over half a minute (finding 6 of "Hold at
+    /// the fourth edge"). A crop is tiled as its sphere while that sphere holds at most
+    /// `maxSpherePerImagePixel` (4) times its pixels, and at that size beyond.
+    @Test func aCropsPyramidComesFromItsPixelsNotItsClaimedSphere() throws {
+        let rule = TilingRule(minWidth: 2000, maxAspectRatio: 4, maxFaceSize: 8192)
+        let small = PhotoSphereFixture.jpeg(width: 256, height: 128) { _, _ in (200, 30, 30) }
+        let claiming = PhotoSphereFixture.tagged(small, xmp: PhotoSphereFixture.xmp(crop: .init(fullWidth: 65_536, fullHeight: 32_768, left: 0, top: 16_320,
+                                                                                                   width: 256, height: 128)))
+        #expect(try claiming.withUnsafeBytes { try CubeTiler.plan(.jpeg, $0, rule: rule, maxSourcePixels: 1 << 28, budget: .standard) } == nil)
+        // A wide strip of a larger sphere: its pyramid no larger than its own pixels allow.
+        let strip = PhotoSphereFixture.jpeg(width: 4096, height: 512) { _, _ in (200, 30, 30) }
+        let tagged = PhotoSphereFixture.tagged(strip, xmp: PhotoSphereFixture.xmp(crop: .init(fullWidth: 65_536, fullHeight: 32_768, left: 0, top: 16_000,
+                                                                                              width: 4096, height: 512)))
+        let plan = try #require(try tagged.withUnsafeBytes { try CubeTiler.plan(.jpeg, $0, rule: rule, maxSourcePixels: 1 << 28, budget: .standard) })
+        // 4 × its 2 Mpx: a sphere of 8 Mpx, 4096 wide, where GPano claimed one of 2 Gpx.
+        #expect(plan.pyramid == TilePyramid(panoramaWidth: 4096), "\(plan.pyramid)")
+    }
 }

@@ -61,6 +61,31 @@ public enum PNGFixture {
         return Array(png.prefix(header)) + chunk("iTXt", text) + png.dropFirst(header)
     }
 
+    /// A 16-bit greyish RGB PNG of `value` in every sample (`0x2828`: 40 of 255), with no
+    /// `gAMA`, `sRGB`, `iCCP` or `cHRM`: a file that says nothing of its encoding, as most
+    /// tools write one (browsers and Pillow take it as sRGB).
+    public static func sixteenBit(width: Int, height: Int, value: UInt16) -> [UInt8] {
+        var header: [UInt8] = []
+        for size in [UInt32(width), UInt32(height)] { header += withUnsafeBytes(of: size.bigEndian, Array.init) }
+        header += [16, 2, 0, 0, 0] // 16 bits, RGB, deflate, no filter method, not interlaced
+        let sample = withUnsafeBytes(of: value.bigEndian, Array.init)
+        var rows: [UInt8] = []
+        for _ in 0..<height { rows += [0] + Array([[UInt8]](repeating: sample, count: width * 3).joined()) } // filter type 0 each row
+        // A zlib stream of stored (uncompressed) deflate blocks, and its Adler-32.
+        var stream: [UInt8] = [0x78, 0x01]
+        var at = 0
+        repeat {
+            let count = min(65_535, rows.count - at)
+            let last: UInt8 = at + count == rows.count ? 1 : 0
+            stream += [last, UInt8(count & 0xFF), UInt8(count >> 8), UInt8(~count & 0xFF), UInt8((~count >> 8) & 0xFF)] + rows[at..<at + count]
+            at += count
+        } while at < rows.count
+        var (a, b): (UInt32, UInt32) = (1, 0)
+        for byte in rows { a = (a + UInt32(byte)) % 65_521; b = (b + a) % 65_521 }
+        stream += withUnsafeBytes(of: (b << 16 | a).bigEndian, Array.init)
+        return [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a] + chunk("IHDR", header) + chunk("IDAT", stream) + chunk("IEND", [])
+    }
+
     private static func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
         let body = Array(type.utf8) + data
         return withUnsafeBytes(of: UInt32(data.count).bigEndian, Array.init) + body + withUnsafeBytes(of: crc32(body).bigEndian, Array.init)

@@ -123,6 +123,12 @@ import NTObjectStorage
 
         daemon.signal(SIGKILL)
         _ = daemon.wait(seconds: 10)
+        // Restored, the copy is a deployment of its own: it does not start on the bucket its
+        // origin owns (whose newer objects its sweep would remove) until told it replaces it.
+        let beside = try runCommand("/usr/bin/env", command + [ToursdProcess.executable.path, "serve", "--port", "0", "--data-dir", destination], timeoutSeconds: 60)
+        #expect(beside.status == 1 && beside.err.contains("toursd deployment adopt"), "\(beside.status) \(beside.err)")
+        let adopted = try runCommand("/usr/bin/env", command + [ToursdProcess.executable.path, "deployment", "adopt", "--data-dir", destination])
+        #expect(adopted.status == 0 && adopted.out.contains("the database is now deployment"), "\(adopted.err)")
         let copy = try ToursdProcess(dataDir: destination, environment: environment)
         defer { copy.signal(SIGKILL); _ = copy.wait(seconds: 10) }
         let restored = try APIClient(port: copy.port, token: token)

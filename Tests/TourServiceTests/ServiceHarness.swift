@@ -93,6 +93,8 @@ final class ServiceHarness: @unchecked Sendable {
             config.maxConnectionsPerAddress = 0 // every client arrives from the balancer's address
             config.resumableInterimResponses = false // nginx 1.22 in front takes a 104 for the answer (docs/scale-out.md)
         }
+        // On PostgreSQL a daemon reads a key every daemon could read (WebhookKey.checkShared).
+        if !config.databaseUrl.isEmpty, config.webhookKeyFile.isEmpty, config.blobDir.isEmpty { config.webhookKeyFile = dataDir + "/webhook.key" }
         self.config = config
         self.environment = environment
         let logger = Logger(sink: LogSink(fd: open(logFile ?? "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0o600)), level: logLevel)

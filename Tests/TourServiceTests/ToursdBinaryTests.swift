@@ -129,7 +129,7 @@ import NTObjectStorage
                            environment: base.merging(environment) { $1 })
         }
         // The database away.
-        let away = try check([], ["TOURSD_databaseUrl": "postgresql://toursd@127.0.0.1:1/tours"])
+        let away = try check([], ["TOURSD_databaseUrl": "postgresql://toursd@127.0.0.1:1/tours", "TOURSD_webhookKeyFile": testDirectory("check-key").path])
         #expect(away.status == 1 && away.err.contains("the database is unavailable"), "\(away.err)")
         // A bucket without credentials, then one that cannot be reached, its endpoint's source said.
         let bucket = ["TOURSD_blobStore": "s3://tours/check"]
@@ -174,7 +174,7 @@ import NTObjectStorage
         let base = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("AWS_") && !$0.key.hasPrefix("TOURSD_") }
         let check = { (url: String) in
             try runCommand(self.executable.path, ["check-config", "--no-bind", "--data-dir", testDirectory("check-pg").path],
-                           environment: base.merging(["TOURSD_databaseUrl": url]) { $1 })
+                           environment: base.merging(["TOURSD_databaseUrl": url, "TOURSD_webhookKeyFile": testDirectory("check-key").path]) { $1 })
         }
         let weak = try check(cluster.url.replacingOccurrences(of: "postgres@", with: "weak@") + "/notweaks")
         #expect(weak.status == 1 && weak.err.contains("may not create tables"), "\(weak.err)")

@@ -40,6 +40,24 @@ import TestTraits
         #expect(config == ToursdConfig())
     }
 
+    /// The operator's files name settings that exist (the HAProxy file named `maxUploadBytes`,
+    /// which is none), and the scale-out file sets keys toursd reads.
+    @Test func theConfigFolderNamesOnlySettingsThatExist() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let keys = Set(ToursdConfig.keys)
+        let settingLike = try Regex("\\b(max|min)?[a-z]+(?:[A-Z][a-z0-9]*)+(Seconds|Ms|Bytes|File|Dir|Url|Size|Limit|Proxies|Store|Responses)\\b")
+        for file in ["config/haproxy/toursd.cfg", "config/nginx/toursd-proxy.conf", "config/nginx/toursd-upstreams.conf", "config/toursd.environment",
+                     "config/toursd.service", "docs/scale-out.md"] {
+            let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+            for match in text.matches(of: settingLike) where !keys.contains(String(match.output[0].substring ?? "")) {
+                Issue.record("\(file) names \(match.output[0].substring ?? ""), which is not a setting")
+            }
+        }
+        let scaleOut = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: root.appendingPathComponent("config/toursd-scale-out.json"))) as? [String: Any])
+        #expect(Set(scaleOut.keys).isSubset(of: keys), "\(Set(scaleOut.keys).subtracting(keys))")
+        #expect(scaleOut["webhookKeyFile"] as? String != nil && scaleOut["metricsTokenFile"] as? String != nil)
+    }
+
     @Test func flagsOverrideTheFile() throws {
         let command = try ToursdCommand.parse(["serve", "--config", "x.json", "--port", "0", "--host", "::1", "--data-dir", "/tmp/d"]) { _, config throws(ConfigError) in
             try config.apply(json: Data(#"{"port": 9000, "host": "0.0.0.0", "maxConnections": 7}"#.utf8), source: "x.json")

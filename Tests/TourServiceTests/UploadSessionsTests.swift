@@ -46,7 +46,10 @@ import NTCoordination
         let io = ThreadPool(name: "test-io", threads: 2)
         let blobs = try DirectoryBlobStore(blobs: folder + "/blobs", temporaryDirectory: folder + "/tmp/incoming", io: io)
         let held = HeldRecords()
-        let sessions = UploadSessions(blobs: blobs, locker: LocalLocker(), durableStep: 4) { _, offset in await held.record(offset) }
+        let sessions = UploadSessions(blobs: blobs, locker: LocalLocker(), durableStep: 4) { _, offset in
+            await held.record(offset)
+            return nil
+        }
         let key = BlobKey(tenant: 1, kind: .upload, id: "u1")
         let entered = held.entered.mark()
 

@@ -1,5 +1,6 @@
 import NTAPIModel
 import Testing
+import TestSupport
 @testable import NTTourViewer
 
 /// Walking a tour (issue "The tour as a product"): its order, its titles, the ways on from each
@@ -87,6 +88,31 @@ import Testing
         #expect(!RoomWalls.shareAWall(square, [(3, 2.8), (6, 2.8), (6, 6), (3, 6)])) // 20 cm of wall: a doorway's jamb, not a wall
         #expect(!RoomWalls.shareAWall(square, [(4, 0), (6, 0), (6, 3), (4, 3)])) // a metre apart
         #expect(!RoomWalls.shareAWall(square, []))
+    }
+
+    /// A plan at the API's limits (10 rooms of 10,000 points, in a row): each room's neighbours
+    /// are found from outlines of at most `maxPointsCompared` points, straight runs merged, so a
+    /// page's ways cost what a plain plan's do (finding 4 of "Hold at the fourth edge": every
+    /// page compared 9 × 10⁸ pairs of edges), and a floor's are worked out once per plan.
+    @Test func aPlanAtTheLimitsFindsItsNeighboursFromBoundedOutlines() {
+        // Room n: 4 m wide, from x = 4n, its 10,000 points spread along its four walls.
+        let rooms = PlanFixture.roomsInARow(10, points: 10_000).enumerated().map { n, outline in
+            RoomDocument(id: "room-\(n)", floorId: "f", name: "Room \(n)", outline: PlanFixture.json(outline), height: 2.5, capture: nil)
+        }
+        let outline = FloorPlanDrawing.points(rooms[0].outline) ?? []
+        // Its four corners and the last point of its last wall (the way back to the first closes it).
+        #expect(outline.count == 10_000 && RoomWalls.comparable(outline).count == 5, "\(RoomWalls.comparable(outline).prefix(8))")
+        let found = RoomWalls.neighbours(rooms)
+        for n in 0..<10 {
+            let expected = Set([n - 1, n + 1].filter { (0..<10).contains($0) }.map { "room-\($0)" })
+            #expect(found["room-\(n)", default: []] == expected, "room \(n): \(found["room-\(n)", default: []].sorted())")
+        }
+        // A jagged outline (no straight run to merge) is compared from at most the bound.
+        let jagged = (0..<10_000).map { (x: Double($0) / 1000, y: $0 % 2 == 0 ? 0 : 0.3) }
+        #expect(RoomWalls.comparable(jagged).count <= RoomWalls.maxPointsCompared)
+        // Kept per plan: the floor's answer is the same value, asked again or by another page.
+        let floor = FloorDocument(id: "f", propertyId: "p", number: 0, name: nil, planRevision: 3, continuable: false, rooms: rooms)
+        #expect(RoomWalls.neighbours(of: floor) == found && RoomWalls.neighbours(of: floor) == found)
     }
 
     @Test func thePanoramaPageShowsTheWaysThePlanAndTheSteps() {

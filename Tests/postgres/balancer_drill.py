@@ -190,8 +190,21 @@ class Clients:
         return self.answers
 
 
+def check_any_number_of_daemons():
+    """The docs' file for one daemon, two, or eight (the fourth edge: it parsed with three only)."""
+    for count in (1, 2, 8):
+        environment = {key: value for key, value in os.environ.items() if not key.startswith("TOURSD_")}
+        environment["TOURSD_BALANCER_BIND"] = "127.0.0.1:1"
+        for index in range(1, count + 1):
+            environment[f"TOURSD_{index}"] = f"127.0.0.1:{index + 1}"
+        checked = subprocess.run(["haproxy", "-c", "-f", "config/haproxy/toursd.cfg"], env=environment, capture_output=True, text=True)
+        if checked.returncode != 0:
+            fail(f"the HAProxy file with {count} daemons: {checked.stdout[-500:]} {checked.stderr[-500:]}")
+
+
 def main():
     toursd, work, database, token, stay = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+    check_any_number_of_daemons()
     address = urllib.parse.urlsplit(database)
     relay = Relay((address.hostname, address.port))
     relayed = database.replace(f"@{address.hostname}:{address.port}/", f"@127.0.0.1:{relay.port}/")
@@ -200,6 +213,12 @@ def main():
     balancer = Balancer(work, [stay, cut_port, drained_port])
     try:
         wait_for("every daemon UP", lambda: all(status == "UP" for status, _ in balancer.servers().values()), 20)
+        # /metrics stays inside: not through the balancer's address.
+        connection = http.client.HTTPConnection("127.0.0.1", balancer.port, timeout=10)
+        connection.request("GET", "/metrics")
+        if (status := connection.getresponse().status) != 404:
+            fail(f"/metrics through HAProxy answered {status}, not 404")
+        connection.close()
         clients = Clients(balancer.port, token)
         time.sleep(1)  # traffic on all three before anything breaks
         instants = {}

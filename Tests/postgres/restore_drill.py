@@ -1,10 +1,13 @@
 """The restore drill (issue 47, docs/scale-out.md "Backup and restore"): a daemon on PostgreSQL
 and a versioned bucket serves panoramas and a webhook endpoint; `toursd backup` is taken while
 it serves; a panorama is deleted and another stored after it; the backup is restored into a
-fresh database as the docs say, and a new daemon started on it refuses while the deleted
-panorama's object is missing, starts once its version is restored, serves every panorama of
-the backup byte for byte (and not the later one), and delivers to the endpoint signed with
-its restored secret.
+fresh database as the docs say, beside the deployment, which still serves. The restored
+database is a deployment of its own: a daemon started on it refuses the live one's bucket, and
+nothing of the live one is removed (the fourth edge: a restore beside it swept the live one's
+newer panorama). Once the live daemon is stopped and `toursd deployment adopt` says the restore
+replaces it, a daemon on it refuses while the deleted panorama's object is missing, starts once
+its version is restored, serves every panorama of the backup byte for byte (and not the later
+one), and delivers to the endpoint signed with its restored secret.
 
   restore_drill.py TOURSD WORK SUPERUSER_URL
 
@@ -74,9 +77,15 @@ def main():
     s3 = boto3.client("s3")
     s3.create_bucket(Bucket="tours")
     s3.put_bucket_versioning(Bucket="tours", VersioningConfiguration={"Status": "Enabled"})
-    common = {"TOURSD_blobStore": "s3://tours/drill", "TOURSD_webhookAllowPrivateTargets": "true", "TOURSD_webhookPollMs": "100"}
+    # bucketSweepSeconds 1, orphanGraceSeconds 0: a sweep that may remove anything does so at once.
+    common = {"TOURSD_blobStore": "s3://tours/drill", "TOURSD_webhookAllowPrivateTargets": "true", "TOURSD_webhookPollMs": "100",
+              "TOURSD_bucketSweepSeconds": "1", "TOURSD_orphanGraceSeconds": "0"}
+    live_key = os.path.join(work, "live.key")
+    with open(live_key, "wb") as key:
+        key.write(os.urandom(32))
+    os.chmod(live_key, 0o600)
 
-    first = Daemon(toursd, os.path.join(work, "first"), {**common, "TOURSD_databaseUrl": database})
+    first = Daemon(toursd, os.path.join(work, "first"), {**common, "TOURSD_databaseUrl": database, "TOURSD_webhookKeyFile": live_key})
     if first.base is None:
         fail("the first daemon did not start: " + open(first.log).read()[-1500:])
     token = open(os.path.join(work, "first", "admin.token")).read().strip()
@@ -100,7 +109,7 @@ def main():
 
     def back_up(into):
         return subprocess.run([toursd, "backup", into, "--data-dir", os.path.join(work, "first")], capture_output=True, text=True,
-                              env={**os.environ, **common, "TOURSD_databaseUrl": database})
+                              env={**os.environ, **common, "TOURSD_databaseUrl": database, "TOURSD_webhookKeyFile": live_key})
 
     # A backup whose rows name an object the bucket lacks fails, and leaves nothing behind.
     missing = f"drill/1/panoramas/{list(panoramas)[2]}"
@@ -131,7 +140,8 @@ def main():
     later = str(uuid.uuid4())
     if request(first.base, "PUT", f"/v1/panoramas/{later}?floorId={floor_id}", token, jpeg(9), {"Content-Type": "image/jpeg"})[0] != 201:
         fail("the panorama after the backup")
-    first.stop()
+    objects = lambda: sorted(o["Key"] for o in s3.list_objects_v2(Bucket="tours", Prefix="drill/").get("Contents", []))
+    live_objects = objects()
 
     # The restore: a fresh database, pg_restore as the role, the key and the manifest in place.
     psql(superuser + "/postgres", "CREATE DATABASE tours_restored OWNER toursd LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0")
@@ -143,7 +153,29 @@ def main():
         with open(os.path.join(backup, name), "rb") as source, open(os.path.join(second_dir, name), "wb") as target:
             target.write(source.read())
         os.chmod(os.path.join(second_dir, name), 0o600)
-    environment = {**common, "TOURSD_databaseUrl": restored}
+    environment = {**common, "TOURSD_databaseUrl": restored, "TOURSD_webhookKeyFile": os.path.join(second_dir, "webhook.key")}
+
+    # Beside the live deployment, which still serves: the restore is a deployment of its own,
+    # refused the live one's bucket, and nothing of the live one goes.
+    beside = Daemon(toursd, second_dir, environment)
+    stopped = beside.process.wait(30)
+    said = open(beside.log).read()
+    if stopped == 0 or "toursd deployment adopt" not in said:
+        fail(f"the restore beside the live deployment started on its bucket: {said[-1500:]}")
+    time.sleep(2)  # two rounds of the live daemon's sweep, which must not mind the restore either
+    if objects() != live_objects:
+        fail(f"the live deployment's objects changed beside the restore: {live_objects} became {objects()}")
+    status, _, body = request(first.base, "GET", f"/v1/panoramas/{later}/content", token)
+    if status != 200 or body != jpeg(9):
+        fail(f"the live deployment's newer panorama beside the restore: {status}")
+    print("restore drill: beside the serving deployment, the restore refused its bucket and nothing of it was removed")
+
+    # The restore replaces the deployment: the live one stops for good, and the operator says so.
+    first.stop()
+    adopted = subprocess.run([toursd, "deployment", "adopt", "--data-dir", second_dir], capture_output=True, text=True,
+                             env={**os.environ, **environment})
+    if adopted.returncode != 0 or "the database is now deployment" not in adopted.stdout:
+        fail(f"toursd deployment adopt: {adopted.returncode} {adopted.stderr[-800:]}")
 
     refused = Daemon(toursd, second_dir, environment)
     if refused.process.wait(30) == 0 or deleted not in open(refused.log).read():

@@ -7,7 +7,9 @@
 # token revoked on one daemon refused by all at once, a daemon killed mid-upload), and the
 # balancer drill (HAProxy checking /readyz, Tests/postgres/balancer_drill.py).
 # With SCALEOUT_S3=moto or rclone, the blobs are in a bucket of that store instead
-# (Tests/s3/store.sh); the folder then holds only the daemons' shared webhook key.
+# (Tests/s3/store.sh), and the daemons share nothing but the database, the bucket and the
+# key file the scale-out file names (webhookKeyFile): the fourth edge found them unable to
+# resume each other's uploads when each made a key of its own.
 #   scaleout.sh TOURSD TOURS
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -51,12 +53,20 @@ fi
 
 # Every daemon delivers webhooks to a receiver on loopback (the webhook check below), quickly.
 export TOURSD_webhookAllowPrivateTargets=true TOURSD_webhookPollMs=50 TOURSD_webhookTimeoutMs=2000
+# The two files the scale-out file names, as docs/scale-out.md says to make them once and give
+# every daemon: the webhook key (it signs upload URLs too) and /metrics's token.
+head -c 32 /dev/urandom > "$work/webhook.key"
+head -c 24 /dev/urandom | base64 | tr -d '/+=' > "$work/metrics.token"
+chmod 600 "$work/webhook.key" "$work/metrics.token"
+export TOURSD_webhookKeyFile="$work/webhook.key" TOURSD_metricsTokenFile="$work/metrics.token"
+# The blob folder, when the blobs are in one (with a bucket, the daemons share no folder).
+[ -n "${SCALEOUT_S3:-}" ] || export TOURSD_blobDir="$work/blobs"
 ports=()
 for n in 1 2 3; do
     mkdir -p "$work/d$n"
     # The docs' configuration (config/toursd-scale-out.json: no 104s behind nginx 1.22, which
     # breaks a connection on a 1xx other than 100), with this machine's addresses over it.
-    TOURSD_databaseUrl="$database" TOURSD_blobDir="$work/blobs" TOURSD_trustedProxies=127.0.0.1 \
+    TOURSD_databaseUrl="$database" TOURSD_trustedProxies=127.0.0.1 \
         "$toursd" serve --config config/toursd-scale-out.json --port 0 --data-dir "$work/d$n" 2> "$work/d$n.log" &
     pids+=($!)
 done
@@ -71,6 +81,20 @@ token=$(cat "$work"/d?/admin.token)
 
 lb=$(BALANCER_UPLOADS=hash start_balancer "$work" "${ports[@]}")
 export TOURSD_URL="http://127.0.0.1:$lb" TOURSD_TOKEN="$token"
+# /metrics stays inside: not through the balancer; at a daemon, with its token only.
+through=$(curl -s -o /dev/null -w '%{http_code}' "$TOURSD_URL/metrics")
+bare=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:${ports[0]}/metrics")
+scraped=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(cat "$work/metrics.token")" "http://127.0.0.1:${ports[0]}/metrics")
+[ "$through $bare $scraped" = "404 401 200" ] || { echo "FAIL: /metrics through nginx $through, at a daemon without its token $bare, with it $scraped"; exit 1; }
+echo "scale-out: /metrics is 404 through nginx, 401 at a daemon without its token, 200 with it"
+# A daemon whose key is not the deployment's does not start, and says so.
+head -c 32 /dev/urandom > "$work/other.key"
+if TOURSD_databaseUrl="$database" TOURSD_webhookKeyFile="$work/other.key" timeout 30 "$toursd" serve --config config/toursd-scale-out.json \
+        --port 0 --data-dir "$work/other" 2> "$work/other.log"; then
+    echo "FAIL: a daemon with another webhook key started"; exit 1
+fi
+grep -q "is not the one this deployment's daemons use" "$work/other.log" || { echo "FAIL: the other key's refusal: $(tail -n 3 "$work/other.log")"; exit 1; }
+echo "scale-out: a daemon with another webhook key refused to start"
 
 TOURSD_databaseUrl="$database" .venv/bin/python Tests/postgres/scaleout.py --across "$TOURSD_URL" "$token" "$toursd" "$work/d1" "${ports[@]}"
 SCHEMATHESIS_EXAMPLES=${SCHEMATHESIS_EXAMPLES:-15} bash Tests/contract/schemathesis.sh
@@ -92,7 +116,7 @@ echo "scale-out: the draft's uploads through nginx: healthy"
 # cut on one is resumed on the other.
 for n in 4 5; do
     mkdir -p "$work/d$n"
-    TOURSD_databaseUrl="$database" TOURSD_blobDir="$work/blobs" TOURSD_databasePoolSize=4 \
+    TOURSD_databaseUrl="$database" TOURSD_databasePoolSize=4 \
         "$toursd" serve --port 0 --data-dir "$work/d$n" 2> "$work/d$n.log" &
     pids+=($!)
 done
@@ -118,7 +142,7 @@ echo "scale-out: the tours command line synced a property through the balancer: 
 
 # HAProxy on the docs' file checking /readyz, over the second daemon and two more: one whose
 # path to the database is cut and mended, one stopped with SIGTERM (drainMs); no 5xx.
-TOURSD_blobDir="$work/blobs" TOURSD_trustedProxies=127.0.0.1 \
+TOURSD_trustedProxies=127.0.0.1 \
     .venv/bin/python Tests/postgres/balancer_drill.py "$toursd" "$work" "$database" "$token" "${ports[1]}"
 
 # Webhooks delivered by three daemons, one of them killed while they deliver: every event

@@ -90,6 +90,24 @@ public struct RequestHead: Sendable {
         headers.storage.bytes.withUnsafeBytes { String(decoding: $0[methodRange], as: UTF8.self) }
     }
 
+    /// The value of a query parameter (`a=b&c=d`), percent-decoded; nil when absent. A
+    /// malformed escape anywhere in the query, or the parameter given twice, is a 400: a
+    /// request that says two things, or nothing readable, is not guessed at.
+    public func queryParameter(_ name: String) throws(HTTPError) -> String? {
+        guard let query else { return nil }
+        var found: String?
+        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let key = percentDecode(parts[0]), let value = parts.count > 1 ? percentDecode(parts[1]) : "" else {
+                throw .badRequest("malformed percent-encoding in the query")
+            }
+            guard key == name else { continue }
+            guard found == nil else { throw .badRequest("query parameter \(name) is given more than once") }
+            found = value
+        }
+        return found
+    }
+
     /// The Content-Length, when the body is delimited by one.
     public var contentLength: Int64? {
         if case .length(let length) = framing { return length }

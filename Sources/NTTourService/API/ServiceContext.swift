@@ -28,7 +28,8 @@ final class ServiceContext: Sendable {
     /// Failed viewer sign-ins by client address, shared by every daemon on the database.
     let signIns: SignInLimiter
     let knownTokens: KnownTokens
-    /// Storage outages as logged: per reason, not per request.
+    /// Storage outages as logged: as they start, while they last and as they end, never per
+    /// request or job that met them (`failed`).
     let outages: OutageLog
     /// The feed's long-polls, woken when this daemon commits a write with events of their
     /// tenant (events are written in the transaction of their change).
@@ -54,7 +55,10 @@ final class ServiceContext: Sendable {
         self.config = config
         self.logger = logger
         self.clock = clock
-        outages = OutageLog(intervalSeconds: config.outageLogSeconds)
+        outages = OutageLog(intervalSeconds: config.outageLogSeconds, logger: logger, components: [
+            OutageLog.Component(name: "the database") { [pool] in pool.unavailableReason },
+            OutageLog.Component(name: "the blob store") { [blobs] in blobs.unavailableReason },
+        ])
         self.crashPoints = crashPoints
     }
 
@@ -102,6 +106,16 @@ final class ServiceContext: Sendable {
         case .revoked: throw ServiceError(.unauthorized, "the grant was revoked")
         case nil: throw ServiceError(.unauthorized, "unknown or revoked token")
         }
+    }
+
+    /// A background job's failure (`message`): logged, unless it is storage that cannot be
+    /// reached, which the outage's own lines tell (`OutageLog`), not each round.
+    func failed(_ message: String, _ error: any Error) {
+        if let failure = error as? any StorageFailure, failure.storageError.kind == .unavailable {
+            outages.met(failure.storageError)
+            return
+        }
+        logger.warn(message, ["error": "\(error)"])
     }
 
     /// The request's bearer token.

@@ -81,7 +81,7 @@ struct TusVersionCheck: Middleware {
 
 /// The service's errors on their way out: a storage failure of any backend becomes the
 /// service's answer for its kind, internal errors are logged with the request id, and storage
-/// that cannot be reached is logged per reason (`OutageLog`), not once per request.
+/// that cannot be reached is noted for the outage's log (`OutageLog`), never logged per request.
 /// (`ServiceError.httpError` says how each is answered; any other error is a 500 the server logs.)
 struct ServiceErrors: Middleware {
     let logger: Logger
@@ -105,31 +105,10 @@ struct ServiceErrors: Middleware {
             let error = failure.storageError
             if error.kind == .failed || error.kind == .corrupt {
                 logger.error("request failed", ["id": request.id.description, "error": error.description])
-            } else if error.kind == .unavailable, outages.isNew(error.description) {
-                logger.warn("storage cannot be reached; requests get 503 until it is back", ["id": request.id.description, "reason": error.description])
+            } else if error.kind == .unavailable {
+                outages.met(error)
             }
             throw ServiceError(storage: error, retryAfterSeconds: retryAfterSeconds)
-        }
-    }
-}
-
-/// Storage outages as logged: a reason is logged when it is new, and again once every
-/// `outageLogSeconds` while it lasts, however many requests it refuses meanwhile.
-final class OutageLog: Sendable {
-    private let last = Mutex<(reason: String, at: ContinuousClock.Instant)?>(nil)
-    private let interval: Duration
-
-    init(intervalSeconds: Int) {
-        interval = .seconds(intervalSeconds)
-    }
-
-    /// Whether `message` is to be logged now (it then counts as logged).
-    func isNew(_ message: String) -> Bool {
-        let now = ContinuousClock.now
-        return last.withLock { last in
-            if let last, last.reason == message, now - last.at < interval { return false }
-            last = (message, now)
-            return true
         }
     }
 }

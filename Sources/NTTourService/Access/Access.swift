@@ -37,9 +37,9 @@ enum Access: Sendable, Equatable {
     /// `PUT /v1/properties/{propertyId}`: capture; a property it creates joins its grant, one
     /// that exists must be the grant's (checked in the write's transaction).
     case propertyCreation
-    /// A panorama's creation (one-shot, tus, the draft): capture on the floor it goes on
-    /// (`floorId` in the query or in tus's `Upload-Metadata`), and a panorama already stored
-    /// under its id must be on the grant's properties too.
+    /// A panorama's creation (one-shot, tus, the draft): capture on the floor it goes on, and a
+    /// panorama already stored under its id must be on the grant's properties too; both read
+    /// from the creation as parsed once (`PanoramaCreation`), the value the use case executes.
     case panoramaCreation
     /// `/v1/uploads/{uploadId}/{capability}`: the URL is the credential (`UploadCapability`).
     case uploadCapability

@@ -32,8 +32,8 @@ struct Authorization: Middleware {
         case .propertyCreation:
             try Self.require(.capture, grant)
         case .panoramaCreation:
+            // The floor and panorama are checked on the parsed creation (`check`).
             try Self.require(.capture, grant)
-            try await checkPanoramaCreation(grant, request)
         }
         return try await next(request)
     }
@@ -52,19 +52,11 @@ struct Authorization: Middleware {
         return property
     }
 
-    /// The floor a panorama goes on must be the grant's, and so must a panorama already stored
-    /// under its id (whatever floor this request names).
-    private func checkPanoramaCreation(_ grant: GrantAccess, _ request: Request) async throws {
-        let metadata = request.headers["upload-metadata"].flatMap { try? TusHeaders.metadata($0) } ?? [:]
-        guard let floorId = try request.queryParameter("floorId") ?? metadata["floorId"] else {
-            throw ServiceError.badRequest("a panorama's creation names its floorId (the query, or tus's Upload-Metadata)")
-        }
-        _ = try await visibleProperty(.floor, try Identifier.checked(floorId, "floorId"), grant)
-        guard let panoramaId = try request.parameter(PropertyPlace.panorama.rawValue) ?? request.queryParameter("panoramaId") ?? metadata["panoramaId"] else {
-            return // the handler refuses a creation without one
-        }
-        let id = try Identifier.checked(panoramaId, "panoramaId")
-        let tenant = grant.tenant
+    /// A grant's panorama creation (`GuardedRoutes.addCreation`): the floor it goes on must
+    /// be on the grant's properties, and so must a panorama already stored under its id.
+    func check(_ creation: PanoramaCreation, _ grant: GrantAccess) async throws {
+        _ = try await visibleProperty(.floor, creation.floorId, grant)
+        let (tenant, id) = (grant.tenant, creation.panoramaId)
         if let property = try await context.readOne({ try await GrantStore.propertyId($0, tenant, of: .panorama, id) }),
            !grant.propertyIds.contains(property) {
             throw ServiceError.notFound(PropertyPlace.panorama.noun, id)

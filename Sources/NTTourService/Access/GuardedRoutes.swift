@@ -23,6 +23,23 @@ struct GuardedRoutes {
         }
     }
 
+    /// A panorama's creation: the request parsed once (`parse`) into the command access is
+    /// decided on (a grant's: `Authorization.check`), and `handler` executes that same value.
+    /// `answering` runs around the three (a protocol's own way of answering refusals).
+    mutating func addCreation(_ method: HTTPMethod, _ pattern: String, bodyLimit: Int64, headers: [HTTPField] = [],
+                              answering: @escaping @Sendable (Request, () async throws -> Response) async throws -> Response,
+                              parse: @escaping @Sendable (Request) throws -> PanoramaCreation,
+                              _ handler: @escaping @Sendable (PanoramaCreation, Request) async throws -> Response) {
+        let authorization = Authorization(access: .panoramaCreation, context: context)
+        add(method, pattern, .panoramaCreation, bodyLimit: bodyLimit, headers: headers) { request in
+            try await answering(request) {
+                let creation = try parse(request)
+                if let grant = request.grant { try await authorization.check(creation, grant) }
+                return try await handler(creation, request)
+            }
+        }
+    }
+
     /// The routes `build` adds behind `middleware` (the first outermost).
     mutating func group(_ middleware: any Middleware..., build: (inout GuardedRoutes) -> Void) {
         var rules = self.rules

@@ -46,11 +46,16 @@ struct UploadCapabilityCheck: Middleware {
         }
         switch try await context.readOne({ try await GrantStore.uploadRevoked($0, tenant, upload: uploadId) }) {
         case nil: throw ServiceError.notFound("upload", uploadId)
-        case true?: throw ServiceError(.unauthorized, "the grant that began this upload was revoked")
+        case true?: throw ServiceError.uploadGrantRevoked
         case false?: break
         }
         var request = request
         request.attributes[Tenant.self] = tenant
         return try await next(request)
     }
+}
+
+extension ServiceError {
+    /// An upload begun with a grant since revoked: its URL opens nothing, and it takes no more bytes.
+    static let uploadGrantRevoked = ServiceError(.unauthorized, "the grant that began this upload was revoked")
 }

@@ -4,6 +4,7 @@ import NTSQLiteDB
 import NTSQLKit
 import NTObjectStorage
 import NTPostgresDB
+import NTAPIModel
 
 /// The operator's commands on a data directory: migrate, and manage tokens. Each opens the
 /// database, brings it to the newest schema, and does its one thing.
@@ -29,6 +30,7 @@ public enum Admin {
         var problems: [String] = []
         do throws(StartupError) { _ = try SyncService.migrations(Deployment.Records(config), config) } catch { problems.append(error.message) }
         do throws(StartupError) { _ = try Deployment(config) } catch { problems.append(error.message) }
+        do throws(StartupError) { try WebhookKey.checkShared(config) } catch { problems.append(error.message) }
         do throws(StartupError) { try WebhookKey.checkExisting(config) } catch { problems.append(error.message) }
         return problems
     }
@@ -126,7 +128,8 @@ public enum Admin {
         }
         switch deployment.blobs {
         case .bucket(let settings):
-            return .manifest(objects: try BucketBackup.run(from: config.dataDir, to: destination, bucket: try connect(settings, config)))
+            return .manifest(objects: try BucketBackup.run(from: config.dataDir, to: destination, bucket: try connect(settings, config),
+                                                           webhookKey: WebhookKey.path(config)))
         case .folder(_, shared: true):
             throw StartupError("backup copies the embedded layout (SQLite and blobs in dataDir); with blobDir set, back up the database and the blob folder instead")
         case .folder(_, shared: false):
@@ -199,6 +202,55 @@ public enum Admin {
         /// PostgreSQL's dump and the manifest of the bucket's objects its rows name, of one
         /// snapshot.
         case dump(objects: Int)
+    }
+
+    /// `toursd deployment adopt`: the database becomes the deployment whose claim its blob
+    /// store holds; returns the id it had and the one it has.
+    public static func adoptDeployment(_ config: ToursdConfig, logger: Logger) throws(StartupError) -> (before: String?, now: String) {
+        let deployment = try Deployment(config)
+        let claim: String?
+        switch deployment.blobs {
+        case .folder(let path, _):
+            claim = (try? String(contentsOfFile: path + "/" + StoreOwnership.claimName, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        case .bucket(let settings):
+            do {
+                claim = String(decoding: try connect(settings, config).get(StoreOwnership.claimName), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            } catch ObjectStoreError.notFound {
+                claim = nil
+            } catch {
+                throw StartupError("the bucket cannot be asked whose it is: \(error)")
+            }
+        }
+        guard let claim, !claim.isEmpty else {
+            throw StartupError("the blob store holds no deployment's claim: there is nothing to adopt (toursd serve claims a store it may)")
+        }
+        let before = try withStorage(config, logger: logger) { pool throws(StartupError) in
+            do {
+                return try pool.writeBlocking { try await DeploymentStore.adopt($0, id: claim) }
+            } catch {
+                throw StartupError("cannot record the deployment: \(error)")
+            }
+        }
+        logger.always(.warn, "the database is now the deployment its blob store belongs to", ["before": before ?? "none", "deployment": claim])
+        return (before, claim)
+    }
+
+    /// `toursd deployment set-key`: the webhook key this configuration reads (made when
+    /// missing) becomes the deployment's; returns where that key is.
+    public static func setDeploymentKey(_ config: ToursdConfig, logger: Logger) throws(StartupError) -> String {
+        let key = try WebhookKey.load(config)
+        try withStorage(config, logger: logger) { pool throws(StartupError) in
+            do {
+                try pool.writeBlocking { db in
+                    _ = try await DeploymentStore.id(db, proposing: Identifier.make())
+                    try await DeploymentStore.setKeyCheck(db, WebhookKey.check(key))
+                }
+            } catch {
+                throw StartupError("cannot record the deployment's key: \(error)")
+            }
+        }
+        logger.always(.warn, "the deployment's webhook key is now this one: every webhook endpoint needs a new secret", ["key": WebhookKey.path(config)])
+        return WebhookKey.path(config)
     }
 
     /// A new token for the tenant (made when missing): shown here once, stored only hashed.

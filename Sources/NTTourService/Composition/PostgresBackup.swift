@@ -40,7 +40,10 @@ enum PostgresBackup {
         address.password = nil
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["pg_dump", "--format=custom", "--no-owner", "--snapshot=\(snapshot)", "--file=\(file)", address.string ?? url]
+        // Without the deployment's identity: restored, the dump is a deployment of its own until
+        // `toursd deployment adopt` (beside the live one, it must not own the live one's bucket).
+        process.arguments = ["pg_dump", "--format=custom", "--no-owner", "--exclude-table-data=deployment", "--snapshot=\(snapshot)",
+                             "--file=\(file)", address.string ?? url]
         process.environment = environment
         let errors = Pipe()
         process.standardError = errors

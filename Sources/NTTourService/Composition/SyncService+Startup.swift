@@ -6,6 +6,7 @@ import NTObjectStorage
 import NTAPIModel
 import NTLogging
 import NTSQLiteDB
+import NTHashing
 
 extension StartupError {
     /// `mkdir -p`, a failure said in the system's words and naming the folder (Foundation's
@@ -213,6 +214,24 @@ extension SyncService {
             return try pool.writeBlocking { try await DeploymentStore.id($0, proposing: Identifier.make()) }
         } catch {
             throw StartupError("cannot read the database's deployment id: \(error)")
+        }
+    }
+
+    /// This daemon's webhook key is the deployment's (the first daemon's, recorded by its
+    /// check), or the start is refused: with another, it could open none of the endpoints'
+    /// secrets, and the uploads the other daemons began would be 404 here.
+    static func checkKey(_ key: SecretBox, _ pool: any SQLStorage, _ config: ToursdConfig) throws(StartupError) {
+        let mine = WebhookKey.check(key)
+        let recorded: String
+        do {
+            recorded = try pool.writeBlocking { try await DeploymentStore.keyCheck($0, recording: mine) }
+        } catch {
+            throw StartupError("cannot read the deployment's key check: \(error)")
+        }
+        guard recorded == mine else {
+            throw StartupError("the webhook key \(WebhookKey.path(config)) is not the one this deployment's daemons use (the first one's): give every "
+                               + "daemon the same webhookKeyFile. If the deployment's key was lost and every daemon now reads this one, run "
+                               + "`toursd deployment set-key` (every webhook endpoint then needs a new secret, and unfinished uploads their creation again)")
         }
     }
 

@@ -70,7 +70,9 @@ public final class SyncService: Sendable {
         }
         let sharedPreviews: BucketBlobStore? = if case .bucket(let bucket) = blobs { bucket } else { nil }
         // Traced, the store's calls are spans of the requests that make them.
-        let context = ServiceContext(pool: pool, blobs: exporter == nil ? blobs.store : TracedBlobStore(blobs.store), imageThreads: pools.previews, deploymentId: try deploymentId(pool), locker: locker,
+        let deploymentId = try deploymentId(pool)
+        try checkKey(webhookKey, pool, config)
+        let context = ServiceContext(pool: pool, blobs: exporter == nil ? blobs.store : TracedBlobStore(blobs.store), imageThreads: pools.previews, deploymentId: deploymentId, locker: locker,
                                      sharedPreviews: sharedPreviews, config: config, logger: logger, clock: clock,
                                      crashPoints: CrashPoints(armed: crashAt))
         let service = SyncService(deployment, context: context, blobs: blobs, webhookKey: webhookKey, metricsToken: metricsToken,
@@ -118,10 +120,14 @@ public final class SyncService: Sendable {
         webhooks = WebhookDeliverer(context: context, key: webhookKey, threads: webhookThreads, tracer: exporter?.tracer)
         let sessions = UploadSessions(blobs: context.blobs, locker: context.locker, durableStep: context.config.uploadDurableStepBytes) { [context] key, offset in
             do {
-                try await context.write { try await UploadStore.advanceOffset($0, key.tenant, key.id, to: offset) }
+                guard try await context.write({ try await UploadStore.advanceOffset($0, key.tenant, key.id, to: offset) }) else {
+                    let revoked = try await context.readOne { try await GrantStore.uploadRevoked($0, key.tenant, upload: key.id) } == true
+                    return revoked ? ServiceError.uploadGrantRevoked : nil
+                }
             } catch {
                 context.logger.warn("could not record an upload's durable step", ["upload": key.id, "error": "\(error)"])
             }
+            return nil
         }
         self.sessions = sessions
         ownership = UploadOwnership(locker: context.locker, waitSeconds: Double(context.config.uploadTakeoverSeconds), logger: context.logger) { key, letGo in
@@ -162,7 +168,9 @@ public final class SyncService: Sendable {
         let backlog = ServiceTimer(every: .seconds(context.config.metricsRefreshSeconds), on: context.pool.handlerThreads) {
             await webhooks.refreshBacklog()
         }
-        var started = [sweep, tourChanges, deliveries, backlog]
+        // Each storage component's outage, logged as it starts, while it lasts and as it ends.
+        let outages = ServiceTimer(every: .seconds(1), on: context.pool.handlerThreads) { context.outages.check() }
+        var started = [sweep, tourChanges, deliveries, backlog, outages]
         if let exporter {
             started.append(ServiceTimer(every: .milliseconds(context.config.otlpExportMs), startingNow: false, on: context.blobs.io) { await exporter.export() })
         }

@@ -12,6 +12,8 @@ public enum ToursdCommand: Equatable, Sendable {
     case revokeToken(ToursdConfig, id: Int64)
     /// Prints the effective configuration, and whether it can be served.
     case checkConfig(ToursdConfig, ConfigCheck)
+    /// Tells the database which deployment it is, or which key its daemons read.
+    case deployment(ToursdConfig, DeploymentChoice)
     case help(String)
     /// `--version` (or `version`): the release.
     case version
@@ -36,6 +38,7 @@ public enum ToursdCommand: Equatable, Sendable {
            toursd backup DEST [--config PATH] [--data-dir DIR]
            toursd blobs copy --to s3://BUCKET/PREFIX | --from s3://BUCKET/PREFIX [--config PATH] [--data-dir DIR]
            toursd check-config [--config PATH] [--host ADDR] [--port N] [--data-dir DIR] [--no-bind]
+           toursd deployment adopt | set-key [--config PATH] [--data-dir DIR]
 
     The NoughtyTours sync backend.
 
@@ -46,6 +49,8 @@ public enum ToursdCommand: Equatable, Sendable {
       backup   copy the data directory, consistently, while the daemon serves
       blobs    copy the blob folder's blobs into an S3 bucket, each digest checked
       check-config  print the effective configuration and check it can be served
+      deployment  make a restored database the deployment its blob store belongs to, or
+               record the webhook key its daemons now read
       version  the release (also --version)
 
     Each subcommand explains itself with --help.
@@ -146,6 +151,24 @@ public enum ToursdCommand: Equatable, Sendable {
     \(commonOptions)
     """
 
+    static let deploymentUsage = """
+    usage: toursd deployment adopt [--config PATH] [--data-dir DIR]
+           toursd deployment set-key [--config PATH] [--data-dir DIR]
+
+    adopt: the database becomes the deployment whose claim the blob store (blobDir, or the
+    bucket of blobStore) holds. A database restored from a backup of a shared store is a
+    deployment of its own until then, and toursd does not start on that store: run adopt when
+    the restore replaces the deployment (its daemons stopped for good); its daemons may then
+    remove objects its rows do not name. To serve a copy beside the live one, give the copy a
+    store of its own instead (toursd blobs copy).
+    set-key: the webhook key at webhookKeyFile (made when missing) becomes the one this
+    deployment's daemons must read, after the one they read was lost. Every webhook endpoint
+    then needs a new secret, and every unfinished upload its creation again.
+
+    options:
+    \(commonOptions)
+    """
+
     /// Parses the arguments after the program name. `loadFile` reads a config file into a
     /// configuration (injected so tests need no files).
     public static func parse(_ arguments: [String], environment: [String: String] = [:],
@@ -168,6 +191,7 @@ public enum ToursdCommand: Equatable, Sendable {
         case "tokens": (help, allowed) = (tokensUsage, ["--config", "--data-dir", "--tenant"])
         case "backup": (help, allowed) = (backupUsage, ["--config", "--data-dir"])
         case "blobs": (help, allowed) = (blobsUsage, ["--config", "--data-dir", "--to", "--from"])
+        case "deployment": (help, allowed) = (deploymentUsage, ["--config", "--data-dir"])
         default: throw ConfigError("unknown subcommand \"\(subcommand)\"; see toursd --help")
         }
         var configPath: String?
@@ -247,6 +271,11 @@ public enum ToursdCommand: Equatable, Sendable {
         case ("tokens", "revoke"):
             guard arguments.count == 2, let id = Int64(arguments[1]) else { throw ConfigError("tokens revoke needs the id of a token") }
             return .revokeToken(config, id: id)
+        case ("deployment", let word?) where arguments.count == 1:
+            guard let choice = DeploymentChoice(rawValue: word) else { throw ConfigError("unknown deployment command \"\(word)\"; see toursd deployment --help") }
+            return .deployment(config, choice)
+        case ("deployment", _):
+            throw ConfigError("deployment needs adopt or set-key, and nothing after it")
         case ("tokens", let other):
             throw ConfigError(other.map { "unknown tokens command \"\($0)\"" } ?? "tokens needs create, list or revoke")
         default:
@@ -267,6 +296,14 @@ public enum BlobCopyDirection: Equatable, Sendable {
         case .intoBucket(let bucket), .intoFolder(let bucket): bucket
         }
     }
+}
+
+/// What `toursd deployment` records in the database.
+public enum DeploymentChoice: String, Equatable, Sendable {
+    /// This database is the deployment its blob store's claim names.
+    case adopt
+    /// The webhook key this daemon reads is the deployment's.
+    case setKey = "set-key"
 }
 
 /// What check-config is asked besides the configuration: whether to bind the address (not

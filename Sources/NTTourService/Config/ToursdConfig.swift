@@ -283,6 +283,10 @@ public struct ToursdConfig: Sendable, Equatable {
     /// The largest cube face cut (a 16384-wide panorama's is 5120); it caps the levels and
     /// the tile files of any panorama.
     public var maxTileFaceSize = 8192
+    /// A partial panorama is tiled as the whole sphere it lies on while that sphere holds at
+    /// most this many times its pixels; a smaller crop (or one whose GPano claims a far larger
+    /// sphere than its pixels show) at the resolution of a sphere of this many times its pixels.
+    public var tileMaxSpherePerPixel = 4
     /// The CPU time cutting one panorama may take; past it the cutting stops, the preview stands in.
     public var maxTileCpuSeconds = 120
     /// The memory all image work of the daemon may hold at once, previews and tiles together:
@@ -439,6 +443,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "tileQueueLimit": { config, text in setInt(&config.tileQueueLimit, text, 1...100_000) },
         "tileMaxAspectRatio": { config, text in setInt(&config.tileMaxAspectRatio, text, 1...64) },
         "maxTileFaceSize": { config, text in setInt(&config.maxTileFaceSize, text, 512...32_768) },
+        "tileMaxSpherePerPixel": { config, text in setInt(&config.tileMaxSpherePerPixel, text, 1...64) },
         "maxTileCpuSeconds": { config, text in setInt(&config.maxTileCpuSeconds, text, 1...86_400) },
         "imageMemoryBytes": { config, text in setInt(&config.imageMemoryBytes, text, 16 << 20...1 << 40) },
         "viewerPageSize": { config, text in setInt(&config.viewerPageSize, text, 1...200) },
@@ -454,7 +459,13 @@ public struct ToursdConfig: Sendable, Equatable {
         "sendTimeoutMs", "lingerTimeoutMs", "maxDiscardBytes", "shutdownGraceMs", "drainMs",
     ]
 
-    /// Every key with its value as text, in key order (what check-config prints).
+    /// Every key with its value as text, in key order, secrets masked (`Redaction`): what
+    /// check-config prints.
+    public var printableValues: [(key: String, value: String)] {
+        values.map { $0.key == "databaseUrl" ? ($0.key, Redaction.databaseUrl($0.value)) : $0 }
+    }
+
+    /// Every key with its value as text, in key order.
     public var values: [(key: String, value: String)] {
         let mirror = Dictionary(uniqueKeysWithValues: Mirror(reflecting: self).children.compactMap { child in
             child.label.map { label in

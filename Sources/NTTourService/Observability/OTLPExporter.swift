@@ -1,5 +1,6 @@
 import Foundation
 import NTLogging
+import Synchronization
 import NTOutboundHTTP
 import NTThreadPools
 import NTTracing
@@ -18,7 +19,9 @@ final class OTLPExporter: Sendable {
     private let clients: PerThread<OutboundClient>
     private let timeoutMs: Int
     private let serviceName: String
-    private let failures: OutageLog
+    /// The collector's outages as the log tells them: when it goes, every `outageLogSeconds`
+    /// while it stays away, and when it is back.
+    private let failures: Mutex<OutageWatch>
     private let logger: Logger
 
     init?(config: ToursdConfig, logger: Logger) throws(StartupError) {
@@ -35,7 +38,7 @@ final class OTLPExporter: Sendable {
         clients = PerThread(threads: 1)
         timeoutMs = config.otlpTimeoutMs
         serviceName = config.otlpServiceName
-        failures = OutageLog(intervalSeconds: config.outageLogSeconds)
+        failures = Mutex(OutageWatch(interval: .seconds(config.outageLogSeconds)))
         self.logger = logger
     }
 
@@ -63,8 +66,12 @@ final class OTLPExporter: Sendable {
         case .failure(let failure): failure.message
         case nil: "the exporter stopped"
         }
-        if let problem, failures.isNew(problem) {
-            logger.warn("traces could not be sent; this batch is dropped", ["endpoint": endpoint, "spans": String(spans.count), "error": problem])
+        switch failures.withLock({ $0.observe(problem, at: .now) }) {
+        case nil: break
+        case .gone(let reason)?, .stillAway(let reason, _)?:
+            logger.warn("traces could not be sent; batches are dropped until the collector takes them", ["endpoint": endpoint, "spans": String(spans.count), "error": reason])
+        case .back(let seconds)?:
+            logger.info("traces are sent again", ["endpoint": endpoint, "afterSeconds": String(seconds)])
         }
     }
 }

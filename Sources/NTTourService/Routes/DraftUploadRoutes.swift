@@ -39,9 +39,16 @@ struct DraftUploads: Sendable {
     }
 
 
+    /// Runs `body`, a creation's parse and execution; when the request speaks the draft, its
+    /// refusals are answered as its version says (`answering`).
+    @Sendable static func answeringRefusals(_ request: Request, _ body: () async throws -> Response) async throws -> Response {
+        guard speaksDraft(request.headers), case .served(let version) = DraftVersion.asked(request.headers) else { return try await body() }
+        return try await answering(version, body)
+    }
+
     /// Runs a draft procedure; its refusals are answered as `version` says
     /// (`DraftAnswers.refusal`). The server's own failures go on to the service's errors.
-    private func answering(_ version: DraftVersion, _ body: () async throws -> Response) async throws -> Response {
+    private static func answering(_ version: DraftVersion, _ body: () async throws -> Response) async throws -> Response {
         do {
             return try await body()
         } catch let refusal as DraftRefusal {
@@ -56,34 +63,22 @@ struct DraftUploads: Sendable {
 
     /// A creation: `PUT /v1/panoramas/{panoramaId}?floorId=…[&roomId=…]` or
     /// `POST /v1/uploads?panoramaId=…&floorId=…[&roomId=…]`, the panorama's media type in
-    /// `Content-Type` and its digest, if declared, in `Repr-Digest`. The upload exists, and the
-    /// 104 says where, before a byte of the body is read.
-    func create(_ request: Request, _ version: DraftVersion, completes: Bool, panoramaId: String) async throws -> Response {
-        try await answering(version) {
+    /// `Content-Type` and its digest, if declared, in `Repr-Digest` (`PanoramaCreation`). The
+    /// upload exists, and the 104 says where, before a byte of the body is read.
+    func create(_ creation: PanoramaCreation, _ request: Request, _ version: DraftVersion, completes: Bool) async throws -> Response {
+        try await Self.answering(version) {
             let tenant = request.tenant
-            guard request.headers["upload-offset"] == nil else { throw ServiceError.badRequest("a creation carries no Upload-Offset") }
-            let floorId = try Identifier.checked(try request.queryParameter("floorId"), "floorId")
-            let roomId = try request.queryParameter("roomId").map { text throws(ServiceError) in try Identifier.checked(text, "roomId") }
-            let position = try PanoramaPosition.checked(request)
-            let contentType = try PanoramaMediaType.validated(request.headers["content-type"])
-            let declared = try ReprDigest.sha256(request.headers["repr-digest"]).map(ByteEncoding.hex)
-            let maxSize = Int64(uploads.context.config.maxPanoramaBytes)
-            let length = try DraftLength.declared(version, headers: request.headers, contentLength: request.head.contentLength, offset: 0, completes: completes)
-            if let length, length > maxSize {
-                throw ServiceError(.payloadTooLarge, "the upload's \(length) bytes pass the most a panorama may have, \(maxSize)")
-            }
             // A re-send whose digest is declared is answered without reading the body again.
-            if let declared, let existing = try await uploads.context.readOne({ try await TourStore.panorama($0, tenant, panoramaId) }) {
+            if let declared = creation.declaredSHA256,
+               let existing = try await uploads.context.readOne({ try await TourStore.panorama($0, tenant, creation.panoramaId) }) {
                 return .document(.ok, try PanoramaUpload.resend(existing, digest: declared))
             }
-            _ = try await uploads.context.read { try await TourStore.panoramaPlace($0, tenant, floorId: floorId, roomId: roomId) }
-            let wanted = UploadRequest(panoramaId: panoramaId, floorId: floorId, roomId: roomId, position: position, contentType: contentType, declaredSHA256: declared,
-                                       length: length ?? maxSize, metadataHeader: "", lengthKnown: length != nil, awaitsCompletion: true,
-                                       grantId: request.grant?.id)
+            _ = try await uploads.context.read { try await TourStore.panoramaPlace($0, tenant, floorId: creation.floorId, roomId: creation.roomId) }
+            let wanted = creation.upload(grantId: request.grant?.id, maxLength: Int64(uploads.context.config.maxPanoramaBytes))
             let key = BlobKey(tenant: tenant, kind: .upload, id: Identifier.make())
             return try await uploads.owning(key) { owner in
                 // A new creation for the panorama starts its bytes again: an older unfinished
-                // upload of it (the client gave up on it) ends.
+                // upload of it by the same principal (its client gave up on it) ends.
                 guard case .created(let upload) = try await uploads.open(key, wanted, now: uploads.now, replacingOpen: true) else {
                     throw ServiceError(.internal, "a replacing creation found an open upload")
                 }
@@ -136,7 +131,9 @@ struct DraftUploads: Sendable {
                                        problem: .inconsistentLength, offset: offset)
                 }
                 let id = upload.id
-                try await uploads.context.write { try await UploadStore.recordLength($0, tenant, id, length: length) }
+                if try await !uploads.context.write({ try await UploadStore.recordLength($0, tenant, id, length: length) }) {
+                    try await uploads.refuseIfRevoked(id, tenant)
+                }
                 (upload.length, upload.lengthKnown) = (length, true)
             }
         } catch {
@@ -189,7 +186,7 @@ struct DraftUploads: Sendable {
     /// a restart cannot take it back.
     @Sendable func head(_ request: Request) async throws -> Response {
         let version = try Self.servedVersion(request.headers)
-        return try await answering(version) {
+        return try await Self.answering(version) {
             try Self.refuseFields(version.fieldsRefusedOnRetrieval, request)
             let found = try await uploads.upload(request.tenant, try request.uuid("uploadId"))
             if found.finished { return DraftAnswers.offset(version, offset: found.length, complete: true, length: found.length, limits: limits(found)) }
@@ -219,7 +216,7 @@ struct DraftUploads: Sendable {
     /// flight (its durable bytes kept), on this daemon or another.
     @Sendable func append(_ request: Request) async throws -> Response {
         let version = try Self.servedVersion(request.headers)
-        return try await answering(version) {
+        return try await Self.answering(version) {
             if version.appendNeedsPartialUploadType, request.headers["content-type"]?.lowercased() != "application/partial-upload" {
                 throw ServiceError(.unsupportedMediaType, "an upload append is application/partial-upload")
             }
@@ -243,7 +240,7 @@ struct DraftUploads: Sendable {
     /// DELETE: cancellation; a transfer in flight stops.
     @Sendable func cancel(_ request: Request) async throws -> Response {
         let version = try Self.servedVersion(request.headers)
-        return try await answering(version) {
+        return try await Self.answering(version) {
             try Self.refuseFields(version.fieldsRefusedOnRetrieval, request)
             try await uploads.end(tenant: request.tenant, id: try request.uuid("uploadId"))
             return Response(status: .noContent)

@@ -58,7 +58,7 @@ extension ServiceContext {
             let removed = try await write { try await EventStore.deleteCreated($0, before: cutoff) }
             if removed > 0 { logger.info("old events removed", ["count": String(removed)]) }
         } catch {
-            logger.warn("the event retention sweep failed", ["error": "\(error)"])
+            failed("the event retention sweep failed", error)
         }
     }
 }
@@ -74,7 +74,7 @@ extension ServiceContext {
                 _ = try await write { try await EventStore.writeTourChanged($0, change.tenant, property: change.property, changedBy: cutoff, at: self.clock.now()) }
             }
         } catch {
-            logger.warn("writing settled tour changes failed", ["error": "\(error)"])
+            failed("writing settled tour changes failed", error)
         }
     }
 }

@@ -35,8 +35,16 @@ enum GrantRoutes {
             return Response(status: .noContent)
         }
 
-        table.add(.post, "/v1/tokens", .tenant(nil)) { request in
+        // It takes no parameters: no body, or an empty JSON object (what HTTP libraries send
+        // for a JSON POST without fields).
+        table.add(.post, "/v1/tokens", .tenant(nil), bodyLimit: Int64(config.maxJsonBodyBytes)) { request in
             let tenant = request.tenant
+            let body = try await request.body.collect(upTo: request.bodyLimit)
+            if !body.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
+                guard let members = (try? JSONReader.parse(body, maxDepth: config.maxJsonDepth))?.members, members.isEmpty else {
+                    throw ServiceError.badRequest("POST /v1/tokens takes no parameters: send no body, or {}")
+                }
+            }
             guard let token = try await context.write({ try await TenantStore.createToken($0, tenant: tenant, cap: config.tokensPerTenant, at: context.clock.now()) }) else {
                 throw ServiceError.conflict("the tenant holds \(config.tokensPerTenant) unrevoked tokens (tokensPerTenant): revoke one first")
             }
@@ -74,7 +82,7 @@ extension ServiceContext {
             let removed = try await write { try await GrantStore.deleteExpired($0, before: cutoff) }
             if removed > 0 { logger.info("expired grants removed", ["count": String(removed)]) }
         } catch {
-            logger.warn("the expired grants' sweep failed", ["error": "\(error)"])
+            failed("the expired grants' sweep failed", error)
         }
     }
 }

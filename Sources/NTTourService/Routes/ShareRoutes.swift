@@ -56,7 +56,7 @@ extension ServiceContext {
             let removed = try await write { try await ShareVisitStore.sweep($0, at: self.clock.now()) }
             if removed > 0 { logger.info("expired share links removed", ["count": String(removed)]) }
         } catch {
-            logger.warn("the share link sweep failed", ["error": "\(error)"])
+            failed("the share link sweep failed", error)
         }
     }
 }

@@ -16,6 +16,7 @@ enum UploadRoutes {
     static func add(to table: inout GuardedRoutes, _ uploads: Uploads, authenticated: any Middleware) {
         let maxSize = Int64(uploads.context.config.maxPanoramaBytes)
         let (tus, draft) = (TusUploads(uploads: uploads), DraftUploads(uploads: uploads))
+        let creations = PanoramaCreations(panoramas: Panoramas(context: uploads.context), tus: tus, draft: draft)
 
         table.group(authenticated) { table in
             table.add(.options, "/v1/uploads", .anyCredential) { _ in
@@ -31,20 +32,8 @@ enum UploadRoutes {
         // tus, or the IETF draft (`Upload-Draft-Interop-Version` without `Tus-Resumable`) on
         // the same resources.
         table.group(TusVersionCheck(), authenticated) { table in
-            table.add(.post, "/v1/uploads", .panoramaCreation, bodyLimit: maxSize, headers: resumable) { request in
-                guard DraftUploads.speaksDraft(request.headers) else { return try await tus.create(request) }
-                guard let creation = try DraftUploads.draftCreation(request.headers) else {
-                    try PartialUploadMarks.refuseParts(request.headers)
-                    if case .served(let version) = DraftVersion.asked(request.headers) {
-                        throw ServiceError.badRequest("a creation of the draft says \(version.completenessField)")
-                    }
-                    throw ServiceError.badRequest("Upload-Draft-Interop-Version \(request.headers[DraftVersion.headerName] ?? "") is not served "
-                                                  + "(\(DraftVersion.servedList)): POST /v1/uploads "
-                                                  + "is then tus (Tus-Resumable: 1.0.0), and a plain upload is PUT /v1/panoramas/{panoramaId}")
-                }
-                let panoramaId = try Identifier.checked(try request.queryParameter("panoramaId"), "panoramaId")
-                return try await draft.create(request, creation.version, completes: creation.completes, panoramaId: panoramaId)
-            }
+            table.addCreation(.post, "/v1/uploads", bodyLimit: maxSize, headers: resumable, answering: DraftUploads.answeringRefusals,
+                              parse: { try PanoramaCreation.post($0.head, maxLength: maxSize) }, creations.execute)
             addUploadRoutes(to: &table, "/v1/uploads/{uploadId}", .scoped(.capture, .upload), tus: tus, draft: draft, maxSize: maxSize)
         }
         table.group(TusVersionCheck(), UploadCapabilityCheck(capabilities: uploads.capabilities, context: uploads.context)) { table in
@@ -76,6 +65,28 @@ extension UploadRoutes {
     }
 }
 
+/// A panorama's creation carried out by the protocol that carries it: the one value the route
+/// parsed and access was decided on (`GuardedRoutes.addCreation`).
+struct PanoramaCreations: Sendable {
+    let panoramas: Panoramas
+    let tus: TusUploads
+    let draft: DraftUploads
+
+    @Sendable func execute(_ creation: PanoramaCreation, _ request: Request) async throws -> Response {
+        switch creation.carrier {
+        case .oneShot:
+            switch try await panoramas.store(request.tenant, creation, body: request.body) {
+            case .created(let stored): return .document(.created, stored)
+            case .resent(let existing): return .document(.ok, existing)
+            }
+        case .tus:
+            return try await tus.create(creation, request)
+        case .draft(let version, let completes):
+            return try await draft.create(creation, request, version, completes: completes)
+        }
+    }
+}
+
 /// tus's requests, parsed into the calls of `Uploads`, and their answers.
 struct TusUploads: Sendable {
     let uploads: Uploads
@@ -87,10 +98,8 @@ struct TusUploads: Sendable {
     }
 
     /// POST: creation, idempotent per panorama, optionally with the first bytes.
-    @Sendable func create(_ request: Request) async throws -> Response {
-        var wanted = try UploadRequest.parse(length: request.headers["upload-length"], metadata: request.headers["upload-metadata"],
-                                             maxLength: Int64(uploads.context.config.maxPanoramaBytes))
-        wanted.grantId = request.grant?.id
+    func create(_ creation: PanoramaCreation, _ request: Request) async throws -> Response {
+        let wanted = creation.upload(grantId: request.grant?.id, maxLength: Int64(uploads.context.config.maxPanoramaBytes))
         let hasBody = request.head.framing.hasBody
         if hasBody, request.headers["content-type"]?.lowercased() != UploadRoutes.offsetType {
             throw ServiceError(.unsupportedMediaType, "a body sent with the creation is \(UploadRoutes.offsetType)")

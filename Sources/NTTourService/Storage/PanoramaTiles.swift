@@ -50,7 +50,8 @@ final class PanoramaTiles: Sendable {
         self.images = images
         self.memory = memory
         self.logger = logger
-        rule = TilingRule(minWidth: config.tileMinWidth, maxAspectRatio: Double(config.tileMaxAspectRatio), maxFaceSize: config.maxTileFaceSize)
+        rule = TilingRule(minWidth: config.tileMinWidth, maxAspectRatio: Double(config.tileMaxAspectRatio), maxFaceSize: config.maxTileFaceSize,
+                          maxSpherePerImagePixel: config.tileMaxSpherePerPixel)
         maxCpuNanoseconds = config.maxTileCpuSeconds * 1_000_000_000
         quality = config.previewQuality
         maxSourcePixels = config.maxPreviewSourcePixels

@@ -467,6 +467,14 @@ UPDATE shares SET
                     WHERE share_visit_panoramas.tenant_id = shares.tenant_id AND share_visit_panoramas.share_id = shares.id);
 
 """#),
+        Migration(version: 23, name: "deployment_key", sql: #"""
+-- The deployment's webhook key as its first daemon read it (docs/scale-out.md, "One key for
+-- every daemon"): an HMAC of a fixed text under the key, never the key. A daemon reading
+-- another key refuses to start: it could neither open the endpoints' secrets nor resume the
+-- uploads the others began.
+ALTER TABLE deployment ADD COLUMN key_check TEXT;
+
+"""#),
     ]
 
     static let postgresql: [Migration] = [
@@ -867,6 +875,11 @@ UPDATE shares SET
     visitors = (SELECT count(DISTINCT visitor) FROM share_visits WHERE share_visits.tenant_id = shares.tenant_id AND share_visits.share_id = shares.id),
     milliseconds = (SELECT coalesce(sum(milliseconds), 0) FROM share_visit_panoramas
                     WHERE share_visit_panoramas.tenant_id = shares.tenant_id AND share_visit_panoramas.share_id = shares.id);
+
+"""#),
+        Migration(version: 20, name: "deployment_key", sql: #"""
+-- The deployment's webhook key as its first daemon read it (SQLite's migration 0023).
+ALTER TABLE deployment ADD COLUMN key_check TEXT;
 
 """#),
     ]

@@ -21,6 +21,8 @@ struct UploadRecord: Equatable, Sendable {
     var lengthKnown: Bool
     /// A draft upload, complete only once its client says so (never at `length` alone).
     var awaitsCompletion: Bool
+    /// The grant whose holder began it; nil for a tenant token.
+    var grantId: String?
 
     /// Whether every byte is in and nothing more is awaited: the upload becomes its panorama.
     func isComplete(at offset: Int64) -> Bool { offset == length && !awaitsCompletion }
@@ -40,6 +42,15 @@ struct UploadRecord: Equatable, Sendable {
         expiresAt = try row.decode("expires_at", as: Int64.self)
         lengthKnown = try row.decode("length_known", as: Int64.self) != 0
         awaitsCompletion = try row.decode("awaits_completion", as: Int64.self) == 1
+        grantId = try row.decodeIfPresent("grant_id", as: String.self)
+    }
+
+    /// Whether `wanted` asks for this upload again (its answer was lost): the same principal,
+    /// floor, length and metadata. An id alone proves nothing: anyone may name it.
+    func isRepeated(by wanted: UploadRequest) -> Bool {
+        grantId == wanted.grantId && floorId == wanted.floorId && roomId == wanted.roomId && length == wanted.length
+            && lengthKnown == wanted.lengthKnown && metadata == wanted.metadataHeader && contentType == wanted.contentType
+            && declaredSHA256 == wanted.declaredSHA256 && position == wanted.position
     }
 }
 
@@ -75,39 +86,58 @@ enum UploadStore {
         return created
     }
 
-    /// Records fsynced progress, and pushes the expiry out.
-    /// Records a durable offset. Durable offsets only grow, so the row only moves forward: an
-    /// interrupted PATCH's offset, recorded late (after a newer PATCH's), cannot take it back.
-    static func setOffset(_ db: any SQLConnection, _ tenant: Int64, _ id: String, offset: Int64, expiresAt: Int64) async throws {
-        try await db.run(db.dialect.pick(
-            sqlite: "UPDATE uploads SET \"offset\" = max(\"offset\", ?), expires_at = ? WHERE tenant_id = ? AND id = ? AND state = 'receiving'",
-            postgresql: "UPDATE uploads SET \"offset\" = greatest(\"offset\", ?), expires_at = ? WHERE tenant_id = ? AND id = ? AND state = 'receiving'"),
-                   offset, expiresAt, tenant, id)
+    /// The one rule of what an upload still takes (docs/security.md "Revoking a grant"): its
+    /// bytes, length and completion are recorded only while the grant that began it, if one
+    /// did, is neither revoked nor gone, checked in the statement that records them. A PATCH
+    /// in flight when its grant is revoked stops at its next durable step, unacknowledged.
+    static let takesBytes = """
+        (grant_id IS NULL OR EXISTS (SELECT 1 FROM grants WHERE grants.tenant_id = uploads.tenant_id AND grants.id = uploads.grant_id \
+        AND grants.revoked_at IS NULL))
+        """
+
+    /// Records a durable offset, and pushes the expiry out; false when the upload takes no
+    /// more bytes (or is no longer receiving). Durable offsets only grow, so the row only moves
+    /// forward: an interrupted PATCH's offset, recorded late (after a newer PATCH's), cannot
+    /// take it back.
+    static func setOffset(_ db: any SQLConnection, _ tenant: Int64, _ id: String, offset: Int64, expiresAt: Int64) async throws -> Bool {
+        let sql = db.dialect.pick(sqlite: "UPDATE uploads SET \"offset\" = max(\"offset\", ?), expires_at = ?",
+                                  postgresql: "UPDATE uploads SET \"offset\" = greatest(\"offset\", ?), expires_at = ?") + receivingAndTakingBytes
+        return try await db.run(sql, offset, expiresAt, tenant, id) == 1
     }
 
-    /// A receiving upload's offset, moved forward only (a durable step of a long PATCH).
-    static func advanceOffset(_ db: any SQLConnection, _ tenant: Int64, _ id: String, to offset: Int64) async throws {
-        try await db.run(db.dialect.pick(
-            sqlite: "UPDATE uploads SET \"offset\" = max(\"offset\", ?) WHERE tenant_id = ? AND id = ? AND state = 'receiving'",
-            postgresql: "UPDATE uploads SET \"offset\" = greatest(\"offset\", ?) WHERE tenant_id = ? AND id = ? AND state = 'receiving'"),
-                   offset, tenant, id)
+    /// A receiving upload's offset, moved forward only (a durable step of a long PATCH); false
+    /// as `setOffset`.
+    static func advanceOffset(_ db: any SQLConnection, _ tenant: Int64, _ id: String, to offset: Int64) async throws -> Bool {
+        let sql = db.dialect.pick(sqlite: "UPDATE uploads SET \"offset\" = max(\"offset\", ?)",
+                                  postgresql: "UPDATE uploads SET \"offset\" = greatest(\"offset\", ?)") + receivingAndTakingBytes
+        return try await db.run(sql, offset, tenant, id) == 1
     }
 
-    /// Records a draft upload's length, said by its client, while it is not known yet.
-    static func recordLength(_ db: any SQLConnection, _ tenant: Int64, _ id: String, length: Int64) async throws {
-        try await db.run("UPDATE uploads SET length = ?, length_known = 1 WHERE tenant_id = ? AND id = ? AND state = 'receiving' AND length_known = 0",
-                         length, tenant, id)
+    /// Records a draft upload's length, said by its client, while it is not known yet; false
+    /// when nothing was recorded.
+    static func recordLength(_ db: any SQLConnection, _ tenant: Int64, _ id: String, length: Int64) async throws -> Bool {
+        let sql = "UPDATE uploads SET length = ?, length_known = 1" + receivingAndTakingBytes + " AND length_known = 0"
+        return try await db.run(sql, length, tenant, id) == 1
     }
 
     /// A draft upload whose client said it is complete, with all its bytes durable at
     /// `offset`: its length is that offset, and it no longer awaits anything (so a crash now
-    /// still finishes it at the next HEAD).
-    static func markComplete(_ db: any SQLConnection, _ tenant: Int64, _ id: String, offset: Int64) async throws {
-        try await db.run("""
-            UPDATE uploads SET "offset" = ?, length = ?, length_known = 1, awaits_completion = 0
-            WHERE tenant_id = ? AND id = ? AND state = 'receiving'
-            """, offset, offset, tenant, id)
+    /// still finishes it at the next HEAD). False when nothing was recorded.
+    static func markComplete(_ db: any SQLConnection, _ tenant: Int64, _ id: String, offset: Int64) async throws -> Bool {
+        let sql = "UPDATE uploads SET \"offset\" = ?, length = ?, length_known = 1, awaits_completion = 0" + receivingAndTakingBytes
+        return try await db.run(sql, offset, offset, tenant, id) == 1
     }
+
+    /// Whether the upload still takes bytes (`takesBytes`), read in the transaction that would
+    /// make it its panorama.
+    static func takesBytes(_ db: any SQLConnection, _ tenant: Int64, _ id: String) async throws -> Bool {
+        let sql = "SELECT 1 FROM uploads" + receivingAndTakingBytes
+        return try await db.first(sql, tenant, id) != nil
+    }
+
+    /// The rows of the recording statements above: the tenant's upload (two parameters),
+    /// receiving, and taking bytes.
+    private static let receivingAndTakingBytes = " WHERE tenant_id = ? AND id = ? AND state = 'receiving' AND " + takesBytes
 
     /// Sets the offset back to what the partial file really holds (it lost bytes in a crash).
     static func repairOffset(_ db: any SQLConnection, _ tenant: Int64, _ id: String, offset: Int64) async throws {

@@ -28,13 +28,15 @@ final class UploadSession: Sendable {
     /// before its end).
     private let durableStep: Int64
     /// Told each durable step's offset, to record it for other daemons (see `UploadSessions`).
-    private let stepped: @Sendable (BlobKey, Int64) -> Void
+    private let stepped: @Sendable (UploadSession, Int64) -> Void
 
     private struct Bookkeeping {
         /// The PATCH allowed to write; another one's writes fail.
         var owner: UInt64?
         var durableOffset: Int64
         var closed = false
+        /// Why the writer was stopped, when not by a newer PATCH (`stopWriter`).
+        var stopped: ServiceError?
     }
 
     /// Who waits for the writer to end (`writerEnded`).
@@ -101,7 +103,7 @@ final class UploadSession: Sendable {
     /// before are hashed, once). Bytes fewer than that offset (lost in a crash between
     /// finishing and committing) are never made up: the session continues from what there is
     /// (`durableOffset` says so).
-    init(key: BlobKey, blob: any PartialBlob, lane: SerialLane, durableStep: Int64, stepped: @escaping @Sendable (BlobKey, Int64) -> Void) {
+    init(key: BlobKey, blob: any PartialBlob, lane: SerialLane, durableStep: Int64, stepped: @escaping @Sendable (UploadSession, Int64) -> Void) {
         self.key = key
         self.lane = lane
         self.durableStep = durableStep
@@ -123,7 +125,7 @@ final class UploadSession: Sendable {
     func claim(checksum algorithm: DigestAlgorithm?, keepingLive: Bool = false, stepping: Bool = true) async throws -> (token: UInt64, offset: Int64) {
         let token = Self.tokens.wrappingAdd(1, ordering: .relaxed).newValue
         try bookkeeping.withLock { (state) throws(ServiceError) in
-            guard !state.closed else { throw ServiceError.notFound("upload", key.id) }
+            guard !state.closed else { throw state.stopped ?? ServiceError.notFound("upload", key.id) }
             state.owner = token
         }
         // After any write the older PATCH has queued: those fail, or land and are cut here.
@@ -199,7 +201,7 @@ final class UploadSession: Sendable {
         // connection that died without the server seeing it) continues from here, not from
         // where this one began. Not while a checksum must first vouch for the whole body.
         if durableStep > 0, file.stepping, file.chunkDigest == nil, file.liveOffset - file.durableOffset >= durableStep {
-            stepped(key, try durable())
+            stepped(self, try durable())
         }
     }
 
@@ -246,6 +248,13 @@ final class UploadSession: Sendable {
         _ = try? await lane.run {}
     }
 
+    /// Stops the writer for `reason` (its grant was revoked), and closes the session: its next
+    /// write fails with `reason`, and a new session reads the file at the offset recorded.
+    func stop(because reason: ServiceError) {
+        bookkeeping.withLock { $0.stopped = reason }
+        close()
+    }
+
     /// Stops every writer and closes the file (finished, deleted or expired).
     func close() {
         bookkeeping.withLock { state in
@@ -261,7 +270,8 @@ final class UploadSession: Sendable {
 
     /// On the lane: fails unless `token` may still write.
     private func requireOwner(_ token: UInt64) throws(ServiceError) {
-        let allowed = bookkeeping.withLock { $0.owner == token && !$0.closed }
+        let (allowed, stopped) = bookkeeping.withLock { ($0.owner == token && !$0.closed, $0.stopped) }
+        if let stopped { throw stopped }
         guard allowed, file.isOpen else { throw ServiceError.conflict("a newer PATCH to upload \(key.id) took over") }
     }
 
@@ -287,28 +297,40 @@ final class UploadSessions: Sendable {
     private let locker: any Locker
 
     private let durableStep: Int64
-    /// Told each durable step's offset, to record it for other daemons (see `UploadSessions`).
-    private let stepped: @Sendable (BlobKey, Int64) -> Void
+    /// Records a durable step's offset; the refusal when the upload takes no more bytes.
+    private let record: @Sendable (BlobKey, Int64) async -> ServiceError?
     /// The recording of each upload's latest durable step, each after the one before: a
     /// daemon giving an upload up waits for them, so the next one reads the row they leave.
     private let recordings = StepRecordings()
 
     /// `record`: records the offset of each durable step of a long PATCH (the step's bytes
     /// are in the store); recorded, every daemon reports them (a HEAD on another daemon reads
-    /// the row).
-    init(blobs: any BlobStore, locker: any Locker, durableStep: Int, record: @escaping @Sendable (BlobKey, Int64) async -> Void) {
+    /// the row). A step it refuses (nil: recorded) stops the PATCH with that refusal.
+    init(blobs: any BlobStore, locker: any Locker, durableStep: Int, record: @escaping @Sendable (BlobKey, Int64) async -> ServiceError?) {
         self.blobs = blobs
         self.locker = locker
         self.durableStep = Int64(durableStep)
-        let recordings = self.recordings
-        stepped = { key, offset in
-            recordings.tasks.withLock { tasks in
-                let previous = tasks[key]
-                tasks[key] = Task(executorPreference: blobs.io) {
-                    await previous?.value
-                    await record(key, offset)
-                }
+        self.record = record
+    }
+
+    /// A durable step of `session`'s writer, recorded after the steps before it.
+    private func stepped(_ session: UploadSession, _ offset: Int64) {
+        let (blobs, record, key) = (self.blobs, self.record, session.key)
+        recordings.tasks.withLock { tasks in
+            let previous = tasks[key]
+            tasks[key] = Task(executorPreference: blobs.io) { [weak self] in
+                await previous?.value
+                guard let refusal = await record(key, offset) else { return }
+                session.stop(because: refusal)
+                self?.forget(session)
             }
+        }
+    }
+
+    /// Lets go of `session` when it is still the upload's (the next request opens another).
+    private func forget(_ session: UploadSession) {
+        entries.withLock { entries in
+            if case .open(let current) = entries[session.key], current === session { entries[session.key] = nil }
         }
     }
 
@@ -362,11 +384,13 @@ final class UploadSessions: Sendable {
             if let joined { return joined }
             return try await session(key, recordedOffset: recordedOffset)
         case .opening:
-            let (blobs, durableStep, stepped) = (self.blobs, self.durableStep, self.stepped)
+            let (blobs, durableStep) = (self.blobs, self.durableStep)
             var outcome: Result<UploadSession, any Error>
             do {
                 let blob = try await blobs.openPartial(key, recordedOffset: recordedOffset)
-                outcome = .success(UploadSession(key: key, blob: blob, lane: SerialLane(pool: blobs.io), durableStep: durableStep, stepped: stepped))
+                outcome = .success(UploadSession(key: key, blob: blob, lane: SerialLane(pool: blobs.io), durableStep: durableStep) { [weak self] session, offset in
+                    self?.stepped(session, offset)
+                })
             } catch {
                 outcome = .failure(error)
             }

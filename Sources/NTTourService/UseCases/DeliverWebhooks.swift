@@ -81,7 +81,7 @@ final class WebhookDeliverer: Sendable {
                 }
             }
         } catch {
-            context.logger.warn("looking for webhook deliveries failed", ["error": "\(error)"])
+            context.failed("looking for webhook deliveries failed", error)
         }
     }
 

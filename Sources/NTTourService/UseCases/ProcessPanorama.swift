@@ -104,7 +104,7 @@ extension ServiceContext {
                 await process(tenant, panorama)
             }
         } catch {
-            logger.warn("the sweep of unfinished panoramas failed", ["error": "\(error)"])
+            failed("the sweep of unfinished panoramas failed", error)
         }
     }
 }

@@ -110,6 +110,9 @@ struct Uploads: Sendable {
                 if let open = try await UploadStore.receiving(db, tenant, panoramaId: wanted.panoramaId) {
                     // Created since the read above, by a request still in flight: that one.
                     if open.expiresAt > now && !replacingOpen { return .sentAgain(open) }
+                    // Only its own principal starts a live upload's bytes again: another's stays
+                    // whole (a grant naming a panorama id must not end the tenant's upload).
+                    if open.expiresAt > now, open.grantId != wanted.grantId { throw Self.notARepeat(wanted) }
                     // Expired leftovers (or the upload a new draft creation replaces) go first.
                     _ = try await UploadStore.delete(db, tenant, open.id)
                     stale = open
@@ -156,10 +159,15 @@ struct Uploads: Sendable {
     /// A creation whose panorama has an unfinished upload: that upload, at the offset it holds
     /// (its body, if any, is not stored: the client goes on from that offset).
     private func sentAgain(_ open: UploadRecord, _ wanted: UploadRequest, _ tenant: Int64) async throws -> Creation {
-        guard open.length == wanted.length else {
-            throw ServiceError.conflict("panorama \(wanted.panoramaId) has an unfinished upload of another length")
-        }
+        guard open.isRepeated(by: wanted) else { throw Self.notARepeat(wanted) }
         return .upload(open, offset: try await reportedOffset(open, tenant))
+    }
+
+    /// A creation for a panorama with a live upload that it does not repeat: nothing of that
+    /// upload is shown or removed.
+    private static func notARepeat(_ wanted: UploadRequest) -> ServiceError {
+        .conflict("panorama \(wanted.panoramaId) has an unfinished upload that this creation does not repeat (another credential, floor, "
+                  + "length or metadata): resume that one, or delete it first")
     }
 
     /// The upload as it is now (a request may have finished it since `upload` was read):
@@ -319,7 +327,10 @@ struct Uploads: Sendable {
         }
         let recorded = try await asWriter(upload, tenant, owner) {
             if completes && (!upload.lengthKnown || offset == upload.length) {
-                try await context.write { try await UploadStore.markComplete($0, tenant, upload.id, offset: offset) }
+                guard try await context.write({ try await UploadStore.markComplete($0, tenant, upload.id, offset: offset) }) else {
+                    try await refuseIfRevoked(upload.id, tenant)
+                    return
+                }
             } else {
                 try await record(upload, tenant, offset: offset)
             }
@@ -342,9 +353,20 @@ struct Uploads: Sendable {
         }
     }
 
+    /// Records a durable offset of the upload (401 once its grant is revoked: the bytes are
+    /// not acknowledged).
     func record(_ upload: UploadRecord, _ tenant: Int64, offset: Int64) async throws {
         let expiresAt = now + expiry
-        try await context.write { try await UploadStore.setOffset($0, tenant, upload.id, offset: offset, expiresAt: expiresAt) }
+        guard try await context.write({ try await UploadStore.setOffset($0, tenant, upload.id, offset: offset, expiresAt: expiresAt) }) else {
+            try await refuseIfRevoked(upload.id, tenant)
+            return
+        }
+    }
+
+    /// A record the upload's row refused: 401 when its grant was revoked (`UploadStore.takesBytes`);
+    /// otherwise the upload ended meanwhile, which its next step finds.
+    func refuseIfRevoked(_ id: String, _ tenant: Int64) async throws {
+        if try await context.readOne({ try await GrantStore.uploadRevoked($0, tenant, upload: id) }) == true { throw ServiceError.uploadGrantRevoked }
     }
 
     /// With the last byte in, the upload becomes the panorama exactly as a one-shot upload
@@ -423,6 +445,7 @@ struct Uploads: Sendable {
                     let stored: PanoramaRecord
                     do {
                         stored = try await context.write { db in
+                            guard try await UploadStore.takesBytes(db, tenant, upload.id) else { throw ServiceError.uploadGrantRevoked }
                             let stored = try await TourStore.insertPanorama(db, tenant, id: upload.panoramaId, floorId: upload.floorId, roomId: upload.roomId,
                                                                             position: upload.position, contentType: upload.contentType, size: upload.length, sha256: digest,
                                                                             at: context.clock.now())
@@ -444,8 +467,8 @@ struct Uploads: Sendable {
                     return FinishedUpload(panorama: existing, created: false)
                 }
             }
-        } catch let error as ServiceError where !error.isServerFailure {
-            // Nothing of a refused upload is kept.
+        } catch let error as ServiceError where !error.isServerFailure && error != .uploadGrantRevoked {
+            // Nothing of a refused upload is kept (a revoked grant's stays, unfinished, until it expires).
             _ = try? await context.write { try await UploadStore.delete($0, tenant, upload.id) }
             sessions.end(partial)
             await context.blobs.remove(partial)
@@ -474,7 +497,7 @@ struct Uploads: Sendable {
             await context.blobs.remove(keys)
             if !keys.isEmpty { context.logger.info("expired uploads removed", ["count": String(keys.count)]) }
         } catch {
-            context.logger.warn("the upload expiry sweep failed", ["error": "\(error)"])
+            context.failed("the upload expiry sweep failed", error)
         }
     }
 }

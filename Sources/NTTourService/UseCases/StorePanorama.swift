@@ -16,10 +16,11 @@ struct Panoramas: Sendable {
         case resent(PanoramaRecord)
     }
 
-    /// Stores panorama `id` from `body`: its digest (when `declared`, checked) and its content
-    /// (the media type's signature), then its file and its row.
-    func store(_ tenant: Int64, _ id: String, floorId: String, roomId: String?, position: PanoramaPosition?, contentType: String,
-               declared: String?, body: some ByteStream) async throws -> Stored {
+    /// Stores the panorama `creation` names from `body`: its digest (when declared, checked)
+    /// and its content (the media type's signature), then its file and its row.
+    func store(_ tenant: Int64, _ creation: PanoramaCreation, body: some ByteStream) async throws -> Stored {
+        let (id, floorId, roomId) = (creation.panoramaId, creation.floorId, creation.roomId)
+        let (position, contentType, declared) = (creation.position, creation.contentType, creation.declaredSHA256)
         // A re-send whose digest is declared is answered without reading the body again.
         if let declared, let existing = try await context.readOne({ try await TourStore.panorama($0, tenant, id) }) {
             return .resent(try PanoramaUpload.resend(existing, digest: declared))

@@ -17,10 +17,28 @@ enum WebhookKey {
         return config.blobDir.isEmpty ? config.dataDir + "/" + fileName : config.blobDir + "/." + fileName
     }
 
+    /// Several daemons on one database open each other's sealed secrets and resume each
+    /// other's uploads (their URLs are signed under this key): with PostgreSQL the key is a
+    /// file every daemon reads (`webhookKeyFile`, or beside a shared `blobDir`), or the start
+    /// is refused. (Each daemon making its own under its `dataDir` broke both, silently.)
+    static func checkShared(_ config: ToursdConfig) throws(StartupError) {
+        guard case .postgres = Deployment.Records(config), config.webhookKeyFile.isEmpty, config.blobDir.isEmpty else { return }
+        throw StartupError("with PostgreSQL (databaseUrl) every daemon reads one webhook key: it seals the webhook endpoints' secrets and signs "
+                           + "upload URLs, so that an upload begun on one daemon resumes on another. Set webhookKeyFile to a file every daemon "
+                           + "reads, the same 32 bytes (head -c 32 /dev/urandom > webhook.key; chmod 600), as config/toursd-scale-out.json does")
+    }
+
+    /// What the database keeps of the key (`DeploymentStore.keyCheck`): an HMAC of a fixed text
+    /// under it, which tells two keys apart and gives neither away.
+    static func check(_ key: SecretBox) -> String {
+        ByteEncoding.hex(key.derivedKey("toursd deployment key check v1"))
+    }
+
     /// The key, made on a first start (32 random bytes, 0600, durable before it is used). It
     /// appears whole: written aside, then linked into place, so that daemons starting together
     /// agree on the first one linked.
     static func load(_ config: ToursdConfig) throws(StartupError) -> SecretBox {
+        try checkShared(config)
         let path = path(config)
         if FileManager.default.fileExists(atPath: path) { return try read(path) }
         // With a bucket nothing else makes blobDir, where several daemons may keep their key.

@@ -47,8 +47,7 @@ struct Dollhouse {
             let floor = stop.floor
             let rooms = floor.floor.rooms.compactMap { room -> Room? in
                 guard let outline = FloorPlanDrawing.points(room.outline), outline.count >= 3 else { return nil }
-                let step = (outline.count + Self.maxPointsPerRoom - 1) / Self.maxPointsPerRoom
-                let points = Swift.stride(from: 0, to: outline.count, by: step).map { outline[$0] }
+                let points = RoomOutline.bounded(outline, to: Self.maxPointsPerRoom)
                 let height = room.height.flatMap { $0 > 0 && $0 < 100 ? $0 : nil } ?? Self.defaultHeight
                 return Room(name: room.name ?? "Room", points: points, height: height, area: RoomMeasure.area(RoomMeasure(outline).area, in: units))
             }
@@ -112,5 +111,15 @@ struct Dollhouse {
             }
         }
         return String(decoding: writer.bytes, as: UTF8.self)
+    }
+}
+
+/// An outline with more points than a drawing or a comparison can afford, taken from every
+/// k-th of them: bounded work whatever a plan holds.
+enum RoomOutline {
+    static func bounded(_ points: [(x: Double, y: Double)], to most: Int) -> [(x: Double, y: Double)] {
+        guard points.count > most else { return points }
+        let step = (points.count + most - 1) / most
+        return Swift.stride(from: 0, to: points.count, by: step).map { points[$0] }
     }
 }

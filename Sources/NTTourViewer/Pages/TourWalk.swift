@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import NTAPIModel
+import Synchronization
 
 /// A tour as a visitor walks it: every panorama in one order (floors by number; on each floor
 /// its rooms in the plan's order, each room's panoramas as they were taken; then the floor's
@@ -58,12 +59,7 @@ struct TourWalk {
     /// one without a room: the others of its floor without a room), in walk order.
     func links(from index: Int) -> [Link] {
         let here = stops[index]
-        let neighbours: Set<String> = here.room.map { room in
-            let outline = FloorPlanDrawing.points(room.outline) ?? []
-            return Set(here.floor.floor.rooms.filter { other in
-                other.id == room.id || RoomWalls.shareAWall(outline, FloorPlanDrawing.points(other.outline) ?? [])
-            }.map(\.id))
-        } ?? []
+        let neighbours: Set<String> = here.room.map { room in RoomWalls.neighbours(of: here.floor.floor)[room.id, default: []].union([room.id]) } ?? []
         return stops.indices.filter { other in
             guard other != index, stops[other].floor.floor.id == here.floor.floor.id else { return false }
             if let room = stops[other].room { return neighbours.contains(room.id) }
@@ -100,6 +96,95 @@ struct TourWalk {
 enum RoomWalls {
     static let tolerance = 0.15
     static let overlap = 0.5
+    /// An outline is compared from at most this many of its points (collinear runs merged
+    /// first, then every k-th): a plan within the API's limits (10 rooms of 10,000 points)
+    /// made every page compare 9 × 10⁸ pairs of edges.
+    static let maxPointsCompared = 256
+    /// Plans whose neighbours are kept (a memo per daemon, emptied when full).
+    static let plansKept = 512
+
+    /// Each room of `floor` and the other rooms it shares a wall with, worked out once per plan
+    /// (its revision and outlines) and kept: a page asks, it does not compute.
+    static func neighbours(of floor: FloorDocument) -> [String: Set<String>] {
+        let key = PlanKey(floor)
+        if let known = kept.withLock({ $0[key] }) { return known }
+        let found = neighbours(floor.rooms)
+        kept.withLock { kept in
+            if kept.count >= plansKept { kept.removeAll() }
+            kept[key] = found
+        }
+        return found
+    }
+
+    /// Each room and the others it shares a wall with, each pair compared only when their
+    /// bounds (within `tolerance`) meet, each outline from at most `maxPointsCompared` points.
+    static func neighbours(_ rooms: [RoomDocument]) -> [String: Set<String>] {
+        let outlines = rooms.map { room in FloorPlanDrawing.points(room.outline).map { comparable($0) } ?? [] }
+        let bounds = outlines.map(Bounds.init)
+        var found: [String: Set<String>] = [:]
+        for i in rooms.indices {
+            for j in rooms.indices where j > i && bounds[i].meets(bounds[j]) && shareAWall(outlines[i], outlines[j]) {
+                found[rooms[i].id, default: []].insert(rooms[j].id)
+                found[rooms[j].id, default: []].insert(rooms[i].id)
+            }
+        }
+        return found
+    }
+
+    /// An outline as compared: points in the middle of a straight run dropped (a wall is one
+    /// edge however many points the scan put on it), then at most `maxPointsCompared`.
+    static func comparable(_ points: [(x: Double, y: Double)]) -> [(x: Double, y: Double)] {
+        var kept: [(x: Double, y: Double)] = []
+        for point in points {
+            if kept.count >= 2, onLine(kept[kept.count - 2], kept[kept.count - 1], point) { kept[kept.count - 1] = point } else { kept.append(point) }
+        }
+        return RoomOutline.bounded(kept, to: maxPointsCompared)
+    }
+
+    /// Whether `b` lies on the straight way from `a` to `c`: the way on from `b` turns less
+    /// than half a degree from the way to it (so a gentle curve is not folded into one chord).
+    private static func onLine(_ a: (x: Double, y: Double), _ b: (x: Double, y: Double), _ c: (x: Double, y: Double)) -> Bool {
+        let (ux, uy, vx, vy) = (b.x - a.x, b.y - a.y, c.x - b.x, c.y - b.y)
+        let (u, v) = ((ux * ux + uy * uy).squareRoot(), (vx * vx + vy * vy).squareRoot())
+        guard u > 1e-9, v > 1e-9 else { return true } // a point repeated
+        return ux * vx + uy * vy > 0 && abs(ux * vy - uy * vx) / (u * v) <= 0.0087
+    }
+
+    private struct Bounds {
+        var minX = Double.infinity, minY = Double.infinity, maxX = -Double.infinity, maxY = -Double.infinity
+
+        init(_ points: [(x: Double, y: Double)]) {
+            for point in points {
+                (minX, minY, maxX, maxY) = (min(minX, point.x), min(minY, point.y), max(maxX, point.x), max(maxY, point.y))
+            }
+        }
+
+        func meets(_ other: Bounds) -> Bool {
+            minX <= other.maxX + tolerance && other.minX <= maxX + tolerance && minY <= other.maxY + tolerance && other.minY <= maxY + tolerance
+        }
+    }
+
+    /// A plan as its neighbours are kept: the floor, its revision, and a fingerprint of its
+    /// rooms' ids and outlines (ids are the client's: two tenants may use one), under this
+    /// process's random hashing seed, so that nobody can make two plans collide on purpose.
+    private struct PlanKey: Hashable {
+        let floor: String
+        let revision: Int
+        let rooms: Int
+
+        init(_ floor: FloorDocument) {
+            self.floor = floor.id
+            revision = floor.planRevision
+            var hasher = Hasher()
+            for room in floor.rooms {
+                hasher.combine(room.id)
+                hasher.combine(room.outline)
+            }
+            rooms = hasher.finalize()
+        }
+    }
+
+    private static let kept = Mutex<[PlanKey: [String: Set<String>]]>([:])
 
     static func shareAWall(_ a: [(x: Double, y: Double)], _ b: [(x: Double, y: Double)]) -> Bool {
         guard a.count >= 2, b.count >= 2 else { return false }

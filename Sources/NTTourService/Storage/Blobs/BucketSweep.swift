@@ -108,7 +108,7 @@ final class BucketSweep: @unchecked Sendable {
             }
             return (orphans.count, stale.abort.count)
         } catch {
-            context.logger.warn("the bucket's sweep failed", ["error": "\(error)"])
+            context.failed("the bucket's sweep failed", error)
             return nil
         }
     }
