@@ -28,7 +28,7 @@ import TestTraits
         // The store away: its calls counted as such.
         server.stop()
         #expect(try client.putPanorama(newID(), floorId: floorId, bytes: imageBytes(1000)).status == 503)
-        let unavailable = try harness.client(nil).send("GET", "/metrics").text.split(separator: "\n")
+        let unavailable = try harness.daemonClient(nil).send("GET", "/metrics").text.split(separator: "\n")
             .filter { $0.hasPrefix("toursd_bucket_requests_total{") && $0.contains(#"outcome="unavailable""#) }
         #expect(!unavailable.isEmpty && unavailable.allSatisfy { !$0.hasSuffix(" 0") }, "\(unavailable)")
         await harness.finish()
@@ -39,12 +39,12 @@ import TestTraits
         try "a-metrics-token-of-some-length\n".write(toFile: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: file) }
         let harness = try ServiceHarness { $0.metricsTokenFile = file }
-        let visitor = try harness.client(nil)
+        let visitor = try harness.daemonClient(nil)
         let refused = try visitor.send("GET", "/metrics")
         #expect(refused.status == 401 && refused.errorCode == "unauthorized" && refused.header("WWW-Authenticate") != nil)
         // Neither a wrong token nor a tenant's opens it.
         #expect(try visitor.send("GET", "/metrics", headers: ["Authorization": "Bearer a-metrics-token-of-some-lengthX"]).status == 401)
-        #expect(try harness.client(harness.alpha).send("GET", "/metrics").status == 401)
+        #expect(try harness.daemonClient(harness.alpha).send("GET", "/metrics").status == 401)
         let metrics = try visitor.send("GET", "/metrics", headers: ["Authorization": "Bearer a-metrics-token-of-some-length"])
         #expect(metrics.status == 200 && metrics.text.contains("toursd_threads"))
         // Health stays open to a balancer.

@@ -66,8 +66,10 @@ import TestTraits
         try await Task.sleep(for: .seconds(3))
         let warned = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").filter { $0.contains("level=warn") }
         let seconds = Double((ContinuousClock.now - down).components.seconds)
+        // Each daemon of a balanced run logs its own (they share the log here).
+        let daemons = harness.daemonPorts.count
         #expect(warned.first?.contains("the database cannot be reached") == true, "\(warned)")
-        #expect(warned.count <= Int(seconds / 2) + 2, "\(warned.count) warnings in \(seconds) s: \(warned)")
+        #expect(warned.count <= daemons * (Int(seconds / 2) + 2), "\(warned.count) warnings in \(seconds) s from \(daemons) daemons: \(warned)")
         #expect(answers.slowest < .seconds(5), "the slowest answer took \(answers.slowest)")
         let health = try harness.client(nil).send("GET", "/healthz")
         #expect(health.status == 200 && health.string("status") == "degraded")
@@ -99,8 +101,8 @@ import TestTraits
         }
         #expect(acknowledged.count >= 41)
         // And one line once it is back.
-        try await waitUntil("the log says the database is back") {
-            try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").filter { $0.contains("the database is reached again") }.count == 1
+        try await waitUntil("the log says the database is back, once a daemon") {
+            try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").filter { $0.contains("the database is reached again") }.count == daemons
         }
         await harness.finish()
     }

@@ -185,6 +185,12 @@ final class ServiceHarness: @unchecked Sendable {
         try APIClient(port: port, token: token)
     }
 
+    /// A client of the first daemon itself: /metrics is read there, never through a balancer
+    /// (docs/scale-out.md: the balancer files keep it inside).
+    func daemonClient(_ token: String?) throws -> APIClient {
+        try APIClient(port: daemonPorts[0], token: token)
+    }
+
     /// A test that fails before `finish` still stops its nginx (a process of its own).
     deinit { stopBalancer() }
 

@@ -654,7 +654,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
 extension ServiceHarness {
     /// A whole-number line of /metrics (a gauge, a counter), or nil when it has none.
     func metric(_ name: String) throws -> Int? {
-        let metrics = try client(nil).send("GET", "/metrics").text
+        let metrics = try daemonClient(nil).send("GET", "/metrics").text
         return metrics.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ")[1]) }
     }
 }

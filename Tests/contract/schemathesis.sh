@@ -27,9 +27,11 @@ ST_UPLOAD=$(api -o /dev/null -D - -X POST -H "Tus-Resumable: 1.0.0" -H "Upload-L
     "$ST_URL/v1/uploads" | tr -d '\r' | awk 'tolower($1) == "location:" { split($2, p, "/"); print p[4] }')  # /v1/uploads/{uploadId}/{capability}
 [ -n "$ST_UPLOAD" ] || { echo "could not create the contract test's upload" >&2; exit 1; }
 export ST_UPLOAD
-# A fixed seed: the same cases on every run, so a failure can be replayed.
+# A fixed seed: the same cases on every run, so a failure can be replayed. SCHEMATHESIS_EXCLUDE:
+# a path left out (through a balancer, /metrics is not served: docs/scale-out.md).
 .venv/bin/schemathesis --config-file Tests/contract/schemathesis.toml run docs/openapi.yaml \
     --url "$TOURSD_URL" \
+    ${SCHEMATHESIS_EXCLUDE:+--exclude-path "$SCHEMATHESIS_EXCLUDE"} \
     -H "Authorization: Bearer $token" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
     --max-examples "${SCHEMATHESIS_EXAMPLES:-30}" \
