@@ -110,7 +110,7 @@ enum Daemon {
     private static func checkConfig(_ config: ToursdConfig, _ check: ConfigCheck) throws(StartupError) {
         for (key, value) in config.printableValues { print("\(key) = \(value)" + (check.sources[key].map { "  (\($0))" } ?? "")) }
         var problems = Admin.refusals(config)
-        if problems.isEmpty, let deployment = try? Deployment(config) {
+        if problems.isEmpty, let deployment = try? Deployment(config.storage) {
             let (found, unreachable) = Admin.reach(deployment, config)
             for line in found { print(line) }
             problems += unreachable
@@ -166,7 +166,7 @@ enum Daemon {
             throw StartupError("cannot listen on \(config.host):\(config.port): \(error)")
         }
         let logger = try logger(config)
-        let service = try SyncService.open(try Deployment(config), config: config, logger: logger, crashAt: try crashPoint())
+        let service = try SyncService.open(try Deployment(config.storage), config: config, logger: logger, crashAt: try crashPoint())
         let metrics = ServerMetrics()
         var serverConfiguration = config.server
         // The process is this server's alone: what it holds once the service is open, and room

@@ -19,7 +19,7 @@ public func fuzzHeaderParsers(_ data: UnsafePointer<UInt8>, _ count: Int) -> CIn
     if let number = try? TusHeaders.integer(values[2], "Upload-Offset") { precondition(number >= 0, "a negative offset") }
     if let digest = try? ReprDigest.sha256(values[1]) ?? nil { precondition(digest.count == 32, "a sha-256 of the wrong length") }
     if let head = creationHead(metadata: values[0], length: values[2]),
-       let creation = try? PanoramaCreation.post(head, maxLength: 1 << 30) {
+       let creation = try? CreationCommand.post(head, maxLength: 1 << 30) {
         precondition((0...(1 << 30)).contains(creation.length ?? -1), "a length over the limit")
     }
     return 0

@@ -153,9 +153,9 @@ import NTObjectStorage
         let planted = ["1/panoramas/\(gone)", "1/worldmaps/\(floorId).0123456789abcdef", "1/uploads/\(newID())/000000000000000",
                        "1/previews/\(gone)/320-0123456789abcdef.jpg"]
         for name in planted { try harness.plant(name, Data([9])) }
-        let store = try #require(harness.service.context.blobs as? BucketBlobStore)
+        guard case .bucket = harness.service.blobs else { Issue.record("no bucket"); return }
         harness.clock.moveOn(seconds: 1) // the planted objects are a second old
-        let removed = await BucketSweep(store: store, context: harness.service.context, databaseName: "the test's").round()
+        let removed = try await #require(harness.service.bucketSweep()).round()
         #expect(removed?.objects == planted.count)
         #expect(Set(harness.storedFiles()) == before, "\(harness.storedFiles())")
         await harness.finish()
@@ -180,8 +180,7 @@ import NTObjectStorage
         #expect(refused?.message.contains("belongs to deployment") == true && refused?.message.contains("Nothing was removed") == true,
                 "\(refused?.message ?? "")")
         #expect(owner.storedFiles() == stored)
-        let store = try #require(owner.service.context.blobs as? BucketBlobStore)
-        let round = await BucketSweep(store: store, context: owner.service.context, databaseName: "the owner's").round()
+        let round = try await #require(owner.service.bucketSweep()).round()
         #expect(round?.objects == 0)
         #expect(owner.storedFiles() == stored)
         await owner.finish()

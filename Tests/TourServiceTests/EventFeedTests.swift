@@ -136,10 +136,10 @@ import TestTraits
     /// other's: one tenant's writes cost nothing to another's long-polls.
     @Test func aCommitWakesOnlyItsOwnTenantsWaitingFeeds() async throws {
         let harness = try ServiceHarness(alone: true)
-        let context = harness.service.context
-        let ids = try await context.readOne { try await $0.query("SELECT id, name FROM tenants") }
+        let records = harness.service.records
+        let ids = try await records.readOne { try await $0.query("SELECT id, name FROM tenants") }
         let alphaId = try #require(try ids.first { try $0.decode("name", as: String.self) == "alpha" }?.decode("id", as: Int64.self))
-        let waits = context.commits.of(alphaId)
+        let waits = records.commits.of(alphaId)
         let mark = waits.mark()
         let woken = Task { await waits.awaitSignal(since: mark, upTo: 60_000) }
         try await waitUntil("the wait to be registered") { !waits.isEmpty }

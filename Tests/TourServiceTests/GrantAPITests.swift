@@ -125,12 +125,12 @@ import TestTraits
         #expect(try tenant.send("DELETE", "/v1/grants/\(uploading.id)").status == 204)
         // Expired, but kept grantKeepDays: its token still says to ask for a fresh one.
         harness.clock.moveOn(seconds: 61)
-        await harness.service.context.sweepExpiredGrants()
+        await harness.service.sweeps.removeExpiredGrants()
         #expect(try harness.client(idle.token).send("GET", "/v1/properties").errorCode == "grant_expired")
         harness.clock.moveOn(seconds: Int64(harness.config.grantKeepDays) * 86_400)
-        await harness.service.context.sweepExpiredGrants()
+        await harness.service.sweeps.removeExpiredGrants()
         #expect(try harness.client(idle.token).send("GET", "/v1/properties").errorCode == "unauthorized")
-        let left = try await harness.service.context.read { try await $0.query("SELECT id FROM grants ORDER BY id").map { try $0.decode(0, as: String.self) } }
+        let left = try await harness.service.records.read { try await $0.query("SELECT id FROM grants ORDER BY id").map { try $0.decode(0, as: String.self) } }
         #expect(left == [uploading.id] && !left.contains(idle.id))
         // The revoked grant's row stays, so its upload's URL stays refused.
         #expect(try harness.client(nil).tus("HEAD", location).status == 401)

@@ -40,7 +40,7 @@ import Synchronization
         // pages name them at once.
         let tiled = try await stored(harness, large)
         var pyramids = 0
-        for service in harness.services where await service.context.tiles.pyramid(tenant: tiled.tenant, tiled.panorama) != nil { pyramids += 1 }
+        for service in harness.services where await service.images.tiles.pyramid(tenant: tiled.tenant, tiled.panorama) != nil { pyramids += 1 }
         #expect(pyramids >= 1)
         let unreadable = try #require(try Self.events(client, "panorama.unreadable", of: damaged).first?["data"] as? [String: Any])
         #expect((unreadable["reason"] as? String)?.contains("JPEG") == true, "\(unreadable)")
@@ -48,7 +48,7 @@ import Synchronization
         #expect(document.string("state") == "unreadable" && document.string("unreadableReason") == unreadable["reason"] as? String)
         // A processing that comes again (another daemon's, the sweep's) records nothing more.
         let again = try await stored(harness, small)
-        await harness.service.context.process(again.tenant, again.panorama)
+        await harness.service.images.process(again.tenant, again.panorama)
         #expect(try Self.events(client, "panorama.processed", of: small).count == 1)
         await harness.finish()
     }
@@ -62,18 +62,18 @@ import Synchronization
         // Its processing over: recorded, and listed as processing by no daemon.
         try await waitUntil("its processing") {
             try !Self.events(client, "panorama.processed", of: id).isEmpty
-                && harness.services.allSatisfy { $0.context.processing.metrics.contains("toursd_panoramas_processing 0") }
+                && harness.services.allSatisfy { $0.images.queue.metrics.contains("toursd_panoramas_processing 0") }
         }
         // As a daemon stopped mid-way leaves it: processing, its event not written.
-        _ = try await harness.service.context.write { db in
+        _ = try await harness.service.records.write { db in
             try await db.run("UPDATE panoramas SET state = 'processing' WHERE id = ?", id)
             return try await db.run("DELETE FROM events WHERE type = 'panorama.processed'")
         }
         #expect(try client.send("GET", "/v1/panoramas/\(id)").string("state") == "processing")
-        await harness.service.context.processUnfinished()
+        await harness.service.images.processUnfinished()
         #expect(try Self.events(client, "panorama.processed", of: id).isEmpty) // stored too recently: its daemon may still be at it
         harness.clock.moveOn(seconds: Int64(harness.config.processingRetrySeconds) + 1)
-        await harness.service.context.processUnfinished()
+        await harness.service.images.processUnfinished()
         #expect(try Self.events(client, "panorama.processed", of: id).count == 1)
         #expect(try client.send("GET", "/v1/panoramas/\(id)").string("state") == "ready")
         await harness.finish()
@@ -113,7 +113,7 @@ import Synchronization
 
     /// A stored panorama's tenant and row, as the service reads them.
     private func stored(_ harness: ServiceHarness, _ id: String) async throws -> (tenant: Int64, panorama: PanoramaRecord) {
-        try await harness.service.context.read { db in
+        try await harness.service.records.read { db in
             let tenant = try await db.first("SELECT tenant_id FROM panoramas WHERE id = ?", id)?.decode(0, as: Int64.self) ?? 0
             guard let panorama = try await TourStore.panorama(db, tenant, id) else { throw StorageError(.corrupt, "no panorama \(id)") }
             return (tenant, panorama)

@@ -23,14 +23,14 @@ import NTThreadPools
         let harness = try ServiceHarness(alone: true, storage: { RecordingStorage($0, recorder) })
         let client = try harness.client(harness.alpha)
         try fillLargeTenant(harness)
-        let alpha = try #require(try await harness.service.context.read { try await $0.first("SELECT id FROM tenants WHERE name = 'alpha'")?.decodeIfPresent("id", as: Int64.self) })
+        let alpha = try #require(try await harness.service.records.read { try await $0.first("SELECT id FROM tenants WHERE name = 'alpha'")?.decodeIfPresent("id", as: Int64.self) })
         recorder.recording.store(true, ordering: .relaxed)
         try walkEveryRoute(harness, client)
         try await walkTheWebhooks(harness, client, tenant: alpha)
         // The bucket's sweep asks which of a page of names the rows name.
         let swept = [BlobKey(tenant: alpha, kind: .panorama, id: newID()), BlobKey(tenant: alpha, kind: .worldMap, id: "\(newID()).0123abcd"),
                      BlobKey(tenant: alpha, kind: .upload, id: newID())]
-        _ = try await harness.service.context.read { try await StoredFiles.named(among: swept, by: $0) }
+        _ = try await harness.service.records.read { try await StoredFiles.named(among: swept, by: $0) }
         recorder.recording.store(false, ordering: .relaxed)
         // The webhook backlog's count (/metrics) reads every endpoint by design, once each
         // metricsRefreshSeconds on a timer, never for a request: not this test's to judge.
@@ -134,17 +134,17 @@ import NTThreadPools
             #expect(try client.send("GET", target).status == 200, "GET \(target)")
         }
         #expect(try client.send("POST", "/v1/webhooks/\(id)/redeliver", json: ["after": cursor]).status == 200)
-        let context = harness.service.context
+        let records = harness.service.records
         let now = Int64(Date().timeIntervalSince1970 * 1000), lease = now + 60_000
-        _ = try await context.readOne { try await WebhookStore.due($0, nowMs: now, limit: 4) }
-        #expect(try await context.write { try await WebhookStore.claim($0, tenant, id, nowMs: now, lease: lease) } != nil)
-        let events = try await context.readOne { try await EventStore.page($0, tenant, after: 0, limit: 50) }
+        _ = try await records.readOne { try await WebhookStore.due($0, nowMs: now, limit: 4) }
+        #expect(try await records.write { try await WebhookStore.claim($0, tenant, id, nowMs: now, lease: lease) } != nil)
+        let events = try await records.readOne { try await EventStore.page($0, tenant, after: 0, limit: 50) }
         let event = try #require(events.last).id
         let from = try #require(Int64(cursor))
-        #expect(try await context.write { try await WebhookStore.pass($0, tenant, id, lease: lease, from: from, to: event) })
+        #expect(try await records.write { try await WebhookStore.pass($0, tenant, id, lease: lease, from: from, to: event) })
         let attempt = WebhookStore.Attempt(event: event, number: 1, status: 200, error: nil, latencyMs: 1)
-        #expect(try await context.write { try await WebhookStore.record($0, tenant, id, lease: lease, from: event, attempt: attempt, next: .delivered, keep: 1, at: context.clock.now()) })
-        try await context.write { try await WebhookStore.release($0, tenant, id, lease: lease) }
+        #expect(try await records.write { try await WebhookStore.record($0, tenant, id, lease: lease, from: event, attempt: attempt, next: .delivered, keep: 1, at: harness.service.clock.now()) })
+        try await records.write { try await WebhookStore.release($0, tenant, id, lease: lease) }
         #expect(try client.send("DELETE", "/v1/webhooks/\(id)").status == 204)
     }
 

@@ -105,7 +105,7 @@ final class ServiceHarness: @unchecked Sendable {
         for daemon in 0..<daemons {
             var own = config
             if daemon > 0 { own.dataDir = "\(dataDir)-daemon\(daemon)" }
-            let service = try SyncService.open(try Deployment(own, environment: environment), config: own, logger: logger, beforeEachFileJob: beforeEachFileJob, storage: storage,
+            let service = try SyncService.open(try Deployment(own.storage, environment: environment), config: own, logger: logger, beforeEachFileJob: beforeEachFileJob, storage: storage,
                                              clock: clock)
             let metrics = ServerMetrics()
             let server = HTTPServer(configuration: own.server, router: service.makeRouter(metrics: metrics), metrics: metrics, logger: logger,

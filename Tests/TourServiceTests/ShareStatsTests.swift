@@ -103,7 +103,7 @@ import TestTraits
 
         // No address and no user agent anywhere in the database: every value of every table read.
         let needles = [Self.office.address, Self.home.address, Self.office.userAgent, Self.home.userAgent, "Firefox", "iPhone"]
-        let found = try await harness.service.context.read { db in try await Self.values(db, containing: needles) }
+        let found = try await harness.service.records.read { db in try await Self.values(db, containing: needles) }
         #expect(found.isEmpty, "\(found)")
 
         // Past shareEventMinutes, the next opening writes the next event, with the totals.
@@ -203,7 +203,7 @@ import TestTraits
         // A revoked link's visits go with it.
         #expect(try alpha.send("DELETE", "/v1/shares/\(shareId)").status == 204)
         #expect(try alpha.send("GET", "/v1/shares/\(shareId)/stats").status == 404)
-        let left = try await harness.service.context.read { db in try await db.first("SELECT count(*) FROM share_visits")?.decode(0, as: Int.self) ?? -1 }
+        let left = try await harness.service.records.read { db in try await db.first("SELECT count(*) FROM share_visits")?.decode(0, as: Int.self) ?? -1 }
         #expect(left == 0)
         await harness.finish()
     }
@@ -219,15 +219,15 @@ import TestTraits
         let url = try #require(try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600]).string("url"))
         #expect(try harness.client(nil).send("GET", url, headers: Self.home.headers).status == 200)
         let count = { (table: String) in
-            try await harness.service.context.read { db in try await db.first("SELECT count(*) FROM \(table)")?.decode(0, as: Int.self) ?? -1 }
+            try await harness.service.records.read { db in try await db.first("SELECT count(*) FROM \(table)")?.decode(0, as: Int.self) ?? -1 }
         }
         let kept = (try await count("share_visits"), try await count("visitor_salts"))
         #expect(kept == (1, 1))
-        await harness.service.context.sweepShareVisits()
+        await harness.service.sweeps.removeExpiredShares()
         let swept = (try await count("share_visits"), try await count("visitor_salts"))
         #expect(swept == (1, 1))
         harness.clock.moveOn(seconds: 2 * 86_400)
-        await harness.service.context.sweepShareVisits()
+        await harness.service.sweeps.removeExpiredShares()
         let later = (try await count("shares"), try await count("share_visits"), try await count("visitor_salts"))
         #expect(later == (0, 0, 0))
         await harness.finish()

@@ -90,7 +90,7 @@ import TestTraits
             #expect(try health.send("GET", "/healthz").status == 200)
             #expect(try reader.send("GET", "/v1/properties/\(propertyId)").status == 200)
         }
-        #expect(try await harness.service.context.read { try await $0.first("SELECT count(*) FROM panoramas")?.decodeIfPresent(0, as: Int.self) } == 0) // still stalled
+        #expect(try await harness.service.records.read { try await $0.first("SELECT count(*) FROM panoramas")?.decodeIfPresent(0, as: Int.self) } == 0) // still stalled
 
         // The disk comes back: the upload completes whole.
         disk.release()
@@ -120,8 +120,8 @@ import TestTraits
         // Their processing made their previews; gone from the cache (the daemon's and, with a
         // bucket, the shared one), they are made again when asked.
         try await waitUntil("their processing") { try [first, second].allSatisfy { try client.send("GET", "/v1/panoramas/\($0)").string("state") == "ready" } }
-        let tenant = try await harness.service.context.read { try await $0.first("SELECT tenant_id FROM panoramas WHERE id = ?", first)?.decode(0, as: Int64.self) }
-        await harness.service.context.previews.remove(tenant: try #require(tenant), ids: [first, second])
+        let tenant = try await harness.service.records.read { try await $0.first("SELECT tenant_id FROM panoramas WHERE id = ?", first)?.decode(0, as: Int64.self) }
+        await harness.service.images.previews.remove(tenant: try #require(tenant), ids: [first, second])
         disk.stall()
         // The first preview's request: what it does on the disk goes through (a look for a cached
         // file, a task's turn on the file pool) until its making is listed; what the making does

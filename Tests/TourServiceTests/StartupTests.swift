@@ -26,7 +26,7 @@ import TestTraits
     @Test func aFirstStartMakesTenantDefaultWithItsTokenInAPrivateFile() throws {
         let dataDir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dataDir) }
-        _ = try SyncService.open(try Deployment(config(dataDir)), config: config(dataDir), logger: quiet)
+        _ = try SyncService.open(try Deployment(config(dataDir).storage), config: config(dataDir), logger: quiet)
         let path = dataDir + "/admin.token"
         var info = stat()
         #expect(stat(path, &info) == 0)
@@ -35,7 +35,7 @@ import TestTraits
         #expect(token.hasPrefix("nt_"))
         #expect(try Admin.tokens(config(dataDir), logger: quiet).map(\.tenant) == ["default"])
         // A second start makes no other token and leaves the file alone.
-        _ = try SyncService.open(try Deployment(config(dataDir)), config: config(dataDir), logger: quiet)
+        _ = try SyncService.open(try Deployment(config(dataDir).storage), config: config(dataDir), logger: quiet)
         #expect(try Admin.tokens(config(dataDir), logger: quiet).count == 1)
         #expect(try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) == token)
     }
@@ -56,11 +56,11 @@ import TestTraits
         if !config.databaseUrl.isEmpty {
             // A shared database: a young file may be another daemon's, between its placing and
             // its commit. It stays; once older than the grace it is an orphan.
-            _ = try SyncService.open(try Deployment(config), config: config, logger: quiet)
+            _ = try SyncService.open(try Deployment(config.storage), config: config, logger: quiet)
             #expect(FileManager.default.fileExists(atPath: orphan))
             config.orphanGraceSeconds = 0
         }
-        _ = try SyncService.open(try Deployment(config), config: config, logger: quiet)
+        _ = try SyncService.open(try Deployment(config.storage), config: config, logger: quiet)
         let files = harness.storedFiles()
         #expect(files.count == 1)
         #expect(files.first?.hasSuffix(kept) == true)
@@ -92,7 +92,7 @@ import TestTraits
             try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             #expect(FileManager.default.createFile(atPath: path, contents: Data([1])))
         }
-        _ = try SyncService.open(try Deployment(harness.config), config: harness.config, logger: quiet)
+        _ = try SyncService.open(try Deployment(harness.config.storage), config: harness.config, logger: quiet)
         #expect(!FileManager.default.fileExists(atPath: gone))
         #expect(halfMade.allSatisfy { !FileManager.default.fileExists(atPath: $0) })
         #expect(!FileManager.default.fileExists(atPath: "\(previews)/\(tenantFolder)/\(kept)/tiles-abc.tmp-123"))
@@ -114,10 +114,10 @@ import TestTraits
         try "CREATE TABLE oops (; ".write(toFile: migrations + "/0999_broken.sql", atomically: true, encoding: .utf8)
         var config = config(dataDir)
         config.migrationsDir = migrations
-        let error = #expect(throws: StartupError.self) { _ = try SyncService.open(try Deployment(config), config: config, logger: quiet) }
+        let error = #expect(throws: StartupError.self) { _ = try SyncService.open(try Deployment(config.storage), config: config, logger: quiet) }
         #expect(error?.message.contains("0999_broken.sql") == true)
         // The migrations before it stand, and the database still opens with them.
         try FileManager.default.removeItem(atPath: migrations + "/0999_broken.sql")
-        _ = try SyncService.open(try Deployment(config), config: config, logger: quiet)
+        _ = try SyncService.open(try Deployment(config.storage), config: config, logger: quiet)
     }
 }

@@ -53,7 +53,7 @@ import NTSQLiteDB
         let broken = newID(), sound = newID()
         #expect(try client.putProperty(broken, name: "Villa").status == 201)
         #expect(try client.putProperty(sound, name: "Loft").status == 201)
-        _ = try await harness.service.context.write { try await $0.run("UPDATE properties SET floor_count = 'two' WHERE id = ?", broken) }
+        _ = try await harness.service.records.write { try await $0.run("UPDATE properties SET floor_count = 'two' WHERE id = ?", broken) }
         let answer = try client.send("GET", "/v1/properties/\(broken)")
         #expect(answer.status == 500)
         #expect(answer.errorCode == "internal")

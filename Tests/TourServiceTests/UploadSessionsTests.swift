@@ -56,9 +56,10 @@ import NTCoordination
         // Two PATCHes of 6 bytes, each a durable step: the second's record waits for the first's.
         let session = try await sessions.session(key, recordedOffset: 0)
         for _ in 0..<2 {
-            let (token, _) = try await session.claim(checksum: nil)
-            try await session.receive(body(6), token, room: 100, length: 100)
-            #expect(try await session.commit(token, expected: nil) > 0)
+            try await session.withClaim(checksum: nil) { claim in
+                try await session.receive(body(6), claim.token, room: 100, length: 100)
+                #expect(try await session.commit(claim.token, expected: nil) > 0)
+            }
         }
         await held.entered.awaitSignal(since: entered, upTo: 10_000)
 

@@ -25,7 +25,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         let list = try browser.send("GET", "/app/")
         #expect(list.status == 200 && String(decoding: list.body, as: UTF8.self).contains("alpha"))
         // The database holds the cookie's hash, never the cookie, and the page never the token.
-        let stored = try await harness.service.context.read { db in
+        let stored = try await harness.service.records.read { db in
             try await db.query("SELECT cookie_hash, csrf FROM web_sessions").map { (try $0.decode("cookie_hash", as: [UInt8].self), try $0.decode("csrf", as: String.self)) }
         }
         #expect(stored.count == 1 && stored[0].0 == Secrets.hash(cookie) && stored[0].1 != cookie)
@@ -132,18 +132,18 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
     /// address; a successful sign-in forgets itself alone, never the failures before it.
     @Test func theFailureTableHoldsOneWindowAndASignInForgetsOnlyItself() async throws {
         let harness = try ServiceHarness(configure: { $0.signInFailuresAllowed = 2; $0.signInWindowSeconds = 120 })
-        let context = harness.service.context
+        let records = harness.service.records
         let (old, address): ([UInt8], [UInt8]) = ([10, 0, 0, 1], [127, 0, 0, 1])
-        try await context.write { db in
+        try await records.write { db in
             for at in [Int64(100), 200] { try await SignInFailureStore.record(db, old, now: at, forgetting: at - 120) }
             try await SignInFailureStore.record(db, address, now: 400, forgetting: 400 - 120)
         }
-        let counts = try await context.read { db in
+        let counts = try await records.read { db in
             (try await SignInFailureStore.recent(db, old, since: 0).count, try await db.first("SELECT count(*) AS n FROM sign_in_failures")?.decodeIfPresent("n", as: Int.self))
         }
         #expect(counts.0 == 0 && counts.1 == 1)
         // Through the sign-in form, from one address (each time a new browser).
-        _ = try await context.write { try await $0.run("DELETE FROM sign_in_failures") }
+        _ = try await records.write { try await $0.run("DELETE FROM sign_in_failures") }
         #expect(try ViewerBrowser(harness).signIn("nt_wrong").status == 401)
         #expect(try ViewerBrowser(harness).signIn(harness.alpha).status == 303) // under the limit: in, and only it forgotten
         #expect(try ViewerBrowser(harness).signIn("nt_wrong").status == 401) // the second failure
@@ -294,7 +294,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         #expect(try listed().contains(short))
         try await waitUntil("the short link's expiry") { try !listed().contains(short) }
         #expect(try listed() == [try #require(long.string("id"))])
-        let stored = try await harness.service.context.read { db in
+        let stored = try await harness.service.records.read { db in
             try await db.query("SELECT * FROM shares").flatMap(\.values)
         }
         #expect(stored.contains(.blob(Secrets.hash(secret))))
@@ -310,7 +310,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         let url = try #require(try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: ["expiresInSeconds": 3600]).string("url"))
         #expect(try alpha.send("DELETE", "/v1/properties/\(propertyId)").status == 204)
         #expect(try harness.client(nil).send("GET", url).status == 404)
-        let rows = try await harness.service.context.read { try await $0.first("SELECT count(*) FROM shares")?.decodeIfPresent(0, as: Int.self) }
+        let rows = try await harness.service.records.read { try await $0.first("SELECT count(*) FROM shares")?.decodeIfPresent(0, as: Int.self) }
         #expect(rows == 0)
         await harness.finish()
     }

@@ -159,7 +159,7 @@ import TestTraits
         let client = try harness.client(harness.alpha)
         let (id, _) = try makeEndpoint(client, receiver.url, events: ["property.created"])
         // It has been failing for longer than the window already.
-        _ = try await harness.service.context.write { try await $0.run("UPDATE webhooks SET failing_since = 1 WHERE id = ?", id) }
+        _ = try await harness.service.records.write { try await $0.run("UPDATE webhooks SET failing_since = 1 WHERE id = ?", id) }
         let property = newID()
         #expect(try client.send("PUT", "/v1/properties/\(property)", json: ["name": "P", "floorCount": 1]).status == 201)
         try await waitUntil("the endpoint to be disabled", seconds: 30) { try client.send("GET", "/v1/webhooks/\(id)").json?["disabledAt"] is String }
@@ -267,22 +267,22 @@ import TestTraits
         for client in [alpha, beta] {
             #expect(try client.send("PUT", "/v1/properties/\(newID())", json: ["name": "P", "floorCount": 1]).status == 201)
         }
-        let context = harness.service.context
-        _ = try await context.write { try await $0.run("UPDATE webhooks SET after_event_id = 0") }
+        let records = harness.service.records
+        _ = try await records.write { try await $0.run("UPDATE webhooks SET after_event_id = 0") }
         // Alpha's endpoints were served a moment ago, the oldest first; beta's never.
         for (index, id) in busy.enumerated() {
-            _ = try await context.write { try await $0.run("UPDATE webhooks SET served_at = ? WHERE id = ?", Int64(1000 + index), id) }
+            _ = try await records.write { try await $0.run("UPDATE webhooks SET served_at = ? WHERE id = ?", Int64(1000 + index), id) }
         }
-        _ = try await context.write { try await $0.run("UPDATE tenants SET webhooks_served_at = 1002 WHERE name = 'alpha'") }
-        _ = try await context.write { try await $0.run("UPDATE tenants SET webhooks_served_at = 0 WHERE name = 'beta'") }
-        _ = try await context.write { try await $0.run("UPDATE webhooks SET served_at = 0 WHERE id = ?", newcomer) }
+        _ = try await records.write { try await $0.run("UPDATE tenants SET webhooks_served_at = 1002 WHERE name = 'alpha'") }
+        _ = try await records.write { try await $0.run("UPDATE tenants SET webhooks_served_at = 0 WHERE name = 'beta'") }
+        _ = try await records.write { try await $0.run("UPDATE webhooks SET served_at = 0 WHERE id = ?", newcomer) }
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        let due = try await context.readOne { try await WebhookStore.due($0, nowMs: now, limit: 2) }.map(\.id)
+        let due = try await records.readOne { try await WebhookStore.due($0, nowMs: now, limit: 2) }.map(\.id)
         #expect(due == [newcomer, busy[0]])
         // Once beta is served, alpha's turn: its endpoint served least recently first.
-        let tenantBeta = try #require(try await context.readOne { try await $0.first("SELECT id FROM tenants WHERE name = 'beta'")?.decodeIfPresent("id", as: Int64.self) })
-        #expect(try await context.write { try await WebhookStore.claim($0, tenantBeta, newcomer, nowMs: now, lease: now + 60_000) } != nil)
-        let next = try await context.readOne { try await WebhookStore.due($0, nowMs: now, limit: 4) }.map(\.id)
+        let tenantBeta = try #require(try await records.readOne { try await $0.first("SELECT id FROM tenants WHERE name = 'beta'")?.decodeIfPresent("id", as: Int64.self) })
+        #expect(try await records.write { try await WebhookStore.claim($0, tenantBeta, newcomer, nowMs: now, lease: now + 60_000) } != nil)
+        let next = try await records.readOne { try await WebhookStore.due($0, nowMs: now, limit: 4) }.map(\.id)
         #expect(next == busy)
         await harness.finish()
         receiver.stop()

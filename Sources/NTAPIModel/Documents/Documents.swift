@@ -409,3 +409,18 @@ public enum FloorTitle {
         name ?? of(number: number)
     }
 }
+
+/// A property as the list shows it: the property and what it holds.
+public struct PropertySummary: Sendable, Equatable {
+    public var property: PropertyDocument
+    public var floors: Int
+    public var rooms: Int
+    public var panoramas: Int
+
+    public init(property: PropertyDocument, floors: Int, rooms: Int, panoramas: Int) {
+        self.property = property
+        self.floors = floors
+        self.rooms = rooms
+        self.panoramas = panoramas
+    }
+}

@@ -28,10 +28,10 @@ public enum Admin {
     /// key when there is one. Each problem in words; none: serve goes on to open its stores.
     public static func refusals(_ config: ToursdConfig) -> [String] {
         var problems: [String] = []
-        do throws(StartupError) { _ = try SyncService.migrations(Deployment.Records(config), config) } catch { problems.append(error.message) }
-        do throws(StartupError) { _ = try Deployment(config) } catch { problems.append(error.message) }
-        do throws(StartupError) { try WebhookKey.checkShared(config) } catch { problems.append(error.message) }
-        do throws(StartupError) { try WebhookKey.checkExisting(config) } catch { problems.append(error.message) }
+        do throws(StartupError) { _ = try SyncService.migrations(Deployment.Records(config.storage), config.storage) } catch { problems.append(error.message) }
+        do throws(StartupError) { _ = try Deployment(config.storage) } catch { problems.append(error.message) }
+        do throws(StartupError) { try WebhookKey.checkShared(config.storage) } catch { problems.append(error.message) }
+        do throws(StartupError) { try WebhookKey.checkExisting(config.storage) } catch { problems.append(error.message) }
         return problems
     }
 
@@ -80,7 +80,7 @@ public enum Admin {
     /// Each migration, applied (when) or pending; applies none. Versions applied but unknown
     /// to this toursd (a newer one migrated the database) are listed too.
     public static func migrationStatus(_ config: ToursdConfig, logger: Logger) throws(StartupError) -> [MigrationState] {
-        let migrations = try SyncService.migrations(Deployment.Records(config), config)
+        let migrations = try SyncService.migrations(Deployment.Records(config.storage), config.storage)
         let applied: [Int: (name: String, at: String)] = try withStorage(config, logger: logger, migrating: false) { pool throws(StartupError) in
             do {
                 return try pool.readBlocking { db in
@@ -106,7 +106,7 @@ public enum Admin {
     /// command's threads and connections end with the command.
     private static func withStorage<T>(_ config: ToursdConfig, logger: Logger, migrating: Bool = true,
                                        _ body: (any SQLStorage) throws(StartupError) -> T) throws(StartupError) -> T {
-        let storage = try ServerStorage.open(Deployment.Records(config), config, logger: logger, connections: 1, migrating: migrating)
+        let storage = try ServerStorage.open(Deployment.Records(config.storage), config.storage, logger: logger, connections: 1, migrating: migrating)
         defer { storage.stop() }
         return try body(storage)
     }
@@ -119,17 +119,17 @@ public enum Admin {
     /// A consistent copy of the data directory into `destination` (Backup); returns what was
     /// linked, copied and dropped.
     public static func backup(_ config: ToursdConfig, to destination: String) throws(StartupError) -> BackupMade {
-        let deployment = try Deployment(config)
+        let deployment = try Deployment(config.storage)
         if case .postgres(let url) = deployment.records {
             guard case .bucket(let settings) = deployment.blobs else {
                 throw StartupError("with PostgreSQL and a shared blob folder, back up the database (pg_dump) and the folder; backup takes PostgreSQL with a bucket")
             }
-            return .dump(objects: try PostgresBackup.run(url: url, to: destination, bucket: try connect(settings, config), webhookKey: WebhookKey.path(config)))
+            return .dump(objects: try PostgresBackup.run(url: url, to: destination, bucket: try connect(settings, config), webhookKey: WebhookKey.path(config.storage)))
         }
         switch deployment.blobs {
         case .bucket(let settings):
             return .manifest(objects: try BucketBackup.run(from: config.dataDir, to: destination, bucket: try connect(settings, config),
-                                                           webhookKey: WebhookKey.path(config)))
+                                                           webhookKey: WebhookKey.path(config.storage)))
         case .folder(_, shared: true):
             throw StartupError("backup copies the embedded layout (SQLite and blobs in dataDir); with blobDir set, back up the database and the blob folder instead")
         case .folder(_, shared: false):
@@ -142,7 +142,7 @@ public enum Admin {
     /// names, between the blob folder and the bucket (BlobCopy).
     public static func copyBlobs(_ config: ToursdConfig, _ direction: BlobCopyDirection, logger: Logger,
                                  environment: [String: String] = ProcessInfo.processInfo.environment) throws(StartupError) -> BlobCopyOutcome {
-        if case .intoBucket = direction, case .bucket = try Deployment(config, environment: environment).blobs {
+        if case .intoBucket = direction, case .bucket = try Deployment(config.storage, environment: environment).blobs {
             throw StartupError("blobs copy --to takes the blobs of the blob folder (blobStore \"directory\"); this configuration's are in \(config.blobStore)")
         }
         let bucket: BucketSettings
@@ -207,7 +207,7 @@ public enum Admin {
     /// `toursd deployment adopt`: the database becomes the deployment whose claim its blob
     /// store holds; returns the id it had and the one it has.
     public static func adoptDeployment(_ config: ToursdConfig, logger: Logger) throws(StartupError) -> (before: String?, now: String) {
-        let deployment = try Deployment(config)
+        let deployment = try Deployment(config.storage)
         let claim: String?
         switch deployment.blobs {
         case .folder(let path, _):
@@ -238,7 +238,7 @@ public enum Admin {
     /// `toursd deployment set-key`: the webhook key this configuration reads (made when
     /// missing) becomes the deployment's; returns where that key is.
     public static func setDeploymentKey(_ config: ToursdConfig, logger: Logger) throws(StartupError) -> String {
-        let key = try WebhookKey.load(config)
+        let key = try WebhookKey.load(config.storage)
         try withStorage(config, logger: logger) { pool throws(StartupError) in
             do {
                 try pool.writeBlocking { db in
@@ -249,8 +249,8 @@ public enum Admin {
                 throw StartupError("cannot record the deployment's key: \(error)")
             }
         }
-        logger.always(.warn, "the deployment's webhook key is now this one: every webhook endpoint needs a new secret", ["key": WebhookKey.path(config)])
-        return WebhookKey.path(config)
+        logger.always(.warn, "the deployment's webhook key is now this one: every webhook endpoint needs a new secret", ["key": WebhookKey.path(config.storage)])
+        return WebhookKey.path(config.storage)
     }
 
     /// A new token for the tenant (made when missing): shown here once, stored only hashed.

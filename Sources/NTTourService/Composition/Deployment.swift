@@ -13,8 +13,8 @@ public struct Deployment: Sendable {
         /// PostgreSQL, which several daemons may share.
         case postgres(url: String)
 
-        public init(_ config: ToursdConfig) {
-            self = config.databaseUrl.isEmpty ? .sqlite(path: config.dataDir + "/toursd.sqlite") : .postgres(url: config.databaseUrl)
+        public init(_ storage: StorageSettings) {
+            self = storage.databaseUrl.isEmpty ? .sqlite(path: storage.dataDir + "/toursd.sqlite") : .postgres(url: storage.databaseUrl)
         }
 
         /// The database in what an operator is told.
@@ -38,16 +38,16 @@ public struct Deployment: Sendable {
     public let blobs: Blobs
 
     /// `environment`: where a bucket's AWS variables are read.
-    public init(_ config: ToursdConfig, environment: [String: String] = ProcessInfo.processInfo.environment) throws(StartupError) {
-        records = Records(config)
+    public init(_ storage: StorageSettings, environment: [String: String] = ProcessInfo.processInfo.environment) throws(StartupError) {
+        records = Records(storage)
         let bucket: BucketSettings?
         do {
-            bucket = try BucketSettings.resolve(blobStore: config.blobStore, endpoint: config.s3Endpoint, region: config.s3Region,
-                                                pathStyle: config.s3PathStyle, environment: environment)
+            bucket = try BucketSettings.resolve(blobStore: storage.blobStore, endpoint: storage.s3Endpoint, region: storage.s3Region,
+                                                pathStyle: storage.s3PathStyle, environment: environment)
         } catch {
             throw StartupError(error.description)
         }
-        blobs = bucket.map(Blobs.bucket) ?? .folder(path: config.blobFolder, shared: !config.blobDir.isEmpty)
+        blobs = bucket.map(Blobs.bucket) ?? .folder(path: storage.blobFolder, shared: !storage.blobDir.isEmpty)
     }
 
     /// Several daemons may share its state: one may be between placing a file and committing

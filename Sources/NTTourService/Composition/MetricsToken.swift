@@ -3,14 +3,14 @@ import Foundation
 /// The token /metrics asks for when `metricsTokenFile` names one: the file's text, without the
 /// line end an editor leaves.
 enum MetricsToken {
-    static func load(_ config: ToursdConfig) throws(StartupError) -> [UInt8]? {
-        guard !config.metricsTokenFile.isEmpty else { return nil }
-        guard let data = FileManager.default.contents(atPath: config.metricsTokenFile) else {
-            throw StartupError("metricsTokenFile \(config.metricsTokenFile) cannot be read")
+    static func load(_ path: String) throws(StartupError) -> [UInt8]? {
+        guard !path.isEmpty else { return nil }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw StartupError("metricsTokenFile \(path) cannot be read")
         }
         let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard token.count >= 16, !token.contains(where: \.isWhitespace) else {
-            throw StartupError("metricsTokenFile \(config.metricsTokenFile) must hold one token of 16 characters or more")
+            throw StartupError("metricsTokenFile \(path) must hold one token of 16 characters or more")
         }
         return Array(token.utf8)
     }

@@ -8,18 +8,18 @@ import NTSQLiteDB
 enum ServerStorage {
     /// `connections`: the pool's (SQLite's readers, PostgreSQL's transaction connections); nil,
     /// the configuration's for the database.
-    static func open(_ records: Deployment.Records, _ config: ToursdConfig, logger: Logger, connections: Int? = nil,
+    static func open(_ records: Deployment.Records, _ settings: StorageSettings, logger: Logger, connections: Int? = nil,
                      migrating: Bool = true) throws(StartupError) -> any SQLStorage {
-        let migrations = try SyncService.migrations(records, config)
+        let migrations = try SyncService.migrations(records, settings)
         switch records {
         case .sqlite(let path):
-            try StartupError.makeDirectories(config.dataDir)
+            try StartupError.makeDirectories(settings.dataDir)
             let pool: DatabasePool
             do {
-                pool = try DatabasePool(path: path, readerCount: connections ?? config.sqliteReaders, fileCheckSeconds: config.databaseFileCheckSeconds,
-                                        optimizeSeconds: config.sqliteOptimizeSeconds)
+                pool = try DatabasePool(path: path, readerCount: connections ?? settings.sqliteReaders, fileCheckSeconds: settings.databaseFileCheckSeconds,
+                                        optimizeSeconds: settings.sqliteOptimizeSeconds)
             } catch {
-                throw StartupError("cannot open the database in \(config.dataDir): \(error)")
+                throw StartupError("cannot open the database in \(settings.dataDir): \(error)")
             }
             if migrating {
                 try applied(logger) { try pool.writeNow { db in try Migrator.migrate(db, migrations) } }
@@ -27,8 +27,8 @@ enum ServerStorage {
             }
             return SQLiteStorage(pool)
         case .postgres(let url):
-            let storage = PostgresStorage(url: url, transactionConnections: connections ?? config.databasePoolSize, handlerCount: config.databaseHandlerThreads,
-                                          statementTimeoutSeconds: config.databaseStatementTimeoutSeconds, probeSeconds: config.retryAfterSeconds)
+            let storage = PostgresStorage(url: url, transactionConnections: connections ?? settings.databasePoolSize, handlerCount: settings.databaseHandlerThreads,
+                                          statementTimeoutSeconds: settings.databaseStatementTimeoutSeconds, probeSeconds: settings.retryAfterSeconds)
             if migrating { try applied(logger) { try storage.withConnection { try PostgresMigrator.migrate($0, migrations) } } }
             return storage
         }

@@ -11,14 +11,14 @@ struct ServicePools {
     let webhooks: ThreadPool
 
     /// `beforeEachFileJob` runs before every job of the file pool: tests make the disk slow with it.
-    init(_ config: ToursdConfig, beforeEachFileJob: (@Sendable () -> Void)?) {
-        files = ThreadPool(name: "file-io", threads: config.ioThreads, niceness: Int32(config.ioThreadNiceness), beforeEachJob: beforeEachFileJob)
-        previews = ThreadPool(name: "previews", threads: config.previewThreads, niceness: Int32(config.ioThreadNiceness))
-        webhooks = ThreadPool(name: "webhooks", threads: config.webhookConcurrency)
+    init(_ settings: PoolSettings, beforeEachFileJob: (@Sendable () -> Void)?) {
+        files = ThreadPool(name: "file-io", threads: settings.ioThreads, niceness: Int32(settings.ioThreadNiceness), beforeEachJob: beforeEachFileJob)
+        previews = ThreadPool(name: "previews", threads: settings.previewThreads, niceness: Int32(settings.ioThreadNiceness))
+        webhooks = ThreadPool(name: "webhooks", threads: settings.webhookConcurrency)
     }
 
     /// A bucket's part transfers (only a deployment on a bucket has them).
-    static func bucketTransfers(_ config: ToursdConfig) -> ThreadPool {
-        ThreadPool(name: "s3", threads: config.s3TransferThreads)
+    static func bucketTransfers(_ settings: PoolSettings) -> ThreadPool {
+        ThreadPool(name: "s3", threads: settings.s3TransferThreads)
     }
 }

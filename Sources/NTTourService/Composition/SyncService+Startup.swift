@@ -40,8 +40,8 @@ extension StartupError {
 extension SyncService {
     /// The migrations to apply: those built in for the database's dialect, or those of
     /// `migrationsDir` when it is set.
-    static func migrations(_ records: Deployment.Records, _ config: ToursdConfig) throws(StartupError) -> [Migration] {
-        guard config.migrationsDir.isEmpty else { return try Self.migrations(in: config.migrationsDir) }
+    static func migrations(_ records: Deployment.Records, _ settings: StorageSettings) throws(StartupError) -> [Migration] {
+        guard settings.migrationsDir.isEmpty else { return try Self.migrations(in: settings.migrationsDir) }
         switch records {
         case .sqlite: return ServerMigrations.sqlite
         case .postgres: return ServerMigrations.postgresql
@@ -61,7 +61,7 @@ extension SyncService {
     /// claimed here on a first start), nor more orphans than `orphanSweepLimit`: then toursd
     /// refuses to start.
     func recover() throws(StartupError) {
-        let temporary = context.blobs.incoming.removeLeftovers()
+        let temporary = store.incoming.removeLeftovers()
         let folder: DirectoryBlobStore? = if case .folder(let folder) = blobs { folder } else { nil }
         let stored = folder?.allKeys() ?? []
         let named: Set<BlobKey>
@@ -69,7 +69,7 @@ extension SyncService {
             // One query for every name the rows use, not one per file found.
             // Panoramas always: the previews' and tiles' folders are checked against them.
             let kinds = Set(stored.map(\.kind)).union([.panorama])
-            named = try context.pool.readBlocking { db in Set(try await StoredFiles.named(by: db, kinds: kinds)) }
+            named = try records.pool.readBlocking { db in Set(try await StoredFiles.named(by: db, kinds: kinds)) }
         } catch {
             throw StartupError("cannot check stored files against the database: \(error)")
         }
@@ -82,11 +82,11 @@ extension SyncService {
             try checkRestored(bucket)
         }
         if temporary > 0 {
-            context.logger.warn("removed files left by an interrupted write", ["temporary": String(temporary)])
+            logger.warn("removed files left by an interrupted write", ["temporary": String(temporary)])
         }
-        let derived = context.previews.sweep(keeping: Set(named.filter { $0.kind == .panorama }))
+        let derived = images.previews.sweep(keeping: Set(named.filter { $0.kind == .panorama }))
         if derived > 0 {
-            context.logger.warn("removed previews and tiles left by an interrupted deletion or making", ["removed": String(derived)])
+            logger.warn("removed previews and tiles left by an interrupted deletion or making", ["removed": String(derived)])
         }
     }
 
@@ -95,7 +95,7 @@ extension SyncService {
     /// backup, it is restored from the bucket's versions first), else toursd does not start,
     /// naming them. Checked, the manifest is renamed `blobs.manifest.checked`.
     private func checkRestored(_ bucket: BucketBlobStore) throws(StartupError) {
-        let path = context.config.dataDir + "/" + BucketBackup.manifestName
+        let path = config.dataDir + "/" + BucketBackup.manifestName
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return }
         guard let entries = BucketBackup.entries(manifest: text) else { throw StartupError("\(path) is not a manifest toursd backup wrote") }
         var missing: [String] = []
@@ -116,7 +116,7 @@ extension SyncService {
                                + "or remove \(path) to start without them):\n" + missing.prefix(10).joined(separator: "\n"))
         }
         guard rename(path, path + ".checked") == 0 else { throw StartupError("cannot rename \(path): \(String(cString: strerror(errno)))") }
-        context.logger.always(.info, "the restored database's objects are all in the bucket", ["objects": String(entries.count)])
+        logger.always(.info, "the restored database's objects are all in the bucket", ["objects": String(entries.count)])
     }
 
     /// The database's name in what an operator is told.
@@ -126,13 +126,13 @@ extension SyncService {
     private func claim(_ folder: DirectoryBlobStore, stored: Set<BlobKey>, named: Set<BlobKey>) throws(StartupError) {
         let path = folder.blobs + "/" + StoreOwnership.claimName
         let claimed = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
-        switch StoreOwnership.decide(database: context.deploymentId, store: claimed, holdsBlobs: !stored.isEmpty,
-                                     databaseNamesSome: !stored.isDisjoint(with: named), describing: context.config.blobFolder,
+        switch StoreOwnership.decide(database: deploymentId, store: claimed, holdsBlobs: !stored.isEmpty,
+                                     databaseNamesSome: !stored.isDisjoint(with: named), describing: config.blobFolder,
                                      databaseName: databaseName) {
         case .owned: return
         case .refused(let reason): throw StartupError(reason)
         case .claim:
-            try Self.writePrivateFile(path, line: context.deploymentId)
+            try Self.writePrivateFile(path, line: deploymentId)
             do {
                 try Disk.syncDirectory(folder.blobs)
             } catch {
@@ -145,19 +145,19 @@ extension SyncService {
     /// toursd does not start. A store away now is checked again by each round of its sweep,
     /// which removes nothing until it is.
     private func claim(_ bucket: BucketBlobStore) throws(StartupError) {
-        let (context, databaseName) = (context, databaseName)
+        let (records, databaseName, deploymentId) = (records, databaseName, deploymentId)
         let ownership: StoreOwnership
         do {
-            ownership = try context.pool.handlerThreads.runAndWait {
-                try await bucket.ownership(deployment: context.deploymentId, databaseName: databaseName) { keys in
-                    try await context.read { !(try await StoredFiles.named(among: keys, by: $0)).isEmpty }
+            ownership = try records.pool.handlerThreads.runAndWait {
+                try await bucket.ownership(deployment: deploymentId, databaseName: databaseName) { keys in
+                    try await records.read { !(try await StoredFiles.named(among: keys, by: $0)).isEmpty }
                 }
             }
         } catch let error as ObjectStoreError {
             guard case .unavailable = error else {
                 throw StartupError("the bucket \(bucket.bucket.settings.bucket) cannot be used: \(error.awayReason ?? error.description)")
             }
-            context.logger.warn("the bucket cannot be asked whose it is now; its sweep removes nothing until it can", ["error": "\(error)"])
+            logger.warn("the bucket cannot be asked whose it is now; its sweep removes nothing until it can", ["error": "\(error)"])
             return
         } catch {
             throw StartupError("cannot check whose the bucket \(bucket.bucket.settings.bucket) is: \(error)")
@@ -167,7 +167,7 @@ extension SyncService {
 
     /// The blob folder's files no row names, older than the grace with a shared database.
     private func removeOrphans(from folder: DirectoryBlobStore, stored: Set<BlobKey>, named: Set<BlobKey>) throws(StartupError) {
-        let config = context.config
+        let config = config
         var orphans = stored.subtracting(named)
         // Another daemon on the same database may be between placing a file and committing
         // its row: with a shared database only files older than the grace can be orphans.
@@ -184,21 +184,21 @@ extension SyncService {
         }
         for key in orphans { folder.removeNow(key) }
         if !orphans.isEmpty {
-            context.logger.warn("removed files without their rows", ["orphans": String(orphans.count)])
+            logger.warn("removed files without their rows", ["orphans": String(orphans.count)])
         }
     }
 
     /// On a first start, a tenant and a token so that a newcomer can call the API at once.
     func bootstrapToken() throws(StartupError) {
-        let path = context.config.dataDir + "/admin.token"
+        let path = config.dataDir + "/admin.token"
         do {
-            let made = try context.pool.writeBlocking { db -> String? in
+            let made = try records.pool.writeBlocking { db -> String? in
                 guard try await !TenantStore.hasTokens(db) else { return nil }
-                return try await TenantStore.createToken(db, tenant: "default", at: self.context.clock.now()).token
+                return try await TenantStore.createToken(db, tenant: "default", at: self.clock.now()).token
             }
             guard let token = made else { return }
             try Self.writePrivateFile(path, line: token)
-            context.logger.info("created tenant default; its bearer token is in the file", ["file": path])
+            logger.info("created tenant default; its bearer token is in the file", ["file": path])
         } catch let error as StartupError {
             throw error
         } catch {
@@ -220,7 +220,7 @@ extension SyncService {
     /// This daemon's webhook key is the deployment's (the first daemon's, recorded by its
     /// check), or the start is refused: with another, it could open none of the endpoints'
     /// secrets, and the uploads the other daemons began would be 404 here.
-    static func checkKey(_ key: SecretBox, _ pool: any SQLStorage, _ config: ToursdConfig) throws(StartupError) {
+    static func checkKey(_ key: SecretBox, _ pool: any SQLStorage, _ settings: StorageSettings) throws(StartupError) {
         let mine = WebhookKey.check(key)
         let recorded: String
         do {
@@ -229,7 +229,7 @@ extension SyncService {
             throw StartupError("cannot read the deployment's key check: \(error)")
         }
         guard recorded == mine else {
-            throw StartupError("the webhook key \(WebhookKey.path(config)) is not the one this deployment's daemons use (the first one's): give every "
+            throw StartupError("the webhook key \(WebhookKey.path(settings)) is not the one this deployment's daemons use (the first one's): give every "
                                + "daemon the same webhookKeyFile. If the deployment's key was lost and every daemon now reads this one, run "
                                + "`toursd deployment set-key` (every webhook endpoint then needs a new secret, and unfinished uploads their creation again)")
         }
@@ -237,8 +237,8 @@ extension SyncService {
 
     /// This daemon's id, made once and kept in its data directory (`instance.id`): names its
     /// own folders in shared places.
-    static func instanceId(_ config: ToursdConfig) throws(StartupError) -> String {
-        let path = config.dataDir + "/instance.id"
+    static func instanceId(_ dataDir: String) throws(StartupError) -> String {
+        let path = dataDir + "/instance.id"
         if let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8),
            let id = try? Identifier.checked(text.trimmingCharacters(in: .whitespacesAndNewlines), "instance.id") {
             return id

@@ -18,17 +18,34 @@ public struct StartupError: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// The sync service: its storage opened and brought up to date, and its routes.
+/// The sync service: its storage opened and brought up to date, its parts built from the one
+/// `Deployment` value and each handed what it uses (its ports and its section of the
+/// settings), its background jobs, and its routes. The composition root: the only part that
+/// names the whole configuration.
 public final class SyncService: Sendable {
     let deployment: Deployment
-    let context: ServiceContext
+    let config: ToursdConfig
+    let logger: Logger
+    let records: Records
     let blobs: OpenedBlobs
-    let sessions: UploadSessions
-    let ownership: UploadOwnership
+    /// The blob store the parts are given (traced when traces are sent).
+    let store: any BlobStore
+    let clock: any ServiceClock
+    let crashPoints: CrashPoints
+    /// Who may act on a thing now, in this daemon and across the deployment's daemons.
+    let locker: any Locker
+    /// The database's deployment id (`DeploymentStore`): the blob store it may sweep holds it.
+    let deploymentId: String
+    let outages: OutageLog
+    let images: PanoramaImages
+    let panoramas: Panoramas
+    let floors: Floors
+    let properties: Properties
+    let uploads: Uploads
+    let tokens: TenantTokens
+    let signIns: SignInLimiter
+    let sweeps: Sweeps
     private let webhookKey: SecretBox
-    /// Each upload's URL as its own credential, under a key derived from `webhookKey` (which
-    /// every daemon of a deployment shares).
-    private let capabilities: UploadCapabilities
     /// The `/v1` routes' access rules, as the last router made recorded them.
     private let rules = Mutex<[RouteRule]>([])
     private let webhooks: WebhookDeliverer
@@ -36,7 +53,7 @@ public final class SyncService: Sendable {
     private let metricsToken: [UInt8]?
     /// What sends requests' spans, and holds them meanwhile (nil: no traces).
     private let exporter: OTLPExporter?
-    private let timers = Mutex<[ServiceTimer]>([])
+    private let jobs = BackgroundJobs()
     /// Set at SIGTERM: `/readyz` says draining while requests are still served.
     private let draining = Atomic<Bool>(false)
 
@@ -55,31 +72,26 @@ public final class SyncService: Sendable {
     static func open(_ deployment: Deployment, config: ToursdConfig, logger: Logger, crashAt: CrashPoint? = nil,
                      beforeEachFileJob: (@Sendable () -> Void)?, storage: (any SQLStorage) -> any SQLStorage = { $0 },
                      clock: any ServiceClock = SystemClock()) throws(StartupError) -> SyncService {
-        let pools = ServicePools(config, beforeEachFileJob: beforeEachFileJob)
+        let pools = ServicePools(config.pools, beforeEachFileJob: beforeEachFileJob)
         try StartupError.makeDirectories(config.dataDir)
         let blobs = try openBlobs(deployment.blobs, config, io: pools.files)
-        let pool = storage(try ServerStorage.open(deployment.records, config, logger: logger))
-        let webhookKey = try WebhookKey.load(config)
-        let metricsToken = try MetricsToken.load(config)
-        let exporter = try OTLPExporter(config: config, logger: logger)
+        let pool = storage(try ServerStorage.open(deployment.records, config.storage, logger: logger))
+        let webhookKey = try WebhookKey.load(config.storage)
+        let metricsToken = try MetricsToken.load(config.metricsTokenFile)
+        let exporter = try OTLPExporter(config.traces, logger: logger)
         // Several daemons on one database take turns through its locks; one daemon, through its own.
         let locker: any Locker = switch deployment.records {
         case .sqlite: LocalLocker()
         case .postgres(let url): PostgresLocker(url: url, waitConnections: config.databaseLockWaitConnections,
                                                 statementTimeoutSeconds: config.databaseStatementTimeoutSeconds)
         }
-        let sharedPreviews: BucketBlobStore? = if case .bucket(let bucket) = blobs { bucket } else { nil }
-        // Traced, the store's calls are spans of the requests that make them.
         let deploymentId = try deploymentId(pool)
-        try checkKey(webhookKey, pool, config)
-        let context = ServiceContext(pool: pool, blobs: exporter == nil ? blobs.store : TracedBlobStore(blobs.store), imageThreads: pools.previews, deploymentId: deploymentId, locker: locker,
-                                     sharedPreviews: sharedPreviews, config: config, logger: logger, clock: clock,
-                                     crashPoints: CrashPoints(armed: crashAt))
-        let service = SyncService(deployment, context: context, blobs: blobs, webhookKey: webhookKey, metricsToken: metricsToken,
-                                  exporter: exporter, webhookThreads: pools.webhooks)
+        try checkKey(webhookKey, pool, config.storage)
+        let service = SyncService(deployment, config: config, logger: logger, pool: pool, blobs: blobs, pools: pools, locker: locker, deploymentId: deploymentId,
+                                  clock: clock, crashPoints: CrashPoints(armed: crashAt), webhookKey: webhookKey, metricsToken: metricsToken, exporter: exporter)
         try service.recover()
         try service.bootstrapToken()
-        service.startTimers()
+        service.startJobs()
         return service
     }
 
@@ -87,7 +99,7 @@ public final class SyncService: Sendable {
     private static func openBlobs(_ place: Deployment.Blobs, _ config: ToursdConfig, io: ThreadPool) throws(StartupError) -> OpenedBlobs {
         switch place {
         case .bucket(let bucket):
-            let transfers = ServicePools.bucketTransfers(config)
+            let transfers = ServicePools.bucketTransfers(config.pools)
             let timeouts = TransferTimeouts(connectMs: config.s3ConnectTimeoutMs, stallSeconds: config.s3StallSeconds)
             do {
                 return .bucket(try BucketBlobStore(bucket: ObjectBucket(settings: bucket, transfers: transfers, timeouts: timeouts), dataDir: config.dataDir,
@@ -99,7 +111,7 @@ public final class SyncService: Sendable {
             }
         case .folder(let path, let shared):
             // A shared blob folder receives each daemon's bodies in a folder of that daemon's own.
-            let temporary = shared ? path + "/.incoming/" + (try instanceId(config)) : config.dataDir + "/tmp"
+            let temporary = shared ? path + "/.incoming/" + (try instanceId(config.dataDir)) : config.dataDir + "/tmp"
             do {
                 return .folder(try DirectoryBlobStore(blobs: path, temporaryDirectory: temporary, io: io))
             } catch {
@@ -108,29 +120,43 @@ public final class SyncService: Sendable {
         }
     }
 
-    private init(_ deployment: Deployment, context: ServiceContext, blobs: OpenedBlobs, webhookKey: SecretBox, metricsToken: [UInt8]?,
-                 exporter: OTLPExporter?, webhookThreads: ThreadPool) {
-        self.deployment = deployment
-        self.metricsToken = metricsToken
-        self.exporter = exporter
-        self.context = context
-        self.blobs = blobs
-        self.webhookKey = webhookKey
-        capabilities = UploadCapabilities(key: webhookKey)
-        webhooks = WebhookDeliverer(context: context, key: webhookKey, threads: webhookThreads, tracer: exporter?.tracer)
-        let sessions = UploadSessions(blobs: context.blobs, locker: context.locker, durableStep: context.config.uploadDurableStepBytes) { [context] key, offset in
+    private init(_ deployment: Deployment, config: ToursdConfig, logger: Logger, pool: any SQLStorage, blobs: OpenedBlobs, pools: ServicePools, locker: any Locker,
+                 deploymentId: String, clock: any ServiceClock, crashPoints: CrashPoints, webhookKey: SecretBox, metricsToken: [UInt8]?, exporter: OTLPExporter?) {
+        (self.deployment, self.config, self.logger, self.blobs, self.locker) = (deployment, config, logger, blobs, locker)
+        (self.deploymentId, self.clock, self.crashPoints, self.webhookKey, self.metricsToken, self.exporter) = (deploymentId, clock, crashPoints, webhookKey, metricsToken, exporter)
+        let records = Records(pool: pool)
+        self.records = records
+        // Traced, the store's calls are spans of the requests that make them.
+        let store: any BlobStore = exporter == nil ? blobs.store : TracedBlobStore(blobs.store)
+        self.store = store
+        let outages = OutageLog(intervalSeconds: config.outageLogSeconds, logger: logger, components: [
+            OutageLog.Component(name: "the database") { pool.unavailableReason },
+            OutageLog.Component(name: "the blob store") { store.unavailableReason },
+        ])
+        self.outages = outages
+        let imageSettings = ImageSettings(config)
+        let sharedPreviews: BucketBlobStore? = if case .bucket(let bucket) = blobs { bucket } else { nil }
+        let previews = PreviewCache(dataDir: config.dataDir, io: store.io, decoders: pools.previews, settings: imageSettings, logger: logger, shared: sharedPreviews)
+        let tiles = PanoramaTiles(dataDir: config.dataDir, io: store.io, images: previews.decoders, memory: previews.memory, settings: imageSettings, logger: logger)
+        images = PanoramaImages(records: records, blobs: store, previews: previews, tiles: tiles, queue: ProcessingQueue(limit: imageSettings.processingQueueLimit),
+                                clock: clock, logger: logger, outages: outages, settings: imageSettings)
+        let uploadSettings = UploadSettings(config)
+        panoramas = Panoramas(records: records, blobs: store, clock: clock, crashPoints: crashPoints,
+                              turns: PanoramaTurns(locker: locker, waitSeconds: uploadSettings.takeoverSeconds), images: images)
+        floors = Floors(records: records, blobs: store, clock: clock, crashPoints: crashPoints)
+        properties = Properties(records: records, blobs: store, clock: clock, panoramas: panoramas)
+        let sessions = UploadSessions(blobs: store, locker: locker, durableStep: uploadSettings.durableStepBytes) { key, offset in
             do {
-                guard try await context.write({ try await UploadStore.advanceOffset($0, key.tenant, key.id, to: offset) }) else {
-                    let revoked = try await context.readOne { try await GrantStore.uploadRevoked($0, key.tenant, upload: key.id) } == true
+                guard try await records.write({ try await UploadStore.advanceOffset($0, key.tenant, key.id, to: offset) }) else {
+                    let revoked = try await records.readOne { try await GrantStore.uploadRevoked($0, key.tenant, upload: key.id) } == true
                     return revoked ? ServiceError.uploadGrantRevoked : nil
                 }
             } catch {
-                context.logger.warn("could not record an upload's durable step", ["upload": key.id, "error": "\(error)"])
+                logger.warn("could not record an upload's durable step", ["upload": key.id, "error": "\(error)"])
             }
             return nil
         }
-        self.sessions = sessions
-        ownership = UploadOwnership(locker: context.locker, waitSeconds: Double(context.config.uploadTakeoverSeconds), logger: context.logger) { key, letGo in
+        let ownership = UploadOwnership(locker: locker, waitSeconds: Double(uploadSettings.takeoverSeconds), logger: logger) { key, letGo in
             // Under the lock that opening a session and finishing hold: a finish under way
             // completes first, and no session opens between the end and the letting go.
             try? await sessions.finishing(key) {
@@ -138,62 +164,61 @@ public final class SyncService: Sendable {
                 await letGo()
             }
         }
+        uploads = Uploads(records: records, blobs: store, clock: clock, crashPoints: crashPoints, logger: logger, outages: outages, settings: uploadSettings,
+                          panoramas: panoramas, sessions: sessions, ownership: ownership, capabilities: UploadCapabilities(key: webhookKey))
+        tokens = TenantTokens(records: records, known: KnownTokens(capacity: config.tokenCacheEntries, threads: pool.handlerThreads), clock: clock)
+        signIns = SignInLimiter(records: records, allowed: config.signInFailuresAllowed, window: config.signInWindowSeconds, clock: clock)
+        sweeps = Sweeps(records: records, clock: clock, logger: logger, outages: outages, settings: SweepSettings(config), uploads: uploads, images: images)
+        webhooks = WebhookDeliverer(records: records, clock: clock, logger: logger, outages: outages, settings: WebhookSettings(config), key: webhookKey,
+                                    threads: pools.webhooks, tracer: exporter?.tracer)
     }
 
     deinit { stop() }
 
-    /// Expired uploads, grants and share links (with their visits, and the visitor salts of
-    /// earlier days), and events past `eventRetentionDays`, go at start-up and then every
-    /// `uploadSweepIntervalSeconds`; settled tour changes get their event every
-    /// `tourChangedCheckMs`.
-    private func startTimers() {
-        let uploads = Uploads(context: context, sessions: sessions, ownership: ownership, capabilities: capabilities)
-        let context = self.context
-        let sweep = ServiceTimer(every: .seconds(context.config.uploadSweepIntervalSeconds), on: context.blobs.io) {
-            await uploads.sweepExpired()
-            await context.sweepOldEvents()
-            await context.sweepExpiredGrants()
-            await context.sweepShareVisits()
-            await context.processUnfinished()
-        }
+    /// The daemon's background jobs, in one place: expired uploads, grants and share links and
+    /// old events swept (and stopped processings taken up) at start-up and every
+    /// `uploadSweepIntervalSeconds`; settled tour changes given their event every
+    /// `tourChangedCheckMs`; webhooks delivered; the outbox's backlog read for /metrics; the
+    /// storage's outages logged; traces sent; the bucket's orphans swept.
+    private func startJobs() {
+        let (sweeps, webhooks, outages, settings) = (sweeps, webhooks, outages, SweepSettings(config))
+        let changes = TourChanges(records: records, clock: clock, outages: outages, quietSeconds: settings.tourChangedQuietSeconds)
+        let database = records.threads
         // Database work only: on the handler threads, not the file pool (whose jobs wait on the disk).
-        let tourChanges = ServiceTimer(every: .milliseconds(context.config.tourChangedCheckMs), on: context.pool.handlerThreads) {
-            await context.writeSettledTourChanges()
-        }
-        let webhooks = self.webhooks
-        // Every webhookPollMs, the first one from now: the start has nothing of its own to send.
-        let deliveries = ServiceTimer(every: .milliseconds(context.config.webhookPollMs), startingNow: false, on: context.pool.handlerThreads) {
-            await webhooks.deliverDue()
-        }
-        let backlog = ServiceTimer(every: .seconds(context.config.metricsRefreshSeconds), on: context.pool.handlerThreads) {
-            await webhooks.refreshBacklog()
-        }
-        // Each storage component's outage, logged as it starts, while it lasts and as it ends.
-        let outages = ServiceTimer(every: .seconds(1), on: context.pool.handlerThreads) { context.outages.check() }
-        var started = [sweep, tourChanges, deliveries, backlog, outages]
+        var all = [
+            BackgroundJob(interval: .seconds(settings.intervalSeconds), executor: store.io) { await sweeps.round() },
+            BackgroundJob(interval: .milliseconds(settings.tourChangedCheckMs), executor: database) { await changes.round() },
+            // Every webhookPollMs, the first one from now: the start has nothing of its own to send.
+            BackgroundJob(interval: .milliseconds(config.webhookPollMs), startingNow: false, executor: database) { await webhooks.deliverDue() },
+            BackgroundJob(interval: .seconds(config.metricsRefreshSeconds), executor: database) { await webhooks.refreshBacklog() },
+            BackgroundJob(interval: .seconds(1), executor: database) { outages.check() },
+        ]
         if let exporter {
-            started.append(ServiceTimer(every: .milliseconds(context.config.otlpExportMs), startingNow: false, on: context.blobs.io) { await exporter.export() })
+            all.append(BackgroundJob(interval: .milliseconds(config.otlpExportMs), startingNow: false, executor: store.io) { await exporter.export() })
         }
-        if case .bucket(let bucket) = blobs {
-            let orphans = BucketSweep(store: bucket, context: context, databaseName: deployment.records.name)
-            started.append(ServiceTimer(every: .seconds(context.config.bucketSweepSeconds), on: context.blobs.io) { await orphans.round() })
+        if let orphans = bucketSweep() {
+            all.append(BackgroundJob(interval: .seconds(settings.bucketSweepSeconds), executor: store.io) { await orphans.round() })
         }
-        timers.withLock { $0 = started }
+        jobs.start(all)
     }
 
-    /// Stops the timers and lets the file pool's threads go once their work is done (for
-    /// tests and tools that open a service and drop it).
+    /// The bucket's sweep of this deployment (nil with a blob folder, swept at start-up).
+    func bucketSweep() -> BucketSweep? {
+        guard case .bucket(let bucket) = blobs else { return nil }
+        return BucketSweep(store: bucket, records: records, clock: clock, outages: outages, logger: logger, settings: SweepSettings(config),
+                           deploymentId: deploymentId, databaseName: deployment.records.name)
+    }
+
+    /// Stops the jobs and lets the pools' threads go once their work is done (for tests and
+    /// tools that open a service and drop it).
     public func stop() {
-        timers.withLock { timers in
-            for timer in timers { timer.cancel() }
-            timers = []
-        }
+        jobs.stop()
         webhooks.stop()
         exporter?.stop()
-        context.locker.stop()
-        context.blobs.stop()
-        context.previews.stop()
-        context.pool.stop()
+        locker.stop()
+        store.stop()
+        images.previews.stop()
+        records.pool.stop()
     }
 
     /// The tracer's line of /metrics, when traces are sent.
@@ -214,78 +239,66 @@ public final class SyncService: Sendable {
     /// The threads toursd's request handlers run on: SQLite's reader threads, each with its
     /// own read connection (a handler's reads need no thread hop), or PostgreSQL's handler
     /// threads (a read waits on no thread).
-    public var handlerThreads: ThreadPool { context.pool.handlerThreads }
+    public var handlerThreads: ThreadPool { records.threads }
 
     /// Who may call each `/v1` route (docs/security.md "Who may call what"), as `makeRouter`
     /// added them.
     var accessRules: [RouteRule] { rules.withLock { $0 } }
 
-    /// The router of every route toursd serves, each behind the middleware it needs.
+    /// The router of every route toursd serves, each behind the middleware it needs, each
+    /// group typed by the principal its authentication yields.
     public func makeRouter(metrics: ServerMetrics) -> Router {
         // /metrics labels requests by route, so it needs the router it belongs to.
         let routerBox = RouterReference()
-        let context = self.context
-        let authenticated = Authentication(context: context)
-        let uploads = Uploads(context: context, sessions: sessions, ownership: ownership, capabilities: capabilities)
+        let (records, store, images, outages) = (records, store, images, outages)
+        let api = APISettings(config)
+        let contents = ContentAnswers(blobs: store)
+        let imageAnswers = ImageAnswers(images: images, widths: config.previewWidths)
+        let errors = ServiceErrors(logger: logger, retryAfterSeconds: config.retryAfterSeconds, outages: outages)
+        let authentication = APIAuthentication(tokens: tokens)
+        let creations = PanoramaCreations(panoramas: panoramas, tus: TusUploads(uploads: uploads), draft: DraftUploads(uploads: uploads))
+        let shares = Shares(records: records, clock: clock, settings: api.shares)
+        let branding = Branding(records: records, clock: clock, images: images, logoWidth: api.logoWidth)
+        let viewerSettings = ViewerSettings(config)
+        let viewer = ViewerService(reads: ViewerReads(records: records, clock: clock), panoramas: panoramas, shares: shares, branding: branding,
+                                   sessions: ViewerSessions(records: records, clock: clock, lifetime: viewerSettings.sessionLifetimeSeconds), signIns: signIns,
+                                   images: images, imageAnswers: imageAnswers, contents: contents, logger: logger, settings: viewerSettings)
         let router = Router { table in
             OpsRoutes.add(to: &table, metrics: metrics, routes: { routerBox.routes }, unavailable: {
-                context.pool.unavailableReason ?? context.blobs.unavailableReason
+                records.unavailableReason ?? store.unavailableReason
             }, draining: { [self] in draining.load(ordering: .relaxed) },
-                          metricsToken: metricsToken, serviceMetrics: { context.previews.metrics + context.tiles.metrics + context.processing.metrics + context.commits.metrics + context.databaseMetrics
-                              + context.blobs.metrics + self.webhooks.metrics + self.traceMetrics })
+                          metricsToken: metricsToken, serviceMetrics: { [self] in
+                              images.metrics + records.metrics + store.metrics + webhooks.metrics + traceMetrics
+                          })
             // Every route but the health checks and /metrics, which a balancer or a scraper
             // polls: a span each would drown the traces.
             table.group(exporter.map { [RequestTracing(tracer: $0.tracer)] } ?? []) { table in
-                table.group(ServiceErrors(context)) { table in
-                    var api = GuardedRoutes(table, context: context)
-                    api.group(authenticated) { table in
-                        PropertyRoutes.add(to: &table, context)
-                        FloorRoutes.add(to: &table, context)
-                        PanoramaRoutes.add(to: &table, context, uploads: uploads)
-                        PreviewRoutes.add(to: &table, context)
-                        ShareRoutes.add(to: &table, context)
-                        EventRoutes.add(to: &table, context)
-                        WebhookRoutes.add(to: &table, context, key: webhookKey)
-                        GrantRoutes.add(to: &table, context)
-                        BrandingRoutes.add(to: &table, context)
-                    }
-                    UploadRoutes.add(to: &api, uploads, authenticated: authenticated)
-                    table = api.table
-                    rules.withLock { $0 = api.rules }
+                table.group(errors) { table in
+                    var v1 = APIRoutes(RouteGroup(table, authenticate: authentication.authenticate), authorization: GrantAuthorization(records: records))
+                    PropertyRoutes.add(to: &v1, settings: api, properties: properties)
+                    FloorRoutes.add(to: &v1, settings: api, floors: floors, contents: contents)
+                    PanoramaRoutes.add(to: &v1, settings: api, creations: creations, contents: contents)
+                    PreviewRoutes.add(to: &v1, panoramas: panoramas, answers: imageAnswers)
+                    ShareRoutes.add(to: &v1, settings: api, shares: shares)
+                    EventRoutes.add(to: &v1, settings: api, feed: EventFeed(records: records, pollMs: api.eventPollMs))
+                    WebhookRoutes.add(to: &v1, settings: api, endpoints: WebhookEndpoints(records: records, clock: clock, key: webhookKey,
+                                                                                          maxPerTenant: api.maxWebhooksPerTenant,
+                                                                                          allowPrivateTargets: api.webhookAllowPrivateTargets))
+                    GrantRoutes.add(to: &v1, settings: api, credentials: Credentials(records: records, clock: clock, grantsPerTenant: api.grantsPerTenant,
+                                                                                     tokensPerTenant: api.tokensPerTenant))
+                    BrandingRoutes.add(to: &v1, settings: api, branding: branding)
+                    UploadRoutes.add(to: &v1, creations)
+                    var capability = RouteGroup(v1.table, authenticate: UploadCapabilityAuthentication(capabilities: uploads.capabilities, records: records).authenticate)
+                    let capabilityRules = UploadRoutes.add(to: &capability, creations)
+                    table = capability.table
+                    rules.withLock { $0 = v1.rules + capabilityRules }
                 }
-                ViewerRoutes.add(to: &table, context)
+                ViewerRoutes.add(to: &table, viewer, errors: errors)
             }
         }
         routerBox.set(router)
         return router
     }
-}
-
-/// A job run at start-up (or, not `startingNow`, after one interval) and then every `interval`, on `executor`; created, cancelled and
-/// released under the service's lock. A tick that comes while the last run still goes (a slow
-/// disk or database) is skipped, so runs never pile up.
-private struct ServiceTimer: @unchecked Sendable {
-    private let timer: DispatchSourceTimer
-
-    init(every interval: DispatchTimeInterval, startingNow: Bool = true, on executor: any TaskExecutor, _ job: @escaping @Sendable () async -> Void) {
-        timer = DispatchSource.makeTimerSource(queue: .global())
-        timer.schedule(deadline: startingNow ? .now() : .now() + interval, repeating: interval, leeway: .milliseconds(100))
-        let running = Running()
-        timer.setEventHandler {
-            guard running.flag.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return }
-            Task(executorPreference: executor) {
-                await job()
-                running.flag.store(false, ordering: .releasing)
-            }
-        }
-        timer.resume()
-    }
-
-    private final class Running: Sendable {
-        let flag = Atomic<Bool>(false)
-    }
-
-    func cancel() { timer.cancel() }
 }
 
 /// Lets a route read the router it is part of, which exists only once all routes are added.

@@ -1,6 +1,5 @@
 import NTAPIModel
 import Foundation
-import NTHTTPCore
 import NTLogging
 
 extension Identifier {
@@ -27,12 +26,5 @@ enum Timestamp {
     /// A time given in Unix seconds.
     static func at(unixSeconds: Int64) -> String {
         text(WallClockTime(seconds: unixSeconds, nanoseconds: 0))
-    }
-}
-
-extension Request {
-    /// The path parameter `{name}` as a client-made id, or a 400 naming it.
-    func uuid(_ name: String) throws(ServiceError) -> String {
-        try Identifier.checked(parameter(name), name)
     }
 }

@@ -24,21 +24,21 @@ final class OTLPExporter: Sendable {
     private let failures: Mutex<OutageWatch>
     private let logger: Logger
 
-    init?(config: ToursdConfig, logger: Logger) throws(StartupError) {
-        guard !config.otlpEndpoint.isEmpty else { return nil }
-        guard let url = URLComponents(string: config.otlpEndpoint), let host = url.host, !host.isEmpty,
+    init?(_ settings: TraceSettings, logger: Logger) throws(StartupError) {
+        guard !settings.endpoint.isEmpty else { return nil }
+        guard let url = URLComponents(string: settings.endpoint), let host = url.host, !host.isEmpty,
               url.scheme == "http" || url.scheme == "https" else {
-            throw StartupError("otlpEndpoint \(config.otlpEndpoint) is not an http(s) URL (a collector's /v1/traces)")
+            throw StartupError("otlpEndpoint \(settings.endpoint) is not an http(s) URL (a collector's /v1/traces)")
         }
-        endpoint = config.otlpEndpoint
+        endpoint = settings.endpoint
         self.host = host
         port = url.port ?? (url.scheme == "https" ? 443 : 80)
-        tracer = Tracer(limit: config.otlpQueueSpans)
+        tracer = Tracer(limit: settings.queueSpans)
         thread = ThreadPool(name: "otlp", threads: 1)
         clients = PerThread(threads: 1)
-        timeoutMs = config.otlpTimeoutMs
-        serviceName = config.otlpServiceName
-        failures = Mutex(OutageWatch(interval: .seconds(config.outageLogSeconds)))
+        timeoutMs = settings.timeoutMs
+        serviceName = settings.serviceName
+        failures = Mutex(OutageWatch(interval: .seconds(settings.outageLogSeconds)))
         self.logger = logger
     }
 

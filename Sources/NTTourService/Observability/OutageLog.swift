@@ -74,6 +74,16 @@ final class OutageLog: Sendable {
         detail.withLock { $0 = error.description }
     }
 
+    /// A background job's failure (`message`): logged, unless it is storage that cannot be
+    /// reached, which the outage's own lines tell, not each round.
+    func failed(_ message: String, _ error: any Error) {
+        if let failure = error as? any StorageFailure, failure.storageError.kind == .unavailable {
+            met(failure.storageError)
+            return
+        }
+        logger.warn(message, ["error": "\(error)"])
+    }
+
     /// Looks at each component now, and logs what changed.
     func check(at now: ContinuousClock.Instant = .now) {
         let reasons = components.map { $0.reason() }

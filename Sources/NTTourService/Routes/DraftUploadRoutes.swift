@@ -35,7 +35,7 @@ struct DraftUploads: Sendable {
     }
 
     private func limits(_ upload: UploadRecord?) -> DraftUploadLimits {
-        DraftUploadLimits(maxSize: Int64(uploads.context.config.maxPanoramaBytes), secondsLeft: upload.map { $0.expiresAt - uploads.now } ?? uploads.expiry)
+        DraftUploadLimits(maxSize: uploads.settings.maxPanoramaBytes, secondsLeft: upload.map { $0.expiresAt - uploads.now } ?? uploads.expiry)
     }
 
 
@@ -65,16 +65,13 @@ struct DraftUploads: Sendable {
     /// `POST /v1/uploads?panoramaId=…&floorId=…[&roomId=…]`, the panorama's media type in
     /// `Content-Type` and its digest, if declared, in `Repr-Digest` (`PanoramaCreation`). The
     /// upload exists, and the 104 says where, before a byte of the body is read.
-    func create(_ creation: PanoramaCreation, _ request: Request, _ version: DraftVersion, completes: Bool) async throws -> Response {
+    func create(_ command: CreationCommand, _ principal: APIPrincipal, _ request: Request, _ version: DraftVersion, completes: Bool) async throws -> Response {
         try await Self.answering(version) {
-            let tenant = request.tenant
+            let (tenant, creation) = (principal.tenant, command.creation)
             // A re-send whose digest is declared is answered without reading the body again.
-            if let declared = creation.declaredSHA256,
-               let existing = try await uploads.context.readOne({ try await TourStore.panorama($0, tenant, creation.panoramaId) }) {
-                return .document(.ok, try PanoramaUpload.resend(existing, digest: declared))
-            }
-            _ = try await uploads.context.read { try await TourStore.panoramaPlace($0, tenant, floorId: creation.floorId, roomId: creation.roomId) }
-            let wanted = creation.upload(grantId: request.grant?.id, maxLength: Int64(uploads.context.config.maxPanoramaBytes))
+            if let resent = try await uploads.panoramas.resent(tenant, creation) { return .document(.ok, resent) }
+            try await uploads.panoramas.checkPlace(tenant, creation)
+            let wanted = command.upload(grantId: principal.grant?.id, maxLength: uploads.settings.maxPanoramaBytes)
             let key = BlobKey(tenant: tenant, kind: .upload, id: Identifier.make())
             return try await uploads.owning(key) { owner in
                 // A new creation for the panorama starts its bytes again: an older unfinished
@@ -83,8 +80,8 @@ struct DraftUploads: Sendable {
                     throw ServiceError(.internal, "a replacing creation found an open upload")
                 }
                 let location = uploads.location(upload, tenant)
-                let interim = uploads.context.config.resumableInterimResponses ? DraftAnswers.interim(version, location: location, limits: limits(upload)) : nil
-                return try await transfer(request, version, upload, owner: owner, at: 0, completes: completes, location: location, interim: interim)
+                let interim = uploads.settings.interimResponses ? DraftAnswers.interim(version, location: location, limits: limits(upload)) : nil
+                return try await transfer(request, tenant, version, upload, owner: owner, at: 0, completes: completes, location: location, interim: interim)
             }
         }
     }
@@ -94,9 +91,8 @@ struct DraftUploads: Sendable {
     /// goes once this transfer has claimed the upload and before a byte of its body is read: an
     /// offset retrieval it leads to (the client cut off right after) finds the transfer writing,
     /// and waits for the bytes it was sent.
-    private func transfer(_ request: Request, _ version: DraftVersion, _ found: UploadRecord, owner: UInt64, at offset: Int64,
+    private func transfer(_ request: Request, _ tenant: Int64, _ version: DraftVersion, _ found: UploadRecord, owner: UInt64, at offset: Int64,
                           completes: Bool, location: String?, interim: [HTTPField]? = nil) async throws -> Response {
-        let tenant = request.tenant
         var upload = found
         guard let session = try await uploads.current(upload, tenant, owner: owner).session else {
             throw DraftRefusal(error: DraftProblem.completedUpload.error("upload \(upload.id) is complete"), problem: .completedUpload,
@@ -107,22 +103,14 @@ struct DraftUploads: Sendable {
         let contentDigest = try ReprDigest.sha256(request.headers["content-digest"], field: "Content-Digest")
         // One daemon keeps an ended transfer's bytes at the takeover, so its bodies need no
         // durable steps (each an fsync and a commit); several continue from what is recorded.
-        let claim = try await session.claim(checksum: contentDigest == nil ? nil : .sha256, keepingLive: true, stepping: uploads.ownership.spansDaemons)
-        // What an older transfer had written is kept: recorded before any answer names it.
-        if claim.offset > upload.offset {
-            do {
-                try await uploads.record(upload, tenant, offset: claim.offset)
-            } catch {
-                session.release(claim.token)
-                throw error
+        let reached = try await session.withClaim(checksum: contentDigest == nil ? nil : .sha256, keepingLive: true,
+                                                  stepping: uploads.ownership.spansDaemons) { claim in
+            // What an older transfer had written is kept: recorded before any answer names it.
+            if claim.offset > upload.offset { try await uploads.record(upload, tenant, offset: claim.offset) }
+            guard claim.offset == offset else {
+                throw DraftRefusal(error: DraftProblem.mismatchingOffset.error("Upload-Offset is \(offset) but the upload holds \(claim.offset) bytes"),
+                                   problem: .mismatchingOffset, offset: claim.offset, providedOffset: offset)
             }
-        }
-        guard claim.offset == offset else {
-            session.release(claim.token)
-            throw DraftRefusal(error: DraftProblem.mismatchingOffset.error("Upload-Offset is \(offset) but the upload holds \(claim.offset) bytes"),
-                               problem: .mismatchingOffset, offset: claim.offset, providedOffset: offset)
-        }
-        do {
             if let length = try DraftLength.declared(version, headers: request.headers, contentLength: request.head.contentLength, offset: offset,
                                                      completes: completes), !(upload.lengthKnown && length == upload.length) {
                 guard !upload.lengthKnown, (offset...upload.length).contains(length) else {
@@ -130,33 +118,25 @@ struct DraftUploads: Sendable {
                     throw DraftRefusal(error: DraftProblem.inconsistentLength.error("the upload's length \(held), not \(length)"),
                                        problem: .inconsistentLength, offset: offset)
                 }
-                let id = upload.id
-                if try await !uploads.context.write({ try await UploadStore.recordLength($0, tenant, id, length: length) }) {
-                    try await uploads.refuseIfRevoked(id, tenant)
-                }
+                try await uploads.recordLength(upload, tenant, length)
                 (upload.length, upload.lengthKnown) = (length, true)
             }
-        } catch {
-            session.release(claim.token)
-            throw error
-        }
-        if let interim { request.sendInterim(.uploadResumptionSupported, headers: interim) }
-        let reached: Int64
-        do {
-            // A body announced past the room is refused before a byte of it is read.
-            if let announced = request.head.contentLength, announced > upload.length - offset {
-                session.release(claim.token)
-                throw ServiceError(.payloadTooLarge, "the body's \(announced) bytes go past the most the upload may hold, \(upload.length)")
+            if let interim { request.sendInterim(.uploadResumptionSupported, headers: interim) }
+            do {
+                // A body announced past the room is refused before a byte of it is read.
+                if let announced = request.head.contentLength, announced > upload.length - offset {
+                    throw ServiceError(.payloadTooLarge, "the body's \(announced) bytes go past the most the upload may hold, \(upload.length)")
+                }
+                return try await uploads.append(request.body, upload, tenant, session, token: claim.token, checksum: contentDigest, room: upload.length - offset,
+                                                completes: completes, owner: owner)
+            } catch let error as ServiceError where error.code == .payloadTooLarge && upload.lengthKnown {
+                // Past the length recorded: 400, and from -06 on the upload is no more.
+                if version.overrunInvalidates { try? await uploads.end(tenant: tenant, id: upload.id) }
+                throw DraftRefusal(error: DraftProblem.inconsistentLength.error("the body goes past the upload's length \(upload.length)"),
+                                   problem: .inconsistentLength, offset: version.overrunInvalidates ? nil : session.durableOffset)
+            } catch let error as ServiceError where !error.isServerFailure {
+                throw DraftRefusal(error: error, offset: session.durableOffset)
             }
-            reached = try await uploads.append(request.body, upload, tenant, session, token: claim.token, checksum: contentDigest, room: upload.length - offset,
-                                       completes: completes, owner: owner)
-        } catch let error as ServiceError where error.code == .payloadTooLarge && upload.lengthKnown {
-            // Past the length recorded: 400, and from -06 on the upload is no more.
-            if version.overrunInvalidates { try? await uploads.end(tenant: tenant, id: upload.id) }
-            throw DraftRefusal(error: DraftProblem.inconsistentLength.error("the body goes past the upload's length \(upload.length)"),
-                               problem: .inconsistentLength, offset: version.overrunInvalidates ? nil : session.durableOffset)
-        } catch let error as ServiceError where !error.isServerFailure {
-            throw DraftRefusal(error: error, offset: session.durableOffset)
         }
         guard completes else { return DraftAnswers.incomplete(version, offset: reached, location: location, limits: limits(upload)) }
         guard !upload.lengthKnown || reached == upload.length else {
@@ -184,21 +164,19 @@ struct DraftUploads: Sendable {
     /// HEAD: offset retrieval. A transfer still in flight stops first (the bytes it wrote kept,
     /// made durable and recorded), so the offset answered is the one the next append must name, and
     /// a restart cannot take it back.
-    @Sendable func head(_ request: Request) async throws -> Response {
+    func head(_ target: UploadTarget, _ request: Request) async throws -> Response {
         let version = try Self.servedVersion(request.headers)
         return try await Self.answering(version) {
             try Self.refuseFields(version.fieldsRefusedOnRetrieval, request)
-            let found = try await uploads.upload(request.tenant, try request.uuid("uploadId"))
+            let found = try await uploads.upload(target.tenant, target.uploadId)
             if found.finished { return DraftAnswers.offset(version, offset: found.length, complete: true, length: found.length, limits: limits(found)) }
-            let tenant = request.tenant
+            let tenant = target.tenant
             return try await uploads.owning(uploads.partialKey(found, tenant)) { owner in
                 let now = try await uploads.current(found, tenant, owner: owner)
                 var offset = now.offset
                 if let session = now.session {
-                    await session.writerEnded(within: uploads.context.config.uploadTakeoverGraceMs)
-                    let claim = try await session.claim(checksum: nil, keepingLive: true)
-                    session.release(claim.token)
-                    offset = claim.offset
+                    await session.writerEnded(within: uploads.settings.takeoverGraceMs)
+                    offset = try await session.withClaim(checksum: nil, keepingLive: true) { $0.offset }
                     if offset > now.record.offset { try await uploads.record(now.record, tenant, offset: offset) }
                     // Every byte in and said complete, but not finished (a crash): it finishes now.
                     if try await uploads.finishIfComplete(now.record, tenant, offset: offset, owner: owner) != nil {
@@ -214,7 +192,7 @@ struct DraftUploads: Sendable {
 
     /// PATCH: upload append at `Upload-Offset`, a newer request ending an older one still in
     /// flight (its durable bytes kept), on this daemon or another.
-    @Sendable func append(_ request: Request) async throws -> Response {
+    func append(_ target: UploadTarget, _ request: Request) async throws -> Response {
         let version = try Self.servedVersion(request.headers)
         return try await Self.answering(version) {
             if version.appendNeedsPartialUploadType, request.headers["content-type"]?.lowercased() != "application/partial-upload" {
@@ -225,24 +203,24 @@ struct DraftUploads: Sendable {
             }
             let said = try version.completes(request.headers)
             if version.appendMustSayCompleteness, said == nil { throw ServiceError.badRequest("an upload append says \(version.completenessField)") }
-            let key = BlobKey(tenant: request.tenant, kind: .upload, id: try request.uuid("uploadId"))
+            let key = BlobKey(tenant: target.tenant, kind: .upload, id: target.uploadId)
             return try await uploads.owning(key) { owner in
-                let found = try await uploads.upload(request.tenant, key.id)
+                let found = try await uploads.upload(target.tenant, key.id)
                 if found.finished {
                     throw DraftRefusal(error: DraftProblem.completedUpload.error("upload \(found.id) is complete"), problem: .completedUpload,
                                        offset: found.length, uploadComplete: true)
                 }
-                return try await transfer(request, version, found, owner: owner, at: offset, completes: said ?? true, location: nil)
+                return try await transfer(request, target.tenant, version, found, owner: owner, at: offset, completes: said ?? true, location: nil)
             }
         }
     }
 
     /// DELETE: cancellation; a transfer in flight stops.
-    @Sendable func cancel(_ request: Request) async throws -> Response {
+    func cancel(_ target: UploadTarget, _ request: Request) async throws -> Response {
         let version = try Self.servedVersion(request.headers)
         return try await Self.answering(version) {
             try Self.refuseFields(version.fieldsRefusedOnRetrieval, request)
-            try await uploads.end(tenant: request.tenant, id: try request.uuid("uploadId"))
+            try await uploads.end(tenant: target.tenant, id: target.uploadId)
             return Response(status: .noContent)
         }
     }

@@ -5,36 +5,33 @@ import NTHTTPCore
 
 /// One-shot panorama uploads and their content (docs/api.md "Panoramas — one-shot upload").
 enum PanoramaRoutes {
-    /// `uploads`: a PUT of the IETF resumable-upload draft (iOS's URLSession) is a creation there.
-    static func add(to table: inout GuardedRoutes, _ context: ServiceContext, uploads: Uploads) {
-        let maxSize = Int64(context.config.maxPanoramaBytes)
-        let creations = PanoramaCreations(panoramas: Panoramas(context: context), tus: TusUploads(uploads: uploads), draft: DraftUploads(uploads: uploads))
-        table.addCreation(.put, "/v1/panoramas/{panoramaId}", bodyLimit: maxSize, answering: DraftUploads.answeringRefusals, parse: { request in
-            try PanoramaCreation.put(request.head, panoramaId: try request.uuid("panoramaId"), maxLength: maxSize)
+    /// `creations`: a PUT of the IETF resumable-upload draft (iOS's URLSession) is a creation there.
+    static func add(to api: inout APIRoutes, settings: APISettings, creations: PanoramaCreations, contents: ContentAnswers) {
+        let maxSize = Int64(settings.maxPanoramaBytes)
+        api.add(.put, "/v1/panoramas/{panoramaId}", .panoramaCreation, bodyLimit: maxSize, answering: DraftUploads.answeringRefusals, parse: { request in
+            try CreationCommand.put(request.head, panoramaId: try request.uuid("panoramaId"), maxLength: maxSize)
         }, creations.execute)
 
+        let panorama = Addressed.by("panoramaId", AccessTarget.panorama)
         // Where a draft upload may be created, its limits (the draft, -04 on).
-        table.add(.options, "/v1/panoramas/{panoramaId}", .anyCredential) { request in
-            _ = try request.uuid("panoramaId")
-            return Response(status: .noContent, headers: UploadRoutes.draftDiscovery(Int64(context.config.maxPanoramaBytes)))
+        api.add(.options, "/v1/panoramas/{panoramaId}", .anyCredential, parse: panorama) { _, _, _ in
+            Response(status: .noContent, headers: UploadRoutes.draftDiscovery(maxSize))
         }
 
-        table.add(.get, "/v1/panoramas/{panoramaId}", .scoped(.read, .panorama)) { request in
-            let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
-            guard let panorama = try await context.readOne({ try await TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
-            return .document(.ok, panorama)
+        api.add(.get, "/v1/panoramas/{panoramaId}", .scoped(.read), parse: panorama) { command, principal, _ in
+            .document(.ok, try await creations.panoramas.panorama(principal.tenant, command.id))
         }
 
-        table.add(.get, "/v1/panoramas/{panoramaId}/content", .scoped(.read, .panorama)) { request in
-            let (tenant, id) = (request.tenant, try request.uuid("panoramaId"))
-            guard let panorama = try await context.readOne({ try await TourStore.panorama($0, tenant, id) }) else { throw ServiceError.notFound("panorama", id) }
-            return try await context.content(BlobKey(tenant: tenant, kind: .panorama, id: id),
-                                             StoredContent(size: panorama.size, sha256: panorama.sha256, contentType: panorama.contentType), for: request,
-                                             sender: .storeMayRedirect)
+        api.add(.get, "/v1/panoramas/{panoramaId}/content", .scoped(.read), parse: panorama) { command, principal, request in
+            let (tenant, id) = (principal.tenant, command.id)
+            let panorama = try await creations.panoramas.panorama(tenant, id)
+            return try await contents.content(BlobKey(tenant: tenant, kind: .panorama, id: id),
+                                              StoredContent(size: panorama.size, sha256: panorama.sha256, contentType: panorama.contentType), for: request,
+                                              sender: .storeMayRedirect)
         }
 
-        table.add(.delete, "/v1/panoramas/{panoramaId}", .scoped(.capture, .panorama)) { request in
-            try await creations.panoramas.delete(request.tenant, try request.uuid("panoramaId"))
+        api.add(.delete, "/v1/panoramas/{panoramaId}", .scoped(.capture), parse: panorama) { command, principal, _ in
+            try await creations.panoramas.delete(principal.tenant, command.id)
             return Response(status: .noContent)
         }
     }

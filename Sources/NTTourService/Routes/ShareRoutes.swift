@@ -1,62 +1,54 @@
 import NTAPIModel
 import NTHTTPCore
 
+/// A share link made of a tour: `POST /v1/tours/{tourId}/shares`.
+struct CreateShare: Command {
+    let tourId: String
+    var target: AccessTarget? { .tour(tourId) }
+
+    static let parse: @Sendable (Request) throws -> CreateShare = { CreateShare(tourId: try $0.uuid("tourId")) }
+}
+
 /// Share links of tours (docs/api.md "Sharing a tour"). The pages a link opens are the viewer's.
 enum ShareRoutes {
-    static func add(to table: inout GuardedRoutes, _ context: ServiceContext) {
-        let allowed = context.config.shareMinSeconds...context.config.shareMaxSeconds
-
-        table.add(.post, "/v1/tours/{tourId}/shares", .tenant(.tour), bodyLimit: Int64(context.config.maxJsonBodyBytes)) { request in
-            let (tenant, tourId) = (request.tenant, try request.uuid("tourId"))
+    static func add(to api: inout APIRoutes, settings: APISettings, shares: Shares) {
+        let (limits, maxJsonDepth) = (settings.shares, settings.maxJsonDepth)
+        api.add(.post, "/v1/tours/{tourId}/shares", .tenantOnTarget, bodyLimit: Int64(settings.maxJsonBodyBytes), parse: CreateShare.parse) { command, principal, request in
+            let (tenant, tourId) = (principal.tenant, command.tourId)
             let body = try await request.body.collect(upTo: request.bodyLimit)
             let input = try ServiceError.parsing { () throws(InvalidDocument) in
-                try ShareInput.parse(body, allowed: allowed, defaultSeconds: context.config.shareLifetime,
-                                     maxOrigins: context.config.maxFrameAncestorsPerShare, maxDepth: context.config.maxJsonDepth)
+                try ShareInput.parse(body, allowed: limits.lifetimes, defaultSeconds: limits.defaultLifetime, maxOrigins: limits.maxFrameAncestors,
+                                     maxDepth: maxJsonDepth)
             }
-            let maxLive = context.config.maxSharesPerTour
-            guard let share = try await context.write({
-                try await ViewerStore.createShare($0, tenant, tourId: tourId, input, maxLive: maxLive, at: context.clock.now())
-            }) else {
+            guard let share = try await shares.create(tenant, tourId: tourId, input) else {
                 throw ServiceError.notFound("tour", tourId)
             }
             return .document(.created, share)
         }
 
-        table.add(.get, "/v1/tours/{tourId}/shares", .tenant(.tour)) { request in
-            let (tenant, tourId) = (request.tenant, try request.uuid("tourId"))
+        api.add(.get, "/v1/tours/{tourId}/shares", .tenantOnTarget, parse: Addressed.by("tourId", AccessTarget.tour)) { command, principal, request in
+            let (tenant, tourId) = (principal.tenant, command.id)
             let (limit, after) = try request.pageQuery()
-            guard let (page, more) = try await context.read({ try await ViewerStore.shares($0, tenant, tourId: tourId, limit: limit, after: after, at: context.clock.now()) }) else {
+            guard let (page, more) = try await shares.list(tenant, tourId: tourId, limit: limit, after: after) else {
                 throw ServiceError.notFound("tour", tourId)
             }
             return .document(.ok, Page(items: page, next: more ? page.last?.id : nil))
         }
 
-        table.add(.get, "/v1/shares/{shareId}/stats", .tenant(nil)) { request in
-            let (tenant, id) = (request.tenant, try request.uuid("shareId"))
-            guard let stats = try await context.read({ try await ShareVisitStore.stats($0, tenant, shareId: id) }) else {
+        api.add(.get, "/v1/shares/{shareId}/stats", .tenant, parse: Addressed.nothing) { _, principal, request in
+            let (tenant, id) = (principal.tenant, try request.uuid("shareId"))
+            guard let stats = try await shares.stats(tenant, id) else {
                 throw ServiceError.notFound("share", id)
             }
             return .document(.ok, stats)
         }
 
-        table.add(.delete, "/v1/shares/{shareId}", .tenant(nil)) { request in
-            let (tenant, id) = (request.tenant, try request.uuid("shareId"))
-            guard try await context.write({ try await ViewerStore.revokeShare($0, tenant, id: id) }) != nil else {
+        api.add(.delete, "/v1/shares/{shareId}", .tenant, parse: Addressed.nothing) { _, principal, request in
+            let (tenant, id) = (principal.tenant, try request.uuid("shareId"))
+            guard try await shares.revoke(tenant, id) != nil else {
                 throw ServiceError.notFound("share", id)
             }
             return Response(status: .noContent)
-        }
-    }
-}
-
-extension ServiceContext {
-    /// Removes expired share links with their visits, and the visitor salts of earlier days.
-    func sweepShareVisits() async {
-        do {
-            let removed = try await write { try await ShareVisitStore.sweep($0, at: self.clock.now()) }
-            if removed > 0 { logger.info("expired share links removed", ["count": String(removed)]) }
-        } catch {
-            failed("the share link sweep failed", error)
         }
     }
 }

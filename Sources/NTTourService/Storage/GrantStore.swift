@@ -129,10 +129,15 @@ enum GrantStore {
 }
 
 extension GrantStore {
-    /// The property the thing `id` of `place` belongs to; nil when the tenant has no such thing.
-    static func propertyId(_ db: any SQLConnection, _ tenant: Int64, of place: PropertyPlace, _ id: String) async throws -> String? {
+    /// A thing of a tenant whose property a grant must hold.
+    enum Thing: Sendable {
+        case property, floor, panorama, tour, upload
+    }
+
+    /// The property the thing `id` of kind `thing` belongs to; nil when the tenant has no such thing.
+    static func propertyId(_ db: any SQLConnection, _ tenant: Int64, of thing: Thing, _ id: String) async throws -> String? {
         let sql: String
-        switch place {
+        switch thing {
         case .property: sql = "SELECT id FROM properties WHERE tenant_id = ? AND id = ?"
         case .floor: sql = "SELECT property_id FROM floors WHERE tenant_id = ? AND id = ?"
         case .panorama: sql = "SELECT property_id FROM panoramas WHERE tenant_id = ? AND id = ?"

@@ -44,19 +44,19 @@ final class PanoramaTiles: Sendable {
     let made = Atomic<Int>(0)
     let cpuNanoseconds = Atomic<Int>(0)
 
-    init(dataDir: String, io: ThreadPool, images: ThreadPool, memory: ImageMemory, config: ToursdConfig, logger: Logger) {
+    init(dataDir: String, io: ThreadPool, images: ThreadPool, memory: ImageMemory, settings: ImageSettings, logger: Logger) {
         root = dataDir + "/previews"
         self.io = io
         self.images = images
         self.memory = memory
         self.logger = logger
-        rule = TilingRule(minWidth: config.tileMinWidth, maxAspectRatio: Double(config.tileMaxAspectRatio), maxFaceSize: config.maxTileFaceSize,
-                          maxSpherePerImagePixel: config.tileMaxSpherePerPixel)
-        maxCpuNanoseconds = config.maxTileCpuSeconds * 1_000_000_000
-        quality = config.previewQuality
-        maxSourcePixels = config.maxPreviewSourcePixels
-        budget = DecodeBudget(maxBytes: config.maxTileDecodeBytes, maxScans: config.maxPreviewScans, maxItems: config.maxPreviewItems)
-        queueLimit = config.tileQueueLimit
+        rule = TilingRule(minWidth: settings.tileMinWidth, maxAspectRatio: Double(settings.tileMaxAspectRatio), maxFaceSize: settings.maxTileFaceSize,
+                          maxSpherePerImagePixel: settings.tileMaxSpherePerPixel)
+        maxCpuNanoseconds = settings.maxTileCpuSeconds * 1_000_000_000
+        quality = settings.quality
+        maxSourcePixels = settings.maxSourcePixels
+        budget = DecodeBudget(maxBytes: settings.maxTileDecodeBytes, maxScans: settings.maxScans, maxItems: settings.maxItems)
+        queueLimit = settings.tileQueueLimit
     }
 
     /// Its lines of /metrics.

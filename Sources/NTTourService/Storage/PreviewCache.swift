@@ -40,18 +40,18 @@ final class PreviewCache: Sendable {
     /// With a bucket: previews made by any daemon, kept there too.
     let shared: (any SharedPreviews)?
 
-    init(dataDir: String, io: ThreadPool, decoders: ThreadPool, config: ToursdConfig, logger: Logger, shared: (any SharedPreviews)? = nil) {
+    init(dataDir: String, io: ThreadPool, decoders: ThreadPool, settings: ImageSettings, logger: Logger, shared: (any SharedPreviews)? = nil) {
         root = dataDir + "/previews"
         self.io = io
         self.shared = shared
         self.decoders = decoders
-        memory = ImageMemory(limit: config.imageMemoryBytes)
+        memory = ImageMemory(limit: settings.memoryBytes)
         self.logger = logger
-        quality = config.previewQuality
-        maxSourcePixels = config.maxPreviewSourcePixels
-        budget = DecodeBudget(maxBytes: config.maxPreviewDecodeBytes, maxScans: config.maxPreviewScans, maxItems: config.maxPreviewItems)
-        queueLimit = config.previewQueueLimit
-        retryAfterSeconds = config.retryAfterSeconds
+        quality = settings.quality
+        maxSourcePixels = settings.maxSourcePixels
+        budget = DecodeBudget(maxBytes: settings.maxPreviewDecodeBytes, maxScans: settings.maxScans, maxItems: settings.maxItems)
+        queueLimit = settings.previewQueueLimit
+        retryAfterSeconds = settings.retryAfterSeconds
     }
 
     func stop() { decoders.stop() }

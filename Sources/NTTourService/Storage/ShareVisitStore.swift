@@ -3,29 +3,39 @@ import NTHashing
 import NTLogging
 import NTSQLiteDB
 
+/// What a link's opening records about the visitor: never stored, only hashed.
+struct VisitorClient {
+    var address: [UInt8]
+    var userAgent: String
+}
+
+/// The limits of a link's statistics (`shareVisitsPerDay`, `shareVisitMaxSeconds`,
+/// `shareEventMinutes`).
+struct VisitLimits: Sendable {
+    var visitsPerDay: Int
+    var visitMaxSeconds: Int
+    var eventSeconds: Int
+}
+
+/// What a beacon may add to a visit.
+enum BeaconOutcome: Equatable {
+    case recorded
+    /// The visit is not one of the link's (its link revoked, or a made-up id).
+    case noVisit
+    /// The panorama is not one of the link's tour.
+    case noPanorama
+}
+
 /// The SQL of share links' statistics (docs/security.md "Share statistics"; migration 0020 /
 /// PostgreSQL 0017). A visit is one opening of a link; its visitor a keyed hash of the client's
 /// address and user agent under the day's salt, so that one person is one visitor a day and
 /// cannot be followed from one day to the next once the salt is gone.
 enum ShareVisitStore {
-    /// What a link's opening records about the visitor: never stored, only hashed.
-    struct Client {
-        var address: [UInt8]
-        var userAgent: String
-    }
-
-    /// The limits of a link's statistics (`shareVisitsPerDay`, `shareVisitMaxSeconds`,
-    /// `shareEventMinutes`).
-    struct Limits: Sendable {
-        var visitsPerDay: Int
-        var visitMaxSeconds: Int
-        var eventSeconds: Int
-    }
 
     /// Records an opening of the link: its visit's id, for the viewer's beacons; nil when the
     /// link had `visitsPerDay` visits today already (the page is shown, the view not counted).
     /// The link's `share.viewed` is written when none was in the last `eventSeconds`.
-    static func recordView(_ db: any SQLConnection, _ share: ViewerStore.OpenedShare, _ client: Client, limits: Limits,
+    static func recordView(_ db: any SQLConnection, _ share: OpenedShare, _ client: VisitorClient, limits: VisitLimits,
                            at now: WallClockTime) async throws -> String? {
         let day = Self.day(now)
         // On PostgreSQL the link's row is locked first: openings of one link at once count one
@@ -60,19 +70,10 @@ enum ShareVisitStore {
         return visit
     }
 
-    /// What a beacon may add to a visit.
-    enum BeaconOutcome: Equatable {
-        case recorded
-        /// The visit is not one of the link's (its link revoked, or a made-up id).
-        case noVisit
-        /// The panorama is not one of the link's tour.
-        case noPanorama
-    }
-
     /// Records the time a panorama has been shown in a visit: the most reported, within what
     /// the visit can have spent (since it began, at most `visitMaxSeconds`, the visit's other
     /// panoramas' time included).
-    static func recordBeacon(_ db: any SQLConnection, _ share: ViewerStore.OpenedShare, visit: String, _ beacon: VisitBeacon,
+    static func recordBeacon(_ db: any SQLConnection, _ share: OpenedShare, visit: String, _ beacon: VisitBeacon,
                              visitMaxSeconds: Int, at now: WallClockTime) async throws -> BeaconOutcome {
         // On PostgreSQL the visit's row is locked: two beacons of one visit add up within its bound.
         guard let started = try await db.first(db.dialect.pick(

@@ -4,6 +4,9 @@ import Foundation
 import NTHashing
 import NTSQLiteDB
 
+/// How revoking one of a tenant's tokens came out.
+enum TokenRevocation { case revoked, notFound, lastToken }
+
 /// Tenants and their bearer tokens. A token is shown once, when made; only its SHA-256 is
 /// stored, and a lookup compares digests, never the token itself.
 enum TenantStore {
@@ -94,12 +97,9 @@ enum TenantStore {
         return (items, rows.count > limit)
     }
 
-    /// How revoking one of a tenant's tokens came out.
-    enum Revocation { case revoked, notFound, lastToken }
-
     /// Revokes one of the tenant's tokens, unless it is the last unrevoked one (the tenant
     /// would then have no way in but an operator's shell).
-    static func revoke(_ db: any SQLConnection, tenant: Int64, id: Int64, at now: WallClockTime) async throws -> Revocation {
+    static func revoke(_ db: any SQLConnection, tenant: Int64, id: Int64, at now: WallClockTime) async throws -> TokenRevocation {
         guard try await db.first("SELECT 1 FROM tokens WHERE tenant_id = ? AND id = ? AND revoked_at IS NULL", tenant, id) != nil else { return .notFound }
         let live = try await db.first("SELECT COUNT(*) FROM tokens WHERE tenant_id = ? AND revoked_at IS NULL", tenant)?.decode(0, as: Int64.self) ?? 0
         guard live > 1 else { return .lastToken }

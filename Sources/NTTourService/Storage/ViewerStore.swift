@@ -2,19 +2,35 @@ import NTAPIModel
 import NTLogging
 import NTHashing
 import NTSQLiteDB
-import NTTourViewer
+
+/// What an unexpired share secret opens.
+struct OpenedShare: Sendable {
+    let tenant: Int64
+    let id: String
+    let label: String?
+    let propertyId: String
+    /// The origins that may frame its embed form.
+    let frameAncestors: [String]
+    let offersOriginals: Bool
+    let branded: Bool
+}
+
+/// A signed-in browser as a request finds it.
+struct ViewerSession: Sendable {
+    var tenant: Int64
+    var tenantName: String
+    var csrf: String
+}
+
+/// Which property a floor, room or panorama of the tenant belongs to.
+enum TourPart {
+    case floor(String), room(String), panorama(String)
+}
 
 /// The SQL of the tour viewer: browser sessions, share links, and the property list with its
 /// counts. Secrets are made here and stored only hashed; every value is a bound parameter.
 enum ViewerStore {
     // MARK: Sessions
-
-    /// A signed-in browser as a request finds it.
-    struct Session: Sendable {
-        var tenant: Int64
-        var tenantName: String
-        var csrf: String
-    }
 
     /// Starts a session for a token's tenant; returns the cookie's value (shown only in the
     /// answer's Set-Cookie). Expired sessions go at the same time.
@@ -28,7 +44,7 @@ enum ViewerStore {
     }
 
     /// The unexpired session of a cookie whose token is still valid.
-    static func session(_ db: any SQLConnection, cookie: String, at now: WallClockTime) async throws -> Session? {
+    static func session(_ db: any SQLConnection, cookie: String, at now: WallClockTime) async throws -> ViewerSession? {
         let digest = Secrets.hash(cookie)
         guard let row = try await db.first("""
             SELECT web_sessions.cookie_hash, web_sessions.tenant_id, web_sessions.csrf, tenants.name FROM web_sessions
@@ -37,7 +53,7 @@ enum ViewerStore {
             WHERE web_sessions.cookie_hash = ? AND web_sessions.expires_at > ?
             """, Blob(digest), Timestamp.text(now)),
               constantTimeEquals(try row.decode("cookie_hash", as: [UInt8].self), digest) else { return nil }
-        return Session(tenant: try row.decode("tenant_id", as: Int64.self), tenantName: try row.decode("name", as: String.self), csrf: try row.decode("csrf", as: String.self))
+        return ViewerSession(tenant: try row.decode("tenant_id", as: Int64.self), tenantName: try row.decode("name", as: String.self), csrf: try row.decode("csrf", as: String.self))
     }
 
     static func endSession(_ db: any SQLConnection, cookie: String) async throws {
@@ -108,18 +124,6 @@ enum ViewerStore {
         try await db.first("DELETE FROM shares WHERE tenant_id = ? AND id = ? RETURNING property_id", tenant, id)?.decode(0, as: String.self)
     }
 
-    /// What an unexpired share secret opens.
-    struct OpenedShare: Sendable {
-        let tenant: Int64
-        let id: String
-        let label: String?
-        let propertyId: String
-        /// The origins that may frame its embed form.
-        let frameAncestors: [String]
-        let offersOriginals: Bool
-        let branded: Bool
-    }
-
     static func share(_ db: any SQLConnection, secret: String, at now: WallClockTime) async throws -> OpenedShare? {
         let digest = Secrets.hash(secret)
         guard let row = try await db.first("""
@@ -164,12 +168,7 @@ enum ViewerStore {
         return (Array(items), rows.count > pageSize)
     }
 
-    /// Which property a floor, room or panorama of the tenant belongs to.
-    enum Part {
-        case floor(String), room(String), panorama(String)
-    }
-
-    static func propertyId(_ db: any SQLConnection, _ tenant: Int64, of part: Part) async throws -> String? {
+    static func propertyId(_ db: any SQLConnection, _ tenant: Int64, of part: TourPart) async throws -> String? {
         switch part {
         case .floor(let id):
             return try await db.first("SELECT property_id FROM floors WHERE tenant_id = ? AND id = ?", tenant, id)?.decode(0, as: String.self)

@@ -115,14 +115,30 @@ final class UploadSession: Sendable {
     /// What is durable and may be recorded.
     var durableOffset: Int64 { bookkeeping.withLock { $0.durableOffset } }
 
-    /// Makes the caller the writer, stopping any older PATCH; returns its token and the
-    /// durable offset it must continue from. The older PATCH's bytes not yet durable are cut,
+    /// A request's turn as the upload's writer: its token, and the durable offset it must
+    /// continue from.
+    struct Claim: Sendable {
+        let token: UInt64
+        let offset: Int64
+    }
+
+    /// Runs `body` as the writer (`claim`). A claim the body did not spend (by `commit` or
+    /// `abort`, through `receive`'s caller), because it was refused before it wrote, is given
+    /// up when the body returns or throws: nobody releases a claim by hand.
+    func withClaim<T>(checksum algorithm: DigestAlgorithm?, keepingLive: Bool = false, stepping: Bool = true,
+                      _ body: (Claim) async throws -> T) async throws -> T {
+        let claim = try await claim(checksum: algorithm, keepingLive: keepingLive, stepping: stepping)
+        defer { release(claim.token) }
+        return try await body(claim)
+    }
+
+    /// Makes the caller the writer, stopping any older PATCH; returns its claim. The older PATCH's bytes not yet durable are cut,
     /// or with `keepingLive` kept (made durable) when no checksum must vouch for them: the
     /// IETF draft asks a server to keep "as much of the request content … as possible" of a
     /// transfer a newer request ends.
     /// `stepping`: the claimant's long body is made durable every `durableStep` bytes (so
     /// that another daemon taking over continues from there); without, only at its end.
-    func claim(checksum algorithm: DigestAlgorithm?, keepingLive: Bool = false, stepping: Bool = true) async throws -> (token: UInt64, offset: Int64) {
+    private func claim(checksum algorithm: DigestAlgorithm?, keepingLive: Bool, stepping: Bool) async throws -> Claim {
         let token = Self.tokens.wrappingAdd(1, ordering: .relaxed).newValue
         try bookkeeping.withLock { (state) throws(ServiceError) in
             guard !state.closed else { throw state.stopped ?? ServiceError.notFound("upload", key.id) }
@@ -140,22 +156,24 @@ final class UploadSession: Sendable {
             file.stepping = stepping
             return file.durableOffset
         }
-        return (token, offset)
+        return Claim(token: token, offset: offset)
     }
 
-    /// Gives up a claim that wrote nothing (the PATCH was refused).
-    func release(_ token: UInt64) {
-        releaseOwner(token)
-        lane.submit { [file] in file.park() }
+    /// Gives up a claim that is still the writer (one refused before it wrote, or a write that
+    /// failed); one spent, or taken over by a newer claim, is no longer this one's to give up.
+    private func release(_ token: UInt64) {
+        if releaseOwner(token) { lane.submit { [file] in file.park() } }
     }
 
-    private func releaseOwner(_ token: UInt64) {
+    @discardableResult
+    private func releaseOwner(_ token: UInt64) -> Bool {
         let released = bookkeeping.withLock { state -> Bool in
             guard state.owner == token else { return false }
             state.owner = nil
             return true
         }
         if released { writerGone.signal() }
+        return released
     }
 
     /// Whether a request writes the upload now.

@@ -1,6 +1,7 @@
 import NTAPIModel
 import Foundation
 import NTHashing
+import NTLogging
 import NTMetrics
 import NTOutboundHTTP
 import Synchronization
@@ -15,7 +16,11 @@ import NTTracing
 /// state after it are recorded in one transaction; one acknowledged by its receiver but not
 /// yet recorded (the daemon died) is sent again, with the same webhook-id.
 final class WebhookDeliverer: Sendable {
-    private let context: ServiceContext
+    private let records: Records
+    private let clock: any ServiceClock
+    private let logger: Logger
+    private let outages: OutageLog
+    private let settings: WebhookSettings
     private let key: SecretBox
     private let threads: ThreadPool
     /// Where delivery spans go when traces are sent (nil: not).
@@ -32,8 +37,9 @@ final class WebhookDeliverer: Sendable {
     private let backlog = Mutex<(behind: Int, failing: Int)?>(nil)
 
     /// `threads`: the deliveries' (`webhookConcurrency` of them: a delivery blocks in libcurl).
-    init(context: ServiceContext, key: SecretBox, threads: ThreadPool, tracer: Tracer?) {
-        self.context = context
+    init(records: Records, clock: any ServiceClock, logger: Logger, outages: OutageLog, settings: WebhookSettings, key: SecretBox, threads: ThreadPool,
+         tracer: Tracer?) {
+        (self.records, self.clock, self.logger, self.outages, self.settings) = (records, clock, logger, outages, settings)
         self.tracer = tracer
         self.key = key
         self.threads = threads
@@ -44,7 +50,7 @@ final class WebhookDeliverer: Sendable {
 
     /// Reads the outbox's backlog for /metrics (every `metricsRefreshSeconds`).
     func refreshBacklog() async {
-        guard let read = try? await context.readOne({ try await WebhookStore.backlog($0) }) else { return }
+        guard let read = try? await records.readOne({ try await WebhookStore.backlog($0) }) else { return }
         backlog.withLock { $0 = read }
     }
 
@@ -67,11 +73,11 @@ final class WebhookDeliverer: Sendable {
 
     /// Starts delivering the endpoints that are due, as many as there are free slots.
     func deliverDue() async {
-        let free = context.config.webhookConcurrency - delivering.withLock { $0.count }
+        let free = settings.concurrency - delivering.withLock { $0.count }
         guard free > 0 else { return }
-        let now = context.clock.unixMilliseconds
+        let now = clock.unixMilliseconds
         do {
-            for (tenant, id) in try await context.readOne({ try await WebhookStore.due($0, nowMs: now, limit: free) }) {
+            for (tenant, id) in try await records.readOne({ try await WebhookStore.due($0, nowMs: now, limit: free) }) {
                 guard delivering.withLock({ $0.insert("\(tenant)/\(id)").inserted }) else { continue }
                 // On the deliverer's own threads, never Swift's shared cooperative ones (which
                 // blocking callers in a host process may hold).
@@ -81,35 +87,35 @@ final class WebhookDeliverer: Sendable {
                 }
             }
         } catch {
-            context.failed("looking for webhook deliveries failed", error)
+            outages.failed("looking for webhook deliveries failed", error)
         }
     }
 
     /// Takes the endpoint, sends its events, and lets it go.
     private func deliver(_ tenant: Int64, _ id: String) async {
-        let now = context.clock.unixMilliseconds
-        let lease = now + Int64(context.config.webhookTimeoutMs) * 2 + 10_000
+        let now = clock.unixMilliseconds
+        let lease = now + Int64(settings.timeoutMs) * 2 + 10_000
         do {
-            guard let endpoint = try await context.write({ try await WebhookStore.claim($0, tenant, id, nowMs: now, lease: lease) }) else { return }
+            guard let endpoint = try await records.write({ try await WebhookStore.claim($0, tenant, id, nowMs: now, lease: lease) }) else { return }
             try await deliver(endpoint, tenant, id, lease: lease)
-            try await context.write { try await WebhookStore.release($0, tenant, id, lease: lease) }
+            try await records.write { try await WebhookStore.release($0, tenant, id, lease: lease) }
         } catch {
-            context.logger.warn("a webhook delivery could not be recorded", ["webhook": id, "error": "\(error)"])
+            logger.warn("a webhook delivery could not be recorded", ["webhook": id, "error": "\(error)"])
         }
     }
 
     /// Sends the endpoint's events until one fails, none is left, or the lease could not cover
     /// another attempt.
     private func deliver(_ claimed: WebhookStore.Endpoint, _ tenant: Int64, _ id: String, lease: Int64) async throws {
-        let config = context.config
+        let settings = self.settings
         var endpoint = claimed
         var sent = 0
         // The events after the cursor not gone through yet: a page is read once, not per event.
         var page: ArraySlice<EventRecord> = []
-        while sent < Self.eventsPerLease, context.clock.unixMilliseconds + Int64(config.webhookTimeoutMs) + 5000 < lease {
+        while sent < Self.eventsPerLease, clock.unixMilliseconds + Int64(settings.timeoutMs) + 5000 < lease {
             if page.isEmpty {
                 let after = endpoint.after
-                page = try await context.readOne { try await EventStore.page($0, tenant, after: after, limit: Self.eventsPerLease) }[...]
+                page = try await records.readOne { try await EventStore.page($0, tenant, after: after, limit: Self.eventsPerLease) }[...]
                 guard !page.isEmpty else { return }
             }
             // Each move of the cursor is from where this delivery has it: a redelivery that moved
@@ -117,26 +123,26 @@ final class WebhookDeliverer: Sendable {
             let cursor = endpoint.after
             guard let wanted = page.firstIndex(where: { endpoint.events.isEmpty || endpoint.events.contains($0.type) }) else {
                 let last = page[page.endIndex - 1].id
-                guard try await context.write({ try await WebhookStore.pass($0, tenant, id, lease: lease, from: cursor, to: last) }) else { return }
+                guard try await records.write({ try await WebhookStore.pass($0, tenant, id, lease: lease, from: cursor, to: last) }) else { return }
                 (endpoint.after, page) = (last, [])
                 continue
             }
             let event = page[wanted]
             if wanted > page.startIndex {
                 let passed = page[wanted - 1].id
-                guard try await context.write({ try await WebhookStore.pass($0, tenant, id, lease: lease, from: cursor, to: passed) }) else { return }
+                guard try await records.write({ try await WebhookStore.pass($0, tenant, id, lease: lease, from: cursor, to: passed) }) else { return }
                 endpoint.after = passed
             }
             page = page[(wanted + 1)...]
             let attempt = await send(event, of: endpoint, webhook: id)
             let next = WebhookRetry.next(delivered: attempt.status.map { (200..<300).contains($0) } ?? false, attempts: endpoint.attempts,
-                                         failingSince: endpoint.failingSince, nowMs: context.clock.unixMilliseconds,
-                                         policy: .init(retryHours: config.webhookRetryHours, baseMs: config.webhookBackoffBaseMs,
-                                                       maxMs: config.webhookBackoffMaxMs),
+                                         failingSince: endpoint.failingSince, nowMs: clock.unixMilliseconds,
+                                         policy: .init(retryHours: settings.retryHours, baseMs: settings.backoffBaseMs,
+                                                       maxMs: settings.backoffMaxMs),
                                          jitter: Double.random(in: 0..<1))
             let from = endpoint.after
-            guard try await context.write({
-                try await WebhookStore.record($0, tenant, id, lease: lease, from: from, attempt: attempt, next: next, keep: config.webhookDeliveryLog, at: self.context.clock.now())
+            guard try await records.write({
+                try await WebhookStore.record($0, tenant, id, lease: lease, from: from, attempt: attempt, next: next, keep: settings.deliveryLog, at: self.clock.now())
             }) else { return }
             let outcome = switch next {
             case .delivered: "delivered"
@@ -145,7 +151,7 @@ final class WebhookDeliverer: Sendable {
             }
             attempts.record("attempt", outcome: outcome, seconds: Double(attempt.latencyMs) / 1000)
             guard next == .delivered else {
-                if case .disabled = next { context.logger.warn("a webhook endpoint failed for too long and was disabled", ["webhook": id]) }
+                if case .disabled = next { logger.warn("a webhook endpoint failed for too long and was disabled", ["webhook": id]) }
                 return
             }
             (endpoint.after, endpoint.attempts, endpoint.failingSince) = (event.id, 0, nil)
@@ -155,7 +161,7 @@ final class WebhookDeliverer: Sendable {
 
     /// One attempt of `event` to the endpoint: its status, or why there was none.
     private func send(_ event: EventRecord, of endpoint: WebhookStore.Endpoint, webhook: String) async -> WebhookStore.Attempt {
-        let config = context.config
+        let settings = self.settings
         var attempt = WebhookStore.Attempt(event: event.id, number: endpoint.attempts + 1, status: nil, error: nil, latencyMs: 0)
         guard let secret = key.open(endpoint.sealedSecret) else {
             attempt.error = "the endpoint's secret cannot be opened with this daemon's webhook key (webhookKeyFile)"
@@ -170,7 +176,7 @@ final class WebhookDeliverer: Sendable {
         let body = writer.bytes
         let trace = DeliveryTrace(event, tracer: tracer)
         let headers = StandardWebhooks.headers(key: secret, id: StandardWebhooks.messageId(webhook: webhook, event: event.id),
-                                               timestamp: context.clock.unixSeconds, body: body)
+                                               timestamp: clock.unixSeconds, body: body)
             + (trace.map { [(name: "traceparent", value: $0.span.traceparent)] } ?? [])
         let outcome: Result<OutboundAnswer, OutboundFailure>
         do {
@@ -182,10 +188,10 @@ final class WebhookDeliverer: Sendable {
                     return .failure(error)
                 }
                 return client.post(url: target.url, host: target.host, port: target.port, headers: headers, body: body,
-                                   timeoutMs: config.webhookTimeoutMs, maxResponseBytes: config.webhookResponseBytes) { addresses in
+                                   timeoutMs: settings.timeoutMs, maxResponseBytes: settings.responseBytes) { addresses in
                     // Every address must be one it may reach: a name answering a public and a
                     // private address is refused, not tried on the public one alone.
-                    config.webhookAllowPrivateTargets || addresses.allSatisfy({ AddressRange.bytes($0).map(AddressRange.isPublic) ?? false }) ? nil
+                    settings.allowPrivateTargets || addresses.allSatisfy({ AddressRange.bytes($0).map(AddressRange.isPublic) ?? false }) ? nil
                         : "\(target.host) resolves to a loopback, private or link-local address (webhookAllowPrivateTargets is off)"
                 }
             }

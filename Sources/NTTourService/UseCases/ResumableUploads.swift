@@ -1,6 +1,7 @@
 import NTAPIModel
 import Foundation
 import NTHashing
+import NTLogging
 
 /// Resumable uploads, whichever protocol carries them (tus, the IETF draft): an upload's row,
 /// partial file and session, which daemon writes it, its offset, its bytes appended and made
@@ -8,7 +9,15 @@ import NTHashing
 /// Written against the service's ports (records, blobs, the locker); knows no HTTP: the
 /// routes parse a request into these calls and write their answers.
 struct Uploads: Sendable {
-    let context: ServiceContext
+    let records: Records
+    let blobs: any BlobStore
+    let clock: any ServiceClock
+    let crashPoints: CrashPoints
+    let logger: Logger
+    let outages: OutageLog
+    let settings: UploadSettings
+    /// Where a finished upload's file becomes its panorama, in the panorama's turn.
+    let panoramas: Panoramas
     let sessions: UploadSessions
     /// Which daemon writes an upload, when several share the database and blob folder (the
     /// composition's choice: no default, so no caller can leave cross-daemon writers out).
@@ -16,13 +25,13 @@ struct Uploads: Sendable {
     /// Each upload's URL, its own credential.
     let capabilities: UploadCapabilities
 
-    var expiry: Int64 { Int64(context.config.uploadExpirySeconds) }
-    var now: Int64 { context.clock.unixSeconds }
+    var expiry: Int64 { settings.expirySeconds }
+    var now: Int64 { clock.unixSeconds }
 
     /// Upload `id` of the tenant, unexpired.
     func upload(_ tenant: Int64, _ id: String) async throws -> UploadRecord {
         let now = self.now
-        guard let upload = try await context.readOne({ try await UploadStore.upload($0, tenant, id) }), upload.expiresAt > now else {
+        guard let upload = try await records.readOne({ try await UploadStore.upload($0, tenant, id) }), upload.expiresAt > now else {
             throw ServiceError.notFound("upload", id)
         }
         return upload
@@ -48,15 +57,13 @@ struct Uploads: Sendable {
     /// A tus creation, idempotent per panorama, optionally with the first bytes (`body`).
     func create(_ tenant: Int64, _ wanted: UploadRequest, body: (some ByteStream)?) async throws -> Creation {
         // Stored already: answered as a one-shot re-send would, when the digest is declared.
-        if let declared = wanted.declaredSHA256, let existing = try await context.readOne({ try await TourStore.panorama($0, tenant, wanted.panoramaId) }) {
-            return .stored(try PanoramaUpload.resend(existing, digest: declared))
-        }
+        if let resent = try await panoramas.resent(tenant, wanted.creation) { return .stored(resent) }
         // A creation sent again (its 201 was lost): the same upload, at the offset it holds.
         let now = self.now
-        if let open = try await context.readOne({ try await UploadStore.receiving($0, tenant, panoramaId: wanted.panoramaId) }), open.expiresAt > now {
+        if let open = try await records.readOne({ try await UploadStore.receiving($0, tenant, panoramaId: wanted.panoramaId) }), open.expiresAt > now {
             return try await sentAgain(open, wanted, tenant)
         }
-        _ = try await context.read { try await TourStore.panoramaPlace($0, tenant, floorId: wanted.floorId, roomId: wanted.roomId) }
+        try await panoramas.checkPlace(tenant, wanted.creation)
         // The partial file exists, durably, before the row that names it.
         let id = Identifier.make()
         let key = BlobKey(tenant: tenant, kind: .upload, id: id)
@@ -82,8 +89,9 @@ struct Uploads: Sendable {
             return .upload(upload, offset: 0)
         }
         let session = try await sessions.session(key, recordedOffset: 0)
-        let claim = try await session.claim(checksum: nil)
-        let offset = try await receive(body, upload, tenant, session, token: claim.token, checksum: nil, owner: owner)
+        let offset = try await session.withClaim(checksum: nil) { claim in
+            try await receive(body, upload, tenant, session, token: claim.token, checksum: nil, owner: owner)
+        }
         return .upload(upload, offset: offset)
     }
 
@@ -102,10 +110,10 @@ struct Uploads: Sendable {
         let tenant = key.tenant
         _ = try await sessions.session(key, recordedOffset: 0)
         let expiresAt = now + expiry
-        let (maxCount, maxBytes) = (context.config.maxUnfinishedUploadsPerTenant, Int64(context.config.maxUnfinishedUploadBytesPerTenant))
+        let (maxCount, maxBytes) = (settings.maxUnfinishedPerTenant, settings.maxUnfinishedBytesPerTenant)
         let creation: Opened
         do {
-            creation = try await context.write { db -> Opened in
+            creation = try await records.write { db -> Opened in
                 var stale: UploadRecord?
                 if let open = try await UploadStore.receiving(db, tenant, panoramaId: wanted.panoramaId) {
                     // Created since the read above, by a request still in flight: that one.
@@ -125,11 +133,11 @@ struct Uploads: Sendable {
                 guard held.bytes + wanted.length <= maxBytes else {
                     throw ServiceError(.insufficientStorage, "this tenant's unfinished uploads reserve \(held.bytes) bytes; \(wanted.length) more would pass its \(maxBytes)")
                 }
-                return .created(try await UploadStore.create(db, tenant, id: key.id, wanted, expiresAt: expiresAt, at: context.clock.now()), replacing: stale)
+                return .created(try await UploadStore.create(db, tenant, id: key.id, wanted, expiresAt: expiresAt, at: clock.now()), replacing: stale)
             }
         } catch {
             sessions.end(key)
-            await context.blobs.remove(key)
+            await blobs.remove(key)
             throw error
         }
         switch creation {
@@ -137,12 +145,12 @@ struct Uploads: Sendable {
             if let replacing {
                 let staleKey = partialKey(replacing, tenant)
                 sessions.end(staleKey)
-                await context.blobs.remove(staleKey)
+                await blobs.remove(staleKey)
             }
             return .created(record)
         case .sentAgain(let open):
             sessions.end(key)
-            await context.blobs.remove(key)
+            await blobs.remove(key)
             return .sentAgain(open)
         }
     }
@@ -180,7 +188,7 @@ struct Uploads: Sendable {
         let key = partialKey(upload, tenant)
         return try await sessions.finishing(key) {
             guard ownership.holds(key, owner) else { throw ServiceError.conflict("a newer PATCH to upload \(upload.id) took over") }
-            guard let record = try await context.readOne({ try await UploadStore.upload($0, tenant, upload.id) }) else {
+            guard let record = try await records.readOne({ try await UploadStore.upload($0, tenant, upload.id) }) else {
                 throw ServiceError.notFound("upload", upload.id)
             }
             if record.finished { return (record, nil, record.length) }
@@ -197,7 +205,7 @@ struct Uploads: Sendable {
     private func resumeOffset(_ upload: UploadRecord, _ tenant: Int64, owner: UInt64) async throws -> Int64 {
         var now = try await current(upload, tenant, owner: owner)
         if let session = now.session, session.isWritten {
-            await session.writerEnded(within: context.config.uploadTakeoverGraceMs)
+            await session.writerEnded(within: settings.takeoverGraceMs)
             now = try await current(upload, tenant, owner: owner)
         }
         guard now.session != nil else { return now.offset }
@@ -242,8 +250,8 @@ struct Uploads: Sendable {
         }
         let offset = session.durableOffset
         if offset < upload.offset {
-            try await context.write { try await UploadStore.repairOffset($0, tenant, upload.id, offset: offset) }
-            context.logger.warn("an upload's partial file holds less than recorded; it continues from there",
+            try await records.write { try await UploadStore.repairOffset($0, tenant, upload.id, offset: offset) }
+            logger.warn("an upload's partial file holds less than recorded; it continues from there",
                                 ["upload": upload.id, "recorded": String(upload.offset), "held": String(offset)])
         }
         return (session, offset)
@@ -284,12 +292,13 @@ struct Uploads: Sendable {
                 }
                 return (upload, upload.length)
             }
-            let claim = try await session.claim(checksum: checksum?.0)
-            guard claim.offset == offset else {
-                session.release(claim.token)
-                throw ServiceError(.offsetMismatch, "Upload-Offset is \(offset) but the server has \(claim.offset) bytes")
+            let reached = try await session.withClaim(checksum: checksum?.0) { claim in
+                guard claim.offset == offset else {
+                    throw ServiceError(.offsetMismatch, "Upload-Offset is \(offset) but the server has \(claim.offset) bytes")
+                }
+                return try await receive(body, upload, tenant, session, token: claim.token, checksum: checksum?.1, owner: owner)
             }
-            return (upload, try await receive(body, upload, tenant, session, token: claim.token, checksum: checksum?.1, owner: owner))
+            return (upload, reached)
         }
     }
 
@@ -320,14 +329,14 @@ struct Uploads: Sendable {
                 do {
                     _ = try await asWriter(upload, tenant, owner) { try await record(upload, tenant, offset: kept) }
                 } catch {
-                    context.logger.warn("could not record an interrupted upload's offset", ["upload": upload.id, "error": "\(error)"])
+                    logger.warn("could not record an interrupted upload's offset", ["upload": upload.id, "error": "\(error)"])
                 }
             }
             throw error
         }
         let recorded = try await asWriter(upload, tenant, owner) {
             if completes && (!upload.lengthKnown || offset == upload.length) {
-                guard try await context.write({ try await UploadStore.markComplete($0, tenant, upload.id, offset: offset) }) else {
+                guard try await records.write({ try await UploadStore.markComplete($0, tenant, upload.id, offset: offset) }) else {
                     try await refuseIfRevoked(upload.id, tenant)
                     return
                 }
@@ -357,16 +366,24 @@ struct Uploads: Sendable {
     /// not acknowledged).
     func record(_ upload: UploadRecord, _ tenant: Int64, offset: Int64) async throws {
         let expiresAt = now + expiry
-        guard try await context.write({ try await UploadStore.setOffset($0, tenant, upload.id, offset: offset, expiresAt: expiresAt) }) else {
+        guard try await records.write({ try await UploadStore.setOffset($0, tenant, upload.id, offset: offset, expiresAt: expiresAt) }) else {
             try await refuseIfRevoked(upload.id, tenant)
             return
+        }
+    }
+
+    /// Records the upload's length, said after its creation (the draft); 401 once its grant is revoked.
+    func recordLength(_ upload: UploadRecord, _ tenant: Int64, _ length: Int64) async throws {
+        let id = upload.id
+        if try await !records.write({ try await UploadStore.recordLength($0, tenant, id, length: length) }) {
+            try await refuseIfRevoked(id, tenant)
         }
     }
 
     /// A record the upload's row refused: 401 when its grant was revoked (`UploadStore.takesBytes`);
     /// otherwise the upload ended meanwhile, which its next step finds.
     func refuseIfRevoked(_ id: String, _ tenant: Int64) async throws {
-        if try await context.readOne({ try await GrantStore.uploadRevoked($0, tenant, upload: id) }) == true { throw ServiceError.uploadGrantRevoked }
+        if try await records.readOne({ try await GrantStore.uploadRevoked($0, tenant, upload: id) }) == true { throw ServiceError.uploadGrantRevoked }
     }
 
     /// With the last byte in, the upload becomes the panorama exactly as a one-shot upload
@@ -400,12 +417,12 @@ struct Uploads: Sendable {
     private func finishingTurn(_ upload: UploadRecord, _ tenant: Int64, _ key: BlobKey, owner: UInt64) async throws -> FinishingTurn {
         try await sessions.finishing(key) {
             guard ownership.holds(key, owner) else { return .notTheWriter }
-            guard let record = try await context.readOne({ try await UploadStore.upload($0, tenant, upload.id) }) else {
+            guard let record = try await records.readOne({ try await UploadStore.upload($0, tenant, upload.id) }) else {
                 throw ServiceError.notFound("upload", upload.id)
             }
             if !record.finished, let made = try await finish(record, tenant) { return .done(made) }
             // Finished before: the panorama as stored (gone again when it was deleted since).
-            return .done(try await context.readOne { try await TourStore.panorama($0, tenant, upload.panoramaId) }.map { FinishedUpload(panorama: $0, created: false) })
+            return .done(try await records.readOne { try await TourStore.panorama($0, tenant, upload.panoramaId) }.map { FinishedUpload(panorama: $0, created: false) })
         }
     }
 
@@ -429,75 +446,75 @@ struct Uploads: Sendable {
         let session = try await liveSession(upload, tenant).session
         let digest = ByteEncoding.hex(try await session.durableDigest())
         let panorama = BlobKey(tenant: tenant, kind: .panorama, id: upload.panoramaId)
-        context.crashPoints.reached(.uploadFinishing)
+        crashPoints.reached(.uploadFinishing)
         let finished: FinishedUpload?
         do {
             if let declared = upload.declaredSHA256, declared != digest {
                 throw ServiceError(.digestMismatch, "the upload's sha-256 is \(digest), not the declared \(declared)")
             }
-            try PanoramaMediaType.checkContent(upload.contentType, head: try await context.blobs.head(partial: partial))
-            finished = try await context.withPanoramaTurns([panorama]) { () -> FinishedUpload? in
+            try PanoramaMediaType.checkContent(upload.contentType, head: try await blobs.head(partial: partial))
+            finished = try await panoramas.turns.holding([panorama]) { () -> FinishedUpload? in
                 // Finished meanwhile by another daemon (which held the turn first): nothing to do.
-                guard try await context.readOne({ try await UploadStore.upload($0, tenant, upload.id) })?.finished == false else { return nil }
-                switch try await context.placePanorama(panorama, by: { try await context.blobs.finish(partial: partial, length: upload.length, as: panorama) }) {
+                guard try await records.readOne({ try await UploadStore.upload($0, tenant, upload.id) })?.finished == false else { return nil }
+                switch try await panoramas.place(panorama, by: { try await blobs.finish(partial: partial, length: upload.length, as: panorama) }) {
                 case .placed:
-                    context.crashPoints.reached(.uploadLinked)
+                    crashPoints.reached(.uploadLinked)
                     let stored: PanoramaRecord
                     do {
-                        stored = try await context.write { db in
+                        stored = try await records.write { db in
                             guard try await UploadStore.takesBytes(db, tenant, upload.id) else { throw ServiceError.uploadGrantRevoked }
                             let stored = try await TourStore.insertPanorama(db, tenant, id: upload.panoramaId, floorId: upload.floorId, roomId: upload.roomId,
                                                                             position: upload.position, contentType: upload.contentType, size: upload.length, sha256: digest,
-                                                                            at: context.clock.now())
+                                                                            at: clock.now())
                             try await UploadStore.markFinished(db, tenant, upload.id)
                             return stored
                         }
                     } catch {
-                        await context.blobs.remove(panorama) // no file without its row
+                        await blobs.remove(panorama) // no file without its row
                         throw error
                     }
-                    context.crashPoints.reached(.uploadCommitted)
-                    context.panoramaStored(tenant, stored)
+                    crashPoints.reached(.uploadCommitted)
+                    panoramas.images.stored(tenant, stored)
                     return FinishedUpload(panorama: stored, created: true)
                 case .stored(let existing):
                     // Stored meanwhile: the same bytes are a re-send (its bytes were not needed),
                     // others a conflict.
                     _ = try PanoramaUpload.resend(existing, digest: digest)
-                    try await context.write { try await UploadStore.markFinished($0, tenant, upload.id) }
+                    try await records.write { try await UploadStore.markFinished($0, tenant, upload.id) }
                     return FinishedUpload(panorama: existing, created: false)
                 }
             }
         } catch let error as ServiceError where !error.isServerFailure && error != .uploadGrantRevoked {
             // Nothing of a refused upload is kept (a revoked grant's stays, unfinished, until it expires).
-            _ = try? await context.write { try await UploadStore.delete($0, tenant, upload.id) }
+            _ = try? await records.write { try await UploadStore.delete($0, tenant, upload.id) }
             sessions.end(partial)
-            await context.blobs.remove(partial)
+            await blobs.remove(partial)
             throw error
         }
         sessions.end(partial)
-        await context.blobs.remove(partial)
-        context.crashPoints.reached(.uploadUnlinked)
+        await blobs.remove(partial)
+        crashPoints.reached(.uploadUnlinked)
         return finished
     }
 
 
     /// Ends an upload: its row, its session (a request writing it stops) and its partial file.
     func end(tenant: Int64, id: String) async throws {
-        guard try await context.write({ try await UploadStore.delete($0, tenant, id) }) else { throw ServiceError.notFound("upload", id) }
+        guard try await records.write({ try await UploadStore.delete($0, tenant, id) }) else { throw ServiceError.notFound("upload", id) }
         let key = BlobKey(tenant: tenant, kind: .upload, id: id)
         sessions.end(key)
-        await context.blobs.remove(key)
+        await blobs.remove(key)
     }
 
     /// Removes expired uploads and their partial files; never a panorama.
     func sweepExpired() async {
         do {
-            let keys = try await context.write { try await UploadStore.deleteExpired($0, at: context.clock.now()) }
+            let keys = try await records.write { try await UploadStore.deleteExpired($0, at: clock.now()) }
             for key in keys { sessions.end(key) }
-            await context.blobs.remove(keys)
-            if !keys.isEmpty { context.logger.info("expired uploads removed", ["count": String(keys.count)]) }
+            await blobs.remove(keys)
+            if !keys.isEmpty { logger.info("expired uploads removed", ["count": String(keys.count)]) }
         } catch {
-            context.failed("the upload expiry sweep failed", error)
+            outages.failed("the upload expiry sweep failed", error)
         }
     }
 }

@@ -7,14 +7,14 @@ import NTTourViewer
 /// CSRF value that must match its cookie (double submit), and failures are limited per client
 /// address.
 struct SignIn: Sendable {
-    let context: ServiceContext
+    let viewer: ViewerService
 
-    private var secure: Bool { context.config.publicUrl.hasPrefix("https://") }
+    private var secure: Bool { viewer.settings.publicUrl.hasPrefix("https://") }
 
     /// The form; a browser already signed in goes to the list.
     func form(_ request: Request, message: String? = nil, status: HTTPStatus = .ok) async throws -> Response {
         if message == nil, let cookie = Cookies(request.headers["cookie"])[ViewerCookie.session], !cookie.isEmpty,
-           try await context.readOne({ try await ViewerStore.session($0, cookie: cookie, at: context.clock.now()) }) != nil {
+           try await viewer.sessions.session(cookie: cookie) != nil {
             return .seeOther(ViewerPaths.list)
         }
         let csrf = Secrets.make(prefix: "")
@@ -24,9 +24,9 @@ struct SignIn: Sendable {
 
     func submit(_ request: Request) async throws -> Response {
         let address = ClientAddress.of(peer: request.peerAddress, forwardedFor: request.headers["x-forwarded-for"],
-                                       trusted: context.config.trustedProxyAddresses)
+                                       trusted: viewer.settings.trustedProxies)
         let attempt: Int64
-        switch try await context.signIns.admit(address) {
+        switch try await viewer.signIns.admit(address) {
         case .admitted(let at): attempt = at
         case .refused(let wait):
             throw ServiceError(.tooManyRequests, "Too many failed sign-ins from your address. Try again in \(wait) seconds.", retryAfterSeconds: wait)
@@ -34,30 +34,24 @@ struct SignIn: Sendable {
         let form = try FormFields(try await request.body.collect(upTo: request.bodyLimit))
         guard let expected = Cookies(request.headers["cookie"])[ViewerCookie.signIn], let csrf = form["csrf"],
               constantTimeEquals(Array(expected.utf8), Array(csrf.utf8)) else {
-            try await context.signIns.forget(address, at: attempt)
+            try await viewer.signIns.forget(address, at: attempt)
             return try await self.form(request, message: "The sign-in form expired. Please try again.", status: .forbidden)
         }
         let token = (form["token"] ?? "").trimmingCharacters(in: .whitespaces)
         // A failed attempt stays counted, as admitted.
-        guard let signedIn = try await context.readOne({ try await TenantStore.signIn(token, $0) }) else {
+        guard let cookie = try await viewer.sessions.signIn(token: token, from: address, attempt: attempt) else {
             return try await self.form(request, message: "That token is not valid, or it was revoked.", status: .unauthorized)
         }
-        let lifetime = context.config.sessionLifetimeSeconds
-        let cookie = try await context.write { db in
-            // This attempt succeeded: it alone is forgotten, the failures before it stay.
-            try await SignInFailureStore.forget(db, address, at: attempt)
-            return try await ViewerStore.startSession(db, tenant: signedIn.tenant, tokenId: signedIn.tokenId, lifetime: lifetime, at: context.clock.now())
-        }
         return .seeOther(ViewerPaths.list, headers: [
-            SetCookie(name: ViewerCookie.session, value: cookie, maxAge: lifetime, secure: secure).field,
+            SetCookie(name: ViewerCookie.session, value: cookie, maxAge: viewer.sessions.lifetime, secure: secure).field,
             SetCookie(name: ViewerCookie.signIn, value: "", path: ViewerPaths.signIn, maxAge: 0, secure: secure).field,
         ])
     }
 
-    func signOut(_ request: Request) async throws -> Response {
-        _ = try await ViewerRoutes.checkedForm(request)
+    func signOut(_ signedIn: SignedIn, _ request: Request) async throws -> Response {
+        _ = try await ViewerRoutes.checkedForm(signedIn, request)
         if let cookie = Cookies(request.headers["cookie"])[ViewerCookie.session] {
-            try await context.write { try await ViewerStore.endSession($0, cookie: cookie) }
+            try await viewer.sessions.end(cookie: cookie)
         }
         return .seeOther(ViewerPaths.signIn, headers: [SetCookie(name: ViewerCookie.session, value: "", maxAge: 0, secure: secure).field])
     }

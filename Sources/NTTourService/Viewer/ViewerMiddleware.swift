@@ -14,23 +14,25 @@ struct ViewerScope: Sendable {
     /// The origins a share link lets frame its embed form.
     var frameAncestors: [String] = []
     /// The share link the pages are seen through; nil: signed in.
-    var share: ViewerStore.OpenedShare? = nil
+    var share: OpenedShare? = nil
 }
 
-enum ViewerScopeAttribute: RequestAttribute {
-    typealias Value = ViewerScope
+/// Who sees viewer pages, as their group's authentication found: a browser signed in to /app
+/// (`SignedIn`) or a share link's visitor (`ShareVisitor`). A page's handler receives it.
+protocol ViewerPrincipal: Sendable {
+    var scope: ViewerScope { get }
 }
 
-/// The signed-in session behind an /app request, for its forms' CSRF check.
-enum ViewerSessionAttribute: RequestAttribute {
-    typealias Value = ViewerStore.Session
+/// A browser signed in to /app: its session (for its forms' CSRF check) and what it may see.
+struct SignedIn: ViewerPrincipal {
+    let session: ViewerSession
+    let scope: ViewerScope
 }
 
-extension Request {
-    var viewerScope: ViewerScope {
-        guard let scope = attributes[ViewerScopeAttribute.self] else { preconditionFailure("\(path) is not behind a viewer scope") }
-        return scope
-    }
+/// A share link's visitor: the link, and the one property it shows.
+struct ShareVisitor: ViewerPrincipal {
+    let share: OpenedShare
+    var scope: ViewerScope
 }
 
 /// Whether a failing share page's link is unbranded: `ViewerErrors`, outside the share's
@@ -51,46 +53,41 @@ enum ViewerCookie {
 }
 
 /// /app pages: the browser's session, else a redirect to sign-in.
-struct SessionAuthentication: Middleware {
-    let context: ServiceContext
+struct SessionAuthentication: Sendable {
+    let sessions: ViewerSessions
+    let settings: ViewerSettings
 
-    func respond(to request: Request, next: RequestResponder) async throws -> Response {
+    func authenticate(_ request: Request, _ body: @Sendable (SignedIn) async throws -> Response) async throws -> Response {
         guard let cookie = Cookies(request.headers["cookie"])[ViewerCookie.session], !cookie.isEmpty,
-              let session = try await context.readOne({ try await ViewerStore.session($0, cookie: cookie, at: context.clock.now()) }) else {
+              let session = try await sessions.session(cookie: cookie) else {
             return .seeOther(ViewerPaths.signIn)
         }
-        var request = request
-        request.attributes[ViewerSessionAttribute.self] = session
-        let subtitle = context.config.viewerSubtitle.isEmpty ? session.tenantName : context.config.viewerSubtitle
-        request.attributes[ViewerScopeAttribute.self] = ViewerScope(
-            tenant: session.tenant, frame: PageFrame(paths: .app, subtitle: subtitle, csrf: session.csrf, units: MeasureUnits(acceptLanguage: request.headers["accept-language"])),
-            property: nil)
-        return try await next(request)
+        let subtitle = settings.subtitle.isEmpty ? session.tenantName : settings.subtitle
+        let frame = PageFrame(paths: .app, subtitle: subtitle, csrf: session.csrf, units: MeasureUnits(acceptLanguage: request.headers["accept-language"]))
+        return try await body(SignedIn(session: session, scope: ViewerScope(tenant: session.tenant, frame: frame, property: nil)))
     }
 }
 
 /// /t/{secret} pages: the link's tour, or 404 once it expired or was revoked.
-struct ShareAuthentication: Middleware {
-    let context: ServiceContext
+struct ShareAuthentication: Sendable {
+    let shares: Shares
+    let settings: ViewerSettings
 
-    func respond(to request: Request, next: RequestResponder) async throws -> Response {
+    func authenticate(_ request: Request, _ body: @Sendable (ShareVisitor) async throws -> Response) async throws -> Response {
         let secret = request.parameter("secret") ?? ""
         // A secret is base64url; anything else cannot be one and never reaches the database.
         guard (20...100).contains(secret.utf8.count), secret.utf8.allSatisfy(Self.isBase64URL),
-              let share = try await context.readOne({ try await ViewerStore.share($0, secret: secret, at: context.clock.now()) }) else {
+              let share = try await shares.open(secret: secret) else {
             throw ServiceError(.notFound, "This share link has expired, was revoked, or never existed.")
         }
         request.attributes[ShareErrorBrandingAttribute.self]?.unbranded.store(!share.branded, ordering: .relaxed)
-        var request = request
         // A visitor is shown the operator's line, never the tenant's own name (its branding, where
         // it set one, comes with the page); an unbranded link names neither the platform nor the operator.
-        let subtitle = context.config.viewerSubtitle.isEmpty || !share.branded ? nil : context.config.viewerSubtitle
-        request.attributes[ViewerScopeAttribute.self] = ViewerScope(
-            tenant: share.tenant, frame: PageFrame(paths: .share(secret: secret), subtitle: subtitle, csrf: nil, units: MeasureUnits(acceptLanguage: request.headers["accept-language"]),
-                                                   offersOriginals: share.offersOriginals, platformName: share.branded ? context.config.sharePlatformName : nil),
-            property: share.propertyId,
-            frameAncestors: share.frameAncestors, share: share)
-        return try await next(request)
+        let subtitle = settings.subtitle.isEmpty || !share.branded ? nil : settings.subtitle
+        let frame = PageFrame(paths: .share(secret: secret), subtitle: subtitle, csrf: nil, units: MeasureUnits(acceptLanguage: request.headers["accept-language"]),
+                              offersOriginals: share.offersOriginals, platformName: share.branded ? settings.sharePlatformName : nil)
+        return try await body(ShareVisitor(share: share, scope: ViewerScope(tenant: share.tenant, frame: frame, property: share.propertyId,
+                                                                            frameAncestors: share.frameAncestors, share: share)))
     }
 
     private static func isBase64URL(_ byte: UInt8) -> Bool {

@@ -12,17 +12,17 @@ enum WebhookKey {
 
     /// `webhookKeyFile`, else beside the blobs several daemons share (`blobDir`), else in the
     /// data directory.
-    static func path(_ config: ToursdConfig) -> String {
-        if !config.webhookKeyFile.isEmpty { return config.webhookKeyFile }
-        return config.blobDir.isEmpty ? config.dataDir + "/" + fileName : config.blobDir + "/." + fileName
+    static func path(_ settings: StorageSettings) -> String {
+        if !settings.webhookKeyFile.isEmpty { return settings.webhookKeyFile }
+        return settings.blobDir.isEmpty ? settings.dataDir + "/" + fileName : settings.blobDir + "/." + fileName
     }
 
     /// Several daemons on one database open each other's sealed secrets and resume each
     /// other's uploads (their URLs are signed under this key): with PostgreSQL the key is a
     /// file every daemon reads (`webhookKeyFile`, or beside a shared `blobDir`), or the start
     /// is refused. (Each daemon making its own under its `dataDir` broke both, silently.)
-    static func checkShared(_ config: ToursdConfig) throws(StartupError) {
-        guard case .postgres = Deployment.Records(config), config.webhookKeyFile.isEmpty, config.blobDir.isEmpty else { return }
+    static func checkShared(_ settings: StorageSettings) throws(StartupError) {
+        guard case .postgres = Deployment.Records(settings), settings.webhookKeyFile.isEmpty, settings.blobDir.isEmpty else { return }
         throw StartupError("with PostgreSQL (databaseUrl) every daemon reads one webhook key: it seals the webhook endpoints' secrets and signs "
                            + "upload URLs, so that an upload begun on one daemon resumes on another. Set webhookKeyFile to a file every daemon "
                            + "reads, the same 32 bytes (head -c 32 /dev/urandom > webhook.key; chmod 600), as config/toursd-scale-out.json does")
@@ -37,9 +37,9 @@ enum WebhookKey {
     /// The key, made on a first start (32 random bytes, 0600, durable before it is used). It
     /// appears whole: written aside, then linked into place, so that daemons starting together
     /// agree on the first one linked.
-    static func load(_ config: ToursdConfig) throws(StartupError) -> SecretBox {
-        try checkShared(config)
-        let path = path(config)
+    static func load(_ settings: StorageSettings) throws(StartupError) -> SecretBox {
+        try checkShared(settings)
+        let path = path(settings)
         if FileManager.default.fileExists(atPath: path) { return try read(path) }
         // With a bucket nothing else makes blobDir, where several daemons may keep their key.
         try StartupError.makeDirectories((path as NSString).deletingLastPathComponent)
@@ -65,8 +65,8 @@ enum WebhookKey {
     }
 
     /// The key as `load` would find it, made by nobody: one that exists must be whole.
-    static func checkExisting(_ config: ToursdConfig) throws(StartupError) {
-        let path = path(config)
+    static func checkExisting(_ settings: StorageSettings) throws(StartupError) {
+        let path = path(settings)
         if FileManager.default.fileExists(atPath: path) { _ = try read(path) }
     }
 

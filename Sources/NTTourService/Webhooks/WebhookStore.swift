@@ -2,6 +2,14 @@ import NTAPIModel
 import NTLogging
 import NTSQLKit
 
+/// What a rewind did: a cursor past the tenant's last event would skip the events still to
+/// come, unseen, so it is refused.
+enum WebhookRewind: Equatable, Sendable {
+    case rewound
+    case notFound
+    case pastLastEvent(Int64)
+}
+
 /// The SQL of webhook endpoints and their delivery log (migration 0010 / PostgreSQL 0007).
 enum WebhookStore {
     /// What delivering an endpoint needs.
@@ -49,16 +57,8 @@ enum WebhookStore {
         }
     }
 
-    /// What a rewind did: a cursor past the tenant's last event would skip the events still to
-    /// come, unseen, so it is refused.
-    enum Rewind: Equatable, Sendable {
-        case rewound
-        case notFound
-        case pastLastEvent(Int64)
-    }
-
     /// Delivers again from after `cursor`, enabled and with no failure counted.
-    static func rewind(_ db: any SQLConnection, _ tenant: Int64, _ id: String, after cursor: Int64) async throws -> Rewind {
+    static func rewind(_ db: any SQLConnection, _ tenant: Int64, _ id: String, after cursor: Int64) async throws -> WebhookRewind {
         let last = try await db.first("SELECT last_event_id FROM tenants WHERE id = ?", tenant)?.decode("last_event_id", as: Int64.self) ?? 0
         guard cursor <= last else {
             return try await db.first("SELECT 1 FROM webhooks WHERE tenant_id = ? AND id = ?", tenant, id) == nil ? .notFound : .pastLastEvent(last)

@@ -1,20 +1,5 @@
 import NTAPIModel
 
-/// A property as the list shows it: the property and what it holds.
-public struct PropertySummary: Sendable, Equatable {
-    public var property: PropertyDocument
-    public var floors: Int
-    public var rooms: Int
-    public var panoramas: Int
-
-    public init(property: PropertyDocument, floors: Int, rooms: Int, panoramas: Int) {
-        self.property = property
-        self.floors = floors
-        self.rooms = rooms
-        self.panoramas = panoramas
-    }
-}
-
 /// The share links of a property page that manages them.
 public struct ShareSection: Sendable {
     /// The live links, newest first (their URLs are shown once, when made).

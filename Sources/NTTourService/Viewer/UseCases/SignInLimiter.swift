@@ -23,13 +23,13 @@ enum SignInWindow {
 /// starts its session); the failures before it stay, so a client's own sign-ins never buy an
 /// attacker at the same address more guesses.
 struct SignInLimiter: Sendable {
-    let pool: any SQLStorage
+    let records: Records
     let allowed: Int
     let window: Int64
     let clock: any ServiceClock
 
-    init(pool: any SQLStorage, allowed: Int, window: Int, clock: any ServiceClock) {
-        self.pool = pool
+    init(records: Records, allowed: Int, window: Int, clock: any ServiceClock) {
+        self.records = records
         self.allowed = allowed
         self.window = Int64(window)
         self.clock = clock
@@ -45,7 +45,7 @@ struct SignInLimiter: Sendable {
 
     func admit(_ address: [UInt8]) async throws -> Admission {
         let (now, window, allowed) = (self.now, self.window, self.allowed)
-        return try await pool.write { db in
+        return try await records.write { db in
             let attempts = try await SignInFailureStore.recent(db, address, since: now - window)
             if let wait = SignInWindow.retryAfter(attempts, allowed: allowed, window: window, now: now) { return .refused(retryAfterSeconds: wait) }
             try await SignInFailureStore.record(db, address, now: now, forgetting: now - window)
@@ -55,6 +55,6 @@ struct SignInLimiter: Sendable {
 
     /// An admitted attempt that turned out not to be a try of a token (an expired form).
     func forget(_ address: [UInt8], at: Int64) async throws {
-        try await pool.write { try await SignInFailureStore.forget($0, address, at: at) }
+        try await records.write { try await SignInFailureStore.forget($0, address, at: at) }
     }
 }

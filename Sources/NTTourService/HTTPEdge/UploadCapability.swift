@@ -32,26 +32,23 @@ struct UploadCapabilities: Sendable {
     }
 }
 
-/// The routes of an upload's capability URL: the capability is checked (404 when it is not the
-/// upload's, as for an upload that does not exist), then whether the grant that began the
-/// upload was revoked (401), and the request goes on as the upload's tenant.
-struct UploadCapabilityCheck: Middleware {
+/// The authentication of an upload's capability URL: the capability is checked (404 when it is
+/// not the upload's, as for an upload that does not exist), then whether the grant that began
+/// the upload was revoked (401); the request speaks for the upload (`UploadTarget`).
+struct UploadCapabilityAuthentication: Sendable {
     let capabilities: UploadCapabilities
-    let context: ServiceContext
+    let records: Records
 
-    func respond(to request: Request, next: RequestResponder) async throws -> Response {
-        let uploadId = try request.uuid(PropertyPlace.upload.rawValue)
+    func authenticate(_ request: Request, _ body: @Sendable (UploadTarget) async throws -> Response) async throws -> Response {
+        let uploadId = try request.uuid("uploadId")
         guard let tenant = capabilities.tenant(request.parameter("capability") ?? "", uploadId: uploadId) else {
             throw ServiceError.notFound("upload", uploadId)
         }
-        switch try await context.readOne({ try await GrantStore.uploadRevoked($0, tenant, upload: uploadId) }) {
+        switch try await records.readOne({ try await GrantStore.uploadRevoked($0, tenant, upload: uploadId) }) {
         case nil: throw ServiceError.notFound("upload", uploadId)
         case true?: throw ServiceError.uploadGrantRevoked
-        case false?: break
+        case false?: return try await body(UploadTarget(tenant: tenant, uploadId: uploadId))
         }
-        var request = request
-        request.attributes[Tenant.self] = tenant
-        return try await next(request)
     }
 }
 

@@ -11,7 +11,10 @@ enum ContentSender {
     case toursdOnly
 }
 
-extension ServiceContext {
+/// The answers of GETs of stored files (a panorama's content, a world map, an original image).
+struct ContentAnswers: Sendable {
+    let blobs: any BlobStore
+
     /// Answers a GET of a stored file: 304, 416, or its bytes (sent from the file, or by the
     /// store when `sender` lets it).
     func content(_ key: BlobKey, _ content: StoredContent, for request: Request, sender: ContentSender) async throws -> Response {

@@ -1,6 +1,4 @@
 import NTAPIModel
-import Foundation
-import NTLogging
 import NTObjectStorage
 import NTSQLKit
 
@@ -41,76 +39,6 @@ enum BucketSweepPlan {
             if now - first >= grace && firstSeen[upload.uploadId] != nil { abort.append(upload) } else { seen[upload.uploadId] = first }
         }
         return (abort, seen)
-    }
-}
-
-/// The bucket's sweep, in the background every `bucketSweepSeconds`: one page of objects a
-/// round (from where the last round stopped, back to the start at the end), asked of the
-/// database in one query per tenant and kind, and every multipart upload in progress. Never
-/// in a bucket this deployment does not own (`StoreOwnership`, asked each round), nor with
-/// more orphans on one page than `orphanSweepLimit` (a database restored without its rows):
-/// then it says so and removes nothing.
-final class BucketSweep: @unchecked Sendable {
-    private let store: BucketBlobStore
-    private let context: ServiceContext
-    static let pageSize = 1000
-    /// Where the next round starts; rounds never overlap (one timer).
-    private var cursor: String?
-    private var firstSeen: [String: Int64] = [:]
-
-    /// The database's name in what the operator is told.
-    private let databaseName: String
-
-    init(store: BucketBlobStore, context: ServiceContext, databaseName: String) {
-        self.store = store
-        self.context = context
-        self.databaseName = databaseName
-    }
-
-    /// One round; what it removed, or nil when it refused.
-    @discardableResult
-    func round() async -> (objects: Int, uploads: Int)? {
-        let now = context.clock.unixSeconds
-        let grace = Int64(context.config.orphanGraceSeconds)
-        do {
-            let start = cursor
-            let page = try await store.calls { try $0.list("", startAfter: start, limit: Self.pageSize) }
-            cursor = page.count < Self.pageSize ? nil : page.last?.key
-            // Each round asks whose the bucket is first: only this deployment's is swept.
-            let context = context
-            let ownership = try await store.ownership(deployment: context.deploymentId, databaseName: databaseName, page: page) { keys in
-                try await context.read { !(try await StoredFiles.named(among: keys, by: $0)).isEmpty }
-            }
-            if case .refused(let reason) = ownership {
-                context.logger.warn("the bucket's sweep removes nothing", ["reason": reason])
-                return nil
-            }
-            let keys = Set(page.compactMap { BucketSweepPlan.key(of: $0.key) })
-            let named = try await context.read { try await StoredFiles.named(among: Array(keys), by: $0) }
-            let orphans = BucketSweepPlan.orphans(page, named: named, now: now, grace: grace)
-            let sweep = OrphanSweep(storedFiles: page.count, orphans: orphans.count, limit: context.config.orphanSweepLimit)
-            if let refusal = sweep.refusal(database: "the database", blobFolder: "the bucket \(store.bucket.settings.bucket)") {
-                context.logger.warn("the bucket's sweep removes nothing", ["reason": refusal])
-                return nil
-            }
-            try await store.calls { transfer in
-                for object in orphans { try transfer.delete(object.key) }
-            }
-            let uploads = try await store.calls { try $0.multipartUploads("") }
-            let stale = BucketSweepPlan.staleUploads(uploads, firstSeen: firstSeen, now: now, grace: grace)
-            firstSeen = stale.firstSeen
-            try await store.calls { transfer in
-                for upload in stale.abort { try transfer.abortMultipart(upload.key, uploadId: upload.uploadId) }
-            }
-            if !orphans.isEmpty || !stale.abort.isEmpty {
-                context.logger.warn("the bucket's sweep removed what interrupted writes left",
-                                    ["objects": String(orphans.count), "multipartUploads": String(stale.abort.count)])
-            }
-            return (orphans.count, stale.abort.count)
-        } catch {
-            context.failed("the bucket's sweep failed", error)
-            return nil
-        }
     }
 }
 
