@@ -60,8 +60,30 @@ let package = Package(
         // An S3-compatible bucket through libcurl (SigV4): objects and multipart uploads, on
         // transfer threads of its own. Knows buckets, not tours.
         .target(name: "NTObjectStorage", dependencies: ["CNTCurl", "NTCurlRuntime", "NTHashing", "NTThreadPools", "NTMetrics"]),
-        .target(name: "NTTourService", dependencies: ["NTAPIModel", "NTTourViewer", "NTImagePreviews", "NTHTTPCore", "NTLogging", "NTHashing", "NTSQLiteDB", "NTPostgresDB", "NTCoordination", "NTThreadPools", "CNTLinux", "NTOutboundHTTP", "NTObjectStorage", "NTMetrics", "NTTracing"]),
-        .executableTarget(name: "toursd", dependencies: ["NTTourService", "NTAPIModel"]),
+        // The sync service, in layers (docs/storage.md "The service's modules"): each module
+        // knows only those listed before it.
+        // The service's vocabulary: its errors, identifiers, clock, the configuration and its
+        // sections, the lock order, the outage log.
+        .target(name: "NTServiceModel", dependencies: ["NTAPIModel", "NTHTTPCore", "NTHashing", "NTLogging", "NTSQLKit"]),
+        // The rows and the files: the SQL stores of both dialects, the blob folder and bucket,
+        // previews and tiles on disk, backups. Knows no HTTP.
+        .target(name: "NTServiceStorage", dependencies: ["NTServiceModel", "CNTLinux", "NTAPIModel", "NTHashing", "NTImagePreviews", "NTLogging", "NTMetrics", "NTObjectStorage", "NTSQLKit", "NTSQLiteDB", "NTThreadPools", "NTTracing"]),
+        // What a tenant does with its tours: properties, floors and plans, panoramas and their
+        // images, share links, grants and tokens, branding. Knows no HTTP.
+        .target(name: "NTTourUseCases", dependencies: ["NTServiceModel", "NTServiceStorage", "NTAPIModel", "NTCoordination", "NTHashing", "NTImagePreviews", "NTLogging", "NTThreadPools", "NTTracing"]),
+        // The HTTP edge: principals and their authentication, route groups typed by principal,
+        // commands and access rules, errors and stored files as HTTP answers.
+        .target(name: "NTServiceHTTP", dependencies: ["NTServiceModel", "NTServiceStorage", "NTTourUseCases", "NTAPIModel", "NTHTTPCore", "NTHashing", "NTImagePreviews", "NTLogging", "NTSQLKit", "NTThreadPools"]),
+        // Resumable uploads, tus and the IETF draft: one folder, one owner of the offset.
+        .target(name: "NTUploads", dependencies: ["NTServiceModel", "NTServiceStorage", "NTTourUseCases", "NTServiceHTTP", "CNTLinux", "NTAPIModel", "NTCoordination", "NTHTTPCore", "NTHashing", "NTLogging", "NTSQLKit", "NTThreadPools"]),
+        // Webhooks and the event feed.
+        .target(name: "NTWebhooks", dependencies: ["NTServiceModel", "NTServiceStorage", "NTServiceHTTP", "NTAPIModel", "NTHTTPCore", "NTHashing", "NTLogging", "NTMetrics", "NTOutboundHTTP", "NTSQLKit", "NTThreadPools", "NTTracing"]),
+        // The tour viewer's pages as HTTP: the signed-in app and share links.
+        .target(name: "NTViewerService", dependencies: ["NTServiceModel", "NTServiceStorage", "NTTourUseCases", "NTServiceHTTP", "NTAPIModel", "NTHTTPCore", "NTHashing", "NTImagePreviews", "NTLogging", "NTSQLKit", "NTTourViewer"]),
+        // The API's routes and the composition: the deployment decided once, the parts built
+        // and handed what they use, the background jobs, the commands of toursd.
+        .target(name: "NTTourService", dependencies: ["NTServiceModel", "NTServiceStorage", "NTTourUseCases", "NTServiceHTTP", "NTUploads", "NTWebhooks", "NTViewerService", "NTAPIModel", "NTImagePreviews", "NTHTTPCore", "NTLogging", "NTHashing", "NTSQLiteDB", "NTPostgresDB", "NTCoordination", "NTThreadPools", "CNTLinux", "NTOutboundHTTP", "NTObjectStorage", "NTMetrics", "NTTracing"]),
+        .executableTarget(name: "toursd", dependencies: ["NTTourService", "NTServiceModel", "NTServiceStorage", "NTAPIModel"]),
 
         // The client: library and thin command line.
         .target(name: "NoughtyTours", dependencies: ["NTAPIModel", "CNTCurl", "NTCurlRuntime", "NTSQLiteDB", "NTHashing", "NTThreadPools"]),
@@ -92,10 +114,17 @@ let package = Package(
         .testTarget(name: "PostgresDBTests", dependencies: ["NTPostgresDB", "TestSupport", "TestTraits"]),
         // The locker's contract, run on each adapter (in process; two daemons on PostgreSQL).
         .testTarget(name: "CoordinationTests", dependencies: ["NTCoordination", "NTPostgresDB", "NTSQLKit", "TestSupport", "TestTraits"]),
-        .testTarget(name: "TourServiceTests", dependencies: ["NTTourService", "NTCoordination", "NTHTTPCore", "NTHashing", "NTImagePreviews", "NTLogging", "NTPostgresDB", "NTObjectStorage", "TestSupport", "TestTraits"]),
+        .testTarget(name: "ServiceModelTests", dependencies: ["NTServiceModel", "NTAPIModel", "NTHTTPCore", "NTLogging", "TestSupport", "TestTraits"]),
+        .testTarget(name: "ServiceStorageTests", dependencies: ["NTServiceStorage", "NTServiceModel", "NTHashing", "NTObjectStorage", "NTThreadPools", "NTSQLKit", "TestSupport", "TestTraits"]),
+        .testTarget(name: "TourUseCasesTests", dependencies: ["NTTourUseCases"]),
+        .testTarget(name: "ServiceHTTPTests", dependencies: ["NTServiceHTTP", "NTServiceModel", "NTServiceStorage", "NTUploads", "NTAPIModel", "NTHTTPCore", "TestSupport", "TestTraits"]),
+        .testTarget(name: "UploadsTests", dependencies: ["NTUploads", "NTServiceModel", "NTServiceStorage", "NTHTTPCore", "NTThreadPools", "NTCoordination", "NTAPIModel", "TestSupport", "TestTraits"]),
+        .testTarget(name: "WebhooksTests", dependencies: ["NTWebhooks", "NTServiceModel", "NTAPIModel", "NTHashing"]),
+        .testTarget(name: "ViewerServiceTests", dependencies: ["NTViewerService"]),
+        .testTarget(name: "TourServiceTests", dependencies: ["NTTourService", "NTServiceModel", "NTServiceStorage", "NTTourUseCases", "NTServiceHTTP", "NTUploads", "NTWebhooks", "NTViewerService", "NTCoordination", "NTHTTPCore", "NTHashing", "NTImagePreviews", "NTLogging", "NTPostgresDB", "NTObjectStorage", "TestSupport", "TestTraits"]),
         .testTarget(name: "NoughtyToursTests", dependencies: ["NoughtyTours", "NTAPIModel", "NTCurlRuntime", "NTSQLiteDB", "TestSupport", "TestTraits"]),
         // The fuzz targets' functions on their seed corpus and past crashes (make fuzz runs libFuzzer).
-        .testTarget(name: "FuzzReplayTests", dependencies: ["NTHTTPCore", "NTTourService", "NTAPIModel", "NTImagePreviews", "NTTourViewer"],
+        .testTarget(name: "FuzzReplayTests", dependencies: ["NTHTTPCore", "NTTourService", "NTServiceModel", "NTServiceStorage", "NTServiceHTTP", "NTUploads", "NTWebhooks", "NTAPIModel", "NTImagePreviews", "NTTourViewer"],
                     path: "Tests/Fuzz", exclude: ["corpus", "run.sh"]),
         // One test per finding of the attack probe, black box, against the release toursd.
         .testTarget(name: "AttackTests", dependencies: ["TestSupport", "NTImagePreviews", "TestTraits"]),

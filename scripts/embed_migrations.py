@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes Sources/NTTourService/Storage/ServerMigrations.swift from migrations/<dialect>/NNNN_name.sql.
+"""Writes Sources/NTServiceStorage/Records/ServerMigrations.swift from migrations/<dialect>/NNNN_name.sql.
 
 The folders are the source of truth, one per dialect (sqlite, postgresql); the Swift file
 carries the same text into the toursd binary, so that it runs from any working directory.
@@ -10,7 +10,7 @@ import re
 import sys
 
 root = pathlib.Path(__file__).resolve().parent.parent
-target = root / "Sources/NTTourService/Storage/ServerMigrations.swift"
+target = root / "Sources/NTServiceStorage/Records/ServerMigrations.swift"
 
 
 def entries(dialect):
@@ -31,9 +31,9 @@ target.write_text(
     "// edit the SQL files, not this one. EmbeddedMigrationsTests fails when the two differ.\n"
     "import NTSQLiteDB\n\n"
     "/// The server's schema steps, compiled in, one list per dialect.\n"
-    "enum ServerMigrations {\n"
-    "    static let sqlite: [Migration] = [\n" + entries("sqlite") + "\n    ]\n\n"
-    "    static let postgresql: [Migration] = [\n" + entries("postgresql") + "\n    ]\n"
+    "package enum ServerMigrations {\n"
+    "    package static let sqlite: [Migration] = [\n" + entries("sqlite") + "\n    ]\n\n"
+    "    package static let postgresql: [Migration] = [\n" + entries("postgresql") + "\n    ]\n"
     "}\n",
     encoding="utf-8",
 )

@@ -6,6 +6,8 @@ import Dispatch
 import Foundation
 import NTHTTPCore
 import NTLogging
+import NTServiceModel
+import NTServiceStorage
 import NTTourService
 
 /// Runs toursd's subcommands: configuration, signals, the server. A plain (not main-actor)

@@ -1,5 +1,10 @@
 import NTHTTPCore
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTUploads
+@testable import NTWebhooks
 
 // libFuzzer target: the header parsers of uploads: tus Upload-Metadata, Upload-Checksum,
 // Upload-Offset/Length and the whole creation request, and Repr-Digest. The input is split

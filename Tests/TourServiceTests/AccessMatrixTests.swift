@@ -3,7 +3,14 @@ import Testing
 import NTHTTPCore
 import TestSupport
 import TestTraits
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
+@testable import NTWebhooks
 
 /// docs/security.md "Who may call what": every `/v1` route of the router, with every kind of
 /// credential, answers as the tables there say. The routes and their rules come from the router

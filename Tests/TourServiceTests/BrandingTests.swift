@@ -2,7 +2,13 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
 
 /// A tenant's branding on its share links (docs/api.md "Branding"): set over the API, checked
 /// (the accent's contrast, the logo as a panorama is), shown on a branded link's pages and on

@@ -6,7 +6,14 @@ import Testing
 import TestSupport
 import TestTraits
 import NTObjectStorage
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
+@testable import NTWebhooks
 
 /// The bucket store when things go wrong: the store going away under a body and under a PATCH,
 /// bytes the store changed, an object sent as parts. On rclone serve s3 of the test's own,

@@ -5,7 +5,13 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
 
 /// toursd dies (`TOURSD_CRASH_AT`: `_exit` on the spot) at each step between a file and the
 /// row that names it; after a restart the state is the old one or the new one, whole: no

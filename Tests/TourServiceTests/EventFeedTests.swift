@@ -3,7 +3,14 @@ import Synchronization
 import Testing
 import TestSupport
 import TestTraits
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
+@testable import NTWebhooks
 
 /// The events outbox and its feed (docs/api.md "Events"): every change yields its event once,
 /// in the transaction of the change, in order per tenant; a refused change yields none.

@@ -2,7 +2,14 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
+@testable import NTWebhooks
 
 /// docs/api.md "Grants and tokens": what a grant is made with, its limits, its events, a
 /// capture grant's own properties, tenant tokens over HTTP, and the sweep of expired grants.

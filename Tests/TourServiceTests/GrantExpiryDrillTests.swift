@@ -5,7 +5,14 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
+@testable import NTWebhooks
 
 /// docs/security.md "Uploads outlive their grant", as a phone in a background session lives it:
 /// a 60-second capture grant begins a 100 MB tus upload and a 100 MB IETF draft upload; their

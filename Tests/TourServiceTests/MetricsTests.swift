@@ -2,7 +2,14 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
+@testable import NTWebhooks
 
 /// What /metrics tells an on-call person (docs/api.md "Service"): the bucket's and the
 /// database's calls by operation, outcome and latency; and its own token when one is set.

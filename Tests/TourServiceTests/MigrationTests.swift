@@ -3,7 +3,14 @@ import Testing
 import TestSupport
 import TestTraits
 import NTSQLiteDB
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
+@testable import NTWebhooks
 
 /// The server's migrations: built into toursd from `migrations/`, and applied by SQLite's
 /// procedure for schema changes, so that a table rebuild keeps every row.

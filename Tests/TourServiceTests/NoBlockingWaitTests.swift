@@ -36,7 +36,8 @@ import TestTraits
     @Test func noRequestPathBlocksAThread() throws {
         var scanned = 0
         var found: [String] = []
-        for module in ["NTHTTPCore", "NTTourService", "NTSQLiteDB", "NTSQLKit", "NTPostgresDB", "NTThreadPools", "NoughtyTours"] {
+        for module in ["NTHTTPCore", "NTServiceModel", "NTServiceStorage", "NTTourUseCases", "NTServiceHTTP", "NTUploads", "NTWebhooks", "NTViewerService",
+                       "NTTourService", "NTSQLiteDB", "NTSQLKit", "NTPostgresDB", "NTThreadPools", "NoughtyTours"] {
             let directory = Self.root.appendingPathComponent("Sources/\(module)")
             for case let file as String in FileManager.default.enumerator(atPath: directory.path) ?? FileManager.DirectoryEnumerator()
             where file.hasSuffix(".swift") && !Self.exempt.contains("\(module)/\(file)") {

@@ -4,7 +4,12 @@ import TestSupport
 import TestTraits
 import NTHTTPCore
 import NTLogging
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTWebhooks
 
 /// docs/openapi.yaml describes every route the router serves.
 @Suite(.hangGuard, .testThreads) struct OpenAPITests {

@@ -2,7 +2,12 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTWebhooks
 
 /// GET /healthz and GET /metrics as docs/api.md says, through the real server, with no token.
 @Suite(.hangGuard, .testThreads) struct OpsRoutesTests {

@@ -1,5 +1,10 @@
 import Testing
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
 
 /// The sweeps' decisions: a store is swept only by the deployment that owns it, and a few
 /// orphans of an interrupted write go; a database that cannot account for the stored files

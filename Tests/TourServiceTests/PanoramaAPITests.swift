@@ -6,7 +6,14 @@ import Synchronization
 import Testing
 import TestSupport
 import TestTraits
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
+@testable import NTWebhooks
 
 /// docs/api.md "Panoramas — one-shot upload".
 @Suite(.hangGuard, .testThreads) struct PanoramaAPITests {

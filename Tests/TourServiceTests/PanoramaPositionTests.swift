@@ -2,7 +2,13 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
 
 /// docs/api.md "Panorama": where a panorama stands on its floor's plan, given at its creation
 /// by any of the three upload paths, stored and returned wherever the panorama is.

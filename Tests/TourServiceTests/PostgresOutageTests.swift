@@ -2,7 +2,14 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
+@testable import NTWebhooks
 
 /// PostgreSQL going away under load and coming back (issue 16 "Failure behaviour"): requests
 /// meanwhile get 503 with Retry-After, never 500 and never a hang; /healthz says degraded with

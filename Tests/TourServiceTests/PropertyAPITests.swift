@@ -3,7 +3,13 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
 
 /// docs/api.md "Principles" and "Properties".
 @Suite(.hangGuard, .testThreads) struct PropertyAPITests {

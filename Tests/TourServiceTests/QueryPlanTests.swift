@@ -6,7 +6,14 @@ import TestTraits
 
 import NTSQLiteDB
 import NTThreadPools
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
+@testable import NTWebhooks
 @testable import NTPostgresDB
 
 /// docs/storage.md "Reads indexed by what they read": every statement a request runs uses an

@@ -4,7 +4,14 @@ import NTHTTPCore
 import NTLogging
 import TestSupport
 import TestTraits
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
+@testable import NTWebhooks
 
 /// docs/security.md: what the server promises beyond tenant isolation (TenantIsolationTests),
 /// each checked over every route of the router, so that a new route is covered at once.

@@ -12,7 +12,14 @@ import NTSQLiteDB
 import NTPostgresDB
 import Synchronization
 import NTObjectStorage
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
+@testable import NTWebhooks
 
 /// A toursd service on a fresh data directory, served on 127.0.0.1 with an OS-chosen port,
 /// with two tenants ("alpha", "beta") and a token each.

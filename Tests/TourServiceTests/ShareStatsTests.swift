@@ -5,7 +5,14 @@ import NTThreadPools
 import Synchronization
 import TestSupport
 import TestTraits
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
+@testable import NTWebhooks
 
 /// Who looked at a share link (docs/api.md "Share statistics", docs/security.md): views,
 /// visitors counted per day from a hash under the day's salt, the viewer's beacons bounded per

@@ -4,7 +4,14 @@ import NTLogging
 import NTPostgresDB
 import TestSupport
 import TestTraits
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
+@testable import NTWebhooks
 
 /// Two daemons on one PostgreSQL and one blob folder (issue 16 "tus across instances"): a
 /// newer PATCH arriving at the other daemon than a stalled one wins, without corrupting the

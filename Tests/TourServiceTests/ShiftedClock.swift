@@ -1,6 +1,13 @@
 import NTLogging
 import Synchronization
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
+@testable import NTWebhooks
 
 /// The system's clock moved on by what a test says: time passes as it does, and a test that
 /// needs an expiry or a retention behind it moves the clock instead of waiting or rewriting

@@ -4,7 +4,14 @@ import Synchronization
 import Testing
 import TestSupport
 import TestTraits
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
+@testable import NTWebhooks
 
 /// Nothing that waits on a disk runs on an event loop: with the file I/O pool stalled (a disk
 /// that takes seconds), requests that need no file are answered on other connections while it

@@ -6,7 +6,14 @@ import Testing
 import NTLogging
 import TestSupport
 import TestTraits
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
+@testable import NTWebhooks
 
 /// What toursd does when it opens its data directory.
 @Suite(.hangGuard, .testThreads) struct StartupTests {

@@ -4,7 +4,14 @@ import TestSupport
 import TestTraits
 import NTPostgresDB
 import NTSQLiteDB
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
+@testable import NTWebhooks
 
 /// docs/api.md "Errors": a storage failure of any backend is answered by its kind, in one place.
 @Suite(.hangGuard, .testThreads) struct StorageErrorTests {

@@ -1,5 +1,9 @@
 import Testing
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
 
 /// When a bucket is said to be away, and when back, without a store.
 @Suite struct StoreAwayTests {

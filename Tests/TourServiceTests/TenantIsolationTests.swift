@@ -4,7 +4,14 @@ import NTHTTPCore
 import NTLogging
 import TestSupport
 import TestTraits
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
+@testable import NTWebhooks
 
 /// docs/api.md "Tenants are isolated": another tenant's ids answer 404 on every route, and
 /// nothing of theirs changes. Table-driven over the router itself.

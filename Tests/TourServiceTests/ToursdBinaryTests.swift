@@ -9,7 +9,13 @@ import Testing
 import TestSupport
 import TestTraits
 import NTObjectStorage
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTWebhooks
 
 /// The built toursd executable, as operators and the other issues' checks use it.
 @Suite(.hangGuard, .testThreads) struct ToursdBinaryTests {

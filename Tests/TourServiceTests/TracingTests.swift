@@ -2,7 +2,14 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
+@testable import NTWebhooks
 
 /// Traces (docs/api.md "Traces"): with `otlpEndpoint` set, a span per request, under the
 /// caller's `traceparent`, with its database, store and image work as child spans, sent as

@@ -2,7 +2,14 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
+@testable import NTWebhooks
 
 /// docs/api.md "Panoramas — resumable upload (tus 1.0.0)".
 @Suite(.hangGuard, .testThreads) struct UploadAPITests {

@@ -2,7 +2,13 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
 
 /// An unfinished upload holds no file descriptor between its PATCHes (security finding:
 /// 20,000 creations exhausted the daemon's descriptors and cut every tenant off).

@@ -6,7 +6,14 @@ import Testing
 import NTLogging
 import TestSupport
 import TestTraits
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
+@testable import NTWebhooks
 
 /// Resuming: connections cut mid-PATCH, a newer PATCH taking over, restarts.
 @Suite(.hangGuard, .testThreads) struct UploadResumeTests {

@@ -2,7 +2,14 @@ import Foundation
 import Testing
 import TestSupport
 import TestTraits
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
+@testable import NTWebhooks
 import NTHTTPCore
 import NTLogging
 
@@ -117,15 +124,6 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
             #expect(try other.signIn(harness.alpha).status == (trusted ? 303 : 429), "trusted: \(trusted)")
             await harness.finish()
         }
-    }
-
-    @Test func anAddressWaitsUntilItsOldestCountedFailureLeavesTheWindow() {
-        func wait(_ failures: [Int64], now: Int64) -> Int? { SignInWindow.retryAfter(failures, allowed: 2, window: 60, now: now) }
-        #expect(wait([0], now: 1) == nil)
-        #expect(wait([0, 10], now: 11) == 49)
-        #expect(wait([0, 10], now: 60) == nil) // the first left the window
-        #expect(wait([0, 10, 20, 30], now: 31) == 49) // the second most recent counts
-        #expect(wait([0, 10], now: -100) == 60) // a clock gone back never waits past a window
     }
 
     /// The table holds one window's attempts: each new one forgets the older ones, of every

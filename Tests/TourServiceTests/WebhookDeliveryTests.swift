@@ -9,7 +9,14 @@ import NTLogging
 import Synchronization
 import TestSupport
 import TestTraits
+@testable import NTServiceHTTP
+@testable import NTServiceModel
+@testable import NTServiceStorage
 @testable import NTTourService
+@testable import NTTourUseCases
+@testable import NTUploads
+@testable import NTViewerService
+@testable import NTWebhooks
 
 /// Webhooks (docs/webhooks.md) against a real receiver on loopback: what it is sent, signed,
 /// in order, again after failures, and what the API says of it.

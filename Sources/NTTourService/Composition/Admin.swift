@@ -1,10 +1,17 @@
 import Foundation
+import NTAPIModel
 import NTLogging
-import NTSQLiteDB
-import NTSQLKit
 import NTObjectStorage
 import NTPostgresDB
-import NTAPIModel
+import NTServiceHTTP
+import NTServiceModel
+import NTServiceStorage
+import NTSQLiteDB
+import NTSQLKit
+import NTTourUseCases
+import NTUploads
+import NTViewerService
+import NTWebhooks
 
 /// The operator's commands on a data directory: migrate, and manage tokens. Each opens the
 /// database, brings it to the newest schema, and does its one thing.
@@ -30,7 +37,7 @@ public enum Admin {
         var problems: [String] = []
         do throws(StartupError) { _ = try SyncService.migrations(Deployment.Records(config.storage), config.storage) } catch { problems.append(error.message) }
         do throws(StartupError) { _ = try Deployment(config.storage) } catch { problems.append(error.message) }
-        do throws(StartupError) { try WebhookKey.checkShared(config.storage) } catch { problems.append(error.message) }
+        do throws(StartupError) { try WebhookKey.checkShared(config.storage, spansDaemons: Deployment.Records(config.storage).spansDaemons) } catch { problems.append(error.message) }
         do throws(StartupError) { try WebhookKey.checkExisting(config.storage) } catch { problems.append(error.message) }
         return problems
     }
@@ -238,7 +245,7 @@ public enum Admin {
     /// `toursd deployment set-key`: the webhook key this configuration reads (made when
     /// missing) becomes the deployment's; returns where that key is.
     public static func setDeploymentKey(_ config: ToursdConfig, logger: Logger) throws(StartupError) -> String {
-        let key = try WebhookKey.load(config.storage)
+        let key = try WebhookKey.load(config.storage, spansDaemons: Deployment.Records(config.storage).spansDaemons)
         try withStorage(config, logger: logger) { pool throws(StartupError) in
             do {
                 try pool.writeBlocking { db in

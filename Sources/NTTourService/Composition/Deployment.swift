@@ -1,5 +1,12 @@
 import Foundation
 import NTObjectStorage
+import NTServiceHTTP
+import NTServiceModel
+import NTServiceStorage
+import NTTourUseCases
+import NTUploads
+import NTViewerService
+import NTWebhooks
 
 /// The deployment a configuration describes, decided once: where its rows and its blobs are.
 /// The composition (this folder: `SyncService.open`, its start-up, `Admin`'s commands) builds
@@ -15,6 +22,11 @@ public struct Deployment: Sendable {
 
         public init(_ storage: StorageSettings) {
             self = storage.databaseUrl.isEmpty ? .sqlite(path: storage.dataDir + "/toursd.sqlite") : .postgres(url: storage.databaseUrl)
+        }
+
+        /// Several daemons may share it.
+        var spansDaemons: Bool {
+            if case .postgres = self { true } else { false }
         }
 
         /// The database in what an operator is told.
@@ -52,7 +64,5 @@ public struct Deployment: Sendable {
 
     /// Several daemons may share its state: one may be between placing a file and committing
     /// its row while another looks, and an upload's writer is found through the database.
-    var spansDaemons: Bool {
-        if case .postgres = records { true } else { false }
-    }
+    var spansDaemons: Bool { records.spansDaemons }
 }

@@ -1,4 +1,9 @@
 import Foundation
+import NTServiceModel
+import NTServiceStorage
+import NTTourUseCases
+import NTViewerService
+import NTWebhooks
 
 /// The token /metrics asks for when `metricsTokenFile` names one: the file's text, without the
 /// line end an editor leaves.

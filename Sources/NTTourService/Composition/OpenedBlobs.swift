@@ -1,3 +1,7 @@
+import NTServiceModel
+import NTServiceStorage
+import NTTourUseCases
+
 /// The blob store a deployment's `Blobs` opened, as the type it is: the service's parts take
 /// `store`; the composition gives the folder's or the bucket's own (their claim at start-up,
 /// the bucket's sweep and shared previews) to those that need it, with no downcast.

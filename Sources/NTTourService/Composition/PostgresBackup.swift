@@ -1,6 +1,12 @@
 import Foundation
 import NTObjectStorage
 import NTPostgresDB
+import NTServiceHTTP
+import NTServiceModel
+import NTServiceStorage
+import NTTourUseCases
+import NTUploads
+import NTWebhooks
 
 /// `toursd backup DEST` with PostgreSQL and a bucket: `toursd.dump` (pg_dump's custom format)
 /// and `blobs.manifest` (BucketBackup's: the objects the rows name, each checked to be in the
@@ -20,7 +26,7 @@ enum PostgresBackup {
             let entries = try BucketBackup.entries(try BucketBackup.naming.map { try connection.query($0) })
             for entry in entries { try BucketBackup.check(entry, in: bucket) }
             try dump(url: url, snapshot: snapshot, into: written[0])
-            try SyncService.writePrivateFile(written[1], line: String(BucketBackup.manifest(entries).dropLast()))
+            try PrivateFile.write(written[1], line: String(BucketBackup.manifest(entries).dropLast()))
             try BucketBackup.copyPrivate(webhookKey, to: written[2])
             try connection.execute("COMMIT")
             return entries.count

@@ -1,6 +1,13 @@
 import NTLogging
 import NTPostgresDB
+import NTServiceHTTP
+import NTServiceModel
+import NTServiceStorage
 import NTSQLiteDB
+import NTTourUseCases
+import NTUploads
+import NTViewerService
+import NTWebhooks
 
 /// The database toursd keeps its rows in, as its deployment says: SQLite in the data directory
 /// (the embedded default), or PostgreSQL (several daemons sharing one state). Opened and

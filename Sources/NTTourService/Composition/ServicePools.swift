@@ -1,4 +1,11 @@
+import NTServiceHTTP
+import NTServiceModel
+import NTServiceStorage
 import NTThreadPools
+import NTTourUseCases
+import NTUploads
+import NTViewerService
+import NTWebhooks
 
 /// The service's own thread pools, made here only and each sized from the configuration: file
 /// work, image decoding, webhook deliveries, and a bucket's transfers. The request handlers'

@@ -1,38 +1,19 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import NTServiceHTTP
+import NTServiceModel
+import NTServiceStorage
+import NTTourUseCases
+import NTUploads
+import NTViewerService
+import NTWebhooks
 import Foundation
 import NTObjectStorage
 import NTAPIModel
 import NTLogging
 import NTSQLiteDB
 import NTHashing
-
-extension StartupError {
-    /// `mkdir -p`, a failure said in the system's words and naming the folder (Foundation's
-    /// would be an NSCocoaErrorDomain dump). Each folder it makes is made durable (its parent
-    /// fsynced): a data directory that vanished with a power cut would take the database along.
-    public static func makeDirectories(_ path: String) throws(StartupError) {
-        var built = path.hasPrefix("/") ? "" : "."
-        for part in path.split(separator: "/") {
-            let parent = built.isEmpty ? "/" : built
-            built += "/" + part
-            if mkdir(built, 0o700) == 0 {
-                do {
-                    try Disk.syncDirectory(parent)
-                } catch {
-                    throw StartupError("cannot make \(built) durable: \(error.message)")
-                }
-            } else if errno != EEXIST {
-                throw StartupError("cannot create \(path) (\(built): \(String(cString: strerror(errno))))")
-            }
-        }
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else {
-            throw StartupError("cannot create \(path): something that is not a folder is in the way")
-        }
-    }
-}
 
 /// What runs before toursd listens: migrations, the sweep of files a crash left, the first
 /// token. These may block (they use the database's blocking calls); nothing on a request's
@@ -132,7 +113,7 @@ extension SyncService {
         case .owned: return
         case .refused(let reason): throw StartupError(reason)
         case .claim:
-            try Self.writePrivateFile(path, line: deploymentId)
+            try PrivateFile.write(path, line: deploymentId)
             do {
                 try Disk.syncDirectory(folder.blobs)
             } catch {
@@ -197,7 +178,7 @@ extension SyncService {
                 return try await TenantStore.createToken(db, tenant: "default", at: self.clock.now()).token
             }
             guard let token = made else { return }
-            try Self.writePrivateFile(path, line: token)
+            try PrivateFile.write(path, line: token)
             logger.info("created tenant default; its bearer token is in the file", ["file": path])
         } catch let error as StartupError {
             throw error
@@ -244,19 +225,8 @@ extension SyncService {
             return id
         }
         let id = Identifier.make()
-        try writePrivateFile(path, line: id)
+        try PrivateFile.write(path, line: id)
         return id
-    }
-
-    /// A one-line file its owner alone may read (mode 0600), fsynced.
-    static func writePrivateFile(_ path: String, line text: String) throws(StartupError) {
-        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw StartupError("cannot write \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        let line = Array((text + "\n").utf8)
-        guard write(fd, line, line.count) == line.count, fsync(fd) == 0 else {
-            throw StartupError("cannot write \(path): \(String(cString: strerror(errno)))")
-        }
     }
 }
 

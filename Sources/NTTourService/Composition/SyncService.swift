@@ -1,22 +1,22 @@
-import NTThreadPools
-import NTTracing
 import Dispatch
 import Foundation
+import NTCoordination
 import NTHashing
 import NTHTTPCore
-import NTCoordination
 import NTLogging
 import NTObjectStorage
 import NTPostgresDB
+import NTServiceHTTP
+import NTServiceModel
+import NTServiceStorage
 import NTSQLiteDB
+import NTThreadPools
+import NTTourUseCases
+import NTTracing
+import NTUploads
+import NTViewerService
+import NTWebhooks
 import Synchronization
-
-/// A reason toursd cannot start or a command cannot run, in words an operator can act on.
-public struct StartupError: Error, Sendable, CustomStringConvertible {
-    public let message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
-}
 
 /// The sync service: its storage opened and brought up to date, its parts built from the one
 /// `Deployment` value and each handed what it uses (its ports and its section of the
@@ -76,7 +76,7 @@ public final class SyncService: Sendable {
         try StartupError.makeDirectories(config.dataDir)
         let blobs = try openBlobs(deployment.blobs, config, io: pools.files)
         let pool = storage(try ServerStorage.open(deployment.records, config.storage, logger: logger))
-        let webhookKey = try WebhookKey.load(config.storage)
+        let webhookKey = try WebhookKey.load(config.storage, spansDaemons: deployment.spansDaemons)
         let metricsToken = try MetricsToken.load(config.metricsTokenFile)
         let exporter = try OTLPExporter(config.traces, logger: logger)
         // Several daemons on one database take turns through its locks; one daemon, through its own.

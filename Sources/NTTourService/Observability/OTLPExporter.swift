@@ -1,9 +1,16 @@
 import Foundation
 import NTLogging
-import Synchronization
 import NTOutboundHTTP
+import NTServiceHTTP
+import NTServiceModel
+import NTServiceStorage
 import NTThreadPools
+import NTTourUseCases
 import NTTracing
+import NTUploads
+import NTViewerService
+import NTWebhooks
+import Synchronization
 
 /// Sends the tracer's spans to an OpenTelemetry collector every `otlpExportMs`: OTLP/HTTP with
 /// JSON (`POST <otlpEndpoint>`, an ExportTraceServiceRequest), through libcurl on a thread of

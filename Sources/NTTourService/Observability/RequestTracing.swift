@@ -1,4 +1,8 @@
 import NTHTTPCore
+import NTServiceHTTP
+import NTServiceModel
+import NTServiceStorage
+import NTTourUseCases
 import NTTracing
 
 /// A server span per request, when traces are sent (`otlpEndpoint`): under the caller's span

@@ -1,6 +1,13 @@
 import NTAPIModel
 import NTHTTPCore
 import NTImagePreviews
+import NTServiceHTTP
+import NTServiceModel
+import NTServiceStorage
+import NTTourUseCases
+import NTUploads
+import NTViewerService
+import NTWebhooks
 
 /// A tenant's branding on its share links (docs/api.md "Branding"). Only a tenant token may set
 /// it; a branded link's visitors see it (`ViewerRoutes`).
@@ -36,15 +43,5 @@ enum BrandingRoutes {
             try await branding.removeLogo(principal.tenant)
             return Response(status: .noContent)
         }
-    }
-}
-
-extension Response {
-    /// A logo's JPEG, revalidated by its time (a 304 when unchanged).
-    static func logo(_ jpeg: [UInt8], updatedAt: String, for request: Request) -> Response {
-        let etag = "\"" + updatedAt + "\""
-        let headers = [HTTPField(name: "ETag", value: etag), HTTPField(name: "Cache-Control", value: "private, no-cache")]
-        if StoredContent.matches(request.headers["if-none-match"], etag) { return Response(status: .notModified, headers: headers) }
-        return Response(status: .ok, contentType: "image/jpeg", headers: headers, body: .bytes(jpeg))
     }
 }

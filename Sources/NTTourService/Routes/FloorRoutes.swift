@@ -1,6 +1,13 @@
-import NTAPIModel
 import Foundation
+import NTAPIModel
 import NTHTTPCore
+import NTServiceHTTP
+import NTServiceModel
+import NTServiceStorage
+import NTTourUseCases
+import NTUploads
+import NTViewerService
+import NTWebhooks
 
 /// A floor's creation or change: `PUT /v1/properties/{propertyId}/floors/{floorId}`.
 struct PutFloor: Command {

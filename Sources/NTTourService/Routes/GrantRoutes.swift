@@ -1,5 +1,12 @@
 import NTAPIModel
 import NTHTTPCore
+import NTServiceHTTP
+import NTServiceModel
+import NTServiceStorage
+import NTTourUseCases
+import NTUploads
+import NTViewerService
+import NTWebhooks
 
 /// Grants and tenant tokens, made and revoked by the tenant over HTTP (docs/api.md "Grants and
 /// tokens"). Only a tenant token may call these.

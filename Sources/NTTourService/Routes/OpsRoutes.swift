@@ -1,7 +1,14 @@
 import NTHashing
 import NTHTTPCore
 import NTLogging
+import NTServiceHTTP
+import NTServiceModel
+import NTServiceStorage
 import NTThreadPools
+import NTTourUseCases
+import NTUploads
+import NTViewerService
+import NTWebhooks
 
 /// `GET /healthz`, `GET /readyz` and `GET /metrics` (docs/api.md "Service"): no token needed.
 /// They only format bytes, so they run inline on their connection's event loop.

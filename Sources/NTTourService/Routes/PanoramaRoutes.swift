@@ -1,7 +1,14 @@
-import NTAPIModel
 import Foundation
+import NTAPIModel
 import NTHashing
 import NTHTTPCore
+import NTServiceHTTP
+import NTServiceModel
+import NTServiceStorage
+import NTTourUseCases
+import NTUploads
+import NTViewerService
+import NTWebhooks
 
 /// One-shot panorama uploads and their content (docs/api.md "Panoramas — one-shot upload").
 enum PanoramaRoutes {

@@ -1,5 +1,12 @@
 import NTAPIModel
 import NTHTTPCore
+import NTServiceHTTP
+import NTServiceModel
+import NTServiceStorage
+import NTTourUseCases
+import NTUploads
+import NTViewerService
+import NTWebhooks
 
 /// `GET /v1/panoramas/{panoramaId}/preview?width=N`: a JPEG of the panorama at one of the
 /// configured widths, made once and then sent from its file.

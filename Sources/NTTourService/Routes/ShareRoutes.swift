@@ -1,5 +1,12 @@
 import NTAPIModel
 import NTHTTPCore
+import NTServiceHTTP
+import NTServiceModel
+import NTServiceStorage
+import NTTourUseCases
+import NTUploads
+import NTViewerService
+import NTWebhooks
 
 /// A share link made of a tour: `POST /v1/tours/{tourId}/shares`.
 struct CreateShare: Command {

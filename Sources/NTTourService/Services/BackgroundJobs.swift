@@ -1,6 +1,13 @@
 import Dispatch
 import NTLogging
+import NTServiceHTTP
+import NTServiceModel
+import NTServiceStorage
 import NTSQLKit
+import NTTourUseCases
+import NTUploads
+import NTViewerService
+import NTWebhooks
 import Synchronization
 
 /// A job the daemon runs in the background: at start (or, not `startingNow`, after one

@@ -1,5 +1,12 @@
 import NTLogging
 import NTObjectStorage
+import NTServiceHTTP
+import NTServiceModel
+import NTServiceStorage
+import NTTourUseCases
+import NTUploads
+import NTViewerService
+import NTWebhooks
 
 /// The bucket's sweep, in the background every `bucketSweepSeconds`: one page of objects a
 /// round (from where the last round stopped, back to the start at the end), asked of the
@@ -7,7 +14,7 @@ import NTObjectStorage
 /// in a bucket this deployment does not own (`StoreOwnership`, asked each round), nor with
 /// more orphans on one page than `orphanSweepLimit` (a database restored without its rows):
 /// then it says so and removes nothing.
-final class BucketSweep: @unchecked Sendable {
+package final class BucketSweep: @unchecked Sendable {
     private let store: BucketBlobStore
     private let records: Records
     private let clock: any ServiceClock
@@ -16,7 +23,6 @@ final class BucketSweep: @unchecked Sendable {
     private let settings: SweepSettings
     /// The database's deployment id: the bucket it may sweep holds it.
     private let deploymentId: String
-    static let pageSize = 1000
     /// Where the next round starts; rounds never overlap (one timer).
     private var cursor: String?
     private var firstSeen: [String: Int64] = [:]
@@ -37,8 +43,8 @@ final class BucketSweep: @unchecked Sendable {
         let grace = Int64(settings.orphanGraceSeconds)
         do {
             let start = cursor
-            let page = try await store.calls { try $0.list("", startAfter: start, limit: Self.pageSize) }
-            cursor = page.count < Self.pageSize ? nil : page.last?.key
+            let page = try await store.calls { try $0.list("", startAfter: start, limit: BucketSweepPlan.pageSize) }
+            cursor = page.count < BucketSweepPlan.pageSize ? nil : page.last?.key
             // Each round asks whose the bucket is first: only this deployment's is swept.
             let records = records
             let ownership = try await store.ownership(deployment: deploymentId, databaseName: databaseName, page: page) { keys in

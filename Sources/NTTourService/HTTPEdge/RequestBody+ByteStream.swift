@@ -1,5 +1,0 @@
-import NTHTTPCore
-
-// A request's body is the byte stream a blob store receives, its pooled buffers the batches.
-extension RequestBody: ByteStream {}
-extension BodyChunk: ByteBuffer {}

@@ -1,0 +1,66 @@
+import NTAPIModel
+import NTServiceModel
+import NTServiceStorage
+
+/// Share links of tours: made, listed, revoked, opened by their secret, and the visits they
+/// get counted. Knows no HTTP.
+package struct Shares: Sendable {
+    package let records: Records
+    package let clock: any ServiceClock
+    package let settings: ShareSettings
+
+    package init(records: Records, clock: any ServiceClock, settings: ShareSettings) {
+        self.records = records
+        self.clock = clock
+        self.settings = settings
+    }
+
+    /// A link to the tour; nil when the tenant has no such tour.
+    package func create(_ tenant: Int64, tourId: String, _ input: ShareInput) async throws -> ShareDocument? {
+        let (now, maxLive) = (clock.now(), settings.maxPerTour)
+        return try await records.write { try await ViewerStore.createShare($0, tenant, tourId: tourId, input, maxLive: maxLive, at: now) }
+    }
+
+    /// A link to the property's tour; nil when the tenant has no such property.
+    package func create(_ tenant: Int64, propertyId: String, _ input: ShareInput) async throws -> ShareDocument? {
+        let (now, maxLive) = (clock.now(), settings.maxPerTour)
+        return try await records.write { db -> ShareDocument? in
+            guard let property = try await TourStore.property(db, tenant, propertyId) else { return nil }
+            return try await ViewerStore.createShare(db, tenant, tourId: property.tourId, input, maxLive: maxLive, at: now)
+        }
+    }
+
+    /// A page of the tour's live links, newest first; nil when the tenant has no such tour.
+    package func list(_ tenant: Int64, tourId: String, limit: Int, after: String?) async throws -> (page: [ShareDocument], more: Bool)? {
+        let now = clock.now()
+        return try await records.read { try await ViewerStore.shares($0, tenant, tourId: tourId, limit: limit, after: after, at: now) }
+    }
+
+    /// Revokes a link: the property it showed; nil when the tenant has no such link.
+    package func revoke(_ tenant: Int64, _ id: String) async throws -> String? {
+        try await records.write { try await ViewerStore.revokeShare($0, tenant, id: id) }
+    }
+
+    package func stats(_ tenant: Int64, _ id: String) async throws -> ShareStatsDocument? {
+        try await records.read { try await ShareVisitStore.stats($0, tenant, shareId: id) }
+    }
+
+    /// What an unexpired, unrevoked secret opens.
+    package func open(secret: String) async throws -> OpenedShare? {
+        let now = clock.now()
+        return try await records.readOne { try await ViewerStore.share($0, secret: secret, at: now) }
+    }
+
+    /// An opening of the link: its visit's id (nil: the day's visits are counted already).
+    package func recordView(_ share: OpenedShare, by client: VisitorClient) async throws -> String? {
+        let limits = VisitLimits(visitsPerDay: settings.visitsPerDay, visitMaxSeconds: settings.visitMaxSeconds, eventSeconds: settings.eventSeconds)
+        let now = clock.now()
+        return try await records.write { try await ShareVisitStore.recordView($0, share, client, limits: limits, at: now) }
+    }
+
+    /// A beacon of the viewer: how long a panorama has been shown in a visit.
+    package func recordBeacon(_ share: OpenedShare, visit: String, _ beacon: VisitBeacon) async throws -> BeaconOutcome {
+        let (maxSeconds, now) = (settings.visitMaxSeconds, clock.now())
+        return try await records.write { try await ShareVisitStore.recordBeacon($0, share, visit: visit, beacon, visitMaxSeconds: maxSeconds, at: now) }
+    }
+}
