@@ -41,7 +41,8 @@ public final class ToursdProcess {
         process = try ChildProcess(command[0], Array(command.dropFirst()), environment: ["PATH": "/usr/bin:/bin"].merging(environment) { $1 },
                                    workingDirectory: workingDirectory.path, standardError: .pipe)
         let (port, seen) = process.awaitStandardError(seconds: 30) { seen in
-            seen.split(separator: "\n").first { $0.hasPrefix("listening on http://") }.flatMap { $0.split(separator: ":").last.flatMap { UInt16($0) } }
+            // Whole lines only (the last may be half written when read).
+            seen.split(separator: "\n", omittingEmptySubsequences: false).dropLast().first { $0.hasPrefix("listening on http://") }.flatMap { $0.split(separator: ":").last.flatMap { UInt16($0) } }
         }
         guard let port else {
             process.kill()

@@ -445,7 +445,7 @@ def kill_and_restart(toursd, data_dir):
         process = subprocess.Popen([toursd, "serve", "--port", "0", "--data-dir", data_dir], stderr=log)
         for _ in range(200):
             text = open(os.path.join(data_dir, "toursd.log")).read()
-            ports = re.findall(r"listening on http://[^ ]*:(\d+)", text)
+            ports = re.findall(r"listening on http://[^ ]*:(\d+)\n", text)  # whole lines: a read may see one half written
             if len(ports) > started.count:
                 started.count += 1
                 return process, f"http://127.0.0.1:{ports[-1]}"

@@ -33,7 +33,8 @@ def start_toursd(toursd, data_dir, environment, arguments=()):
     # A drill that fails half-way leaves no daemon behind.
     atexit.register(lambda: process.poll() is None and process.kill())
     for _ in range(300):
-        found = re.search(r"listening on http://[^ ]*:(\d+)", open(log).read())
+        # A whole line: a read may see the line half written.
+        found = re.search(r"listening on http://[^ ]*:(\d+)\n", open(log).read())
         if found:
             return process, f"http://127.0.0.1:{found.group(1)}", log
         if process.poll() is not None:
