@@ -22,7 +22,9 @@ start() { # name, then environment assignments; prints nothing (the port is in i
 }
 declare -A port token
 for name in sqlite_small sqlite_large sqlite_tenfloors; do start "$name"; done
-for name in small large tenfloors; do start "pg_$name" TOURSD_databaseUrl="$server/$name"; done
+# Each on a database of its own, so each its own key (a shared deployment names the one its
+# daemons read: webhookKeyFile).
+for name in small large tenfloors; do start "pg_$name" TOURSD_databaseUrl="$server/$name" TOURSD_webhookKeyFile="$work/pg_$name.key"; done
 for name in sqlite_small sqlite_large sqlite_tenfloors pg_small pg_large pg_tenfloors; do
     port[$name]=$(toursd_port "$work/$name.log")
     wait_for_url "http://127.0.0.1:${port[$name]}/healthz" >/dev/null
