@@ -83,7 +83,7 @@ let package = Package(
         // The API's routes and the composition: the deployment decided once, the parts built
         // and handed what they use, the background jobs, the commands of toursd.
         .target(name: "NTTourService", dependencies: ["NTServiceModel", "NTServiceStorage", "NTTourUseCases", "NTServiceHTTP", "NTUploads", "NTWebhooks", "NTViewerService", "NTAPIModel", "NTImagePreviews", "NTHTTPCore", "NTLogging", "NTHashing", "NTSQLiteDB", "NTPostgresDB", "NTCoordination", "NTThreadPools", "CNTLinux", "NTOutboundHTTP", "NTObjectStorage", "NTMetrics", "NTTracing"]),
-        .executableTarget(name: "toursd", dependencies: ["NTTourService", "NTServiceModel", "NTServiceStorage", "NTAPIModel"]),
+        .executableTarget(name: "toursd", dependencies: ["NTTourService", "NTServiceModel", "NTServiceStorage", "NTAPIModel", "CNTLinux"]),
 
         // The client: library and thin command line.
         .target(name: "NoughtyTours", dependencies: ["NTAPIModel", "CNTCurl", "NTCurlRuntime", "NTSQLiteDB", "NTHashing", "NTThreadPools"]),
@@ -118,7 +118,7 @@ let package = Package(
         .testTarget(name: "ServiceStorageTests", dependencies: ["NTServiceStorage", "NTServiceModel", "NTHashing", "NTObjectStorage", "NTThreadPools", "NTSQLKit", "TestSupport", "TestTraits"]),
         .testTarget(name: "TourUseCasesTests", dependencies: ["NTTourUseCases"]),
         .testTarget(name: "ServiceHTTPTests", dependencies: ["NTServiceHTTP", "NTServiceModel", "NTServiceStorage", "NTUploads", "NTAPIModel", "NTHTTPCore", "TestSupport", "TestTraits"]),
-        .testTarget(name: "UploadsTests", dependencies: ["NTUploads", "NTServiceModel", "NTServiceStorage", "NTHTTPCore", "NTThreadPools", "NTCoordination", "NTAPIModel", "TestSupport", "TestTraits"]),
+        .testTarget(name: "UploadsTests", dependencies: ["NTUploads", "NTServiceModel", "NTServiceStorage", "NTHTTPCore", "NTThreadPools", "NTCoordination", "NTAPIModel", "NTSQLKit", "NTHashing", "TestSupport", "TestTraits"]),
         .testTarget(name: "WebhooksTests", dependencies: ["NTWebhooks", "NTServiceModel", "NTAPIModel", "NTHashing"]),
         .testTarget(name: "ViewerServiceTests", dependencies: ["NTViewerService"]),
         .testTarget(name: "TourServiceTests", dependencies: ["NTTourService", "NTServiceModel", "NTServiceStorage", "NTTourUseCases", "NTServiceHTTP", "NTUploads", "NTWebhooks", "NTViewerService", "NTCoordination", "NTHTTPCore", "NTHashing", "NTImagePreviews", "NTLogging", "NTPostgresDB", "NTObjectStorage", "TestSupport", "TestTraits"]),

@@ -109,7 +109,7 @@ for key, label in (("healthz", "/healthz"), ("property", "authenticated read")):
     (ra, _), (ru, pu) = med[f"{key}-alone"], med[f"{key}-uploads"]
     print(f"  toursd {label}: p99 under the uploads {pu / nginx_p99:.2f}x nginx's (target <= 1.00x); "
           f"req/s under the uploads {ru / ra:.2f}x alone (target >= 0.50x)")
-print(f"  authenticated read / healthz, alone: {med['property-alone'][0] / med['healthz-alone'][0]:.2f}x (target >= 0.40x)")
+print(f"  authenticated read / healthz, alone: {med['property-alone'][0] / med['healthz-alone'][0]:.2f}x (target >= 0.45x)")
 print(f"  uploads meanwhile: nginx {moved['nginx']:.0f} MB/s (nothing fsynced), toursd {moved['toursd']:.0f} MB/s (each hashed and fsynced)")
 print(f"  toursd peak RSS: {float(sys.argv[6]):.1f} MB")
 PY

@@ -14,6 +14,8 @@ bash bench/heic.sh
 echo
 bash bench/mixed_load.sh
 echo
+bash bench/attack.sh
+echo
 bash bench/uploads.sh
 echo
 bash bench/s3.sh

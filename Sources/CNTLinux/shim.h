@@ -73,4 +73,9 @@ extern int posix_spawn_file_actions_addchdir_np(posix_spawn_file_actions_t *acti
 static inline int nt_malloc_trim(void) {
     return malloc_trim(0);
 }
+/* Serves allocations of `bytes` and more from mappings of their own, given back when freed,
+   and keeps glibc from raising that threshold by itself. */
+static inline int nt_fix_mmap_threshold(int bytes) {
+    return mallopt(M_MMAP_THRESHOLD, bytes);
+}
 #endif

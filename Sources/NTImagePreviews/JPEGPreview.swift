@@ -91,10 +91,16 @@ public enum JPEGPreview {
     }
 
     /// A flat grey JPEG of the size asked: what stands in for an image without a preview.
+    /// One grey channel: a third of the canvas an RGB one would pass through the encoder.
     public static func placeholder(width: Int, height: Int, quality: Int) throws(PreviewError) -> [UInt8] {
+        try flat(width: width, height: height, quality: quality, grey: true)
+    }
+
+    /// A JPEG of one grey, with one channel (`grey`) or as RGB in 4:2:0, as cameras write.
+    public static func flat(width: Int, height: Int, quality: Int, grey: Bool) throws(PreviewError) -> [UInt8] {
         let size = Image(width: max(1, width), height: max(1, height))
-        let pixels = [UInt8](repeating: 0xd0, count: size.width * size.height * 3)
-        return try encode(pixels, size, quality: quality)
+        let pixels = [UInt8](repeating: 0xd0, count: size.width * size.height * (grey ? 1 : 3))
+        return try encode(pixels, size, quality: quality, grey: grey)
     }
 
     /// The numerator and denominator of the smallest scale whose width is at least `target`.
@@ -116,14 +122,15 @@ public enum JPEGPreview {
         (dimension * scale.num + scale.denom - 1) / scale.denom
     }
 
-    static func encode(_ pixels: [UInt8], _ size: Image, quality: Int) throws(PreviewError) -> [UInt8] {
+    /// `pixels`: RGB, or with `grey` one grey byte each.
+    static func encode(_ pixels: [UInt8], _ size: Image, quality: Int, grey: Bool = false) throws(PreviewError) -> [UInt8] {
         guard let handle = tjInitCompress() else { throw PreviewError("libjpeg-turbo cannot start an encoder") }
         defer { tjDestroy(handle) }
         var output: UnsafeMutablePointer<UInt8>?
         var outputSize: UInt = 0
         let status = pixels.withUnsafeBufferPointer { buffer in
-            tjCompress2(handle, buffer.baseAddress, Int32(size.width), 0, Int32(size.height), Int32(TJPF_RGB.rawValue),
-                        &output, &outputSize, Int32(TJSAMP_420.rawValue), Int32(min(100, max(1, quality))), TJFLAG_FASTDCT)
+            tjCompress2(handle, buffer.baseAddress, Int32(size.width), 0, Int32(size.height), Int32((grey ? TJPF_GRAY : TJPF_RGB).rawValue),
+                        &output, &outputSize, Int32((grey ? TJSAMP_GRAY : TJSAMP_420).rawValue), Int32(min(100, max(1, quality))), TJFLAG_FASTDCT)
         }
         defer { if let output { tjFree(output) } }
         guard status == 0, let output else { throw PreviewError("the preview cannot be encoded: \(errorText(handle))") }

@@ -252,9 +252,9 @@ package struct Uploads: Sendable {
     }
 
     /// The upload's live session and its durable offset (callers hold the upload's lock).
-    /// When its partial file holds less than the row records (lost by a file system that
-    /// broke its fsync promise), the row goes back to what the file holds: the client resends
-    /// from there.
+    /// When its partial file holds less than the row records (a crash cut a PATCH whose row
+    /// was recorded while its bytes were flushed, or a file system broke its fsync promise),
+    /// the row goes back to what the file holds: the client resends from there.
     private func liveSession(_ upload: UploadRecord, _ tenant: Int64) async throws -> (session: UploadSession, offset: Int64) {
         var session = try await sessions.session(partialKey(upload, tenant), recordedOffset: upload.offset)
         if upload.offset > session.durableOffset {
@@ -337,10 +337,17 @@ package struct Uploads: Sendable {
     /// arrived when no checksum must vouch for it, and throws.
     func append(_ body: some ByteStream, _ upload: UploadRecord, _ tenant: Int64, _ session: UploadSession, token: UInt64, checksum: [UInt8]?,
                 room: Int64, completes: Bool = false, owner: UInt64) async throws -> Int64 {
+        // A PATCH's offset is recorded while its bytes are flushed; one that completes an
+        // upload (the draft's last request) only once they are durable.
+        let recordOffset: @Sendable (Int64) async throws -> Void = { offset in
+            guard try await asWriter(upload, tenant, owner, { try await record(upload, tenant, offset: offset) }) else {
+                throw ServiceError.conflict("a newer request to upload \(upload.id) took over")
+            }
+        }
         let offset: Int64
         do {
             try await session.receive(body, token, room: room, length: upload.length)
-            offset = try await session.commit(token, expected: checksum)
+            offset = try await session.commit(token, expected: checksum, recordingAlongside: completes ? nil : recordOffset)
         } catch {
             if let kept = await session.abort(token) {
                 do {
@@ -351,8 +358,9 @@ package struct Uploads: Sendable {
             }
             throw error
         }
+        guard completes else { return offset }
         let recorded = try await asWriter(upload, tenant, owner) {
-            if completes && (!upload.lengthKnown || offset == upload.length) {
+            if !upload.lengthKnown || offset == upload.length {
                 guard try await records.write({ try await UploadStore.markComplete($0, tenant, upload.id, offset: offset) }) else {
                     try await refuseIfRevoked(upload.id, tenant)
                     return

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CNTLinux
 import NTAPIModel
 import Dispatch
 import Foundation
@@ -14,12 +15,22 @@ import NTTourService
 /// type, since Dispatch handlers made in top-level code would be main-actor isolated and trap
 /// when they run elsewhere.
 enum Daemon {
+    /// glibc serves a large allocation from its own mapping, given back when freed, until one
+    /// such is freed: then it raises that threshold to the size freed (up to 32 MiB), and
+    /// blocks that size (an image's pixels, a placeholder's) come from its per-thread arenas
+    /// instead, which keep them after they are freed. A fixed threshold turns that off, so a
+    /// daemon's memory returns toward idle when its work ends (measured in bench/uploads.sh).
+    private static func keepFreedMemoryReturnable() {
+        _ = nt_fix_mmap_threshold(128 * 1024)
+    }
+
     static func main(_ arguments: [String]) -> Never {
         blockStopSignals()
         // Everything toursd creates (the database and its WAL, stored files, folders, a
         // backup) is its owner's alone: token hashes and tenants' data are not for other
         // local users.
         umask(0o077)
+        keepFreedMemoryReturnable()
         let command: ToursdCommand
         do throws(ConfigError) {
             command = try ToursdCommand.parse(arguments, environment: ProcessInfo.processInfo.environment)

@@ -40,7 +40,7 @@ import TestTraits
                      try putPanorama(target, PNGFixture.claiming(width: 60_000, height: 30_000), contentType: "image/png"),
                      try putPanorama(target, HEICFixture.claiming(items: 5_000), contentType: "image/heic")]
         #expect(bombs.allSatisfy { !$0.isEmpty })
-        let ordinary = try putPanorama(target, try JPEGPreview.placeholder(width: 8192, height: 4096, quality: 95))
+        let ordinary = try putPanorama(target, try JPEGPreview.flat(width: 8192, height: 4096, quality: 95, grey: false))
         let link = try share(target)
         let answers = StatusTally()
         var burst: [Task<Void, Never>] = []
@@ -57,7 +57,7 @@ import TestTraits
             healthSeconds.append(try timed { () throws in #expect(try target.send("GET", "/healthz").status == 200) })
             if round % 2 == 0 {
                 uploadSeconds.append(try timed { () throws in
-                    let small = try JPEGPreview.placeholder(width: 400, height: 200, quality: 95) + [UInt8](repeating: 0, count: 20_000)
+                    let small = try JPEGPreview.flat(width: 400, height: 200, quality: 95, grey: false) + [UInt8](repeating: 0, count: 20_000)
                     #expect(try putPanorama(target, small, token: other.token, floorId: other.floorId).isEmpty == false)
                 })
             }
@@ -196,7 +196,7 @@ import TestTraits
     // 8. A panorama deleted while its preview was being made left the preview on disk.
     @Test func aPanoramaDeletedWhileItsPreviewIsMadeTakesThePreviewAlong() async throws {
         let target = try Target()
-        let id = try putPanorama(target, try JPEGPreview.placeholder(width: 8192, height: 4096, quality: 95))
+        let id = try putPanorama(target, try JPEGPreview.flat(width: 8192, height: 4096, quality: 95, grey: false))
         let making = Thread.detachedTask { _ = try? target.client(timeoutSeconds: 60).request("GET", "/v1/panoramas/\(id)/preview?width=4096", headers: target.auth) }
         // Bounded: 2,000 looks at the gauge, a millisecond apart.
         var seen = false
@@ -268,7 +268,7 @@ import TestTraits
     //     not be opened said it had reopened that path.
     @Test func aShareLinksPreviewsAreRevalidated() throws {
         let target = try Target()
-        let id = try putPanorama(target, try JPEGPreview.placeholder(width: 1024, height: 512, quality: 90))
+        let id = try putPanorama(target, try JPEGPreview.flat(width: 1024, height: 512, quality: 90, grey: false))
         let preview = try target.send("GET", "\(try share(target))/panoramas/\(id)/preview")
         #expect(preview.status == 200 && preview.header("Cache-Control") == "private, no-cache")
     }
@@ -331,7 +331,7 @@ import TestTraits
         let property = UUID().uuidString.lowercased(), floor = UUID().uuidString.lowercased()
         #expect(try RawClient(port: daemon.port).request("PUT", "/v1/properties/\(property)", headers: headers, body: Array(#"{"name":"Kept","floorCount":1}"#.utf8)).status == 201)
         #expect(try RawClient(port: daemon.port).request("PUT", "/v1/properties/\(property)/floors/\(floor)", headers: headers, body: Array(#"{"number":0}"#.utf8)).status == 201)
-        let jpeg = try JPEGPreview.placeholder(width: 256, height: 128, quality: 90)
+        let jpeg = try JPEGPreview.flat(width: 256, height: 128, quality: 90, grey: false)
         for _ in 0..<count {
             let answer = try RawClient(port: daemon.port).request("PUT", "/v1/panoramas/\(UUID().uuidString.lowercased())?floorId=\(floor)",
                                                                   headers: ["Authorization": "Bearer \(token)", "Content-Type": "image/jpeg"], body: jpeg)
@@ -400,11 +400,11 @@ extension EdgeAttackTests {
     @Test func imageWorkHoldsOneBudgetAndAStripIsNotTiled() async throws {
         let target = try Target() // imageMemoryBytes: 512 MiB by default
         let other = try otherTenant(target)
-        let strip = try JPEGPreview.placeholder(width: 65_500, height: 16, quality: 90)
+        let strip = try JPEGPreview.flat(width: 65_500, height: 16, quality: 90, grey: false)
         let strips = try (0..<3).map { _ in try putPanorama(target, strip) }
         #expect(strips.allSatisfy { !$0.isEmpty })
         let progressive = try (0..<2).map { _ in try putPanorama(target, JPEGBomb.make(width: 8192, height: 4096, acScans: 40)) }
-        let large = try putPanorama(target, try JPEGPreview.placeholder(width: 16_384, height: 8192, quality: 80))
+        let large = try putPanorama(target, try JPEGPreview.flat(width: 16_384, height: 8192, quality: 80, grey: false))
         #expect(!large.isEmpty)
         let link = try share(target)
         let answers = StatusTally()
@@ -415,7 +415,7 @@ extension EdgeAttackTests {
             })
         }
         // Meanwhile another tenant: a small upload, then its preview, not yet made.
-        let small = try JPEGPreview.placeholder(width: 2048, height: 1024, quality: 90)
+        let small = try JPEGPreview.flat(width: 2048, height: 1024, quality: 90, grey: false)
         var mine = ""
         let uploadSeconds = try timed { () throws in mine = try putPanorama(target, small, token: other.token, floorId: other.floorId) }
         #expect(!mine.isEmpty)
@@ -464,7 +464,7 @@ extension EdgeAttackTests {
         try FileManager.default.createDirectory(atPath: server.directory + "/tours", withIntermediateDirectories: true)
         let config: [String: Any] = ["blobStore": "s3://tours/dep", "bucketSweepSeconds": 1, "orphanGraceSeconds": 0]
         let first = try Target(config, environment: server.environment)
-        for _ in 0..<3 { #expect(!(try putPanorama(first, try JPEGPreview.placeholder(width: 256, height: 128, quality: 90))).isEmpty) }
+        for _ in 0..<3 { #expect(!(try putPanorama(first, try JPEGPreview.flat(width: 256, height: 128, quality: 90, grey: false))).isEmpty) }
         let objects = { Set(filesUnder(server.directory + "/tours/dep").filter { $0.contains("panoramas/") }) }
         let before = objects()
         #expect(before.count == 3)
@@ -538,7 +538,7 @@ extension EdgeAttackTests {
         defer { server.stop() }
         try FileManager.default.createDirectory(atPath: server.directory + "/tours", withIntermediateDirectories: true)
         let target = try Target(["blobStore": "s3://tours/p", "s3PresignedReads": true, "s3PresignedSeconds": 3600], environment: server.environment)
-        let image = try JPEGPreview.placeholder(width: 256, height: 128, quality: 90)
+        let image = try JPEGPreview.flat(width: 256, height: 128, quality: 90, grey: false)
         let id = try putPanorama(target, image)
         let property = try target.send("GET", "/v1/properties/\(target.propertyId)", headers: target.auth).json
         let tourId = try #require(property?["tourId"] as? String)
@@ -570,7 +570,7 @@ extension EdgeAttackTests {
         let id = UUID().uuidString.lowercased()
         let upload = try target.client(timeoutSeconds: 30).request("PUT", "/v1/panoramas/\(id)?floorId=\(target.floorId)",
                                                                   headers: target.auth + ["Content-Type": "image/jpeg"],
-                                                                  body: try JPEGPreview.placeholder(width: 256, height: 128, quality: 90))
+                                                                  body: try JPEGPreview.flat(width: 256, height: 128, quality: 90, grey: false))
         #expect(upload.status == 503 && upload.header("Retry-After") != nil && upload.text.contains("credentials"), "\(upload.status) \(upload.text)")
         #expect(try target.send("GET", "/healthz").text.contains("degraded"))
     }
@@ -589,7 +589,7 @@ extension EdgeAttackTests {
     //    its Repr-Digest said Upload-Complete: ?0.
     @Test func theDraftSendsNo104ToHTTP10AndSaysCompleteOnACompletingRefusal() throws {
         let target = try Target()
-        let image = try JPEGPreview.placeholder(width: 256, height: 128, quality: 90)
+        let image = try JPEGPreview.flat(width: 256, height: 128, quality: 90, grey: false)
         let client = try target.client()
         try client.send("PUT /v1/panoramas/\(UUID().uuidString.lowercased())?floorId=\(target.floorId) HTTP/1.0\r\nHost: t\r\n"
                         + "Authorization: Bearer \(target.token)\r\nUpload-Draft-Interop-Version: 8\r\nUpload-Complete: ?1\r\n"

@@ -51,7 +51,7 @@ import TestTraits
         let target = try Target()
         let b = try propertyB(target)
         let grant = try captureGrant(target)
-        let image = try JPEGPreview.placeholder(width: 64, height: 32, quality: 90)
+        let image = try JPEGPreview.flat(width: 64, height: 32, quality: 90, grey: false)
         // Two names for the floor: refused before anything is read.
         let twoFloors = try tusCreation(target, token: grant.token, query: "?floorId=\(target.floorId)",
                                         metadata: metadata([("panoramaId", UUID().uuidString.lowercased()), ("floorId", b.floor), ("contentType", "image/jpeg")]),
@@ -157,7 +157,7 @@ import TestTraits
         let stored = try target.client(timeoutSeconds: 60).request("PUT", "/v1/floors/\(target.floorId)/plan", headers: target.auth + target.json, body: Array(plan.utf8))
         #expect(stored.status == 200, "\(stored.status) \(stored.text.prefix(300))")
         let roomIds = try #require((stored.json?["rooms"] as? [[String: Any]])?.compactMap { $0["id"] as? String })
-        let image = try JPEGPreview.placeholder(width: 256, height: 128, quality: 80)
+        let image = try JPEGPreview.flat(width: 256, height: 128, quality: 80, grey: false)
         for room in roomIds.prefix(3) {
             let put = try target.send("PUT", "/v1/panoramas/\(UUID().uuidString.lowercased())?floorId=\(target.floorId)&roomId=\(room)&x=2&y=1.5&heading=0",
                                       headers: target.auth + ["Content-Type": "image/jpeg"], body: image)
@@ -229,7 +229,7 @@ import TestTraits
         // behind the first (the probe's waited half a minute).
         let ordinary = UUID().uuidString.lowercased()
         #expect(try target.send("PUT", "/v1/panoramas/\(ordinary)?floorId=\(target.floorId)", headers: target.auth + ["Content-Type": "image/jpeg"],
-                                body: try JPEGPreview.placeholder(width: 1024, height: 512, quality: 80)).status == 201)
+                                body: try JPEGPreview.flat(width: 1024, height: 512, quality: 80, grey: false)).status == 201)
         let start = Date()
         try await waitUntil("both processed", seconds: 120) { try target.gauge("toursd_panoramas_processing") == 0 }
         let seconds = Date().timeIntervalSince(start)
@@ -278,7 +278,7 @@ import TestTraits
                                       body: Array(#"{"name":"Scaled","floorCount":1}"#.utf8)).status == 201)
         #expect(try on(first).request("PUT", "/v1/properties/\(property)/floors/\(floor)", headers: auth + ["Content-Type": "application/json"],
                                       body: Array(#"{"number":0}"#.utf8)).status == 201)
-        let image = try JPEGPreview.placeholder(width: 256, height: 128, quality: 80)
+        let image = try JPEGPreview.flat(width: 256, height: 128, quality: 80, grey: false)
         let created = try on(first).request("POST", "/v1/uploads", headers: auth + ["Tus-Resumable": "1.0.0", "Upload-Length": String(image.count),
             "Upload-Metadata": metadata([("panoramaId", UUID().uuidString.lowercased()), ("floorId", floor), ("contentType", "image/jpeg")])])
         let location = try #require(created.header("Location"))

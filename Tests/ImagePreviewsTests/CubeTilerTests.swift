@@ -120,7 +120,7 @@ import Testing
     }
 
     @Test func aPanoramaOverTheBudgetIsRefusedBeforeItsPlanesAreAllocated() throws {
-        let jpeg = try JPEGPreview.placeholder(width: 2048, height: 1024, quality: 50)
+        let jpeg = try JPEGPreview.flat(width: 2048, height: 1024, quality: 50, grey: false)
         // 2048 × 1024 in 4:2:0 takes 3 MiB of planes.
         #expect(throws: PreviewError.self) {
             try jpeg.withUnsafeBytes { try CubeTiler.decode($0, maxSourcePixels: 1 << 30, budget: DecodeBudget(maxBytes: 2 << 20, maxScans: 64)) }

@@ -8,7 +8,7 @@ import TestSupport
     private func structure(_ bytes: [UInt8]) -> JPEGStructure? { bytes.withUnsafeBytes { JPEGStructure.read($0) } }
 
     @Test func aBaselineJPEGIsOneScanDecodedRowByRow() throws {
-        let jpeg = try JPEGPreview.placeholder(width: 1024, height: 512, quality: 90)
+        let jpeg = try JPEGPreview.flat(width: 1024, height: 512, quality: 90, grey: false)
         let read = try #require(structure(jpeg))
         #expect(read.width == 1024 && read.height == 512 && !read.progressive && read.scans == 1)
         #expect(read.components.count == 3 && read.components[0] == .init(horizontal: 2, vertical: 2))

@@ -3,7 +3,7 @@ import NTImagePreviews
 /// JPEGs for the preview tests, made with the preview module's own encoder.
 enum JPEGFixture {
     static func panorama(width: Int) throws -> [UInt8] {
-        try JPEGPreview.placeholder(width: width, height: width / 2, quality: 90)
+        try JPEGPreview.flat(width: width, height: width / 2, quality: 90, grey: false)
     }
 
     static func dimensions(_ jpeg: [UInt8]) -> [Int]? {

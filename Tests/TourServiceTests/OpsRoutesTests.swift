@@ -1,4 +1,5 @@
 import Foundation
+import NTHTTPCore
 import Testing
 import TestSupport
 import TestTraits
@@ -11,6 +12,21 @@ import TestTraits
 
 /// GET /healthz and GET /metrics as docs/api.md says, through the real server, with no token.
 @Suite(.hangGuard, .testThreads) struct OpsRoutesTests {
+    /// The health answers run on the event loop, where a flood of other requests never queues
+    /// in front of them; /metrics, which renders every counter, runs where request work does
+    /// (inline, 300 pipelining connections kept both loops rendering it, and a balancer's
+    /// /healthz waited up to a second: bench/attack.sh).
+    @Test func healthIsAnsweredOnTheLoopAndMetricsAmongRequestWork() {
+        let router = Router { table in OpsRoutes.add(to: &table, metrics: ServerMetrics(), routes: { [] }) }
+        let inline = { (path: String) -> Bool? in
+            if case .found(let route, _) = router.match(.get, path) { return route.inline }
+            return nil
+        }
+        #expect(inline("/healthz") == true)
+        #expect(inline("/readyz") == true)
+        #expect(inline("/metrics") == false)
+    }
+
     @Test func healthzAnswersOkWithoutAToken() async throws {
         let harness = try ServiceHarness()
         let response = try harness.client(nil).send("GET", "/healthz")

@@ -1,3 +1,6 @@
+import Dispatch
+import NTHashing
+import NTSQLKit
 import Foundation
 import Synchronization
 import Testing
@@ -107,5 +110,56 @@ import NTCoordination
         #expect(reached == 5 && !session.isWritten)
         #expect(try await session.withClaim(checksum: nil) { $0.offset } == 5)
         await sessions.endAndWait(BlobKey(tenant: 1, kind: .upload, id: "u2"))
+    }
+
+    /// Partial bytes in memory whose flush waits (at most 10 s) until a recording has begun,
+    /// and fails when told to.
+    private final class FlushAfterRecording: PartialBlob, @unchecked Sendable {
+        let openedOffset: Int64 = 0
+        let openedDigest = StreamingDigest(.sha256)
+        let recordingBegan = DispatchSemaphore(value: 0)
+        let failing: Bool
+        private let held = Mutex<Int64>(0)
+        init(failing: Bool) { self.failing = failing }
+        func write(_ batch: [some ByteBuffer], at offset: Int64) throws(StorageError) {
+            held.withLock { $0 = offset + batch.reduce(0) { $0 + Int64($1.count) } }
+        }
+        func truncate(to offset: Int64) throws(StorageError) { held.withLock { $0 = offset } }
+        func makeDurable(upTo offset: Int64) throws(StorageError) {
+            guard recordingBegan.wait(timeout: .now() + 10) == .success else { throw StorageError(.failed, "the flush waited for a record that never began") }
+            if failing { throw StorageError(.failed, "the disk failed") }
+        }
+        func park() {}
+    }
+
+    /// A PATCH pays one flush and one commit side by side: its offset's record begins while
+    /// its bytes are being flushed (here the flush waits for it; in turn, they would deadlock
+    /// into the 10 s failure), and the PATCH answers only once both are done. A flush that fails
+    /// records the durable offset again, so the row never keeps an offset the file lost.
+    @Test func aPatchRecordsItsOffsetWhileItsBytesAreFlushed() async throws {
+        for failing in [false, true] {
+            let blob = FlushAfterRecording(failing: failing)
+            let session = UploadSession(key: BlobKey(tenant: 1, kind: .upload, id: "u3"), blob: blob, lane: SerialLane(pool: ThreadPool(name: "test-io", threads: 1)),
+                                        durableStep: 0) { _, _ in }
+            let recorded = Mutex<[Int64]>([])
+            let patch = { () async throws -> Int64 in
+                try await session.withClaim(checksum: nil) { claim in
+                    try await session.receive(body(7), claim.token, room: 100, length: 100)
+                    return try await session.commit(claim.token, expected: nil, recordingAlongside: { offset in
+                        recorded.withLock { $0.append(offset) }
+                        blob.recordingBegan.signal()
+                    })
+                }
+            }
+            if failing {
+                await #expect(throws: StorageError.self) { try await patch() }
+                #expect(recorded.withLock { $0 } == [7, 0], "the row back at the durable offset")
+                #expect(session.durableOffset == 0)
+            } else {
+                #expect(try await patch() == 7)
+                #expect(recorded.withLock { $0 } == [7])
+                #expect(session.durableOffset == 7)
+            }
+        }
     }
 }

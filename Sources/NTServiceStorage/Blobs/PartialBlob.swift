@@ -79,7 +79,9 @@ final class PartialFile: PartialBlob, @unchecked Sendable {
     }
 
     func makeDurable(upTo offset: Int64) throws(StorageError) {
-        guard fsync(try fd()) == 0 else { throw Disk.failure("fsync", errno) }
+        // The bytes and the file's size: all an append needs (its name is durable since the
+        // upload began).
+        guard fdatasync(try fd()) == 0 else { throw Disk.failure("fdatasync", errno) }
         writebackStarted = offset
     }
 

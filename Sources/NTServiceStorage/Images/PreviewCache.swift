@@ -34,6 +34,9 @@ package final class PreviewCache: Sendable {
     package let retryAfterSeconds: Int
     package let logger: Logger
     private let makings = Mutex<[String: Task<Making, any Error>]>([:])
+    /// The placeholder of each width, made once: every unreadable panorama's is the same
+    /// flat grey, and making one passes its whole canvas (24 MiB at 4096) through the encoder.
+    private let placeholders = Mutex<[Int: [UInt8]]>([:])
     /// Panoramas decoded for previews since start, and the previews made of them (a width each,
     /// or the placeholder) (`/metrics`): what shows identical requests coalesced.
     let decodes = Atomic<Int>(0)
@@ -326,15 +329,25 @@ package final class PreviewCache: Sendable {
                 reason = error.message
             }
         }
+        var made: [Int: MadePreview] = [:]
+        for width in widths {
+            made[width] = MadePreview(bytes: try await placeholder(width: width), unreadable: reason)
+        }
+        return made
+    }
+
+    /// The placeholder `width` wide (panoramas are 2:1), made on the preview pool the first time.
+    private func placeholder(width: Int) async throws -> [UInt8] {
+        if let bytes = placeholders.withLock({ $0[width] }) { return bytes }
+        let quality = quality
+        let bytes: [UInt8]
         do {
-            var placeholders: [Int: MadePreview] = [:]
-            for width in widths {
-                placeholders[width] = MadePreview(bytes: try JPEGPreview.placeholder(width: width, height: width / 2, quality: quality), unreadable: reason)
-            }
-            return placeholders
+            bytes = try await decoders.run { try JPEGPreview.placeholder(width: width, height: width / 2, quality: quality) }
         } catch {
             throw StorageError(.failed, "the placeholder cannot be made: \(error)")
         }
+        placeholders.withLock { $0[width] = bytes }
+        return bytes
     }
 
     private func write(_ bytes: [UInt8], to target: String, tenant: Int64, id: String) throws {

@@ -11,7 +11,10 @@ import NTViewerService
 import NTWebhooks
 
 /// `GET /healthz`, `GET /readyz` and `GET /metrics` (docs/api.md "Service"): no token needed.
-/// They only format bytes, so they run inline on their connection's event loop.
+/// The health answers only read two flags and copy bytes, so they run inline on their
+/// connection's event loop, ahead of any request work: a flood of other requests queues on
+/// the handler threads, never in front of them. `/metrics` renders every counter, which is
+/// request work like any other: it runs on a handler thread.
 enum OpsRoutes {
     /// The health answer never changes, so it is encoded once.
     private static let healthBody: [UInt8] = Array(#"{"status":"ok"}"#.utf8)
@@ -40,7 +43,7 @@ enum OpsRoutes {
             guard let reason = unavailable() else { return .json(.ok, readyBody) }
             return .json(.serviceUnavailable, unready(reason, status: "unavailable"))
         }
-        table.add(.get, "/metrics", inline: true) { request in
+        table.add(.get, "/metrics") { request in
             if let metricsToken {
                 let given = request.headers["authorization"].flatMap(BearerToken.parse).map { Array($0.utf8) } ?? []
                 guard constantTimeEquals(given, metricsToken) else { throw ServiceError(.unauthorized, "/metrics asks for its own token (metricsTokenFile)") }

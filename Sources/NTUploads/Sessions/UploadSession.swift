@@ -228,16 +228,38 @@ final class UploadSession: Sendable {
 
     /// The claimant's body is complete: checks its checksum, makes its bytes durable, and
     /// returns the new durable offset. A mismatch drops the bytes (460).
-    func commit(_ token: UInt64, expected checksum: [UInt8]?) async throws -> Int64 {
-        try await lane.run { [self] in
-            defer { file.park() }
-            try requireOwner(token)
-            releaseOwner(token)
-            if let checksum, let digest = file.chunkDigest?.finish(), !constantTimeEquals(digest, checksum) {
-                try file.rollBack()
-                throw ServiceError(.checksumMismatch, "the PATCH body does not match its Upload-Checksum; it was discarded")
+    ///
+    /// `record`, when given, records the offset the bytes reach while they are made durable,
+    /// not after: a PATCH waits for one disk flush and one commit side by side, not in turn.
+    /// The row may so run ahead of the durable bytes, by this PATCH only and until it answers:
+    /// an upload is resumed from the lesser of its row and its file (`Uploads.liveSession`),
+    /// and every PATCH must name the session's durable offset, so an offset read meanwhile is
+    /// at worst a 409 to its client, never a gap. When the flush fails, the durable offset is
+    /// recorded again before the failure is thrown.
+    func commit(_ token: UInt64, expected checksum: [UInt8]?, recordingAlongside record: (@Sendable (Int64) async throws -> Void)? = nil) async throws -> Int64 {
+        let recording = Mutex<Task<Void, any Error>?>(nil)
+        do {
+            let offset = try await lane.run { [self] in
+                defer { file.park() }
+                try requireOwner(token)
+                releaseOwner(token)
+                if let checksum, let digest = file.chunkDigest?.finish(), !constantTimeEquals(digest, checksum) {
+                    try file.rollBack()
+                    throw ServiceError(.checksumMismatch, "the PATCH body does not match its Upload-Checksum; it was discarded")
+                }
+                if let record {
+                    let reached = file.liveOffset
+                    recording.withLock { $0 = Task { try await record(reached) } }
+                }
+                return try durable()
             }
-            return try durable()
+            try await recording.withLock { $0 }?.value
+            return offset
+        } catch {
+            guard let started = recording.withLock({ $0 }), let record else { throw error }
+            // The flush failed (the recording may have landed): the row back to what is durable.
+            if (try? await started.value) != nil { try await record(durableOffset) }
+            throw error
         }
     }
 
