@@ -295,7 +295,9 @@ import NTObjectStorage
         let settings = try #require(try BucketSettings.resolve(blobStore: harness.config.blobStore, endpoint: "", region: "", pathStyle: false,
                                                                environment: server.environment))
         let bucket = try BucketTransfer.open(settings, timeouts: TransferTimeouts(connectMs: 2000, stallSeconds: 10))
-        try await waitUntil("the preview to be kept in the bucket") { (try? bucket.get(name)) == first.body }
+        // Kept by the processing after it cached the preview here: a put to the bucket, which
+        // in a loaded test run (the suite beside every other) has taken over 10 s.
+        try await waitUntil("the preview to be kept in the bucket", seconds: 60) { (try? bucket.get(name)) == first.body }
         #expect(try harness.metric("toursd_preview_decodes_total") == 1)
         // This daemon's own cache gone (as on a daemon that never made it): fetched, not decoded.
         try FileManager.default.removeItem(atPath: harness.dataDir + "/previews/1/\(id)")
