@@ -31,6 +31,11 @@ package struct ImageAnswers: Sendable {
         } else {
             width = widths[0]
         }
+        return try await preview(tenant, panorama, width: width, for: request, cacheControl: cacheControl)
+    }
+
+    /// The preview `width` wide, of any width (a share link's picture for chats is one of its own).
+    package func preview(_ tenant: Int64, _ panorama: PanoramaRecord, width: Int, for request: Request, cacheControl: String) async throws -> Response {
         let etag = "\"\(panorama.sha256.prefix(32))-\(width)\""
         let headers = [HTTPField(name: "ETag", value: etag), HTTPField(name: "Cache-Control", value: cacheControl)]
         if StoredContent.matches(request.headers["if-none-match"], etag) {

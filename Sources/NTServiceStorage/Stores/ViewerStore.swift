@@ -8,7 +8,7 @@ import NTSQLiteDB
 package struct OpenedShare: Sendable {
     package let tenant: Int64
     package let id: String
-    let label: String?
+    package let label: String?
     package let propertyId: String
     /// The origins that may frame its embed form.
     package let frameAncestors: [String]

@@ -77,6 +77,8 @@ public struct PageFrame: Sendable {
     public var visit: String?
     /// A branded share link's branding; nil: none (the app, an unbranded link, a tenant without).
     public var brand: PageBrand?
+    /// What a chat or a listing shows of a pasted share link; nil: no such tags (the app).
+    public var linkPreview: LinkPreview?
 
     /// The signed-in app's name.
     public static let appName = "NoughtyTours"
@@ -96,6 +98,45 @@ public struct PageFrame: Sendable {
 struct Crumb {
     var label: String
     var url: String
+}
+
+/// A share link as a chat app, a social network or a listing site shows it once pasted: the
+/// Open Graph tags (ogp.me) and Twitter's card, which Slack, WhatsApp, iMessage, Facebook and
+/// LinkedIn read too. Every URL absolute, as the tags require.
+public struct LinkPreview: Sendable, Equatable {
+    public var title: String
+    public var description: String
+    /// The page's own URL.
+    public var url: String
+    /// The picture: the cover panorama made again from its pixels, `imageWidth` wide (a 2:1
+    /// panorama's is 1260 × 630); nil for a tour without panoramas.
+    public var image: String?
+
+    /// A 2:1 panorama this wide is at least the 1200 × 630 large cards ask for.
+    public static let imageWidth = 1260
+
+    public init(title: String, description: String, url: String, image: String?) {
+        self.title = title
+        self.description = description
+        self.url = url
+        self.image = image
+    }
+
+    func write(to page: inout HTMLWriter) {
+        var tags = [("property", "og:type", "website"), ("property", "og:title", title), ("property", "og:description", description),
+                    ("property", "og:url", url), ("name", "twitter:card", image == nil ? "summary" : "summary_large_image"),
+                    ("name", "twitter:title", title), ("name", "twitter:description", description)]
+        if let image {
+            tags += [("property", "og:image", image), ("property", "og:image:type", "image/jpeg"), ("name", "twitter:image", image)]
+        }
+        for (attribute, name, content) in tags {
+            if attribute == "property" { page.raw("<meta property=\"") } else { page.raw("<meta name=\"") }
+            page.text(name)
+            page.raw("\" content=\"")
+            page.text(content)
+            page.raw("\">")
+        }
+    }
 }
 
 /// The frame around every page: head, bar, trail.
@@ -191,7 +232,9 @@ enum Layout {
         page.raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>")
         page.text(title)
         if let name = frame.brand?.name ?? frame.platformName { page.text(" · " + name) }
-        page.raw("</title><link rel=\"icon\" href=\"")
+        page.raw("</title>")
+        frame.linkPreview?.write(to: &page)
+        page.raw("<link rel=\"icon\" href=\"")
         page.text(ViewerPaths.icon)
         page.raw("\"><link rel=\"stylesheet\" href=\"")
         page.text(ViewerPaths.style)

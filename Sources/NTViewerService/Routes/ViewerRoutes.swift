@@ -86,6 +86,10 @@ package enum ViewerRoutes {
                 try await page(.property(visitor.share.propertyId), try await visited(visitor, request, viewer), request, viewer)
             }
             addPages(to: &link, prefix: "/t/{secret}", viewer)
+            // The picture chats and listings show of the link (`LinkPreview`).
+            link.add(.get, "/t/{secret}/card.jpg", headers: ViewerResponses.security, secretPath: true) { visitor, request in
+                try await linkPicture(visitor, request, viewer)
+            }
             // A branded link's logo and accent; an unbranded link has neither.
             link.add(.get, "/t/{secret}/logo", headers: ViewerResponses.security, secretPath: true) { visitor, request in
                 guard visitor.share.branded, let logo = try await viewer.branding.logo(visitor.scope.tenant) else {
@@ -165,8 +169,9 @@ package enum ViewerRoutes {
     /// A share link's opening (its first page, or its embed's): the visit recorded, its
     /// beacon's address on the pages (`PageFrame.visit`). Who the visitor is, is only hashed.
     private static func visited(_ visitor: ShareVisitor, _ request: Request, _ viewer: ViewerService) async throws -> ViewerScope {
-        // A HEAD (a link checker's, a preview's probe) is no one looking.
-        guard request.method != .head else { return visitor.scope }
+        // A HEAD (a link checker's, a preview's probe) is no one looking, nor is a chat app
+        // fetching the page to show the link.
+        guard request.method != .head, !LinkPreviewFetchers.fetched(userAgent: request.headers["user-agent"]) else { return visitor.scope }
         let share = visitor.share
         let client = VisitorClient(address: ClientAddress.of(peer: request.peerAddress, forwardedFor: request.headers["x-forwarded-for"],
                                                                       trusted: viewer.settings.trustedProxies),
@@ -255,8 +260,9 @@ package enum ViewerRoutes {
         switch page {
         case .property:
             guard let status = data.status else { throw ServiceError.notFound(page.name, page.id) }
-            if frame.paths.isShare {
+            if frame.paths.isShare, let share = scope.share {
                 let cover = ViewerPages.coverPanorama(of: data.tour)
+                frame.linkPreview = linkPreview(share, data.tour, brand: frame.brand, picture: cover != nil, frame.paths, request, viewer)
                 let shown = if let cover { try await image(cover, in: data.tour, tenant, widths, viewer) } else { (readable: true, tiles: ViewerTiles?.none) }
                 bytes = ViewerPages.shareStart(frame, data.tour, status: status, widths: widths, readable: shown.readable, tiles: shown.tiles)
                 break
@@ -285,6 +291,32 @@ package enum ViewerRoutes {
         }
         guard let bytes else { throw ServiceError.notFound(page.name, page.id) }
         return .page(bytes)
+    }
+
+    /// What a chat shows of a share link: its label or the property's name, what the tour
+    /// holds, the agency only where the link is branded, and the cover's picture.
+    private static func linkPreview(_ share: OpenedShare, _ tour: TourDocument, brand: PageBrand?, picture: Bool, _ paths: ViewerPaths,
+                                    _ request: Request, _ viewer: ViewerService) -> LinkPreview {
+        let panoramas = tour.floors.reduce(0) { $0 + $1.panoramas.count }
+        var description = "A 360° tour of \(tour.property.name): "
+        description += (tour.floors.count == 1 ? "1 floor" : "\(tour.floors.count) floors") + ", " + (panoramas == 1 ? "1 view" : "\(panoramas) views")
+        if let agency = brand?.name { description += ", shared by \(agency)" }
+        let title = share.label.flatMap { $0.isEmpty ? nil : $0 } ?? tour.property.name
+        return LinkPreview(title: title, description: description + ".", url: viewer.absoluteURL(paths.base, request),
+                           image: picture ? viewer.absoluteURL(paths.base + "/card.jpg", request) : nil)
+    }
+
+    /// The link's picture: its cover panorama's preview `LinkPreview.imageWidth` wide, made
+    /// again from the pixels (no EXIF or XMP of the upload goes with it).
+    private static func linkPicture(_ visitor: ShareVisitor, _ request: Request, _ viewer: ViewerService) async throws -> Response {
+        let scope = visitor.scope
+        guard let data = try await viewer.reads.page(scope.tenant, part: nil, propertyId: visitor.share.propertyId, within: scope.property,
+                                                     propertyPage: true, listingShares: false),
+              let cover = ViewerPages.coverPanorama(of: data.tour) else {
+            throw ServiceError(.notFound, "This tour has no panoramas to show yet.")
+        }
+        let panorama = try await viewer.panoramas.panorama(scope.tenant, cover)
+        return try await viewer.imageAnswers.preview(scope.tenant, panorama, width: LinkPreview.imageWidth, for: request, cacheControl: "private, no-cache")
     }
 
     /// How the viewer draws the panorama: from its tiles once they are made (it is readable
