@@ -50,7 +50,7 @@ import TestTraits
         #expect(content(page.text, "og:title") == "Sent to the Millers")
         #expect(content(page.text, "twitter:card") == "summary_large_image")
         let description = try #require(content(page.text, "og:description"))
-        #expect(description.contains("Harbour Homes") && description.contains("1 view"), "\(description)")
+        #expect(description.contains("Harbour Homes") && description.contains("1 floor, 1 panorama"), "\(description)")
         let image = try #require(content(page.text, "og:image"))
         #expect(image.hasPrefix("http://") && image.hasSuffix(url + "/card.jpg"), "absolute: \(image)")
         #expect(content(page.text, "og:url")?.hasSuffix(url) == true)

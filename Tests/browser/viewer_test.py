@@ -65,6 +65,22 @@ def page_bytes(driver, daemon, cookie):
     return status, content
 
 
+def check_link_card(daemon, share_path):
+    """The link as a chat app fetches it to show its card (WhatsApp's user agent): its tags, and
+    a picture Pillow opens, at least 1200 x 630, with no EXIF; kept beside the screenshots."""
+    status, _, content = daemon.request("GET", share_path, headers={"User-Agent": "WhatsApp/2.23.20.0 A"})
+    page = content.decode()
+    tags = dict(re.findall(r'<meta (?:property|name)="([a-z:]+)" content="([^"]*)">', page))
+    check(status == 200 and tags.get("twitter:card") == "summary_large_image" and tags.get("og:title") == "Sent to the Millers"
+          and "data-visit=" not in page, f"a chat app's fetch gets the card's tags and records no visit: {tags}")
+    image = urllib.parse.urlsplit(tags.get("og:image", ""))
+    status, headers, picture = daemon.request("GET", image.path)
+    opened = Image.open(io.BytesIO(picture))
+    check(image.scheme == "http" and status == 200 and opened.format == "JPEG" and opened.size[0] >= 1200 and opened.size[1] >= 630
+          and not opened.getexif() and b"Exif" not in picture, f"the card's picture: {status}, {opened.format} {opened.size}")
+    opened.save(os.path.join(ARTIFACTS, "07b-link-card.jpg"))
+
+
 def look(driver, daemon, name, token_values, cookie=None):
     """Every page visited: screenshot, size, requests, no token in its source."""
     shot = os.path.join(ARTIFACTS, f"{name}.png")
@@ -1030,6 +1046,7 @@ def main():
               f"the property page lists the link with its label and what it offers: {[item.text for item in listed]}")
         check(driver.find_element(By.CSS_SELECTOR, "button.copy[data-copies=made-url]").is_displayed(), "the link just made has a copy button")
         look(driver, daemon, "07-property-shares", tokens, cookie)
+        check_link_card(daemon, urllib.parse.urlsplit(share_url).path)
         secret = share_url.rsplit("/", 1)[1]
         check(secret not in open(os.path.join(work, "toursd.log")).read(), "the share secret is in no log line")
 

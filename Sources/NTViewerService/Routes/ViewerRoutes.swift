@@ -299,7 +299,7 @@ package enum ViewerRoutes {
                                     _ request: Request, _ viewer: ViewerService) -> LinkPreview {
         let panoramas = tour.floors.reduce(0) { $0 + $1.panoramas.count }
         var description = "A 360° tour of \(tour.property.name): "
-        description += (tour.floors.count == 1 ? "1 floor" : "\(tour.floors.count) floors") + ", " + (panoramas == 1 ? "1 view" : "\(panoramas) views")
+        description += (tour.floors.count == 1 ? "1 floor" : "\(tour.floors.count) floors") + ", " + (panoramas == 1 ? "1 panorama" : "\(panoramas) panoramas")
         if let agency = brand?.name { description += ", shared by \(agency)" }
         let title = share.label.flatMap { $0.isEmpty ? nil : $0 } ?? tour.property.name
         return LinkPreview(title: title, description: description + ".", url: viewer.absoluteURL(paths.base, request),
