@@ -31,6 +31,20 @@ import Testing
 
     static func text(_ bytes: [UInt8]?) -> String { String(decoding: bytes ?? [], as: UTF8.self) }
 
+    /// A room's previews are named by room and place, as the walk names them, then when they
+    /// were taken; a trail's separators stand between its steps, none after the last.
+    @Test func thumbnailsAreNamedByRoomAndTheTrailEndsWithItsLastStep() throws {
+        let room = Self.text(ViewerPages.room(Self.frame, Self.tour(), roomId: "room-0", widths: Self.widths))
+        #expect(room.contains("alt=\"Kitchen\"") && room.contains("<span class=\"name\">Kitchen</span> <span class=\"taken\">taken 2026-12-01 05:22 UTC</span>"))
+        let floor = Self.text(ViewerPages.floor(Self.frame, Self.tour(), floorId: "floor-0", widths: Self.widths))
+        #expect(floor.contains("<span class=\"name\">Ground floor</span>"), "a panorama without a room is named by its floor")
+        let start = try #require(room.range(of: "<nav class=\"crumbs\""))
+        let end = try #require(room.range(of: "</nav>", range: start.upperBound..<room.endIndex))
+        let crumbs = String(room[start.lowerBound..<end.upperBound])
+        let steps = crumbs.components(separatedBy: "<a ").count - 1, separators = crumbs.components(separatedBy: "class=\"sep\"").count - 1
+        #expect(steps == 3 && separators == 2 && crumbs.hasSuffix("</a></nav>"), "\(crumbs)")
+    }
+
     @Test func escapingCoversEveryCharacterThatStartsMarkupOrEndsAnAttribute() {
         #expect(HTMLEscaping.escape(#"<a href="x" onclick='y'>&</a>"#) == "&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;&lt;/a&gt;")
         #expect(HTMLEscaping.escape("Küche 🏠") == "Küche 🏠")

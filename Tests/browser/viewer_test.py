@@ -311,8 +311,12 @@ def turning_and_play(driver, daemon, house):
         play = driver.find_element(By.CSS_SELECTOR, "#viewer button.play")
         check(play.is_displayed() and play.text == "Play the tour", f"the view offers to play the tour: {play.text!r}")
         driver.execute_script("window.__played = true")
+        # As a first visitor would see it: the hint to drag shown, until Play turns the view itself.
+        hint_hidden = "return document.querySelector('#viewer .hint').classList.contains('hidden')"
+        driver.execute_script("document.querySelector('#viewer .hint').classList.remove('hidden')")
         play.click()
         check(play.get_attribute("aria-pressed") == "true" and spinning() == "1", "Play turns the view round")
+        check(driver.execute_script(hint_hidden), "the hint to drag goes while the tour plays")
         # A full turn at 30° a second, then the next panorama in plan order, in place, playing on.
         # (12 s where frames come; a frame turns the view by 100 ms at most, so a machine that
         # draws three frames a second in software takes three times as long.)

@@ -83,6 +83,7 @@ svg.plan .scale path { fill: none; stroke: var(--ink); stroke-width: 2; }
 ul.panoramas { display: grid; grid-template-columns: repeat(auto-fill, minmax(15rem, 1fr)); gap: 1rem; }
 ul.panoramas a { display: block; text-decoration: none; color: var(--muted); font-size: 0.85rem; }
 ul.panoramas img { width: 100%; height: auto; border-radius: 8px; display: block; background: #dde3e9; }
+ul.panoramas .name { display: block; color: var(--ink); font-weight: 600; margin-top: 0.3rem; }
 .viewer { position: relative; width: 100%; aspect-ratio: 16 / 9; background: #111; border-radius: 10px; overflow: hidden; }
 .viewer canvas { width: 100%; height: 100%; display: block; cursor: grab; touch-action: none; }
 .viewer img.fallback { width: 100%; height: 100%; object-fit: contain; display: block; }
@@ -172,7 +173,7 @@ main.embed .meta { margin: 0; color: #c5ccd4; }
   body.tour nav.walk a:hover, body.tour nav.walk a:focus { background: rgba(0, 0, 0, 0.85); }
   body.tour .around { position: fixed; top: 3rem; right: 1rem; z-index: 2; display: block; width: min(22rem, calc(100% - 2rem)); max-height: calc(100% - 11rem); overflow: auto; border-radius: 10px; background: rgba(255, 255, 255, 0.95); box-shadow: 0 2px 12px rgba(0, 0, 0, 0.45); }
   body.tour .around button.panel { position: sticky; top: 0; z-index: 1; display: block; width: 100%; text-align: left; border-radius: 10px 10px 0 0; font-weight: 600; }
-  body.tour .around button.panel::after { content: "\25B4"; float: right; }
+  body.tour .around button.panel::after { content: "\25B4"; float: right; margin-left: 0.5em; }
   body.tour .around button.panel[aria-expanded=false] { border-radius: 10px; }
   body.tour .around button.panel[aria-expanded=false]::after { content: "\25BE"; }
   body.tour .around:has(button.panel[aria-expanded=false]) { width: auto; overflow: visible; }

@@ -627,7 +627,7 @@ extension ViewerAssets {
       canvas.classList.remove("hidden");
       root.classList.add("live");
       if (fullscreen && root.requestFullscreen && document.fullscreenEnabled) fullscreen.classList.remove("hidden");
-      if (hint && !seen()) hint.classList.remove("hidden");
+      if (hint && !seen() && !playing) hint.classList.remove("hidden");
       if (play && (playing || document.querySelector("main a[rel=next]"))) play.classList.remove("hidden");
       if (motion && "DeviceOrientationEvent" in window && window.matchMedia("(pointer: coarse)").matches) motion.classList.remove("hidden");
       // The first frame at once, not at the next animation frame: a move's view is ready now.
@@ -690,6 +690,8 @@ extension ViewerAssets {
     }
     function setPlaying(on) {
       playing = on;
+      // A play turns the view itself: the hint to drag would only cover it.
+      if (on && hint) hint.classList.add("hidden");
       if (!play) return;
       play.setAttribute("aria-pressed", on ? "true" : "false");
       play.textContent = on ? "Stop the tour" : "Play the tour";

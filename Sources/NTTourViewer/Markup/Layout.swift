@@ -187,13 +187,14 @@ enum Layout {
         return page.bytes
     }
 
-    /// The trail above a page's title; nothing for none.
+    /// The trail above a page's title, a separator between its steps (none after the last:
+    /// the title below is the page); nothing for none.
     static func writeCrumbs(_ page: inout HTMLWriter, _ crumbs: [Crumb]) {
         guard !crumbs.isEmpty else { return }
         page.raw("<nav class=\"crumbs\" aria-label=\"Trail\">")
-        for crumb in crumbs {
+        for (index, crumb) in crumbs.enumerated() {
+            if index > 0 { page.raw("<span class=\"sep\">›</span>") }
             page.link(crumb.url, crumb.label)
-            page.raw("<span class=\"sep\">›</span>")
         }
         page.raw("</nav>")
     }

@@ -268,7 +268,7 @@ public enum ViewerPages {
             let loose = floor.panoramas.filter { $0.roomId == nil }
             if !loose.isEmpty {
                 page.raw("<h2>Panoramas without a room</h2>")
-                writePanoramas(&page, loose, frame.paths, width: widths.thumbnail)
+                writePanoramas(&page, loose, TourWalk(tour), frame.paths, width: widths.thumbnail)
             }
         }
     }
@@ -285,7 +285,7 @@ public enum ViewerPages {
             if panoramas.isEmpty {
                 page.raw("<p class=\"empty\">No panoramas of this room yet.</p>")
             } else {
-                writePanoramas(&page, panoramas, frame.paths, width: widths.thumbnail)
+                writePanoramas(&page, panoramas, TourWalk(tour), frame.paths, width: widths.thumbnail)
             }
         }
     }
@@ -623,20 +623,25 @@ public enum ViewerPages {
         }
     }
 
-    private static func writePanoramas(_ page: inout HTMLWriter, _ panoramas: [PanoramaDocument], _ paths: ViewerPaths, width: Int) {
+    /// Previews, each named by its room and place as the walk names it ("Kitchen · 1 of 2"),
+    /// then when it was taken.
+    private static func writePanoramas(_ page: inout HTMLWriter, _ panoramas: [PanoramaDocument], _ walk: TourWalk, _ paths: ViewerPaths, width: Int) {
         page.raw("<ul class=\"panoramas\">")
         for panorama in panoramas {
+            let name = walk.index(of: panorama.id).map { walk.stops[$0].title } ?? "Panorama"
             page.raw("<li><a href=\"")
             page.text(paths.panorama(panorama.id))
-            page.raw("\"><img loading=\"lazy\" alt=\"Panorama taken ")
-            page.text(Format.time(panorama.createdAt))
+            page.raw("\"><img loading=\"lazy\" alt=\"")
+            page.text(name)
             page.raw("\" width=\"")
             page.text(width)
             page.raw("\" height=\"")
             page.text(width / 2)
             page.raw("\" src=\"")
             page.text(paths.preview(panorama.id, width: width))
-            page.raw("\"><span>")
+            page.raw("\"><span class=\"name\">")
+            page.text(name)
+            page.raw("</span> <span class=\"taken\">taken ")
             page.text(Format.time(panorama.createdAt))
             page.raw("</span></a></li>")
         }
