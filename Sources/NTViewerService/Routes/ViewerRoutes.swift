@@ -310,8 +310,9 @@ package enum ViewerRoutes {
     /// again from the pixels (no EXIF or XMP of the upload goes with it).
     private static func linkPicture(_ visitor: ShareVisitor, _ request: Request, _ viewer: ViewerService) async throws -> Response {
         let scope = visitor.scope
+        // The tour alone: the property page's status and links are not needed to find its cover.
         guard let data = try await viewer.reads.page(scope.tenant, part: nil, propertyId: visitor.share.propertyId, within: scope.property,
-                                                     propertyPage: true, listingShares: false),
+                                                     propertyPage: false, listingShares: false),
               let cover = ViewerPages.coverPanorama(of: data.tour) else {
             throw ServiceError(.notFound, "This tour has no panoramas to show yet.")
         }
