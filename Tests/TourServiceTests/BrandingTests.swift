@@ -120,6 +120,42 @@ import TestTraits
         await harness.finish()
     }
 
+    /// Measurements are in the agency's units (those of its floor naming's country until it
+    /// chooses), whatever the visitor's browser; a visitor's switch keeps its choice in a cookie.
+    @Test func unitsAreTheAgencysAndAVisitorsChoiceIsKept() async throws {
+        let harness = try ServiceHarness()
+        let alpha = try harness.client(harness.alpha)
+        #expect(try alpha.send("GET", "/v1/branding").string("units") == "metric")
+        let (propertyId, floorId) = try alpha.makeFloor()
+        #expect(try alpha.putPlan(floorId, mode: "newScan", rooms: [(newID(), "Hall")]).status == 200)
+        let tourId = try #require(try alpha.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
+        let url = try #require(try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: [:]).string("url"))
+        let visitor = try harness.client(nil)
+        func floorPage(_ query: String = "", cookie: String? = nil) throws -> RawClient.Response {
+            var headers = ["Accept-Language": "en-US,en;q=0.9"]
+            if let cookie { headers["Cookie"] = cookie }
+            return try visitor.send("GET", "\(url)/floors/\(floorId)\(query)", headers: headers)
+        }
+        // A UK agency's tour read from a US browser: metres.
+        var page = try floorPage().text
+        #expect(page.contains(" m²") && !page.contains("ft²") && page.contains("<a aria-current=\"true\" href=\"?units=metric\">Metres</a>"))
+        // Floors named as in the US: feet, until the agency chooses metres.
+        #expect(try alpha.send("PUT", "/v1/branding", json: ["floorNames": "us"]).string("units") == "imperial")
+        #expect(try floorPage().text.contains("ft²"))
+        let chosen = try alpha.send("PUT", "/v1/branding", json: ["floorNames": "us", "units": "metric"])
+        #expect(chosen.status == 200 && chosen.string("units") == "metric")
+        #expect(try floorPage().text.contains(" m²"))
+        #expect(try alpha.send("PUT", "/v1/branding", json: ["units": "furlongs"]).text.contains("units must be"))
+        // The visitor's switch: the page in feet, and a cookie that keeps them.
+        let switched = try floorPage("?units=imperial")
+        page = switched.text
+        let cookie = try #require(switched.header("Set-Cookie"))
+        #expect(page.contains("ft²") && !page.contains(" m²") && cookie.hasPrefix("nt_units=imperial;") && cookie.contains("Max-Age=31536000"))
+        #expect(try floorPage(cookie: "nt_units=imperial").text.contains("ft²"))
+        #expect(try floorPage(cookie: "nt_units=parsecs").text.contains(" m²"), "a cookie naming no units is the agency's")
+        await harness.finish()
+    }
+
     /// Floors without a name are named as the tenant says (UK by default); a plan says when it
     /// was applied, not its revision.
     @Test func floorsAreNamedAsTheTenantNamesThemAndPlansByTheirDay() async throws {

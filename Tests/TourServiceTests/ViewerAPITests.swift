@@ -12,6 +12,7 @@ import TestTraits
 @testable import NTWebhooks
 import NTHTTPCore
 import NTLogging
+import NTSQLKit
 
 private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)), level: .error)
 
@@ -185,7 +186,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
 
         let listed = try alpha.send("GET", "/v1/tours/\(tourId)/shares")
         let items = try #require(listed.json?["items"] as? [[String: Any]])
-        #expect(items.count == 1 && items[0]["id"] as? String == id && items[0]["url"] == nil && items[0]["label"] as? String == "Sent to the Millers")
+        #expect(items.count == 1 && items[0]["id"] as? String == id && items[0]["url"] as? String == url && items[0]["label"] as? String == "Sent to the Millers")
         // Without a lifetime, the server's default (shareDefaultSeconds: 30 days); without a label, none.
         let plain = try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: [:])
         let (created, expires) = (try #require(plain.string("createdAt")), try #require(plain.string("expiresAt")))
@@ -280,6 +281,37 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
     }
 
     /// docs/api.md: the list holds the unexpired links; a secret is stored only as its hash.
+    /// docs/security.md "A live link can be copied again": its URL is listed to its tenant (in
+    /// the API and on the property page, with a copy button) while it lives; a link whose secret
+    /// is not its id's under the deployment's key (made before, or under another key) still
+    /// opens, and is listed without one.
+    @Test func aLiveLinkCanBeCopiedAgainAndOneMadeOtherwiseStillOpens() async throws {
+        let harness = try ServiceHarness()
+        let alpha = try harness.client(harness.alpha)
+        let (propertyId, _) = try alpha.makeFloor()
+        let tourId = try #require(try alpha.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
+        let made = try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: ["label": "Millers"])
+        let (url, id) = (try #require(made.string("url")), try #require(made.string("id")))
+        let browser = try ViewerBrowser(harness)
+        #expect(try browser.signIn(harness.alpha).status == 303)
+        let page = try browser.send("GET", "/app/properties/\(propertyId)").text
+        #expect(page.contains("id=\"link-\(id)\" value=\"http://") && page.contains("\(url)\"><button type=\"button\" class=\"copy hidden\" data-copies=\"link-\(id)\">Copy link</button>"))
+        // A link with a secret of its own (as every link made before): it opens, and is listed without a URL.
+        let older = "/t/" + Secrets.make(prefix: "")
+        let olderId = try #require(try alpha.send("POST", "/v1/tours/\(tourId)/shares", json: [:]).string("id"))
+        _ = try await harness.service.records.write { db in
+            try await db.run("UPDATE shares SET secret_hash = ? WHERE id = ?", Blob(Secrets.hash(String(older.dropFirst(3)))), olderId)
+        }
+        #expect(try harness.client(nil).send("GET", older).status == 200 && harness.client(nil).send("GET", url).status == 200)
+        let items = try #require(try alpha.send("GET", "/v1/tours/\(tourId)/shares").json?["items"] as? [[String: Any]])
+        let urls = Dictionary(uniqueKeysWithValues: items.map { ($0["id"] as? String ?? "", $0["url"] as? String) })
+        #expect(urls[id] == url && urls[olderId] == .some(nil), "\(urls)")
+        // Revoked, it is listed no more and opens nothing.
+        #expect(try alpha.send("DELETE", "/v1/shares/\(id)").status == 204)
+        #expect(try harness.client(nil).send("GET", url).status == 404)
+        await harness.finish()
+    }
+
     @Test func anExpiredLinkLeavesTheListAndNoSecretIsStored() async throws {
         let harness = try ServiceHarness(configure: { $0.shareMinSeconds = 1 })
         let alpha = try harness.client(harness.alpha)

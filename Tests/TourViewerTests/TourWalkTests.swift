@@ -144,7 +144,7 @@ import TestSupport
     }
 }
 
-/// A room's measurements from its outline, in the units the visitor's browser reads.
+/// A room's measurements from its outline, in the units the agency chose (or its visitor).
 @Suite struct RoomMeasureTests {
     @Test func anLShapedRoomsAreaIsWhatItEnclosesAndItsSizeItsExtent() {
         // The house's living room: 6 × 3 and 3 × 3 metres.
@@ -156,12 +156,9 @@ import TestSupport
         #expect(RoomMeasure([(0, 0), (0, 4), (3, 4), (3, 0)]).area == 12)
     }
 
-    @Test func aBrowserInTheUnitedStatesReadsFeet() {
-        #expect(MeasureUnits(acceptLanguage: "en-US,en;q=0.9") == .imperial)
-        #expect(MeasureUnits(acceptLanguage: "en-GB,en;q=0.9,en-US;q=0.8") == .metric)
-        #expect(MeasureUnits(acceptLanguage: "de") == .metric && MeasureUnits(acceptLanguage: nil) == .metric && MeasureUnits(acceptLanguage: "") == .metric)
-        // A header of separators alone, or a language tag of dashes: no language, no crash.
-        for odd in [";", ";;,", ",;q=1", "-", "--US", "en-"] { #expect(MeasureUnits(acceptLanguage: odd) == .metric, "\(odd)") }
+    @Test func unitsFollowTheFloorNamingsCountryUntilChosen() {
+        #expect(MeasureUnits.of(.us) == .imperial && MeasureUnits.of(.uk) == .metric && MeasureUnits.of(.numbers) == .metric)
+        #expect(BrandingDocument(floorNames: .us).units == .imperial && BrandingDocument(floorNames: .us, units: .metric).units == .metric)
     }
 
     @Test func theFloorPageSaysEachRoomsSizeAndAreaAndTheFloorsTotal() {

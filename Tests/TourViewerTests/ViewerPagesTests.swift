@@ -93,6 +93,37 @@ import Testing
         #expect(abs(tall.scale - 752.0 * 1.25 / 100) < 1e-9)
     }
 
+    /// A room's name and area stay off the dots of the panoramas in it (a panorama often stands
+    /// in the middle of its room) and off one another, inside the room's bounds.
+    @Test func aRoomsLabelKeepsOffTheDotsOnThePlan() throws {
+        let look = FloorPlanDrawing.Look.panel
+        let bounds = FloorPlanDrawing.Box(left: 0, top: 0, right: 400, bottom: 300)
+        let lines = ["Living room", "291 ft²"]
+        let dots: [(x: Double, y: Double)] = [(200, 150), (200, 120)]
+        #expect(FloorPlanDrawing.labelPlace(centre: (200, 150), lines: lines, look: look, within: bounds, dots: [], taken: []) == (200, 150),
+                "with nothing in the way the label is at the centre")
+        let placed = FloorPlanDrawing.labelPlace(centre: (200, 150), lines: lines, look: look, within: bounds, dots: dots, taken: [])
+        let box = FloorPlanDrawing.labelBox(at: placed, lines: lines, fontSize: look.fontSize)
+        #expect(!dots.contains { box.meets(circle: $0, radius: look.dotRadius, gap: 0) }, "clear of the dots: \(placed)")
+        #expect((0...400).contains(placed.x) && (0...300).contains(placed.y))
+        let roomBelow = FloorPlanDrawing.Box(left: 0, top: 0, right: 400, bottom: 600)
+        let other = FloorPlanDrawing.labelPlace(centre: placed, lines: ["Hall", "129 ft²"], look: look, within: roomBelow, dots: dots, taken: [box])
+        #expect(!FloorPlanDrawing.labelBox(at: other, lines: ["Hall", "129 ft²"], fontSize: look.fontSize).meets(box), "clear of a label placed before")
+        // The page's plan draws its dots and text at the panel's size there, its own here.
+        var page = HTMLWriter()
+        FloorPlanDrawing(Self.tour().floors[0].floor.rooms).write(into: &page, roomURL: { $0 }, marks: [
+            FloorPlanDrawing.Mark(position: try PanoramaPosition(x: 2, y: 1.5), heading: nil, url: "/p", label: "Kitchen", current: false)], units: .metric, look: .panel)
+        let svg = Self.text(page.bytes)
+        #expect(svg.contains("font-size=\"30\"") && svg.contains("<circle r=\"32\"/>"))
+    }
+
+    /// The agent's property page opens the tour from its cover.
+    @Test func thePropertyPageShowsItsCoverAndViewsTheTour() {
+        let page = Self.text(ViewerPages.property(Self.frame, Self.tour(), status: ServerStatusDocument(
+            propertyId: "property", tourId: "tour", floorCount: 2, roomCount: 2, panoramaCount: 2, panoramaBytes: 2048, updatedAt: "x"), shares: nil, widths: Self.widths))
+        #expect(page.contains("<a class=\"cover\" href=\"/app/panoramas/pano-room\"><img alt=\"\" src=\"/app/panoramas/pano-room/preview?width=1024\"><span>View the tour</span></a>"))
+    }
+
     @Test func anOutlineThatDoesNotReadIsLeftOut() {
         let rooms = [RoomDocument(id: "r", floorId: "f", name: "R", outline: "[[0,0],[1]]", height: nil, capture: nil)]
         #expect(FloorPlanDrawing(rooms).rooms.isEmpty)

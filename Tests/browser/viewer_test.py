@@ -163,7 +163,7 @@ def walk_the_house(driver, daemon, house, tokens, cookie):
     driver.execute_script("window.localStorage.clear()")  # a first visit: the drag above dismissed the hint for good
     driver.refresh()
     arrive("Hall 1", "Hall")
-    check(driver.find_element(By.CSS_SELECTOR, ".viewer .hint").is_displayed(), "the first visit shows how to look around")
+    check(driver.find_element(By.CSS_SELECTOR, "#view-controls .hint").is_displayed(), "the first visit shows how to look around")
     # From here the walk moves in place: one document (no load event), a history entry per move.
     driver.execute_script("window.__walked = true; window.__loads = 0; window.addEventListener('load', () => { window.__loads += 1; });"
                           "document.addEventListener('click', () => { window.__clickedAt = performance.now(); }, true);")
@@ -193,7 +193,7 @@ def walk_the_house(driver, daemon, house, tokens, cookie):
     yaw = float(canvas.get_attribute("data-yaw"))
     check(abs((bearing() - (90 + yaw)) % 360) < 0.2 or abs((bearing() - (90 + yaw)) % 360 - 360) < 0.2,
           f"the cone follows the view: bearing {bearing()}, yaw {yaw}")
-    check(not driver.find_element(By.CSS_SELECTOR, ".viewer .hint").is_displayed(), "looking around dismisses the hint")
+    check(not driver.find_element(By.CSS_SELECTOR, "#view-controls .hint").is_displayed(), "looking around dismisses the hint")
     # The keyboard's way: focusing the kitchen in the list of ways on turns the view to it.
     kitchen = driver.find_element(By.XPATH, "//section[contains(@class,'ways')]//a[text()='Kitchen']")
     driver.execute_script("arguments[0].focus()", kitchen)
@@ -308,12 +308,12 @@ def turning_and_play(driver, daemon, house):
             held = yaw()
             frames_pass(20)
             check(spinning() == "0" and abs(yaw() - held) < 0.5, f"any input stops it: yaw {held} then {yaw()}")
-        play = driver.find_element(By.CSS_SELECTOR, "#viewer button.play")
+        play = driver.find_element(By.CSS_SELECTOR, "#view-controls button.play")
         check(play.is_displayed() and play.text == "Play the tour", f"the view offers to play the tour: {play.text!r}")
         driver.execute_script("window.__played = true")
         # As a first visitor would see it: the hint to drag shown, until Play turns the view itself.
-        hint_hidden = "return document.querySelector('#viewer .hint').classList.contains('hidden')"
-        driver.execute_script("document.querySelector('#viewer .hint').classList.remove('hidden')")
+        hint_hidden = "return document.querySelector('#view-controls .hint').classList.contains('hidden')"
+        driver.execute_script("document.querySelector('#view-controls .hint').classList.remove('hidden')")
         play.click()
         check(play.get_attribute("aria-pressed") == "true" and spinning() == "1", "Play turns the view round")
         check(driver.execute_script(hint_hidden), "the hint to drag goes while the tour plays")
@@ -324,7 +324,7 @@ def turning_and_play(driver, daemon, house):
                            seconds=90):
             check(driver.execute_script("return window.__played === true"), "the play moved in place")
             await_condition(driver, lambda d: spinning() == "1", "the play goes on turning there")
-            stop = driver.find_element(By.CSS_SELECTOR, "#viewer button.play")
+            stop = driver.find_element(By.CSS_SELECTOR, "#view-controls button.play")
             check(stop.get_attribute("aria-pressed") == "true" and stop.text == "Stop the tour", f"its button says it plays: {stop.text!r}")
             stop.click()
             check(stop.get_attribute("aria-pressed") == "false" and spinning() == "0", "the button stops it")
@@ -358,7 +358,7 @@ def phone_motion(driver, daemon, house):
         driver.get("about:blank")
         driver.get(daemon.base + f"/app/panoramas/{bedroom}#yaw=10&pitch=0&fov=75")
         await_condition(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-frames"), "the bedroom is drawn")
-        motion = driver.find_element(By.CSS_SELECTOR, "#viewer button.motion")
+        motion = driver.find_element(By.CSS_SELECTOR, "#view-controls button.motion")
         check(motion.is_displayed() and motion.text == "Look by moving the phone", f"a phone is offered to look by moving it: {motion.text!r}")
         driver.execute_script("arguments[0].click()", motion)
         if await_condition(driver, lambda d: motion.get_attribute("aria-pressed") == "true", "asked, the view follows the phone"):
@@ -618,8 +618,9 @@ def embed_on_other_sites(driver, daemon, house, tokens):
         driver.switch_to.default_content()
         look_shot(driver, "14-embed-refused")
         # The embed fills any frame from 320 × 240 up: the view the whole frame, the title and
-        # the steps inside it.
-        for size in [(320, 240), (1280, 720)]:
+        # the steps inside it, each piece in its own place; a small frame (800 × 450 and less)
+        # starts with the panel folded, a large one with it open.
+        for size in [(320, 240), (800, 450), (1280, 720)]:
             allowed.size = size
             driver.set_window_size(max(1280, size[0] + 120), 900)
             driver.get(allowed.origin + "/")
@@ -631,6 +632,9 @@ def embed_on_other_sites(driver, daemon, house, tokens):
                 return [v.width, v.height, innerWidth, innerHeight, at('.heading h1').bottom, at('nav.walk a').bottom, document.documentElement.scrollHeight];""")
             check(fit[0] == fit[2] == size[0] and fit[1] == fit[3] == size[1] and fit[4] <= size[1] and fit[5] <= size[1] and fit[6] <= size[1],
                   f"the embed fills a {size[0]} × {size[1]} frame, its title and steps inside it (view, window, title, step, page: {fit})")
+            folded = driver.find_element(By.CSS_SELECTOR, "button.panel").get_attribute("aria-expanded") == "false"
+            check(folded == (size[1] <= 512), f"a {size[0]} × {size[1]} frame starts with the panel {'folded' if size[1] <= 512 else 'open'}")
+            laid_out(driver, f"the embed in a {size[0]} × {size[1]} frame")
             driver.switch_to.default_content()
             look_shot(driver, f"15-embed-{size[0]}x{size[1]}")
         driver.set_window_size(1280, 900)
@@ -762,7 +766,7 @@ def share_walk(daemon, house, tokens):
         for plan in tourfixture.WALK_FLOORS:
             for room, outline, _ in plan:
                 twice = sum(a[0] * b[1] - b[0] * a[1] for a, b in zip(outline, outline[1:] + outline[:1]))
-                expected.append(f"{room}\n{round(abs(twice) / 2 / 0.09290304)} ft²")
+                expected.append(f"{room}\n{abs(twice) / 2:.1f} m²")  # the agency's units: its floors are named as in the UK
         shown = [label.text for label in guest.find_elements(By.CSS_SELECTOR, ".dollhouse-view .label")]
         check(shown == expected, f"the dollhouse names every room of both floors with its measured area: {shown}")
         _, overlapping = labels_apart(guest, ".dollhouse-view .label")
@@ -900,6 +904,187 @@ def branded_side_by_side(daemon, house, tokens):
         daemon.request("DELETE", "/v1/branding/logo", None, daemon.token)
 
 
+PHONES = [("360x640", 360, 640), ("390x844", 390, 844), ("430x932", 430, 932), ("844x390", 844, 390)]
+
+# What is drawn on top at points of each piece of text and each control matching arguments[0]:
+# every point must show the piece itself (or what is inside it). A piece's points are the middle
+# and inset corners of its text's line boxes (of its box for a control or an image), where a
+# scrolling box it is in shows them (a panel scrolled shows part of its list). Containers that
+# draw nothing there (no background, no text of their own) do not count as covering, even where
+# they take no pointer events; the rest is what a reader sees, or a finger taps. Also: each piece
+# inside the viewport; each control at least 24 x 24 CSS px, or, smaller, with no other control
+# within a circle of 24 px around its middle (WCAG 2.2's target size, 2.5.8, and its spacing
+# exception); no sideways scroll.
+LAID_OUT = """
+const W = document.documentElement.clientWidth, H = window.innerHeight, problems = [];
+const shown = e => { const r = e.getBoundingClientRect(), s = getComputedStyle(e);
+  return r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && Number(s.opacity) > 0 && !e.closest('[hidden], .hidden'); };
+const isControl = e => e.matches('a, button, input, select, textarea, summary');
+const named = e => e.tagName.toLowerCase() + (typeof e.className === 'string' && e.className ? '.' + e.className.split(' ')[0] : '')
+  + ' "' + (e.textContent || e.getAttribute('alt') || e.getAttribute('title') || '').trim().replace(/\\s+/g, ' ').slice(0, 28) + '"';
+// The part of the viewport the boxes around e that clip (a scrolling panel) let show.
+const clipOf = e => { let c = {left: -Infinity, top: -Infinity, right: Infinity, bottom: Infinity};
+  for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
+    if (getComputedStyle(a).overflow === 'visible') continue;
+    const r = a.getBoundingClientRect(), top = r.top + a.clientTop;
+    // What stays at the top of a scrolling box (the panel's button) covers what scrolls under it.
+    const stuck = Array.from(a.children).filter(k => getComputedStyle(k).position === 'sticky' && !k.contains(e))
+      .reduce((bottom, k) => Math.max(bottom, k.getBoundingClientRect().bottom), top);
+    c = {left: Math.max(c.left, r.left), top: Math.max(c.top, stuck), right: Math.min(c.right, r.left + a.clientLeft + a.clientWidth),
+         bottom: Math.min(c.bottom, top + a.clientHeight)}; }
+  return c; };
+const cut = (r, c) => ({left: Math.max(r.left, c.left), top: Math.max(r.top, c.top), right: Math.min(r.right, c.right), bottom: Math.min(r.bottom, c.bottom)});
+const viewport = {left: 0, top: 0, right: W, bottom: H};
+// A page longer than the window scrolls: what lies below it is looked at when scrolled to.
+const scrolls = document.documentElement.scrollHeight > H + 1;
+const pieces = Array.from(document.querySelectorAll(arguments[0])).filter(shown)
+  .map(e => ({e, box: e.getBoundingClientRect(), clip: clipOf(e)}))
+  .filter(p => { const v = cut(cut(p.box, p.clip), scrolls ? {left: -Infinity, top: 0, right: Infinity, bottom: H} : {left: -Infinity, top: -Infinity, right: Infinity, bottom: Infinity});
+                 return v.right - v.left > 1 && v.bottom - v.top > 1; });
+const controls = pieces.filter(p => isControl(p.e));
+const textRects = e => { const range = document.createRange(); range.selectNodeContents(e);
+  return Array.from(range.getClientRects()).filter(r => r.width > 1 && r.height > 1); };
+const ownTextAt = (e, x, y) => Array.from(e.childNodes).some(n => n.nodeType === 3 && n.textContent.trim() && (() => {
+  const range = document.createRange(); range.selectNodeContents(n);
+  return Array.from(range.getClientRects()).some(r => x >= r.left && x <= r.right && y >= r.top && y <= r.bottom); })());
+const alpha = colour => { const m = colour.match(/rgba?\\(([^)]*)\\)/); if (!m) return 1; const parts = m[1].split(/[ ,\\/]+/).filter(Boolean); return parts.length > 3 ? Number(parts[3]) : 1; };
+const draws = (e, x, y) => { if (e.matches('img, canvas, svg *, video, input, select, textarea, button')) return true;
+  const s = getComputedStyle(e); if (Number(s.opacity) === 0) return false;
+  return alpha(s.backgroundColor) > 0 || s.backgroundImage !== 'none' || ownTextAt(e, x, y); };
+const middle = r => [(r.left + r.right) / 2, (r.top + r.bottom) / 2];
+const nearCircle = (r, [x, y]) => Math.hypot(Math.max(r.left - x, 0, x - r.right), Math.max(r.top - y, 0, y - r.bottom)) < 12;
+// A constructed style sheet: the page's Content-Security-Policy refuses a <style> element.
+const hitAll = new CSSStyleSheet(); hitAll.replaceSync('* { pointer-events: auto !important; }');
+document.adoptedStyleSheets = [...document.adoptedStyleSheets, hitAll];
+for (const {e: piece, box, clip} of pieces) {
+  const seen = cut(box, clip);
+  if (seen.left < -0.5 || seen.right > W + 0.5 || (!scrolls && (seen.top < -0.5 || seen.bottom > H + 0.5)))
+    problems.push(named(piece) + ' is outside the viewport: ' + [seen.left, seen.top, seen.right, seen.bottom].map(Math.round));
+  if (isControl(piece) && (box.width < 24 || box.height < 24)) {
+    const centre = middle(box);
+    const crowding = controls.find(o => o.e !== piece && !o.e.contains(piece) && !piece.contains(o.e) && (o.box.width < 24 || o.box.height < 24
+      ? Math.hypot(middle(o.box)[0] - centre[0], middle(o.box)[1] - centre[1]) < 24 : nearCircle(o.box, centre)));
+    if (crowding) problems.push(named(piece) + ' is smaller than 24 x 24 (' + Math.round(box.width) + ' x ' + Math.round(box.height) + ') with ' + named(crowding.e) + ' within 12 px of its middle');
+  }
+  // An SVG shape's box is not its shape: its middle only (a dot's corners lie on the room under it).
+  const rects = piece instanceof SVGElement ? [{left: middle(box)[0] - 0.5, top: middle(box)[1] - 0.5, right: middle(box)[0] + 0.5, bottom: middle(box)[1] + 0.5}]
+    : isControl(piece) || piece.matches('img') ? [box] : textRects(piece);
+  covered: for (const whole of rects) {
+    const r = cut(cut(whole, clip), viewport);
+    if (r.right - r.left < 1 || r.bottom - r.top < 1) continue;
+    // Corners far enough in to be inside a round control (a dot, a pill) as well as a square one.
+    const inset = Math.min(Math.max(3, 0.2 * Math.min(r.right - r.left, r.bottom - r.top)), (r.right - r.left) / 4, (r.bottom - r.top) / 4);
+    for (const [x, y] of [middle(r), [r.left + inset, r.top + inset], [r.right - inset, r.top + inset],
+                          [r.left + inset, r.bottom - inset], [r.right - inset, r.bottom - inset]]) {
+      if (x < 0 || y < 0 || x >= W || y >= H) continue;
+      const top = document.elementsFromPoint(x, y).find(e => piece.contains(e) || e.contains(piece) || draws(e, x, y));
+      if (top && !piece.contains(top) && !top.contains(piece)) {
+        problems.push(named(piece) + ' is under ' + named(top) + ' at ' + Math.round(x) + ',' + Math.round(y));
+        break covered;
+      }
+    }
+  }
+}
+document.adoptedStyleSheets = document.adoptedStyleSheets.filter(sheet => sheet !== hitAll);
+if (document.documentElement.scrollWidth > W) problems.push('the page scrolls sideways: ' + document.documentElement.scrollWidth + ' px in ' + W);
+return problems;
+"""
+
+# The pieces of a share link's view that must each have a place of their own.
+TOUR_PIECES = ("#viewer a.hotspot, .bar .brand .name, .bar img.logo, .bar .subtitle, .bar .shared, .heading h1, .heading .place, .heading .crumbs a, "
+               "button.panel, nav.walk a, #view-controls button, #view-controls .hint, .around .panel-body a:not(svg a), .around .panel-body button, "
+               ".around .panel-body svg text, .around .panel-body svg a.spot, "
+               ".around .panel-body h2, .around .panel-body h3, .contact")
+
+
+def laid_out(driver, what, pieces=TOUR_PIECES):
+    """The LAID_OUT check of the page as it is now; each problem is a failed check."""
+    problems = driver.execute_script(LAID_OUT, pieces)
+    check(not problems, f"{what}: every piece in its own place, inside the viewport, controls >= 24 x 24, no sideways scroll {problems}")
+
+
+def phone_sizes(daemon, house, tokens):
+    """issue "The tour on the phone a buyer holds": a branded link (a long agency name, a logo, a
+    contact) and an unbranded one, at three portrait phones and a landscape one: the first view,
+    the panel opened, the tour playing and the dollhouse; and the agent's property page with its
+    share form. Nothing hides another piece, nothing leaves the viewport or scrolls sideways,
+    every control is at least 24 x 24; axe-core clean at every size."""
+    logo = Image.new("RGB", (300, 100), (11, 93, 59))
+    png = io.BytesIO()
+    logo.save(png, format="PNG")
+    daemon.api("PUT", "/v1/branding", {"name": "Harbour Homes & Coastal Lettings of Greater Portsmouth", "accent": "#0b5d3b",
+                                       "contact": ["Jane Agent-Featherstonehaugh", "+44 20 7946 0000", "jane@harbour-homes.example"]}, daemon.token)
+    daemon.request("PUT", "/v1/branding/logo", png.getvalue(), daemon.token, {"Content-Type": "image/png"})
+    links = [("branded", daemon.api("POST", f"/v1/tours/{house['tour']}/shares", {"label": "Phones"}, daemon.token)),
+             ("unbranded", daemon.api("POST", f"/v1/tours/{house['tour']}/shares", {"label": "Phones, plain", "branding": "unbranded"}, daemon.token))]
+    guest = tourfixture.chromium(WAIT)
+    agent = tourfixture.chromium(WAIT)
+    try:
+        guest.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
+        agent.get(daemon.base + "/app/login")
+        agent.find_element(By.ID, "token").send_keys(daemon.token)
+        agent.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+        await_condition(agent, lambda d: d.current_url.endswith("/app/"), "the agent signs in")
+        for size, width, height in PHONES:
+            # The phone's viewport exactly, as a phone's browser lays the page out.
+            for driver in (guest, agent):
+                driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 2, "mobile": True})
+            for kind, made in links:
+                name = f"phone-{size}-{kind}"
+                guest.get(daemon.base + made["url"])
+                await_condition(guest, lambda d: int(d.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-frames") or 0) >= 1,
+                                f"{name}: the link draws its first panorama")
+                laid_out(guest, f"{name}, the first view")
+                look_shot(guest, f"24-{name}")
+                toggle = guest.find_element(By.CSS_SELECTOR, "button.panel")
+                if toggle.get_attribute("aria-expanded") == "false":
+                    toggle.click()
+                # Opened over the view: the view's own hotspots may lie under it until it folds.
+                laid_out(guest, f"{name}, the panel open", TOUR_PIECES.replace("#viewer a.hotspot, ", ""))
+                look_shot(guest, f"25-{name}-panel")
+                guest.find_element(By.CSS_SELECTOR, "button.dollhouse").click()
+                await_condition(guest, lambda d: d.find_elements(By.CSS_SELECTOR, ".dollhouse-view canvas"), f"{name}: the dollhouse opens")
+                await_condition(guest, lambda d: d.execute_script("""
+                    const c = document.querySelector('.dollhouse-view canvas'); return c && Number(c.dataset.frames || 0) >= 1;"""),
+                                f"{name}: the dollhouse draws")
+                inside = guest.execute_script("""
+                    const v = document.querySelector('.dollhouse-view').getBoundingClientRect();
+                    return Array.from(document.querySelectorAll('.dollhouse-view a.spot, .dollhouse-view .label')).filter(e => {
+                      const r = e.getBoundingClientRect(); return r.left < v.left || r.top < v.top || r.right > v.right || r.bottom > v.bottom; })
+                      .map(e => e.textContent || e.title);""")
+                # Drawn on a clear canvas: no wall or floor at its edges.
+                edges = guest.execute_script("""
+                    const canvas = document.querySelector('.dollhouse-view canvas'), w = canvas.width, h = canvas.height;
+                    const copy = document.createElement('canvas'); copy.width = w; copy.height = h;
+                    const context = copy.getContext('2d'); context.drawImage(canvas, 0, 0);
+                    const drawn = (x, y, sw, sh) => Array.from(context.getImageData(x, y, sw, sh).data).filter((v, i) => i % 4 === 3 && v > 0).length;
+                    return [drawn(0, 0, 2, h), drawn(w - 2, 0, 2, h), drawn(0, 0, w, 2), drawn(0, h - 2, w, 2)];""")
+                check(not inside and edges == [0, 0, 0, 0],
+                      f"{name}: the dollhouse frames the whole house (every room's name and dot inside: {inside}; pixels drawn at the left, right, top, bottom edge: {edges})")
+                laid_out(guest, f"{name}, the dollhouse", ".dollhouse-view h2, .dollhouse-view button, .dollhouse-view a.spot, .dollhouse-view .label")
+                look_shot(guest, f"26-{name}-dollhouse")
+                guest.find_element(By.CSS_SELECTOR, ".dollhouse-view button.close").click()
+                guest.find_element(By.CSS_SELECTOR, "button.panel").click()
+                guest.find_element(By.CSS_SELECTOR, "#view-controls button.play").click()
+                laid_out(guest, f"{name}, the tour playing")
+                look_shot(guest, f"27-{name}-playing")
+                guest.find_element(By.CSS_SELECTOR, "#view-controls button.play").click()
+                accessible(guest, name)
+            agent.get(daemon.base + f"/app/properties/{house['property']}")
+            # The whole page, a window's height at a time (bounded: the page is a few screens long).
+            for screen in range(12):
+                laid_out(agent, f"the agent's property page at {size}, screen {screen + 1}",
+                         "main a, main button, main input, main select, main textarea, main h1, main h2, .bar a, .bar button")
+                if not agent.execute_script("const before = window.scrollY; window.scrollBy(0, window.innerHeight * 0.8); return window.scrollY > before"):
+                    break
+            look_shot(agent, f"28-phone-{size}-property")
+    finally:
+        guest.quit()
+        agent.quit()
+        daemon.api("PUT", "/v1/branding", {}, daemon.token)
+        daemon.request("DELETE", "/v1/branding/logo", None, daemon.token)
+
+
 def look_shot(driver, name):
     driver.save_screenshot(os.path.join(ARTIFACTS, f"{name}.png"))
 
@@ -973,12 +1158,18 @@ def main():
         check(len(polygons) == 6, f"the floor's SVG has one polygon per room: {len(polygons)}")
         check([label[:len(label) - len(area)] for label, area in zip(labels, areas)] == tour["roomNames"],
               f"each room's name is inside its polygon: {labels}")
-        # Each room's area under its name, and the floor's total, in the browser's units (this
-        # Chromium asks for en-US: square feet); its 3 × 4 m rooms are 129 ft² each.
+        # Each room's area under its name, and the floor's total, in the agency's units (its
+        # floors are named as in the UK: metres), whatever the browser asks for (this Chromium
+        # asks for en-US); its 3 × 4 m rooms are 12.0 m² each.
         total = driver.find_element(By.CSS_SELECTOR, "main p.total").text
-        check(areas == ["129 ft²"] * 6 and total == "Floor area 775 ft²", f"the rooms' areas and the floor's total: {areas}, {total!r}")
+        check(areas == ["12.0 m²"] * 6 and total == "Floor area 72.0 m²", f"the rooms' areas and the floor's total: {areas}, {total!r}")
         bar = driver.find_element(By.CSS_SELECTOR, "svg.plan .scale text").get_attribute("textContent")
-        check(bar.endswith(" ft"), f"the plan has a scale bar in the browser's units (feet): {bar!r}")
+        check(bar.endswith(" m"), f"the plan has a scale bar in the agency's units (metres): {bar!r}")
+        # The visitor's switch: the plan in feet, and the pages after too.
+        driver.find_element(By.LINK_TEXT, "Feet").click()
+        await_condition(driver, lambda d: d.find_element(By.CSS_SELECTOR, "main p.total").text == "Floor area 775 ft²", "the switch shows the plan in feet")
+        driver.get(driver.current_url.split("?")[0])
+        check(driver.find_element(By.CSS_SELECTOR, "main p.total").text == "Floor area 775 ft²", "the choice of feet is kept for the pages after")
         check(len(driver.find_elements(By.CSS_SELECTOR, "ul.panoramas img")) == 1, "the panorama without a room is listed under the plan")
         look(driver, daemon, "04-floor", tokens, cookie)
         driver.find_element(By.CSS_SELECTOR, "svg.plan a.room").click()
@@ -1022,6 +1213,7 @@ def main():
         embed_on_other_sites(driver, daemon, house, tokens)
         share_walk(daemon, house, tokens)
         branded_side_by_side(daemon, house, tokens)
+        phone_sizes(daemon, house, tokens)
         huge_panorama(driver, daemon, huge, tokens, cookie)
         phone_formats(driver, daemon, formats, tokens, cookie)
 

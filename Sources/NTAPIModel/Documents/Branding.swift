@@ -3,9 +3,9 @@ import Glibc
 #endif
 
 /// A tenant's branding on its share links (`GET`/`PUT /v1/branding`; docs/api.md "Branding"):
-/// the name visitors read, one accent colour, contact lines, how floors are named, and whether a
-/// logo is set (`PUT /v1/branding/logo`). Every field may be absent: a tenant that set none has
-/// the platform's look and the UK floor names.
+/// the name visitors read, one accent colour, contact lines, how floors are named, the units
+/// measurements are shown in, and whether a logo is set (`PUT /v1/branding/logo`). Every field
+/// may be absent: a tenant that set none has the platform's look, the UK floor names and metres.
 public struct BrandingDocument: JSONDocument, Equatable, Sendable {
     public struct Logo: Equatable, Sendable {
         public var width: Int
@@ -22,14 +22,18 @@ public struct BrandingDocument: JSONDocument, Equatable, Sendable {
     public var accent: String?
     public var contact: [String]
     public var floorNames: FloorNaming
+    /// The units chosen, else those of the floor naming's country (`MeasureUnits.of`).
+    public var units: MeasureUnits
     public var logo: Logo?
     public var updatedAt: String?
 
-    public init(name: String? = nil, accent: String? = nil, contact: [String] = [], floorNames: FloorNaming = .uk, logo: Logo? = nil, updatedAt: String? = nil) {
+    public init(name: String? = nil, accent: String? = nil, contact: [String] = [], floorNames: FloorNaming = .uk, units: MeasureUnits? = nil,
+                logo: Logo? = nil, updatedAt: String? = nil) {
         self.name = name
         self.accent = accent
         self.contact = contact
         self.floorNames = floorNames
+        self.units = units ?? MeasureUnits.of(floorNames)
         self.logo = logo
         self.updatedAt = updatedAt
     }
@@ -52,28 +56,33 @@ public struct BrandingDocument: JSONDocument, Equatable, Sendable {
                 writer.null()
             }
             writer.key("name"); writer.string(name)
+            writer.key("units"); writer.string(units.rawValue)
             writer.key("updatedAt"); writer.string(updatedAt)
         }
     }
 }
 
 /// The body of `PUT /v1/branding`: `{"name": "Harbour Homes", "accent": "#1f5f8b", "contact":
-/// ["Jane Agent", "+44 20 7946 0000"], "floorNames": "uk"}`, every field optional (absent or
-/// null: none, and `uk`). The logo has a route of its own.
+/// ["Jane Agent", "+44 20 7946 0000"], "floorNames": "uk", "units": "metric"}`, every field
+/// optional (absent or null: none, `uk`, and the units of the floor naming's country). The logo
+/// has a route of its own.
 public struct BrandingInput: Equatable, Sendable {
     public var name: String?
     public var accent: String?
     public var contact: [String]
     public var floorNames: FloorNaming
+    /// Nil: those of `floorNames`' country, as they change.
+    public var units: MeasureUnits?
 
     /// Contact lines a link shows at most, each a name people read.
     public static let maxContactLines = 4
 
-    public init(name: String? = nil, accent: String? = nil, contact: [String] = [], floorNames: FloorNaming = .uk) {
+    public init(name: String? = nil, accent: String? = nil, contact: [String] = [], floorNames: FloorNaming = .uk, units: MeasureUnits? = nil) {
         self.name = name
         self.accent = accent
         self.contact = contact
         self.floorNames = floorNames
+        self.units = units
     }
 
     public static func parse(_ bytes: [UInt8], maxDepth: Int = JSONReader.defaultMaxDepth) throws(InvalidDocument) -> BrandingInput {
@@ -97,7 +106,11 @@ public struct BrandingInput: Equatable, Sendable {
         } else {
             floorNames = .uk
         }
-        return BrandingInput(name: name, accent: accent, contact: contact, floorNames: floorNames)
+        let units = try json.optionalString("units").map { text throws(InvalidDocument) in
+            guard let units = MeasureUnits(rawValue: text) else { throw InvalidDocument("units must be \"metric\" or \"imperial\"") }
+            return units
+        }
+        return BrandingInput(name: name, accent: accent, contact: contact, floorNames: floorNames, units: units)
     }
 }
 
@@ -155,5 +168,15 @@ public enum FloorNaming: String, CaseIterable, Sendable {
             let suffix = (11...13).contains(storey % 100) ? "th" : [1: "st", 2: "nd", 3: "rd"][storey % 10] ?? "th"
             return "\(storey)\(suffix) floor"
         }
+    }
+}
+
+/// The units measurements are shown in: metres and square metres, or feet and square feet.
+public enum MeasureUnits: String, CaseIterable, Sendable {
+    case metric, imperial
+
+    /// Those of the country a floor naming is of: feet where floors are named as in the US.
+    public static func of(_ naming: FloorNaming) -> MeasureUnits {
+        naming == .us ? .imperial : .metric
     }
 }

@@ -475,6 +475,12 @@ UPDATE shares SET
 ALTER TABLE deployment ADD COLUMN key_check TEXT;
 
 """#),
+        Migration(version: 24, name: "branding_units", sql: #"""
+-- The units a tenant's tours show measurements in (metric or imperial); NULL: those of its
+-- floor naming's country.
+ALTER TABLE brandings ADD COLUMN units TEXT;
+
+"""#),
     ]
 
     package static let postgresql: [Migration] = [
@@ -880,6 +886,11 @@ UPDATE shares SET
         Migration(version: 20, name: "deployment_key", sql: #"""
 -- The deployment's webhook key as its first daemon read it (SQLite's migration 0023).
 ALTER TABLE deployment ADD COLUMN key_check TEXT;
+
+"""#),
+        Migration(version: 21, name: "branding_units", sql: #"""
+-- The units a tenant's tours show measurements in (SQLite's migration 0024).
+ALTER TABLE brandings ADD COLUMN units TEXT;
 
 """#),
     ]

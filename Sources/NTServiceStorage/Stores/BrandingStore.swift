@@ -9,7 +9,7 @@ package enum BrandingStore {
     /// The tenant's branding; the defaults when it set none.
     package static func branding(_ db: any SQLConnection, _ tenant: Int64) async throws -> BrandingDocument {
         guard let row = try await db.first("""
-            SELECT name, accent, contact, floor_names, logo_width, logo_height, updated_at FROM brandings WHERE tenant_id = ?
+            SELECT name, accent, contact, floor_names, units, logo_width, logo_height, updated_at FROM brandings WHERE tenant_id = ?
             """, tenant) else { return BrandingDocument() }
         let logo: BrandingDocument.Logo?
         if let width = try row.decodeIfPresent("logo_width", as: Int.self), let height = try row.decodeIfPresent("logo_height", as: Int.self) {
@@ -20,7 +20,7 @@ package enum BrandingStore {
         let contact = ((try? JSONReader.parse(try row.decode("contact", as: String.self)))?.array ?? []).compactMap(\.string)
         return BrandingDocument(name: try row.decodeIfPresent("name", as: String.self), accent: try row.decodeIfPresent("accent", as: String.self),
                                 contact: contact, floorNames: FloorNaming(rawValue: try row.decode("floor_names", as: String.self)) ?? .uk,
-                                logo: logo, updatedAt: try row.decode("updated_at", as: String.self))
+                                units: try row.decodeIfPresent("units", as: String.self).flatMap(MeasureUnits.init(rawValue:)), logo: logo, updatedAt: try row.decode("updated_at", as: String.self))
     }
 
     /// Sets everything but the logo, which stays.
@@ -28,10 +28,11 @@ package enum BrandingStore {
         var contact = JSONWriter()
         contact.array(input.contact) { $0.string($1) }
         try await db.run("""
-            INSERT INTO brandings (tenant_id, name, accent, contact, floor_names, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+            INSERT INTO brandings (tenant_id, name, accent, contact, floor_names, units, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (tenant_id) DO UPDATE SET name = excluded.name, accent = excluded.accent, contact = excluded.contact,
-                floor_names = excluded.floor_names, updated_at = excluded.updated_at
-            """, tenant, input.name, input.accent, String(decoding: contact.bytes, as: UTF8.self), input.floorNames.rawValue, Timestamp.text(now))
+                floor_names = excluded.floor_names, units = excluded.units, updated_at = excluded.updated_at
+            """, tenant, input.name, input.accent, String(decoding: contact.bytes, as: UTF8.self), input.floorNames.rawValue, input.units?.rawValue,
+                Timestamp.text(now))
         return try await branding(db, tenant)
     }
 

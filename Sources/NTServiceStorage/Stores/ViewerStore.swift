@@ -63,9 +63,10 @@ package enum ViewerStore {
 
     // MARK: Shares
 
-    /// Makes a share link of a tour; nil when the tenant has no such tour. Expired links of
-    /// the tenant go at the same time. A tour with `maxLive` live links already is a 409.
-    package static func createShare(_ db: any SQLConnection, _ tenant: Int64, tourId: String, _ input: ShareInput,
+    /// Makes a share link of a tour, its secret `secretOf` its id (only the secret's hash is
+    /// kept); nil when the tenant has no such tour. Expired links of the tenant go at the same
+    /// time. A tour with `maxLive` live links already is a 409.
+    package static func createShare(_ db: any SQLConnection, _ tenant: Int64, tourId: String, _ input: ShareInput, secretOf: (String) -> String,
                             maxLive: Int, at now: WallClockTime) async throws -> ShareDocument? {
         guard let property = try await db.first("SELECT id FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId)?.decode("id", as: String.self) else {
             return nil
@@ -76,8 +77,8 @@ package enum ViewerStore {
         guard live < maxLive else {
             throw ServiceError(.conflict, "the tour has \(live) live share links, the most maxSharesPerTour allows: revoke one first")
         }
-        let secret = Secrets.make(prefix: "")
-        let share = ShareDocument(id: Identifier.make(), tourId: tourId, url: "/t/" + secret, label: input.label, createdAt: stamp,
+        let id = Identifier.make(), secret = secretOf(id)
+        let share = ShareDocument(id: id, tourId: tourId, url: "/t/" + secret, label: input.label, createdAt: stamp,
                                   expiresAt: Timestamp.text(now, plus: input.expiresInSeconds), frameAncestors: input.frameAncestors,
                                   offersOriginals: input.offersOriginals, branded: input.branded)
         try await db.run("""
@@ -89,8 +90,11 @@ package enum ViewerStore {
     }
 
     /// A page of a tour's unexpired share links, newest first, after the link `after` (nil:
-    /// from the newest), and whether more follow; nil when the tenant has no such tour.
-    package static func shares(_ db: any SQLConnection, _ tenant: Int64, tourId: String, limit: Int, after: String?, at now: WallClockTime) async throws -> (page: [ShareDocument], more: Bool)? {
+    /// from the newest), and whether more follow; nil when the tenant has no such tour. Each
+    /// link's URL where `secretOf` its id is its secret (not for a link made before secrets were
+    /// made so, or under another key).
+    package static func shares(_ db: any SQLConnection, _ tenant: Int64, tourId: String, limit: Int, after: String?, secretOf: (String) -> String,
+                               at now: WallClockTime) async throws -> (page: [ShareDocument], more: Bool)? {
         guard let property = try await db.first("SELECT id FROM properties WHERE tenant_id = ? AND tour_id = ?", tenant, tourId)?.decode("id", as: String.self) else { return nil }
         let stamp = Timestamp.text(now)
         let rows: [Row]
@@ -99,18 +103,21 @@ package enum ViewerStore {
             guard let createdAt = try await db.first("SELECT created_at FROM shares WHERE tenant_id = ? AND property_id = ? AND id = ?", tenant, property, after)?
                 .decode("created_at", as: String.self) else { throw ServiceError.badRequest("after names no share link of this tour") }
             rows = try await db.query("""
-                SELECT id, label, created_at, expires_at, frame_ancestors, offers_originals, branded, views, visitors, milliseconds FROM shares
+                SELECT id, secret_hash, label, created_at, expires_at, frame_ancestors, offers_originals, branded, views, visitors, milliseconds FROM shares
                 WHERE tenant_id = ? AND property_id = ? AND expires_at > ? AND (created_at < ? OR (created_at = ? AND id > ?))
                 ORDER BY created_at DESC, id LIMIT ?
                 """, tenant, property, stamp, createdAt, createdAt, after, limit + 1)
         } else {
             rows = try await db.query("""
-                SELECT id, label, created_at, expires_at, frame_ancestors, offers_originals, branded, views, visitors, milliseconds FROM shares WHERE tenant_id = ? AND property_id = ? AND expires_at > ?
+                SELECT id, secret_hash, label, created_at, expires_at, frame_ancestors, offers_originals, branded, views, visitors, milliseconds FROM shares
+                WHERE tenant_id = ? AND property_id = ? AND expires_at > ?
                 ORDER BY created_at DESC, id LIMIT ?
                 """, tenant, property, stamp, limit + 1)
         }
         let page = try rows.prefix(limit).map { row in
-            ShareDocument(id: try row.decode("id", as: String.self), tourId: tourId, url: nil, label: try row.decodeIfPresent("label", as: String.self),
+            let id = try row.decode("id", as: String.self), secret = secretOf(id)
+            let copyable = constantTimeEquals(Secrets.hash(secret), try row.decode("secret_hash", as: [UInt8].self))
+            return ShareDocument(id: id, tourId: tourId, url: copyable ? "/t/" + secret : nil, label: try row.decodeIfPresent("label", as: String.self),
                           createdAt: try row.decode("created_at", as: String.self), expiresAt: try row.decode("expires_at", as: String.self),
                           frameAncestors: FrameAncestors.list(try row.decodeIfPresent("frame_ancestors", as: String.self)),
                           offersOriginals: try row.decode("offers_originals", as: Int64.self) != 0, branded: try row.decode("branded", as: Int64.self) != 0,

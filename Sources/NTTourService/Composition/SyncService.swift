@@ -257,10 +257,10 @@ public final class SyncService: Sendable {
         let errors = ServiceErrors(logger: logger, retryAfterSeconds: config.retryAfterSeconds, outages: outages)
         let authentication = APIAuthentication(tokens: tokens)
         let creations = PanoramaCreations(panoramas: panoramas, tus: TusUploads(uploads: uploads), draft: DraftUploads(uploads: uploads))
-        let shares = Shares(records: records, clock: clock, settings: api.shares)
+        let shares = Shares(records: records, clock: clock, settings: api.shares, secrets: ShareSecrets(key: webhookKey))
         let branding = Branding(records: records, clock: clock, images: images, logoWidth: api.logoWidth)
         let viewerSettings = ViewerSettings(config)
-        let viewer = ViewerService(reads: ViewerReads(records: records, clock: clock), panoramas: panoramas, shares: shares, branding: branding,
+        let viewer = ViewerService(reads: ViewerReads(records: records, clock: clock, shareSecrets: shares.secrets), panoramas: panoramas, shares: shares, branding: branding,
                                    sessions: ViewerSessions(records: records, clock: clock, lifetime: viewerSettings.sessionLifetimeSeconds), signIns: signIns,
                                    images: images, imageAnswers: imageAnswers, contents: contents, logger: logger, settings: viewerSettings)
         let router = Router { table in

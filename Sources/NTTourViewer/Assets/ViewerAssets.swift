@@ -59,7 +59,9 @@ a.property .name { font-weight: 600; }
 a.property .meta { grid-column: 1 / -1; }
 ul.rooms li { display: inline-block; margin: 0 1rem 0.3rem 0; }
 ul.rooms .meta { margin-left: 0.4rem; }
-ul.share-list li { display: flex; justify-content: space-between; align-items: center; padding: 0.4rem 0; border-top: 1px solid var(--line); }
+ul.share-list li { display: flex; flex-wrap: wrap; justify-content: space-between; align-items: center; gap: 0.4rem 0.6rem; padding: 0.5rem 0; border-top: 1px solid var(--line); }
+ul.share-list li > span { flex: 1 1 100%; }
+ul.share-list input.share-url { flex: 1 1 12rem; min-width: 0; }
 .share-url { width: 100%; font-family: ui-monospace, monospace; font-size: 0.85rem; }
 .copyable { display: flex; gap: 0.5rem; align-items: flex-start; margin-bottom: 0.5rem; }
 .copyable .share-url { flex: 1; }
@@ -68,17 +70,22 @@ form.share-form { display: grid; grid-template-columns: max-content 1fr; gap: 0.
 form.share-form label { margin: 0; }
 form.share-form label.check, form.share-form button { grid-column: 1 / -1; justify-self: start; }
 form.share-form label.check { color: var(--ink); }
-@media (max-width: 40rem) { form.share-form { grid-template-columns: 1fr; } }
+form.share-form input:not([type=checkbox]), form.share-form select { min-width: 0; width: 100%; }
+input[type=checkbox] { width: 1.5rem; height: 1.5rem; margin: 0 0.4rem 0 0; vertical-align: middle; }
+@media (max-width: 40rem) { form.share-form { grid-template-columns: minmax(0, 1fr); } }
 .pages { display: flex; gap: 1rem; justify-content: center; margin-top: 1rem; color: var(--muted); }
 .plan-figure { margin: 0 0 1rem; overflow-x: auto; }
 svg.plan { max-width: 100%; height: auto; display: block; }
 svg.plan polygon { fill: #e7eff6; stroke: var(--accent); stroke-width: 2; }
 svg.plan a:hover polygon, svg.plan a:focus polygon { fill: #cfe0ee; }
-svg.plan text { font-size: 13px; fill: var(--ink); }
+svg.plan text { fill: var(--ink); }
 svg.plan text .area { font-size: 0.85em; fill: var(--muted); }
 ul.rooms .measure, ul.sizes .measure { color: var(--muted); margin-left: 0.4rem; font-size: 0.9rem; }
 ul.sizes { list-style: none; margin: 0.4rem 0 0; padding: 0; font-size: 0.9rem; }
 p.total { margin: 0.3rem 0 0; color: var(--muted); font-size: 0.9rem; }
+p.units { display: flex; align-items: center; gap: 0.4rem; margin: 0.5rem 0 0; color: var(--muted); font-size: 0.9rem; }
+p.units a { display: inline-block; min-height: 1.75rem; padding: 0.15rem 0.7rem; border: 1px solid var(--line); border-radius: 999px; background: #fff; text-decoration: none; }
+p.units a[aria-current] { background: var(--accent); border-color: var(--accent); color: #fff; }
 svg.plan .scale path { fill: none; stroke: var(--ink); stroke-width: 2; }
 ul.panoramas { display: grid; grid-template-columns: repeat(auto-fill, minmax(15rem, 1fr)); gap: 1rem; }
 ul.panoramas a { display: block; text-decoration: none; color: var(--muted); font-size: 0.85rem; }
@@ -92,17 +99,14 @@ ul.panoramas .name { display: block; color: var(--ink); font-weight: 600; margin
 .viewer canvas.leaving.gone { opacity: 0; transform: scale(1.2); }
 @media (prefers-reduced-motion: reduce) { .viewer canvas.leaving { transition: none; } }
 main h1:focus { outline: none; }
-.viewer a.hotspot { position: absolute; transform: translate(-50%, calc(-100% - 0.5rem - var(--mark, 14px) * var(--flat, 1) / 2 - var(--lift, 0px))); pointer-events: auto; padding: 0.3rem 0.8rem; border-radius: 999px; background: rgba(255, 255, 255, 0.94); color: var(--ink); font-size: 0.9rem; font-weight: 600; text-decoration: none; white-space: nowrap; box-shadow: 0 1px 5px rgba(0, 0, 0, 0.45); }
+.viewer a.hotspot { position: absolute; transform: translate(calc(-50% + var(--nudge, 0px)), calc(-100% - 0.5rem - var(--mark, 14px) * var(--flat, 1) / 2 - var(--lift, 0px))); pointer-events: auto; padding: 0.3rem 0.8rem; border-radius: 999px; background: rgba(255, 255, 255, 0.94); color: var(--ink); font-size: 0.9rem; font-weight: 600; text-decoration: none; white-space: nowrap; box-shadow: 0 1px 5px rgba(0, 0, 0, 0.45); }
 .viewer a.hotspot::before { content: "\2191\00a0"; color: var(--accent); }
-.viewer a.hotspot::after { content: ""; position: absolute; left: calc(50% - 1px); top: 100%; width: 2px; height: calc(0.5rem + var(--lift, 0px)); background: rgba(255, 255, 255, 0.9); pointer-events: none; }
-.viewer a.hotspot .mark { position: absolute; left: 50%; top: calc(100% + 0.5rem + var(--mark, 14px) * var(--flat, 1) / 2 + var(--lift, 0px)); width: var(--mark, 14px); height: calc(var(--mark, 14px) * var(--flat, 1)); transform: translate(-50%, -50%); border-radius: 50%; border: 3px solid rgba(255, 255, 255, 0.95); background: rgba(255, 255, 255, 0.3); box-shadow: 0 0 6px rgba(0, 0, 0, 0.5); box-sizing: border-box; }
+.viewer a.hotspot::after { content: ""; position: absolute; left: calc(50% - 1px - var(--nudge, 0px)); top: 100%; width: 2px; height: calc(0.5rem + var(--lift, 0px)); background: rgba(255, 255, 255, 0.9); pointer-events: none; }
+.viewer a.hotspot .mark { position: absolute; left: calc(50% - var(--nudge, 0px)); top: calc(100% + 0.5rem + var(--mark, 14px) * var(--flat, 1) / 2 + var(--lift, 0px)); width: var(--mark, 14px); height: calc(var(--mark, 14px) * var(--flat, 1)); transform: translate(-50%, -50%); border-radius: 50%; border: 3px solid rgba(255, 255, 255, 0.95); background: rgba(255, 255, 255, 0.3); box-shadow: 0 0 6px rgba(0, 0, 0, 0.5); box-sizing: border-box; }
 .viewer a.hotspot:hover, .viewer a.hotspot.focused { outline: 3px solid #ffbf47; }
-.viewer .hint { position: absolute; left: 50%; bottom: 1rem; transform: translateX(-50%); width: max-content; max-width: calc(100% - 2rem); margin: 0; padding: 0.4rem 0.9rem; border-radius: 1rem; background: rgba(0, 0, 0, 0.75); color: #fff; font-size: 0.9rem; text-align: center; pointer-events: none; }
-.viewer .hint .coarse { display: none; }
-@media (pointer: coarse) { .viewer .hint .fine { display: none; } .viewer .hint .coarse { display: inline; } }
-.viewer button.fullscreen, .viewer button.play, .viewer button.motion { position: absolute; top: 0.6rem; right: 0.6rem; background: rgba(0, 0, 0, 0.7); border-color: transparent; font-size: 0.85rem; }
-.viewer button.play { top: auto; bottom: 0.6rem; }
-.viewer button.motion { right: auto; left: 0.6rem; }
+.controls .hint { margin: 0; padding: 0.4rem 0.9rem; border-radius: 1rem; background: rgba(0, 0, 0, 0.75); color: #fff; font-size: 0.9rem; text-align: center; }
+.controls .hint .coarse { display: none; }
+@media (pointer: coarse) { .controls .hint .fine { display: none; } .controls .hint .coarse { display: inline; } }
 .viewer:fullscreen { width: 100vw; height: 100vh; aspect-ratio: auto; border-radius: 0; }
 nav.walk { display: flex; justify-content: space-between; gap: 1rem; margin: 0.75rem 0 1rem; }
 nav.walk a { padding: 0.45rem 0.9rem; border: 1px solid var(--line); border-radius: 8px; background: #fff; text-decoration: none; }
@@ -113,15 +117,10 @@ nav.walk a[rel=next] { margin-left: auto; text-align: right; }
 .ways ul.links li { padding: 0.3rem 0; border-top: 1px solid var(--line); }
 .ways ul.links li:first-child { border-top: 0; }
 .ways .direction { margin-left: 0.5rem; color: var(--muted); font-size: 0.85rem; }
-.minimap svg.plan text { font-size: 30px; }
-svg.plan.marked a.room text { transform: translateY(24px); }
-.minimap svg.plan.marked a.room text { transform: translateY(38px); }
 svg.plan .spot circle { fill: var(--accent); stroke: #fff; stroke-width: 4; }
 svg.plan a.spot:hover circle, svg.plan a.spot:focus circle { fill: #0f3d5c; }
 svg.plan .spot.current circle { fill: #c2410c; }
 svg.plan .cone { fill: rgba(194, 65, 12, 0.22); stroke: #c2410c; stroke-width: 2; }
-.minimap svg.plan a.spot circle { r: 16px; }
-.minimap svg.plan .spot.current circle { r: 18px; }
 nav.floors ul { list-style: none; display: flex; flex-wrap: wrap; gap: 0.5rem; margin: 0.75rem 0 0; padding: 0; }
 nav.floors a { display: inline-block; padding: 0.25rem 0.8rem; border: 1px solid var(--line); border-radius: 999px; text-decoration: none; }
 nav.floors a[aria-current] { background: var(--accent); border-color: var(--accent); color: #fff; }
@@ -154,25 +153,34 @@ main.embed .meta { margin: 0; color: #c5ccd4; }
   .plan-figure svg.plan { width: 200%; max-width: none; }
   .plan-figure::after { content: "Swipe to see the whole plan"; display: block; margin-top: 0.4rem; color: var(--muted); font-size: 0.85rem; }
 }
-/* A panorama's page where scripts run: the view fills the window, the title, the steps and the
-   panel over it (the page as a page stays for a browser without scripts). */
+/* A panorama's page where scripts run: the view fills the window, and the page is a grid over
+   it: the bar, then the title beside the panel (or its button), the view's controls, the steps.
+   Each piece has a cell of its own, so none lies over another however long its text or small
+   the screen (the page as a page stays for a browser without scripts). */
 @media (scripting: enabled) {
-  body.tour { background: #111; overflow: hidden; }
-  body.tour .bar { position: fixed; top: 0; left: 0; right: 0; z-index: 3; padding: 0.5rem 1rem; background: linear-gradient(rgba(0, 0, 0, 0.6), rgba(0, 0, 0, 0)); border: 0; }
+  body.tour { display: grid; grid-template-columns: minmax(0, 1fr) auto; grid-template-rows: auto auto minmax(0, 1fr) auto auto;
+              height: 100vh; height: 100dvh; background: #111; overflow: hidden; }
+  body.tour main { display: contents; }
+  body.tour .bar { grid-column: 1 / -1; grid-row: 1; position: relative; z-index: 3; padding: 0.5rem 1rem; background: linear-gradient(rgba(0, 0, 0, 0.6), rgba(0, 0, 0, 0)); border: 0; }
   body.tour .bar, body.tour .brand, body.tour .brand a, body.tour .subtitle, body.tour .shared { color: #fff; text-shadow: 0 1px 3px rgba(0, 0, 0, 0.7); }
-  body.tour main { max-width: none; margin: 0; padding: 0; }
   body.tour .viewer { position: fixed; inset: 0; height: auto; min-height: 0; aspect-ratio: auto; border-radius: 0; }
   body.tour .viewer img.fallback { object-fit: cover; }
-  body.tour .heading { position: fixed; top: 3rem; left: 1rem; z-index: 2; max-width: min(34rem, calc(100% - 25rem)); color: #fff; text-shadow: 0 1px 4px rgba(0, 0, 0, 0.85); pointer-events: none; }
+  body.tour .heading { grid-column: 1; grid-row: 2; align-self: start; position: relative; z-index: 2; max-width: 34rem; margin: 0 1rem; color: #fff; text-shadow: 0 1px 4px rgba(0, 0, 0, 0.85); pointer-events: none; }
   body.tour .heading a { color: #fff; pointer-events: auto; }
   body.tour .heading .crumbs { color: #e8ecf0; }
-  body.tour .heading h1 { margin: 0; font-size: 1.6rem; line-height: 1.25; }
+  body.tour .heading h1 { margin: 0; font-size: 1.6rem; line-height: 1.25; overflow-wrap: anywhere; }
   body.tour .heading .place { margin: 0.1rem 0 0; font-size: 1.05rem; }
-  body.tour nav.walk { position: fixed; left: 1rem; right: 1rem; bottom: 1rem; z-index: 2; margin: 0; pointer-events: none; }
+  body.tour .controls { grid-column: 1 / -1; grid-row: 4; position: relative; z-index: 2; display: grid; grid-template-columns: 1fr auto 1fr; align-items: end; gap: 0.5rem; margin: 0 1rem 0.5rem; pointer-events: none; }
+  body.tour .controls button { pointer-events: auto; min-height: 2.75rem; background: rgba(0, 0, 0, 0.7); border-color: transparent; font-size: 0.85rem; line-height: 1.2; }
+  body.tour .controls .hint { grid-column: 1 / -1; justify-self: center; max-width: 100%; }
+  body.tour .controls .motion { grid-column: 1; justify-self: start; }
+  body.tour .controls .play { grid-column: 2; }
+  body.tour .controls .fullscreen { grid-column: 3; justify-self: end; }
+  body.tour nav.walk { grid-column: 1 / -1; grid-row: 5; position: relative; z-index: 2; margin: 0 1rem 1rem; pointer-events: none; }
   body.tour nav.walk a { pointer-events: auto; background: rgba(0, 0, 0, 0.68); color: #fff; border-color: transparent; }
   body.tour nav.walk a:hover, body.tour nav.walk a:focus { background: rgba(0, 0, 0, 0.85); }
-  body.tour .around { position: fixed; top: 3rem; right: 1rem; z-index: 2; display: block; width: min(22rem, calc(100% - 2rem)); max-height: calc(100% - 11rem); overflow: auto; border-radius: 10px; background: rgba(255, 255, 255, 0.95); box-shadow: 0 2px 12px rgba(0, 0, 0, 0.45); }
-  body.tour .around button.panel { position: sticky; top: 0; z-index: 1; display: block; width: 100%; text-align: left; border-radius: 10px 10px 0 0; font-weight: 600; }
+  body.tour .around { grid-column: 2; grid-row: 2 / 4; align-self: start; position: relative; z-index: 2; display: block; width: 22rem; max-height: 100%; margin: 0 1rem 0.5rem 0; overflow: auto; border-radius: 10px; background: rgba(255, 255, 255, 0.95); box-shadow: 0 2px 12px rgba(0, 0, 0, 0.45); }
+  body.tour .around button.panel { position: sticky; top: 0; z-index: 1; display: block; width: 100%; min-height: 2.75rem; text-align: left; border-radius: 10px 10px 0 0; font-weight: 600; }
   body.tour .around button.panel::after { content: "\25B4"; float: right; margin-left: 0.5em; }
   body.tour .around button.panel[aria-expanded=false] { border-radius: 10px; }
   body.tour .around button.panel[aria-expanded=false]::after { content: "\25BE"; }
@@ -182,25 +190,30 @@ main.embed .meta { margin: 0; color: #c5ccd4; }
   body.tour .around .minimap svg.plan { width: 100%; }
   body.tour .around p.meta { margin: 0; padding: 0.5rem 0.9rem; }
   body.tour .around h3 { margin: 0.4rem 0 0.1rem; font-size: 0.95rem; }
-  body.tour .viewer button.fullscreen, body.tour .viewer button.motion, body.tour .viewer button.play { top: auto; bottom: 4.2rem; }
-  body.tour .viewer button.fullscreen { right: 1rem; }
-  body.tour .viewer button.play { left: 50%; right: auto; transform: translateX(-50%); }
-  body.tour .viewer button.motion { left: 1rem; }
-  body.tour .viewer .hint { top: 28%; bottom: auto; }
   /* Another site's frame: no bar above the title and the panel; the panel as on any page. */
-  body.embed.tour .heading, body.embed.tour .around { top: 0.5rem; }
+  body.embed.tour .heading, body.embed.tour .around { margin-top: 0.5rem; }
   body.embed.tour .heading h1 { font-size: 1.1rem; }
   body.embed.tour .around { color: var(--ink); }
   body.embed.tour .around a { color: var(--accent); }
   body.embed.tour .around .direction, body.embed.tour .around .meta { color: var(--muted); }
+  /* A phone: the agency's name on one line (its logo and the panel's contact say it whole), the
+     open panel below the title across the screen. */
   @media (max-width: 40rem) {
-    body.tour .heading { top: 2.6rem; max-width: calc(100% - 12rem); }
+    body.tour .bar { padding: 0.4rem 0.75rem; }
+    body.tour .bar .brand { display: flex; align-items: center; min-width: 0; }
+    body.tour .bar .brand .name { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+    body.tour .brand img.logo { height: 1.75rem; max-width: 6rem; margin-right: 0.5rem; }
+    body.tour .bar .shared { display: none; }
+    body.tour .heading { margin: 0 0.5rem 0 0.75rem; }
     body.tour .heading h1 { font-size: 1.2rem; }
+    body.tour .heading .place { font-size: 0.95rem; }
     body.tour .heading .crumbs { display: none; }
-    body.tour .around { top: 2.6rem; right: 0.5rem; width: calc(100% - 1rem); max-height: calc(100% - 9rem); }
-    body.tour nav.walk { flex-direction: row; left: 0.5rem; right: 0.5rem; bottom: 0.5rem; }
+    body.tour .around { width: auto; margin: 0 0.5rem 0.5rem 0; }
+    body.tour .around:has(button.panel[aria-expanded=true]) { grid-column: 1 / -1; grid-row: 3; margin: 0.5rem; }
+    body.tour .controls { margin: 0 0.5rem 0.5rem; }
+    body.tour .controls button { padding: 0.4rem 0.6rem; }
+    body.tour nav.walk { margin: 0 0.5rem 0.5rem; flex-direction: row; }
     body.tour nav.walk a { max-width: 48%; font-size: 0.85rem; padding: 0.4rem 0.6rem; }
-    body.tour .viewer button.fullscreen, body.tour .viewer button.motion, body.tour .viewer button.play { bottom: 3.6rem; }
   }
 }
 .dollhouse-view { position: fixed; inset: 0; z-index: 5; background: radial-gradient(circle at 50% 40%, #3b4754, #161b21); color: #fff; }
@@ -212,7 +225,7 @@ main.embed .meta { margin: 0; color: #c5ccd4; }
 .dollhouse-view nav button[aria-pressed=true] { background: var(--accent); border-color: var(--accent); }
 .dollhouse-view .label { position: absolute; transform: translate(-50%, 0.8rem); padding: 0.1rem 0.5rem; border-radius: 6px; background: rgba(0, 0, 0, 0.62); font-size: 0.8rem; line-height: 1.3; text-align: center; white-space: nowrap; pointer-events: none; }
 .dollhouse-view .label span { display: block; color: #d5dde5; }
-.dollhouse-view a.spot { position: absolute; width: 1.3rem; height: 1.3rem; transform: translate(-50%, -50%); border-radius: 50%; border: 3px solid #fff; background: var(--accent); box-shadow: 0 0 6px rgba(0, 0, 0, 0.7); }
+.dollhouse-view a.spot { position: absolute; width: 1.5rem; height: 1.5rem; transform: translate(-50%, -50%); border-radius: 50%; border: 3px solid #fff; background: var(--accent); box-shadow: 0 0 6px rgba(0, 0, 0, 0.7); }
 .dollhouse-view a.spot.current { background: #c2410c; }
 .dollhouse-view a.spot:hover, .dollhouse-view a.spot:focus { outline: 3px solid #ffbf47; }
 .minimap button.dollhouse { margin-top: 0.6rem; }

@@ -84,7 +84,7 @@ extension ViewerAssets {
   // its small preview, decoded already (a move's, fetched ahead), drawn at once; `walked`:
   // arrived at by a move (no idle turning).
   function startViewer(ready, walked) {
-    const root = document.getElementById("viewer");
+    const root = document.getElementById("viewer"), controls = document.getElementById("view-controls");
     if (!root) return null;
     visits.shown(root.dataset.panorama);
     // What it listens to outside its own elements, let go when it stops.
@@ -471,12 +471,20 @@ extension ViewerAssets {
         spot.element.style.setProperty("--mark", across.toFixed(1) + "px");
         spot.element.style.setProperty("--flat", spot.away ? (eyeHeight / spot.away).toFixed(3) : "1");
         spot.element.style.setProperty("--lift", "0px");
+        spot.element.style.setProperty("--nudge", "0px");
         shown.push(spot);
       }
-      // Each label lifted above those already laid out that it would cover.
-      const placed = [];
+      // Each label kept inside the view's sides (its mark stays where the way is), and lifted
+      // above the page's pieces over the view's foot (the controls, the hint, the steps) and
+      // the labels already laid out that it would cover: none lies under another.
+      const sides = root.getBoundingClientRect();
+      const placed = Array.from(document.querySelectorAll("#view-controls > :not(.hidden), nav.walk a"))
+        .map(function (element) { return element.getBoundingClientRect(); }).filter(function (r) { return r.width > 0; });
       for (const spot of shown) {
-        const box = spot.element.getBoundingClientRect();
+        const seen = spot.element.getBoundingClientRect();
+        const nudge = Math.max(sides.left + 4 - seen.left, Math.min(0, sides.right - 4 - seen.right));
+        if (nudge !== 0) spot.element.style.setProperty("--nudge", nudge.toFixed(1) + "px");
+        const box = { left: seen.left + nudge, right: seen.right + nudge, top: seen.top, bottom: seen.bottom };
         let lift = 0;
         for (let tries = 0; tries <= placed.length; tries += 1) {
           const top = box.top - lift, bottom = box.bottom - lift;
@@ -560,7 +568,7 @@ extension ViewerAssets {
     }
 
     // A first-use hint, until the visitor first looks around (remembered where storage allows).
-    const hint = root.querySelector(".hint");
+    const hint = controls && controls.querySelector(".hint");
     function seen() {
       try { return window.localStorage.getItem("noughtytours.hint") === "seen"; } catch (error) { return false; }
     }
@@ -570,10 +578,10 @@ extension ViewerAssets {
       try { window.localStorage.setItem("noughtytours.hint", "seen"); } catch (error) { /* private mode: shown again next time */ }
     }
 
-    // Full screen, where the browser offers it: the whole page on a tour's page (its title and
-    // panel stay over the view), the viewer alone in an embed.
-    const fullscreen = root.querySelector("button.fullscreen");
-    const screened = document.body.classList.contains("tour") ? document.documentElement : root;
+    // Full screen, where the browser offers it: the whole page (a frame's whole page in an
+    // embed), so the title, the steps, the panel and these controls stay in their places.
+    const fullscreen = controls && controls.querySelector("button.fullscreen");
+    const screened = document.documentElement;
     if (fullscreen && screened.requestFullscreen && document.fullscreenEnabled) {
       fullscreen.addEventListener("click", function () {
         if (document.fullscreenElement) {
@@ -626,7 +634,7 @@ extension ViewerAssets {
       image.classList.add("hidden");
       canvas.classList.remove("hidden");
       root.classList.add("live");
-      if (fullscreen && root.requestFullscreen && document.fullscreenEnabled) fullscreen.classList.remove("hidden");
+      if (fullscreen && screened.requestFullscreen && document.fullscreenEnabled) fullscreen.classList.remove("hidden");
       if (hint && !seen() && !playing) hint.classList.remove("hidden");
       if (play && (playing || document.querySelector("main a[rel=next]"))) play.classList.remove("hidden");
       if (motion && "DeviceOrientationEvent" in window && window.matchMedia("(pointer: coarse)").matches) motion.classList.remove("hidden");
@@ -673,7 +681,7 @@ extension ViewerAssets {
     }
 
     // The guided play: a full turn (a pause under reduced motion), then on to the next panorama.
-    const play = root.querySelector("button.play");
+    const play = controls && controls.querySelector("button.play");
     let pause = 0;
     function playStep() {
       setPlaying(true);
@@ -709,7 +717,7 @@ extension ViewerAssets {
     // Looking around by turning the phone (offered where there is a touch screen and the
     // sensors; iOS asks the visitor first): the view follows the device's turn and tilt from
     // where it faced when asked. Its button or a drag ends it.
-    const motion = root.querySelector("button.motion");
+    const motion = controls && controls.querySelector("button.motion");
     let following = null;
     function followDevice(event) {
       if (event.alpha === null || event.beta === null) return;
@@ -964,7 +972,7 @@ extension ViewerAssets {
     const wallColour = [0.97, 0.97, 0.96];
     // Floors stacked apart when all are shown, so that each can be seen; the visitor's own first.
     const apart = 4;
-    let shown = Math.max(0, house.floors.findIndex(function (floor) { return floor.current; })), count = 0, centre = [0, 0, 0], extent = 1;
+    let shown = Math.max(0, house.floors.findIndex(function (floor) { return floor.current; })), count = 0, centre = [0, 0, 0], extent = 1, radius = 1;
     let labels = [];
 
     function build() {
@@ -1016,6 +1024,7 @@ extension ViewerAssets {
       if (!Number.isFinite(lowest)) { lowest = 0; highest = 1; minX = 0; maxX = 1; minZ = 0; maxZ = 1; }
       centre = [(minX + maxX) / 2, (lowest + highest) / 2, (minZ + maxZ) / 2];
       extent = Math.max(maxX - minX, maxZ - minZ, highest - lowest, 1);
+      radius = Math.max(0.5 * Math.hypot(maxX - minX, highest - lowest, maxZ - minZ), 0.5);
       distance = extent * 2;
       // Stacked floors are seen from lower, between them; one floor from higher, into its rooms.
       pitch = shown < 0 ? 28 : 50;
@@ -1032,8 +1041,11 @@ extension ViewerAssets {
       gl.viewport(0, 0, width, height);
       gl.clearColor(0, 0, 0, 0);
       gl.clear(gl.COLOR_BUFFER_BIT | gl.DEPTH_BUFFER_BIT);
-      // Further back on an upright screen, so that the house fits across it.
-      const y = yaw * Math.PI / 180, x = pitch * Math.PI / 180, away = distance / Math.sqrt(Math.min(1, width / Math.max(1, height)));
+      // Far enough back that the sphere around the house fits the narrower field of view with a
+      // margin (across an upright phone, up and down a wide screen): the whole house in sight
+      // from any side until the visitor zooms in.
+      const narrower = Math.atan(Math.tan(22.5 * Math.PI / 180) * Math.min(1, width / Math.max(1, height)));
+      const y = yaw * Math.PI / 180, x = pitch * Math.PI / 180, away = radius * 1.1 / Math.sin(narrower) * distance / (extent * 2);
       const eye = [centre[0] + away * Math.cos(x) * Math.sin(y), centre[1] + away * Math.sin(x), centre[2] + away * Math.cos(x) * Math.cos(y)];
       const camera = multiply(perspective(45 * Math.PI / 180, width / Math.max(1, height), 0.1, away * 4 + extent * 4), lookAt(eye, centre));
       gl.uniformMatrix4fv(gl.getUniformLocation(program, "camera"), false, camera);
@@ -1049,8 +1061,10 @@ extension ViewerAssets {
         item.element.style.left = ((sx + 1) / 2 * box[0]).toFixed(1) + "px";
         item.element.style.top = ((1 - sy) / 2 * box[1]).toFixed(1) + "px";
       });
-      // A room's name moved down past those laid out before it that it would cover.
-      const placed = [];
+      // A room's name moved down past the dots and the names laid out before it that it would
+      // cover (a panorama often stands in the middle of its room).
+      const placed = labels.filter(function (item) { return item.element.className !== "label" && !item.element.hidden; })
+        .map(function (item) { return item.element.getBoundingClientRect(); });
       labels.forEach(function (item) {
         const label = item.element;
         if (label.className !== "label" || label.hidden) return;
@@ -1141,8 +1155,8 @@ extension ViewerAssets {
   }
 
   // The panel over a tour's view (the ways on, the plan, the floors): open on a wide screen,
-  // folded on a narrow one, and as the visitor left it across moves.
-  let panelOpen = !window.matchMedia("(max-width: 40rem)").matches;
+  // folded on a narrow or low one (a phone, a small embed), and as the visitor left it across moves.
+  let panelOpen = !window.matchMedia("(max-width: 40rem), (max-height: 32rem)").matches;
   function setUpPanel() {
     const button = document.querySelector("body.tour main .around button.panel"), body = document.getElementById("panel");
     if (!button || !body) return;

@@ -1,3 +1,5 @@
+import NTAPIModel
+
 /// Where one view of the tours lives: the signed-in app under `/app`, or one tour under its
 /// share link `/t/{secret}` (read-only; its root is the property page).
 public struct ViewerPaths: Sendable, Equatable {

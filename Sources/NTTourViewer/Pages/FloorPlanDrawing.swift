@@ -111,18 +111,77 @@ struct FloorPlanDrawing {
         var current: Bool
     }
 
-    /// The view cone's radius in the drawing's units, and its half-angle at the viewer's first field of view.
-    static let coneRadius = 90.0
+    /// How big its text and dots are drawn, in the drawing's units: on a page the plan is about
+    /// as wide as its 800 units; in the panel about 330 CSS px, so a dot there is 32 units
+    /// across to be 24 px or more (WCAG 2.2's target size) and its text 30 to be read.
+    struct Look {
+        var fontSize: Double
+        var dotRadius: Double
+        var currentRadius: Double
+        /// The current dot's view cone.
+        var coneRadius: Double
+
+        static let page = Look(fontSize: 13, dotRadius: 10, currentRadius: 12, coneRadius: 90)
+        static let panel = Look(fontSize: 30, dotRadius: 32, currentRadius: 34, coneRadius: 130)
+    }
+
+    /// A box in the drawing's units.
+    struct Box {
+        var left: Double, top: Double, right: Double, bottom: Double
+
+        func meets(_ other: Box) -> Bool {
+            left < other.right && other.left < right && top < other.bottom && other.top < bottom
+        }
+
+        /// Whether a circle comes within `gap` of it.
+        func meets(circle centre: (x: Double, y: Double), radius: Double, gap: Double) -> Bool {
+            let dx = max(left - centre.x, 0, centre.x - right), dy = max(top - centre.y, 0, centre.y - bottom)
+            return (dx * dx + dy * dy).squareRoot() < radius + gap
+        }
+    }
+
+    /// The box a room's label takes with its middle line at `at`: the name (`dominant-baseline`
+    /// middle) and its area a line under it, each character taken as 0.62 em wide, a little
+    /// wider than system-ui's average, so that a label clear here is clear as drawn.
+    static func labelBox(at point: (x: Double, y: Double), lines: [String], fontSize: Double) -> Box {
+        let width = Double(lines.map(\.count).max() ?? 0) * 0.62 * fontSize
+        return Box(left: point.x - width / 2, top: point.y - 0.65 * fontSize, right: point.x + width / 2,
+                   bottom: point.y + (Double(max(lines.count, 1) - 1) * 1.2 + 0.65) * fontSize)
+    }
+
+    /// Where a room's label goes: the room's centre, unless a dot (a panorama often stands in
+    /// the middle of its room) or a label already placed lies there; then the nearest of a few
+    /// places around it, down, up (three lines each way) and aside, that keeps its middle in the
+    /// room's bounds, the whole label in the drawing, and is clear of both. The centre when none is.
+    static func labelPlace(centre: (x: Double, y: Double), lines: [String], look: Look, within bounds: Box, drawing: Box? = nil,
+                           dots: [(x: Double, y: Double)], taken: [Box]) -> (x: Double, y: Double) {
+        let step = 0.6 * look.fontSize
+        let width = labelBox(at: centre, lines: lines, fontSize: look.fontSize).right - centre.x
+        var candidates: [(x: Double, y: Double)] = []
+        for rung in 0..<13 {
+            let dy = Double((rung + 1) / 2) * step * (rung.isMultiple(of: 2) ? 1 : -1)
+            for dx in [0, -width, width] { candidates.append((centre.x + dx, centre.y + dy)) }
+        }
+        let clear = candidates.first { point in
+            guard (bounds.left...bounds.right).contains(point.x), (bounds.top...bounds.bottom).contains(point.y) else { return false }
+            let box = labelBox(at: point, lines: lines, fontSize: look.fontSize)
+            if let drawing, box.left < drawing.left || box.right > drawing.right || box.top < drawing.top || box.bottom > drawing.bottom { return false }
+            return !dots.contains { box.meets(circle: $0, radius: look.dotRadius, gap: 0.2 * look.fontSize) } && !taken.contains { box.meets($0) }
+        }
+        return clear ?? centre
+    }
+
+    /// The view cone's half-angle at the viewer's first field of view.
     static let coneHalfAngle = 37.5
 
     /// The rooms' areas together.
     var totalArea: Double { rooms.reduce(0) { $0 + RoomMeasure($1.points).area } }
 
     /// Each room's name with its area under it, in `units`.
-    func write(into page: inout HTMLWriter, roomURL: (String) -> String, marks: [Mark] = [], units: MeasureUnits) {
-        // Marked: the rooms' names move off their centres, where panoramas often stand.
-        page.raw(marks.isEmpty ? "<svg class=\"plan\" xmlns=" : "<svg class=\"plan marked\" xmlns=")
-        page.raw("\"http://www.w3.org/2000/svg\" role=\"group\" aria-label=\"Floor plan\" viewBox=\"0 0 ")
+    func write(into page: inout HTMLWriter, roomURL: (String) -> String, marks: [Mark] = [], units: MeasureUnits, look: Look = .page) {
+        page.raw("<svg class=\"plan\" xmlns=\"http://www.w3.org/2000/svg\" role=\"group\" aria-label=\"Floor plan\" font-size=\"")
+        page.text(Format.decimal(look.fontSize, places: 0))
+        page.raw("\" viewBox=\"0 0 ")
         page.text(Format.decimal(Self.width, places: 0))
         page.raw(" ")
         page.text(Format.decimal(height, places: 0))
@@ -131,7 +190,15 @@ struct FloorPlanDrawing {
         page.raw("\" height=\"")
         page.text(Format.decimal(height, places: 0))
         page.raw("\">")
+        let dots = marks.map { pixel(($0.position.x, $0.position.y)) }
+        var taken: [Box] = []
         for room in rooms {
+            let area = RoomMeasure.area(RoomMeasure(room.points).area, in: units)
+            let corners = room.points.map(pixel)
+            let bounds = Box(left: corners.map(\.x).min() ?? 0, top: corners.map(\.y).min() ?? 0, right: corners.map(\.x).max() ?? 0, bottom: corners.map(\.y).max() ?? 0)
+            let centre = Self.labelPlace(centre: pixel(Self.centroid(room.points)), lines: [room.name, area], look: look, within: bounds,
+                                         drawing: Box(left: 0, top: 0, right: Self.width, bottom: height), dots: dots, taken: taken)
+            taken.append(Self.labelBox(at: centre, lines: [room.name, area], fontSize: look.fontSize))
             page.raw("<a href=\"")
             page.text(roomURL(room.id))
             page.raw("\" class=\"room\" data-room=\"")
@@ -146,7 +213,6 @@ struct FloorPlanDrawing {
                 page.raw(",")
                 page.text(Format.decimal(pixel.y, places: 1))
             }
-            let centre = pixel(Self.centroid(room.points))
             page.raw("\"/><text x=\"")
             page.text(Format.decimal(centre.x, places: 1))
             page.raw("\" y=\"")
@@ -156,10 +222,10 @@ struct FloorPlanDrawing {
             page.raw("<tspan class=\"area\" x=\"")
             page.text(Format.decimal(centre.x, places: 1))
             page.raw("\" dy=\"1.2em\">")
-            page.text(RoomMeasure.area(RoomMeasure(room.points).area, in: units))
+            page.text(area)
             page.raw("</tspan></text></a>")
         }
-        if !marks.isEmpty { writeMarks(marks, into: &page) }
+        if !marks.isEmpty { writeMarks(marks, look: look, into: &page) }
         let bar = scaleBar(units)
         let length = bar.metres * scale
         let y = height - Self.footer / 2
@@ -179,7 +245,7 @@ struct FloorPlanDrawing {
         page.raw("</text></g></svg>")
     }
 
-    private func writeMarks(_ marks: [Mark], into page: inout HTMLWriter) {
+    private func writeMarks(_ marks: [Mark], look: Look, into page: inout HTMLWriter) {
         page.raw("<g class=\"spots\">")
         // The current one last: drawn over the others.
         for mark in marks.filter({ !$0.current }) + marks.filter(\.current) {
@@ -193,7 +259,7 @@ struct FloorPlanDrawing {
                 page.text(mark.label)
                 page.raw("</title>")
                 if let heading = mark.heading {
-                    let r = Self.coneRadius, a = Self.coneHalfAngle * .pi / 180
+                    let r = look.coneRadius, a = Self.coneHalfAngle * .pi / 180
                     page.raw("<path class=\"cone\" data-radius=\"")
                     page.text(Format.decimal(r, places: 0))
                     page.raw("\" transform=\"rotate(")
@@ -212,7 +278,9 @@ struct FloorPlanDrawing {
                     page.text(Format.decimal(-r * cos(a), places: 1))
                     page.raw("Z\"/>")
                 }
-                page.raw("<circle r=\"12\"/></g>")
+                page.raw("<circle r=\"")
+                page.text(Format.decimal(look.currentRadius, places: 0))
+                page.raw("\"/></g>")
             } else {
                 page.raw(")\" href=\"")
                 page.text(mark.url)
@@ -220,7 +288,9 @@ struct FloorPlanDrawing {
                 page.text(mark.label)
                 page.raw("\"><title>")
                 page.text(mark.label)
-                page.raw("</title><circle r=\"10\"/></a>")
+                page.raw("</title><circle r=\"")
+                page.text(Format.decimal(look.dotRadius, places: 0))
+                page.raw("\"/></a>")
             }
         }
         page.raw("</g>")

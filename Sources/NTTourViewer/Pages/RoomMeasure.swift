@@ -1,17 +1,4 @@
-/// The units a visitor reads measurements in: metres and square metres, or feet and square feet
-/// where the browser's first language is of a country that measures so (`Accept-Language`:
-/// United States, Liberia, Myanmar).
-public enum MeasureUnits: Sendable, Equatable {
-    case metric, imperial
-
-    public init(acceptLanguage: String?) {
-        // The first language listed is the browser's own (later ones are fallbacks); any text
-        // at all reads as some language or none.
-        let first = (acceptLanguage ?? "").split(separator: ",").first?.split(separator: ";").first ?? ""
-        let region = first.split(separator: "-").dropFirst().first.map { $0.filter { $0 != " " }.uppercased() }
-        self = ["US", "LR", "MM"].contains(region ?? "") ? .imperial : .metric
-    }
-}
+import NTAPIModel
 
 /// A room's measurements from its outline (metres on the plan): the area it encloses, and its
 /// extent along the plan's axes (width across, depth down; an L-shaped room's is its bounding

@@ -117,6 +117,14 @@ public enum ViewerPages {
                        Format.count(status.panoramaCount, "panorama", "panoramas") + " (\(Format.bytes(status.panoramaBytes)))",
                        "updated " + Format.time(status.updatedAt)].joined(separator: " · "))
             page.raw("</p>")
+            // The tour as its visitors open it: its cover, a click into the walk.
+            if let cover = coverPanorama(of: tour) {
+                page.raw("<a class=\"cover\" href=\"")
+                page.text(frame.paths.panorama(cover))
+                page.raw("\"><img alt=\"\" src=\"")
+                page.text(frame.paths.preview(cover, width: widths.cover))
+                page.raw("\"><span>View the tour</span></a>")
+            }
             if tour.floors.isEmpty { page.raw("<p class=\"empty\">No floors on the server yet.</p>") }
             for floor in tour.floors {
                 page.raw("<section class=\"card floor\"><h2>")
@@ -174,8 +182,8 @@ public enum ViewerPages {
     private static func writeShares(_ page: inout HTMLWriter, _ section: ShareSection, propertyId: String, csrf: String) {
         page.raw("<section class=\"card shares\"><h2>Share links</h2><p>A share link opens this tour, read-only, without signing in, until it expires or is revoked.</p>")
         if let url = section.madeURL {
-            // Shown this once (the server keeps only the secret's hash), each with a copy button the script shows.
-            page.raw("<div class=\"made\" role=\"status\"><label for=\"made-url\">New link, shown only now</label><div class=\"copyable\"><input readonly id=\"made-url\" class=\"share-url\" value=\"")
+            // Each with a copy button the script shows.
+            page.raw("<div class=\"made\" role=\"status\"><label for=\"made-url\">New link</label><div class=\"copyable\"><input readonly id=\"made-url\" class=\"share-url\" value=\"")
             page.text(url)
             page.raw("\"><button type=\"button\" class=\"copy hidden\" data-copies=\"made-url\">Copy</button></div>")
             if section.madeEmbeddable {
@@ -223,7 +231,18 @@ public enum ViewerPages {
                 let watched = share.milliseconds >= 1000 ? ", " + Format.duration(milliseconds: share.milliseconds) + " watched" : ""
                 page.element("<span class=\"views\">", " · " + Format.count(share.views, "view", "views") + ", " + Format.count(share.visitors, "visitor", "visitors")
                              + watched, "</span>")
-                page.raw("</span><form method=\"post\" action=\"")
+                page.raw("</span>")
+                // Copied again whenever it is needed (docs/security.md "A live link can be copied again").
+                if let url = share.url {
+                    page.raw("<input readonly class=\"share-url\" aria-label=\"The link\" id=\"link-")
+                    page.text(share.id)
+                    page.raw("\" value=\"")
+                    page.text(url)
+                    page.raw("\"><button type=\"button\" class=\"copy hidden\" data-copies=\"link-")
+                    page.text(share.id)
+                    page.raw("\">Copy link</button>")
+                }
+                page.raw("<form method=\"post\" action=\"")
                 page.text(ViewerPaths.app.base + "/shares/" + share.id + "/revoke")
                 page.raw("\" class=\"inline\">")
                 page.hidden("csrf", csrf)
@@ -264,6 +283,7 @@ public enum ViewerPages {
                 }
                 page.raw("</ul>")
                 page.element("<p class=\"total\">", "Floor area \(RoomMeasure.area(drawing.totalArea, in: frame.units))", "</p>")
+                writeUnitsSwitch(&page, frame.units)
             }
             let loose = floor.panoramas.filter { $0.roomId == nil }
             if !loose.isEmpty {
@@ -377,6 +397,21 @@ public enum ViewerPages {
         }
     }
 
+    /// The switch between metres and feet beside a plan's measurements: each a link to the
+    /// page in those units, which keeps the visitor's choice for the pages after (a cookie); the
+    /// tenant's units until then.
+    private static func writeUnitsSwitch(_ page: inout HTMLWriter, _ units: MeasureUnits) {
+        page.raw("<p class=\"units\">Units ")
+        for (choice, name) in [(MeasureUnits.metric, "Metres"), (.imperial, "Feet")] {
+            page.raw(choice == units ? "<a aria-current=\"true\" href=\"?units=" : "<a href=\"?units=")
+            page.text(choice.rawValue)
+            page.raw("\">")
+            page.text(name)
+            page.raw("</a>")
+        }
+        page.raw("</p>")
+    }
+
     /// A branded link's contact lines (its brand's name over them).
     private static func writeContact(_ page: inout HTMLWriter, _ frame: PageFrame) {
         guard let brand = frame.brand, !brand.contact.isEmpty else { return }
@@ -470,11 +505,14 @@ public enum ViewerPages {
             page.raw("><canvas class=\"hidden\" tabindex=\"0\" aria-label=\"360° view: drag or use the arrow keys to look around, the wheel to zoom\"></canvas>")
             page.raw("<img class=\"fallback\" alt=\"The panorama as a flat image\" src=\"")
             page.text(paths.preview(panorama.id, width: min(widths.cover, widths.viewer)))
-            page.raw("\"><div class=\"hotspots\"></div><p class=\"hint hidden\" role=\"note\"><span class=\"fine\">Drag to look around · arrow keys turn, + and − zoom</span>")
+            page.raw("\"><div class=\"hotspots\"></div></div>")
+            // Beside the view, not in it: each gets a place of its own in the page's layout
+            // (full screen takes the whole page, so they stay in sight there too).
+            page.raw("<div class=\"controls\" id=\"view-controls\"><p class=\"hint hidden\" role=\"note\"><span class=\"fine\">Drag to look around · arrow keys turn, + and − zoom</span>")
             page.raw("<span class=\"coarse\">Drag to look around · pinch to zoom</span></p>")
-            page.raw("<button type=\"button\" class=\"fullscreen hidden\" aria-pressed=\"false\">Full screen</button>")
+            page.raw("<button type=\"button\" class=\"motion hidden\" aria-pressed=\"false\">Look by moving the phone</button>")
             page.raw("<button type=\"button\" class=\"play hidden\" aria-pressed=\"false\">Play the tour</button>")
-            page.raw("<button type=\"button\" class=\"motion hidden\" aria-pressed=\"false\">Look by moving the phone</button></div>")
+            page.raw("<button type=\"button\" class=\"fullscreen hidden\" aria-pressed=\"false\">Full screen</button></div>")
         } else {
             page.raw("<section class=\"card unreadable\" role=\"status\"><h2>This panorama could not be read</h2><p>")
             page.text("Its image is damaged, or larger than this server draws, so it cannot be shown here.")
@@ -581,7 +619,7 @@ public enum ViewerPages {
                 guard stop.floor.floor.id == here.floor.floor.id, let position = stop.panorama.position else { return nil }
                 return FloorPlanDrawing.Mark(position: position, heading: stop.panorama.heading, url: paths.panorama(stop.panorama.id), label: stop.title, current: other == index)
             }
-            drawing.write(into: &page, roomURL: { paths.room($0) }, marks: marks, units: units)
+            drawing.write(into: &page, roomURL: { paths.room($0) }, marks: marks, units: units, look: .panel)
             // Each room's size and area, then the floor's.
             page.raw("<ul class=\"sizes\">")
             for room in drawing.rooms {
@@ -590,6 +628,7 @@ public enum ViewerPages {
             }
             page.raw("</ul>")
             page.element("<p class=\"total\">", "Floor area \(RoomMeasure.area(drawing.totalArea, in: units))", "</p>")
+            writeUnitsSwitch(&page, units)
         }
         if floors.count > 1 {
             page.raw("<nav class=\"floors\" aria-label=\"Floors\"><ul>")

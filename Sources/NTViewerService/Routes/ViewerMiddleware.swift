@@ -1,3 +1,4 @@
+import NTAPIModel
 import NTHashing
 import NTHTTPCore
 import NTLogging
@@ -19,6 +20,33 @@ struct ViewerScope: Sendable {
     var frameAncestors: [String] = []
     /// The share link the pages are seen through; nil: signed in.
     var share: OpenedShare? = nil
+    /// The units the visitor chose with the pages' switch; nil: the tenant's (its branding).
+    var chosenUnits: MeasureUnits? = nil
+}
+
+/// The units a visitor chooses with the pages' switch: `?units=metric` or `imperial` on any
+/// page, kept in a cookie for the pages after (no script needed; a move in place sends it).
+enum ChosenUnits {
+    static let cookie = "nt_units"
+    /// A year: a visitor's choice is theirs until they change it.
+    static let keptSeconds = 365 * 24 * 3600
+
+    /// The choice the request makes or carries, and whether it made it now (its answer then
+    /// keeps it: `keep`).
+    static func of(_ request: Request) -> (units: MeasureUnits, made: Bool)? {
+        if let asked = (try? request.queryParameter("units")).flatMap({ $0 }).flatMap(MeasureUnits.init(rawValue:)) { return (asked, true) }
+        return Cookies(request.headers["cookie"])[cookie].flatMap(MeasureUnits.init(rawValue:)).map { ($0, false) }
+    }
+
+    /// The answer to a request that made a choice, with the cookie that keeps it.
+    static func keep(_ chosen: (units: MeasureUnits, made: Bool)?, in response: Response, secure: Bool) -> Response {
+        guard let chosen, chosen.made else { return response }
+        var kept = response
+        var cookie = SetCookie(name: Self.cookie, value: chosen.units.rawValue, maxAge: keptSeconds, secure: secure)
+        cookie.sameSiteStrict = false // a link followed from a chat keeps the choice too (the browser's default, Lax)
+        kept.headers.append(cookie.field)
+        return kept
+    }
 }
 
 /// Who sees viewer pages, as their group's authentication found: a browser signed in to /app
@@ -67,8 +95,10 @@ struct SessionAuthentication: Sendable {
             return .seeOther(ViewerPaths.signIn)
         }
         let subtitle = settings.subtitle.isEmpty ? session.tenantName : settings.subtitle
-        let frame = PageFrame(paths: .app, subtitle: subtitle, csrf: session.csrf, units: MeasureUnits(acceptLanguage: request.headers["accept-language"]))
-        return try await body(SignedIn(session: session, scope: ViewerScope(tenant: session.tenant, frame: frame, property: nil)))
+        let frame = PageFrame(paths: .app, subtitle: subtitle, csrf: session.csrf)
+        let chosen = ChosenUnits.of(request)
+        let response = try await body(SignedIn(session: session, scope: ViewerScope(tenant: session.tenant, frame: frame, property: nil, chosenUnits: chosen?.units)))
+        return ChosenUnits.keep(chosen, in: response, secure: settings.publicUrl.hasPrefix("https://"))
     }
 }
 
@@ -88,10 +118,12 @@ struct ShareAuthentication: Sendable {
         // A visitor is shown the operator's line, never the tenant's own name (its branding, where
         // it set one, comes with the page); an unbranded link names neither the platform nor the operator.
         let subtitle = settings.subtitle.isEmpty || !share.branded ? nil : settings.subtitle
-        let frame = PageFrame(paths: .share(secret: secret), subtitle: subtitle, csrf: nil, units: MeasureUnits(acceptLanguage: request.headers["accept-language"]),
+        let frame = PageFrame(paths: .share(secret: secret), subtitle: subtitle, csrf: nil,
                               offersOriginals: share.offersOriginals, platformName: share.branded ? settings.sharePlatformName : nil)
-        return try await body(ShareVisitor(share: share, scope: ViewerScope(tenant: share.tenant, frame: frame, property: share.propertyId,
-                                                                            frameAncestors: share.frameAncestors, share: share)))
+        let chosen = ChosenUnits.of(request)
+        let response = try await body(ShareVisitor(share: share, scope: ViewerScope(tenant: share.tenant, frame: frame, property: share.propertyId,
+                                                                                    frameAncestors: share.frameAncestors, share: share, chosenUnits: chosen?.units)))
+        return ChosenUnits.keep(chosen, in: response, secure: settings.publicUrl.hasPrefix("https://"))
     }
 
     private static func isBase64URL(_ byte: UInt8) -> Bool {

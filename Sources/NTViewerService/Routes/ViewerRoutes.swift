@@ -252,6 +252,7 @@ package enum ViewerRoutes {
         let widths = PreviewWidths(thumbnail: viewer.previewWidth(near: 640), viewer: viewer.settings.previewWidths.last ?? 1024,
                                    cover: viewer.previewWidth(near: 1280))
         var frame = scope.frame
+        frame.units = scope.chosenUnits ?? data.branding.units
         if let share = scope.share, share.branded, !data.branding.isEmpty {
             frame.brand = PageBrand(name: data.branding.name, logo: data.branding.logo.map { _ in frame.paths.base + "/logo" },
                                     style: data.branding.accent.map { _ in frame.paths.base + "/brand.css" }, contact: data.branding.contact)
@@ -268,7 +269,11 @@ package enum ViewerRoutes {
                 break
             }
             let shares = data.shares.map { list in
-                ShareSection(shares: list, madeURL: madeShare?.url, madeEmbeddable: madeShare?.embeddable ?? false, lifetimes: viewer.settings.shares.offered,
+                ShareSection(shares: list.map { share in
+                    var shown = share
+                    shown.url = share.url.map { viewer.absoluteURL($0, request) }
+                    return shown
+                }, madeURL: madeShare?.url, madeEmbeddable: madeShare?.embeddable ?? false, lifetimes: viewer.settings.shares.offered,
                              defaultLifetime: viewer.settings.shares.defaultLifetime)
             }
             bytes = ViewerPages.property(frame, data.tour, status: status, shares: shares, widths: widths)

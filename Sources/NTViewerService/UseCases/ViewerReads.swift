@@ -17,17 +17,20 @@ struct TourPageData: Sendable {
 package struct ViewerReads: Sendable {
     package let records: Records
     package let clock: any ServiceClock
+    /// Each listed link's URL again.
+    package let shareSecrets: ShareSecrets
 
-    package init(records: Records, clock: any ServiceClock) {
+    package init(records: Records, clock: any ServiceClock, shareSecrets: ShareSecrets) {
         self.records = records
         self.clock = clock
+        self.shareSecrets = shareSecrets
     }
 
     /// The tour that `part` (a floor, room or panorama; nil: the property `propertyId` itself)
     /// is of, nil when there is none or, through a share link (`within`), it is not that
     /// link's property. `propertyPage`: with the status, and (`listingShares`) the newest links.
     func page(_ tenant: Int64, part: TourPart?, propertyId: String, within: String?, propertyPage: Bool, listingShares: Bool) async throws -> TourPageData? {
-        let now = clock.now()
+        let (now, secrets) = (clock.now(), shareSecrets)
         return try await records.read { db -> TourPageData? in
             let owner = if let part { try await ViewerStore.propertyId(db, tenant, of: part) } else { propertyId }
             guard let owner, within == nil || within == owner,
@@ -40,7 +43,7 @@ package struct ViewerReads: Sendable {
             guard propertyPage else { return TourPageData(tour: tour, branding: branding) }
             return TourPageData(tour: tour, branding: branding, status: try await TourStore.status(db, tenant, owner),
                                 // The page lists the newest links; the API pages through them all.
-                                shares: listingShares ? try await ViewerStore.shares(db, tenant, tourId: tour.tourId, limit: 50, after: nil, at: now)?.page : nil)
+                                shares: listingShares ? try await ViewerStore.shares(db, tenant, tourId: tour.tourId, limit: 50, after: nil, secretOf: secrets.secret(of:), at: now)?.page : nil)
         }
     }
 
