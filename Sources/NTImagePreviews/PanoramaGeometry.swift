@@ -87,11 +87,7 @@ public struct PanoramaGeometry: Sendable, Equatable {
     /// The geometry `format`'s headers in `bytes` declare (a HEIC's read only when it holds at
     /// most `maxItems` images, as its decoding).
     public static func read(_ format: ImageFormat, _ bytes: UnsafeRawBufferPointer, maxItems: Int) -> PanoramaGeometry {
-        let found: ImageMetadata = switch format {
-        case .jpeg: ImageMetadata.jpeg(bytes)
-        case .png: ImageMetadata.png(bytes)
-        case .heic: HEICImage.metadata(bytes, maxItems: maxItems)
-        }
+        let found = ImageMetadata.read(format, bytes, maxItems: maxItems)
         var geometry = PanoramaGeometry()
         geometry.orientation = found.exif.flatMap { exif in exif.withUnsafeBytes { TIFFOrientation.read($0) } }
         if let xmp = found.xmp { geometry.apply(PhotoSphereXMP(xmp)) }
@@ -139,6 +135,16 @@ struct ImageMetadata {
 
     /// EXIF or XMP larger than this is not read (a JPEG's segment holds 64 KiB at most).
     static let maxXMPBytes = 1 << 20
+
+    /// What `format`'s headers in `bytes` carry (a HEIC's read only when it holds at most
+    /// `maxItems` images, as its decoding).
+    static func read(_ format: ImageFormat, _ bytes: UnsafeRawBufferPointer, maxItems: Int) -> ImageMetadata {
+        switch format {
+        case .jpeg: jpeg(bytes)
+        case .png: png(bytes)
+        case .heic: HEICImage.metadata(bytes, maxItems: maxItems)
+        }
+    }
 
     /// A JPEG's APP1 segments before its first scan: `Exif\0\0` then TIFF, or XMP's namespace
     /// then the packet.
@@ -197,29 +203,86 @@ struct ImageMetadata {
     }
 }
 
-/// The Orientation tag (0x0112) of EXIF's first image directory (TIFF, either byte order).
-enum TIFFOrientation {
-    static func read(_ tiff: UnsafeRawBufferPointer) -> ImageOrientation? {
+/// The tags of a TIFF structure (EXIF's), either byte order, read in place and bounded: at most
+/// 512 entries a directory, every offset checked against the bytes.
+struct TIFFTags {
+    private let tiff: UnsafeRawBufferPointer
+    private let little: Bool
+    /// The first image directory's offset.
+    let first: Int
+
+    init?(_ tiff: UnsafeRawBufferPointer) {
         guard tiff.count >= 8 else { return nil }
-        let little: Bool
         switch (tiff[0], tiff[1]) {
         case (0x49, 0x49): little = true
         case (0x4D, 0x4D): little = false
         default: return nil
         }
-        func integer(_ offset: Int, _ count: Int) -> Int? {
-            guard offset >= 0, offset + count <= tiff.count else { return nil }
-            let bytes = tiff[offset..<offset + count]
-            return (little ? bytes.reversed() : Array(bytes)).reduce(0) { $0 << 8 | Int($1) }
-        }
-        guard integer(2, 2) == 42, let directory = integer(4, 4), let entries = integer(directory, 2) else { return nil }
-        for entry in 0..<min(entries, 512) {
-            let at = directory + 2 + entry * 12
-            guard let tag = integer(at, 2) else { return nil }
-            // A SHORT: its value in the entry's first two bytes.
-            if tag == 0x0112, integer(at + 2, 2) == 3, let value = integer(at + 8, 2) { return ImageOrientation(rawValue: value) }
+        self.tiff = tiff
+        guard let first = Self.integer(tiff, little, 4, 4), Self.integer(tiff, little, 2, 2) == 42 else { return nil }
+        self.first = first
+    }
+
+    func integer(_ offset: Int, _ count: Int) -> Int? { Self.integer(tiff, little, offset, count) }
+
+    private static func integer(_ tiff: UnsafeRawBufferPointer, _ little: Bool, _ offset: Int, _ count: Int) -> Int? {
+        guard offset >= 0, offset + count <= tiff.count else { return nil }
+        let bytes = tiff[offset..<offset + count]
+        return (little ? bytes.reversed() : Array(bytes)).reduce(0) { $0 << 8 | Int($1) }
+    }
+
+    /// The entry of `tag` in the directory at `directory`: its type, its count, and the offset
+    /// of its 4-byte value field (the value itself when it fits, else the value's offset).
+    func entry(_ tag: Int, in directory: Int) -> (type: Int, count: Int, field: Int)? {
+        guard let entries = integer(directory, 2) else { return nil }
+        for index in 0..<min(entries, 512) {
+            let at = directory + 2 + index * 12
+            guard let found = integer(at, 2) else { return nil }
+            if found == tag, let type = integer(at + 2, 2), let count = integer(at + 4, 4) { return (type, count, at + 8) }
         }
         return nil
+    }
+
+    /// `count` bytes at `offset`.
+    func bytes(_ offset: Int, _ count: Int) -> [UInt8]? {
+        guard offset >= 0, count >= 0, offset + count <= tiff.count else { return nil }
+        return Array(tiff[offset..<offset + count])
+    }
+}
+
+/// The Orientation tag (0x0112) of EXIF's first image directory: a SHORT, its value in the
+/// entry's first two bytes.
+enum TIFFOrientation {
+    static func read(_ tiff: UnsafeRawBufferPointer) -> ImageOrientation? {
+        guard let tags = TIFFTags(tiff), let entry = tags.entry(0x0112, in: tags.first), entry.type == 3,
+              let value = tags.integer(entry.field, 2) else { return nil }
+        return ImageOrientation(rawValue: value)
+    }
+}
+
+/// When an image was taken, as its EXIF says: DateTimeOriginal (0x9003) of the Exif directory
+/// (0x8769), "YYYY:MM:DD HH:MM:SS" in the camera's local time, given as "YYYY-MM-DDTHH:MM:SS";
+/// nil when absent or not a date and time.
+public enum CaptureTime {
+    public static func read(_ format: ImageFormat, _ bytes: UnsafeRawBufferPointer, maxItems: Int) -> String? {
+        ImageMetadata.read(format, bytes, maxItems: maxItems).exif.flatMap { exif in exif.withUnsafeBytes { read(tiff: $0) } }
+    }
+
+    static func read(tiff: UnsafeRawBufferPointer) -> String? {
+        guard let tags = TIFFTags(tiff), let pointer = tags.entry(0x8769, in: tags.first), pointer.type == 4,
+              let directory = tags.integer(pointer.field, 4), let entry = tags.entry(0x9003, in: directory), entry.type == 2, entry.count >= 19,
+              let offset = tags.integer(entry.field, 4), let text = tags.bytes(offset, 19) else { return nil }
+        // Digits where a date and time has them, and its separators.
+        let digits: Set<Int> = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]
+        for (index, byte) in text.enumerated() {
+            let expected: UInt8? = [4: UInt8(ascii: ":"), 7: UInt8(ascii: ":"), 10: UInt8(ascii: " "), 13: UInt8(ascii: ":"), 16: UInt8(ascii: ":")][index]
+            if digits.contains(index) ? !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) : byte != expected { return nil }
+        }
+        let number = { (range: Range<Int>) -> Int in text[range].reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) } }
+        guard number(0..<4) > 0, (1...12).contains(number(5..<7)), (1...31).contains(number(8..<10)) else { return nil }
+        var iso = text
+        (iso[4], iso[7], iso[10]) = (UInt8(ascii: "-"), UInt8(ascii: "-"), UInt8(ascii: "T"))
+        return String(decoding: iso, as: UTF8.self)
     }
 }
 

@@ -30,6 +30,15 @@ package struct Floors: Sendable {
         return floor
     }
 
+    /// Sets the order of the floor's walk (`TourStore.setPanoramaOrder`): its panoramas in walk order.
+    package func setPanoramaOrder(_ tenant: Int64, _ floorId: String, _ input: PanoramaOrderInput) async throws -> [PanoramaDocument] {
+        let now = clock.now()
+        guard let ordered = try await records.write({ try await TourStore.setPanoramaOrder($0, tenant, floorId: floorId, input.panoramaIds, at: now) }) else {
+            throw ServiceError.notFound("floor", floorId)
+        }
+        return ordered
+    }
+
     /// Replaces the floor's plan (its rooms, walls and placements; a world map it no longer
     /// matches is cleared): the answer the API gives.
     package func replacePlan(_ tenant: Int64, _ floorId: String, _ plan: PlanUpload) async throws -> [UInt8] {

@@ -105,10 +105,11 @@ package struct PanoramaImages: Sendable {
                                                          stillStored: stillStored(tenant, panorama))
                 let tiled = reason == nil ? await tiles.tiled(tenant: tenant, panorama, source: source(tenant, panorama),
                                                                stillStored: stillStored(tenant, panorama)) : false
-                let geometry = try await fileGeometry(tenant, panorama)
+                let (geometry, capturedAt) = try await fileMetadata(tenant, panorama)
                 let now = clock.now()
                 try await records.write {
-                    try await TourStore.recordProcessed($0, tenant, panorama, unreadable: reason, geometry: geometry, previews: widths, tiled: tiled, at: now)
+                    try await TourStore.recordProcessed($0, tenant, panorama, unreadable: reason, geometry: geometry, capturedAt: capturedAt, previews: widths,
+                                                        tiled: tiled, at: now)
                 }
             } catch {
                 logger.warn("a panorama's processing stopped: the sweep tries again while it is stored", ["panorama": panorama.id, "error": "\(error)"])
@@ -117,11 +118,14 @@ package struct PanoramaImages: Sendable {
     }
 
     /// What the panorama's file says of how it is drawn (the geometry its previews and tiles
-    /// were made with), from its headers.
-    private func fileGeometry(_ tenant: Int64, _ panorama: PanoramaRecord) async throws -> PanoramaFileGeometry {
-        guard let format = ImageFormat(mediaType: panorama.contentType) else { return PanoramaFileGeometry() }
+    /// were made with) and when it was taken (its walk's order), from its headers.
+    private func fileMetadata(_ tenant: Int64, _ panorama: PanoramaRecord) async throws -> (PanoramaFileGeometry, capturedAt: String?) {
+        guard let format = ImageFormat(mediaType: panorama.contentType) else { return (PanoramaFileGeometry(), nil) }
         let (path, maxItems) = (try await source(tenant, panorama)(), settings.maxItems)
-        return PanoramaFileGeometry(try await blobs.io.run { try MappedFile.read(path) { PanoramaGeometry.read(format, $0, maxItems: maxItems) } })
+        let (geometry, capturedAt) = try await blobs.io.run {
+            try MappedFile.read(path) { (PanoramaGeometry.read(format, $0, maxItems: maxItems), CaptureTime.read(format, $0, maxItems: maxItems)) }
+        }
+        return (PanoramaFileGeometry(geometry), capturedAt)
     }
 
     /// Panoramas still processing that were stored more than `processingRetrySeconds` ago (their

@@ -46,6 +46,19 @@ import TestSupport
         #expect(Self.geometry(jpeg) == .whole && Self.geometry(Array(jpeg.prefix(40))) == .whole)
     }
 
+    /// When it was taken, for the walk's order: EXIF's DateTimeOriginal as the camera wrote it.
+    @Test func theCaptureTimeIsExifsDateTimeOriginal() {
+        let jpeg = PhotoSphereFixture.jpeg(width: 64, height: 32) { _, _ in Self.red }
+        let taken = { (exif: [UInt8]) in PhotoSphereFixture.tagged(jpeg, exif: exif).withUnsafeBytes { CaptureTime.read(.jpeg, $0, maxItems: 1024) } }
+        #expect(taken(PhotoSphereFixture.exif(taken: "2026:12:01 10:22:33")) == "2026-12-01T10:22:33")
+        // Not a date (a camera's blank "0000:00:00 00:00:00", a month 13, letters), cut short, or none at all: none.
+        for odd in ["0000:00:00 00:00:00", "2026:13:01 10:22:33", "2026:12:01 1O:22:33", "2026-12-01 10:22:33"] {
+            #expect(taken(PhotoSphereFixture.exif(taken: odd)) == nil, "\(odd)")
+        }
+        #expect(taken(Array(PhotoSphereFixture.exif(taken: "2026:12:01 10:22:33").prefix(50))) == nil)
+        #expect(taken(PhotoSphereFixture.exif(orientation: 6)) == nil)
+    }
+
     @Test func exifOrientationIsReadInEitherByteOrder() {
         let jpeg = PhotoSphereFixture.jpeg(width: 64, height: 32) { _, _ in Self.red }
         for value in 1...8 {

@@ -59,6 +59,18 @@ public enum PhotoSphereFixture {
         return Array("II".utf8) + short(42) + long(8) + short(1) + short(0x0112) + short(3) + long(1) + short(value) + short(0) + long(0)
     }
 
+    /// EXIF (TIFF, big-endian, as many cameras write it) whose Exif directory holds
+    /// DateTimeOriginal `taken` ("YYYY:MM:DD HH:MM:SS").
+    public static func exif(taken: String) -> [UInt8] {
+        func short(_ v: Int) -> [UInt8] { [UInt8(v >> 8), UInt8(v & 0xFF)] }
+        func long(_ v: Int) -> [UInt8] { short(v >> 16) + short(v & 0xFFFF) }
+        // Header (8), IFD0 at 8 with one entry (2 + 12 + 4 = 18), the Exif IFD at 26 with one
+        // entry (18), its 20-byte ASCII value at 44.
+        let ifd0 = short(1) + short(0x8769) + short(4) + long(1) + long(26) + long(0)
+        let exifIFD = short(1) + short(0x9003) + short(2) + long(20) + long(44) + long(0)
+        return Array("MM".utf8) + short(42) + long(8) + ifd0 + exifIFD + Array(taken.utf8) + [0]
+    }
+
     /// `jpeg` with APP1 segments of EXIF (`exif`) and XMP (`xmp`) after its SOI.
     public static func tagged(_ jpeg: [UInt8], exif: [UInt8]? = nil, xmp: String? = nil) -> [UInt8] {
         func app1(_ body: [UInt8]) -> [UInt8] { [0xFF, 0xE1, UInt8((body.count + 2) >> 8), UInt8((body.count + 2) & 0xFF)] + body }

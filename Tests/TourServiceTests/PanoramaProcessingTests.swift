@@ -118,6 +118,48 @@ import Synchronization
         await harness.finish()
     }
 
+    /// docs/api.md "Floors, plans and world maps": a room's panoramas are walked as they were
+    /// captured (the file's EXIF), not as uploaded, until the tenant sets an order; the order
+    /// set is the walk's, in the API and on the share link's pages; an id not of the floor is 400.
+    @Test func theWalkFollowsTheCaptureThenTheOrderTheTenantSets() async throws {
+        let harness = try ServiceHarness()
+        let client = try harness.client(harness.alpha)
+        let (propertyId, floorId) = try client.makeFloor()
+        let roomId = newID()
+        #expect(try client.putPlan(floorId, mode: "newScan", rooms: [(roomId, "Living room")]).status == 200)
+        let image = PhotoSphereFixture.jpeg(width: 256, height: 128) { _, _ in (200, 40, 40) }
+        // B uploaded first, but taken an hour after A.
+        let (b, a) = (newID(), newID())
+        for (id, taken) in [(b, "2026:12:01 11:00:00"), (a, "2026:12:01 10:00:00")] {
+            let tagged = PhotoSphereFixture.tagged(image, exif: PhotoSphereFixture.exif(taken: taken))
+            #expect(try client.send("PUT", "/v1/panoramas/\(id)?floorId=\(floorId)&roomId=\(roomId)", body: tagged, headers: ["Content-Type": "image/jpeg"]).status == 201)
+        }
+        try await waitUntil("both processed") { try [a, b].allSatisfy { try client.send("GET", "/v1/panoramas/\($0)").string("state") == "ready" } }
+        #expect(try client.send("GET", "/v1/panoramas/\(a)").string("capturedAt") == "2026-12-01T10:00:00")
+        let tourId = try #require(try client.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
+        let url = try #require(try client.send("POST", "/v1/tours/\(tourId)/shares", json: [:]).string("url"))
+        let visitor = try harness.client(nil)
+        #expect(try visitor.send("GET", "\(url)/panoramas/\(a)").text.contains("<h1>Living room · 1 of 2</h1>"), "taken first, walked first")
+        // The tenant's order wins.
+        let ordered = try client.send("PUT", "/v1/floors/\(floorId)/panorama-order", json: ["panoramaIds": [b, a]])
+        #expect(ordered.status == 200 && (ordered.json?["items"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [b, a])
+        #expect(try client.send("GET", "/v1/panoramas/\(b)").json?["order"] as? Int == 0)
+        #expect(try visitor.send("GET", "\(url)/panoramas/\(b)").text.contains("<h1>Living room · 1 of 2</h1>"))
+        // Refused, changing nothing: an id of no panorama of the floor, one twice, not a list.
+        for (body, message) in [(["panoramaIds": [a, newID()]] as [String: Any], "not a panorama of floor"), (["panoramaIds": [a, a]], "twice"),
+                                (["panoramaIds": "a"], "must be an array")] {
+            let refused = try client.send("PUT", "/v1/floors/\(floorId)/panorama-order", json: body)
+            #expect(refused.status == 400 && refused.text.contains(message), "\(body): \(refused.text)")
+        }
+        #expect(try client.send("GET", "/v1/panoramas/\(b)").json?["order"] as? Int == 0)
+        #expect(try client.send("PUT", "/v1/floors/\(newID())/panorama-order", json: ["panoramaIds": []]).status == 404)
+        #expect(try harness.client(harness.beta).send("PUT", "/v1/floors/\(floorId)/panorama-order", json: ["panoramaIds": [a]]).status == 404)
+        // Cleared: as captured again.
+        #expect(try client.send("PUT", "/v1/floors/\(floorId)/panorama-order", json: ["panoramaIds": []]).status == 200)
+        #expect(try visitor.send("GET", "\(url)/panoramas/\(a)").text.contains("<h1>Living room · 1 of 2</h1>"))
+        await harness.finish()
+    }
+
     /// A stored panorama's tenant and row, as the service reads them.
     private func stored(_ harness: ServiceHarness, _ id: String) async throws -> (tenant: Int64, panorama: PanoramaRecord) {
         try await harness.service.records.read { db in

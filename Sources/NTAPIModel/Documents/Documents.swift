@@ -183,9 +183,16 @@ public struct PanoramaDocument: JSONDocument, Equatable, Sendable {
     /// What its file said of how it is drawn; nil until it is processed (and for panoramas
     /// processed before this was read).
     public var fileGeometry: PanoramaFileGeometry?
+    /// When its file says it was taken (EXIF's DateTimeOriginal, the camera's local time as
+    /// `YYYY-MM-DDTHH:MM:SS`); nil until it is processed, or when the file does not say.
+    public var capturedAt: String?
+    /// Its place in its room's walk as the tenant set it (`PUT /v1/floors/{floorId}/panorama-order`);
+    /// nil: by `capturedAt`, else `createdAt`, after those with one.
+    public var order: Int?
 
     public init(id: String, propertyId: String, floorId: String, roomId: String?, contentType: String, size: Int64, sha256: String, createdAt: String,
-                position: PanoramaPosition? = nil, state: PanoramaState = .ready, unreadableReason: String? = nil, fileGeometry: PanoramaFileGeometry? = nil) {
+                position: PanoramaPosition? = nil, state: PanoramaState = .ready, unreadableReason: String? = nil, fileGeometry: PanoramaFileGeometry? = nil,
+                capturedAt: String? = nil, order: Int? = nil) {
         self.id = id
         self.propertyId = propertyId
         self.floorId = floorId
@@ -198,6 +205,16 @@ public struct PanoramaDocument: JSONDocument, Equatable, Sendable {
         self.state = state
         self.unreadableReason = unreadableReason
         self.fileGeometry = fileGeometry
+        self.capturedAt = capturedAt
+        self.order = order
+    }
+
+    /// Where it comes in its room's walk: the tenant's order first, then as captured, then as
+    /// uploaded (a camera's local time and the server's UTC compared as written: close enough
+    /// for one room's captures, which come from one device).
+    public static func walkOrder(_ a: PanoramaDocument, _ b: PanoramaDocument) -> Bool {
+        let (ka, kb) = ((a.order ?? Int.max, a.capturedAt ?? a.createdAt, a.createdAt, a.id), (b.order ?? Int.max, b.capturedAt ?? b.createdAt, b.createdAt, b.id))
+        return ka < kb
     }
 
     /// The compass heading of its image's centre: the upload's, else its file's.
@@ -214,7 +231,8 @@ public struct PanoramaDocument: JSONDocument, Equatable, Sendable {
                   roomId: try json.optionalString("roomId"), contentType: try json.string("contentType"), size: Int64(try json.integer("size")),
                   sha256: try json.string("sha256"), createdAt: try json.string("createdAt"), position: try PanoramaPosition(json["position"]),
                   state: state ?? .ready, unreadableReason: try json.optionalString("unreadableReason"),
-                  fileGeometry: try json["geometry"].flatMap { value throws(InvalidDocument) in value.isNull ? nil : try PanoramaFileGeometry(document: value) })
+                  fileGeometry: try json["geometry"].flatMap { value throws(InvalidDocument) in value.isNull ? nil : try PanoramaFileGeometry(document: value) },
+                  capturedAt: try json.optionalString("capturedAt"), order: try json.optionalNumber("order").map { Int($0) })
     }
 
     public var contentURL: String { "/v1/panoramas/\(id)/content" }
@@ -225,6 +243,7 @@ public struct PanoramaDocument: JSONDocument, Equatable, Sendable {
 
     public func write(to writer: inout JSONWriter, withContentURL: Bool) {
         writer.object { writer in
+            writer.key("capturedAt"); writer.string(capturedAt)
             writer.key("contentType"); writer.string(contentType)
             if withContentURL { writer.key("contentUrl"); writer.string(contentURL) }
             writer.key("createdAt"); writer.string(createdAt)
@@ -232,6 +251,8 @@ public struct PanoramaDocument: JSONDocument, Equatable, Sendable {
             writer.key("geometry")
             if let fileGeometry { fileGeometry.write(to: &writer, uploadHeading: position?.heading) } else { writer.null() }
             writer.key("id"); writer.string(id)
+            writer.key("order")
+            if let order { writer.int(order) } else { writer.null() }
             writer.key("position")
             if let position { position.write(to: &writer) } else { writer.null() }
             writer.key("propertyId"); writer.string(propertyId)
@@ -241,6 +262,26 @@ public struct PanoramaDocument: JSONDocument, Equatable, Sendable {
             writer.key("state"); writer.string(state.rawValue)
             writer.key("unreadableReason"); writer.string(unreadableReason)
         }
+    }
+}
+
+/// A floor's panoramas in walk order: `{"items": [Panorama…]}` (PUT /v1/floors/{floorId}/panorama-order).
+public struct PanoramaListDocument: JSONDocument, Equatable, Sendable {
+    public var items: [PanoramaDocument]
+
+    public init(items: [PanoramaDocument]) {
+        self.items = items
+    }
+
+    public init(_ value: JSONValue) throws(InvalidDocument) {
+        let json = try Fields(value, context: "panorama list")
+        var items: [PanoramaDocument] = []
+        for item in try json.array("items") { items.append(try PanoramaDocument(item)) }
+        self.init(items: items)
+    }
+
+    public func write(to writer: inout JSONWriter) {
+        writer.object { writer in writer.key("items"); writer.array(items) { $1.write(to: &$0) } }
     }
 }
 

@@ -104,6 +104,40 @@ public struct FloorInput: Equatable, Sendable, JSONDocument {
     }
 }
 
+/// The body of PUT /v1/floors/{floorId}/panorama-order: `{"panoramaIds": [ID, …]}`, the order a
+/// tour's walk takes those panoramas of the floor in, each room's in the order listed; the
+/// floor's panoramas it does not list follow, as captured. Each id once.
+public struct PanoramaOrderInput: Equatable, Sendable, JSONDocument {
+    public var panoramaIds: [String]
+
+    /// Ids one order lists at most.
+    public static let maxIds = 10_000
+
+    public init(panoramaIds: [String]) {
+        self.panoramaIds = panoramaIds
+    }
+
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = JSONReader.defaultMaxDepth) throws(InvalidDocument) -> PanoramaOrderInput {
+        let json = try Fields.parse(bytes, maxDepth: maxDepth)
+        guard let items = json["panoramaIds"]?.array, items.count <= maxIds else {
+            throw InvalidDocument("panoramaIds must be an array of at most \(maxIds) panorama ids")
+        }
+        var ids: [String] = [], seen = Set<String>()
+        for item in items {
+            let id = try Identifier.validated(item.string, "each of panoramaIds")
+            guard seen.insert(id).inserted else { throw InvalidDocument("panoramaIds lists \(id) twice") }
+            ids.append(id)
+        }
+        return PanoramaOrderInput(panoramaIds: ids)
+    }
+
+    public func write(to writer: inout JSONWriter) {
+        writer.object { writer in
+            writer.key("panoramaIds"); writer.array(panoramaIds) { $0.string($1) }
+        }
+    }
+}
+
 public enum PlanMode: String, Sendable {
     case newScan
     case continueScan

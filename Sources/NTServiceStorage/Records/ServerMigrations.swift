@@ -481,6 +481,14 @@ ALTER TABLE deployment ADD COLUMN key_check TEXT;
 ALTER TABLE brandings ADD COLUMN units TEXT;
 
 """#),
+        Migration(version: 25, name: "walk_order", sql: #"""
+-- The order a tour's walk takes a room's panoramas in: the one the tenant set
+-- (`PUT /v1/floors/{floorId}/panorama-order`), else when each was captured (its file's EXIF
+-- DateTimeOriginal, local time as the camera wrote it), else when it was uploaded.
+ALTER TABLE panoramas ADD COLUMN walk_order INTEGER;
+ALTER TABLE panoramas ADD COLUMN captured_at TEXT;
+
+"""#),
     ]
 
     package static let postgresql: [Migration] = [
@@ -891,6 +899,12 @@ ALTER TABLE deployment ADD COLUMN key_check TEXT;
         Migration(version: 21, name: "branding_units", sql: #"""
 -- The units a tenant's tours show measurements in (SQLite's migration 0024).
 ALTER TABLE brandings ADD COLUMN units TEXT;
+
+"""#),
+        Migration(version: 22, name: "walk_order", sql: #"""
+-- The order a tour's walk takes a room's panoramas in (SQLite's migration 0025).
+ALTER TABLE panoramas ADD COLUMN walk_order BIGINT;
+ALTER TABLE panoramas ADD COLUMN captured_at TEXT;
 
 """#),
     ]

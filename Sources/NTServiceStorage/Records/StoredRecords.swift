@@ -85,7 +85,8 @@ extension PanoramaDocument {
                   unreadableReason: try row.decodeIfPresent("unreadable_reason", as: String.self),
                   fileGeometry: try row.decodeIfPresent("geometry", as: String.self).map { text throws(StorageError) in
                       do { return try PanoramaFileGeometry(JSONReader.parse(text)) } catch { throw StorageError(.corrupt, "a panorama's geometry is not its JSON: \(error)") }
-                  })
+                  },
+                  capturedAt: try row.decodeIfPresent("captured_at", as: String.self), order: try row.decodeIfPresent("walk_order", as: Int.self))
     }
 }
 

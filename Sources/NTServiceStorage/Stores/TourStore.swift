@@ -143,6 +143,31 @@ package enum TourStore {
         }
     }
 
+    /// Sets the order of the floor's walk: the listed panoramas first, in the order listed, the
+    /// rest after them as captured (their order cleared). Returns the floor's panoramas in walk
+    /// order; nil when the tenant has no such floor. A listed id that is not a panorama of the
+    /// floor is 400 and changes nothing.
+    package static func setPanoramaOrder(_ db: any SQLConnection, _ tenant: Int64, floorId: String, _ ids: [String],
+                                         at now: WallClockTime) async throws -> [PanoramaRecord]? {
+        guard let floor = try await db.first("SELECT property_id, number, name FROM floors WHERE tenant_id = ? AND id = ?", tenant, floorId) else { return nil }
+        let present = Set(try await db.query("SELECT id FROM panoramas WHERE tenant_id = ? AND floor_id = ?", tenant, floorId)
+            .map { try $0.decode("id", as: String.self) })
+        if let stranger = ids.first(where: { !present.contains($0) }) {
+            throw ServiceError.badRequest("panoramaIds names \(stranger), which is not a panorama of floor \(floorId)")
+        }
+        try await db.run("UPDATE panoramas SET walk_order = NULL WHERE tenant_id = ? AND floor_id = ?", tenant, floorId)
+        for (index, id) in ids.enumerated() {
+            try await db.run("UPDATE panoramas SET walk_order = ? WHERE tenant_id = ? AND id = ?", index, tenant, id)
+        }
+        let propertyId = try floor.decode("property_id", as: String.self)
+        try await touch(db, tenant, property: propertyId, at: now)
+        // The floor's walk changed: its event, as for its name (the tour's follows when changes settle).
+        try await floorUpdated(db, tenant, propertyId: propertyId, floorId: floorId,
+                               FloorInput(number: try floor.decode("number", as: Int.self), name: try floor.decodeIfPresent("name", as: String.self)), at: now)
+        return try await db.query("SELECT * FROM panoramas WHERE tenant_id = ? AND floor_id = ?", tenant, floorId).map(PanoramaRecord.init)
+            .sorted(by: PanoramaDocument.walkOrder)
+    }
+
     // MARK: Plans
 
     /// What applying a plan did: the answer, and the world map file to remove once committed.
@@ -298,11 +323,12 @@ package enum TourStore {
     /// the daemon whose write finds it still processing, the same stored bytes. Nothing when
     /// another daemon recorded it first, or the panorama is gone.
     package static func recordProcessed(_ db: any SQLConnection, _ tenant: Int64, _ panorama: PanoramaRecord, unreadable reason: String?,
-                                geometry: PanoramaFileGeometry, previews: [Int], tiled: Bool, at now: WallClockTime) async throws {
+                                geometry: PanoramaFileGeometry, capturedAt: String?, previews: [Int], tiled: Bool, at now: WallClockTime) async throws {
         let state: PanoramaState = reason == nil ? .ready : .unreadable
         guard try await db.run("""
-            UPDATE panoramas SET state = ?, unreadable_reason = ?, geometry = ? WHERE tenant_id = ? AND id = ? AND sha256 = ? AND state = 'processing'
-            """, state.rawValue, reason, String(decoding: geometry.jsonBytes, as: UTF8.self), tenant, panorama.id, panorama.sha256) == 1 else { return }
+            UPDATE panoramas SET state = ?, unreadable_reason = ?, geometry = ?, captured_at = ?
+            WHERE tenant_id = ? AND id = ? AND sha256 = ? AND state = 'processing'
+            """, state.rawValue, reason, String(decoding: geometry.jsonBytes, as: UTF8.self), capturedAt, tenant, panorama.id, panorama.sha256) == 1 else { return }
         try await EventStore.append(db, tenant, reason == nil ? .panoramaProcessed : .panoramaUnreadable, property: panorama.propertyId, at: now,
                                     changesTour: false) { data in
             data.key("id"); data.string(panorama.id)

@@ -70,6 +70,12 @@ enum FloorRoutes {
             return .json(.ok, try await floors.replacePlan(principal.tenant, command.floorId, plan))
         }
 
+        api.add(.put, "/v1/floors/{floorId}/panorama-order", .scoped(.capture), bodyLimit: Int64(settings.maxJsonBodyBytes), parse: floor) { command, principal, request in
+            let body = try await request.body.collect(upTo: request.bodyLimit)
+            let input = try ServiceError.parsing { () throws(InvalidDocument) in try PanoramaOrderInput.parse(body, maxDepth: settings.maxJsonDepth) }
+            return .document(.ok, PanoramaListDocument(items: try await floors.setPanoramaOrder(principal.tenant, command.id, input)))
+        }
+
         api.add(.get, "/v1/floors/{floorId}/worldmap", .scoped(.read), parse: floor) { command, principal, request in
             let floor = try await floors.floor(principal.tenant, command.id)
             guard let key = floor.worldMapKey(principal.tenant), let content = floor.worldMap else {

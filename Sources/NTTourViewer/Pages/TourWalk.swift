@@ -5,9 +5,10 @@ import NTAPIModel
 import Synchronization
 
 /// A tour as a visitor walks it: every panorama in one order (floors by number; on each floor
-/// its rooms in the plan's order, each room's panoramas as they were taken; then the floor's
-/// panoramas without a room), and from each, the panoramas one can step to. Pure: the pages
-/// and their tests read it alike.
+/// its rooms in the plan's order, each room's panoramas in the tenant's order, else as they
+/// were captured, else as uploaded: `PanoramaDocument.walkOrder`; then the floor's panoramas
+/// without a room), and from each, the panoramas one can step to. Pure: the pages and their
+/// tests read it alike.
 struct TourWalk {
     struct Stop {
         let panorama: PanoramaDocument
@@ -39,9 +40,10 @@ struct TourWalk {
     init(_ tour: TourDocument) {
         var stops: [Stop] = []
         for floor in tour.floors.sorted(by: { $0.floor.number < $1.floor.number }) {
-            var groups: [(RoomDocument?, [PanoramaDocument])] = floor.floor.rooms.map { room in (room, floor.panoramas.filter { $0.roomId == room.id }) }
+            let panoramas = floor.panoramas.sorted(by: PanoramaDocument.walkOrder)
+            var groups: [(RoomDocument?, [PanoramaDocument])] = floor.floor.rooms.map { room in (room, panoramas.filter { $0.roomId == room.id }) }
             let roomIds = Set(floor.floor.rooms.map(\.id))
-            groups.append((nil, floor.panoramas.filter { $0.roomId.map { !roomIds.contains($0) } ?? true }))
+            groups.append((nil, panoramas.filter { $0.roomId.map { !roomIds.contains($0) } ?? true }))
             for (room, panoramas) in groups {
                 for (index, panorama) in panoramas.enumerated() {
                     stops.append(Stop(panorama: panorama, floor: floor, room: room, place: index + 1, of: panoramas.count))

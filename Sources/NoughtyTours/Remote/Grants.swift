@@ -26,7 +26,7 @@ extension NoughtyTours {
             writer.key("propertyIds"); writer.array(propertyIds) { $0.string($1) }
             writer.key("scopes"); writer.array(parsed) { $0.string($1.rawValue) }
         }
-        let grant = try await properties.remote.post("/v1/grants", json: writer.bytes, GrantDocument.init)
+        let grant = try await properties.remote.submit("POST", "/v1/grants", json: writer.bytes, GrantDocument.init)
         guard let token = grant.token else { throw .transport("the server's grant carries no token") }
         return IssuedGrant(id: grant.id, token: token, scopes: grant.scopes.map(\.rawValue), propertyIds: grant.propertyIds, expiresAt: grant.expiresAt)
     }

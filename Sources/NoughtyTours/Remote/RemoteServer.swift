@@ -32,9 +32,10 @@ final class RemoteServer: Sendable {
         _ = try await get(url: url, sink: .file(path: file, limit: options.maxDownloadBytes))
     }
 
-    /// POST of a JSON body to a path of the API; its answer read as one of the API's documents.
-    func post<T>(_ path: String, json body: [UInt8], _ read: (JSONValue) throws(InvalidDocument) -> T) async throws(NoughtyToursError) -> T {
-        let request = HTTPRequest("POST", server.url(path), headers: [server.authorization, ("Content-Type", "application/json")], body: .bytes(body),
+    /// A JSON body sent with `method` (POST, PUT) to a path of the API; its answer read as one
+    /// of the API's documents.
+    func submit<T>(_ method: String, _ path: String, json body: [UInt8], _ read: (JSONValue) throws(InvalidDocument) -> T) async throws(NoughtyToursError) -> T {
+        let request = HTTPRequest(method, server.url(path), headers: [server.authorization, ("Content-Type", "application/json")], body: .bytes(body),
                                   sink: .memory(limit: Int(options.maxDownloadBytes)))
         return try await send(request).document(read)
     }
