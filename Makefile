@@ -3,7 +3,7 @@ SWIFT ?= swift
 # What building and running the daemon needs: the C libraries it links.
 RUN_APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libturbojpeg0-dev libpng-dev libheif-dev libpq-dev pkg-config
 # What the tests and benchmarks drive besides: servers, a browser, the power-loss file system.
-TEST_APT_PACKAGES := curl sqlite3 python3 python3-venv wrk nginx gcc fuse3 libfuse3-dev chromium chromium-driver postgresql haproxy libheif-examples
+TEST_APT_PACKAGES := curl sqlite3 python3 python3-venv wrk nginx gcc fuse3 libfuse3-dev chromium chromium-driver postgresql haproxy libheif-examples nodejs
 
 # What make bench measures against besides: hugin's nona (Pannellum's tool chain cuts cube faces with it).
 BENCH_APT_PACKAGES := hugin-tools libheif-examples
@@ -84,6 +84,7 @@ test: deps powerlossfs
 	bash Tests/repository/test_frameworks.sh
 	bash Tests/repository/module_names.sh
 	bash Tests/repository/layers.sh
+	bash Tests/repository/scripts.sh
 	$(MAKE) --no-print-directory build PRODUCTS="$(PRODUCTS) $(BENCH_PRODUCTS)"
 	bash Tests/repository/first_commands.sh
 	bash Tests/repository/install.sh

@@ -52,7 +52,8 @@ let package = Package(
         .target(name: "NTImagePreviews", dependencies: ["CNTTurboJPEG", "CNTPNG", "CNTHeif"]),
         // The tour viewer's pages as pure functions of the API's documents: HTML, SVG, the
         // viewer's script. Knows neither HTTP nor storage.
-        .target(name: "NTTourViewer", dependencies: ["NTAPIModel"]),
+        .target(name: "NTTourViewer", dependencies: ["NTAPIModel"],
+                resources: ["shared", "view", "dollhouse", "panel", "walk"].map { .embedInCode("Assets/script/\($0).js") }),
 
         // The server: the sync service and its thin executable.
         // One request to a server toursd does not trust (a webhook receiver), through libcurl.
