@@ -14,19 +14,37 @@ import Testing
         let upper = try #require(tour.floors.firstIndex { $0.floor.number == 1 })
         tour.floors[upper].floor.rooms[0].height = nil
         let walk = TourWalk(tour)
-        let house = try #require(Dollhouse(walk, at: walk.index(of: "Kitchen-4")!, .share(secret: "s"), units: .metric))
+        let house = try #require(Dollhouse(walk, at: walk.index(of: "Kitchen-4")!, .share(secret: "s"), units: .metric, photoWidth: 1024))
         #expect(house.floors.map(\.name) == ["Ground floor", "Floor 1"])
         #expect(house.floors.map(\.base) == [0, 3.2] && house.floors.map(\.current) == [true, false])
         #expect(house.floors[0].rooms.map(\.area) == ["12.0 m²", "27.0 m²", "9.0 m²"] && house.floors[1].rooms.map(\.height) == [2.5, 2.5])
         #expect(house.floors[0].spots.map(\.label) == ["Hall", "Living room · 1 of 2", "Living room · 2 of 2", "Kitchen"])
         #expect(house.floors[0].spots.filter(\.current).map(\.url) == ["/t/s/panoramas/Kitchen-4"])
-        let feet = try #require(Dollhouse(walk, at: 0, .app, units: .imperial))
+        let feet = try #require(Dollhouse(walk, at: 0, .app, units: .imperial, photoWidth: 1024))
         #expect(feet.floors[1].rooms.map(\.area) == ["129 ft²", "215 ft²"])
         // The page's JSON reads back as the model.
         let json = try JSONReader.parse(house.json)
         let floors = try #require(json.members?.first { $0.key == "floors" }?.value.array)
         let rooms = try #require(floors[1].members?.first { $0.key == "rooms" }?.value.array)
         #expect(rooms.count == 2 && rooms[1].members?.first { $0.key == "name" }?.value.string == "Bedroom")
+    }
+
+    /// Each room is drawn with its first panorama whose place is known (issue "The dollhouse in
+    /// photographs"): the preview, the projector's place and heading; a room without one has none.
+    @Test func eachRoomIsDrawnWithItsFirstPlacedPanorama() throws {
+        var tour = TourWalkTests.house()
+        let ground = try #require(tour.floors.firstIndex { $0.floor.number == 0 })
+        // The living room's first panorama has no place: its second draws the room.
+        let first = try #require(tour.floors[ground].panoramas.firstIndex { $0.id == "Livingroom-2" })
+        tour.floors[ground].panoramas[first].position = nil
+        // The kitchen has none with a place.
+        let kitchen = try #require(tour.floors[ground].panoramas.firstIndex { $0.id == "Kitchen-4" })
+        tour.floors[ground].panoramas[kitchen].position = nil
+        let walk = TourWalk(tour)
+        let house = try #require(Dollhouse(walk, at: 0, .share(secret: "s"), units: .metric, photoWidth: 1024))
+        let photos = house.floors[0].rooms.map { $0.photo.map { "\($0.url) \($0.x),\($0.y) \($0.heading)" } }
+        #expect(photos == ["/t/s/panoramas/Hall-1/preview?width=1024 1.5,2.0 90.0", "/t/s/panoramas/Livingroom-3/preview?width=1024 4.5,4.5 0.0", nil], "\(photos)")
+        #expect(house.json.contains("\"cameraHeight\":1.5") && house.json.contains("\"photo\":null"))
     }
 
     /// An outline of many points is drawn from some of them; its area is still the whole outline's.
@@ -39,13 +57,13 @@ import Testing
             return "[\(10 * cos(angle)),\(10 * sin(angle))]"
         }
         tour.floors[ground].floor.rooms[0].outline = "[" + points.joined(separator: ",") + "]"
-        let house = try #require(Dollhouse(TourWalk(tour), at: 0, .app, units: .metric))
+        let house = try #require(Dollhouse(TourWalk(tour), at: 0, .app, units: .metric, photoWidth: 1024))
         #expect(house.floors[0].rooms[0].points.count == 250 && house.floors[0].rooms[0].area == "314.2 m²")
     }
 
     @Test func aTourWithoutOutlinesHasNoDollhouse() {
         var tour = TourWalkTests.house()
         for index in tour.floors.indices { tour.floors[index].floor.rooms = [] }
-        #expect(Dollhouse(TourWalk(tour), at: 0, .app, units: .metric) == nil)
+        #expect(Dollhouse(TourWalk(tour), at: 0, .app, units: .metric, photoWidth: 1024) == nil)
     }
 }

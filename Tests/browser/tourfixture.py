@@ -79,15 +79,17 @@ class Daemon:
         return json.loads(content) if content else None
 
 
-def panorama_jpeg(width=2048, seed=0, quality=85, grain=0):
-    """An equirectangular test image: hue by longitude, light by latitude, a grid every 30°,
-    so that any change of view direction changes the pixels. `grain` adds noise of that
-    strength, for the detail (and the file size) of a camera's image."""
+def hue_colour(hue):
+    """The colour the test images give `hue` (0 to 1) at full light."""
+    return tuple(int(255 * (0.5 + 0.5 * math.cos(2 * math.pi * (hue - shift)))) for shift in (0, 1 / 3, 2 / 3))
+
+
+def panorama_jpeg(width=2048, seed=0, quality=85, grain=0, hue=None):
+    """An equirectangular test image: hue by longitude (or one `hue` all round), light by
+    latitude, a grid every 30°, so that any change of view direction changes the pixels.
+    `grain` adds noise of that strength, for the detail (and the file size) of a camera's image."""
     height = width // 2
-    hues = []
-    for x in range(width):
-        hue = (x / width + seed * 0.13) % 1.0
-        hues.append(tuple(int(255 * (0.5 + 0.5 * math.cos(2 * math.pi * (hue - shift)))) for shift in (0, 1 / 3, 2 / 3)))
+    hues = [hue_colour(hue if hue is not None else (x / width + seed * 0.13) % 1.0) for x in range(width)]
     row = Image.new("RGB", (width, 1))
     row.putdata(hues)
     column = Image.new("L", (1, height))
@@ -159,11 +161,12 @@ WALK_FLOORS = [
 
 
 def build_walk_tour(daemon, token, name="Dune House", width=1024):
-    """The WALK_FLOORS house through the API; returns its ids: floors, rooms by name, and
-    panoramas as (room name, place, id) in the order a visitor walks them."""
+    """The WALK_FLOORS house through the API, each panorama in a hue of its own; returns its
+    ids: floors, rooms by name, panoramas as (room name, place, id) in the order a visitor walks
+    them, and each panorama's hue."""
     property_id = str(uuid.uuid4())
     tour = daemon.api("PUT", f"/v1/properties/{property_id}", {"name": name, "floorCount": len(WALK_FLOORS), "metadata": {}}, token)
-    floors, rooms, panoramas = [], {}, []
+    floors, rooms, panoramas, hues = [], {}, [], {}
     for number, plan in enumerate(WALK_FLOORS):
         floor_id = str(uuid.uuid4())
         daemon.api("PUT", f"/v1/properties/{property_id}/floors/{floor_id}", {"number": number, "name": None}, token)
@@ -175,11 +178,13 @@ def build_walk_tour(daemon, token, name="Dune House", width=1024):
             for place, (x, y, heading) in enumerate(spots, start=1):
                 panorama_id = str(uuid.uuid4())
                 query = f"?floorId={floor_id}&roomId={room['id']}&x={x}&y={y}&heading={heading}"
-                image = panorama_jpeg(width, seed=len(panoramas))
+                # One hue each: the dollhouse's rooms show whose photograph they are drawn with.
+                hues[panorama_id] = (len(panoramas) * 0.37) % 1.0
+                image = panorama_jpeg(width, seed=len(panoramas), hue=hues[panorama_id])
                 status, _, content = daemon.request("PUT", f"/v1/panoramas/{panorama_id}{query}", image, token, {"Content-Type": "image/jpeg"})
                 assert status == 201, (status, content)
                 panoramas.append((room_name, place, panorama_id))
-    return {"property": property_id, "tour": tour["tourId"], "floors": floors, "rooms": rooms, "panoramas": panoramas}
+    return {"property": property_id, "tour": tour["tourId"], "floors": floors, "rooms": rooms, "panoramas": panoramas, "hues": hues}
 
 
 def chromium(page_load_seconds, without=None):

@@ -9,6 +9,7 @@ expiry), the cookie's flags, no token in any page, another tenant's ids 404, eve
 goes to the artifacts folder.
 
 usage: viewer_test.py TOURSD ARTIFACTS_DIR"""
+import colorsys
 import http.client
 import io
 import http.server
@@ -658,6 +659,17 @@ def labels_apart(driver, selector="#viewer a.hotspot"):
     return boxes, overlapping
 
 
+# The dollhouse's pixel under each room's name (where its label's point, on the floor, falls).
+DOLLHOUSE_UNDER_LABELS = """
+const canvas = document.querySelector('.dollhouse-view canvas'), box = canvas.getBoundingClientRect();
+const copy = document.createElement('canvas'); copy.width = box.width; copy.height = box.height;
+const context = copy.getContext('2d'); context.drawImage(canvas, 0, 0, box.width, box.height);
+return Array.from(document.querySelectorAll('.dollhouse-view .label')).map(label => {
+  const x = Math.round(parseFloat(label.style.left)), y = Math.round(parseFloat(label.style.top));
+  return [label.firstChild.textContent, Array.from(context.getImageData(x, y, 1, 1).data)]; });
+"""
+
+
 def share_walk(daemon, house, tokens):
     """issue "The tour a buyer walks": a share link of the two-floor WALK_FLOORS house opens into
     its first panorama's view over the whole window; a visitor walks through every panorama
@@ -780,16 +792,20 @@ def share_walk(daemon, house, tokens):
         await_condition(guest, lambda d: float(d.find_element(By.CSS_SELECTOR, ".dollhouse-view canvas").get_attribute("data-pitch")) >= 85,
                         "the arrow keys tilt the dollhouse to a view from above")
         guest.save_screenshot(os.path.join(ARTIFACTS, "16b-share-dollhouse-above.png"))
-        drawn = guest.execute_script("""
-            const canvas = document.querySelector('.dollhouse-view canvas'), box = canvas.getBoundingClientRect();
-            const copy = document.createElement('canvas'); copy.width = box.width; copy.height = box.height;
-            const context = copy.getContext('2d'); context.drawImage(canvas, 0, 0, box.width, box.height);
-            return Array.from(document.querySelectorAll('.dollhouse-view .label')).map(label => {
-              const x = Math.round(parseFloat(label.style.left)), y = Math.round(parseFloat(label.style.top));
-              return [label.firstChild.textContent, Array.from(context.getImageData(x, y, 1, 1).data)]; });""")
-        # A floor's colour (the walls are grey), opaque where the background is clear.
-        floors = [name for name, pixel in drawn if pixel[3] == 255 and min(pixel[:3]) > 150 and max(pixel[:3]) - min(pixel[:3]) > 10]
-        check(floors == ["Hall", "Living room", "Kitchen"], f"each room's floor is drawn under its name: {drawn}")
+        # Each room's floor in its photograph: the hue of the room's first panorama (the test
+        # images have one hue each), opaque where the background is clear.
+        await_condition(guest, lambda d: d.find_element(By.CSS_SELECTOR, ".dollhouse-view canvas").get_attribute("data-photos") == "3",
+                        "the ground floor's three photographs come")
+        drawn = guest.execute_script(DOLLHOUSE_UNDER_LABELS)
+        first = {}
+        for room, _, panorama_id in house["panoramas"]:
+            first.setdefault(room, house["hues"][panorama_id])
+        def hue(rgb):
+            return colorsys.rgb_to_hsv(*[v / 255 for v in rgb[:3]])
+        photographed = [name for name, pixel in drawn if pixel[3] == 255 and hue(pixel)[1] > 0.25
+                        and min(abs(hue(pixel)[0] - hue(tourfixture.hue_colour(first[name]))[0]) + shift for shift in (0, -1, 1)) < 0.06]
+        check(photographed == ["Hall", "Living room", "Kitchen"],
+              f"each room's floor is drawn in its own panorama's hue: {[(name, pixel, round(hue(pixel)[0], 2)) for name, pixel in drawn]}")
         spot = guest.find_element(By.CSS_SELECTOR, ".dollhouse-view a.spot[title='Kitchen']")
         spot.click()
         await_condition(guest, lambda d: d.current_url.split("#")[0].endswith(ids[3]) and not d.find_elements(By.CSS_SELECTOR, ".dollhouse-view"),

@@ -1,12 +1,16 @@
 import NTAPIModel
 
 /// The tour as a dollhouse: every floor's rooms (outline in metres on the plan, height, name
-/// and area in the visitor's units) stacked at its elevation, and the panoramas whose position
-/// is known as dots that walk in. The page carries it as JSON (`data-house`) for the script to
+/// and area in the visitor's units) stacked at its elevation, each room drawn in the photograph
+/// of its first panorama whose position is known (projected from where it was taken), and those
+/// panoramas as dots that walk in. The page carries it as JSON (`data-house`) for the script to
 /// draw in WebGL; it is made from the plan the API already has. Pure.
 struct Dollhouse {
     /// A room without a height stands this tall; a floor stands on the tallest room below it.
     static let defaultHeight = 2.5
+    /// How high above its floor a panorama is taken: a phone or camera held for a capture (the
+    /// viewer's markers assume it too).
+    static let cameraHeight = 1.5
     /// An outline with more points is drawn from every k-th of them: a page stays small, and
     /// the script's triangulation (cubic in the points at worst) stays quick.
     static let maxPointsPerRoom = 256
@@ -16,6 +20,18 @@ struct Dollhouse {
         let points: [(x: Double, y: Double)]
         let height: Double
         let area: String
+        /// The panorama its walls and floor are drawn with; nil: flat colours.
+        let photo: Photo?
+    }
+
+    /// A panorama as a projector: its preview (equirectangular), where on the plan it was
+    /// taken, and the plan bearing of its image's centre (degrees clockwise from the plan's up;
+    /// 0 when neither the upload nor the file says).
+    struct Photo {
+        let url: String
+        let x: Double
+        let y: Double
+        let heading: Double
     }
 
     struct Spot {
@@ -38,7 +54,7 @@ struct Dollhouse {
     let floors: [Floor]
 
     /// Nil when no floor has a room to draw.
-    init?(_ walk: TourWalk, at index: Int, _ paths: ViewerPaths, units: MeasureUnits) {
+    init?(_ walk: TourWalk, at index: Int, _ paths: ViewerPaths, units: MeasureUnits, photoWidth: Int) {
         var floors: [Floor] = []
         var base = 0.0
         let here = walk.stops[index].floor.floor.id
@@ -49,7 +65,10 @@ struct Dollhouse {
                 guard let outline = FloorPlanDrawing.points(room.outline), outline.count >= 3 else { return nil }
                 let points = RoomOutline.bounded(outline, to: Self.maxPointsPerRoom)
                 let height = room.height.flatMap { $0 > 0 && $0 < 100 ? $0 : nil } ?? Self.defaultHeight
-                return Room(name: room.name ?? "Room", points: points, height: height, area: RoomMeasure.area(RoomMeasure(outline).area, in: units))
+                let photo = walk.stops.first { $0.room?.id == room.id && $0.panorama.position != nil }.flatMap { stop in
+                    stop.panorama.position.map { Photo(url: paths.preview(stop.panorama.id, width: photoWidth), x: $0.x, y: $0.y, heading: stop.panorama.heading ?? 0) }
+                }
+                return Room(name: room.name ?? "Room", points: points, height: height, area: RoomMeasure.area(RoomMeasure(outline).area, in: units), photo: photo)
             }
             let spots = walk.stops.indices.compactMap { other -> Spot? in
                 let stop = walk.stops[other]
@@ -64,10 +83,13 @@ struct Dollhouse {
         self.floors = floors
     }
 
-    /// `{"floors": [{"name", "base", "current", "rooms": [{"name", "height", "area", "points"}], "spots": [{"x", "y", "url", "label", "current"}]}]}`.
+    /// `{"cameraHeight", "floors": [{"name", "base", "current", "rooms": [{"name", "height", "area", "points", "photo": {"url", "x", "y", "heading"} or null}],
+    /// "spots": [{"x", "y", "url", "label", "current"}]}]}`.
     var json: String {
         var writer = JSONWriter(capacity: 4096)
         writer.object { writer in
+            writer.key("cameraHeight")
+            writer.double(Self.cameraHeight)
             writer.key("floors")
             writer.array(floors) { writer, floor in
                 writer.object { writer in
@@ -86,6 +108,21 @@ struct Dollhouse {
                             writer.double(room.height)
                             writer.key("name")
                             writer.string(room.name)
+                            writer.key("photo")
+                            if let photo = room.photo {
+                                writer.object { writer in
+                                    writer.key("heading")
+                                    writer.double(photo.heading)
+                                    writer.key("url")
+                                    writer.string(photo.url)
+                                    writer.key("x")
+                                    writer.double(photo.x)
+                                    writer.key("y")
+                                    writer.double(photo.y)
+                                }
+                            } else {
+                                writer.null()
+                            }
                             writer.key("points")
                             writer.array(room.points) { writer, point in
                                 writer.array([point.x, point.y]) { writer, value in writer.double(value) }

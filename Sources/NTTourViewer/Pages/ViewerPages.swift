@@ -373,7 +373,7 @@ public enum ViewerPages {
             writeSteps(&page, walk, from: index, frame.paths)
             writePanel(&page, titled: "Plan and rooms") { page in
                 // The plan first: its cone turns with the view, in sight.
-                writeMinimap(&page, walk, at: index, frame.paths, units: frame.units)
+                writeMinimap(&page, walk, at: index, frame.paths, units: frame.units, photoWidth: min(widths.cover, widths.viewer))
                 if let status { writeAbout(&page, tour, walk, status: status, frame.paths) }
                 writeContact(&page, frame)
                 writeWays(&page, walk, from: index, frame.paths)
@@ -607,7 +607,7 @@ public enum ViewerPages {
 
     /// The floor's plan, small: a dot for each panorama whose position is known (a link to it),
     /// this one's with the cone of the view; and the other floors, each a link to its first panorama.
-    private static func writeMinimap(_ page: inout HTMLWriter, _ walk: TourWalk, at index: Int, _ paths: ViewerPaths, units: MeasureUnits) {
+    private static func writeMinimap(_ page: inout HTMLWriter, _ walk: TourWalk, at index: Int, _ paths: ViewerPaths, units: MeasureUnits, photoWidth: Int) {
         let here = walk.stops[index]
         let drawing = FloorPlanDrawing(here.floor.floor.rooms)
         let floors = walk.stops.indices.filter { $0 == 0 || walk.stops[$0].floor.floor.id != walk.stops[$0 - 1].floor.floor.id }
@@ -643,7 +643,7 @@ public enum ViewerPages {
             page.raw("</ul></nav>")
         }
         // The whole house in 3D, drawn by the script (which shows the button where WebGL is).
-        if let house = Dollhouse(walk, at: index, paths, units: units) {
+        if let house = Dollhouse(walk, at: index, paths, units: units, photoWidth: photoWidth) {
             page.raw("<button type=\"button\" class=\"dollhouse hidden\" data-house=\"")
             page.text(house.json)
             page.raw("\">Dollhouse</button>")

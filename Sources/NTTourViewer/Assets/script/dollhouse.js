@@ -52,8 +52,12 @@
 
   // The dollhouse (`data-house` of its button): every floor's rooms in 3D from their outlines
   // and heights, the walls between the camera and a room cut away, each room's name and area on
-  // its floor, and the panoramas as dots that walk in (links, so a move in place). Drag turns
-  // it, the wheel or a pinch zooms; the floors shown are chosen below; Escape or Close leaves.
+  // its floor, and the panoramas as dots that walk in (links, so a move in place). A room with a
+  // photo (`photo`: its panorama's preview, where on the plan it was taken and its heading) has
+  // its floor and walls drawn with it: each point coloured by the panorama's pixel in the
+  // direction from the camera (`cameraHeight` above the floor) to the point, as a projector
+  // would; until the preview has come, and without one, flat colours. Drag turns it, the wheel
+  // or a pinch zooms; the floors shown are chosen below; Escape or Close leaves.
   function openDollhouse(house, opener) {
     const overlay = document.createElement("div");
     overlay.className = "dollhouse-view";
@@ -82,11 +86,18 @@
     const program = gl.createProgram();
     [[gl.VERTEX_SHADER, "attribute vec3 position, normal, colour; uniform mat4 camera; varying vec3 p, n, c;" +
       "void main() { p = position; n = normal; c = colour; gl_Position = camera * vec4(position, 1.0); }"],
-     [gl.FRAGMENT_SHADER, "precision mediump float; uniform vec3 eye; varying vec3 p, n, c;" +
+     [gl.FRAGMENT_SHADER, "precision highp float; uniform vec3 eye; uniform vec4 projector; uniform float photographed; uniform sampler2D photo;" +
+      " varying vec3 p, n, c;" +
       // A wall whose outside faces the camera is cut away; the rest lit from above, a little aside.
       "void main() { if (dot(n, eye - p) > 0.0 && n.y == 0.0) discard;" +
       " vec3 inner = n.y == 0.0 ? -n : n; float light = 0.6 + 0.4 * max(dot(inner, normalize(vec3(0.4, 0.8, 0.45))), 0.0);" +
-      " gl_FragColor = vec4(c * light, 1.0); }"]].forEach(function (part) {
+      " vec3 colour = c * light;" +
+      // The projector's direction to the point: its bearing on the plan (clockwise from up, -z)
+      // less the image centre's is the longitude across the image; its rise, the latitude.
+      " if (photographed > 0.5) { vec3 d = normalize(p - projector.xyz); float lon = atan(d.x, -d.z) - projector.w;" +
+      "  vec2 uv = vec2(fract(0.5 + lon / 6.2831853), 0.5 - asin(clamp(d.y, -1.0, 1.0)) / 3.1415927);" +
+      "  colour = texture2D(photo, uv).rgb * (0.85 + 0.15 * light); }" +
+      " gl_FragColor = vec4(colour, 1.0); }"]].forEach(function (part) {
       const shader = gl.createShader(part[0]);
       gl.shaderSource(shader, part[1]);
       gl.compileShader(shader);
@@ -107,8 +118,32 @@
     const wallColour = [0.97, 0.97, 0.96];
     // Floors stacked apart when all are shown, so that each can be seen; the visitor's own first.
     const apart = 4;
-    let shown = Math.max(0, house.floors.findIndex(function (floor) { return floor.current; })), count = 0, centre = [0, 0, 0], extent = 1, radius = 1;
+    let shown = Math.max(0, house.floors.findIndex(function (floor) { return floor.current; })), centre = [0, 0, 0], extent = 1, radius = 1;
     let labels = [];
+    // Each room's triangles in the buffer, with its photo: drawn one room at a time.
+    let ranges = [];
+    // The photos' textures by URL, each made once it has come (null: not yet, or it failed).
+    const photos = new Map();
+    function photoTexture(url) {
+      if (!photos.has(url)) {
+        photos.set(url, null);
+        const picture = new Image();
+        picture.onload = function () {
+          if (!overlay.isConnected) return;
+          const texture = gl.createTexture();
+          gl.bindTexture(gl.TEXTURE_2D, texture);
+          // Any size (WebGL 1 repeats only powers of two): clamped, the seam wrapped in the shader.
+          [gl.TEXTURE_WRAP_S, gl.TEXTURE_WRAP_T].forEach(function (wrap) { gl.texParameteri(gl.TEXTURE_2D, wrap, gl.CLAMP_TO_EDGE); });
+          gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, gl.LINEAR);
+          gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MAG_FILTER, gl.LINEAR);
+          gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGB, gl.RGB, gl.UNSIGNED_BYTE, picture);
+          photos.set(url, texture);
+          draw();
+        };
+        picture.src = url;
+      }
+      return photos.get(url);
+    }
 
     function build() {
       const data = [], chosen = house.floors.map(function (floor, index) { return { floor: floor, index: index }; })
@@ -116,10 +151,11 @@
       let lowest = Infinity, highest = -Infinity, minX = Infinity, maxX = -Infinity, minZ = Infinity, maxZ = -Infinity;
       marks.textContent = "";
       labels = [];
+      ranges = [];
       chosen.forEach(function (item, order) {
         const base = item.floor.base + (shown < 0 ? order * apart : 0);
         item.floor.rooms.forEach(function (room, number) {
-          const points = room.points, colour = floorColours[number % floorColours.length];
+          const points = room.points, colour = floorColours[number % floorColours.length], start = data.length / 9;
           triangulate(points).forEach(function (triangle) {
             triangle.forEach(function (i) { data.push(points[i][0], base, points[i][1], 0, 1, 0, colour[0], colour[1], colour[2]); });
           });
@@ -134,6 +170,8 @@
             minX = Math.min(minX, p[0]); maxX = Math.max(maxX, p[0]); minZ = Math.min(minZ, p[1]); maxZ = Math.max(maxZ, p[1]);
             highest = Math.max(highest, top);
           });
+          ranges.push({ start: start, count: data.length / 9 - start, photo: room.photo, base: base });
+          if (room.photo) photoTexture(room.photo.url);
           lowest = Math.min(lowest, base);
           const label = document.createElement("div");
           label.className = "label";
@@ -163,7 +201,6 @@
       distance = extent * 2;
       // Stacked floors are seen from lower, between them; one floor from higher, into its rooms.
       pitch = shown < 0 ? 28 : 50;
-      count = data.length / 9;
       gl.bufferData(gl.ARRAY_BUFFER, new Float32Array(data), gl.STATIC_DRAW);
       canvas.dataset.rooms = String(labels.filter(function (item) { return item.element.className === "label"; }).length);
       draw();
@@ -185,7 +222,18 @@
       const camera = multiply(perspective(45 * Math.PI / 180, width / Math.max(1, height), 0.1, away * 4 + extent * 4), lookAt(eye, centre));
       gl.uniformMatrix4fv(gl.getUniformLocation(program, "camera"), false, camera);
       gl.uniform3fv(gl.getUniformLocation(program, "eye"), eye);
-      gl.drawArrays(gl.TRIANGLES, 0, count);
+      const projector = gl.getUniformLocation(program, "projector"), photographed = gl.getUniformLocation(program, "photographed");
+      ranges.forEach(function (range) {
+        const texture = range.photo ? photos.get(range.photo.url) : null;
+        gl.uniform1f(photographed, texture ? 1 : 0);
+        if (texture) {
+          gl.bindTexture(gl.TEXTURE_2D, texture);
+          gl.uniform4f(projector, range.photo.x, range.base + house.cameraHeight, range.photo.y, range.photo.heading * Math.PI / 180);
+        }
+        gl.drawArrays(gl.TRIANGLES, range.start, range.count);
+      });
+      // The rooms in view drawn with their photographs (tests await them).
+      canvas.dataset.photos = String(ranges.filter(function (range) { return range.photo && photos.get(range.photo.url); }).length);
       // Each name and dot where its point falls on the screen; none behind the camera.
       const box = [canvas.clientWidth, canvas.clientHeight];
       labels.forEach(function (item) {
