@@ -30,18 +30,18 @@ import TestTraits
         #expect(position(put) == ["x": 2.5, "y": -1.25, "heading": 270])
         // tus: Upload-Metadata.
         let viaTus = newID()
-        let created = try client.tusCreate(panoramaId: viaTus, floorId: floorId, length: image.count, extra: ["x": "4", "y": "3"])
+        let created = try client.tusCreate(panoramaId: viaTus, floorId: floorId, length: image.count, extra: ["x": "4", "y": "3", "height": "1.2"])
         let location = try #require(created.header("Location"), "\(created.status) \(created.text)")
         #expect(try client.tusPatch(location, offset: 0, image).status == 204)
         let tus = try client.send("GET", "/v1/panoramas/\(viaTus)")
-        #expect(position(tus) == ["x": 4, "y": 3]) // no heading given: none
+        #expect(position(tus) == ["x": 4, "y": 3, "height": 1.2]) // no heading given: none; the camera's height kept
         #expect((tus.json?["position"] as? [String: Any])?["heading"] is NSNull)
         // The IETF draft (iOS's background URLSession): query parameters of its creation.
         let viaDraft = newID()
-        let draft = try client.send("PUT", "/v1/panoramas/\(viaDraft)?floorId=\(floorId)&x=0&y=7.5&heading=359.5", body: image,
+        let draft = try client.send("PUT", "/v1/panoramas/\(viaDraft)?floorId=\(floorId)&x=0&y=7.5&heading=359.5&height=1.35", body: image,
                                     headers: ["Content-Type": "image/jpeg", "Upload-Draft-Interop-Version": "6", "Upload-Complete": "?1"])
         #expect(draft.status == 201, "\(draft.text)")
-        #expect(position(try client.send("GET", "/v1/panoramas/\(viaDraft)")) == ["x": 0, "y": 7.5, "heading": 359.5])
+        #expect(position(try client.send("GET", "/v1/panoramas/\(viaDraft)")) == ["x": 0, "y": 7.5, "heading": 359.5, "height": 1.35])
         // The draft's other creation, POST /v1/uploads, reads the same parameters.
         let viaPost = newID()
         let posted = try client.send("POST", "/v1/uploads?panoramaId=\(viaPost)&floorId=\(floorId)&x=-2&y=3.25&heading=45", body: image,

@@ -14,13 +14,13 @@ import Testing
         let upper = try #require(tour.floors.firstIndex { $0.floor.number == 1 })
         tour.floors[upper].floor.rooms[0].height = nil
         let walk = TourWalk(tour)
-        let house = try #require(Dollhouse(walk, at: walk.index(of: "Kitchen-4")!, .share(secret: "s"), units: .metric, photoWidth: 1024))
+        let house = try #require(Dollhouse(walk, at: walk.index(of: "Kitchen-4")!, .share(secret: "s"), units: .metric, photoWidth: 1024, cameraHeight: 1.5))
         #expect(house.floors.map(\.name) == ["Ground floor", "Floor 1"])
         #expect(house.floors.map(\.base) == [0, 3.2] && house.floors.map(\.current) == [true, false])
         #expect(house.floors[0].rooms.map(\.area) == ["12.0 m²", "27.0 m²", "9.0 m²"] && house.floors[1].rooms.map(\.height) == [2.5, 2.5])
         #expect(house.floors[0].spots.map(\.label) == ["Hall", "Living room · 1 of 2", "Living room · 2 of 2", "Kitchen"])
         #expect(house.floors[0].spots.filter(\.current).map(\.url) == ["/t/s/panoramas/Kitchen-4"])
-        let feet = try #require(Dollhouse(walk, at: 0, .app, units: .imperial, photoWidth: 1024))
+        let feet = try #require(Dollhouse(walk, at: 0, .app, units: .imperial, photoWidth: 1024, cameraHeight: 1.5))
         #expect(feet.floors[1].rooms.map(\.area) == ["129 ft²", "215 ft²"])
         // The page's JSON reads back as the model.
         let json = try JSONReader.parse(house.json)
@@ -34,17 +34,21 @@ import Testing
     @Test func eachRoomIsDrawnWithItsFirstPlacedPanorama() throws {
         var tour = TourWalkTests.house()
         let ground = try #require(tour.floors.firstIndex { $0.floor.number == 0 })
-        // The living room's first panorama has no place: its second draws the room.
+        // The living room's first panorama has no place: its second draws the room, from the
+        // height its capture said (the hall's from the server's default).
         let first = try #require(tour.floors[ground].panoramas.firstIndex { $0.id == "Livingroom-2" })
         tour.floors[ground].panoramas[first].position = nil
+        let second = try #require(tour.floors[ground].panoramas.firstIndex { $0.id == "Livingroom-3" })
+        tour.floors[ground].panoramas[second].position = try PanoramaPosition(x: 4.5, y: 4.5, heading: 0, height: 1.2)
         // The kitchen has none with a place.
         let kitchen = try #require(tour.floors[ground].panoramas.firstIndex { $0.id == "Kitchen-4" })
         tour.floors[ground].panoramas[kitchen].position = nil
         let walk = TourWalk(tour)
-        let house = try #require(Dollhouse(walk, at: 0, .share(secret: "s"), units: .metric, photoWidth: 1024))
-        let photos = house.floors[0].rooms.map { $0.photo.map { "\($0.url) \($0.x),\($0.y) \($0.heading)" } }
-        #expect(photos == ["/t/s/panoramas/Hall-1/preview?width=1024 1.5,2.0 90.0", "/t/s/panoramas/Livingroom-3/preview?width=1024 4.5,4.5 0.0", nil], "\(photos)")
-        #expect(house.json.contains("\"cameraHeight\":1.5") && house.json.contains("\"photo\":null"))
+        let house = try #require(Dollhouse(walk, at: 0, .share(secret: "s"), units: .metric, photoWidth: 1024, cameraHeight: 1.6))
+        let photos = house.floors[0].rooms.map { $0.photo.map { "\($0.url) \($0.x),\($0.y) \($0.height) \($0.heading)" } }
+        #expect(photos == ["/t/s/panoramas/Hall-1/preview?width=1024 1.5,2.0 1.6 90.0", "/t/s/panoramas/Livingroom-3/preview?width=1024 4.5,4.5 1.2 0.0", nil],
+                "\(photos)")
+        #expect(house.json.contains("\"height\":1.2") && house.json.contains("\"photo\":null"))
     }
 
     /// An outline of many points is drawn from some of them; its area is still the whole outline's.
@@ -57,13 +61,13 @@ import Testing
             return "[\(10 * cos(angle)),\(10 * sin(angle))]"
         }
         tour.floors[ground].floor.rooms[0].outline = "[" + points.joined(separator: ",") + "]"
-        let house = try #require(Dollhouse(TourWalk(tour), at: 0, .app, units: .metric, photoWidth: 1024))
+        let house = try #require(Dollhouse(TourWalk(tour), at: 0, .app, units: .metric, photoWidth: 1024, cameraHeight: 1.5))
         #expect(house.floors[0].rooms[0].points.count == 250 && house.floors[0].rooms[0].area == "314.2 m²")
     }
 
     @Test func aTourWithoutOutlinesHasNoDollhouse() {
         var tour = TourWalkTests.house()
         for index in tour.floors.indices { tour.floors[index].floor.rooms = [] }
-        #expect(Dollhouse(TourWalk(tour), at: 0, .app, units: .metric, photoWidth: 1024) == nil)
+        #expect(Dollhouse(TourWalk(tour), at: 0, .app, units: .metric, photoWidth: 1024, cameraHeight: 1.5) == nil)
     }
 }

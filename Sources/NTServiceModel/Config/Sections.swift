@@ -161,6 +161,8 @@ package struct ViewerSettings: Sendable {
     package var previewWidths: [Int]
     /// Where the daemon listens: a link's URL when neither `publicUrl` nor the request's Host says.
     package var listening: String
+    /// `panoramaHeightMetres`.
+    package var panoramaHeight: Double
 
     package init(_ config: ToursdConfig) {
         publicUrl = config.publicUrl
@@ -176,6 +178,7 @@ package struct ViewerSettings: Sendable {
         shares = ShareSettings(config)
         previewWidths = config.previewWidths
         listening = "\(config.host):\(config.port)"
+        panoramaHeight = config.panoramaHeightMetres
     }
 }
 

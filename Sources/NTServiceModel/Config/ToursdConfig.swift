@@ -232,6 +232,10 @@ public struct ToursdConfig: Sendable, Equatable {
     public var maxLogoBytes = 4 << 20
     /// The width a logo is made again at, at most (it is shown 40 pixels high).
     public var logoWidth = 480
+    /// How high above its floor a panorama's camera stands when its capture did not say
+    /// (`position.height`): a phone or camera held for a capture. The dollhouse projects each
+    /// photograph from there, and the viewer stands its markers on the floor below it.
+    public var panoramaHeightMetres = 1.5
     /// At most one `share.viewed` event per link per this many minutes (the first opening after it).
     public var shareEventMinutes = 60
     /// The time one visit of a share link may count (its beacons' total), at most.
@@ -412,6 +416,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "maxSharesPerTour": { config, text in setInt(&config.maxSharesPerTour, text, 1...1_000_000) },
         "maxLogoBytes": { config, text in setInt(&config.maxLogoBytes, text, 1024...64 << 20) },
         "logoWidth": { config, text in setInt(&config.logoWidth, text, 64...2048) },
+        "panoramaHeightMetres": { config, text in setDouble(&config.panoramaHeightMetres, text, 0.1...10) },
         "shareEventMinutes": { config, text in setInt(&config.shareEventMinutes, text, 1...7 * 24 * 60) },
         "shareVisitMaxSeconds": { config, text in setInt(&config.shareVisitMaxSeconds, text, 60...86_400) },
         "shareVisitsPerDay": { config, text in setInt(&config.shareVisitsPerDay, text, 1...10_000_000) },
@@ -488,6 +493,12 @@ public struct ToursdConfig: Sendable, Equatable {
 
     private static func setInt(_ field: inout Int, _ text: String, _ range: ClosedRange<Int>) -> Bool {
         guard let value = Int(text), range.contains(value) else { return false }
+        field = value
+        return true
+    }
+
+    private static func setDouble(_ field: inout Double, _ text: String, _ range: ClosedRange<Double>) -> Bool {
+        guard let value = Double(text), value.isFinite, range.contains(value) else { return false }
         field = value
         return true
     }

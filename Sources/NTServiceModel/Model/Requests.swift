@@ -43,9 +43,9 @@ package enum PanoramaMediaType {
 }
 
 extension PanoramaPosition {
-    /// A creation's `x`, `y` and `heading` (tus metadata), or a 400 saying what is wrong.
-    package static func checked(x: String?, y: String?, heading: String?) throws(ServiceError) -> PanoramaPosition? {
-        try ServiceError.parsing { () throws(InvalidDocument) in try parse(x: x, y: y, heading: heading) }
+    /// A creation's `x`, `y`, `heading` and `height` (a query or tus metadata), or a 400 saying what is wrong.
+    package static func checked(x: String?, y: String?, heading: String?, height: String?) throws(ServiceError) -> PanoramaPosition? {
+        try ServiceError.parsing { () throws(InvalidDocument) in try parse(x: x, y: y, heading: heading, height: height) }
     }
 }
 

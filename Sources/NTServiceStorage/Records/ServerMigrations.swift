@@ -489,6 +489,14 @@ ALTER TABLE panoramas ADD COLUMN walk_order INTEGER;
 ALTER TABLE panoramas ADD COLUMN captured_at TEXT;
 
 """#),
+        Migration(version: 26, name: "camera_height", sql: #"""
+-- How high above its floor each panorama's camera was, in metres, when its capture said
+-- (`position.height`); NULL: the server's `panoramaHeightMetres`. An upload keeps it until its
+-- panorama is made.
+ALTER TABLE panoramas ADD COLUMN camera_height REAL;
+ALTER TABLE uploads ADD COLUMN camera_height REAL;
+
+"""#),
     ]
 
     package static let postgresql: [Migration] = [
@@ -905,6 +913,12 @@ ALTER TABLE brandings ADD COLUMN units TEXT;
 -- The order a tour's walk takes a room's panoramas in (SQLite's migration 0025).
 ALTER TABLE panoramas ADD COLUMN walk_order BIGINT;
 ALTER TABLE panoramas ADD COLUMN captured_at TEXT;
+
+"""#),
+        Migration(version: 23, name: "camera_height", sql: #"""
+-- How high above its floor each panorama's camera was (SQLite's migration 0026).
+ALTER TABLE panoramas ADD COLUMN camera_height DOUBLE PRECISION;
+ALTER TABLE uploads ADD COLUMN camera_height DOUBLE PRECISION;
 
 """#),
     ]

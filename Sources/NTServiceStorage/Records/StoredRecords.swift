@@ -91,11 +91,11 @@ extension PanoramaDocument {
 }
 
 extension PanoramaPosition {
-    /// From a row's `x`, `y` and `heading` (panoramas, uploads); they were stored only valid.
+    /// From a row's `x`, `y`, `heading` and `camera_height` (panoramas, uploads); they were stored only valid.
     package init?(_ row: Row) throws(StorageError) {
-        let heading = try row.decodeIfPresent("heading", as: Double.self)
+        let heading = try row.decodeIfPresent("heading", as: Double.self), height = try row.decodeIfPresent("camera_height", as: Double.self)
         guard let x = try row.decodeIfPresent("x", as: Double.self), let y = try row.decodeIfPresent("y", as: Double.self),
-              let position = try? PanoramaPosition(x: x, y: y, heading: heading) else {
+              let position = try? PanoramaPosition(x: x, y: y, heading: heading, height: height) else {
             return nil
         }
         self = position

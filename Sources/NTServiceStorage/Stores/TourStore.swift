@@ -301,9 +301,10 @@ package enum TourStore {
                                contentType: String, size: Int64, sha256: String, at now: WallClockTime) async throws -> PanoramaRecord {
         let propertyId = try await panoramaPlace(db, tenant, floorId: floorId, roomId: roomId)
         try await db.run("""
-            INSERT INTO panoramas (tenant_id, id, property_id, floor_id, room_id, content_type, size, sha256, created_at, x, y, heading, state)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'processing')
-            """, tenant, id, propertyId, floorId, roomId, contentType, size, sha256, Timestamp.text(now), position?.x, position?.y, position?.heading)
+            INSERT INTO panoramas (tenant_id, id, property_id, floor_id, room_id, content_type, size, sha256, created_at, x, y, heading, camera_height, state)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'processing')
+            """, tenant, id, propertyId, floorId, roomId, contentType, size, sha256, Timestamp.text(now), position?.x, position?.y, position?.heading,
+            position?.height)
         try await touch(db, tenant, property: propertyId, at: now)
         try await EventStore.append(db, tenant, .panoramaStored, property: propertyId, at: now) { data in
             data.key("id"); data.string(id)

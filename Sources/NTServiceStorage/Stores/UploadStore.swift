@@ -78,11 +78,11 @@ package enum UploadStore {
     package static func create(_ db: any SQLConnection, _ tenant: Int64, id: String, _ request: UploadRequest, expiresAt: Int64, at now: WallClockTime) async throws -> UploadRecord {
         try await db.run("""
             INSERT INTO uploads (tenant_id, id, panorama_id, floor_id, room_id, content_type, length, declared_sha256, metadata,
-                                 state, created_at, expires_at, length_known, awaits_completion, x, y, heading, grant_id)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'receiving', ?, ?, ?, ?, ?, ?, ?, ?)
+                                 state, created_at, expires_at, length_known, awaits_completion, x, y, heading, camera_height, grant_id)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'receiving', ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, tenant, id, request.panoramaId, request.floorId, request.roomId, request.contentType, request.length,
                    request.declaredSHA256, request.metadataHeader, Timestamp.text(now), expiresAt, request.lengthKnown, request.awaitsCompletion,
-                   request.position?.x, request.position?.y, request.position?.heading, request.grantId)
+                   request.position?.x, request.position?.y, request.position?.heading, request.position?.height, request.grantId)
         guard let created = try await upload(db, tenant, id) else { throw StorageError(.corrupt, "upload vanished after insert") }
         return created
     }

@@ -67,8 +67,11 @@ public struct PageFrame: Sendable {
     public var paths: ViewerPaths
     public var subtitle: String?
     public var csrf: String?
-    /// What the visitor's browser measures in.
+    /// What the pages measure in: the visitor's choice, else the agency's.
     public var units: MeasureUnits
+    /// How high above its floor a panorama's camera stands when its capture did not say
+    /// (`panoramaHeightMetres`): the dollhouse's projections and the viewer's markers.
+    public var panoramaHeight: Double = 1.5
     /// Whether a panorama's page links its full-size image: always in the app; under a share
     /// link, when the link offers it.
     public var offersOriginals: Bool

@@ -8,9 +8,6 @@ import NTAPIModel
 struct Dollhouse {
     /// A room without a height stands this tall; a floor stands on the tallest room below it.
     static let defaultHeight = 2.5
-    /// How high above its floor a panorama is taken: a phone or camera held for a capture (the
-    /// viewer's markers assume it too).
-    static let cameraHeight = 1.5
     /// An outline with more points is drawn from every k-th of them: a page stays small, and
     /// the script's triangulation (cubic in the points at worst) stays quick.
     static let maxPointsPerRoom = 256
@@ -25,12 +22,14 @@ struct Dollhouse {
     }
 
     /// A panorama as a projector: its preview (equirectangular), where on the plan it was
-    /// taken, and the plan bearing of its image's centre (degrees clockwise from the plan's up;
-    /// 0 when neither the upload nor the file says).
+    /// taken, how high above its floor (the capture's, else `panoramaHeightMetres`), and the
+    /// plan bearing of its image's centre (degrees clockwise from the plan's up; 0 when neither
+    /// the upload nor the file says).
     struct Photo {
         let url: String
         let x: Double
         let y: Double
+        let height: Double
         let heading: Double
     }
 
@@ -54,7 +53,7 @@ struct Dollhouse {
     let floors: [Floor]
 
     /// Nil when no floor has a room to draw.
-    init?(_ walk: TourWalk, at index: Int, _ paths: ViewerPaths, units: MeasureUnits, photoWidth: Int) {
+    init?(_ walk: TourWalk, at index: Int, _ paths: ViewerPaths, units: MeasureUnits, photoWidth: Int, cameraHeight: Double) {
         var floors: [Floor] = []
         var base = 0.0
         let here = walk.stops[index].floor.floor.id
@@ -66,7 +65,9 @@ struct Dollhouse {
                 let points = RoomOutline.bounded(outline, to: Self.maxPointsPerRoom)
                 let height = room.height.flatMap { $0 > 0 && $0 < 100 ? $0 : nil } ?? Self.defaultHeight
                 let photo = walk.stops.first { $0.room?.id == room.id && $0.panorama.position != nil }.flatMap { stop in
-                    stop.panorama.position.map { Photo(url: paths.preview(stop.panorama.id, width: photoWidth), x: $0.x, y: $0.y, heading: stop.panorama.heading ?? 0) }
+                    stop.panorama.position.map {
+                        Photo(url: paths.preview(stop.panorama.id, width: photoWidth), x: $0.x, y: $0.y, height: $0.height ?? cameraHeight, heading: stop.panorama.heading ?? 0)
+                    }
                 }
                 return Room(name: room.name ?? "Room", points: points, height: height, area: RoomMeasure.area(RoomMeasure(outline).area, in: units), photo: photo)
             }
@@ -83,13 +84,11 @@ struct Dollhouse {
         self.floors = floors
     }
 
-    /// `{"cameraHeight", "floors": [{"name", "base", "current", "rooms": [{"name", "height", "area", "points", "photo": {"url", "x", "y", "heading"} or null}],
+    /// `{"floors": [{"name", "base", "current", "rooms": [{"name", "height", "area", "points", "photo": {"url", "x", "y", "height", "heading"} or null}],
     /// "spots": [{"x", "y", "url", "label", "current"}]}]}`.
     var json: String {
         var writer = JSONWriter(capacity: 4096)
         writer.object { writer in
-            writer.key("cameraHeight")
-            writer.double(Self.cameraHeight)
             writer.key("floors")
             writer.array(floors) { writer, floor in
                 writer.object { writer in
@@ -113,6 +112,8 @@ struct Dollhouse {
                                 writer.object { writer in
                                     writer.key("heading")
                                     writer.double(photo.heading)
+                                    writer.key("height")
+                                    writer.double(photo.height)
                                     writer.key("url")
                                     writer.string(photo.url)
                                     writer.key("x")

@@ -369,11 +369,12 @@ public enum ViewerPages {
             page.element("<h1>", title, "</h1>")
             if status != nil { page.element("<p class=\"place\">", stop.title, "</p>") }
             page.raw("</div>")
-            writeViewer(&page, panorama, frame.paths, widths, readable: readable, tiles: tiles)
+            writeViewer(&page, panorama, frame.paths, widths, readable: readable, tiles: tiles, cameraHeight: frame.panoramaHeight)
             writeSteps(&page, walk, from: index, frame.paths)
             writePanel(&page, titled: "Plan and rooms") { page in
                 // The plan first: its cone turns with the view, in sight.
-                writeMinimap(&page, walk, at: index, frame.paths, units: frame.units, photoWidth: min(widths.cover, widths.viewer))
+                writeMinimap(&page, walk, at: index, frame.paths, units: frame.units, photoWidth: min(widths.cover, widths.viewer),
+                             cameraHeight: frame.panoramaHeight)
                 if let status { writeAbout(&page, tour, walk, status: status, frame.paths) }
                 writeContact(&page, frame)
                 writeWays(&page, walk, from: index, frame.paths)
@@ -475,7 +476,7 @@ public enum ViewerPages {
     /// The view starts from a small preview and says what sharpens it: the largest preview
     /// (`data-full`), or the panorama's tiles.
     private static func writeViewer(_ page: inout HTMLWriter, _ panorama: PanoramaDocument, _ paths: ViewerPaths, _ widths: PreviewWidths,
-                                    readable: Bool, tiles: ViewerTiles?) {
+                                    readable: Bool, tiles: ViewerTiles?, cameraHeight: Double) {
         if readable {
             page.raw("<div class=\"viewer\" id=\"viewer\" data-panorama=\"")
             page.text(panorama.id)
@@ -485,6 +486,10 @@ public enum ViewerPages {
                 page.text(Format.decimal(heading, places: 1))
                 page.raw("\"")
             }
+            // How high the camera stood: the markers on the floor stand that far below the horizon's eye.
+            page.raw(" data-height=\"")
+            page.text(Format.decimal(panorama.position?.height ?? cameraHeight, places: 2))
+            page.raw("\"")
             if tiles == nil && widths.viewer > widths.cover {
                 // Drawn from the small preview at once, then from this one once it has come.
                 page.raw(" data-full=\"")
@@ -542,7 +547,7 @@ public enum ViewerPages {
             page.raw("<div class=\"heading\">")
             page.element("<h1>", stop.title, "</h1>")
             page.raw("</div>")
-            writeViewer(&page, stop.panorama, paths, widths, readable: readable, tiles: tiles)
+            writeViewer(&page, stop.panorama, paths, widths, readable: readable, tiles: tiles, cameraHeight: frame.panoramaHeight)
             writeSteps(&page, walk, from: index, paths)
             writePanel(&page, titled: "Ways on") { page in
                 writeWays(&page, walk, from: index, paths)
@@ -607,7 +612,8 @@ public enum ViewerPages {
 
     /// The floor's plan, small: a dot for each panorama whose position is known (a link to it),
     /// this one's with the cone of the view; and the other floors, each a link to its first panorama.
-    private static func writeMinimap(_ page: inout HTMLWriter, _ walk: TourWalk, at index: Int, _ paths: ViewerPaths, units: MeasureUnits, photoWidth: Int) {
+    private static func writeMinimap(_ page: inout HTMLWriter, _ walk: TourWalk, at index: Int, _ paths: ViewerPaths, units: MeasureUnits, photoWidth: Int,
+                                     cameraHeight: Double) {
         let here = walk.stops[index]
         let drawing = FloorPlanDrawing(here.floor.floor.rooms)
         let floors = walk.stops.indices.filter { $0 == 0 || walk.stops[$0].floor.floor.id != walk.stops[$0 - 1].floor.floor.id }
@@ -643,7 +649,7 @@ public enum ViewerPages {
             page.raw("</ul></nav>")
         }
         // The whole house in 3D, drawn by the script (which shows the button where WebGL is).
-        if let house = Dollhouse(walk, at: index, paths, units: units, photoWidth: photoWidth) {
+        if let house = Dollhouse(walk, at: index, paths, units: units, photoWidth: photoWidth, cameraHeight: cameraHeight) {
             page.raw("<button type=\"button\" class=\"dollhouse hidden\" data-house=\"")
             page.text(house.json)
             page.raw("\">Dollhouse</button>")

@@ -97,7 +97,7 @@ package struct CreationCommand: Command, Equatable {
         init(_ request: RequestHead, path: [String: String]) throws {
             self.path = path
             var query: [String: String] = [:]
-            for name in ["panoramaId", "floorId", "roomId", "x", "y", "heading"] {
+            for name in ["panoramaId", "floorId", "roomId", "x", "y", "heading", "height"] {
                 if let value = try request.queryParameter(name) { query[name] = value }
             }
             self.query = query
@@ -135,11 +135,11 @@ package struct CreationCommand: Command, Equatable {
                              contentType: try PanoramaMediaType.validated(contentType), declaredSHA256: try declaredDigest())
         }
 
-        /// `x`, `y` and `heading`, each compared as a number where given twice.
+        /// `x`, `y`, `heading` and `height`, each compared as a number where given twice.
         func position() throws(ServiceError) -> PanoramaPosition? {
             let number = { (a: String, b: String) in a == b || (Double(a) != nil && Double(a) == Double(b)) }
             return try PanoramaPosition.checked(x: try agreed("x", same: number), y: try agreed("y", same: number),
-                                                heading: try agreed("heading", same: number))
+                                                heading: try agreed("heading", same: number), height: try agreed("height", same: number))
         }
 
         /// The SHA-256 the client declares: tus's `sha256` (hex) or `Repr-Digest` (RFC 9530).

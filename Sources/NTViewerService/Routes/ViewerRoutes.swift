@@ -253,6 +253,7 @@ package enum ViewerRoutes {
                                    cover: viewer.previewWidth(near: 1280))
         var frame = scope.frame
         frame.units = scope.chosenUnits ?? data.branding.units
+        frame.panoramaHeight = viewer.settings.panoramaHeight
         if let share = scope.share, share.branded, !data.branding.isEmpty {
             frame.brand = PageBrand(name: data.branding.name, logo: data.branding.logo.map { _ in frame.paths.base + "/logo" },
                                     style: data.branding.accent.map { _ in frame.paths.base + "/brand.css" }, contact: data.branding.contact)

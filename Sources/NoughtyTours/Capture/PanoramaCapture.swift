@@ -91,9 +91,10 @@ public actor PanoramaCaptureSession {
                 // server puts a removed room's panoramas.
                 let roomId = try room.flatMap { room in try db.first("SELECT 1 FROM rooms WHERE id = ?", room.id) == nil ? nil : room.id }
                 try db.run("""
-                    INSERT INTO panoramas (id, property_id, floor_id, room_id, path, content_type, size, sha256, created_at, x, y, heading)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?, ?, ?)
-                    """, id, floor.propertyId, floor.id, roomId, target.path, contentType, size, digest, position?.x, position?.y, position?.heading)
+                    INSERT INTO panoramas (id, property_id, floor_id, room_id, path, content_type, size, sha256, created_at, x, y, heading, camera_height)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?, ?, ?, ?)
+                    """, id, floor.propertyId, floor.id, roomId, target.path, contentType, size, digest, position?.x, position?.y, position?.heading,
+                    position?.height)
                 // After the floor's plan when it has one (a room's panorama needs its room), else after the floor.
                 let after = try Queue.latest(db, kinds: [.plan, .floor], entity: floor.id)
                 try Queue.add(db, property: floor.propertyId, kind: .panorama, entity: id, dependsOn: after)

@@ -125,9 +125,12 @@ struct ItemUploader: Sendable {
                   let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value else { return .obsolete }
             return .request(ItemRequests.worldMap(server, floorId: item.entityId, path: path, size: size))
         case .panorama:
-            guard let row = try db.first("SELECT floor_id, room_id, path, content_type, size, sha256, x, y, heading FROM panoramas WHERE id = ?",
+            guard let row = try db.first("SELECT floor_id, room_id, path, content_type, size, sha256, x, y, heading, camera_height FROM panoramas WHERE id = ?",
                                          item.entityId) else { return .obsolete }
-            let position = try row.decodeIfPresent(6, as: Double.self).flatMap { x in try row.decodeIfPresent(7, as: Double.self).flatMap { y in try? PanoramaPosition(x: x, y: y, heading: try row.decodeIfPresent(8, as: Double.self)) } }
+            let (heading, height) = (try row.decodeIfPresent(8, as: Double.self), try row.decodeIfPresent(9, as: Double.self))
+            let position = try row.decodeIfPresent(6, as: Double.self).flatMap { x in
+                try row.decodeIfPresent(7, as: Double.self).flatMap { y in try? PanoramaPosition(x: x, y: y, heading: heading, height: height) }
+            }
             return .panorama(PanoramaFile(id: item.entityId, floorId: try row.decode(0, as: String.self), roomId: try row.decodeIfPresent(1, as: String.self), position: position,
                                           path: try row.decode(2, as: String.self), contentType: try row.decode(3, as: String.self), size: try row.decode(4, as: Int64.self), sha256: try row.decode(5, as: String.self)))
         case .deleteProperty:

@@ -102,5 +102,9 @@ enum ClientMigrations {
             ALTER TABLE panoramas ADD COLUMN y REAL;
             ALTER TABLE panoramas ADD COLUMN heading REAL;
             """),
+        // How high above its floor the camera was (PanoramaPosition.height), when the capture said.
+        Migration(version: 8, name: "camera_height", sql: """
+            ALTER TABLE panoramas ADD COLUMN camera_height REAL;
+            """),
     ]
 }

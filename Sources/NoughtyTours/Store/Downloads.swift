@@ -103,11 +103,11 @@ enum Downloads {
             WHERE NOT EXISTS (SELECT 1 FROM panoramas WHERE id = json_extract(value, '$.id'))
             """, propertyId, onServer)
         try db.run("""
-            INSERT INTO panoramas (id, property_id, floor_id, room_id, path, content_type, size, sha256, created_at, x, y, heading)
+            INSERT INTO panoramas (id, property_id, floor_id, room_id, path, content_type, size, sha256, created_at, x, y, heading, camera_height)
             SELECT json_extract(value, '$.id'), ?, json_extract(value, '$.floorId'), json_extract(value, '$.roomId'), '',
                    json_extract(value, '$.contentType'), json_extract(value, '$.size'), json_extract(value, '$.sha256'),
                    json_extract(value, '$.createdAt'), json_extract(value, '$.position.x'), json_extract(value, '$.position.y'),
-                   json_extract(value, '$.position.heading')
+                   json_extract(value, '$.position.heading'), json_extract(value, '$.position.height')
             FROM json_each(?) WHERE true
             ON CONFLICT (id) DO NOTHING
             """, propertyId, onServer)
@@ -116,7 +116,7 @@ enum Downloads {
         try db.run("""
             UPDATE panoramas SET floor_id = json_extract(s.value, '$.floorId'), room_id = json_extract(s.value, '$.roomId'),
                    x = json_extract(s.value, '$.position.x'), y = json_extract(s.value, '$.position.y'),
-                   heading = json_extract(s.value, '$.position.heading')
+                   heading = json_extract(s.value, '$.position.heading'), camera_height = json_extract(s.value, '$.position.height')
             FROM json_each(?) AS s WHERE panoramas.id = json_extract(s.value, '$.id')
               AND NOT EXISTS (SELECT 1 FROM queue_items AS q WHERE q.entity_id = panoramas.id AND q.kind = 'panorama' AND q.state != 'done')
             """, onServer)

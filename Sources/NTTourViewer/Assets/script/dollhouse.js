@@ -55,7 +55,7 @@
   // its floor, and the panoramas as dots that walk in (links, so a move in place). A room with a
   // photo (`photo`: its panorama's preview, where on the plan it was taken and its heading) has
   // its floor and walls drawn with it: each point coloured by the panorama's pixel in the
-  // direction from the camera (`cameraHeight` above the floor) to the point, as a projector
+  // direction from the camera (`height` above the floor) to the point, as a projector
   // would; until the preview has come, and without one, flat colours. Drag turns it, the wheel
   // or a pinch zooms; the floors shown are chosen below; Escape or Close leaves.
   function openDollhouse(house, opener) {
@@ -228,7 +228,7 @@
         gl.uniform1f(photographed, texture ? 1 : 0);
         if (texture) {
           gl.bindTexture(gl.TEXTURE_2D, texture);
-          gl.uniform4f(projector, range.photo.x, range.base + house.cameraHeight, range.photo.y, range.photo.heading * Math.PI / 180);
+          gl.uniform4f(projector, range.photo.x, range.base + range.photo.height, range.photo.y, range.photo.heading * Math.PI / 180);
         }
         gl.drawArrays(gl.TRIANGLES, range.start, range.count);
       });

@@ -336,7 +336,7 @@
     // distance known: below the horizon, by the height a capture is taken at; else on the
     // horizon), sized by how far it is, each with its label above it. Labels that would
     // cover one another are lifted, the nearer way's staying lowest.
-    const eyeHeight = 1.5; // metres: a phone or camera held for a capture
+    const eyeHeight = Number.parseFloat(root.dataset.height) || 1.5; // metres: the capture's, else panoramaHeightMetres
     const markRadius = 0.3; // metres on the floor
     const layer = root.querySelector(".hotspots");
     const hotspots = [];
