@@ -53,7 +53,7 @@ let package = Package(
         // The tour viewer's pages as pure functions of the API's documents: HTML, SVG, the
         // viewer's script. Knows neither HTTP nor storage.
         .target(name: "NTTourViewer", dependencies: ["NTAPIModel"],
-                resources: ["shared", "view", "dollhouse", "panel", "walk"].map { .embedInCode("Assets/script/\($0).js") }),
+                resources: ["shared", "view", "dollhouse", "travel", "panel", "walk"].map { .embedInCode("Assets/script/\($0).js") }),
 
         // The server: the sync service and its thin executable.
         // One request to a server toursd does not trust (a webhook receiver), through libcurl.

@@ -863,6 +863,75 @@ def share_walk(daemon, house, tokens):
             plain.quit()
 
 
+# A sampler in the page: at each animation frame while a travel canvas is there, its pixels as
+# fractions near each of two hues, [t, near the first, near the second], into window.__samples
+# (in the page: a WebDriver round trip per frame would see one or two of them). Bounded: 600 frames.
+TRAVEL_SAMPLER = """
+const hues = arguments[0];
+window.__samples = [];
+const hueOf = (r, g, b) => { const max = Math.max(r, g, b), min = Math.min(r, g, b), d = max - min;
+  if (d < 20) return null; let h = max === r ? ((g - b) / d) % 6 : max === g ? (b - r) / d + 2 : (r - g) / d + 4; return ((h / 6) + 1) % 1; };
+const near = (h, target) => h !== null && Math.min(Math.abs(h - target), 1 - Math.abs(h - target)) < 0.06;
+let left = 600;
+(function sample() {
+  const canvas = document.querySelector('#viewer canvas.travel');
+  if (canvas) {
+    const copy = document.createElement('canvas'); copy.width = 96; copy.height = 54;
+    const context = copy.getContext('2d'); context.drawImage(canvas, 0, 0, 96, 54);
+    const data = context.getImageData(0, 0, 96, 54).data;
+    let first = 0, second = 0;
+    for (let i = 0; i < data.length; i += 4) { const h = hueOf(data[i], data[i + 1], data[i + 2]); if (near(h, hues[0])) first++; if (near(h, hues[1])) second++; }
+    window.__samples.push([Number(canvas.dataset.t), first / (data.length / 4), second / (data.length / 4)]);
+  }
+  if (--left > 0) window.requestAnimationFrame(sample);
+})();
+"""
+
+
+def moves_through_the_room(daemon, house):
+    """issue "The dollhouse in photographs": a move between two panoramas of a room travels
+    through it, the room's floor and walls in both photographs (one hue each in this house):
+    frames sampled during the move show both hues in different regions, the second's growing;
+    under reduced motion there is no travel."""
+    made = daemon.api("POST", f"/v1/tours/{house['tour']}/shares", {"expiresInSeconds": 3600}, daemon.token)
+    ids = [panorama_id for _, _, panorama_id in house["panoramas"]]
+    hues = [colorsys.rgb_to_hsv(*[v / 255 for v in tourfixture.hue_colour(house["hues"][ids[index]])])[0] for index in (1, 2)]
+    guest = tourfixture.chromium(WAIT)
+    try:
+        tourfixture.still(guest, False)
+        # Looking across the way (it runs down the plan; the panorama's centre faces east, its
+        # heading 90): the front where the second picture takes over crosses the view.
+        guest.get(daemon.base + made["url"] + f"/panoramas/{ids[1]}#panorama={ids[1]}&yaw=0&pitch=-15&fov=100")
+        await_condition(guest, lambda d: int(d.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-frames") or 0) >= 1,
+                        "the living room's first panorama draws")
+        ready_to_move(guest, "Living room · 1 of 2")
+        guest.execute_script(TRAVEL_SAMPLER, hues)
+        # Clicked without focus (a focused way on turns the view toward it first).
+        guest.execute_script("document.querySelector(arguments[0]).click()", f"main .ways a[href$='{ids[2]}']")
+        await_condition(guest, lambda d: d.execute_script("return window.__samples.length > 0 && !document.querySelector('#viewer canvas.travel')"),
+                        "the move travels through the room, and ends")
+        samples = guest.execute_script("return window.__samples")
+        both = [sample for sample in samples if sample[1] > 0.05 and sample[2] > 0.05]
+        check(len(samples) >= 3 and both and samples[-1][2] > samples[0][2],
+              f"frames of the move show both panoramas' hues in different regions, the second's growing: {[[round(v, 2) for v in s] for s in samples]}")
+        await_condition(guest, lambda d: d.current_url.split("#")[0].endswith(ids[2]) and not d.find_elements(By.CSS_SELECTOR, "#viewer canvas.travel"),
+                        "the move ends in the second panorama's view")
+        look_shot(guest, "29-after-travel")
+        # Under reduced motion, no travel: a watcher notes any travel canvas the move adds.
+        tourfixture.still(guest, True)
+        guest.get(daemon.base + made["url"] + f"/panoramas/{ids[1]}")
+        await_condition(guest, lambda d: int(d.find_element(By.CSS_SELECTOR, "#viewer canvas").get_attribute("data-frames") or 0) >= 1,
+                        "the living room draws again")
+        ready_to_move(guest, "Living room · 1 of 2")
+        guest.execute_script("""window.__travelled = false; new MutationObserver(records => { if (document.querySelector('#viewer canvas.travel')) window.__travelled = true; })
+                                .observe(document.body, {childList: true, subtree: true});""")
+        guest.find_element(By.CSS_SELECTOR, f"main .ways a[href$='{ids[2]}']").click()
+        await_condition(guest, lambda d: d.current_url.split("#")[0].endswith(ids[2]), "the move under reduced motion arrives")
+        check(guest.execute_script("return window.__travelled") is False, "under reduced motion a move does not travel")
+    finally:
+        guest.quit()
+
+
 def branded_side_by_side(daemon, house, tokens):
     """issue "The agent's side": a branded and an unbranded link of the same tour side by side.
     The branded one shows the tenant's name, logo, accent and contact; the unbranded one none of
@@ -1228,6 +1297,7 @@ def main():
         phone_motion(driver, daemon, house)
         embed_on_other_sites(driver, daemon, house, tokens)
         share_walk(daemon, house, tokens)
+        moves_through_the_room(daemon, house)
         branded_side_by_side(daemon, house, tokens)
         phone_sizes(daemon, house, tokens)
         huge_panorama(driver, daemon, huge, tokens, cookie)

@@ -97,6 +97,7 @@ ul.panoramas .name { display: block; color: var(--ink); font-weight: 600; margin
 .viewer .hotspots { position: absolute; inset: 0; pointer-events: none; }
 .viewer canvas.leaving { position: absolute; inset: 0; pointer-events: none; transition: opacity 0.35s ease-out, transform 0.35s ease-out; }
 .viewer canvas.leaving.gone { opacity: 0; transform: scale(1.2); }
+.viewer canvas.travel { position: absolute; inset: 0; width: 100%; height: 100%; pointer-events: none; }
 @media (prefers-reduced-motion: reduce) { .viewer canvas.leaving { transition: none; } }
 main h1:focus { outline: none; }
 .viewer a.hotspot { position: absolute; transform: translate(calc(-50% + var(--nudge, 0px)), calc(-100% - 0.5rem - var(--mark, 14px) * var(--flat, 1) / 2 - var(--lift, 0px))); pointer-events: auto; padding: 0.3rem 0.8rem; border-radius: 999px; background: rgba(255, 255, 255, 0.94); color: var(--ink); font-size: 0.9rem; font-weight: 600; text-decoration: none; white-space: nowrap; box-shadow: 0 1px 5px rgba(0, 0, 0, 0.45); }

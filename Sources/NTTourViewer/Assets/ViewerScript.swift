@@ -22,7 +22,7 @@ extension ViewerAssets {
     /// concern, each checked alone by `node --check` in `make test` (Tests/repository/scripts.sh).
     static let scriptParts: [(name: String, bytes: [UInt8])] = [
         ("shared.js", PackageResources.shared_js), ("view.js", PackageResources.view_js), ("dollhouse.js", PackageResources.dollhouse_js),
-        ("panel.js", PackageResources.panel_js), ("walk.js", PackageResources.walk_js),
+        ("travel.js", PackageResources.travel_js), ("panel.js", PackageResources.panel_js), ("walk.js", PackageResources.walk_js),
     ]
 
     static let viewerScript = "\"use strict\";\n(function () {\n" + scriptParts.map { String(decoding: $0.bytes, as: UTF8.self) }.joined() + "})();\n"

@@ -36,6 +36,10 @@ struct Dollhouse {
     struct Spot {
         let x: Double
         let y: Double
+        /// How high its camera stood, and the plan bearing of its image's centre (nil: unknown):
+        /// what a move through the room projects it with.
+        let height: Double
+        let heading: Double?
         let url: String
         let label: String
         let current: Bool
@@ -74,7 +78,8 @@ struct Dollhouse {
             let spots = walk.stops.indices.compactMap { other -> Spot? in
                 let stop = walk.stops[other]
                 guard stop.floor.floor.id == floor.floor.id, let position = stop.panorama.position else { return nil }
-                return Spot(x: position.x, y: position.y, url: paths.panorama(stop.panorama.id), label: stop.title, current: other == index)
+                return Spot(x: position.x, y: position.y, height: position.height ?? cameraHeight, heading: stop.panorama.heading,
+                            url: paths.panorama(stop.panorama.id), label: stop.title, current: other == index)
             }
             floors.append(Floor(name: FloorTitle.of(number: floor.floor.number, name: floor.floor.name), base: base,
                                 current: floor.floor.id == here, rooms: rooms, spots: spots))
@@ -85,7 +90,7 @@ struct Dollhouse {
     }
 
     /// `{"floors": [{"name", "base", "current", "rooms": [{"name", "height", "area", "points", "photo": {"url", "x", "y", "height", "heading"} or null}],
-    /// "spots": [{"x", "y", "url", "label", "current"}]}]}`.
+    /// "spots": [{"x", "y", "height", "heading", "url", "label", "current"}]}]}`.
     var json: String {
         var writer = JSONWriter(capacity: 4096)
         writer.object { writer in
@@ -135,6 +140,10 @@ struct Dollhouse {
                         writer.object { writer in
                             writer.key("current")
                             writer.bool(spot.current)
+                            writer.key("heading")
+                            writer.double(spot.heading)
+                            writer.key("height")
+                            writer.double(spot.height)
                             writer.key("label")
                             writer.string(spot.label)
                             writer.key("url")

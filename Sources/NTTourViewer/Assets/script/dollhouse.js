@@ -1,4 +1,4 @@
-// The viewer's script, part 3 of 5: the dollhouse.
+// The viewer's script, part 3 of 6: the dollhouse.
   // A polygon's triangles, by clipping ears: [[x, z], …] to index triples. An outline that
   // crosses itself leaves a remainder, fanned.
   function triangulate(points) {
@@ -83,10 +83,9 @@
     document.addEventListener("keydown", escape);
     if (!gl) { close(); return; }
 
-    const program = gl.createProgram();
-    [[gl.VERTEX_SHADER, "attribute vec3 position, normal, colour; uniform mat4 camera; varying vec3 p, n, c;" +
-      "void main() { p = position; n = normal; c = colour; gl_Position = camera * vec4(position, 1.0); }"],
-     [gl.FRAGMENT_SHADER, "precision highp float; uniform vec3 eye; uniform vec4 projector; uniform float photographed; uniform sampler2D photo;" +
+    const program = linkProgram(gl, "attribute vec3 position, normal, colour; uniform mat4 camera; varying vec3 p, n, c;" +
+      "void main() { p = position; n = normal; c = colour; gl_Position = camera * vec4(position, 1.0); }",
+      "precision highp float; uniform vec3 eye; uniform vec4 projector; uniform float photographed; uniform sampler2D photo;" +
       " varying vec3 p, n, c;" +
       // A wall whose outside faces the camera is cut away; the rest lit from above, a little aside.
       "void main() { if (dot(n, eye - p) > 0.0 && n.y == 0.0) discard;" +
@@ -97,14 +96,8 @@
       " if (photographed > 0.5) { vec3 d = normalize(p - projector.xyz); float lon = atan(d.x, -d.z) - projector.w;" +
       "  vec2 uv = vec2(fract(0.5 + lon / 6.2831853), 0.5 - asin(clamp(d.y, -1.0, 1.0)) / 3.1415927);" +
       "  colour = texture2D(photo, uv).rgb * (0.85 + 0.15 * light); }" +
-      " gl_FragColor = vec4(colour, 1.0); }"]].forEach(function (part) {
-      const shader = gl.createShader(part[0]);
-      gl.shaderSource(shader, part[1]);
-      gl.compileShader(shader);
-      gl.attachShader(program, shader);
-    });
-    gl.linkProgram(program);
-    if (!gl.getProgramParameter(program, gl.LINK_STATUS)) { close(); return; } // the plan in the panel stays
+      " gl_FragColor = vec4(colour, 1.0); }");
+    if (!program) { close(); return; } // the plan in the panel stays
     gl.useProgram(program);
     gl.enable(gl.DEPTH_TEST);
     const buffer = gl.createBuffer();

@@ -1,4 +1,4 @@
-// The viewer's script, part 4 of 5: the panel over the view, and the copy buttons.
+// The viewer's script, part 5 of 6: the panel over the view, and the copy buttons.
   // The panel over a tour's view (the ways on, the plan, the floors): open on a wide screen,
   // folded on a narrow or low one (a phone, a small embed), and as the visitor left it across moves.
   let panelOpen = !window.matchMedia("(max-width: 40rem), (max-height: 32rem)").matches;

@@ -1,4 +1,4 @@
-// The viewer's script, part 1 of 5 (shared.js, view.js, dollhouse.js, panel.js, walk.js): one
+// The viewer's script, part 1 of 6 (shared.js, view.js, dollhouse.js, travel.js, panel.js, walk.js): one
 // function's body, in this order (ViewerScript.swift). What every part uses: deep links, the
 // visit's statistics, reduced motion, the guided play's state.
   const pages = document.body.dataset.panoramas;
@@ -55,6 +55,26 @@
   const reduced = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
   // Each WebGL context's linked programs, by their sources.
   const linkedPrograms = new WeakMap();
+  // A program of `gl` from its two shaders' sources; null when either does not compile or they
+  // do not link. Linked once per context: a move's viewer takes the canvas's programs as they
+  // are (asking a new one's status waits for every frame the GPU has yet to draw).
+  function linkProgram(gl, vertex, fragment) {
+    let programs = linkedPrograms.get(gl);
+    if (!programs) linkedPrograms.set(gl, programs = new Map());
+    const key = vertex + "\n" + fragment;
+    if (programs.has(key)) return programs.get(key);
+    const linked = gl.createProgram();
+    [[gl.VERTEX_SHADER, vertex], [gl.FRAGMENT_SHADER, fragment]].forEach(function (part) {
+      const shader = gl.createShader(part[0]);
+      gl.shaderSource(shader, part[1]);
+      gl.compileShader(shader);
+      gl.attachShader(linked, shader);
+    });
+    gl.linkProgram(linked);
+    if (!gl.getProgramParameter(linked, gl.LINK_STATUS)) return null;
+    programs.set(key, linked);
+    return linked;
+  }
   // A guided play through the tour in plan order (the viewer's Play button), which goes on
   // across moves until the last panorama or any input.
   let playing = false;

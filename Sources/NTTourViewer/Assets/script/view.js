@@ -1,4 +1,4 @@
-// The viewer's script, part 2 of 5: the 360° view of the page's panorama.
+// The viewer's script, part 2 of 6: the 360° view of the page's panorama.
   // The viewer of the page's panorama: its controller (`view`, `stop`, `snapshot`, `fadeFrom`),
   // or null where there is none to run (no viewer, no WebGL: the plain image stays). `ready`:
   // its small preview, decoded already (a move's, fetched ahead), drawn at once; `walked`:
@@ -40,36 +40,8 @@
       "}"
     ].join("\n");
 
-    function compile(type, source) {
-      const shader = gl.createShader(type);
-      gl.shaderSource(shader, source);
-      gl.compileShader(shader);
-      if (!gl.getShaderParameter(shader, gl.COMPILE_STATUS)) throw new Error(gl.getShaderInfoLog(shader));
-      return shader;
-    }
-
-    // Linked once per context: a move's viewer takes the canvas's programs as they are (asking
-    // a new one's status waits for every frame the GPU has yet to draw).
-    function link(vertex, fragment) {
-      let programs = linkedPrograms.get(gl);
-      if (!programs) linkedPrograms.set(gl, programs = new Map());
-      const key = vertex + "\n" + fragment;
-      if (programs.has(key)) return programs.get(key);
-      const linked = gl.createProgram();
-      gl.attachShader(linked, compile(gl.VERTEX_SHADER, vertex));
-      gl.attachShader(linked, compile(gl.FRAGMENT_SHADER, fragment));
-      gl.linkProgram(linked);
-      if (!gl.getProgramParameter(linked, gl.LINK_STATUS)) throw new Error(gl.getProgramInfoLog(linked));
-      programs.set(key, linked);
-      return linked;
-    }
-
-    let program;
-    try {
-      program = link(vertexSource, fragmentSource);
-    } catch (error) {
-      return null; // the plain image stays
-    }
+    const program = linkProgram(gl, vertexSource, fragmentSource);
+    if (!program) return null; // the plain image stays
     gl.useProgram(program);
     const buffer = gl.createBuffer();
     gl.bindBuffer(gl.ARRAY_BUFFER, buffer);
@@ -112,15 +84,14 @@
         "}"
       ].join("\n");
       const tileFragment = "precision mediump float; varying vec2 t; uniform sampler2D tile; void main() { gl_FragColor = texture2D(tile, t); }";
-      try {
-        tileProgram = link(tileVertex, tileFragment);
+      // Null when it cannot link: the preview stays what is drawn.
+      tileProgram = linkProgram(gl, tileVertex, tileFragment);
+      if (tileProgram) {
         for (const name of ["face", "rotation", "bounds", "focal", "aspect"]) tileUniform[name] = gl.getUniformLocation(tileProgram, name);
         tilePosition = gl.getAttribLocation(tileProgram, "q");
         gl.bindBuffer(gl.ARRAY_BUFFER, tileBuffer);
         gl.bufferData(gl.ARRAY_BUFFER, new Float32Array([0, 0, 1, 0, 0, 1, 0, 1, 1, 0, 1, 1]), gl.STATIC_DRAW);
         redraw();
-      } catch (error) {
-        tileProgram = null; // the preview stays what is drawn
       }
     }
 

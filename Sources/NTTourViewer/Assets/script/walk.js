@@ -1,4 +1,4 @@
-// The viewer's script, part 5 of 5: the page's viewer started, and moves in place.
+// The viewer's script, part 6 of 6: the page's viewer started, and moves in place.
   let current = startViewer();
   if (current && document.body.classList.contains("visitor") && window.matchMedia("(pointer: coarse)").matches && document.fullscreenEnabled) {
     // A share link on a phone goes full screen at the first touch of its view (a browser asks
@@ -94,7 +94,14 @@
       const main = page && page.querySelector("main"), next = page && page.getElementById("viewer");
       const cover = next && next.querySelector("img.fallback");
       if (!main || !cover) return window.location.assign(url.href);
-      return decoded(cover.getAttribute("src")).then(function (picture) {
+      // Where a move travels through the room (not under reduced motion): the plan and the
+      // places on it (the dollhouse's), and the picture left behind.
+      const houseButton = reduced ? null : document.querySelector("button.dollhouse");
+      const leftPicture = houseButton && current.root.querySelector("img.fallback");
+      return Promise.all([decoded(cover.getAttribute("src")), leftPicture ? decoded(leftPicture.getAttribute("src")) : null]).then(function (pictures) {
+        const picture = pictures[0], fromPicture = pictures[1], fromId = current.root.dataset.panorama;
+        let house = null;
+        try { house = houseButton ? JSON.parse(houseButton.dataset.house) : null; } catch (error) { house = null; }
         const view = current.view, was = Number.parseFloat(current.root.dataset.heading), heading = Number.parseFloat(next.dataset.heading);
         const yaw = Number.isFinite(was) && Number.isFinite(heading) ? view.yaw + was - heading : view.yaw;
         const hash = !push && url.hash ? url.hash
@@ -119,7 +126,7 @@
         here = url.pathname;
         current = startViewer(picture, true);
         if (!current) return window.location.reload();
-        if (leaving) current.fadeFrom(leaving);
+        if (leaving && !travel(house, fromId, next.dataset.panorama, fromPicture, picture, view, current.root)) current.fadeFrom(leaving);
         // As a page load would: at the top, the new title focused (and so read out).
         if (push) window.scrollTo(0, 0);
         const title = document.querySelector("main h1");
