@@ -768,10 +768,15 @@ def share_walk(daemon, house, tokens):
         # The dollhouse: every room of both floors with its area; a dot walks in.
         def dollhouse_frames():
             return int(guest.find_element(By.CSS_SELECTOR, ".dollhouse-view canvas").get_attribute("data-frames") or 0)
+        opened = time.monotonic()
         guest.find_element(By.CSS_SELECTOR, "button.dollhouse").click()
         await_condition(guest, lambda d: d.find_elements(By.CSS_SELECTOR, ".dollhouse-view canvas") and dollhouse_frames() >= 1, "the dollhouse draws")
         check(guest.find_element(By.CSS_SELECTOR, ".dollhouse-view canvas").get_attribute("data-rooms") == "2",
               "the dollhouse opens on the visitor's floor (the bedroom's: two rooms)")
+        await_condition(guest, lambda d: d.find_element(By.CSS_SELECTOR, ".dollhouse-view canvas").get_attribute("data-photos") == "2",
+                        "the visitor's floor is drawn in its two photographs")
+        in_photographs = time.monotonic() - opened
+        check(in_photographs < 1.5, f"the dollhouse's first frame in photographs within 1.5 s of the click (software GPU): {in_photographs:.2f} s")
         guest.find_element(By.XPATH, "//div[contains(@class,'dollhouse-view')]//nav/button[text()='All floors']").click()
         await_condition(guest, lambda d: d.find_element(By.CSS_SELECTOR, ".dollhouse-view canvas").get_attribute("data-rooms") == "5", "all floors, stacked")
         expected = []

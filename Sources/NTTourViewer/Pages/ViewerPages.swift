@@ -555,6 +555,12 @@ public enum ViewerPages {
                 page.text(paths.property(tour.property.id))
                 page.raw("\" target=\"_blank\" rel=\"noopener\">Open the whole tour</a></p>")
             }
+            // The plan and the places on it, for moves through the room (no dollhouse here).
+            if let house = Dollhouse(walk, at: index, paths, units: frame.units, photoWidth: min(widths.cover, widths.viewer), cameraHeight: frame.panoramaHeight) {
+                page.raw("<div class=\"house\" hidden data-house=\"")
+                page.text(house.json)
+                page.raw("\"></div>")
+            }
         }
     }
 

@@ -96,12 +96,12 @@
       if (!main || !cover) return window.location.assign(url.href);
       // Where a move travels through the room (not under reduced motion): the plan and the
       // places on it (the dollhouse's), and the picture left behind.
-      const houseButton = reduced ? null : document.querySelector("button.dollhouse");
-      const leftPicture = houseButton && current.root.querySelector("img.fallback");
+      const houseData = reduced ? null : document.querySelector("main [data-house]");
+      const leftPicture = houseData && current.root.querySelector("img.fallback");
       return Promise.all([decoded(cover.getAttribute("src")), leftPicture ? decoded(leftPicture.getAttribute("src")) : null]).then(function (pictures) {
         const picture = pictures[0], fromPicture = pictures[1], fromId = current.root.dataset.panorama;
         let house = null;
-        try { house = houseButton ? JSON.parse(houseButton.dataset.house) : null; } catch (error) { house = null; }
+        try { house = houseData ? JSON.parse(houseData.dataset.house) : null; } catch (error) { house = null; }
         const view = current.view, was = Number.parseFloat(current.root.dataset.heading), heading = Number.parseFloat(next.dataset.heading);
         const yaw = Number.isFinite(was) && Number.isFinite(heading) ? view.yaw + was - heading : view.yaw;
         const hash = !push && url.hash ? url.hash
