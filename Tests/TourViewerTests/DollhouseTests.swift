@@ -29,15 +29,14 @@ import Testing
         #expect(rooms.count == 2 && rooms[1].members?.first { $0.key == "name" }?.value.string == "Bedroom")
     }
 
-    /// Each room is drawn with its first panorama whose place is known (issue "The dollhouse in
-    /// photographs"): the preview, the projector's place and heading; a room without one has none.
-    @Test func eachRoomIsDrawnWithItsFirstPlacedPanorama() throws {
+    /// Each room is drawn with its panoramas whose place is known (issue "The dollhouse in
+    /// photographs"): each one's preview, its camera's place, height and heading; a room without
+    /// one has none.
+    @Test func eachRoomIsDrawnWithItsPlacedPanoramas() throws {
         var tour = TourWalkTests.house()
         let ground = try #require(tour.floors.firstIndex { $0.floor.number == 0 })
-        // The living room's first panorama has no place: its second draws the room, from the
-        // height its capture said (the hall's from the server's default).
-        let first = try #require(tour.floors[ground].panoramas.firstIndex { $0.id == "Livingroom-2" })
-        tour.floors[ground].panoramas[first].position = nil
+        // The living room's second panorama says its camera's height; the hall's takes the
+        // server's default.
         let second = try #require(tour.floors[ground].panoramas.firstIndex { $0.id == "Livingroom-3" })
         tour.floors[ground].panoramas[second].position = try PanoramaPosition(x: 4.5, y: 4.5, heading: 0, height: 1.2)
         // The kitchen has none with a place.
@@ -45,10 +44,11 @@ import Testing
         tour.floors[ground].panoramas[kitchen].position = nil
         let walk = TourWalk(tour)
         let house = try #require(Dollhouse(walk, at: 0, .share(secret: "s"), units: .metric, photoWidth: 1024, cameraHeight: 1.6))
-        let photos = house.floors[0].rooms.map { $0.photo.map { "\($0.url) \($0.x),\($0.y) \($0.height) \($0.heading)" } }
-        #expect(photos == ["/t/s/panoramas/Hall-1/preview?width=1024 1.5,2.0 1.6 90.0", "/t/s/panoramas/Livingroom-3/preview?width=1024 4.5,4.5 1.2 0.0", nil],
-                "\(photos)")
-        #expect(house.json.contains("\"height\":1.2") && house.json.contains("\"photo\":null"))
+        let photos = house.floors[0].rooms.map { $0.photos.map { "\($0.url) \($0.x),\($0.y) \($0.height) \($0.heading)" } }
+        #expect(photos == [["/t/s/panoramas/Hall-1/preview?width=1024 1.5,2.0 1.6 90.0"],
+                           ["/t/s/panoramas/Livingroom-2/preview?width=1024 4.5,1.5 1.6 90.0", "/t/s/panoramas/Livingroom-3/preview?width=1024 4.5,4.5 1.2 0.0"],
+                           []], "\(photos)")
+        #expect(house.json.contains("\"height\":1.2") && house.json.contains("\"photos\":[]"))
     }
 
     /// An outline of many points is drawn from some of them; its area is still the whole outline's.

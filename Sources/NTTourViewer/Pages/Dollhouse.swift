@@ -1,9 +1,9 @@
 import NTAPIModel
 
 /// The tour as a dollhouse: every floor's rooms (outline in metres on the plan, height, name
-/// and area in the visitor's units) stacked at its elevation, each room drawn in the photograph
-/// of its first panorama whose position is known (projected from where it was taken), and those
-/// panoramas as dots that walk in. The page carries it as JSON (`data-house`) for the script to
+/// and area in the visitor's units) stacked at its elevation, each room drawn in the photographs
+/// of its panoramas whose position is known (each point in the nearest one's, projected from
+/// where it was taken), and those panoramas as dots that walk in. The page carries it as JSON (`data-house`) for the script to
 /// draw in WebGL; it is made from the plan the API already has. Pure.
 struct Dollhouse {
     /// A room without a height stands this tall; a floor stands on the tallest room below it.
@@ -11,14 +11,17 @@ struct Dollhouse {
     /// An outline with more points is drawn from every k-th of them: a page stays small, and
     /// the script's triangulation (cubic in the points at worst) stays quick.
     static let maxPointsPerRoom = 256
+    /// The photographs one room is drawn with at most: the script's shader holds this many.
+    static let maxPhotosPerRoom = 4
 
     struct Room {
         let name: String
         let points: [(x: Double, y: Double)]
         let height: Double
         let area: String
-        /// The panorama its walls and floor are drawn with; nil: flat colours.
-        let photo: Photo?
+        /// The panoramas its walls and floor are drawn with, the first `maxPhotosPerRoom` in walk
+        /// order; none: flat colours.
+        let photos: [Photo]
     }
 
     /// A panorama as a projector: its preview (equirectangular), where on the plan it was
@@ -68,12 +71,12 @@ struct Dollhouse {
                 guard let outline = FloorPlanDrawing.points(room.outline), outline.count >= 3 else { return nil }
                 let points = RoomOutline.bounded(outline, to: Self.maxPointsPerRoom)
                 let height = room.height.flatMap { $0 > 0 && $0 < 100 ? $0 : nil } ?? Self.defaultHeight
-                let photo = walk.stops.first { $0.room?.id == room.id && $0.panorama.position != nil }.flatMap { stop in
+                let photos = walk.stops.filter { $0.room?.id == room.id }.compactMap { stop in
                     stop.panorama.position.map {
                         Photo(url: paths.preview(stop.panorama.id, width: photoWidth), x: $0.x, y: $0.y, height: $0.height ?? cameraHeight, heading: stop.panorama.heading ?? 0)
                     }
-                }
-                return Room(name: room.name ?? "Room", points: points, height: height, area: RoomMeasure.area(RoomMeasure(outline).area, in: units), photo: photo)
+                }.prefix(Self.maxPhotosPerRoom)
+                return Room(name: room.name ?? "Room", points: points, height: height, area: RoomMeasure.area(RoomMeasure(outline).area, in: units), photos: Array(photos))
             }
             let spots = walk.stops.indices.compactMap { other -> Spot? in
                 let stop = walk.stops[other]
@@ -89,7 +92,7 @@ struct Dollhouse {
         self.floors = floors
     }
 
-    /// `{"floors": [{"name", "base", "current", "rooms": [{"name", "height", "area", "points", "photo": {"url", "x", "y", "height", "heading"} or null}],
+    /// `{"floors": [{"name", "base", "current", "rooms": [{"name", "height", "area", "points", "photos": [{"url", "x", "y", "height", "heading"}]}],
     /// "spots": [{"x", "y", "height", "heading", "url", "label", "current"}]}]}`.
     var json: String {
         var writer = JSONWriter(capacity: 4096)
@@ -112,8 +115,8 @@ struct Dollhouse {
                             writer.double(room.height)
                             writer.key("name")
                             writer.string(room.name)
-                            writer.key("photo")
-                            if let photo = room.photo {
+                            writer.key("photos")
+                            writer.array(room.photos) { writer, photo in
                                 writer.object { writer in
                                     writer.key("heading")
                                     writer.double(photo.heading)
@@ -126,8 +129,6 @@ struct Dollhouse {
                                     writer.key("y")
                                     writer.double(photo.y)
                                 }
-                            } else {
-                                writer.null()
                             }
                             writer.key("points")
                             writer.array(room.points) { writer, point in

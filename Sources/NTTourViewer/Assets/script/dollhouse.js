@@ -52,11 +52,11 @@
 
   // The dollhouse (`data-house` of its button): every floor's rooms in 3D from their outlines
   // and heights, the walls between the camera and a room cut away, each room's name and area on
-  // its floor, and the panoramas as dots that walk in (links, so a move in place). A room with a
-  // photo (`photo`: its panorama's preview, where on the plan it was taken and its heading) has
-  // its floor and walls drawn with it: each point coloured by the panorama's pixel in the
-  // direction from the camera (`height` above the floor) to the point, as a projector
-  // would; until the preview has come, and without one, flat colours. Drag turns it, the wheel
+  // its floor, and the panoramas as dots that walk in (links, so a move in place). A room with
+  // photos (`photos`: its panoramas' previews, where on the plan each was taken, how high, its
+  // heading) has its floor and walls drawn with them: each point coloured by the nearest
+  // panorama's pixel in the direction from its camera to the point, as a projector would; until
+  // the previews have come, and without any, flat colours. Drag turns it, the wheel
   // or a pinch zooms; the floors shown are chosen below; Escape or Close leaves.
   function openDollhouse(house, opener) {
     const overlay = document.createElement("div");
@@ -85,17 +85,22 @@
 
     const program = linkProgram(gl, "attribute vec3 position, normal, colour; uniform mat4 camera; varying vec3 p, n, c;" +
       "void main() { p = position; n = normal; c = colour; gl_Position = camera * vec4(position, 1.0); }",
-      "precision highp float; uniform vec3 eye; uniform vec4 projector; uniform float photographed; uniform sampler2D photo;" +
-      " varying vec3 p, n, c;" +
+      "precision highp float; uniform vec3 eye; uniform vec4 projectors[4]; uniform float photographed;" +
+      " uniform sampler2D photo0, photo1, photo2, photo3; varying vec3 p, n, c;" +
+      // The pixel of the panorama taken at `at` (its heading in w) in the direction of the point.
+      "vec3 seen(sampler2D image, vec4 at) { vec3 d = normalize(p - at.xyz); float lon = atan(d.x, -d.z) - at.w;" +
+      " return texture2D(image, vec2(fract(0.5 + lon / 6.2831853), 0.5 - asin(clamp(d.y, -1.0, 1.0)) / 3.1415927)).rgb; }" +
       // A wall whose outside faces the camera is cut away; the rest lit from above, a little aside.
       "void main() { if (dot(n, eye - p) > 0.0 && n.y == 0.0) discard;" +
       " vec3 inner = n.y == 0.0 ? -n : n; float light = 0.6 + 0.4 * max(dot(inner, normalize(vec3(0.4, 0.8, 0.45))), 0.0);" +
       " vec3 colour = c * light;" +
-      // The projector's direction to the point: its bearing on the plan (clockwise from up, -z)
-      // less the image centre's is the longitude across the image; its rise, the latitude.
-      " if (photographed > 0.5) { vec3 d = normalize(p - projector.xyz); float lon = atan(d.x, -d.z) - projector.w;" +
-      "  vec2 uv = vec2(fract(0.5 + lon / 6.2831853), 0.5 - asin(clamp(d.y, -1.0, 1.0)) / 3.1415927);" +
-      "  colour = texture2D(photo, uv).rgb * (0.85 + 0.15 * light); }" +
+      // The nearest of the room's `photographed` cameras: its bearing to the point on the plan
+      // (clockwise from up, -z) less its image centre's is the longitude across its image; the
+      // rise, the latitude.
+      " if (photographed > 0.5) { int near = 0; float best = distance(p, projectors[0].xyz);" +
+      "  for (int i = 1; i < 4; i++) { float d = distance(p, projectors[i].xyz); if (float(i) < photographed && d < best) { best = d; near = i; } }" +
+      "  vec3 picture = near == 0 ? seen(photo0, projectors[0]) : near == 1 ? seen(photo1, projectors[1]) : near == 2 ? seen(photo2, projectors[2]) : seen(photo3, projectors[3]);" +
+      "  colour = picture * (0.85 + 0.15 * light); }" +
       " gl_FragColor = vec4(colour, 1.0); }");
     if (!program) { close(); return; } // the plan in the panel stays
     gl.useProgram(program);
@@ -163,8 +168,8 @@
             minX = Math.min(minX, p[0]); maxX = Math.max(maxX, p[0]); minZ = Math.min(minZ, p[1]); maxZ = Math.max(maxZ, p[1]);
             highest = Math.max(highest, top);
           });
-          ranges.push({ start: start, count: data.length / 9 - start, photo: room.photo, base: base });
-          if (room.photo) photoTexture(room.photo.url);
+          ranges.push({ start: start, count: data.length / 9 - start, photos: room.photos, base: base });
+          room.photos.forEach(function (photo) { photoTexture(photo.url); });
           lowest = Math.min(lowest, base);
           const label = document.createElement("div");
           label.className = "label";
@@ -215,18 +220,25 @@
       const camera = multiply(perspective(45 * Math.PI / 180, width / Math.max(1, height), 0.1, away * 4 + extent * 4), lookAt(eye, centre));
       gl.uniformMatrix4fv(gl.getUniformLocation(program, "camera"), false, camera);
       gl.uniform3fv(gl.getUniformLocation(program, "eye"), eye);
-      const projector = gl.getUniformLocation(program, "projector"), photographed = gl.getUniformLocation(program, "photographed");
+      const projectors = gl.getUniformLocation(program, "projectors"), photographed = gl.getUniformLocation(program, "photographed");
+      ["photo0", "photo1", "photo2", "photo3"].forEach(function (name, unit) { gl.uniform1i(gl.getUniformLocation(program, name), unit); });
+      let complete = 0;
       ranges.forEach(function (range) {
-        const texture = range.photo ? photos.get(range.photo.url) : null;
-        gl.uniform1f(photographed, texture ? 1 : 0);
-        if (texture) {
-          gl.bindTexture(gl.TEXTURE_2D, texture);
-          gl.uniform4f(projector, range.photo.x, range.base + range.photo.height, range.photo.y, range.photo.heading * Math.PI / 180);
-        }
+        // The photographs that have come, each on a texture unit of its own.
+        const ready = range.photos.filter(function (photo) { return photos.get(photo.url); }).slice(0, 4), places = new Float32Array(16);
+        ready.forEach(function (photo, unit) {
+          gl.activeTexture(gl.TEXTURE0 + unit);
+          gl.bindTexture(gl.TEXTURE_2D, photos.get(photo.url));
+          places.set([photo.x, range.base + photo.height, photo.y, photo.heading * Math.PI / 180], unit * 4);
+        });
+        gl.activeTexture(gl.TEXTURE0);
+        gl.uniform4fv(projectors, places);
+        gl.uniform1f(photographed, ready.length);
+        if (ready.length > 0 && ready.length === range.photos.length) complete += 1;
         gl.drawArrays(gl.TRIANGLES, range.start, range.count);
       });
-      // The rooms in view drawn with their photographs (tests await them).
-      canvas.dataset.photos = String(ranges.filter(function (range) { return range.photo && photos.get(range.photo.url); }).length);
+      // The rooms in view drawn with all their photographs (tests await them).
+      canvas.dataset.photos = String(complete);
       // Each name and dot where its point falls on the screen; none behind the camera.
       const box = [canvas.clientWidth, canvas.clientHeight];
       labels.forEach(function (item) {
