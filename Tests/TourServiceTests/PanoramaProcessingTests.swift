@@ -145,6 +145,13 @@ import Synchronization
         #expect(ordered.status == 200 && (ordered.json?["items"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [b, a])
         #expect(try client.send("GET", "/v1/panoramas/\(b)").json?["order"] as? Int == 0)
         #expect(try visitor.send("GET", "\(url)/panoramas/\(b)").text.contains("<h1>Living room · 1 of 2</h1>"))
+        // The floor's event says its walk changed.
+        let events = try #require(try client.send("GET", "/v1/events?limit=100").json?["items"] as? [[String: Any]])
+        #expect(events.contains { $0["type"] as? String == "floor.updated" && ($0["data"] as? [String: Any])?["floorId"] as? String == floorId })
+        // A partial order: the listed first, the others after them, their order cleared.
+        let partial = try client.send("PUT", "/v1/floors/\(floorId)/panorama-order", json: ["panoramaIds": [b]])
+        #expect((partial.json?["items"] as? [[String: Any]])?.map { $0["order"] as? Int } == [0, nil])
+        #expect((partial.json?["items"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [b, a])
         // Refused, changing nothing: an id of no panorama of the floor, one twice, not a list.
         for (body, message) in [(["panoramaIds": [a, newID()]] as [String: Any], "not a panorama of floor"), (["panoramaIds": [a, a]], "twice"),
                                 (["panoramaIds": "a"], "must be an array")] {

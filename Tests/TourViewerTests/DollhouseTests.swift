@@ -19,7 +19,7 @@ import Testing
         #expect(house.floors.map(\.base) == [0, 3.2] && house.floors.map(\.current) == [true, false])
         #expect(house.floors[0].rooms.map(\.area) == ["12.0 m²", "27.0 m²", "9.0 m²"] && house.floors[1].rooms.map(\.height) == [2.5, 2.5])
         #expect(house.floors[0].spots.map(\.label) == ["Hall", "Living room · 1 of 2", "Living room · 2 of 2", "Kitchen"])
-        #expect(house.floors[0].spots.filter(\.current).map(\.url) == ["/t/s/panoramas/Kitchen-4"])
+        #expect(house.floors[0].spots.filter(\.current).map(\.camera.url) == ["/t/s/panoramas/Kitchen-4"])
         let feet = try #require(Dollhouse(walk, at: 0, .app, units: .imperial, photoWidth: 1024, cameraHeight: 1.5))
         #expect(feet.floors[1].rooms.map(\.area) == ["129 ft²", "215 ft²"])
         // The page's JSON reads back as the model.
@@ -44,7 +44,7 @@ import Testing
         tour.floors[ground].panoramas[kitchen].position = nil
         let walk = TourWalk(tour)
         let house = try #require(Dollhouse(walk, at: 0, .share(secret: "s"), units: .metric, photoWidth: 1024, cameraHeight: 1.6))
-        let photos = house.floors[0].rooms.map { $0.photos.map { "\($0.url) \($0.x),\($0.y) \($0.height) \($0.heading)" } }
+        let photos = house.floors[0].rooms.map { $0.photos.map { "\($0.url) \($0.x),\($0.y) \($0.height) \($0.heading ?? -1)" } }
         #expect(photos == [["/t/s/panoramas/Hall-1/preview?width=1024 1.5,2.0 1.6 90.0"],
                            ["/t/s/panoramas/Livingroom-2/preview?width=1024 4.5,1.5 1.6 90.0", "/t/s/panoramas/Livingroom-3/preview?width=1024 4.5,4.5 1.2 0.0"],
                            []], "\(photos)")

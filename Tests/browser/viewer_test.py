@@ -1162,6 +1162,10 @@ def phone_sizes(daemon, house, tokens):
                 look_shot(guest, f"27-{name}-playing")
                 guest.find_element(By.CSS_SELECTOR, "#view-controls button.play").click()
                 accessible(guest, name)
+                # The link's floor page (its plan, the units' switch): a page that scrolls.
+                guest.get(daemon.base + made["url"] + f"/floors/{house['floors'][0]}")
+                laid_out(guest, f"{name}, the floor page", ".bar .brand .name, .bar img.logo, .bar .shared, main a:not(svg a), main svg text, main svg a.spot, main button, main h1, main h2, p.total")
+                look_shot(guest, f"28b-{name}-floor")
             agent.get(daemon.base + f"/app/properties/{house['property']}")
             # The whole page, a window's height at a time (bounded: the page is a few screens long).
             for screen in range(12):

@@ -119,16 +119,22 @@ public struct PanoramaOrderInput: Equatable, Sendable, JSONDocument {
 
     public static func parse(_ bytes: [UInt8], maxDepth: Int = JSONReader.defaultMaxDepth) throws(InvalidDocument) -> PanoramaOrderInput {
         let json = try Fields.parse(bytes, maxDepth: maxDepth)
-        guard let items = json["panoramaIds"]?.array, items.count <= maxIds else {
+        guard let items = json["panoramaIds"]?.array else {
             throw InvalidDocument("panoramaIds must be an array of at most \(maxIds) panorama ids")
         }
-        var ids: [String] = [], seen = Set<String>()
-        for item in items {
-            let id = try Identifier.validated(item.string, "each of panoramaIds")
+        return try PanoramaOrderInput(validating: items.map { $0.string ?? "" })
+    }
+
+    /// An order of `ids` as the server takes it (the client checks it the same way): at most
+    /// `maxIds`, each a panorama id, each once.
+    public init(validating ids: [String]) throws(InvalidDocument) {
+        guard ids.count <= Self.maxIds else { throw InvalidDocument("panoramaIds must be an array of at most \(Self.maxIds) panorama ids") }
+        var seen = Set<String>()
+        for id in ids {
+            _ = try Identifier.validated(id, "each of panoramaIds")
             guard seen.insert(id).inserted else { throw InvalidDocument("panoramaIds lists \(id) twice") }
-            ids.append(id)
         }
-        return PanoramaOrderInput(panoramaIds: ids)
+        self.init(panoramaIds: ids)
     }
 
     public func write(to writer: inout JSONWriter) {

@@ -155,10 +155,20 @@ package enum TourStore {
         if let stranger = ids.first(where: { !present.contains($0) }) {
             throw ServiceError.badRequest("panoramaIds names \(stranger), which is not a panorama of floor \(floorId)")
         }
-        try await db.run("UPDATE panoramas SET walk_order = NULL WHERE tenant_id = ? AND floor_id = ?", tenant, floorId)
-        for (index, id) in ids.enumerated() {
-            try await db.run("UPDATE panoramas SET walk_order = ? WHERE tenant_id = ? AND id = ?", index, tenant, id)
-        }
+        // One statement, the ids bound as one JSON array: each listed panorama its place, the
+        // floor's others none.
+        var list = JSONWriter()
+        list.array(ids) { $0.string($1) }
+        try await db.run(db.dialect.pick(
+            sqlite: """
+                UPDATE panoramas SET walk_order = (SELECT CAST(key AS INTEGER) FROM json_each(?) WHERE value = panoramas.id)
+                WHERE tenant_id = ? AND floor_id = ?
+                """,
+            postgresql: """
+                UPDATE panoramas SET walk_order = (SELECT listed.place - 1 FROM json_array_elements_text(CAST(? AS json)) WITH ORDINALITY AS listed(id, place)
+                                                   WHERE listed.id = panoramas.id)
+                WHERE tenant_id = ? AND floor_id = ?
+                """), String(decoding: list.bytes, as: UTF8.self), tenant, floorId)
         let propertyId = try floor.decode("property_id", as: String.self)
         try await touch(db, tenant, property: propertyId, at: now)
         // The floor's walk changed: its event, as for its name (the tour's follows when changes settle).

@@ -24,26 +24,37 @@ struct Dollhouse {
         let photos: [Photo]
     }
 
-    /// A panorama as a projector: its preview (equirectangular), where on the plan it was
-    /// taken, how high above its floor (the capture's, else `panoramaHeightMetres`), and the
-    /// plan bearing of its image's centre (degrees clockwise from the plan's up; 0 when neither
-    /// the upload nor the file says).
-    struct Photo {
+    /// A panorama as a camera on the plan: its page or preview (`url`), where it was taken, how
+    /// high above its floor (the capture's, else `panoramaHeightMetres`), and the plan bearing
+    /// of its image's centre (degrees clockwise from the plan's up; nil: unknown). A room's
+    /// photographs are projected from there, and a move travels between two.
+    struct Camera {
         let url: String
         let x: Double
         let y: Double
-        let height: Double
-        let heading: Double
-    }
-
-    struct Spot {
-        let x: Double
-        let y: Double
-        /// How high its camera stood, and the plan bearing of its image's centre (nil: unknown):
-        /// what a move through the room projects it with.
         let height: Double
         let heading: Double?
-        let url: String
+
+        func write(into writer: inout JSONWriter) {
+            writer.key("heading")
+            writer.double(heading)
+            writer.key("height")
+            writer.double(height)
+            writer.key("url")
+            writer.string(url)
+            writer.key("x")
+            writer.double(x)
+            writer.key("y")
+            writer.double(y)
+        }
+    }
+
+    /// A room's photograph: its panorama's camera, `url` its preview.
+    typealias Photo = Camera
+
+    /// A dot that walks in: its panorama's camera, `url` its page.
+    struct Spot {
+        let camera: Camera
         let label: String
         let current: Bool
     }
@@ -72,17 +83,15 @@ struct Dollhouse {
                 let points = RoomOutline.bounded(outline, to: Self.maxPointsPerRoom)
                 let height = room.height.flatMap { $0 > 0 && $0 < 100 ? $0 : nil } ?? Self.defaultHeight
                 let photos = walk.stops.filter { $0.room?.id == room.id }.compactMap { stop in
-                    stop.panorama.position.map {
-                        Photo(url: paths.preview(stop.panorama.id, width: photoWidth), x: $0.x, y: $0.y, height: $0.height ?? cameraHeight, heading: stop.panorama.heading ?? 0)
-                    }
+                    Self.camera(stop.panorama, url: paths.preview(stop.panorama.id, width: photoWidth), height: cameraHeight)
                 }.prefix(Self.maxPhotosPerRoom)
                 return Room(name: room.name ?? "Room", points: points, height: height, area: RoomMeasure.area(RoomMeasure(outline).area, in: units), photos: Array(photos))
             }
             let spots = walk.stops.indices.compactMap { other -> Spot? in
                 let stop = walk.stops[other]
-                guard stop.floor.floor.id == floor.floor.id, let position = stop.panorama.position else { return nil }
-                return Spot(x: position.x, y: position.y, height: position.height ?? cameraHeight, heading: stop.panorama.heading,
-                            url: paths.panorama(stop.panorama.id), label: stop.title, current: other == index)
+                guard stop.floor.floor.id == floor.floor.id else { return nil }
+                return Self.camera(stop.panorama, url: paths.panorama(stop.panorama.id), height: cameraHeight)
+                    .map { Spot(camera: $0, label: stop.title, current: other == index) }
             }
             floors.append(Floor(name: FloorTitle.of(number: floor.floor.number, name: floor.floor.name), base: base,
                                 current: floor.floor.id == here, rooms: rooms, spots: spots))
@@ -90,6 +99,11 @@ struct Dollhouse {
         }
         guard floors.contains(where: { !$0.rooms.isEmpty }) else { return nil }
         self.floors = floors
+    }
+
+    /// The camera of a panorama whose place is known, `url` naming it; nil otherwise.
+    private static func camera(_ panorama: PanoramaDocument, url: String, height: Double) -> Camera? {
+        panorama.position.map { Camera(url: url, x: $0.x, y: $0.y, height: $0.height ?? height, heading: panorama.heading) }
     }
 
     /// `{"floors": [{"name", "base", "current", "rooms": [{"name", "height", "area", "points", "photos": [{"url", "x", "y", "height", "heading"}]}],
@@ -116,20 +130,7 @@ struct Dollhouse {
                             writer.key("name")
                             writer.string(room.name)
                             writer.key("photos")
-                            writer.array(room.photos) { writer, photo in
-                                writer.object { writer in
-                                    writer.key("heading")
-                                    writer.double(photo.heading)
-                                    writer.key("height")
-                                    writer.double(photo.height)
-                                    writer.key("url")
-                                    writer.string(photo.url)
-                                    writer.key("x")
-                                    writer.double(photo.x)
-                                    writer.key("y")
-                                    writer.double(photo.y)
-                                }
-                            }
+                            writer.array(room.photos) { writer, photo in writer.object { photo.write(into: &$0) } }
                             writer.key("points")
                             writer.array(room.points) { writer, point in
                                 writer.array([point.x, point.y]) { writer, value in writer.double(value) }
@@ -141,18 +142,9 @@ struct Dollhouse {
                         writer.object { writer in
                             writer.key("current")
                             writer.bool(spot.current)
-                            writer.key("heading")
-                            writer.double(spot.heading)
-                            writer.key("height")
-                            writer.double(spot.height)
                             writer.key("label")
                             writer.string(spot.label)
-                            writer.key("url")
-                            writer.string(spot.url)
-                            writer.key("x")
-                            writer.double(spot.x)
-                            writer.key("y")
-                            writer.double(spot.y)
+                            spot.camera.write(into: &writer)
                         }
                     }
                 }

@@ -112,8 +112,9 @@ struct FloorPlanDrawing {
     }
 
     /// How big its text and dots are drawn, in the drawing's units: on a page the plan is about
-    /// as wide as its 800 units; in the panel about 330 CSS px, so a dot there is 32 units
-    /// across to be 24 px or more (WCAG 2.2's target size) and its text 30 to be read.
+    /// as wide as its 800 units (on a phone twice the screen, about 700 px), so a dot is 14
+    /// units across to be 24 px or more (WCAG 2.2's target size); in the panel about 330 CSS px,
+    /// so a dot there is 32 units and its text 30 to be read.
     struct Look {
         var fontSize: Double
         var dotRadius: Double
@@ -121,7 +122,7 @@ struct FloorPlanDrawing {
         /// The current dot's view cone.
         var coneRadius: Double
 
-        static let page = Look(fontSize: 13, dotRadius: 10, currentRadius: 12, coneRadius: 90)
+        static let page = Look(fontSize: 13, dotRadius: 14, currentRadius: 16, coneRadius: 90)
         static let panel = Look(fontSize: 30, dotRadius: 32, currentRadius: 34, coneRadius: 130)
     }
 

@@ -10,9 +10,7 @@ extension NoughtyTours {
         // The server's rules, the same code: nothing is sent that it would refuse as malformed.
         let input: PanoramaOrderInput
         do {
-            var writer = JSONWriter()
-            PanoramaOrderInput(panoramaIds: panoramaIds).write(to: &writer)
-            input = try PanoramaOrderInput.parse(writer.bytes)
+            input = try PanoramaOrderInput(validating: panoramaIds)
         } catch {
             throw .invalidInput(error.message)
         }

@@ -54,7 +54,7 @@
   // and heights, the walls between the camera and a room cut away, each room's name and area on
   // its floor, and the panoramas as dots that walk in (links, so a move in place). A room with
   // photos (`photos`: its panoramas' previews, where on the plan each was taken, how high, its
-  // heading) has its floor and walls drawn with them: each point coloured by the nearest
+  // heading, taken as up the plan when unknown) has its floor and walls drawn with them: each point coloured by the nearest
   // panorama's pixel in the direction from its camera to the point, as a projector would; until
   // the previews have come, and without any, flat colours. Drag turns it, the wheel
   // or a pinch zooms; the floors shown are chosen below; Escape or Close leaves.
@@ -229,7 +229,7 @@
         ready.forEach(function (photo, unit) {
           gl.activeTexture(gl.TEXTURE0 + unit);
           gl.bindTexture(gl.TEXTURE_2D, photos.get(photo.url));
-          places.set([photo.x, range.base + photo.height, photo.y, photo.heading * Math.PI / 180], unit * 4);
+          places.set([photo.x, range.base + photo.height, photo.y, (photo.heading || 0) * Math.PI / 180], unit * 4);
         });
         gl.activeTexture(gl.TEXTURE0);
         gl.uniform4fv(projectors, places);
