@@ -257,7 +257,9 @@ package struct Uploads: Sendable {
     /// the row goes back to what the file holds: the client resends from there.
     private func liveSession(_ upload: UploadRecord, _ tenant: Int64) async throws -> (session: UploadSession, offset: Int64) {
         var session = try await sessions.session(partialKey(upload, tenant), recordedOffset: upload.offset)
-        if upload.offset > session.durableOffset {
+        // Ahead of the flush a commit of this daemon's still runs (it recorded the offset
+        // alongside), or ahead of what this session holds.
+        if upload.offset > session.durableOffset, upload.offset > (await session.settledDurableOffset()) {
             // Another daemon on the same database and blob folder took the upload further since
             // this one last held it: this session's view of the file is old. It ends (a PATCH of
             // this daemon still writing through it stops, as an older PATCH does), and a new one

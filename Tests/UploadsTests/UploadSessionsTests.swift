@@ -162,4 +162,28 @@ import NTCoordination
             }
         }
     }
+
+    /// While a PATCH's bytes are flushed, its offset is recorded already: one who reads the
+    /// row then (a HEAD, a creation sent again) finds it ahead of the session's durable offset,
+    /// and must wait for the flush, not take the upload for another daemon's and stop this
+    /// PATCH (under load on a bucket, a creation sent again so made its first a 409).
+    @Test func theOffsetSettledAfterAFlushUnderWayIsTheOneItLeaves() async throws {
+        let blob = FlushAfterRecording(failing: false)
+        let session = UploadSession(key: BlobKey(tenant: 1, kind: .upload, id: "u4"), blob: blob, lane: SerialLane(pool: ThreadPool(name: "test-io", threads: 1)),
+                                    durableStep: 0) { _, _ in }
+        let seen = Mutex<(durable: Int64, settled: Int64)?>(nil)
+        let reached = try await session.withClaim(checksum: nil) { claim in
+            try await session.receive(body(9), claim.token, room: 100, length: 100)
+            return try await session.commit(claim.token, expected: nil, recordingAlongside: { _ in
+                let durable = session.durableOffset
+                blob.recordingBegan.signal()
+                let settled = await session.settledDurableOffset()
+                seen.withLock { $0 = (durable, settled) }
+            })
+        }
+        #expect(reached == 9)
+        let (durable, settled) = try #require(seen.withLock { $0 })
+        #expect(durable == 0, "the row runs ahead of the flush")
+        #expect(settled == 9, "and the settled offset waits for it")
+    }
 }

@@ -118,6 +118,13 @@ final class UploadSession: Sendable {
     /// What is durable and may be recorded.
     var durableOffset: Int64 { bookkeeping.withLock { $0.durableOffset } }
 
+    /// The durable offset once the writes queued before this call are done: a commit under
+    /// way records its offset while its bytes are flushed, so the row may run ahead of
+    /// `durableOffset` until that flush ends.
+    func settledDurableOffset() async -> Int64 {
+        (try? await lane.run { [file] in file.durableOffset }) ?? durableOffset
+    }
+
     /// A request's turn as the upload's writer: its token, and the durable offset it must
     /// continue from.
     struct Claim: Sendable {
