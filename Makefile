@@ -1,9 +1,9 @@
 # The two commands: `make run` (the daemon on the embedded default) and `make test`.
 SWIFT ?= swift
 # What building and running the daemon needs: the C libraries it links.
-RUN_APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libturbojpeg0-dev libpng-dev libheif-dev libpq-dev pkg-config
+RUN_APT_PACKAGES := libsqlite3-dev libcurl4-openssl-dev libssl-dev libturbojpeg0-dev libpng-dev libheif-dev libpq-dev libcairo2-dev fonts-dejavu-core pkg-config
 # What the tests and benchmarks drive besides: servers, a browser, the power-loss file system.
-TEST_APT_PACKAGES := curl sqlite3 python3 python3-venv wrk nginx gcc fuse3 libfuse3-dev chromium chromium-driver postgresql haproxy libheif-examples nodejs
+TEST_APT_PACKAGES := curl sqlite3 python3 python3-venv wrk nginx gcc fuse3 libfuse3-dev chromium chromium-driver postgresql haproxy libheif-examples nodejs poppler-utils
 
 # What make bench measures against besides: hugin's nona (Pannellum's tool chain cuts cube faces with it).
 BENCH_APT_PACKAGES := hugin-tools libheif-examples

@@ -23,6 +23,7 @@ let package = Package(
         .systemLibrary(name: "CNTTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         .systemLibrary(name: "CNTPNG", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CNTHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
+        .systemLibrary(name: "CNTCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
         // Linux calls Glibc's Swift module does not export (epoll, eventfd, sync_file_range).
         .systemLibrary(name: "CNTLinux"),
 
@@ -52,7 +53,10 @@ let package = Package(
         .target(name: "NTImagePreviews", dependencies: ["CNTTurboJPEG", "CNTPNG", "CNTHeif"]),
         // The tour viewer's pages as pure functions of the API's documents: HTML, SVG, the
         // viewer's script. Knows neither HTTP nor storage.
-        .target(name: "NTTourViewer", dependencies: ["NTAPIModel"],
+        // Floor plans to publish: laid out once, written as SVG, or as PDF and PNG through cairo.
+        // Knows neither HTTP nor storage.
+        .target(name: "NTFloorPlans", dependencies: ["NTAPIModel", "NTHashing", "NTImagePreviews", "CNTCairo", "CNTTurboJPEG"]),
+        .target(name: "NTTourViewer", dependencies: ["NTAPIModel", "NTFloorPlans"],
                 resources: ["shared", "view", "dollhouse", "travel", "panel", "walk"].map { .embedInCode("Assets/script/\($0).js") }),
 
         // The server: the sync service and its thin executable.
@@ -71,7 +75,7 @@ let package = Package(
         .target(name: "NTServiceStorage", dependencies: ["NTServiceModel", "CNTLinux", "NTAPIModel", "NTHashing", "NTImagePreviews", "NTLogging", "NTMetrics", "NTObjectStorage", "NTSQLKit", "NTSQLiteDB", "NTThreadPools", "NTTracing"]),
         // What a tenant does with its tours: properties, floors and plans, panoramas and their
         // images, share links, grants and tokens, branding. Knows no HTTP.
-        .target(name: "NTTourUseCases", dependencies: ["NTServiceModel", "NTServiceStorage", "NTAPIModel", "NTCoordination", "NTHashing", "NTImagePreviews", "NTLogging", "NTThreadPools", "NTTracing"]),
+        .target(name: "NTTourUseCases", dependencies: ["NTServiceModel", "NTServiceStorage", "NTAPIModel", "NTFloorPlans", "NTCoordination", "NTHashing", "NTImagePreviews", "NTLogging", "NTThreadPools", "NTTracing"]),
         // The HTTP edge: principals and their authentication, route groups typed by principal,
         // commands and access rules, errors and stored files as HTTP answers.
         .target(name: "NTServiceHTTP", dependencies: ["NTServiceModel", "NTServiceStorage", "NTTourUseCases", "NTAPIModel", "NTHTTPCore", "NTHashing", "NTImagePreviews", "NTLogging", "NTSQLKit", "NTThreadPools"]),
@@ -105,7 +109,8 @@ let package = Package(
         .testTarget(name: "LoggingTests", dependencies: ["NTLogging"]),
         .testTarget(name: "TracingTests", dependencies: ["NTTracing"]),
         .testTarget(name: "APIModelTests", dependencies: ["NTAPIModel"]),
-        .testTarget(name: "TourViewerTests", dependencies: ["NTTourViewer", "NTAPIModel", "TestSupport"]),
+        .testTarget(name: "FloorPlansTests", dependencies: ["NTFloorPlans", "NTAPIModel", "TestSupport"]),
+        .testTarget(name: "TourViewerTests", dependencies: ["NTTourViewer", "NTFloorPlans", "NTAPIModel", "TestSupport"]),
         .testTarget(name: "ImagePreviewsTests", dependencies: ["NTImagePreviews", "CNTTurboJPEG", "TestSupport"]),
         .testTarget(name: "HTTPCoreTests", dependencies: ["NTHTTPCore", "NTLogging", "NTThreadPools", "TestSupport", "TestTraits"]),
         .testTarget(name: "HashingTests", dependencies: ["NTHashing"]),
@@ -125,7 +130,7 @@ let package = Package(
         .testTarget(name: "TourServiceTests", dependencies: ["NTTourService", "NTServiceModel", "NTServiceStorage", "NTTourUseCases", "NTServiceHTTP", "NTUploads", "NTWebhooks", "NTViewerService", "NTCoordination", "NTHTTPCore", "NTHashing", "NTImagePreviews", "NTLogging", "NTPostgresDB", "NTObjectStorage", "TestSupport", "TestTraits"]),
         .testTarget(name: "NoughtyToursTests", dependencies: ["NoughtyTours", "NTAPIModel", "NTCurlRuntime", "NTSQLiteDB", "TestSupport", "TestTraits"]),
         // The fuzz targets' functions on their seed corpus and past crashes (make fuzz runs libFuzzer).
-        .testTarget(name: "FuzzReplayTests", dependencies: ["NTHTTPCore", "NTTourService", "NTServiceModel", "NTServiceStorage", "NTServiceHTTP", "NTUploads", "NTWebhooks", "NTAPIModel", "NTImagePreviews", "NTTourViewer"],
+        .testTarget(name: "FuzzReplayTests", dependencies: ["NTHTTPCore", "NTTourService", "NTServiceModel", "NTServiceStorage", "NTServiceHTTP", "NTUploads", "NTWebhooks", "NTAPIModel", "NTImagePreviews", "NTTourViewer", "NTFloorPlans"],
                     path: "Tests/Fuzz", exclude: ["corpus", "run.sh"]),
         // One test per finding of the attack probe, black box, against the release toursd.
         .testTarget(name: "AttackTests", dependencies: ["TestSupport", "NTImagePreviews", "TestTraits"]),

@@ -1,3 +1,4 @@
+import NTFloorPlans
 @testable import NTHTTPCore
 @testable import NTImagePreviews
 @testable import NTTourViewer
@@ -14,9 +15,9 @@ public func fuzzViewerInputs(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt
         precondition(form.values.keys.allSatisfy { form[$0] != nil }, "a form field that cannot be read back")
     }
     _ = Cookies(text)
-    let escaped = HTMLEscaping.escape(text)
+    let escaped = MarkupEscaping.escape(text)
     precondition(!escaped.contains(where: { "<>\"'".contains($0) }), "markup survived escaping")
-    let outline = FloorPlanDrawing.points(text) ?? []
+    let outline = PlanGeometry.points(text) ?? []
     precondition(outline.allSatisfy { $0.x.isFinite && $0.y.isFinite }, "an outline point that is not a number")
     let square: [(x: Double, y: Double)] = [(0, 0), (4, 0), (4, 3), (0, 3)]
     // The same drawing with the text as a room's name and with a plain name: the name may add

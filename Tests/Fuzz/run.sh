@@ -14,7 +14,7 @@ mkdir -p "$out"
 swift build --build-path .build/fuzz --target NTTourService -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library 2>&1 \
     | grep -E "error|warning:" && exit 1
 lib=.build/fuzz/debug
-objects=$(ls $lib/NTTourService.build/*.o $lib/NTTourViewer.build/*.o $lib/NTImagePreviews.build/*.o $lib/NTAPIModel.build/*.o $lib/NTHTTPCore.build/*.o $lib/NTLogging.build/*.o $lib/NTHashing.build/*.o $lib/NTSQLiteDB.build/*.o $lib/NTSQLKit.build/*.o $lib/NTPostgresDB.build/*.o $lib/NTThreadPools.build/*.o $lib/NTOutboundHTTP.build/*.o $lib/NTCurlRuntime.build/*.o $lib/NTObjectStorage.build/*.o)
+objects=$(ls $lib/NTTourService.build/*.o $lib/NTTourViewer.build/*.o $lib/NTFloorPlans.build/*.o $lib/NTImagePreviews.build/*.o $lib/NTAPIModel.build/*.o $lib/NTHTTPCore.build/*.o $lib/NTLogging.build/*.o $lib/NTHashing.build/*.o $lib/NTSQLiteDB.build/*.o $lib/NTSQLKit.build/*.o $lib/NTPostgresDB.build/*.o $lib/NTThreadPools.build/*.o $lib/NTOutboundHTTP.build/*.o $lib/NTCurlRuntime.build/*.o $lib/NTObjectStorage.build/*.o)
 
 status=0
 for target in request-decoder chunked-body header-parsers json-reader viewer-inputs; do
@@ -26,7 +26,7 @@ for target in request-decoder chunked-body header-parsers json-reader viewer-inp
         "$function" > "$out/$target-entry.swift"
     rm -f "$out/$target"
     if ! swiftc -sanitize=fuzzer,address -parse-as-library -module-name "Fuzz${target//-/}" -I $lib/Modules \
-            -I Sources/CNTCrypto -I Sources/CNTCurl -I Sources/CNTSQLite -I Sources/CNTLinux -I Sources/CNTTurboJPEG -I Sources/CNTPostgres $(pkg-config --cflags-only-I libpq | sed 's/-I/-Xcc -I/g') "$source" "$out/$target-entry.swift" $objects -lsqlite3 -lcrypto -lcurl -lturbojpeg -lpq -o "$out/$target" \
+            -I Sources/CNTCrypto -I Sources/CNTCurl -I Sources/CNTSQLite -I Sources/CNTLinux -I Sources/CNTTurboJPEG -I Sources/CNTPostgres -I Sources/CNTCairo $(pkg-config --cflags-only-I libpq cairo | sed 's/-I/-Xcc -I/g') "$source" "$out/$target-entry.swift" $objects -lsqlite3 -lcrypto -lcurl -lturbojpeg -lpq -lcairo -o "$out/$target" \
             > "$out/$target.build.log" 2>&1; then
         cat "$out/$target.build.log"
         echo "fuzz $target: does not build"

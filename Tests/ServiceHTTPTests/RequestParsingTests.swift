@@ -49,7 +49,7 @@ import TestTraits
 @Suite(.hangGuard, .testThreads) struct ServiceErrorTests {
     @Test func eachCodeMapsToItsStatus() {
         let statuses: [ServiceError.Code: Int] = [
-            .badRequest: 400, .digestMismatch: 400, .unauthorized: 401, .grantExpired: 401, .forbidden: 403, .notFound: 404, .conflict: 409, .notContinuable: 409,
+            .badRequest: 400, .digestMismatch: 400, .unauthorized: 401, .grantExpired: 401, .forbidden: 403, .notFound: 404, .notAcceptable: 406, .conflict: 409, .notContinuable: 409,
             .offsetMismatch: 409, .preconditionFailed: 412, .payloadTooLarge: 413, .unsupportedMediaType: 415,
             .rangeNotSatisfiable: 416, .tooManyRequests: 429, .checksumMismatch: 460, .internal: 500, .unavailable: 503,
             .insufficientStorage: 507,

@@ -45,6 +45,13 @@ public enum PNGFixture {
 
     /// A PNG whose header claims `width` × `height` RGB pixels and whose data is a few bytes
     /// (a decompression bomb's header: what a server must refuse before it decodes).
+    /// A PNG's width and height, from its IHDR; nil when it is no PNG.
+    public static func size(_ png: [UInt8]) -> (width: Int, height: Int)? {
+        guard png.count >= 24, png.starts(with: [0x89, 0x50, 0x4e, 0x47]) else { return nil }
+        let number = { (at: Int) in png[at..<at + 4].reduce(0) { $0 << 8 | Int($1) } }
+        return (number(16), number(20))
+    }
+
     public static func claiming(width: Int, height: Int) -> [UInt8] {
         var header: [UInt8] = []
         for value in [UInt32(width), UInt32(height)] { header += withUnsafeBytes(of: value.bigEndian, Array.init) }

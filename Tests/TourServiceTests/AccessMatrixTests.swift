@@ -182,6 +182,8 @@ import TestTraits
         if existing == nil {
             #expect(try tenant.putProperty(targets.property).status == 201)
             #expect(try tenant.putFloor(targets.property, targets.floor).status == 201)
+            // Rooms, for the floor plans to draw.
+            #expect(try tenant.putPlan(targets.floor, mode: "newScan", rooms: [(newID(), "Kitchen")]).status == 200)
             #expect(try tenant.putWorldMap(targets.floor, bytes: [9, 9, 9]).status < 300)
             targets.tour = try #require(try tenant.send("GET", "/v1/properties/\(targets.property)").string("tourId"))
         }

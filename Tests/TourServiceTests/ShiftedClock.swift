@@ -22,4 +22,12 @@ final class ShiftedClock: ServiceClock {
     }
 
     func moveOn(seconds: Int64) { shift.add(seconds, ordering: .relaxed) }
+
+    /// On to the next `hour`:00 UTC: a test that moves on some hours and counts by the day
+    /// (visitors per day) then stays in one day whenever it runs.
+    func moveOn(toHour hour: Int64) {
+        let seconds = now().seconds, target = hour * 3600
+        let intoDay = ((seconds % 86_400) + 86_400) % 86_400
+        moveOn(seconds: (target - intoDay + 86_400) % 86_400)
+    }
 }

@@ -46,6 +46,12 @@ import TestTraits
             (Array(#"{"planId": "\#(newID())", "mode": "newScan", "rooms": [{"id": "\#(fixture.roomId)", "outline": [[0,0],[1,0],[1,1]]}]}"#.utf8), json)
         }),
         "GET /v1/floors/{floorId}/worldmap": Case(status: 404),
+        "GET /v1/floors/{floorId}/floor-plan": Case(status: 404),
+        "GET /v1/floors/{floorId}/floor-plan.svg": Case(status: 404),
+        "GET /v1/floors/{floorId}/floor-plan.pdf": Case(status: 404),
+        "GET /v1/floors/{floorId}/floor-plan.png": Case(status: 404),
+        "GET /v1/properties/{propertyId}/floor-plan": Case(status: 404),
+        "GET /v1/properties/{propertyId}/floor-plan.pdf": Case(status: 404),
         "PUT /v1/floors/{floorId}/panorama-order": Case(status: 404, body: { fixture in (Array(#"{"panoramaIds": ["\#(fixture.panoramaId)"]}"#.utf8), json) }),
         "PUT /v1/floors/{floorId}/worldmap": Case(status: 404, body: { _ in ([1, 2, 3], ["Content-Type": "application/octet-stream"]) }),
         "PUT /v1/panoramas/{panoramaId}": Case(status: 404, body: { _ in (imageBytes(100, seed: 3), ["Content-Type": "image/jpeg"]) },

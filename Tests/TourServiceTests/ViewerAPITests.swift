@@ -533,7 +533,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
             #expect(response.status == 404, "\(route.method.name) \(route.pattern): \(response.status)")
             checked += 1
         }
-        #expect(checked == 16) // 9 under /app, 7 under /t/{secret} (one its embed form)
+        #expect(checked == 20) // 13 under /app (4 its floor plans), 7 under /t/{secret} (one its embed form)
         // Alpha's link still works: beta's attempt to revoke it changed nothing.
         #expect((try alpha.send("GET", "/v1/tours/\(tourId)/shares").json?["items"] as? [Any])?.count == 1)
         await harness.finish()

@@ -1,4 +1,5 @@
 import NTAPIModel
+import NTFloorPlans
 import Foundation
 import Testing
 @testable import NTTourViewer
@@ -46,8 +47,8 @@ import Testing
     }
 
     @Test func escapingCoversEveryCharacterThatStartsMarkupOrEndsAnAttribute() {
-        #expect(HTMLEscaping.escape(#"<a href="x" onclick='y'>&</a>"#) == "&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;&lt;/a&gt;")
-        #expect(HTMLEscaping.escape("Küche 🏠") == "Küche 🏠")
+        #expect(MarkupEscaping.escape(#"<a href="x" onclick='y'>&</a>"#) == "&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;&lt;/a&gt;")
+        #expect(MarkupEscaping.escape("Küche 🏠") == "Küche 🏠")
     }
 
     @Test func everyValueFromTheDatabaseIsEscaped() {
@@ -86,8 +87,9 @@ import Testing
         #expect(drawing.pixel((10, 20)) == (24, 24))
         #expect(drawing.pixel((30, 28)).x == 776)
         // A sixth of the width is 3.5 m: 5 m is the closest round length; in feet (11.5), 10.
-        #expect(drawing.scaleBar(.metric) == (5, "5 m") && drawing.scaleBar(.imperial) == (10 * 0.3048, "10 ft"))
-        #expect(FloorPlanDrawing.centroid([(0, 0), (4, 0), (4, 2), (0, 2)]) == (2, 1))
+        #expect(drawing.scaleBar(.metric).metres == 5 && drawing.scaleBar(.metric).label == "5 m")
+        #expect(drawing.scaleBar(.imperial).metres == 10 * 0.3048 && drawing.scaleBar(.imperial).label == "10 ft")
+        #expect(PlanGeometry.centroid([(0, 0), (4, 0), (4, 2), (0, 2)]) == (2, 1))
         // A tall floor is limited by its height instead.
         let tall = FloorPlanDrawing(rooms: [FloorPlanDrawing.Room(id: "b", name: "B", points: [(0, 0), (1, 0), (1, 100), (0, 100)])])
         #expect(abs(tall.scale - 752.0 * 1.25 / 100) < 1e-9)
@@ -97,18 +99,18 @@ import Testing
     /// in the middle of its room) and off one another, inside the room's bounds.
     @Test func aRoomsLabelKeepsOffTheDotsOnThePlan() throws {
         let look = FloorPlanDrawing.Look.panel
-        let bounds = FloorPlanDrawing.Box(left: 0, top: 0, right: 400, bottom: 300)
+        let bounds = PlanBox(left: 0, top: 0, right: 400, bottom: 300)
         let lines = ["Living room", "291 ft²"]
         let dots: [(x: Double, y: Double)] = [(200, 150), (200, 120)]
-        #expect(FloorPlanDrawing.labelPlace(centre: (200, 150), lines: lines, look: look, within: bounds, dots: [], taken: []) == (200, 150),
+        #expect(PlanGeometry.labelPlace(centre: (200, 150), lines: lines, fontSize: look.fontSize, dotRadius: look.dotRadius, within: bounds, dots: [], taken: []) == (200, 150),
                 "with nothing in the way the label is at the centre")
-        let placed = FloorPlanDrawing.labelPlace(centre: (200, 150), lines: lines, look: look, within: bounds, dots: dots, taken: [])
-        let box = FloorPlanDrawing.labelBox(at: placed, lines: lines, fontSize: look.fontSize)
+        let placed = PlanGeometry.labelPlace(centre: (200, 150), lines: lines, fontSize: look.fontSize, dotRadius: look.dotRadius, within: bounds, dots: dots, taken: [])
+        let box = PlanGeometry.labelBox(at: placed, lines: lines, fontSize: look.fontSize)
         #expect(!dots.contains { box.meets(circle: $0, radius: look.dotRadius, gap: 0) }, "clear of the dots: \(placed)")
         #expect((0...400).contains(placed.x) && (0...300).contains(placed.y))
-        let roomBelow = FloorPlanDrawing.Box(left: 0, top: 0, right: 400, bottom: 600)
-        let other = FloorPlanDrawing.labelPlace(centre: placed, lines: ["Hall", "129 ft²"], look: look, within: roomBelow, dots: dots, taken: [box])
-        #expect(!FloorPlanDrawing.labelBox(at: other, lines: ["Hall", "129 ft²"], fontSize: look.fontSize).meets(box), "clear of a label placed before")
+        let roomBelow = PlanBox(left: 0, top: 0, right: 400, bottom: 600)
+        let other = PlanGeometry.labelPlace(centre: placed, lines: ["Hall", "129 ft²"], fontSize: look.fontSize, dotRadius: look.dotRadius, within: roomBelow, dots: dots, taken: [box])
+        #expect(!PlanGeometry.labelBox(at: other, lines: ["Hall", "129 ft²"], fontSize: look.fontSize).meets(box), "clear of a label placed before")
         // The page's plan draws its dots and text at the panel's size there, its own here.
         var page = HTMLWriter()
         FloorPlanDrawing(Self.tour().floors[0].floor.rooms).write(into: &page, roomURL: { $0 }, marks: [
@@ -228,9 +230,9 @@ import Testing
     }
 
     @Test func numbersAndTimesPrintAsThePagesShowThem() {
-        #expect(Format.decimal(2.345, places: 1) == "2.3")
-        #expect(Format.decimal(-0.04, places: 1) == "0.0")
-        #expect(Format.decimal(-1.25, places: 2) == "-1.25")
+        #expect(Numerals.decimal(2.345, places: 1) == "2.3")
+        #expect(Numerals.decimal(-0.04, places: 1) == "0.0")
+        #expect(Numerals.decimal(-1.25, places: 2) == "-1.25")
         #expect(Format.bytes(1_040_000) == "1015.6 KB")
         #expect(Format.bytes(512) == "512 bytes")
         #expect([400, 45_000, 68_400, 120_000, 7_500_000, 7_200_000].map { Format.duration(milliseconds: $0) } == ["0 s", "45 s", "1 min 8 s", "2 min", "2 h 5 min", "2 h"])

@@ -1107,7 +1107,7 @@ def phone_sizes(daemon, house, tokens):
     daemon.api("PUT", "/v1/branding", {"name": "Harbour Homes & Coastal Lettings of Greater Portsmouth", "accent": "#0b5d3b",
                                        "contact": ["Jane Agent-Featherstonehaugh", "+44 20 7946 0000", "jane@harbour-homes.example"]}, daemon.token)
     daemon.request("PUT", "/v1/branding/logo", png.getvalue(), daemon.token, {"Content-Type": "image/png"})
-    links = [("branded", daemon.api("POST", f"/v1/tours/{house['tour']}/shares", {"label": "Phones"}, daemon.token)),
+    links = [("branded", daemon.api("POST", f"/v1/tours/{house['tour']}/shares", {"label": "Phones", "offersFloorPlans": True}, daemon.token)),
              ("unbranded", daemon.api("POST", f"/v1/tours/{house['tour']}/shares", {"label": "Phones, plain", "branding": "unbranded"}, daemon.token))]
     guest = tourfixture.chromium(WAIT)
     agent = tourfixture.chromium(WAIT)
@@ -1133,6 +1133,8 @@ def phone_sizes(daemon, house, tokens):
                     toggle.click()
                 # Opened over the view: the view's own hotspots may lie under it until it folds.
                 laid_out(guest, f"{name}, the panel open", TOUR_PIECES.replace("#viewer a.hotspot, ", ""))
+                offered = [a.text for a in guest.find_elements(By.CSS_SELECTOR, "#panel p.download a")]
+                check(offered == (["Download the floor plan"] if kind == "branded" else []), f"{name}: the panel offers the floor plan where the link does: {offered}")
                 look_shot(guest, f"25-{name}-panel")
                 guest.find_element(By.CSS_SELECTOR, "button.dollhouse").click()
                 await_condition(guest, lambda d: d.find_elements(By.CSS_SELECTOR, ".dollhouse-view canvas"), f"{name}: the dollhouse opens")
@@ -1179,6 +1181,53 @@ def phone_sizes(daemon, house, tokens):
         agent.quit()
         daemon.api("PUT", "/v1/branding", {}, daemon.token)
         daemon.request("DELETE", "/v1/branding/logo", None, daemon.token)
+
+
+def floor_plans(daemon, house, tokens):
+    """issue "Floor plans an agent can publish": the agent's property page offers the house's
+    plans; a floor's SVG opens in the browser, each room named and measured; the home's PDF is
+    every room's name, size and area on a page per floor after a cover, and its pages render;
+    the unbranded one says nothing of the agency. Screenshots and the PDF's pages are kept."""
+    daemon.api("PUT", "/v1/branding", {"name": "Harbour Homes", "contact": ["+44 20 7946 0000"]}, daemon.token)
+    agent = tourfixture.chromium(WAIT)
+    try:
+        agent.get(daemon.base + "/app/login")
+        agent.find_element(By.ID, "token").send_keys(daemon.token)
+        agent.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+        await_condition(agent, lambda d: d.current_url.endswith("/app/"), "the agent signs in")
+        agent.get(daemon.base + f"/app/properties/{house['property']}")
+        card = agent.find_element(By.CSS_SELECTOR, "section.floor-plans")
+        links = [link.get_attribute("href") for link in card.find_elements(By.CSS_SELECTOR, "a[download]")]
+        check(len(links) == 2 + 4 * len(house["floors"]) and all("/floor-plan." in link for link in links),
+              f"the property page offers the home's PDF and each floor's PDF, SVG and PNG, branded and not: {len(links)} links")
+        agent.execute_script("document.querySelector('section.floor-plans').scrollIntoView()")
+        look_shot(agent, "40-property-floor-plans")
+        agent.get(daemon.base + f"/app/floors/{house['floors'][0]}/floor-plan.svg")
+        names = agent.execute_script("return [...document.querySelectorAll('g.room > title')].map(t => t.textContent)")
+        texts = agent.execute_script("return [...document.querySelectorAll('text')].map(t => t.textContent)")
+        expected = [room for room, _, _ in tourfixture.WALK_FLOORS[0]]
+        check(names == expected and "27.0 m² (291 ft²)" in texts and "Floor area: 48.0 m² (517 ft²)" in texts,
+              f"the floor's SVG names its rooms with their areas and the floor's: {names}, {texts[:12]}")
+        look_shot(agent, "41-floor-plan-svg")
+    finally:
+        agent.quit()
+    for kind in ("branded", "unbranded"):
+        status, headers, pdf = daemon.request("GET", f"/v1/properties/{house['property']}/floor-plan.pdf?branding={kind}", token=daemon.token)
+        folder = tempfile.mkdtemp(prefix="floor-plan-")
+        with open(os.path.join(folder, "plan.pdf"), "wb") as file:
+            file.write(pdf)
+        text = subprocess.run(["pdftotext", "-layout", os.path.join(folder, "plan.pdf"), "-"], capture_output=True, text=True, timeout=60).stdout
+        rooms = [room for floor in tourfixture.WALK_FLOORS for room, _, _ in floor]
+        check(status == 200 and all(room in text for room in rooms) and "max 6.0 × 6.0 m" in text and "Total floor area" in text,
+              f"the {kind} PDF names every room with its size and area, and the home's total")
+        agency = [word for word in ("Harbour", "+44 20 7946") if word in text]
+        check(agency == [] if kind == "unbranded" else agency != [], f"the {kind} PDF's agency words: {agency}")
+        subprocess.run(["pdftoppm", "-r", "60", "-png", os.path.join(folder, "plan.pdf"), os.path.join(ARTIFACTS, f"42-floor-plan-{kind}")],
+                       check=True, timeout=60)
+        pages = [name for name in os.listdir(ARTIFACTS) if name.startswith(f"42-floor-plan-{kind}")]
+        check(len(pages) == 1 + len(house["floors"]), f"the {kind} PDF's cover and floors render: {sorted(pages)}")
+        shutil.rmtree(folder)
+    daemon.api("PUT", "/v1/branding", {}, daemon.token)
 
 
 def look_shot(driver, name):
@@ -1311,6 +1360,7 @@ def main():
         moves_through_the_room(daemon, house)
         branded_side_by_side(daemon, house, tokens)
         phone_sizes(daemon, house, tokens)
+        floor_plans(daemon, house, tokens)
         huge_panorama(driver, daemon, huge, tokens, cookie)
         phone_formats(driver, daemon, formats, tokens, cookie)
 

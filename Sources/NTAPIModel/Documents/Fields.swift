@@ -70,6 +70,12 @@ public struct Fields {
         return flag
     }
 
+    /// A flag, or nil when absent or null.
+    public func optionalBool(_ key: String) throws(InvalidDocument) -> Bool? {
+        guard let value = self[key], !value.isNull else { return nil }
+        return try bool(key)
+    }
+
     /// An object, or nil when absent or null.
     public func object(_ key: String) throws(InvalidDocument) -> Fields? {
         guard let value = self[key], !value.isNull else { return nil }

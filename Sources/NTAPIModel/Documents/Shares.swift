@@ -13,6 +13,8 @@ public struct ShareDocument: JSONDocument, Equatable, Sendable {
     /// Whether its visitors may fetch each panorama's full-size image (made again without the
     /// camera's metadata); else they see previews and tiles only.
     public var offersOriginals: Bool
+    /// Whether its visitors may download the tour's floor plans (a PDF, branded as the link is).
+    public var offersFloorPlans: Bool
     /// Whether its pages carry the tenant's branding (name, logo, accent, contact) and the
     /// platform's name where the operator shows it; else none of them (the MLS form).
     public var branded: Bool
@@ -23,8 +25,8 @@ public struct ShareDocument: JSONDocument, Equatable, Sendable {
     public var milliseconds: Int64
 
     public init(id: String, tourId: String, url: String?, label: String? = nil, createdAt: String, expiresAt: String,
-                frameAncestors: [String] = [], offersOriginals: Bool = false, branded: Bool = true, views: Int = 0, visitors: Int = 0,
-                milliseconds: Int64 = 0) {
+                frameAncestors: [String] = [], offersOriginals: Bool = false, offersFloorPlans: Bool = false, branded: Bool = true, views: Int = 0,
+                visitors: Int = 0, milliseconds: Int64 = 0) {
         self.id = id
         self.tourId = tourId
         self.url = url
@@ -33,6 +35,7 @@ public struct ShareDocument: JSONDocument, Equatable, Sendable {
         self.expiresAt = expiresAt
         self.frameAncestors = frameAncestors
         self.offersOriginals = offersOriginals
+        self.offersFloorPlans = offersFloorPlans
         self.branded = branded
         self.views = views
         self.visitors = visitors
@@ -48,7 +51,8 @@ public struct ShareDocument: JSONDocument, Equatable, Sendable {
         }
         self.init(id: try json.string("id"), tourId: try json.string("tourId"), url: try json.optionalString("url"), label: try json.optionalString("label"),
                   createdAt: try json.string("createdAt"), expiresAt: try json.string("expiresAt"), frameAncestors: origins,
-                  offersOriginals: try json.bool("offersOriginals"), branded: try json.bool("branded"), views: try json.integer("views"),
+                  offersOriginals: try json.bool("offersOriginals"), offersFloorPlans: try json.optionalBool("offersFloorPlans") ?? false,
+                  branded: try json.bool("branded"), views: try json.integer("views"),
                   visitors: try json.integer("visitors"), milliseconds: Int64(((try json.optionalNumber("seconds") ?? 0) * 1000).rounded()))
     }
 
@@ -60,6 +64,7 @@ public struct ShareDocument: JSONDocument, Equatable, Sendable {
             writer.key("frameAncestors"); writer.array(frameAncestors) { $0.string($1) }
             writer.key("id"); writer.string(id)
             writer.key("label"); writer.string(label)
+            writer.key("offersFloorPlans"); writer.bool(offersFloorPlans)
             writer.key("offersOriginals"); writer.bool(offersOriginals)
             writer.key("tourId"); writer.string(tourId)
             writer.key("seconds"); writer.double(Double(milliseconds) / 1000)
@@ -71,7 +76,7 @@ public struct ShareDocument: JSONDocument, Equatable, Sendable {
 }
 
 /// The body of `POST /v1/tours/{tourId}/shares`: `{"expiresInSeconds": N, "label": "…",
-/// "frameAncestors": [origin…], "offersOriginals": false, "branding": "branded"}`, every field optional: N within the
+/// "frameAncestors": [origin…], "offersOriginals": false, "offersFloorPlans": false, "branding": "branded"}`, every field optional: N within the
 /// server's range (docs/api.md: 1 hour to 90 days by default; absent, the server's default, 30
 /// days), a label as any name people read (`DisplayName`), at most `maxOrigins` origins.
 public struct ShareInput: Equatable, Sendable {
@@ -79,6 +84,7 @@ public struct ShareInput: Equatable, Sendable {
     public var label: String?
     public var frameAncestors: [String]
     public var offersOriginals: Bool
+    public var offersFloorPlans: Bool
     /// `"branded"` (the default) or `"unbranded"`.
     public var branded: Bool
 
@@ -95,8 +101,8 @@ public struct ShareInput: Equatable, Sendable {
         }
         let seconds: Int
         if let given = json["expiresInSeconds"], !given.isNull { seconds = try json.integer("expiresInSeconds") } else { seconds = defaultSeconds }
-        let offers: Bool
-        if let given = json["offersOriginals"], !given.isNull { offers = try json.bool("offersOriginals") } else { offers = false }
+        let offers = try json.optionalBool("offersOriginals") ?? false
+        let plans = try json.optionalBool("offersFloorPlans") ?? false
         let branded: Bool
         switch try json.optionalString("branding") {
         case nil, "branded": branded = true
@@ -104,14 +110,16 @@ public struct ShareInput: Equatable, Sendable {
         default: throw InvalidDocument("branding must be \"branded\" or \"unbranded\"")
         }
         return try ShareInput(expiresInSeconds: seconds, label: try json.optionalString("label"), frameAncestors: origins, offersOriginals: offers,
-                              branded: branded).validated(allowed, maxOrigins: maxOrigins)
+                              offersFloorPlans: plans, branded: branded).validated(allowed, maxOrigins: maxOrigins)
     }
 
-    public init(expiresInSeconds: Int, label: String? = nil, frameAncestors: [String] = [], offersOriginals: Bool = false, branded: Bool = true) {
+    public init(expiresInSeconds: Int, label: String? = nil, frameAncestors: [String] = [], offersOriginals: Bool = false, offersFloorPlans: Bool = false,
+                branded: Bool = true) {
         self.expiresInSeconds = expiresInSeconds
         self.label = label
         self.frameAncestors = frameAncestors
         self.offersOriginals = offersOriginals
+        self.offersFloorPlans = offersFloorPlans
         self.branded = branded
     }
 
@@ -129,7 +137,8 @@ public struct ShareInput: Equatable, Sendable {
             let origin = try FrameAncestor.validated(text)
             if !origins.contains(origin) { origins.append(origin) }
         }
-        return ShareInput(expiresInSeconds: expiresInSeconds, label: named, frameAncestors: origins, offersOriginals: offersOriginals, branded: branded)
+        return ShareInput(expiresInSeconds: expiresInSeconds, label: named, frameAncestors: origins, offersOriginals: offersOriginals,
+                          offersFloorPlans: offersFloorPlans, branded: branded)
     }
 }
 

@@ -29,6 +29,7 @@ public struct HTTPStatus: Sendable, Equatable, Hashable {
     public static let forbidden = HTTPStatus(403, "Forbidden")
     public static let notFound = HTTPStatus(404, "Not Found")
     public static let methodNotAllowed = HTTPStatus(405, "Method Not Allowed")
+    public static let notAcceptable = HTTPStatus(406, "Not Acceptable")
     public static let requestTimeout = HTTPStatus(408, "Request Timeout")
     public static let conflict = HTTPStatus(409, "Conflict")
     public static let gone = HTTPStatus(410, "Gone")

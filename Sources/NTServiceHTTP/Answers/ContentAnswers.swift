@@ -118,9 +118,20 @@ enum ByteRange: Equatable {
 extension Response {
     /// A logo's JPEG, revalidated by its time (a 304 when unchanged).
     package static func logo(_ jpeg: [UInt8], updatedAt: String, for request: Request) -> Response {
-        let etag = "\"" + updatedAt + "\""
+        revalidated(jpeg, contentType: "image/jpeg", tag: updatedAt, for: request)
+    }
+
+    /// A floor plan drawn, revalidated by what it shows, named for a download.
+    package static func floorPlan(_ plan: FloorPlanMade, for request: Request) -> Response {
+        revalidated(plan.bytes, contentType: plan.mediaType, tag: plan.tag, for: request,
+                    headers: [HTTPField(name: "Content-Disposition", value: "inline; filename=\"\(plan.fileName)\"")])
+    }
+
+    /// Bytes made by the server, private to their asker and asked again each time (a 304 while `tag` is the same).
+    private static func revalidated(_ bytes: [UInt8], contentType: String, tag: String, for request: Request, headers extra: [HTTPField] = []) -> Response {
+        let etag = "\"" + tag + "\""
         let headers = [HTTPField(name: "ETag", value: etag), HTTPField(name: "Cache-Control", value: "private, no-cache")]
         if StoredContent.matches(request.headers["if-none-match"], etag) { return Response(status: .notModified, headers: headers) }
-        return Response(status: .ok, contentType: "image/jpeg", headers: headers, body: .bytes(jpeg))
+        return Response(status: .ok, contentType: contentType, headers: headers + extra, body: .bytes(bytes))
     }
 }

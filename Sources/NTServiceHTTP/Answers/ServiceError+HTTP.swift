@@ -17,6 +17,7 @@ extension ServiceError: HTTPErrorConvertible {
                              headers: [HTTPField(name: "WWW-Authenticate", value: "Bearer realm=\"toursd\", error=\"invalid_token\", error_description=\"the grant expired\"")])
         case .forbidden: return HTTPError(.forbidden, code: code.rawValue, message)
         case .notFound: return HTTPError(.notFound, code: code.rawValue, message)
+        case .notAcceptable: return HTTPError(.notAcceptable, code: code.rawValue, message)
         case .conflict, .notContinuable, .offsetMismatch: return HTTPError(.conflict, code: code.rawValue, message)
         case .preconditionFailed:
             return HTTPError(.preconditionFailed, code: code.rawValue, message, headers: [HTTPField(name: "Tus-Version", value: TusProtocol.version)])

@@ -116,6 +116,11 @@ package struct ImageSettings: Sendable {
     package var processingQueueLimit: Int
     package var processingRetrySeconds: Int
     package var retryAfterSeconds: Int
+    /// Published floor plans: a PNG's width when none is asked, the widest asked, and the
+    /// bytes of drawn plans kept.
+    package var floorPlanPngWidth: Int
+    package var maxFloorPlanPngWidth: Int
+    package var floorPlanCacheBytes: Int
 
     package init(_ config: ToursdConfig) {
         previewWidths = config.previewWidths
@@ -136,6 +141,9 @@ package struct ImageSettings: Sendable {
         processingQueueLimit = config.processingQueueLimit
         processingRetrySeconds = config.processingRetrySeconds
         retryAfterSeconds = config.retryAfterSeconds
+        floorPlanPngWidth = min(config.floorPlanPngWidth, config.maxFloorPlanPngWidth)
+        maxFloorPlanPngWidth = config.maxFloorPlanPngWidth
+        floorPlanCacheBytes = config.floorPlanCacheBytes
     }
 
     /// The configured width closest to `width`.

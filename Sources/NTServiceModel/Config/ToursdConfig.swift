@@ -296,6 +296,14 @@ public struct ToursdConfig: Sendable, Equatable {
     /// The memory all image work of the daemon may hold at once, previews and tiles together:
     /// each takes its share, from the image's headers, before decoding, and waits for room.
     public var imageMemoryBytes = 512 << 20
+    /// A published floor plan's PNG: its width when the caller picks none, and the widest it
+    /// may pick (a 4096-wide A4 sheet holds 95 MB of pixels while it is drawn, within
+    /// `imageMemoryBytes`).
+    public var floorPlanPngWidth = 2000
+    public var maxFloorPlanPngWidth = 4096
+    /// The bytes of published floor plans kept drawn, by what they show (the least recently
+    /// asked for go first).
+    public var floorPlanCacheBytes = 32 << 20
     /// Properties on one page of the viewer's list.
     public var viewerPageSize = 25
     /// The most a viewer form (sign-in, share link) may post.
@@ -451,6 +459,9 @@ public struct ToursdConfig: Sendable, Equatable {
         "tileMaxSpherePerPixel": { config, text in setInt(&config.tileMaxSpherePerPixel, text, 1...64) },
         "maxTileCpuSeconds": { config, text in setInt(&config.maxTileCpuSeconds, text, 1...86_400) },
         "imageMemoryBytes": { config, text in setInt(&config.imageMemoryBytes, text, 16 << 20...1 << 40) },
+        "floorPlanPngWidth": { config, text in setInt(&config.floorPlanPngWidth, text, 200...8192) },
+        "maxFloorPlanPngWidth": { config, text in setInt(&config.maxFloorPlanPngWidth, text, 200...8192) },
+        "floorPlanCacheBytes": { config, text in setInt(&config.floorPlanCacheBytes, text, 0...1 << 34) },
         "viewerPageSize": { config, text in setInt(&config.viewerPageSize, text, 1...200) },
         "maxFormBodyBytes": { config, text in setInt(&config.maxFormBodyBytes, text, 1024...1_048_576) },
     ]

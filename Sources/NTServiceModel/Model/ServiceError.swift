@@ -12,6 +12,8 @@ public struct ServiceError: Error, Sendable, Equatable {
         case grantExpired = "grant_expired"
         case forbidden
         case notFound = "not_found"
+        /// None of the formats a request's `Accept` takes is served (406).
+        case notAcceptable = "not_acceptable"
         case conflict
         case notContinuable = "not_continuable"
         case payloadTooLarge = "payload_too_large"

@@ -497,6 +497,12 @@ ALTER TABLE panoramas ADD COLUMN camera_height REAL;
 ALTER TABLE uploads ADD COLUMN camera_height REAL;
 
 """#),
+        Migration(version: 27, name: "share_floor_plans", sql: #"""
+-- Whether a share link offers its tour's floor plans as a PDF to download (1), or not (0, the
+-- default, and so for every older link).
+ALTER TABLE shares ADD COLUMN offers_floor_plans INTEGER NOT NULL DEFAULT 0;
+
+"""#),
     ]
 
     package static let postgresql: [Migration] = [
@@ -919,6 +925,12 @@ ALTER TABLE panoramas ADD COLUMN captured_at TEXT;
 -- How high above its floor each panorama's camera was (SQLite's migration 0026).
 ALTER TABLE panoramas ADD COLUMN camera_height DOUBLE PRECISION;
 ALTER TABLE uploads ADD COLUMN camera_height DOUBLE PRECISION;
+
+"""#),
+        Migration(version: 24, name: "share_floor_plans", sql: #"""
+-- Whether a share link offers its tour's floor plans as a PDF to download (1), or not (0, the
+-- default, and so for every older link).
+ALTER TABLE shares ADD COLUMN offers_floor_plans INTEGER NOT NULL DEFAULT 0;
 
 """#),
     ]

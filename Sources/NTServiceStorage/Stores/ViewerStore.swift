@@ -13,6 +13,7 @@ package struct OpenedShare: Sendable {
     /// The origins that may frame its embed form.
     package let frameAncestors: [String]
     package let offersOriginals: Bool
+    package let offersFloorPlans: Bool
     package let branded: Bool
 }
 
@@ -80,12 +81,13 @@ package enum ViewerStore {
         let id = Identifier.make(), secret = secretOf(id)
         let share = ShareDocument(id: id, tourId: tourId, url: "/t/" + secret, label: input.label, createdAt: stamp,
                                   expiresAt: Timestamp.text(now, plus: input.expiresInSeconds), frameAncestors: input.frameAncestors,
-                                  offersOriginals: input.offersOriginals, branded: input.branded)
+                                  offersOriginals: input.offersOriginals, offersFloorPlans: input.offersFloorPlans, branded: input.branded)
         try await db.run("""
-            INSERT INTO shares (tenant_id, id, property_id, secret_hash, created_at, expires_at, frame_ancestors, label, offers_originals, branded)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO shares (tenant_id, id, property_id, secret_hash, created_at, expires_at, frame_ancestors, label, offers_originals, offers_floor_plans,
+                                branded)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, tenant, share.id, property, Blob(Secrets.hash(secret)), share.createdAt, share.expiresAt, FrameAncestors.text(share.frameAncestors),
-            share.label, Int64(share.offersOriginals ? 1 : 0), Int64(share.branded ? 1 : 0))
+            share.label, Int64(share.offersOriginals ? 1 : 0), Int64(share.offersFloorPlans ? 1 : 0), Int64(share.branded ? 1 : 0))
         return share
     }
 
@@ -103,13 +105,13 @@ package enum ViewerStore {
             guard let createdAt = try await db.first("SELECT created_at FROM shares WHERE tenant_id = ? AND property_id = ? AND id = ?", tenant, property, after)?
                 .decode("created_at", as: String.self) else { throw ServiceError.badRequest("after names no share link of this tour") }
             rows = try await db.query("""
-                SELECT id, secret_hash, label, created_at, expires_at, frame_ancestors, offers_originals, branded, views, visitors, milliseconds FROM shares
+                SELECT id, secret_hash, label, created_at, expires_at, frame_ancestors, offers_originals, offers_floor_plans, branded, views, visitors, milliseconds FROM shares
                 WHERE tenant_id = ? AND property_id = ? AND expires_at > ? AND (created_at < ? OR (created_at = ? AND id > ?))
                 ORDER BY created_at DESC, id LIMIT ?
                 """, tenant, property, stamp, createdAt, createdAt, after, limit + 1)
         } else {
             rows = try await db.query("""
-                SELECT id, secret_hash, label, created_at, expires_at, frame_ancestors, offers_originals, branded, views, visitors, milliseconds FROM shares
+                SELECT id, secret_hash, label, created_at, expires_at, frame_ancestors, offers_originals, offers_floor_plans, branded, views, visitors, milliseconds FROM shares
                 WHERE tenant_id = ? AND property_id = ? AND expires_at > ?
                 ORDER BY created_at DESC, id LIMIT ?
                 """, tenant, property, stamp, limit + 1)
@@ -120,7 +122,8 @@ package enum ViewerStore {
             return ShareDocument(id: id, tourId: tourId, url: copyable ? "/t/" + secret : nil, label: try row.decodeIfPresent("label", as: String.self),
                           createdAt: try row.decode("created_at", as: String.self), expiresAt: try row.decode("expires_at", as: String.self),
                           frameAncestors: FrameAncestors.list(try row.decodeIfPresent("frame_ancestors", as: String.self)),
-                          offersOriginals: try row.decode("offers_originals", as: Int64.self) != 0, branded: try row.decode("branded", as: Int64.self) != 0,
+                          offersOriginals: try row.decode("offers_originals", as: Int64.self) != 0,
+                          offersFloorPlans: try row.decode("offers_floor_plans", as: Int64.self) != 0, branded: try row.decode("branded", as: Int64.self) != 0,
                           views: try row.decode("views", as: Int.self), visitors: try row.decode("visitors", as: Int.self),
                           milliseconds: try row.decode("milliseconds", as: Int64.self))
         }
@@ -135,13 +138,14 @@ package enum ViewerStore {
     package static func share(_ db: any SQLConnection, secret: String, at now: WallClockTime) async throws -> OpenedShare? {
         let digest = Secrets.hash(secret)
         guard let row = try await db.first("""
-            SELECT tenant_id, id, label, property_id, secret_hash, frame_ancestors, offers_originals, branded FROM shares WHERE secret_hash = ? AND expires_at > ?
+            SELECT tenant_id, id, label, property_id, secret_hash, frame_ancestors, offers_originals, offers_floor_plans, branded FROM shares WHERE secret_hash = ? AND expires_at > ?
             """, Blob(digest), Timestamp.text(now)),
               constantTimeEquals(try row.decode("secret_hash", as: [UInt8].self), digest) else { return nil }
         return OpenedShare(tenant: try row.decode("tenant_id", as: Int64.self), id: try row.decode("id", as: String.self),
                            label: try row.decodeIfPresent("label", as: String.self), propertyId: try row.decode("property_id", as: String.self),
                            frameAncestors: FrameAncestors.list(try row.decodeIfPresent("frame_ancestors", as: String.self)),
-                           offersOriginals: try row.decode("offers_originals", as: Int64.self) != 0, branded: try row.decode("branded", as: Int64.self) != 0)
+                           offersOriginals: try row.decode("offers_originals", as: Int64.self) != 0,
+                           offersFloorPlans: try row.decode("offers_floor_plans", as: Int64.self) != 0, branded: try row.decode("branded", as: Int64.self) != 0)
     }
 
     // MARK: The property list

@@ -259,10 +259,12 @@ public final class SyncService: Sendable {
         let creations = PanoramaCreations(panoramas: panoramas, tus: TusUploads(uploads: uploads), draft: DraftUploads(uploads: uploads))
         let shares = Shares(records: records, clock: clock, settings: api.shares, secrets: ShareSecrets(key: webhookKey))
         let branding = Branding(records: records, clock: clock, images: images, logoWidth: api.logoWidth)
+        let imageSettings = ImageSettings(config)
+        let floorPlans = FloorPlans(records: records, previews: images.previews, cache: FloorPlanCache(limit: imageSettings.floorPlanCacheBytes), settings: imageSettings)
         let viewerSettings = ViewerSettings(config)
         let viewer = ViewerService(reads: ViewerReads(records: records, clock: clock, shareSecrets: shares.secrets), panoramas: panoramas, shares: shares, branding: branding,
                                    sessions: ViewerSessions(records: records, clock: clock, lifetime: viewerSettings.sessionLifetimeSeconds), signIns: signIns,
-                                   images: images, imageAnswers: imageAnswers, contents: contents, logger: logger, settings: viewerSettings)
+                                   images: images, imageAnswers: imageAnswers, contents: contents, floorPlans: floorPlans, logger: logger, settings: viewerSettings)
         let router = Router { table in
             OpsRoutes.add(to: &table, metrics: metrics, routes: { routerBox.routes }, unavailable: {
                 records.unavailableReason ?? store.unavailableReason
@@ -287,6 +289,7 @@ public final class SyncService: Sendable {
                     GrantRoutes.add(to: &v1, settings: api, credentials: Credentials(records: records, clock: clock, grantsPerTenant: api.grantsPerTenant,
                                                                                      tokensPerTenant: api.tokensPerTenant))
                     BrandingRoutes.add(to: &v1, settings: api, branding: branding)
+                    FloorPlanRoutes.add(to: &v1, plans: floorPlans)
                     UploadRoutes.add(to: &v1, creations)
                     var capability = RouteGroup(v1.table, authenticate: UploadCapabilityAuthentication(capabilities: uploads.capabilities, records: records).authenticate)
                     let capabilityRules = UploadRoutes.add(to: &capability, creations)

@@ -113,7 +113,7 @@ nav.walk { display: flex; justify-content: space-between; gap: 1rem; margin: 0.7
 nav.walk a { padding: 0.45rem 0.9rem; border: 1px solid var(--line); border-radius: 8px; background: #fff; text-decoration: none; }
 nav.walk a[rel=next] { margin-left: auto; text-align: right; }
 .around .panel-body { display: grid; grid-template-columns: repeat(auto-fit, minmax(17rem, 1fr)); gap: 0 1rem; }
-.around .panel-body > .about, .around .panel-body > p.meta { grid-column: 1 / -1; }
+.around .panel-body > .about, .around .panel-body > p.meta, .around .panel-body > p.download { grid-column: 1 / -1; }
 .ways ul.links { list-style: none; padding: 0; margin: 0; }
 .ways ul.links li { padding: 0.3rem 0; border-top: 1px solid var(--line); }
 .ways ul.links li:first-child { border-top: 0; }
@@ -125,6 +125,9 @@ svg.plan .cone { fill: rgba(194, 65, 12, 0.22); stroke: #c2410c; stroke-width: 2
 nav.floors ul { list-style: none; display: flex; flex-wrap: wrap; gap: 0.5rem; margin: 0.75rem 0 0; padding: 0; }
 nav.floors a { display: inline-block; padding: 0.25rem 0.8rem; border: 1px solid var(--line); border-radius: 999px; text-decoration: none; }
 nav.floors a[aria-current] { background: var(--accent); border-color: var(--accent); color: #fff; }
+section.floor-plans ul.downloads { list-style: none; padding: 0; margin: 0.4rem 0; }
+section.floor-plans ul.downloads li { padding: 0.2rem 0; }
+section.floor-plans a[download], p.download a { display: inline-block; min-height: 1.5rem; padding: 0.15rem 0.35rem; line-height: 1.5rem; }
 a.cover { position: relative; display: block; margin: 0 0 1rem; border-radius: 10px; overflow: hidden; background: #dde3e9; }
 a.cover img { display: block; width: 100%; height: auto; aspect-ratio: 5 / 2; object-fit: cover; }
 a.cover span { position: absolute; left: 1rem; bottom: 1rem; padding: 0.5rem 1.1rem; border-radius: 999px; background: var(--accent); color: #fff; font-weight: 600; box-shadow: 0 1px 5px rgba(0, 0, 0, 0.4); }
@@ -189,7 +192,7 @@ main.embed .meta { margin: 0; color: #c5ccd4; }
   body.tour .around .panel-body { display: block; }
   body.tour .around .card { margin: 0; padding: 0.6rem 0.9rem; border: 0; border-bottom: 1px solid var(--line); border-radius: 0; background: transparent; }
   body.tour .around .minimap svg.plan { width: 100%; }
-  body.tour .around p.meta { margin: 0; padding: 0.5rem 0.9rem; }
+  body.tour .around p.meta, body.tour .around p.download { margin: 0; padding: 0.5rem 0.9rem; }
   body.tour .around h3 { margin: 0.4rem 0 0.1rem; font-size: 0.95rem; }
   /* Another site's frame: no bar above the title and the panel; the panel as on any page. */
   body.embed.tour .heading, body.embed.tour .around { margin-top: 0.5rem; }

@@ -1,3 +1,5 @@
+import NTFloorPlans
+
 /// Builds an HTML page. Markup goes in with `raw` (only ever literals of this module); every
 /// value from outside (names, ids, dates: anything a client or the database supplied) goes in
 /// through `text`, which escapes it for element content and quoted attribute values alike.
@@ -13,7 +15,7 @@ struct HTMLWriter {
     }
 
     mutating func text(_ value: String) {
-        html += HTMLEscaping.escape(value)
+        html += MarkupEscaping.escape(value)
     }
 
     mutating func text(_ value: Int) {
@@ -50,25 +52,4 @@ struct HTMLWriter {
     }
 
     var bytes: [UInt8] { Array(html.utf8) }
-}
-
-public enum HTMLEscaping {
-    /// The five characters that could end an element's text or a quoted attribute value, or
-    /// start markup, as character references (HTML §13.1.4). Everything else passes as is.
-    public static func escape(_ value: String) -> String {
-        guard value.utf8.contains(where: { $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || $0 == 0x22 || $0 == 0x27 }) else { return value }
-        var result = ""
-        result.reserveCapacity(value.utf8.count + 16)
-        for character in value.unicodeScalars {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&#39;"
-            default: result.unicodeScalars.append(character)
-            }
-        }
-        return result
-    }
 }

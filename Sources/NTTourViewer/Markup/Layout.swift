@@ -1,4 +1,5 @@
 import NTAPIModel
+import NTFloorPlans
 
 /// Where one view of the tours lives: the signed-in app under `/app`, or one tour under its
 /// share link `/t/{secret}` (read-only; its root is the property page).
@@ -35,6 +36,10 @@ public struct ViewerPaths: Sendable, Equatable {
     public func image(_ id: String) -> String { base + "/panoramas/" + id + "/image" }
     /// Where a panorama's tiles are: `{level}/{face}{row}_{column}.jpg` below it.
     public func tiles(_ id: String) -> String { base + "/panoramas/" + id + "/tiles/" }
+    /// A floor's published plan, as `suffix` (svg, pdf, png).
+    public func floorPlan(floor id: String, _ suffix: String) -> String { base + "/floors/" + id + "/floor-plan." + suffix }
+    /// The home's published plans, a PDF.
+    public func floorPlans(property id: String) -> String { (isShare ? base : base + "/properties/" + id) + "/floor-plan.pdf" }
 }
 
 /// A tenant's branding as a branded share link's pages show it: the name in the bar, its logo
@@ -75,6 +80,8 @@ public struct PageFrame: Sendable {
     /// Whether a panorama's page links its full-size image: always in the app; under a share
     /// link, when the link offers it.
     public var offersOriginals: Bool
+    /// Whether a share link's panel offers the home's floor plans to download.
+    public var offersFloorPlans = false
     /// The name in the bar and after each title: the app's own; under a share link, the
     /// operator's choice or none.
     public var platformName: String?
@@ -273,7 +280,7 @@ enum Format {
             amount /= 1024
             unit += 1
         }
-        return unit == 0 ? "\(value) bytes" : "\(decimal(amount, places: 1)) \(units[unit])"
+        return unit == 0 ? "\(value) bytes" : "\(Numerals.decimal(amount, places: 1)) \(units[unit])"
     }
 
     /// An RFC 3339 timestamp as "2026-12-01 05:22 UTC".
@@ -297,22 +304,5 @@ enum Format {
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         guard parts.count == 3, let month = Int(parts[1]), (1...12).contains(month), let day = Int(parts[2]) else { return timestamp }
         return "\(day) \(months[month - 1]) \(parts[0])"
-    }
-
-    /// A number with a fixed count of decimals, without Foundation's formatters.
-    static func decimal(_ value: Double, places: Int) -> String {
-        guard value.isFinite else { return "0" }
-        var scale = 1.0
-        for _ in 0..<places { scale *= 10 }
-        // Clamped far below Int's range, so that no finite value can trap the conversion.
-        let scaled = Int(min(abs(value) * scale, 1e15).rounded())
-        let whole = scaled / Int(scale)
-        let fraction = scaled % Int(scale)
-        var text = (value < 0 && scaled != 0 ? "-" : "") + String(whole)
-        if places > 0 {
-            let digits = String(fraction)
-            text += "." + String(repeating: "0", count: places - digits.count) + digits
-        }
-        return text
     }
 }

@@ -1,4 +1,5 @@
 import NTAPIModel
+import NTFloorPlans
 
 /// The tour as a dollhouse: every floor's rooms (outline in metres on the plan, height, name
 /// and area in the visitor's units) stacked at its elevation, each room drawn in the photographs
@@ -79,8 +80,8 @@ struct Dollhouse {
         for stop in walk.stops where seen.insert(stop.floor.floor.id).inserted {
             let floor = stop.floor
             let rooms = floor.floor.rooms.compactMap { room -> Room? in
-                guard let outline = FloorPlanDrawing.points(room.outline), outline.count >= 3 else { return nil }
-                let points = RoomOutline.bounded(outline, to: Self.maxPointsPerRoom)
+                guard let outline = PlanGeometry.points(room.outline), outline.count >= 3 else { return nil }
+                let points = PlanGeometry.bounded(outline, to: Self.maxPointsPerRoom)
                 let height = room.height.flatMap { $0 > 0 && $0 < 100 ? $0 : nil } ?? Self.defaultHeight
                 let photos = walk.stops.filter { $0.room?.id == room.id }.compactMap { stop in
                     Self.camera(stop.panorama, url: paths.preview(stop.panorama.id, width: photoWidth), height: cameraHeight)
@@ -151,15 +152,5 @@ struct Dollhouse {
             }
         }
         return String(decoding: writer.bytes, as: UTF8.self)
-    }
-}
-
-/// An outline with more points than a drawing or a comparison can afford, taken from every
-/// k-th of them: bounded work whatever a plan holds.
-enum RoomOutline {
-    static func bounded(_ points: [(x: Double, y: Double)], to most: Int) -> [(x: Double, y: Double)] {
-        guard points.count > most else { return points }
-        let step = (points.count + most - 1) / most
-        return Swift.stride(from: 0, to: points.count, by: step).map { points[$0] }
     }
 }

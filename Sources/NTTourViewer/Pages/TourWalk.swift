@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import NTAPIModel
+import NTFloorPlans
 import Synchronization
 
 /// A tour as a visitor walks it: every panorama in one order (floors by number; on each floor
@@ -121,7 +122,7 @@ enum RoomWalls {
     /// Each room and the others it shares a wall with, each pair compared only when their
     /// bounds (within `tolerance`) meet, each outline from at most `maxPointsCompared` points.
     static func neighbours(_ rooms: [RoomDocument]) -> [String: Set<String>] {
-        let outlines = rooms.map { room in FloorPlanDrawing.points(room.outline).map { comparable($0) } ?? [] }
+        let outlines = rooms.map { room in PlanGeometry.points(room.outline).map { comparable($0) } ?? [] }
         let bounds = outlines.map(Bounds.init)
         var found: [String: Set<String>] = [:]
         for i in rooms.indices {
@@ -140,7 +141,7 @@ enum RoomWalls {
         for point in points {
             if kept.count >= 2, onLine(kept[kept.count - 2], kept[kept.count - 1], point) { kept[kept.count - 1] = point } else { kept.append(point) }
         }
-        return RoomOutline.bounded(kept, to: maxPointsCompared)
+        return PlanGeometry.bounded(kept, to: maxPointsCompared)
     }
 
     /// Whether `b` lies on the straight way from `a` to `c`: the way on from `b` turns less

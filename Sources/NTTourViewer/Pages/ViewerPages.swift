@@ -1,4 +1,5 @@
 import NTAPIModel
+import NTFloorPlans
 
 /// The share links of a property page that manages them.
 public struct ShareSection: Sendable {
@@ -125,6 +126,7 @@ public enum ViewerPages {
                 page.text(frame.paths.preview(cover, width: widths.cover))
                 page.raw("\"><span>View the tour</span></a>")
             }
+            writeFloorPlanDownloads(&page, tour, frame.paths)
             if tour.floors.isEmpty { page.raw("<p class=\"empty\">No floors on the server yet.</p>") }
             for floor in tour.floors {
                 page.raw("<section class=\"card floor\"><h2>")
@@ -156,6 +158,7 @@ public enum ViewerPages {
             page.element("<h1>", tour.property.name, "</h1>")
             writeFacts(&page, tour, status: status)
             writeContact(&page, frame)
+            writeFloorPlanLink(&page, tour, frame)
             for floor in tour.floors.sorted(by: { $0.floor.number < $1.floor.number }) {
                 page.raw("<section class=\"card floor\"><h2>")
                 page.link(frame.paths.floor(floor.floor.id), FloorTitle.of(number: floor.floor.number, name: floor.floor.name))
@@ -211,6 +214,7 @@ public enum ViewerPages {
         page.raw("<label for=\"branding\">Branding</label><select id=\"branding\" name=\"branding\"><option value=\"branded\" selected>Your branding</option>")
         page.raw("<option value=\"unbranded\">Unbranded (no logo, contact or platform name: for MLS listings)</option></select>")
         page.raw("<label class=\"check\"><input type=\"checkbox\" name=\"offersOriginals\" value=\"1\"> Offer the full-size images (without the camera's metadata)</label>")
+        page.raw("<label class=\"check\"><input type=\"checkbox\" name=\"offersFloorPlans\" value=\"1\"> Offer the floor plans to download (a PDF, branded as the link is)</label>")
         page.raw("<button type=\"submit\">Make a share link</button></form>")
         if section.shares.isEmpty {
             page.raw("<p class=\"empty\">No active share links.</p>")
@@ -227,6 +231,7 @@ public enum ViewerPages {
                     page.text(" · may be embedded on " + share.frameAncestors.joined(separator: ", "))
                 }
                 page.text(share.offersOriginals ? " · full-size images offered" : " · views only")
+                if share.offersFloorPlans { page.text(" · floor plans offered") }
                 if !share.branded { page.text(" · unbranded") }
                 let watched = share.milliseconds >= 1000 ? ", " + Format.duration(milliseconds: share.milliseconds) + " watched" : ""
                 page.element("<span class=\"views\">", " · " + Format.count(share.views, "view", "views") + ", " + Format.count(share.visitors, "visitor", "visitors")
@@ -375,6 +380,7 @@ public enum ViewerPages {
                 // The plan first: its cone turns with the view, in sight.
                 writeMinimap(&page, walk, at: index, frame.paths, units: frame.units, photoWidth: min(widths.cover, widths.viewer),
                              cameraHeight: frame.panoramaHeight)
+                writeFloorPlanLink(&page, tour, frame)
                 if let status { writeAbout(&page, tour, walk, status: status, frame.paths) }
                 writeContact(&page, frame)
                 writeWays(&page, walk, from: index, frame.paths)
@@ -414,6 +420,45 @@ public enum ViewerPages {
     }
 
     /// A branded link's contact lines (its brand's name over them).
+    /// The property page's downloads of its published floor plans: the home's PDF, and each
+    /// floor's PDF, SVG and PNG; branded, and unbranded for listing sites. None without rooms.
+    private static func writeFloorPlanDownloads(_ page: inout HTMLWriter, _ tour: TourDocument, _ paths: ViewerPaths) {
+        let planned = tour.floors.filter { !$0.floor.rooms.isEmpty }
+        guard !planned.isEmpty else { return }
+        let unbranded = "?branding=unbranded"
+        page.raw("<section class=\"card floor-plans\"><h2>Floor plans</h2><p>All floors: ")
+        page.raw("<a download href=\"")
+        page.text(paths.floorPlans(property: tour.property.id))
+        page.raw("\">PDF</a> · <a download href=\"")
+        page.text(paths.floorPlans(property: tour.property.id) + unbranded)
+        page.raw("\">PDF, unbranded</a></p><ul class=\"downloads\">")
+        for floor in planned {
+            page.raw("<li>")
+            page.text(FloorTitle.of(number: floor.floor.number, name: floor.floor.name) + ": ")
+            for (index, suffix) in ["pdf", "svg", "png"].enumerated() {
+                if index > 0 { page.raw(" · ") }
+                page.raw("<a download href=\"")
+                page.text(paths.floorPlan(floor: floor.floor.id, suffix))
+                page.raw("\">")
+                page.text(suffix.uppercased())
+                page.raw("</a>")
+            }
+            page.raw(" · <a download href=\"")
+            page.text(paths.floorPlan(floor: floor.floor.id, "pdf") + unbranded)
+            page.raw("\">PDF, unbranded</a></li>")
+        }
+        page.raw("</ul><p class=\"meta\">Drawn from the capture's plan, in your units: each room's size and area, the floor's, a scale bar. ")
+        page.raw("Branded with your logo, name and contact; unbranded with none of them, nor the platform's, for listing sites.</p></section>")
+    }
+
+    /// A share link that offers them: the home's floor plans to download, as the link is branded.
+    private static func writeFloorPlanLink(_ page: inout HTMLWriter, _ tour: TourDocument, _ frame: PageFrame) {
+        guard frame.paths.isShare, frame.offersFloorPlans, tour.floors.contains(where: { !$0.floor.rooms.isEmpty }) else { return }
+        page.raw("<p class=\"download\"><a download href=\"")
+        page.text(frame.paths.floorPlans(property: tour.property.id))
+        page.raw("\">Download the floor plan</a> (PDF)</p>")
+    }
+
     private static func writeContact(_ page: inout HTMLWriter, _ frame: PageFrame) {
         guard let brand = frame.brand, !brand.contact.isEmpty else { return }
         page.raw("<section class=\"card contact\"><h2>Contact</h2><address>")
@@ -483,12 +528,12 @@ public enum ViewerPages {
             page.raw("\"")
             if let heading = panorama.heading {
                 page.raw(" data-heading=\"")
-                page.text(Format.decimal(heading, places: 1))
+                page.text(Numerals.decimal(heading, places: 1))
                 page.raw("\"")
             }
             // How high the camera stood: the markers on the floor stand that far below the horizon's eye.
             page.raw(" data-height=\"")
-            page.text(Format.decimal(panorama.position?.height ?? cameraHeight, places: 2))
+            page.text(Numerals.decimal(panorama.position?.height ?? cameraHeight, places: 2))
             page.raw("\"")
             if tiles == nil && widths.viewer > widths.cover {
                 // Drawn from the small preview at once, then from this one once it has come.
@@ -597,12 +642,12 @@ public enum ViewerPages {
             page.raw("\"")
             if let longitude = link.longitude {
                 page.raw(" data-longitude=\"")
-                page.text(Format.decimal(longitude, places: 1))
+                page.text(Numerals.decimal(longitude, places: 1))
                 page.raw("\"")
             }
             if let distance = link.distance {
                 page.raw(" data-distance=\"")
-                page.text(Format.decimal(distance, places: 2))
+                page.text(Numerals.decimal(distance, places: 2))
                 page.raw("\"")
             }
             page.raw(">")

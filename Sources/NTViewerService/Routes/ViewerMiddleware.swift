@@ -118,8 +118,9 @@ struct ShareAuthentication: Sendable {
         // A visitor is shown the operator's line, never the tenant's own name (its branding, where
         // it set one, comes with the page); an unbranded link names neither the platform nor the operator.
         let subtitle = settings.subtitle.isEmpty || !share.branded ? nil : settings.subtitle
-        let frame = PageFrame(paths: .share(secret: secret), subtitle: subtitle, csrf: nil,
+        var frame = PageFrame(paths: .share(secret: secret), subtitle: subtitle, csrf: nil,
                               offersOriginals: share.offersOriginals, platformName: share.branded ? settings.sharePlatformName : nil)
+        frame.offersFloorPlans = share.offersFloorPlans
         let chosen = ChosenUnits.of(request)
         let response = try await body(ShareVisitor(share: share, scope: ViewerScope(tenant: share.tenant, frame: frame, property: share.propertyId,
                                                                                     frameAncestors: share.frameAncestors, share: share, chosenUnits: chosen?.units)))

@@ -22,10 +22,11 @@ package struct ViewerService: Sendable {
     package let images: PanoramaImages
     package let imageAnswers: ImageAnswers
     package let contents: ContentAnswers
+    package let floorPlans: FloorPlans
     package let logger: Logger
     package let settings: ViewerSettings
 
-    package init(reads: ViewerReads, panoramas: Panoramas, shares: Shares, branding: Branding, sessions: ViewerSessions, signIns: SignInLimiter, images: PanoramaImages, imageAnswers: ImageAnswers, contents: ContentAnswers, logger: Logger, settings: ViewerSettings) {
+    package init(reads: ViewerReads, panoramas: Panoramas, shares: Shares, branding: Branding, sessions: ViewerSessions, signIns: SignInLimiter, images: PanoramaImages, imageAnswers: ImageAnswers, contents: ContentAnswers, floorPlans: FloorPlans, logger: Logger, settings: ViewerSettings) {
         self.reads = reads
         self.panoramas = panoramas
         self.shares = shares
@@ -35,6 +36,7 @@ package struct ViewerService: Sendable {
         self.images = images
         self.imageAnswers = imageAnswers
         self.contents = contents
+        self.floorPlans = floorPlans
         self.logger = logger
         self.settings = settings
     }
@@ -67,6 +69,18 @@ package enum ViewerRoutes {
             app.add(.get, "/app/properties/{id}", headers: ViewerResponses.page) { signedIn, request in
                 try await page(.property(try request.uuid("id")), signedIn.scope, request, viewer)
             }
+            // The agent's downloads of the home's published floor plans (`?branding=unbranded`).
+            app.add(.get, "/app/properties/{id}/floor-plan.pdf", headers: ViewerResponses.security) { signedIn, request in
+                let ask = FloorPlanAsk.home(propertyId: try request.uuid("id"))
+                return .floorPlan(try await viewer.floorPlans.plan(signedIn.scope.tenant, ask, branded: try GetFloorPlan.branded(request)), for: request)
+            }
+            for format in GetFloorPlan.floorFormats {
+                let parse = GetFloorPlan.floor(suffix: format.suffix, parameter: "id")
+                app.add(.get, "/app/floors/{id}/floor-plan.\(format.suffix)", headers: ViewerResponses.security) { signedIn, request in
+                    let command = try parse(request)
+                    return .floorPlan(try await viewer.floorPlans.plan(signedIn.scope.tenant, command.ask, branded: command.branded), for: request)
+                }
+            }
             app.add(.post, "/app/properties/{id}/shares", bodyLimit: formLimit, headers: ViewerResponses.page) { signedIn, request in
                 try await makeShare(signedIn, request, viewer)
             }
@@ -89,6 +103,16 @@ package enum ViewerRoutes {
             // The picture chats and listings show of the link (`LinkPreview`).
             link.add(.get, "/t/{secret}/card.jpg", headers: ViewerResponses.security, secretPath: true) { visitor, request in
                 try await linkPicture(visitor, request, viewer)
+            }
+            // The floor plans of a link that offers them, branded as the link is; none once it
+            // is revoked or expired (its secret opens nothing then).
+            link.add(.get, "/t/{secret}/floor-plan.pdf", headers: ViewerResponses.security, secretPath: true) { visitor, request in
+                guard visitor.share.offersFloorPlans else {
+                    throw ServiceError(.forbidden, "This share link offers the tour's views, not its floor plans.")
+                }
+                let plan = try await viewer.floorPlans.plan(visitor.scope.tenant, .home(propertyId: visitor.share.propertyId), branded: visitor.share.branded,
+                                                            within: visitor.share.propertyId)
+                return .floorPlan(plan, for: request)
             }
             // A branded link's logo and accent; an unbranded link has neither.
             link.add(.get, "/t/{secret}/logo", headers: ViewerResponses.security, secretPath: true) { visitor, request in
@@ -368,7 +392,7 @@ package enum ViewerRoutes {
                 throw InvalidDocument("branding must be branded or unbranded")
             }
             return try ShareInput(expiresInSeconds: seconds, label: label, frameAncestors: origins, offersOriginals: form["offersOriginals"] != nil,
-                                  branded: branding == "branded")
+                                  offersFloorPlans: form["offersFloorPlans"] != nil, branded: branding == "branded")
                 .validated(shares.lifetimes, maxOrigins: shares.maxFrameAncestors)
         }
         let share = try await viewer.shares.create(tenant, propertyId: propertyId, input)
