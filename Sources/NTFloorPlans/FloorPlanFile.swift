@@ -14,7 +14,7 @@ public enum FloorPlanFile: Equatable, Sendable {
         }
     }
 
-    /// What names the file apart from its source (with the source's `fingerprint`, its cache key).
+    /// What names the file apart from its source (with the source's version, its cache key).
     public var name: String {
         switch self {
         case .floorSVG(let index): "floor\(index).svg"

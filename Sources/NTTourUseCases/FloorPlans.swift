@@ -3,6 +3,7 @@ import Glibc
 #endif
 import NTAPIModel
 import NTFloorPlans
+import NTHashing
 import NTImagePreviews
 import NTServiceModel
 import NTServiceStorage
@@ -20,8 +21,8 @@ package enum FloorPlanAsk: Sendable, Equatable {
     }
 }
 
-/// A published floor plan, made: its bytes, media type, and the fingerprint of what it shows
-/// (its ETag: the same plan, branding and options always draw the same).
+/// A published floor plan, made: its bytes, media type, and the version of what it shows (its
+/// ETag: the same plan revisions, branding and options always draw the same).
 package struct FloorPlanMade: Sendable {
     package var bytes: [UInt8]
     package var mediaType: String
@@ -32,8 +33,8 @@ package struct FloorPlanMade: Sendable {
 
 /// Floor plans an agent publishes, drawn by the daemon from what the tour holds (the floors'
 /// room outlines, the panoramas' headings for north, the branding), on the image pool within
-/// the image memory budget, and kept by what they show (`FloorPlanCache`): a new plan, a
-/// renamed floor or room, a changed branding is a new fingerprint, drawn anew. Knows no HTTP.
+/// the image memory budget, and kept by the version of what they show (`FloorPlanCache`): a new
+/// plan, a renamed floor, a changed branding is a new version, drawn anew. Knows no HTTP.
 package struct FloorPlans: Sendable {
     package let records: Records
     package let previews: PreviewCache
@@ -50,7 +51,7 @@ package struct FloorPlans: Sendable {
     /// The plan asked for, branded with the tenant's branding or not. Through a share link
     /// (`within`), only that link's property's.
     package func plan(_ tenant: Int64, _ ask: FloorPlanAsk, branded: Bool, within: String? = nil) async throws -> FloorPlanMade {
-        let (tour, branding, logo) = try await read(tenant, ask, within: within)
+        let (tour, branding) = try await read(tenant, ask, within: within)
         let file: FloorPlanFile
         switch ask {
         case .home:
@@ -68,13 +69,14 @@ package struct FloorPlans: Sendable {
                 file = .floorPNG(index: index, width: width)
             }
         }
-        let source = Self.source(tour, branding: branding, logo: branded ? logo : nil, branded: branded)
-        guard source.floors.contains(where: { !$0.rooms.isEmpty }) else {
+        guard tour.floors.contains(where: { !$0.floor.rooms.isEmpty }) else {
             throw ServiceError(.notFound, "no floor plan yet: rooms come with the capture's plan (PUT /v1/floors/{floorId}/plan)")
         }
-        let tag = source.fingerprint + "-" + file.name
+        let tag = Self.version(tenant, tour, branding, branded: branded, file)
         let name = Self.fileName(tour, file)
         if let bytes = cache.bytes(tag) { return FloorPlanMade(bytes: bytes, mediaType: file.mediaType, tag: tag, fileName: name) }
+        let logo = branded ? try await records.readOne { try await BrandingStore.logo($0, tenant)?.jpeg } : nil
+        let source = Self.source(tour, branding: branding, logo: logo, branded: branded)
         let bytes: [UInt8]
         do {
             bytes = try await previews.memory.holding(file.memoryBytes(source), for: "a floor plan") {
@@ -91,9 +93,23 @@ package struct FloorPlans: Sendable {
 
     static let minPngWidth = 200
 
-    /// The tour (its floors named as the tenant names floors), the branding and its logo.
-    private func read(_ tenant: Int64, _ ask: FloorPlanAsk, within: String?) async throws -> (TourDocument, BrandingDocument, [UInt8]?) {
-        try await records.read { db -> (TourDocument, BrandingDocument, [UInt8]?) in
+    /// What names a drawing, without reading its outlines: the tenant's property, its floors'
+    /// names and plan revisions (a plan's every change is a new revision: its rooms, their names
+    /// and outlines), north, the branding as of its last change (its logo, name, contact and
+    /// units), whether branded, and the file. A hex SHA-256: the cache's key and the ETag.
+    static func version(_ tenant: Int64, _ tour: TourDocument, _ branding: BrandingDocument, branded: Bool, _ file: FloorPlanFile) -> String {
+        var parts = ["1", String(tenant), tour.property.id, tour.property.name, file.name, branded ? "branded" : "unbranded",
+                     branding.updatedAt ?? "-", branding.units.rawValue, branding.floorNames.rawValue,
+                     north(tour.floors.flatMap(\.panoramas)).map { Numerals.decimal($0, places: 3) } ?? "-"]
+        for floor in tour.floors {
+            parts += [floor.floor.id, String(floor.floor.number), floor.floor.name ?? "-", String(floor.floor.planRevision)]
+        }
+        return ByteEncoding.hex(StreamingDigest.hash(.sha256, Array(parts.joined(separator: "\u{0}").utf8)))
+    }
+
+    /// The tour (its floors named as the tenant names floors) and the branding.
+    private func read(_ tenant: Int64, _ ask: FloorPlanAsk, within: String?) async throws -> (TourDocument, BrandingDocument) {
+        try await records.read { db -> (TourDocument, BrandingDocument) in
             let propertyId = switch ask {
             case .home(let id): id
             case .floor(let id, _): try await ViewerStore.propertyId(db, tenant, of: .floor(id))
@@ -105,7 +121,7 @@ package struct FloorPlans: Sendable {
             for index in tour.floors.indices where tour.floors[index].floor.name == nil {
                 tour.floors[index].floor.name = branding.floorNames.title(tour.floors[index].floor.number)
             }
-            return (tour, branding, try await BrandingStore.logo(db, tenant)?.jpeg)
+            return (tour, branding)
         }
     }
 
@@ -172,7 +188,7 @@ extension FloorPlanAsk {
     }
 }
 
-/// Floor plans drawn, kept by fingerprint up to `floorPlanCacheBytes`, the least recently
+/// Floor plans drawn, kept by version up to `floorPlanCacheBytes`, the least recently
 /// asked for going first.
 package final class FloorPlanCache: Sendable {
     private struct State {

@@ -135,6 +135,25 @@ import TestTraits
         await harness.finish()
     }
 
+    /// Ids are the tenant's own: another tenant that names its property and floor alike (and
+    /// its property the same) gets a plan of its own rooms, never one drawn for the first.
+    @Test func anotherTenantsPlanUnderTheSameIdsIsItsOwn() async throws {
+        let harness = try ServiceHarness()
+        let (propertyId, floorId) = (newID(), newID())
+        for (token, room) in [(harness.alpha, "Alpha's kitchen"), (harness.beta, "Beta's kitchen")] {
+            let client = try harness.client(token)
+            #expect(try client.putProperty(propertyId, name: "Twin House").status == 201)
+            #expect(try client.putFloor(propertyId, floorId).status == 201)
+            let rooms: [[String: Any]] = [["id": newID(), "name": room, "outline": [[0, 0], [4, 0], [4, 3], [0, 3]]]]
+            #expect(try client.send("PUT", "/v1/floors/\(floorId)/plan", json: ["planId": newID(), "mode": "newScan", "rooms": rooms]).status == 200)
+        }
+        let alpha = String(decoding: try harness.client(harness.alpha).send("GET", "/v1/floors/\(floorId)/floor-plan.svg").body, as: UTF8.self)
+        let beta = String(decoding: try harness.client(harness.beta).send("GET", "/v1/floors/\(floorId)/floor-plan.svg").body, as: UTF8.self)
+        #expect(alpha.contains("Alpha&#39;s kitchen") && !alpha.contains("Beta"))
+        #expect(beta.contains("Beta&#39;s kitchen") && !beta.contains("Alpha"))
+        await harness.finish()
+    }
+
     /// A share link made with floor plans offered serves the home's PDF without a token,
     /// branded as the link is; one without is 403; a revoked one serves nothing.
     @Test func aShareLinkOfferingPlansServesThePDFUntilItIsRevoked() async throws {

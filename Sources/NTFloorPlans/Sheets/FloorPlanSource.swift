@@ -1,11 +1,9 @@
 import NTAPIModel
-import NTHashing
 
 /// What a published floor plan is drawn from: the property's name, its floors' rooms as
 /// outlines in metres, where north is when the panoramas' headings tell it, the agency's brand
 /// (nil: an unbranded plan, for listing sites, with nothing of the agency or the platform),
-/// the units and the paper. Everything drawn is here, so that its `fingerprint` names the
-/// drawing: a cached sheet is one of the same fingerprint.
+/// the units and the paper: everything drawn is here.
 public struct FloorPlanSource: Sendable {
     public struct Room: Sendable {
         public var name: String
@@ -65,34 +63,6 @@ public struct FloorPlanSource: Sendable {
 
     /// The home's area: its floors' together.
     public var area: Double { floors.reduce(0) { $0 + $1.area } }
-
-    /// A SHA-256 of everything drawn, hex: two sources of one fingerprint draw the same sheets.
-    public var fingerprint: String {
-        let hash = StreamingDigest(.sha256)
-        func add(_ text: String) {
-            hash.update(Array(text.utf8) + [0])
-        }
-        add("1") // the drawing's own version: a change in how sheets are drawn names them anew
-        add(title)
-        add(north.map { Numerals.decimal($0, places: 3) } ?? "-")
-        add(units.primary.rawValue + (units.bracketed?.rawValue ?? ""))
-        add(paper.rawValue)
-        if let brand {
-            add(brand.name ?? "-")
-            for line in brand.contact { add(line) }
-            add(brand.logo.map { ByteEncoding.hex(StreamingDigest.hash(.sha256, $0)) } ?? "-")
-        } else {
-            add("unbranded")
-        }
-        for floor in floors {
-            add("floor " + floor.name)
-            for room in floor.rooms {
-                add(room.name)
-                for point in room.points { add(Numerals.decimal(point.x, places: 4) + "," + Numerals.decimal(point.y, places: 4)) }
-            }
-        }
-        return ByteEncoding.hex(hash.finish())
-    }
 }
 
 /// The paper a PDF is set on: A4, or Letter where floors are named as in the US.
