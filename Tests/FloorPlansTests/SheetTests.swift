@@ -41,6 +41,30 @@ import TestSupport
         #expect(RoomMeasure.area(12, ShownUnits(.imperial, naming: .us)) == "129 ft²")
     }
 
+    /// North is drawn where the panoramas tell it, not otherwise; a US agency's sheets are
+    /// Letter, a UK one's A4; the cover comes first for a home of several floors, with the
+    /// home's area, and a single floor has none.
+    @Test func northPaperAndCoverFollowWhatIsKnown() {
+        let texts = { (sheet: Sheet) in sheet.flattened.compactMap { mark -> String? in
+            if case .text(let text, _, _, _, _, _) = mark { return text }
+            return nil
+        } }
+        #expect(texts(SheetLayout.floorSheet(Self.house(north: 30), floor: 1)).contains("N"))
+        #expect(!texts(SheetLayout.floorSheet(Self.house(), floor: 1)).contains("N"))
+        var us = Self.house(units: ShownUnits(.imperial, naming: .us))
+        us.paper = Paper(.us)
+        let letter = SheetLayout.floorSheet(us, floor: 1)
+        #expect([letter.width, letter.height].sorted() == [612, 792])
+        #expect(texts(letter).contains("Floor area: 344 ft²"), "a US agency's plan in feet alone: \(texts(letter))")
+        let a4 = SheetLayout.floorSheet(Self.house(), floor: 0)
+        #expect([a4.width, a4.height].sorted() == [595.28, 841.89])
+        let sheets = SheetLayout.sheets(Self.house())
+        #expect(sheets.count == 3 && texts(sheets[0]).contains("Total floor area") && texts(sheets[0]).contains("80.0 m² (861 ft²)"))
+        var single = Self.house()
+        single.floors.removeLast()
+        #expect(SheetLayout.sheets(single).count == 1)
+    }
+
     /// A floor at the API's limits (500 rooms of 200 points: 100,000) is drawn from its outlines
     /// thinned to `maxDrawnPoints`, its 500 rooms named; its PNG's memory is known before it is
     /// drawn, and bounded by the width.

@@ -5,6 +5,8 @@ import FoundationXML
 import Testing
 import TestSupport
 import TestTraits
+import NTAPIModel
+@testable import NTTourUseCases
 
 /// docs/api.md "Floor plans": a floor's plan as SVG, PDF and PNG and the home's as a PDF,
 /// measured in the agency's units, branded or not, offered by a share link that says so.
@@ -178,6 +180,20 @@ import TestTraits
         #expect(try client.send("DELETE", "/v1/shares/\(try #require(offering.string("id")))").status == 204)
         #expect(try visitor.send("GET", url + "/floor-plan.pdf").status == 404)
         await harness.finish()
+    }
+
+    /// North on the plan: where a panorama's heading on the plan and its file's compass heading
+    /// are both known, the first less the second; their circular mean over several; none else.
+    @Test func northIsWhereThePanoramasHeadingsTellIt() throws {
+        func panorama(plan: Double?, compass: Double?) throws -> PanoramaDocument {
+            PanoramaDocument(id: newID(), propertyId: "p", floorId: "f", roomId: nil, contentType: "image/jpeg", size: 1, sha256: "ab",
+                             createdAt: "2026-12-06T00:00:00.000Z", position: try PanoramaPosition(x: 1, y: 1, heading: plan),
+                             fileGeometry: compass.map { PanoramaFileGeometry(heading: $0) })
+        }
+        #expect(FloorPlans.north([try panorama(plan: 90, compass: 60)]).map { abs($0 - 30) < 1e-9 } == true)
+        let around = try #require(FloorPlans.north([try panorama(plan: 10, compass: 0), try panorama(plan: 350, compass: 0)]))
+        #expect(abs(around) < 1e-9 || abs(around - 360) < 1e-9, "the mean of 10° and 350° is 0°, not 180°: \(around)")
+        #expect(FloorPlans.north([try panorama(plan: 90, compass: nil), try panorama(plan: nil, compass: 60)]) == nil)
     }
 
     static func metric(_ area: Double) -> String {
