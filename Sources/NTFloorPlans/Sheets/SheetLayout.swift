@@ -69,16 +69,20 @@ public enum SheetLayout {
         marks.append(.text(RoomMeasure.area(source.area, source.units), at: (width - margin, y), size: 12, bold: true, anchor: .end, colour: .ink))
         y += 28
 
-        // The floors small, at one scale, side by side in rows of up to three.
+        // The floors small, at one scale, in the columns (one to three) that draw them largest.
         let footerTop = height - margin - footerHeight(source)
-        let columns = min(3, source.floors.count), rows = (source.floors.count + columns - 1) / columns
-        let cellWidth = (width - 2 * margin) / Double(columns)
-        let cellHeight = max(40, (footerTop - 12 - y) / Double(rows))
         let drawn = source.floors.map(drawnRooms)
-        let scale = drawn.map { rooms -> Double in
-            let bounds = PlanBox(around: rooms.flatMap(\.points))
-            return Placement(bounds: bounds, into: PlanBox(left: 0, top: 0, right: cellWidth - 16, bottom: cellHeight - 32)).scale
-        }.min() ?? 1
+        let grids = (1...min(3, source.floors.count)).map { columns -> (columns: Int, cellWidth: Double, cellHeight: Double, scale: Double) in
+            let rows = (source.floors.count + columns - 1) / columns
+            let cellWidth = (width - 2 * margin) / Double(columns)
+            let cellHeight = max(40, (footerTop - 12 - y) / Double(rows))
+            let scale = drawn.map { rooms -> Double in
+                let bounds = PlanBox(around: rooms.flatMap(\.points))
+                return Placement(bounds: bounds, into: PlanBox(left: 0, top: 0, right: cellWidth - 16, bottom: cellHeight - 32)).scale
+            }.min() ?? 1
+            return (columns, cellWidth, cellHeight, scale)
+        }
+        let (columns, cellWidth, cellHeight, scale) = grids.max { $0.scale < $1.scale } ?? (1, width - 2 * margin, 40, 1)
         for (index, rooms) in drawn.enumerated() {
             let (column, row) = (index % columns, index / columns)
             let bounds = PlanBox(around: rooms.flatMap(\.points))
