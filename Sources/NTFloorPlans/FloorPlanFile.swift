@@ -1,3 +1,17 @@
+/// The formats a floor's plan is published in: each its path's suffix (`floor-plan.svg`) and its
+/// media type.
+public enum FloorPlanFormat: String, CaseIterable, Sendable {
+    case pdf, svg, png
+
+    public var mediaType: String {
+        switch self {
+        case .pdf: "application/pdf"
+        case .svg: "image/svg+xml"
+        case .png: "image/png"
+        }
+    }
+}
+
 /// A published floor plan's file: a floor's as SVG, PDF or PNG, or the whole home's as a PDF
 /// (a cover, then a page per floor).
 public enum FloorPlanFile: Equatable, Sendable {
@@ -6,11 +20,11 @@ public enum FloorPlanFile: Equatable, Sendable {
     case floorPNG(index: Int, width: Int)
     case homePDF
 
-    public var mediaType: String {
+    public var format: FloorPlanFormat {
         switch self {
-        case .floorSVG: "image/svg+xml"
-        case .floorPDF, .homePDF: "application/pdf"
-        case .floorPNG: "image/png"
+        case .floorSVG: .svg
+        case .floorPDF, .homePDF: .pdf
+        case .floorPNG: .png
         }
     }
 
@@ -30,7 +44,7 @@ public enum FloorPlanFile: Equatable, Sendable {
         let points = source.floors.reduce(0) { $0 + $1.rooms.reduce(0) { $0 + $1.points.count } }
         let drawing = min(points, SheetLayout.maxDrawnPoints * max(source.floors.count, 1)) * 64 + (1 << 20)
         guard case .floorPNG(let index, let width) = self, source.floors.indices.contains(index) else { return drawing }
-        return drawing + CairoSheetWriter.pngMemory(SheetLayout.floorSheet(source, floor: index), width: width)
+        return drawing + CairoSheetWriter.pngMemory(SheetLayout.floorPage(source, floor: index), width: width)
     }
 
     /// The file drawn from `source`; a floor that is not there is refused.

@@ -13,12 +13,8 @@ import Synchronization
 /// floor's, as SVG, PDF, or PNG (of a width the caller may pick).
 package enum FloorPlanAsk: Sendable, Equatable {
     case home(propertyId: String)
-    case floor(String, Format)
-
-    package enum Format: Sendable, Equatable {
-        case svg, pdf
-        case png(width: Int?)
-    }
+    /// A PNG's `width`, when its caller picked one.
+    case floor(String, FloorPlanFormat, width: Int?)
 }
 
 /// A published floor plan, made: its bytes, media type, and the version of what it shows (its
@@ -51,17 +47,17 @@ package struct FloorPlans: Sendable {
     /// The plan asked for, branded with the tenant's branding or not. Through a share link
     /// (`within`), only that link's property's.
     package func plan(_ tenant: Int64, _ ask: FloorPlanAsk, branded: Bool, within: String? = nil) async throws -> FloorPlanMade {
-        let (tour, branding) = try await read(tenant, ask, within: within)
+        let (tour, branding, logo) = try await read(tenant, ask, within: within, withLogo: branded)
         let file: FloorPlanFile
         switch ask {
         case .home:
             file = .homePDF
-        case .floor(let id, let format):
+        case .floor(let id, let format, let width):
             guard let index = tour.floors.firstIndex(where: { $0.floor.id == id }) else { throw ServiceError.notFound("floor", id) }
             switch format {
             case .svg: file = .floorSVG(index: index)
             case .pdf: file = .floorPDF(index: index)
-            case .png(let width):
+            case .png:
                 let width = width ?? settings.floorPlanPngWidth
                 guard (Self.minPngWidth...settings.maxFloorPlanPngWidth).contains(width) else {
                     throw ServiceError.badRequest("width must be \(Self.minPngWidth) to \(settings.maxFloorPlanPngWidth) pixels (maxFloorPlanPngWidth)")
@@ -74,8 +70,7 @@ package struct FloorPlans: Sendable {
         }
         let tag = Self.version(tenant, tour, branding, branded: branded, file)
         let name = Self.fileName(tour, file)
-        if let bytes = cache.bytes(tag) { return FloorPlanMade(bytes: bytes, mediaType: file.mediaType, tag: tag, fileName: name) }
-        let logo = branded ? try await records.readOne { try await BrandingStore.logo($0, tenant)?.jpeg } : nil
+        if let bytes = cache.bytes(tag) { return FloorPlanMade(bytes: bytes, mediaType: file.format.mediaType, tag: tag, fileName: name) }
         let source = Self.source(tour, branding: branding, logo: logo, branded: branded)
         let bytes: [UInt8]
         do {
@@ -88,7 +83,7 @@ package struct FloorPlans: Sendable {
             throw ServiceError(.internal, "the floor plan could not be drawn: \(error.message)")
         }
         cache.keep(bytes, as: tag)
-        return FloorPlanMade(bytes: bytes, mediaType: file.mediaType, tag: tag, fileName: name)
+        return FloorPlanMade(bytes: bytes, mediaType: file.format.mediaType, tag: tag, fileName: name)
     }
 
     static let minPngWidth = 200
@@ -107,12 +102,13 @@ package struct FloorPlans: Sendable {
         return ByteEncoding.hex(StreamingDigest.hash(.sha256, Array(parts.joined(separator: "\u{0}").utf8)))
     }
 
-    /// The tour (its floors named as the tenant names floors) and the branding.
-    private func read(_ tenant: Int64, _ ask: FloorPlanAsk, within: String?) async throws -> (TourDocument, BrandingDocument) {
-        try await records.read { db -> (TourDocument, BrandingDocument) in
+    /// The tour (its floors named as the tenant names floors), the branding and (`withLogo`)
+    /// its logo, in one snapshot: the version named from the branding is the logo drawn.
+    private func read(_ tenant: Int64, _ ask: FloorPlanAsk, within: String?, withLogo: Bool) async throws -> (TourDocument, BrandingDocument, [UInt8]?) {
+        try await records.read { db -> (TourDocument, BrandingDocument, [UInt8]?) in
             let propertyId = switch ask {
             case .home(let id): id
-            case .floor(let id, _): try await ViewerStore.propertyId(db, tenant, of: .floor(id))
+            case .floor(let id, _, _): try await ViewerStore.propertyId(db, tenant, of: .floor(id))
             }
             guard let propertyId, within == nil || within == propertyId, var tour = try await TourStore.tour(db, tenant, propertyId: propertyId) else {
                 throw ask.notFound
@@ -121,7 +117,7 @@ package struct FloorPlans: Sendable {
             for index in tour.floors.indices where tour.floors[index].floor.name == nil {
                 tour.floors[index].floor.name = branding.floorNames.title(tour.floors[index].floor.number)
             }
-            return (tour, branding)
+            return (tour, branding, withLogo ? try await BrandingStore.logo(db, tenant)?.jpeg : nil)
         }
     }
 
@@ -170,19 +166,14 @@ package struct FloorPlans: Sendable {
             }
         }
         while slug.hasSuffix("-") { slug.removeLast() }
-        let suffix = switch file.mediaType {
-        case "image/svg+xml": "svg"
-        case "image/png": "png"
-        default: "pdf"
-        }
-        return String((slug.isEmpty ? "floor-plan" : slug).prefix(80)) + "." + suffix
+        return String((slug.isEmpty ? "floor-plan" : slug).prefix(80)) + "." + file.format.rawValue
     }
 }
 
 extension FloorPlanAsk {
     var notFound: ServiceError {
         switch self {
-        case .floor(let id, _): ServiceError.notFound("floor", id)
+        case .floor(let id, _, _): ServiceError.notFound("floor", id)
         case .home(let id): ServiceError.notFound("property", id)
         }
     }

@@ -108,3 +108,13 @@ import TestSupport
         try Data(FloorPlanFile.homePDF.make(from: Self.house())).write(to: URL(fileURLWithPath: folder + "/unbranded.pdf"))
     }
 }
+
+extension Sheet {
+    /// Every mark, those of rooms too, in drawing order.
+    var flattened: [SheetMark] {
+        marks.flatMap { mark -> [SheetMark] in
+            if case .room(_, let inner) = mark { return inner }
+            return [mark]
+        }
+    }
+}

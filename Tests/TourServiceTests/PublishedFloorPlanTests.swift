@@ -77,6 +77,11 @@ import NTAPIModel
         let refused = try client.send("GET", "/v1/floors/\(floorIds[0])/floor-plan", headers: ["Accept": "text/html"])
         #expect(refused.status == 406 && refused.errorCode == "not_acceptable")
         #expect(try client.send("GET", "/v1/properties/\(newID())/floor-plan.pdf").status == 404)
+        // A home's plan is a PDF alone; a floor without rooms (no plan yet) has none.
+        let (propertyId, _) = try client.makeFloor()
+        #expect(try client.send("GET", "/v1/properties/\(propertyId)/floor-plan", headers: ["Accept": "image/svg+xml"]).errorCode == "not_acceptable")
+        let planless = try client.send("GET", "/v1/properties/\(propertyId)/floor-plan.pdf")
+        #expect(planless.status == 404 && planless.text.contains("no floor plan yet"))
         await harness.finish()
     }
 
@@ -194,6 +199,31 @@ import NTAPIModel
         let around = try #require(FloorPlans.north([try panorama(plan: 10, compass: 0), try panorama(plan: 350, compass: 0)]))
         #expect(abs(around) < 1e-9 || abs(around - 360) < 1e-9, "the mean of 10° and 350° is 0°, not 180°: \(around)")
         #expect(FloorPlans.north([try panorama(plan: 90, compass: nil), try panorama(plan: nil, compass: 60)]) == nil)
+    }
+
+    /// Drawn plans are kept up to `floorPlanCacheBytes`, the least recently asked for going
+    /// first; one larger than the whole is not kept.
+    @Test func theLeastRecentlyAskedPlanGoesFirst() {
+        let cache = FloorPlanCache(limit: 10)
+        cache.keep([1, 1, 1, 1], as: "a")
+        cache.keep([2, 2, 2, 2], as: "b")
+        #expect(cache.bytes("a") == [1, 1, 1, 1]) // a asked again: b is now the oldest
+        cache.keep([3, 3, 3, 3], as: "c")
+        #expect(cache.bytes("b") == nil && cache.bytes("a") != nil && cache.bytes("c") != nil && cache.held == 8)
+        cache.keep(Array(repeating: 4, count: 11), as: "d")
+        #expect(cache.bytes("d") == nil && cache.held == 8)
+    }
+
+    /// A PNG's pixels are taken from `imageMemoryBytes` before it is drawn: one the budget
+    /// could never hold is refused with the limit named, and the daemon goes on.
+    @Test func aPNGLargerThanTheImageBudgetIsRefusedSayingWhy() async throws {
+        let harness = try ServiceHarness { $0.imageMemoryBytes = 16 << 20 }
+        let client = try harness.client(harness.alpha)
+        let (_, floorIds) = try Self.build(client)
+        let refused = try client.send("GET", "/v1/floors/\(floorIds[0])/floor-plan.png?width=4096")
+        #expect(refused.status == 500 && refused.text.contains("imageMemoryBytes"), "\(refused.status) \(refused.text)")
+        #expect(try client.send("GET", "/v1/floors/\(floorIds[0])/floor-plan.png?width=1000").status == 200)
+        await harness.finish()
     }
 
     static func metric(_ area: Double) -> String {

@@ -4,14 +4,6 @@ public struct Sheet: Sendable {
     public var width: Double
     public var height: Double
     public var marks: [SheetMark]
-
-    /// Every mark, those of rooms too, in drawing order.
-    var flattened: [SheetMark] {
-        marks.flatMap { mark -> [SheetMark] in
-            if case .room(_, let inner) = mark { return inner }
-            return [mark]
-        }
-    }
 }
 
 /// A colour as `#rrggbb` writes it.

@@ -33,9 +33,7 @@ public enum SheetLayout {
         let floor = source.floors[index]
         let rooms = drawnRooms(floor)
         let bounds = PlanBox(around: rooms.flatMap(\.points))
-        let landscape = bounds.width > bounds.height * 1.15
-        let paper = source.paper.size
-        let (width, height) = landscape ? (paper.height, paper.width) : (paper.width, paper.height)
+        let (width, height) = page(source.paper, for: bounds)
         var marks: [SheetMark] = []
         let headerBottom = header(source, subtitle: floor.name, width: width, into: &marks)
         let footerTop = height - margin - footerHeight(source)
@@ -50,6 +48,16 @@ public enum SheetLayout {
         if let north = source.north { northArrow(north, at: (width - margin - 16, footerTop + 20), into: &marks) }
         footer(source, width: width, height: height, into: &marks)
         return Sheet(width: width, height: height, marks: marks)
+    }
+
+    /// The size of floor `index`'s sheet: the paper, turned to landscape for a plan wider than tall.
+    public static func floorPage(_ source: FloorPlanSource, floor index: Int) -> (width: Double, height: Double) {
+        page(source.paper, for: PlanBox(around: source.floors[index].rooms.flatMap(\.points)))
+    }
+
+    static func page(_ paper: Paper, for bounds: PlanBox) -> (width: Double, height: Double) {
+        let size = paper.size
+        return bounds.width > bounds.height * 1.15 ? (size.height, size.width) : size
     }
 
     /// The cover of a home of several floors: each floor's area and the total, and each floor

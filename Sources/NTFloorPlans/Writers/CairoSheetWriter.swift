@@ -37,7 +37,7 @@ public enum CairoSheetWriter {
         defer { images.destroy() }
         for sheet in sheets.isEmpty ? [first] : sheets {
             cairo_pdf_surface_set_size(surface, sheet.width, sheet.height)
-            for mark in sheet.flattened { draw(mark, cr, images: &images, forPDF: true) }
+            for mark in sheet.marks { draw(mark, cr, images: &images, forPDF: true) }
             cairo_show_page(cr)
         }
         try check(cairo_status(cr))
@@ -46,18 +46,18 @@ public enum CairoSheetWriter {
         return sink.bytes
     }
 
-    /// The bytes a PNG `width` pixels wide of `sheet` holds while it is drawn.
-    public static func pngMemory(_ sheet: Sheet, width: Int) -> Int {
-        let height = pngHeight(sheet, width: width)
+    /// The bytes a PNG `width` pixels wide of a page of `page`'s size holds while it is drawn.
+    public static func pngMemory(_ page: (width: Double, height: Double), width: Int) -> Int {
+        let height = pngHeight(page, width: width)
         return width * height * 4 + 2 * width * 4 * 16 // the image, and libpng's rows
     }
 
-    static func pngHeight(_ sheet: Sheet, width: Int) -> Int {
-        max(1, Int((Double(width) * sheet.height / max(sheet.width, 1)).rounded()))
+    static func pngHeight(_ page: (width: Double, height: Double), width: Int) -> Int {
+        max(1, Int((Double(width) * page.height / max(page.width, 1)).rounded()))
     }
 
     public static func png(_ sheet: Sheet, width: Int) throws(FloorPlanError) -> [UInt8] {
-        let height = pngHeight(sheet, width: width)
+        let height = pngHeight((sheet.width, sheet.height), width: width)
         guard let surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, Int32(width), Int32(height)) else {
             throw FloorPlanError("cairo could not make a \(width) × \(height) image")
         }
@@ -70,7 +70,7 @@ public enum CairoSheetWriter {
         cairo_scale(cr, Double(width) / sheet.width, Double(height) / sheet.height)
         var images = ImageCache()
         defer { images.destroy() }
-        for mark in sheet.flattened { draw(mark, cr, images: &images, forPDF: false) }
+        for mark in sheet.marks { draw(mark, cr, images: &images, forPDF: false) }
         try check(cairo_status(cr))
         cairo_surface_flush(surface)
         let sink = Sink()

@@ -1,4 +1,5 @@
 import NTAPIModel
+import NTFloorPlans
 import NTHTTPCore
 import NTServiceModel
 import NTTourUseCases
@@ -12,39 +13,29 @@ package struct GetFloorPlan: Command {
     package var target: AccessTarget? {
         switch ask {
         case .home(let propertyId): .property(propertyId)
-        case .floor(let floorId, _): .floor(floorId)
+        case .floor(let floorId, _, _): .floor(floorId)
         }
     }
 
-    /// A floor's formats, by suffix and by media type; SVG when `Accept` takes anything.
-    package static let floorFormats: [(suffix: String, mediaType: String)] = [("svg", "image/svg+xml"), ("pdf", "application/pdf"), ("png", "image/png")]
-
-    /// The parse of a floor's route: `suffix` the path's, or nil to read `Accept`; the floor's
-    /// id in path parameter `parameter`.
-    package static func floor(suffix: String?, parameter: String = "floorId") -> @Sendable (Request) throws -> GetFloorPlan {
+    /// The parse of a floor's route: `suffix` the path's, or nil to read `Accept` (SVG when it
+    /// takes anything); the floor's id in path parameter `parameter`.
+    package static func floor(suffix: FloorPlanFormat?, parameter: String = "floorId") -> @Sendable (Request) throws -> GetFloorPlan {
         { request in
             let floorId = try request.uuid(parameter)
-            let chosen = try suffix ?? negotiated(request.headers["accept"], among: floorFormats.map(\.mediaType)).flatMap { type in
-                floorFormats.first { $0.mediaType == type }?.suffix
-            } ?? "svg"
+            let format = try suffix ?? negotiated(request.headers["accept"], among: FloorPlanFormat.allCases) ?? .svg
             let width = try request.queryParameter("width").map { text throws(ServiceError) -> Int in
-                guard chosen == "png" else { throw ServiceError.badRequest("width is a PNG's: ask for floor-plan.png") }
+                guard format == .png else { throw ServiceError.badRequest("width is a PNG's: ask for floor-plan.png") }
                 guard let width = Int(text) else { throw ServiceError.badRequest("width must be a whole number of pixels") }
                 return width
             }
-            let format: FloorPlanAsk.Format = switch chosen {
-            case "pdf": .pdf
-            case "png": .png(width: width)
-            default: .svg
-            }
-            return GetFloorPlan(ask: .floor(floorId, format), branded: try branded(request))
+            return GetFloorPlan(ask: .floor(floorId, format, width: width), branded: try branded(request))
         }
     }
 
     /// The parse of a home's route: a PDF.
     package static let home: @Sendable (Request) throws -> GetFloorPlan = { request in
         let propertyId = try request.uuid("propertyId")
-        _ = try negotiated(request.headers["accept"], among: ["application/pdf"])
+        _ = try negotiated(request.headers["accept"], among: [.pdf])
         return GetFloorPlan(ask: .home(propertyId: propertyId), branded: try branded(request))
     }
 
@@ -59,7 +50,7 @@ package struct GetFloorPlan: Command {
 
     /// The first of `offered` that `accept` takes, by its quality and then its order; nil when
     /// it takes anything (or says nothing); 406 when it takes none.
-    static func negotiated(_ accept: String?, among offered: [String]) throws(ServiceError) -> String? {
+    static func negotiated(_ accept: String?, among offered: [FloorPlanFormat]) throws(ServiceError) -> FloorPlanFormat? {
         guard let accept, !accept.trimmingCharacters(in: .whitespaces).isEmpty else { return nil }
         var ranges: [(type: String, quality: Double, order: Int)] = []
         for (order, part) in accept.split(separator: ",").enumerated() {
@@ -70,9 +61,9 @@ package struct GetFloorPlan: Command {
         }
         for range in ranges.sorted(by: { ($0.quality, -$0.order) > ($1.quality, -$1.order) }) {
             if range.type == "*/*" { return nil }
-            if let exact = offered.first(where: { $0 == range.type }) { return exact }
-            if range.type.hasSuffix("/*"), let family = offered.first(where: { $0.hasPrefix(range.type.dropLast()) }) { return family }
+            if let exact = offered.first(where: { $0.mediaType == range.type }) { return exact }
+            if range.type.hasSuffix("/*"), let family = offered.first(where: { $0.mediaType.hasPrefix(range.type.dropLast()) }) { return family }
         }
-        throw ServiceError(.notAcceptable, "a floor plan is \(offered.joined(separator: ", ")); Accept takes none of them")
+        throw ServiceError(.notAcceptable, "a floor plan is \(offered.map(\.mediaType).joined(separator: ", ")); Accept takes none of them")
     }
 }

@@ -1,3 +1,4 @@
+import NTFloorPlans
 import NTHTTPCore
 import NTServiceHTTP
 import NTTourUseCases
@@ -9,8 +10,8 @@ enum FloorPlanRoutes {
             .floorPlan(try await plans.plan(principal.tenant, command.ask, branded: command.branded), for: request)
         }
         api.add(.get, "/v1/floors/{floorId}/floor-plan", .scoped(.read), parse: GetFloorPlan.floor(suffix: nil), answer)
-        for format in GetFloorPlan.floorFormats {
-            api.add(.get, "/v1/floors/{floorId}/floor-plan.\(format.suffix)", .scoped(.read), parse: GetFloorPlan.floor(suffix: format.suffix), answer)
+        for format in FloorPlanFormat.allCases {
+            api.add(.get, "/v1/floors/{floorId}/floor-plan.\(format.rawValue)", .scoped(.read), parse: GetFloorPlan.floor(suffix: format), answer)
         }
         api.add(.get, "/v1/properties/{propertyId}/floor-plan", .scoped(.read), parse: GetFloorPlan.home, answer)
         api.add(.get, "/v1/properties/{propertyId}/floor-plan.pdf", .scoped(.read), parse: GetFloorPlan.home, answer)

@@ -36,8 +36,8 @@ public struct ViewerPaths: Sendable, Equatable {
     public func image(_ id: String) -> String { base + "/panoramas/" + id + "/image" }
     /// Where a panorama's tiles are: `{level}/{face}{row}_{column}.jpg` below it.
     public func tiles(_ id: String) -> String { base + "/panoramas/" + id + "/tiles/" }
-    /// A floor's published plan, as `suffix` (svg, pdf, png).
-    public func floorPlan(floor id: String, _ suffix: String) -> String { base + "/floors/" + id + "/floor-plan." + suffix }
+    /// A floor's published plan, in `format`.
+    public func floorPlan(floor id: String, _ format: FloorPlanFormat) -> String { base + "/floors/" + id + "/floor-plan." + format.rawValue }
     /// The home's published plans, a PDF.
     public func floorPlans(property id: String) -> String { (isShare ? base : base + "/properties/" + id) + "/floor-plan.pdf" }
 }

@@ -435,16 +435,16 @@ public enum ViewerPages {
         for floor in planned {
             page.raw("<li>")
             page.text(FloorTitle.of(number: floor.floor.number, name: floor.floor.name) + ": ")
-            for (index, suffix) in ["pdf", "svg", "png"].enumerated() {
+            for (index, format) in FloorPlanFormat.allCases.enumerated() {
                 if index > 0 { page.raw(" · ") }
                 page.raw("<a download href=\"")
-                page.text(paths.floorPlan(floor: floor.floor.id, suffix))
+                page.text(paths.floorPlan(floor: floor.floor.id, format))
                 page.raw("\">")
-                page.text(suffix.uppercased())
+                page.text(format.rawValue.uppercased())
                 page.raw("</a>")
             }
             page.raw(" · <a download href=\"")
-            page.text(paths.floorPlan(floor: floor.floor.id, "pdf") + unbranded)
+            page.text(paths.floorPlan(floor: floor.floor.id, .pdf) + unbranded)
             page.raw("\">PDF, unbranded</a></li>")
         }
         page.raw("</ul><p class=\"meta\">Drawn from the capture's plan, in your units: each room's size and area, the floor's, a scale bar. ")

@@ -1,4 +1,5 @@
 import NTAPIModel
+import NTFloorPlans
 import NTHashing
 import NTHTTPCore
 import NTImagePreviews
@@ -74,9 +75,9 @@ package enum ViewerRoutes {
                 let ask = FloorPlanAsk.home(propertyId: try request.uuid("id"))
                 return .floorPlan(try await viewer.floorPlans.plan(signedIn.scope.tenant, ask, branded: try GetFloorPlan.branded(request)), for: request)
             }
-            for format in GetFloorPlan.floorFormats {
-                let parse = GetFloorPlan.floor(suffix: format.suffix, parameter: "id")
-                app.add(.get, "/app/floors/{id}/floor-plan.\(format.suffix)", headers: ViewerResponses.security) { signedIn, request in
+            for format in FloorPlanFormat.allCases {
+                let parse = GetFloorPlan.floor(suffix: format, parameter: "id")
+                app.add(.get, "/app/floors/{id}/floor-plan.\(format.rawValue)", headers: ViewerResponses.security) { signedIn, request in
                     let command = try parse(request)
                     return .floorPlan(try await viewer.floorPlans.plan(signedIn.scope.tenant, command.ask, branded: command.branded), for: request)
                 }
