@@ -222,15 +222,44 @@ package struct Uploads: Sendable {
     private func resumeOffset(_ upload: UploadRecord, _ tenant: Int64, owner: UInt64) async throws -> Int64 {
         var now = try await current(upload, tenant, owner: owner)
         if let session = now.session, session.isWritten {
-            await session.writerEnded(within: settings.takeoverGraceMs)
+            await transferEnded(session)
             now = try await current(upload, tenant, owner: owner)
         }
         guard now.session != nil else { return now.offset }
         // Recorded before it is answered: another daemon asked next answers from the row, and
         // must not answer less (the ended PATCH records it too, but perhaps after this answer).
-        if now.offset > now.record.offset { try await record(now.record, tenant, offset: now.offset) }
+        if now.offset > now.record.offset { try await record(now.record, tenant, offset: now.offset, owner: owner) }
         _ = try await finishIfComplete(now.record, tenant, offset: now.offset, owner: owner)
         return now.offset
+    }
+
+    /// An offset retrieval lets a transfer still writing the upload (its client gone, its last
+    /// bytes still on their way through the server) end by itself first, for up to
+    /// `uploadTakeoverGraceMs`: the offset told is the one it leaves.
+    func transferEnded(_ session: UploadSession) async {
+        logger.debug("an offset retrieval waits for the transfer still writing the upload", ["upload": session.key.id])
+        await session.writerEnded(within: settings.takeoverGraceMs)
+    }
+
+    /// `retrieval`, an offset retrieval as the upload's writer (`owner`). When another daemon's
+    /// newer request takes the upload over meanwhile (this daemon's session of it ends under
+    /// the retrieval), that request writes it now: the answer is `takenOver` of the upload and
+    /// its offset as its row records them, which this daemon's writes are in before it lets go.
+    func retrieving<T>(_ upload: UploadRecord, _ tenant: Int64, owner: UInt64, _ retrieval: () async throws -> T,
+                       takenOver: (UploadRecord, Int64) -> T) async throws -> T {
+        do {
+            return try await retrieval()
+        } catch {
+            guard try await !stillWriter(partialKey(upload, tenant), owner) else { throw error }
+            let recorded = try await self.upload(tenant, upload.id)
+            return takenOver(recorded, recorded.finished ? recorded.length : recorded.offset)
+        }
+    }
+
+    /// Whether `owner` still makes this daemon the upload's writer, once a letting go under
+    /// way is done (it holds the finishing lock from the session's end to the hold's).
+    private func stillWriter(_ key: BlobKey, _ owner: UInt64) async throws -> Bool {
+        try await sessions.finishing(key) { ownership.holds(key, owner) }
     }
 
     /// `resumeOffset` when no other daemon writes the upload; while one does, the fsynced
@@ -241,7 +270,7 @@ package struct Uploads: Sendable {
         return try await LockOrder.entering(.uploadOwnership) {
             guard let token = try await ownership.tryAcquire(key) else { return upload.offset }
             do {
-                let offset = try await resumeOffset(upload, tenant, owner: token)
+                let offset = try await retrieving(upload, tenant, owner: token, { try await resumeOffset(upload, tenant, owner: token) }) { $1 }
                 await ownership.release(key, token)
                 return offset
             } catch {
@@ -341,11 +370,7 @@ package struct Uploads: Sendable {
                 room: Int64, completes: Bool = false, owner: UInt64) async throws -> Int64 {
         // A PATCH's offset is recorded while its bytes are flushed; one that completes an
         // upload (the draft's last request) only once they are durable.
-        let recordOffset: @Sendable (Int64) async throws -> Void = { offset in
-            guard try await asWriter(upload, tenant, owner, { try await record(upload, tenant, offset: offset) }) else {
-                throw ServiceError.conflict("a newer request to upload \(upload.id) took over")
-            }
-        }
+        let recordOffset: @Sendable (Int64) async throws -> Void = { offset in try await record(upload, tenant, offset: offset, owner: owner) }
         let offset: Int64
         do {
             try await session.receive(body, token, room: room, length: upload.length)
@@ -371,8 +396,17 @@ package struct Uploads: Sendable {
                 try await record(upload, tenant, offset: offset)
             }
         }
-        guard recorded else { throw ServiceError.conflict("a newer request to upload \(upload.id) took over") }
+        guard recorded else { throw Self.takenOver(upload) }
         return offset
+    }
+
+    /// A request's refusal once another daemon's newer request took its upload over.
+    static func takenOver(_ upload: UploadRecord) -> ServiceError { .conflict("a newer request to upload \(upload.id) took over") }
+
+    /// Records a durable offset of the upload as its writer (`owner`): 409 once another daemon
+    /// took it over (its session reads the row as this one left it when letting go).
+    func record(_ upload: UploadRecord, _ tenant: Int64, offset: Int64, owner: UInt64) async throws {
+        guard try await asWriter(upload, tenant, owner, { try await record(upload, tenant, offset: offset) }) else { throw Self.takenOver(upload) }
     }
 
     /// Runs `write` (a record of what a transfer reached) only while `owner` still makes this
@@ -391,7 +425,7 @@ package struct Uploads: Sendable {
 
     /// Records a durable offset of the upload (401 once its grant is revoked: the bytes are
     /// not acknowledged).
-    func record(_ upload: UploadRecord, _ tenant: Int64, offset: Int64) async throws {
+    private func record(_ upload: UploadRecord, _ tenant: Int64, offset: Int64) async throws {
         let expiresAt = now + expiry
         guard try await records.write({ try await UploadStore.setOffset($0, tenant, upload.id, offset: offset, expiresAt: expiresAt) }) else {
             try await refuseIfRevoked(upload.id, tenant)

@@ -174,6 +174,41 @@ import TestTraits
         await daemons.finish()
     }
 
+    /// An offset retrieval on one daemon, waiting for that daemon's own transfer to end, while
+    /// a newer request on the other daemon takes the upload over (behind a balancer, the cut
+    /// request arriving late): it answers the offset the database records, the one the other
+    /// continues from. It once answered 404: the session it had opened ended under it. The
+    /// first retrieval in the IETF draft and in tus.
+    @Test(arguments: zip(["Upload-Draft-Interop-Version: 6", "Tus-Resumable: 1.0.0"], [204, 200]))
+    func anOffsetRetrievalTakenOverByAnotherDaemonAnswersTheRecordedOffset(speaking protocolField: String, answering status: Int) async throws {
+        let daemons = try TwoDaemons(firstLogLevel: .debug) {
+            $0.uploadDurableStepBytes = 64 * 1024; $0.bodyBatchBytes = 16 * 1024; $0.bodyTimeoutMs = 150_000; $0.uploadTakeoverGraceMs = 120_000
+        }
+        defer { daemons.cluster.stop() }
+        let stalled = try await daemons.stalledWrite()
+        // On the first daemon, the retrieval waits for the stalled transfer (up to 120 s).
+        let asked = try RawClient(port: daemons.first.port, timeoutSeconds: 60)
+        try asked.send("HEAD \(stalled.location) HTTP/1.1\r\nHost: t\r\n\(protocolField)\r\n\r\n")
+        try await daemons.firstLogged("an offset retrieval waits for the transfer still writing the upload")
+        // On the second, a retrieval of the draft (which, unlike tus's, takes the upload over).
+        let second = try stalled.onSecond.send("HEAD", stalled.location, headers: ["Upload-Draft-Interop-Version": "6"])
+        try await daemons.firstLogged("another daemon asks for an upload this one writes")
+        let first = try asked.readResponse(bodyExpected: false)
+        let recorded = try PostgresConnection(url: daemons.url).first("SELECT \"offset\" FROM uploads")?.decodeIfPresent("offset", as: Int.self) ?? -1
+        #expect(second.status == 204 && first.status == status, "the second answered \(second.status) \(second.text), the first \(first.status) \(first.text)")
+        #expect(recorded >= 3 * 65_536 && first.header("Upload-Offset") == String(recorded) && second.header("Upload-Offset") == String(recorded),
+                "recorded \(recorded), the first answered \(first.header("Upload-Offset") ?? "none"), the second \(second.header("Upload-Offset") ?? "none")")
+        #expect(!protocolField.hasPrefix("Upload-Draft") || first.header("Upload-Complete") == "?0")
+        // The upload goes on from there on the second daemon; the stalled transfer's next bytes are refused.
+        let rest = try stalled.onSecond.tusPatch(stalled.location, offset: recorded, Array(stalled.image[recorded...]))
+        #expect(rest.status == 204, "\(rest.status) \(rest.text)")
+        try? stalled.writer.send(Array(stalled.image[300_000...]))
+        let refused = try? stalled.writer.readResponse()
+        #expect(refused == nil || refused?.status == 409, "\(refused?.status ?? 0)")
+        try daemons.expectPanorama(stalled.panoramaId, is: stalled.image)
+        await daemons.finish()
+    }
+
     /// The connection holding a daemon's upload locks breaks (the database restarted, a
     /// network fault): another daemon may take the upload at once, so the daemon stops its
     /// writer: its next bytes would otherwise go on into the file another daemon now writes

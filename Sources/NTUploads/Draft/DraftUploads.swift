@@ -114,7 +114,7 @@ package struct DraftUploads: Sendable {
         let reached = try await session.withClaim(checksum: contentDigest == nil ? nil : .sha256, keepingLive: true,
                                                   stepping: uploads.ownership.spansDaemons) { claim in
             // What an older transfer had written is kept: recorded before any answer names it.
-            if claim.offset > upload.offset { try await uploads.record(upload, tenant, offset: claim.offset) }
+            if claim.offset > upload.offset { try await uploads.record(upload, tenant, offset: claim.offset, owner: owner) }
             guard claim.offset == offset else {
                 throw DraftRefusal(error: DraftProblem.mismatchingOffset.error("Upload-Offset is \(offset) but the upload holds \(claim.offset) bytes"),
                                    problem: .mismatchingOffset, offset: claim.offset, providedOffset: offset)
@@ -179,21 +179,24 @@ package struct DraftUploads: Sendable {
             let found = try await uploads.upload(target.tenant, target.uploadId)
             if found.finished { return DraftAnswers.offset(version, offset: found.length, complete: true, length: found.length, limits: limits(found)) }
             let tenant = target.tenant
+            let answer = { (record: UploadRecord, offset: Int64) in
+                DraftAnswers.offset(version, offset: offset, complete: record.finished, length: record.lengthKnown ? record.length : nil, limits: limits(record))
+            }
             return try await uploads.owning(uploads.partialKey(found, tenant)) { owner in
-                let now = try await uploads.current(found, tenant, owner: owner)
-                var offset = now.offset
-                if let session = now.session {
-                    await session.writerEnded(within: uploads.settings.takeoverGraceMs)
-                    offset = try await session.withClaim(checksum: nil, keepingLive: true) { $0.offset }
-                    if offset > now.record.offset { try await uploads.record(now.record, tenant, offset: offset) }
-                    // Every byte in and said complete, but not finished (a crash): it finishes now.
-                    if try await uploads.finishIfComplete(now.record, tenant, offset: offset, owner: owner) != nil {
-                        return DraftAnswers.offset(version, offset: offset, complete: true, length: offset, limits: limits(now.record))
+                try await uploads.retrieving(found, tenant, owner: owner, {
+                    let now = try await uploads.current(found, tenant, owner: owner)
+                    var offset = now.offset
+                    if let session = now.session {
+                        await uploads.transferEnded(session)
+                        offset = try await session.withClaim(checksum: nil, keepingLive: true) { $0.offset }
+                        if offset > now.record.offset { try await uploads.record(now.record, tenant, offset: offset, owner: owner) }
+                        // Every byte in and said complete, but not finished (a crash): it finishes now.
+                        if try await uploads.finishIfComplete(now.record, tenant, offset: offset, owner: owner) != nil {
+                            return DraftAnswers.offset(version, offset: offset, complete: true, length: offset, limits: limits(now.record))
+                        }
                     }
-                }
-                let record = now.record
-                return DraftAnswers.offset(version, offset: offset, complete: record.finished, length: record.lengthKnown ? record.length : nil,
-                                           limits: limits(record))
+                    return answer(now.record, offset)
+                }, takenOver: answer)
             }
         }
     }

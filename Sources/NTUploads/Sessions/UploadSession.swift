@@ -292,14 +292,15 @@ final class UploadSession: Sendable {
         try await lane.run { [file] in file.durableDigest.copy().finish() }
     }
 
-    /// `close`, returning once the writes queued before it are done.
-    func closeAndWait() async {
-        close()
+    /// `stop`, returning once the writes queued before it are done.
+    func stopAndWait(because reason: ServiceError) async {
+        stop(because: reason)
         _ = try? await lane.run {}
     }
 
-    /// Stops the writer for `reason` (its grant was revoked), and closes the session: its next
-    /// write fails with `reason`, and a new session reads the file at the offset recorded.
+    /// Stops the writer for `reason` (its grant was revoked, another daemon took the upload
+    /// over), and closes the session: its next write or claim fails with `reason`, and a new
+    /// session reads the file at the offset recorded.
     func stop(because reason: ServiceError) {
         bookkeeping.withLock { $0.stopped = reason }
         close()
@@ -470,7 +471,8 @@ package final class UploadSessions: Sendable {
             entries[key] = nil
             return session
         }
-        await session?.closeAndWait()
+        // A request of this daemon still on it is refused as an older request is (409).
+        await session?.stopAndWait(because: .conflict("another daemon's newer request took upload \(key.id) over"))
         await recordings.tasks.withLock { $0.removeValue(forKey: key) }?.value
     }
 
