@@ -204,7 +204,7 @@ package struct Uploads: Sendable {
         -> (record: UploadRecord, session: UploadSession?, offset: Int64) {
         let key = partialKey(upload, tenant)
         return try await sessions.finishing(key) {
-            guard ownership.holds(key, owner) else { throw ServiceError.conflict("a newer PATCH to upload \(upload.id) took over") }
+            guard ownership.holds(key, owner) else { throw ServiceError.takenOver(upload.id) }
             guard let record = try await records.readOne({ try await UploadStore.upload($0, tenant, upload.id) }) else {
                 throw ServiceError.notFound("upload", upload.id)
             }
@@ -396,17 +396,14 @@ package struct Uploads: Sendable {
                 try await record(upload, tenant, offset: offset)
             }
         }
-        guard recorded else { throw Self.takenOver(upload) }
+        guard recorded else { throw ServiceError.takenOver(upload.id) }
         return offset
     }
-
-    /// A request's refusal once another daemon's newer request took its upload over.
-    static func takenOver(_ upload: UploadRecord) -> ServiceError { .conflict("a newer request to upload \(upload.id) took over") }
 
     /// Records a durable offset of the upload as its writer (`owner`): 409 once another daemon
     /// took it over (its session reads the row as this one left it when letting go).
     func record(_ upload: UploadRecord, _ tenant: Int64, offset: Int64, owner: UInt64) async throws {
-        guard try await asWriter(upload, tenant, owner, { try await record(upload, tenant, offset: offset) }) else { throw Self.takenOver(upload) }
+        guard try await asWriter(upload, tenant, owner, { try await record(upload, tenant, offset: offset) }) else { throw ServiceError.takenOver(upload.id) }
     }
 
     /// Runs `write` (a record of what a transfer reached) only while `owner` still makes this

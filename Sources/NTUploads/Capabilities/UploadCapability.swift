@@ -64,4 +64,8 @@ package struct UploadCapabilityAuthentication: Sendable {
 extension ServiceError {
     /// An upload begun with a grant since revoked: its URL opens nothing, and it takes no more bytes.
     package static let uploadGrantRevoked = ServiceError(.unauthorized, "the grant that began this upload was revoked")
+
+    /// A request refused because a newer one (of this daemon or another) took its upload over:
+    /// its client asks the offset again and goes on from there.
+    package static func takenOver(_ uploadId: String) -> ServiceError { .conflict("a newer request to upload \(uploadId) took over") }
 }

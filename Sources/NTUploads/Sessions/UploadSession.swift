@@ -323,7 +323,7 @@ final class UploadSession: Sendable {
     private func requireOwner(_ token: UInt64) throws(ServiceError) {
         let (allowed, stopped) = bookkeeping.withLock { ($0.owner == token && !$0.closed, $0.stopped) }
         if let stopped { throw stopped }
-        guard allowed, file.isOpen else { throw ServiceError.conflict("a newer PATCH to upload \(key.id) took over") }
+        guard allowed, file.isOpen else { throw ServiceError.takenOver(key.id) }
     }
 
     /// On the lane: the bytes made durable, and the new durable offset published.
@@ -472,7 +472,7 @@ package final class UploadSessions: Sendable {
             return session
         }
         // A request of this daemon still on it is refused as an older request is (409).
-        await session?.stopAndWait(because: .conflict("another daemon's newer request took upload \(key.id) over"))
+        await session?.stopAndWait(because: .takenOver(key.id))
         await recordings.tasks.withLock { $0.removeValue(forKey: key) }?.value
     }
 
