@@ -45,9 +45,35 @@ package struct FloorPlans: Sendable {
     }
 
     /// The plan asked for, branded with the tenant's branding or not. Through a share link
-    /// (`within`), only that link's property's.
+    /// (`within`), only that link's property's. A plan kept already is found by its version,
+    /// read without the logo; one to draw is read again with it, in one snapshot, and kept under
+    /// that snapshot's version.
     package func plan(_ tenant: Int64, _ ask: FloorPlanAsk, branded: Bool, within: String? = nil) async throws -> FloorPlanMade {
-        let (tour, branding, logo) = try await read(tenant, ask, within: within, withLogo: branded)
+        let seen = try await read(tenant, ask, within: within, withLogo: false)
+        let (seenFile, seenTag) = try identify(tenant, ask, seen, branded: branded)
+        if let bytes = cache.bytes(seenTag) {
+            return FloorPlanMade(bytes: bytes, mediaType: seenFile.format.mediaType, tag: seenTag, fileName: Self.fileName(seen.tour, seenFile))
+        }
+        let drawn = branded ? try await read(tenant, ask, within: within, withLogo: true) : seen
+        let (file, tag) = try identify(tenant, ask, drawn, branded: branded)
+        let source = Self.source(drawn.tour, branding: drawn.branding, logo: drawn.logo, branded: branded)
+        let bytes: [UInt8]
+        do {
+            bytes = try await previews.memory.holding(file.memoryBytes(source), for: "a floor plan") {
+                try await previews.decoders.run { try file.make(from: source) }
+            }
+        } catch let error as FloorPlanError {
+            throw ServiceError(.internal, "the floor plan could not be drawn: \(error.message)")
+        } catch let error as PreviewError {
+            throw ServiceError(.internal, "the floor plan could not be drawn: \(error.message)")
+        }
+        cache.keep(bytes, as: tag)
+        return FloorPlanMade(bytes: bytes, mediaType: file.format.mediaType, tag: tag, fileName: Self.fileName(drawn.tour, file))
+    }
+
+    /// The file `ask` names in a snapshot, and its version.
+    private func identify(_ tenant: Int64, _ ask: FloorPlanAsk, _ snapshot: Snapshot, branded: Bool) throws -> (FloorPlanFile, String) {
+        let tour = snapshot.tour
         let file: FloorPlanFile
         switch ask {
         case .home:
@@ -68,22 +94,7 @@ package struct FloorPlans: Sendable {
         guard tour.floors.contains(where: { !$0.floor.rooms.isEmpty }) else {
             throw ServiceError(.notFound, "no floor plan yet: rooms come with the capture's plan (PUT /v1/floors/{floorId}/plan)")
         }
-        let tag = Self.version(tenant, tour, branding, branded: branded, file)
-        let name = Self.fileName(tour, file)
-        if let bytes = cache.bytes(tag) { return FloorPlanMade(bytes: bytes, mediaType: file.format.mediaType, tag: tag, fileName: name) }
-        let source = Self.source(tour, branding: branding, logo: logo, branded: branded)
-        let bytes: [UInt8]
-        do {
-            bytes = try await previews.memory.holding(file.memoryBytes(source), for: "a floor plan") {
-                try await previews.decoders.run { try file.make(from: source) }
-            }
-        } catch let error as FloorPlanError {
-            throw ServiceError(.internal, "the floor plan could not be drawn: \(error.message)")
-        } catch let error as PreviewError {
-            throw ServiceError(.internal, "the floor plan could not be drawn: \(error.message)")
-        }
-        cache.keep(bytes, as: tag)
-        return FloorPlanMade(bytes: bytes, mediaType: file.format.mediaType, tag: tag, fileName: name)
+        return (file, Self.version(tenant, tour, snapshot.branding, branded: branded, file))
     }
 
     static let minPngWidth = 200
@@ -102,10 +113,17 @@ package struct FloorPlans: Sendable {
         return ByteEncoding.hex(StreamingDigest.hash(.sha256, Array(parts.joined(separator: "\u{0}").utf8)))
     }
 
+    /// What a plan is drawn from, read at one moment.
+    private struct Snapshot: Sendable {
+        var tour: TourDocument
+        var branding: BrandingDocument
+        var logo: [UInt8]?
+    }
+
     /// The tour (its floors named as the tenant names floors), the branding and (`withLogo`)
     /// its logo, in one snapshot: the version named from the branding is the logo drawn.
-    private func read(_ tenant: Int64, _ ask: FloorPlanAsk, within: String?, withLogo: Bool) async throws -> (TourDocument, BrandingDocument, [UInt8]?) {
-        try await records.read { db -> (TourDocument, BrandingDocument, [UInt8]?) in
+    private func read(_ tenant: Int64, _ ask: FloorPlanAsk, within: String?, withLogo: Bool) async throws -> Snapshot {
+        try await records.read { db -> Snapshot in
             let propertyId = switch ask {
             case .home(let id): id
             case .floor(let id, _, _): try await ViewerStore.propertyId(db, tenant, of: .floor(id))
@@ -117,7 +135,7 @@ package struct FloorPlans: Sendable {
             for index in tour.floors.indices where tour.floors[index].floor.name == nil {
                 tour.floors[index].floor.name = branding.floorNames.title(tour.floors[index].floor.number)
             }
-            return (tour, branding, withLogo ? try await BrandingStore.logo(db, tenant)?.jpeg : nil)
+            return Snapshot(tour: tour, branding: branding, logo: withLogo ? try await BrandingStore.logo(db, tenant)?.jpeg : nil)
         }
     }
 
