@@ -176,12 +176,12 @@ package struct DraftUploads: Sendable {
         let version = try Self.servedVersion(request.headers)
         return try await Self.answering(version) {
             try Self.refuseFields(version.fieldsRefusedOnRetrieval, request)
-            let found = try await uploads.upload(target.tenant, target.uploadId)
-            if found.finished { return DraftAnswers.offset(version, offset: found.length, complete: true, length: found.length, limits: limits(found)) }
-            let tenant = target.tenant
             let answer = { (record: UploadRecord, offset: Int64) in
                 DraftAnswers.offset(version, offset: offset, complete: record.finished, length: record.lengthKnown ? record.length : nil, limits: limits(record))
             }
+            let found = try await uploads.upload(target.tenant, target.uploadId)
+            if found.finished { return answer(found, found.length) }
+            let tenant = target.tenant
             return try await uploads.owning(uploads.partialKey(found, tenant)) { owner in
                 try await uploads.retrieving(found, tenant, owner: owner, {
                     let now = try await uploads.current(found, tenant, owner: owner)
