@@ -62,6 +62,8 @@ public struct Blob: SQLBindable {
 /// that must be there) and `decodeIfPresent` (NULL is nil); a missing column, a NULL where a
 /// value must be, or a value of another type throws `StorageError` (`corrupt`), never ends the
 /// process and never becomes an empty or zero value.
+/// Read in the caller's module (inlinable), so that each decode is specialized for its type
+/// rather than looking its generic metadata up on every row.
 public struct Row: Sendable {
     public let columns: [String]
     public let values: [SQLValue]
@@ -71,44 +73,52 @@ public struct Row: Sendable {
         self.values = values
     }
 
+    @inlinable
     public func decode<T: SQLDecodable>(_ column: String, as type: T.Type = T.self) throws(StorageError) -> T {
         try required(value(column), column, type)
     }
 
+    @inlinable
     public func decode<T: SQLDecodable>(_ position: Int, as type: T.Type = T.self) throws(StorageError) -> T {
         try required(value(position), "#\(position)", type)
     }
 
+    @inlinable
     public func decodeIfPresent<T: SQLDecodable>(_ column: String, as type: T.Type = T.self) throws(StorageError) -> T? {
         try optional(value(column), column, type)
     }
 
+    @inlinable
     public func decodeIfPresent<T: SQLDecodable>(_ position: Int, as type: T.Type = T.self) throws(StorageError) -> T? {
         try optional(value(position), "#\(position)", type)
     }
 
-    private func value(_ column: String) throws(StorageError) -> SQLValue {
+    @inlinable
+    func value(_ column: String) throws(StorageError) -> SQLValue {
         guard let index = columns.firstIndex(of: column) else {
             throw StorageError(.corrupt, "a row has no column \(column) (it has \(columns.joined(separator: ", ")))")
         }
         return values[index]
     }
 
-    private func value(_ position: Int) throws(StorageError) -> SQLValue {
+    @inlinable
+    func value(_ position: Int) throws(StorageError) -> SQLValue {
         guard values.indices.contains(position) else {
             throw StorageError(.corrupt, "a row has no column #\(position) (it has \(values.count))")
         }
         return values[position]
     }
 
-    private func required<T: SQLDecodable>(_ value: SQLValue, _ column: String, _ type: T.Type) throws(StorageError) -> T {
+    @inlinable
+    func required<T: SQLDecodable>(_ value: SQLValue, _ column: String, _ type: T.Type) throws(StorageError) -> T {
         guard let decoded = try optional(value, column, type) else {
             throw StorageError(.corrupt, "column \(column) is NULL where \(T.expected) must be")
         }
         return decoded
     }
 
-    private func optional<T: SQLDecodable>(_ value: SQLValue, _ column: String, _ type: T.Type) throws(StorageError) -> T? {
+    @inlinable
+    func optional<T: SQLDecodable>(_ value: SQLValue, _ column: String, _ type: T.Type) throws(StorageError) -> T? {
         if value == .null, T.self != SQLValue.self { return nil }
         guard let decoded = T(sqlValue: value) else {
             throw StorageError(.corrupt, "column \(column) holds \(value.kindName) where \(T.expected) must be")
@@ -152,7 +162,7 @@ extension SQLValue: SQLDecodable {
 
 extension SQLValue {
     /// The storage class's name, for an error's message.
-    var kindName: String {
+    @usableFromInline var kindName: String {
         switch self {
         case .null: "NULL"
         case .integer: "an integer"
