@@ -30,7 +30,7 @@ let package = Package(
         // Shared building blocks.
         // libcurl's one set-up per process, for the client, the bucket and the webhooks.
         .target(name: "NTCurlRuntime", dependencies: ["CNTCurl"]),
-        .target(name: "NTLogging"),
+        .target(name: "NTLogging", dependencies: ["NTThreadPools"]),
         .target(name: "NTMetrics"),
         .target(name: "NTTracing"),
         .target(name: "NTHashing", dependencies: ["CNTCrypto"]),
@@ -38,7 +38,7 @@ let package = Package(
         .target(name: "NTThreadPools", dependencies: ["CNTLinux"]),
         // What the server's storage is written against: values, rows, connections, storages.
         .target(name: "NTSQLKit", dependencies: ["NTThreadPools"]),
-        .target(name: "NTSQLiteDB", dependencies: ["CNTSQLite", "NTSQLKit", "NTThreadPools"]),
+        .target(name: "NTSQLiteDB", dependencies: ["CNTSQLite", "CNTLinux", "NTSQLKit", "NTThreadPools"]),
         // Who may act on a thing now: one locker, in one daemon (here) or across daemons (its
         // PostgreSQL adapter, in NTPostgresDB).
         .target(name: "NTCoordination", dependencies: ["NTSQLKit"]),
@@ -116,7 +116,7 @@ let package = Package(
         .testTarget(name: "HashingTests", dependencies: ["NTHashing"]),
         .testTarget(name: "ObjectStorageTests", dependencies: ["NTObjectStorage", "NTHashing", "NTThreadPools", "TestSupport"]),
         .testTarget(name: "ThreadPoolsTests", dependencies: ["NTThreadPools", "TestSupport"]),
-        .testTarget(name: "SQLiteDBTests", dependencies: ["NTSQLiteDB", "NTThreadPools", "TestSupport"]),
+        .testTarget(name: "SQLiteDBTests", dependencies: ["NTSQLiteDB", "NTThreadPools", "CNTLinux", "TestSupport"]),
         .testTarget(name: "PostgresDBTests", dependencies: ["NTPostgresDB", "TestSupport", "TestTraits"]),
         // The locker's contract, run on each adapter (in process; two daemons on PostgreSQL).
         .testTarget(name: "CoordinationTests", dependencies: ["NTCoordination", "NTPostgresDB", "NTSQLKit", "TestSupport", "TestTraits"]),

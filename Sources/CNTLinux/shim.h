@@ -78,4 +78,14 @@ static inline int nt_malloc_trim(void) {
 static inline int nt_fix_mmap_threshold(int bytes) {
     return mallopt(M_MMAP_THRESHOLD, bytes);
 }
+
+/* pread that never waits for the disk (preadv2 with RWF_NOWAIT, which glibc declares only
+   under _GNU_SOURCE): the bytes the page cache holds, or -1 with EAGAIN. Its own prototype,
+   repeated. */
+#include <sys/uio.h>
+extern ssize_t preadv2(int fd, const struct iovec *iov, int iovcnt, off_t offset, int flags);
+static inline long nt_pread_nowait(int fd, void *buffer, long count, int64_t offset) {
+    struct iovec vector = { .iov_base = buffer, .iov_len = (size_t)count };
+    return (long)preadv2(fd, &vector, 1, (off_t)offset, 0x00000008 /* RWF_NOWAIT */);
+}
 #endif

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Dispatch
+import NTThreadPools
 import Synchronization
 
 /// Where log lines go: a file descriptor (stderr by default), written in batches so that a
@@ -28,7 +29,9 @@ public final class LogSink: Sendable {
     }
 
     /// Appends one line, built in place by `build` (which must end it with a newline), to the
-    /// batch. A full batch goes to the writer; `immediately` also waits until it is written.
+    /// batch. A full batch goes to the writer; `immediately` also waits until it is written,
+    /// except on an event loop's thread, which never waits on a file (the line goes at once all
+    /// the same).
     public func append(immediately: Bool = false, _ build: (inout [UInt8]) -> Void) {
         // Built outside the lock: many threads log at once, and the lock is held only to copy.
         var line = [UInt8]()
@@ -40,7 +43,7 @@ public final class LogSink: Sendable {
             handOff(&state)
             return true
         }
-        if handedOff && immediately { writer.sync {} }
+        if handedOff && immediately && EventLoopThread.current == nil { writer.sync {} }
     }
 
     /// A sink appending to the file at `path` (created 0640 when missing).

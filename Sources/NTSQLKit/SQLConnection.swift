@@ -82,6 +82,9 @@ public protocol SQLStorage: Sendable {
     var dialect: SQLDialect { get }
     /// The threads request handlers run on: a read from one of them needs no thread hop.
     var handlerThreads: ThreadPool { get }
+    /// Whether a read asked on an event loop's thread runs there without waiting (a database
+    /// in this process whose pages memory holds); false: it hops to `handlerThreads`.
+    var readsOnEventLoops: Bool { get }
     func read<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T
     @discardableResult
     func write<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T
@@ -102,6 +105,7 @@ public protocol SQLStorage: Sendable {
 }
 
 extension SQLStorage {
+    public var readsOnEventLoops: Bool { false }
     public var unavailableReason: String? { nil }
     public var roundTrips: Int? { nil }
     public var transactionConnections: (size: Int, lent: Int, waiting: Int)? { nil }
@@ -181,13 +185,15 @@ public final class OneStatementConnection: SQLConnection {
     }
 }
 
-/// A query's rows, asked and awaited later (`SQLStorage.prefetch`): either run when awaited
-/// (`later`), or answered by the storage when they come. One awaiter.
+/// A query's rows, asked and awaited later (`SQLStorage.prefetch`): either answered by the
+/// storage when they come (`answer`; a read that `take`s the query runs it in its own
+/// snapshot), or, when nobody took it by the time they are awaited, run then (`later`). One
+/// awaiter.
 public final class SQLPendingRows: Sendable {
     private let later: (@Sendable () async throws -> [Row])?
-    private let state = Mutex<(result: Result<[Row], any Error>?, waiter: CheckedContinuation<[Row], any Error>?)>((nil, nil))
+    private let state = Mutex<(result: Result<[Row], any Error>?, taken: Bool, waiter: CheckedContinuation<[Row], any Error>?)>((nil, false, nil))
 
-    /// Rows `later` gives when they are awaited.
+    /// Rows `later` gives when they are awaited, unless a read took the query first.
     public init(later: @escaping @Sendable () async throws -> [Row]) {
         self.later = later
     }
@@ -195,6 +201,16 @@ public final class SQLPendingRows: Sendable {
     /// Rows the storage gives with `answer`.
     public init() {
         later = nil
+    }
+
+    /// Claims the query for a read that will run it and `answer`; false when it is answered
+    /// or claimed already.
+    public func take() -> Bool {
+        state.withLock { state in
+            guard state.result == nil, !state.taken else { return false }
+            state.taken = true
+            return true
+        }
     }
 
     public func answer(_ result: Result<[Row], any Error>) {
@@ -207,7 +223,7 @@ public final class SQLPendingRows: Sendable {
     }
 
     public func rows() async throws -> [Row] {
-        if let later { return try await later() }
+        if let later, take() { return try await later() }
         return try await withCheckedThrowingContinuation { continuation in
             let ready = state.withLock { state -> Result<[Row], any Error>? in
                 if state.result == nil { state.waiter = continuation }

@@ -50,13 +50,19 @@ public final class Database {
 
     public struct Options: Sendable {
         public var busyTimeoutMilliseconds: Int32 = 5_000
+        /// A connection an event loop reads with (`NonWaitingVFS`): it never waits for the
+        /// disk, a lock or a sleep, and refuses instead.
+        public var readsOnAnEventLoop = false
         public init() {}
     }
 
     public init(path: String, options: Options = Options()) throws(SQLiteError) {
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let result = sqlite3_open_v2(path, &handle, flags, nil)
+        if options.readsOnAnEventLoop && !NonWaitingVFS.registered {
+            throw SQLiteError(code: SQLITE_ERROR, message: "the \(NonWaitingVFS.name) VFS could not be registered")
+        }
+        let result = sqlite3_open_v2(path, &handle, flags, options.readsOnAnEventLoop ? NonWaitingVFS.name : nil)
         guard result == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open \(path)"
             sqlite3_close_v2(handle)
@@ -67,6 +73,12 @@ public final class Database {
         sqlite3_busy_timeout(handle, options.busyTimeoutMilliseconds)
         try enterWAL(waitingAtMost: options.busyTimeoutMilliseconds)
         try execute("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON")
+        if options.readsOnAnEventLoop {
+            // No mapped pages (a fault would wait on the disk), and a lock held elsewhere is
+            // a refusal, not a wait.
+            try execute("PRAGMA mmap_size=0")
+            sqlite3_busy_handler(handle, NonWaitingVFS.refuseBusy, nil)
+        }
     }
 
     deinit {

@@ -11,6 +11,12 @@ import Synchronization
 /// task executor of a server's request handlers): a read from one of them runs in place, with
 /// no thread hop.
 ///
+/// On an event loop's thread (`EventLoopThread`), a read first runs there, on that loop's own
+/// connection, reading only what memory holds (`NonWaitingVFS`): a request that reads a row the
+/// page cache has answers with no thread hop. A read that would have waited (a page on the
+/// disk, a lock held elsewhere) is given up, whatever it returned, and runs again on a reader
+/// thread: the loop never waits on the disk.
+///
 /// Writes run one at a time on the writer thread with group commit: the writer takes every
 /// write waiting at that moment and runs them in one transaction, each inside its own
 /// savepoint (a failing write rolls back alone), then commits once and resumes each caller
@@ -18,6 +24,8 @@ import Synchronization
 public final class DatabasePool: Sendable {
     private let writer: SQLiteConnection
     private let readers: [SQLiteConnection]
+    /// One per event loop, by the loop's index (`loopReaderCount`).
+    let loopReaders: [LoopReader]
     /// Which readers are lent: a reader thread takes its own connection when free (no lock).
     private let lent: Checkout
     private let writerThread: ThreadPool
@@ -39,8 +47,10 @@ public final class DatabasePool: Sendable {
     }
 
     /// `fileCheckSeconds`: how often the file is looked for between commits (a daemon that
-    /// writes nothing still notices it gone).
-    public init(path: String, readerCount: Int = 4, fileCheckSeconds: Int = 1, optimizeSeconds: Int = 21_600) throws(SQLiteError) {
+    /// writes nothing still notices it gone). `loopReaderCount`: the event loops that read in
+    /// place (the server's loops; 0: none, every read runs on the reader threads).
+    public init(path: String, readerCount: Int = 4, loopReaderCount: Int = 0, fileCheckSeconds: Int = 1,
+                optimizeSeconds: Int = 21_600) throws(SQLiteError) {
         let count = max(1, readerCount)
         let database = try Database(path: path)
         // Each refresh reads a bounded sample of each index, whatever the table's size.
@@ -53,6 +63,13 @@ public final class DatabasePool: Sendable {
             made.append(SQLiteConnection(try Database(path: path)))
         }
         readers = made
+        var onLoops = Database.Options()
+        onLoops.readsOnAnEventLoop = true
+        var loopReaders: [LoopReader] = []
+        for _ in 0..<max(0, loopReaderCount) {
+            loopReaders.append(LoopReader(SQLiteConnection(try Database(path: path, options: onLoops))))
+        }
+        self.loopReaders = loopReaders
         lent = Checkout(count: count)
         writerThread = ThreadPool(name: "sqlite-writer", threads: 1)
         readerThreads = ThreadPool(name: "sqlite-reader", threads: count)
@@ -75,28 +92,47 @@ public final class DatabasePool: Sendable {
 
     /// Runs `body` in a read transaction of a reader of its own; returns its result.
     public func read<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
-        try await onAReaderThread { [self] in
-            try await lent.with(preferring: readerThreads.indexOfCurrentThread) { [readers] index in
-                let connection = readers[index]
-                // Prepared once and kept, as every statement: no parse per read.
-                _ = try connection.run("BEGIN", arguments: [])
-                do {
-                    let value = try await body(connection)
-                    _ = try connection.run("COMMIT", arguments: [])
-                    return value
-                } catch {
-                    _ = try? connection.run("ROLLBACK", arguments: [])
-                    throw error
-                }
+        try await answeringJoined { joined in try await self.onAReader { try await Self.transaction($0, joined, body) } }
+    }
+
+    /// A read of one statement on a reader: one statement is one snapshot without a
+    /// transaction around it (with one when queries joined it).
+    public func readOne<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
+        try await answeringJoined { joined in
+            try await self.onAReader { connection in
+                guard let joined else { return try await body(OneStatementConnection(connection)) }
+                return try await Self.transaction(connection, joined) { try await body(OneStatementConnection($0)) }
             }
         }
     }
 
-    /// A read of one statement on a reader: one statement is one snapshot without a
-    /// transaction around it.
-    public func readOne<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
-        try await onAReaderThread { [self] in
-            try await lent.with(preferring: readerThreads.indexOfCurrentThread) { try await body(OneStatementConnection(readers[$0])) }
+    /// A query asked now, answered in the snapshot of the next read on this event loop (one
+    /// read of the database's shared state for both), or run on its own when awaited first.
+    public func prefetch(_ query: SQLStatement) -> SQLPendingRows {
+        let pending = SQLPendingRows { [self] in try await readOne { try await $0.query(query.sql, arguments: query.arguments) } }
+        callingLoopsReader?.join(query, pending)
+        return pending
+    }
+
+    /// `attempt` on the calling loop's own connection when it can, else on a reader thread.
+    private func onAReader<T: Sendable>(_ attempt: @escaping (SQLiteConnection) async throws -> T) async throws -> T {
+        if case .answered(let value) = try await onTheLoop(attempt) { return value }
+        return try await onAReaderThread { [self] in
+            try await lent.with(preferring: readerThreads.indexOfCurrentThread) { [readers] index in try await attempt(readers[index]) }
+        }
+    }
+
+    private static func transaction<T: Sendable>(_ connection: SQLiteConnection, _ joined: JoinedQueries?, _ body: SQLBody<T>) async throws -> T {
+        // Prepared once and kept, as every statement: no parse per read.
+        _ = try connection.run("BEGIN", arguments: [])
+        do {
+            joined?.run(on: connection)
+            let value = try await body(connection)
+            _ = try connection.run("COMMIT", arguments: [])
+            return value
+        } catch {
+            _ = try? connection.run("ROLLBACK", arguments: [])
+            throw error
         }
     }
 

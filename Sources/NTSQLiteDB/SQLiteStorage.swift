@@ -10,6 +10,7 @@ public struct SQLiteStorage: SQLStorage {
 
     public var dialect: SQLDialect { .sqlite }
     public var handlerThreads: ThreadPool { pool.readerThreads }
+    public var readsOnEventLoops: Bool { pool.readsOnEventLoops }
     /// A database file deleted or replaced under the daemon: every write is refused from then on.
     public var unavailableReason: String? { pool.fileProblem?.message }
 
@@ -26,5 +27,9 @@ public struct SQLiteStorage: SQLStorage {
 
     public func readOne<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
         try await pool.readOne(body)
+    }
+
+    public func prefetch(_ query: SQLStatement) -> SQLPendingRows {
+        pool.prefetch(query)
     }
 }

@@ -6,10 +6,27 @@ import Synchronization
 import Testing
 import TestSupport
 import TestTraits
+import NTThreadPools
 @testable import NTHTTPCore
 
 /// The server over real sockets on 127.0.0.1, driven by a raw client.
 @Suite(.hangGuard, .testThreads) struct LoopbackTests {
+    /// Connections that arrive together are spread over the loops, whichever loop accepts them:
+    /// each loop serves as many (an inline handler runs on its connection's loop, and says which).
+    @Test func aBurstOfConnectionsIsSpreadOverTheLoops() async throws {
+        let server = try TestServer(configure: { $0.eventLoopCount = 2 }) { table in
+            table.add(.get, "/loop", inline: true) { _ in .json(.ok, Array("\(EventLoopThread.current?.index ?? -1)".utf8)) }
+        }
+        let clients = try (0..<8).map { _ in try server.client() }
+        var served: [String: Int] = [:]
+        for client in clients {
+            try client.send("GET /loop HTTP/1.1\r\nHost: t\r\n\r\n")
+            served[try client.readResponse().text, default: 0] += 1
+        }
+        #expect(served == ["0": 4, "1": 4])
+        await server.shutdown()
+    }
+
     @Test func keepAliveServesSeveralRequestsOnOneConnection() async throws {
         let server = try TestServer(routes: TestRoutes.standard)
         let client = try server.client()

@@ -225,11 +225,17 @@ final class HTTPConnection: ChannelHandler, InterimSink, @unchecked Sendable {
         request.attributes[Refusal.self] = refusal
         let serial = self.serial
         request.interim = InterimSender(sink: self, serial: serial)
-        // A handler that only formats bytes runs on this loop: no thread hop either way.
-        let executor: any TaskExecutor = refusal == nil && route?.inline == true ? channel.executor : context.handlers
-        Task(executorPreference: executor) { [context, channel] in
+        let respond: @Sendable () async -> Void = { [context, channel, request] in
             let response = await context.respond(to: request)
             channel.execute { self.responseArrived(serial: serial, response) }
+        }
+        // A handler that never waits runs on this loop, at once, up to its first suspension
+        // (its answer still comes back through `execute`, after this callback): no thread hop
+        // either way.
+        if refusal == nil && route?.inline == true {
+            Task.immediate(executorPreference: channel.executor, operation: respond)
+        } else {
+            Task(executorPreference: context.handlers, operation: respond)
         }
     }
 

@@ -16,8 +16,9 @@ public final class Route: Sendable {
     public let bodyLimit: Int64
     /// Fields added to every answer of this route, its errors included.
     public let headers: [HTTPField]
-    /// The handler only formats bytes (it never waits): its task runs on the connection's own
-    /// event loop, saving two thread hops. Anything that touches a disk or a database is not.
+    /// The handler never waits: its task runs on the connection's own event loop, saving two
+    /// thread hops. It formats bytes, or reads only what memory holds and hands whatever could
+    /// wait (a disk, a database across a network, a lock held across either) to other threads.
     public let inline: Bool
     /// The path carries a secret (a share link's): the access log writes the pattern instead.
     public let secretPath: Bool
@@ -151,7 +152,7 @@ public struct RouteTable {
 
     /// Adds a route behind the middleware of the groups around it. `bodyLimit` is the most its
     /// request body may carry (0: no body); `headers` go on every answer of the route;
-    /// `inline`: the handler only formats bytes and runs on the event loop (see `Route.inline`);
+    /// `inline`: the handler never waits and runs on the event loop (see `Route.inline`);
     /// `secretPath`: the path is a secret, never logged (see `Route.secretPath`).
     public mutating func add(_ method: HTTPMethod, _ pattern: String, bodyLimit: Int64 = 0, headers: [HTTPField] = [],
                              inline: Bool = false, secretPath: Bool = false, _ handler: @escaping RequestResponder) {

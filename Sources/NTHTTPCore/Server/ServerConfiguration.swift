@@ -1,3 +1,5 @@
+import NTThreadPools
+
 /// Every limit and timeout of the HTTP layer. The daemon fills it from its config file.
 public struct ServerConfiguration: Sendable {
     /// Edge-triggered epoll loops sockets are watched on; 0 for one per online CPU.
@@ -57,8 +59,11 @@ public struct ServerConfiguration: Sendable {
 
     public init() {}
 
+    /// The loops the server starts: `eventLoopCount`, or one per online CPU.
+    public var eventLoops: Int { eventLoopCount > 0 ? eventLoopCount : ThreadPool.onlineCPUs }
+
     func makeBackend() throws(SocketError) -> any EventBackend {
-        try EpollEventBackend(loopCount: eventLoopCount)
+        try EpollEventBackend(loopCount: eventLoops)
     }
 
     /// The high watermark of one body's stream while `bodiesInProgress` bodies are received.

@@ -13,25 +13,27 @@ import Synchronization
 /// wake a thread on every event.
 public final class EpollEventBackend: EventBackend, Sendable {
     private let loops: [EpollLoop]
-    private let nextLoop = Atomic<Int>(0)
 
-    /// Starts `loopCount` loops (0: one per online CPU).
+    /// Starts `loopCount` loops (at least one).
     public init(loopCount: Int) throws(SocketError) {
-        let count = loopCount > 0 ? loopCount : max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         var loops: [EpollLoop] = []
-        for _ in 0..<count {
+        for index in 0..<max(1, loopCount) {
             let loop = try EpollLoop()
-            loop.start()
+            loop.start(index: index)
             loops.append(loop)
         }
         self.loops = loops
     }
 
     public func makeChannel(fd: Int32) -> any StartableChannel {
-        // Accepted on a loop: stay there. Otherwise spread round-robin.
-        let loop = loops.first { $0.isCurrentThread }
-            ?? loops[nextLoop.wrappingAdd(1, ordering: .relaxed).oldValue % loops.count]
-        return EpollChannel(fd: fd, loop: loop)
+        // The loop serving the fewest connections, the accepting one on a tie: a burst of
+        // connections that one loop accepted still spreads over every core.
+        var chosen = loops.first { $0.isCurrentThread } ?? loops[0]
+        for loop in loops where loop.connections.load(ordering: .relaxed) < chosen.connections.load(ordering: .relaxed) {
+            chosen = loop
+        }
+        chosen.connections.add(1, ordering: .relaxed)
+        return EpollChannel(fd: fd, loop: chosen)
     }
 
     public func watchListener(fd: Int32, _ acceptable: @escaping @Sendable () -> Void) -> ListenerWatch {
@@ -59,6 +61,8 @@ final class EpollLoop: TaskExecutor, @unchecked Sendable {
     private let sleeping = Atomic<Bool>(false)
     private let tasks = Mutex<[@Sendable () -> Void]>([])
     private let ids = Atomic<UInt64>(1)
+    /// Channels given to this loop and not closed: counted when made, off the loop.
+    let connections = Atomic<Int>(0)
     // Loop thread only:
     private var channels: [UInt64: EpollChannel] = [:]
     private var listeners: [UInt64: @Sendable () -> Void] = [:]
@@ -84,8 +88,10 @@ final class EpollLoop: TaskExecutor, @unchecked Sendable {
 
     func newID() -> UInt64 { ids.wrappingAdd(1, ordering: .relaxed).newValue }
 
-    func start() {
+    /// `index`: the loop's among its server's, the mark its thread adopts (`EventLoopThread`).
+    func start(index: Int) {
         startThread(named: "epoll-loop", group: "epoll-loop") { [self] in
+            EventLoopThread.adopt(index: index)
             thread.store(UInt(pthread_self()), ordering: .releasing)
             run()
         }
@@ -137,6 +143,7 @@ final class EpollLoop: TaskExecutor, @unchecked Sendable {
     func remove(_ channel: EpollChannel) {
         _ = nt_epoll_ctl(epollFD, EPOLL_CTL_DEL, channel.fd, 0, 0)
         channels[channel.id] = nil
+        connections.subtract(1, ordering: .relaxed)
     }
 
     func addListener(fd: Int32, id: UInt64, _ acceptable: @escaping @Sendable () -> Void) {

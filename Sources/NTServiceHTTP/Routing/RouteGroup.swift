@@ -23,11 +23,11 @@ package struct RouteGroup<Principal: Sendable> {
     }
 
     /// `secretPath`: the path carries a credential (a share link's, an upload's capability),
-    /// never logged.
-    package mutating func add(_ method: HTTPMethod, _ pattern: String, bodyLimit: Int64 = 0, headers: [HTTPField] = [], secretPath: Bool = false,
-                      _ handler: @escaping @Sendable (Principal, Request) async throws -> Response) {
+    /// never logged. `inline`: the route runs on the event loop (`Route.inline`).
+    package mutating func add(_ method: HTTPMethod, _ pattern: String, bodyLimit: Int64 = 0, headers: [HTTPField] = [], inline: Bool = false,
+                      secretPath: Bool = false, _ handler: @escaping @Sendable (Principal, Request) async throws -> Response) {
         let authenticate = self.authenticate
-        table.add(method, pattern, bodyLimit: bodyLimit, headers: headers, secretPath: secretPath) { request in
+        table.add(method, pattern, bodyLimit: bodyLimit, headers: headers, inline: inline, secretPath: secretPath) { request in
             try await authenticate(request) { principal in try await handler(principal, request) }
         }
     }

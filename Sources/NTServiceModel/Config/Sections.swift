@@ -255,6 +255,8 @@ public struct StorageSettings: Sendable {
     package var s3PathStyle: Bool
     package var webhookKeyFile: String
     package var sqliteReaders: Int
+    /// The server's event loops: each reads SQLite in place on a connection of its own.
+    package var eventLoops: Int
     package var sqliteOptimizeSeconds: Int
     package var databaseFileCheckSeconds: Int
     package var databasePoolSize: Int
@@ -268,6 +270,7 @@ public struct StorageSettings: Sendable {
         (s3Endpoint, s3Region, s3PathStyle) = (config.s3Endpoint, config.s3Region, config.s3PathStyle)
         webhookKeyFile = config.webhookKeyFile
         (sqliteReaders, sqliteOptimizeSeconds, databaseFileCheckSeconds) = (config.sqliteReaders, config.sqliteOptimizeSeconds, config.databaseFileCheckSeconds)
+        eventLoops = config.server.eventLoops
         (databasePoolSize, databaseHandlerThreads) = (config.databasePoolSize, config.databaseHandlerThreads)
         (databaseStatementTimeoutSeconds, retryAfterSeconds) = (config.databaseStatementTimeoutSeconds, config.retryAfterSeconds)
     }

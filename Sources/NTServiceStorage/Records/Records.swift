@@ -25,6 +25,8 @@ package final class Records: Sendable {
 
     /// The threads its calls run on.
     package var threads: ThreadPool { pool.handlerThreads }
+    /// Whether its reads asked on an event loop run there without waiting.
+    package var readsOnEventLoops: Bool { pool.readsOnEventLoops }
 
     /// Why the database cannot be reached now (nil: it can), as it last saw; no I/O.
     package var unavailableReason: String? { pool.unavailableReason }

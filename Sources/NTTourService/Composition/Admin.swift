@@ -113,7 +113,7 @@ public enum Admin {
     /// command's threads and connections end with the command.
     private static func withStorage<T>(_ config: ToursdConfig, logger: Logger, migrating: Bool = true,
                                        _ body: (any SQLStorage) throws(StartupError) -> T) throws(StartupError) -> T {
-        let storage = try ServerStorage.open(Deployment.Records(config.storage), config.storage, logger: logger, connections: 1, migrating: migrating)
+        let storage = try ServerStorage.open(Deployment.Records(config.storage), config.storage, logger: logger, connections: 1, serving: false, migrating: migrating)
         defer { storage.stop() }
         return try body(storage)
     }

@@ -14,17 +14,18 @@ import NTWebhooks
 /// brought to the newest schema of its dialect.
 enum ServerStorage {
     /// `connections`: the pool's (SQLite's readers, PostgreSQL's transaction connections); nil,
-    /// the configuration's for the database.
+    /// the configuration's for the database. `serving`: the server's event loops will read
+    /// (SQLite opens a connection for each); false for a command-line tool.
     static func open(_ records: Deployment.Records, _ settings: StorageSettings, logger: Logger, connections: Int? = nil,
-                     migrating: Bool = true) throws(StartupError) -> any SQLStorage {
+                     serving: Bool = true, migrating: Bool = true) throws(StartupError) -> any SQLStorage {
         let migrations = try SyncService.migrations(records, settings)
         switch records {
         case .sqlite(let path):
             try StartupError.makeDirectories(settings.dataDir)
             let pool: DatabasePool
             do {
-                pool = try DatabasePool(path: path, readerCount: connections ?? settings.sqliteReaders, fileCheckSeconds: settings.databaseFileCheckSeconds,
-                                        optimizeSeconds: settings.sqliteOptimizeSeconds)
+                pool = try DatabasePool(path: path, readerCount: connections ?? settings.sqliteReaders, loopReaderCount: serving ? settings.eventLoops : 0,
+                                        fileCheckSeconds: settings.databaseFileCheckSeconds, optimizeSeconds: settings.sqliteOptimizeSeconds)
             } catch {
                 throw StartupError("cannot open the database in \(settings.dataDir): \(error)")
             }

@@ -276,7 +276,8 @@ public final class SyncService: Sendable {
             // polls: a span each would drown the traces.
             table.group(exporter.map { [RequestTracing(tracer: $0.tracer)] } ?? []) { table in
                 table.group(errors) { table in
-                    var v1 = APIRoutes(RouteGroup(table, authenticate: authentication.authenticate), authorization: GrantAuthorization(records: records))
+                    var v1 = APIRoutes(RouteGroup(table, authenticate: authentication.authenticate), authorization: GrantAuthorization(records: records),
+                                       readsOnEventLoops: records.readsOnEventLoops)
                     PropertyRoutes.add(to: &v1, settings: api, properties: properties)
                     FloorRoutes.add(to: &v1, settings: api, floors: floors, contents: contents)
                     PanoramaRoutes.add(to: &v1, settings: api, creations: creations, contents: contents)

@@ -25,7 +25,7 @@ enum PanoramaRoutes {
             Response(status: .noContent, headers: UploadRoutes.draftDiscovery(maxSize))
         }
 
-        api.add(.get, "/v1/panoramas/{panoramaId}", .scoped(.read), parse: panorama) { command, principal, _ in
+        api.add(.get, "/v1/panoramas/{panoramaId}", .scoped(.read), readsOneRecord: true, parse: panorama) { command, principal, _ in
             .document(.ok, try await creations.panoramas.panorama(principal.tenant, command.id))
         }
 

@@ -34,7 +34,7 @@ enum PropertyRoutes {
         }
 
         let property = Addressed.by("propertyId", AccessTarget.property)
-        api.add(.get, "/v1/properties/{propertyId}", .scoped(.read), parse: property) { command, principal, _ in
+        api.add(.get, "/v1/properties/{propertyId}", .scoped(.read), readsOneRecord: true, parse: property) { command, principal, _ in
             .document(.ok, try await properties.property(principal.tenant, command.id))
         }
 
