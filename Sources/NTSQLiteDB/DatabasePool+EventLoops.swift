@@ -45,7 +45,8 @@ extension DatabasePool {
         let joined = callingLoopsReader?.takeJoining()
         do {
             let value = try await read(joined)
-            joined?.answer(orElse: PoolStopped(pool: readerThreads.name))
+            // Every read runs its joined queries before its body: each has its result.
+            joined?.answer(orElse: StorageError(.failed, "a read ended before the query joined to it ran"))
             return value
         } catch {
             joined?.answer(orElse: error)

@@ -27,6 +27,25 @@ import TestTraits
         #expect(inline("/metrics") == false)
     }
 
+    /// The API's reads of one record run on the event loop where the database answers from
+    /// memory there without waiting (SQLite), and nowhere else: on PostgreSQL every query
+    /// waits on the network. Every other /v1 route runs among request work.
+    @Test func readsOfOneRecordRunOnTheLoopOnlyWhereTheDatabaseReadsThere() async throws {
+        let harness = try ServiceHarness(alone: true)
+        let onSQLite = harness.config.databaseUrl.isEmpty
+        #expect(harness.service.records.readsOnEventLoops == onSQLite)
+        let inline = harness.service.makeRouter(metrics: ServerMetrics()).routes
+            .filter { $0.pattern.hasPrefix("/v1/") && $0.inline }.map { "\($0.method.name) \($0.pattern)" }.sorted()
+        #expect(inline == (onSQLite ? ["GET /v1/panoramas/{panoramaId}", "GET /v1/properties/{propertyId}"] : []))
+        // Answered there as anywhere (a revoked token: PropertyAPITests.tokensAreRequiredAndRevocable).
+        let alpha = try harness.client(harness.alpha)
+        let property = newID()
+        #expect(try alpha.send("PUT", "/v1/properties/\(property)", json: ["name": "Loop", "floorCount": 1]).status == 201)
+        #expect(try alpha.send("GET", "/v1/properties/\(property)").status == 200)
+        #expect(try alpha.send("GET", "/v1/panoramas/\(newID())").status == 404)
+        await harness.finish()
+    }
+
     @Test func healthzAnswersOkWithoutAToken() async throws {
         let harness = try ServiceHarness()
         let response = try harness.client(nil).send("GET", "/healthz")
