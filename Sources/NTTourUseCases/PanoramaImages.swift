@@ -29,11 +29,16 @@ package final class ProcessingQueue: Sendable {
     }
 
     /// Runs `body` for a panorama `admit` listed, in the turn; then it is no longer listed.
+    /// The last one's end gives back the memory the decodes freed.
     func inTurn(_ key: String, _ body: () async -> Void) async {
         let slot = await turn.take()
         await body()
         turn.giveBack(slot)
-        _ = waiting.withLock { $0.remove(key) }
+        let drained = waiting.withLock { waiting in
+            waiting.remove(key)
+            return waiting.isEmpty
+        }
+        if drained { FreedMemory.giveBack() }
     }
 
     /// Its lines of /metrics.

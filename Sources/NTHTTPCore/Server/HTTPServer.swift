@@ -17,7 +17,8 @@ public final class HTTPServer: Sendable {
     /// accept the waiting client and tell it 503, instead of leaving it hanging in the backlog.
     private let spareDescriptor = Mutex<Int32>(-1)
     /// The most connections open since memory was last given back (see `giveBackMemoryAfterBursts`).
-    private let connectionPeak = Mutex<Int>(0)
+    /// The most connections and request bodies at once since memory was last given back.
+    private let peaks = Mutex<(connections: Int, bodies: Int)>((0, 0))
     /// The most connections the descriptor limit allows (`connectionCeiling(limit:kept:)`). At
     /// EMFILE libdispatch's own thread-pool monitor, which opens /proc files, crashes the
     /// process (SIGILL), so connections must never be what uses the last descriptors.
@@ -233,18 +234,21 @@ public final class HTTPServer: Sendable {
         state.withLock { $0.listener }?.pause(milliseconds: 100)
     }
 
-    /// Once a burst of connections is over, the memory their threads freed goes back to the
-    /// system: glibc keeps it in per-thread arenas otherwise (after 300 connections had gone,
-    /// malloc_trim gave back 9 MB of 39). On the sweep's thread, never a loop's.
+    /// Once a burst of connections or of request bodies is over, the memory their threads
+    /// freed goes back to the system (`FreedMemory`): after 300 connections had gone,
+    /// malloc_trim gave back 9 MB of 39; after 32 uploads at once, what their buffers held.
+    /// On the sweep's thread, never a loop's.
     private func giveBackMemoryAfterBursts() {
-        let active = context.metrics.activeConnections
-        let burstEnded = connectionPeak.withLock { peak -> Bool in
-            peak = max(peak, active)
-            guard peak >= 64, active <= peak / 4 else { return false }
-            peak = active
+        let (active, bodies) = (context.metrics.activeConnections, context.metrics.bodiesInProgress)
+        let burstEnded = peaks.withLock { peaks -> Bool in
+            peaks = (max(peaks.connections, active), max(peaks.bodies, bodies))
+            let connectionsEnded = peaks.connections >= 64 && active <= peaks.connections / 4
+            let bodiesEnded = peaks.bodies >= 8 && bodies == 0
+            guard connectionsEnded || bodiesEnded else { return false }
+            peaks = (active, bodies)
             return true
         }
-        if burstEnded { _ = nt_malloc_trim() }
+        if burstEnded { FreedMemory.giveBack() }
     }
 
     private func sweepDeadlines() {
