@@ -106,7 +106,7 @@ let package = Package(
         // Swift Testing traits the test targets share: a test target itself, so no build but the
         // tests' ever compiles it (the toolchain has no static Testing module for release).
         .testTarget(name: "TestTraits", path: "Tests/TestTraits"),
-        .testTarget(name: "LoggingTests", dependencies: ["NTLogging"]),
+        .testTarget(name: "LoggingTests", dependencies: ["NTLogging", "NTThreadPools", "TestSupport"]),
         .testTarget(name: "TracingTests", dependencies: ["NTTracing"]),
         .testTarget(name: "APIModelTests", dependencies: ["NTAPIModel"]),
         .testTarget(name: "FloorPlansTests", dependencies: ["NTFloorPlans", "NTAPIModel", "TestSupport"]),

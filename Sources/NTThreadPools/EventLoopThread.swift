@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// A thread that serves sockets (an event loop): it must never wait on a disk. It marks itself
 /// (`adopt`) when it starts, for its whole life; what runs on it asks `current`, so that work
 /// which could wait is either done without waiting or handed to other threads. A database in
@@ -20,17 +16,11 @@ public final class EventLoopThread: @unchecked Sendable {
 
     /// Marks the calling thread as loop `index` for the rest of its life.
     public static func adopt(index: Int) {
-        pthread_setspecific(key, Unmanaged.passRetained(EventLoopThread(index: index)).toOpaque())
+        mark.adopt(EventLoopThread(index: index))
     }
 
     /// The calling thread's mark, when it is an event loop's.
-    public static var current: EventLoopThread? {
-        pthread_getspecific(key).map { Unmanaged<EventLoopThread>.fromOpaque($0).takeUnretainedValue() }
-    }
+    public static var current: EventLoopThread? { mark.current }
 
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        precondition(pthread_key_create(&key, nil) == 0, "pthread_key_create failed")
-        return key
-    }()
+    private static let mark = ThreadMark<EventLoopThread>()
 }

@@ -349,7 +349,7 @@ private final class ConditionLock: @unchecked Sendable {
     func broadcast() { pthread_cond_broadcast(condition) }
 }
 
-/// Which pool thread the calling thread is, kept in a thread-specific slot.
+/// Which pool thread the calling thread is (`ThreadMark`).
 private final class ThreadIdentity: Sendable {
     let pool: ObjectIdentifier
     let index: Int
@@ -359,19 +359,11 @@ private final class ThreadIdentity: Sendable {
         self.index = index
     }
 
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        precondition(pthread_key_create(&key, nil) == 0, "pthread_key_create failed")
-        return key
-    }()
-
     /// Marks the calling thread as this one, for its whole life (pool threads never exit
     /// before their pool is done).
-    func adopt() {
-        pthread_setspecific(Self.key, Unmanaged.passRetained(self).toOpaque())
-    }
+    func adopt() { Self.mark.adopt(self) }
 
-    static var current: ThreadIdentity? {
-        pthread_getspecific(key).map { Unmanaged<ThreadIdentity>.fromOpaque($0).takeUnretainedValue() }
-    }
+    static var current: ThreadIdentity? { mark.current }
+
+    private static let mark = ThreadMark<ThreadIdentity>()
 }

@@ -3,10 +3,12 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import NTThreadPools
+import TestSupport
 @testable import NTLogging
 
 /// Captures what a sink writes, through a pipe.
-final class CapturedOutput {
+final class CapturedOutput: Sendable {
     let readFD: Int32
     let writeFD: Int32
 
@@ -21,6 +23,25 @@ final class CapturedOutput {
     deinit {
         close(readFD)
         close(writeFD)
+    }
+
+    /// Fills the pipe: a blocking write to it then waits until it is read.
+    func fill() {
+        let flags = fcntl(writeFD, F_GETFL)
+        _ = fcntl(writeFD, F_SETFL, flags | O_NONBLOCK)
+        let block = [UInt8](repeating: UInt8(ascii: "."), count: 4096)
+        while block.withUnsafeBytes({ write(writeFD, $0.baseAddress, $0.count) }) > 0 {}
+        _ = fcntl(writeFD, F_SETFL, flags)
+    }
+
+    /// Reads, waiting, until what was read ends with `ending` (or the pipe says nothing for 10 s).
+    func read(until ending: String) -> String {
+        var text = ""
+        var poller = pollfd(fd: readFD, events: Int16(POLLIN), revents: 0)
+        while !text.hasSuffix(ending), poll(&poller, 1, 10_000) > 0 {
+            text += read()
+        }
+        return text
     }
 
     /// Whatever has been written so far.
@@ -86,6 +107,41 @@ final class CapturedOutput {
             if written.count < 100 { try await Task.sleep(for: .milliseconds(10)) }
         }
         #expect(written.count >= 100)
+    }
+
+    /// A line that must go at once goes to the writer at once everywhere, but only a thread
+    /// that is not an event loop waits until it is written: a loop never waits on a file. The
+    /// writer is held here by a full pipe; the loop's `append` returns all the same, and its
+    /// line is written once the pipe is read.
+    @Test func anEventLoopNeverWaitsForTheLogWriter() async throws {
+        let output = CapturedOutput()
+        let sink = LogSink(fd: output.writeFD, batchBytes: 1 << 20)
+        // Elsewhere the caller waits: the line is there as soon as `append` returns.
+        sink.append(immediately: true) { $0.append(ascii: "from a handler\n") }
+        #expect(output.read() == "from a handler\n")
+
+        output.fill()
+        let loop = Thread.detachedTask {
+            EventLoopThread.adopt(index: 0)
+            sink.append(immediately: true) { $0.append(ascii: "from a loop\n") }
+        }
+        let drained = Drained()
+        let returnedWhileHeld = await withTaskGroup(of: Bool.self) { group in
+            group.addTask { await loop.value; return true }
+            group.addTask { (try? await Task.sleep(for: .seconds(10))) == nil }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            // Reading the pipe lets the writer go on (and a loop that waited for it end).
+            await Thread.detachedTask { drained.text = output.read(until: "from a loop\n") }.value
+            return first
+        }
+        #expect(returnedWhileHeld, "an event loop waited for the log writer")
+        #expect(drained.text.hasSuffix("from a loop\n")) // handed to the writer all the same
+    }
+
+    /// What a detached thread read, handed back once it ended.
+    private final class Drained: @unchecked Sendable {
+        var text = ""
     }
 
     @Test func numbersAndTimesFormatWithoutFoundation() {
