@@ -88,6 +88,11 @@ public protocol SQLStorage: Sendable {
     func read<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T
     @discardableResult
     func write<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T
+    /// A write visible to every reader when it returns, but durable only some time after: a
+    /// crash may take it back whole (never part of it). For a record that something else
+    /// keeps durably as well. A database that cannot tell its commits apart makes it durable.
+    @discardableResult
+    func writeLazily<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T
     func readOne<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T
     func prefetch(_ query: SQLStatement) -> SQLPendingRows
     /// Why the database cannot be used now, in words fit for anyone (nil: it can, as far as
@@ -105,6 +110,7 @@ public protocol SQLStorage: Sendable {
 }
 
 extension SQLStorage {
+    public func writeLazily<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T { try await write(body) }
     public var readsOnEventLoops: Bool { false }
     public var unavailableReason: String? { nil }
     public var roundTrips: Int? { nil }

@@ -151,10 +151,13 @@ public final class DatabasePool: Sendable {
     /// beside it; returns once that transaction is committed. Throws what `body` threw (its
     /// changes rolled back) or what the commit threw.
     @discardableResult
-    public func write<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
+    /// `durable` false: the commit is not flushed (`synchronous=NORMAL`: the WAL is synced at
+    /// its next checkpoint, or with the next durable commit), unless it shares its transaction
+    /// with a durable write.
+    public func write<T: Sendable>(durable: Bool = true, _ body: @escaping SQLBody<T>) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             let value = Mutex<T?>(nil)
-            enqueue(WriteJob(run: { connection in
+            enqueue(WriteJob(durable: durable, run: { connection in
                 let result = try await body(connection)
                 value.withLock { $0 = result }
             }, finish: { failure in
@@ -209,6 +212,11 @@ public final class DatabasePool: Sendable {
     /// error made SQLite roll the whole transaction back (those before it failed with it).
     /// Writer thread only; one batch at a time (one drain is queued at a time).
     private func runBatch(_ jobs: [WriteJob]) async -> [WriteJob] {
+        // Durable unless every write of the batch may wait (the connection's setting is back
+        // to durable after it).
+        let lazy = !jobs.contains { $0.durable }
+        if lazy { try? writer.execute("PRAGMA synchronous=NORMAL") }
+        defer { if lazy { try? writer.execute("PRAGMA synchronous=FULL") } }
         do {
             try writer.execute("BEGIN IMMEDIATE")
         } catch {
@@ -258,10 +266,12 @@ public final class DatabasePool: Sendable {
 /// A write waiting for the writer: its work, and how its caller hears the outcome (nil: it
 /// was committed). Both run on the writer thread.
 private final class WriteJob: Sendable {
+    let durable: Bool
     let run: @Sendable (SQLiteConnection) async throws -> Void
     let finish: @Sendable (_ failure: (any Error)?) -> Void
 
-    init(run: @escaping @Sendable (SQLiteConnection) async throws -> Void, finish: @escaping @Sendable ((any Error)?) -> Void) {
+    init(durable: Bool, run: @escaping @Sendable (SQLiteConnection) async throws -> Void, finish: @escaping @Sendable ((any Error)?) -> Void) {
+        self.durable = durable
         self.run = run
         self.finish = finish
     }

@@ -23,6 +23,11 @@ public struct SQLiteStorage: SQLStorage {
         try await pool.write(body)
     }
 
+    @discardableResult
+    public func writeLazily<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
+        try await pool.write(durable: false, body)
+    }
+
     public func stop() { pool.stop() }
 
     public func readOne<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {

@@ -105,7 +105,7 @@ package struct Uploads: Sendable {
             if upload.length == 0 { _ = try await finishIfComplete(upload, tenant, offset: 0, owner: owner) }
             return .upload(upload, offset: 0)
         }
-        let session = try await sessions.session(key, recordedOffset: 0)
+        let session = try await sessions.session(key, recordedOffset: 0, capacity: upload.length)
         let offset = try await session.withClaim(checksum: nil) { claim in
             try await receive(body, upload, tenant, session, token: claim.token, checksum: nil, owner: owner)
         }
@@ -125,7 +125,7 @@ package struct Uploads: Sendable {
     /// draft starts the panorama's bytes again). The caller owns `key`.
     func open(_ key: BlobKey, _ wanted: UploadRequest, now: Int64, replacingOpen: Bool) async throws -> Opening {
         let tenant = key.tenant
-        _ = try await sessions.session(key, recordedOffset: 0)
+        _ = try await sessions.session(key, recordedOffset: 0, capacity: wanted.length)
         let expiresAt = now + expiry
         let (maxCount, maxBytes) = (settings.maxUnfinishedPerTenant, settings.maxUnfinishedBytesPerTenant)
         let creation: Opened
@@ -226,11 +226,24 @@ package struct Uploads: Sendable {
             now = try await current(upload, tenant, owner: owner)
         }
         guard now.session != nil else { return now.offset }
-        // Recorded before it is answered: another daemon asked next answers from the row, and
-        // must not answer less (the ended PATCH records it too, but perhaps after this answer).
-        if now.offset > now.record.offset { try await record(now.record, tenant, offset: now.offset, owner: owner) }
-        _ = try await finishIfComplete(now.record, tenant, offset: now.offset, owner: owner)
-        return now.offset
+        let offset = try await caughtUp(now.record, tenant, offset: now.offset, owner: owner)
+        _ = try await finishIfComplete(now.record, tenant, offset: offset, owner: owner)
+        return offset
+    }
+
+    /// The offset to tell of an upload whose session holds `offset`, recorded first: another
+    /// daemon asked next answers from the row, and must not answer less (a PATCH that ended
+    /// records it too, but perhaps after this answer; a lazy record a crash took back never
+    /// will). An upload whose grant was revoked takes no bytes past its row's: those a
+    /// transfer still made durable meanwhile do not count.
+    func caughtUp(_ upload: UploadRecord, _ tenant: Int64, offset: Int64, owner: UInt64) async throws -> Int64 {
+        guard offset > upload.offset else { return offset }
+        do {
+            try await record(upload, tenant, offset: offset, owner: owner)
+            return offset
+        } catch let error as ServiceError where error == .uploadGrantRevoked {
+            return upload.offset
+        }
     }
 
     /// An offset retrieval lets a transfer still writing the upload (its client gone, its last
@@ -283,9 +296,11 @@ package struct Uploads: Sendable {
     /// The upload's live session and its durable offset (callers hold the upload's lock).
     /// When its partial file holds less than the row records (a crash cut a PATCH whose row
     /// was recorded while its bytes were flushed, or a file system broke its fsync promise),
-    /// the row goes back to what the file holds: the client resends from there.
+    /// the row goes back to what the file holds: the client resends from there. A row behind
+    /// the file (its lazy record taken back by a crash) catches up when the offset is next
+    /// recorded or told (`resumeOffset`).
     private func liveSession(_ upload: UploadRecord, _ tenant: Int64) async throws -> (session: UploadSession, offset: Int64) {
-        var session = try await sessions.session(partialKey(upload, tenant), recordedOffset: upload.offset)
+        var session = try await sessions.session(partialKey(upload, tenant), recordedOffset: upload.offset, capacity: upload.length)
         // Ahead of the flush a commit of this daemon's still runs (it recorded the offset
         // alongside), or ahead of what this session holds.
         if upload.offset > session.durableOffset, upload.offset > (await session.settledDurableOffset()) {
@@ -294,7 +309,7 @@ package struct Uploads: Sendable {
             // this daemon still writing through it stops, as an older PATCH does), and a new one
             // reads the file as it is now.
             sessions.end(partialKey(upload, tenant))
-            session = try await sessions.session(partialKey(upload, tenant), recordedOffset: upload.offset)
+            session = try await sessions.session(partialKey(upload, tenant), recordedOffset: upload.offset, capacity: upload.length)
         }
         let offset = session.durableOffset
         if offset < upload.offset {
@@ -421,10 +436,12 @@ package struct Uploads: Sendable {
     }
 
     /// Records a durable offset of the upload (401 once its grant is revoked: the bytes are
-    /// not acknowledged).
-    private func record(_ upload: UploadRecord, _ tenant: Int64, offset: Int64) async throws {
+    /// not acknowledged): lazily where the partial bytes keep their offset themselves, made
+    /// durable with them (a PATCH then waits for one flush, its file's, not two).
+    private func record(_ upload: UploadRecord, _ tenant: Int64, offset: Int64, durably: Bool = false) async throws {
         let expiresAt = now + expiry
-        guard try await records.write({ try await UploadStore.setOffset($0, tenant, upload.id, offset: offset, expiresAt: expiresAt) }) else {
+        let lazily = blobs.partialsKeepTheirOffset && !durably
+        guard try await records.write(lazily: lazily, { try await UploadStore.setOffset($0, tenant, upload.id, offset: offset, expiresAt: expiresAt) }) else {
             try await refuseIfRevoked(upload.id, tenant)
             return
         }
@@ -514,6 +531,9 @@ package struct Uploads: Sendable {
             finished = try await panoramas.turns.holding([panorama]) { () -> FinishedUpload? in
                 // Finished meanwhile by another daemon (which held the turn first): nothing to do.
                 guard try await records.readOne({ try await UploadStore.upload($0, tenant, upload.id) })?.finished == false else { return nil }
+                // Finishing cuts the partial file's own record of its offset off: the row's,
+                // durable from here on, is what a crash before the commit resumes from.
+                if blobs.partialsKeepTheirOffset { try await record(upload, tenant, offset: upload.length, durably: true) }
                 switch try await panoramas.place(panorama, by: { try await blobs.finish(partial: partial, length: upload.length, as: panorama) }) {
                 case .placed:
                     crashPoints.reached(.uploadLinked)

@@ -40,6 +40,20 @@ import NTThreadPools
         #expect(throws: PoolStopped.self) { try pool.writeNow { try $0.execute("INSERT INTO t VALUES (3)") } }
     }
 
+    /// A lazy write commits without its flush (`synchronous=NORMAL` while it runs), is read at
+    /// once like any other, and the writer is durable again for the writes after it.
+    @Test func aLazyWriteIsVisibleAtOnceAndTheNextWriteIsDurable() async throws {
+        let pool = try pool()
+        let synchronous: @Sendable (any SQLConnection) async throws -> Int? = { try await $0.first("PRAGMA synchronous")?.decodeIfPresent(0, as: Int.self) }
+        let lazy = try await pool.write(durable: false) { db in
+            try await db.run("INSERT INTO t VALUES (?)", 1)
+            return try await synchronous(db)
+        }
+        #expect(lazy == 1) // NORMAL: the WAL is not synced at this commit
+        #expect(try await pool.readOne { try await $0.first("SELECT count(*) FROM t")?.decodeIfPresent(0, as: Int.self) } == 1)
+        #expect(try await pool.write { try await synchronous($0) } == 2) // FULL
+    }
+
     @Test func aFailingWriteRollsBackAloneInItsBatch() async throws {
         let pool = try pool()
         try await pool.write { try await $0.run("INSERT INTO t VALUES (?)", 1) }

@@ -153,10 +153,10 @@ import TestTraits
         let location = try #require(try client.tusCreate(panoramaId: panoramaId, floorId: floorId, length: image.count).header("Location"))
         #expect(try client.tusPatch(location, offset: 0, Array(image[0..<250_000])).status == 204)
         await first.stop()
-        // Bytes past the recorded offset (written, never acknowledged) must not count.
+        // Bytes past the durable offset (written by a PATCH never acknowledged) must not count.
         let partial = try #require(first.storedFiles().first { $0.hasPrefix("blobs/1/uploads/") })
         let handle = try #require(FileHandle(forWritingAtPath: first.dataDir + "/" + partial))
-        try handle.seekToEnd()
+        try handle.seek(toOffset: 250_000)
         try handle.write(contentsOf: Data(repeating: 0xEE, count: 1234))
         try handle.close()
 
@@ -164,6 +164,31 @@ import TestTraits
         let resumed = try second.client(second.alpha)
         #expect(try head(resumed, location) == 250_000)
         #expect(try resumed.tusPatch(location, offset: 250_000, Array(image[250_000...])).status == 204)
+        #expect(try resumed.send("GET", "/v1/panoramas/\(panoramaId)").string("sha256") == sha256Hex(image))
+        await second.finish()
+    }
+
+    /// Where the partial file keeps its own durable offset (the folder), a PATCH's record of
+    /// it is lazy: a crash may take the row back, never the file's record, which the upload
+    /// resumes from (the row catches up).
+    @Test func anOffsetRecordACrashTookBackIsTheFilesToSay() async throws {
+        let first = try ServiceHarness()
+        let client = try first.client(first.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let image = imageBytes(600_000)
+        let panoramaId = newID()
+        let location = try #require(try client.tusCreate(panoramaId: panoramaId, floorId: floorId, length: image.count,
+                                                         sha256: sha256Hex(image)).header("Location"))
+        #expect(try client.tusPatch(location, offset: 0, Array(image[0..<100_000])).status == 204)
+        #expect(try client.tusPatch(location, offset: 100_000, Array(image[100_000..<300_000])).status == 204)
+        await first.stop()
+
+        let second = try ServiceHarness(dataDir: first.dataDir)
+        _ = try await second.service.records.write { try await $0.run("UPDATE uploads SET \"offset\" = 100000") }
+        let resumed = try second.client(second.alpha)
+        #expect(try head(resumed, location) == 300_000)
+        #expect(try await second.service.records.readOne { try await UploadStore.upload($0, 1, String(location.split(separator: "/")[2])) }?.offset == 300_000)
+        #expect(try resumed.tusPatch(location, offset: 300_000, Array(image[300_000...])).status == 204)
         #expect(try resumed.send("GET", "/v1/panoramas/\(panoramaId)").string("sha256") == sha256Hex(image))
         await second.finish()
     }

@@ -59,7 +59,7 @@ import NTCoordination
         let entered = held.entered.mark()
 
         // Two PATCHes of 6 bytes, each a durable step: the second's record waits for the first's.
-        let session = try await sessions.session(key, recordedOffset: 0)
+        let session = try await sessions.session(key, recordedOffset: 0, capacity: 100)
         for _ in 0..<2 {
             try await session.withClaim(checksum: nil) { claim in
                 try await session.receive(body(6), claim.token, room: 100, length: 100)
@@ -93,7 +93,7 @@ import NTCoordination
         let io = ThreadPool(name: "test-io", threads: 2)
         let blobs = try DirectoryBlobStore(blobs: folder + "/blobs", temporaryDirectory: folder + "/tmp/incoming", io: io)
         let sessions = UploadSessions(blobs: blobs, locker: LocalLocker(), durableStep: 0) { _, _ in nil }
-        let session = try await sessions.session(BlobKey(tenant: 1, kind: .upload, id: "u2"), recordedOffset: 0)
+        let session = try await sessions.session(BlobKey(tenant: 1, kind: .upload, id: "u2"), recordedOffset: 0, capacity: 100)
 
         struct Refused: Error {}
         await #expect(throws: Refused.self) {
@@ -125,7 +125,7 @@ import NTCoordination
             held.withLock { $0 = offset + batch.reduce(0) { $0 + Int64($1.count) } }
         }
         func truncate(to offset: Int64) throws(StorageError) { held.withLock { $0 = offset } }
-        func makeDurable(upTo offset: Int64) throws(StorageError) {
+        func makeDurable(upTo offset: Int64, digest: StreamingDigest) throws(StorageError) {
             guard recordingBegan.wait(timeout: .now() + 10) == .success else { throw StorageError(.failed, "the flush waited for a record that never began") }
             if failing { throw StorageError(.failed, "the disk failed") }
         }

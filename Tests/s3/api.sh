@@ -19,7 +19,7 @@ cleanup() {
 trap cleanup EXIT
 url=$(bash Tests/postgres/cluster.sh start "$pg")
 . Tests/postgres/suites.sh
-folder="filesLeftByACrashAreRemovedAndStoredOnesKept|theOffsetAndItsDigestSurviveARestart|anUploadWhosePartialFileWasLostInACrashResumesFromWhatItHolds|anOffsetAskedWhileACutPatchStillEndsIsTheOneItLeaves"
+folder="filesLeftByACrashAreRemovedAndStoredOnesKept|theOffsetAndItsDigestSurviveARestart|anOffsetRecordACrashTookBackIsTheFilesToSay|anUploadWhosePartialFileWasLostInACrashResumesFromWhatItHolds|anOffsetAskedWhileACutPatchStillEndsIsTheOneItLeaves"
 store=$(mktemp -d /tmp/toursd-s3.XXXXXX)
 vars=$(bash Tests/s3/store.sh start moto "$store")
 echo "The service's tests on PostgreSQL and moto: $vars"

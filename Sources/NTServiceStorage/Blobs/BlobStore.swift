@@ -45,14 +45,22 @@ package protocol BlobStore: AnyObject, Sendable {
     /// The path of a local file holding the blob's bytes, for the previews and tiles to map.
     func localFile(_ key: BlobKey, sha256: String) async throws -> String
 
-    /// The partial bytes of resumable upload `key` as the database last recorded them
-    /// (`recordedOffset`): created empty when new. Bytes past the offset were never
-    /// acknowledged and are dropped.
-    func openPartial(_ key: BlobKey, recordedOffset: Int64) async throws -> any PartialBlob
+    /// The partial bytes of resumable upload `key`, created empty when new: as far as their
+    /// own record of what is durable says (`partialsKeepTheirOffset`), or else as the
+    /// database last recorded them (`recordedOffset`). Bytes past that were never acknowledged
+    /// and are written over. `capacity`: the most bytes the upload may hold.
+    func openPartial(_ key: BlobKey, recordedOffset: Int64, capacity: Int64) async throws -> any PartialBlob
+
+    /// Whether a partial blob made durable records its offset itself, in the same flush as its
+    /// bytes (`PartialFile`): a daemon opening it finds the offset there, so the database's
+    /// record of it need not be durable at once (a crash may take that back; the blob says
+    /// more). False: the database's record is what a daemon opening the upload goes by.
+    var partialsKeepTheirOffset: Bool { get }
 
     /// Gives a finished resumable upload's bytes the name `key` too, keeping the partial ones
     /// until the commit: a crash before it loses nothing acknowledged. False when `key` is
-    /// taken.
+    /// taken. The partial bytes' own record of their offset goes: the database's, durable
+    /// before this is asked, says it from here on.
     func finish(partial: BlobKey, length: Int64, as key: BlobKey) async throws -> Bool
 
     /// The first bytes of a finished upload's partial bytes: what its type is told by.

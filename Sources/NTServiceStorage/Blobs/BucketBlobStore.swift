@@ -248,7 +248,10 @@ package final class BucketBlobStore: BlobStore {
 
     // MARK: Resumable uploads
 
-    package func openPartial(_ key: BlobKey, recordedOffset: Int64) async throws -> any PartialBlob {
+    /// The segments hold bytes, not how many of them count: the database's record says.
+    package var partialsKeepTheirOffset: Bool { false }
+
+    package func openPartial(_ key: BlobKey, recordedOffset: Int64, capacity: Int64) async throws -> any PartialBlob {
         let (bucket, partSize, folder) = (self.bucket, self.partSize, incoming.path)
         return try await io.run { [self] () throws -> BucketPartial in
             do {

@@ -158,7 +158,7 @@ final class BucketPartial: PartialBlob, @unchecked Sendable {
         bufferLength = offset - tailStart
     }
 
-    func makeDurable(upTo offset: Int64) throws(StorageError) {
+    func makeDurable(upTo offset: Int64, digest: StreamingDigest) throws(StorageError) {
         // A write that failed half-way and a rollback the store refused can leave the buffer
         // elsewhere: refused here, made right by the next claim's rollback.
         guard offset == tailStart + bufferLength else {

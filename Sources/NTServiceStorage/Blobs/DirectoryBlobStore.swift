@@ -62,9 +62,17 @@ package final class DirectoryBlobStore: BlobStore {
         }
     }
 
-    /// A hard link, durable: the partial name stays until the commit.
+    /// A hard link, durable: the partial name stays until the commit. The file is cut to its
+    /// length first (its marks go), durably: the panorama is that file.
     package func finish(partial: BlobKey, length: Int64, as key: BlobKey) async throws -> Bool {
-        try await io.run { [self] in try placeNow(from: path(partial), as: key, keepingSource: true) }
+        try await io.run { [self] () throws(StorageError) -> Bool in
+            let fd = open(path(partial), O_RDWR | O_CLOEXEC)
+            guard fd >= 0 else { throw Disk.failure("open \(path(partial))", errno) }
+            defer { close(fd) }
+            guard ftruncate(fd, off_t(length)) == 0 else { throw Disk.failure("ftruncate", errno) }
+            guard fdatasync(fd) == 0 else { throw Disk.failure("fdatasync", errno) }
+            return try placeNow(from: path(partial), as: key, keepingSource: true)
+        }
     }
 
     package func remove(_ keys: [BlobKey]) async {
@@ -87,8 +95,10 @@ package final class DirectoryBlobStore: BlobStore {
 
     package func readURL(_ key: BlobKey) -> String? { nil }
 
+    package var partialsKeepTheirOffset: Bool { true }
+
     /// Creates an upload's empty partial file (durably), or opens the existing one.
-    package func openPartial(_ key: BlobKey, recordedOffset: Int64) async throws -> any PartialBlob {
+    package func openPartial(_ key: BlobKey, recordedOffset: Int64, capacity: Int64) async throws -> any PartialBlob {
         try await io.run { [self] () throws(StorageError) -> PartialFile in
             try Disk.makeDirectory("\(blobs)/\(key.tenant)")
             try Disk.makeDirectory(directory(key))
@@ -98,7 +108,7 @@ package final class DirectoryBlobStore: BlobStore {
             if !existed {
                 do throws(StorageError) { try Disk.syncDirectory(directory(key)) } catch { close(fd); throw error }
             }
-            return try PartialFile(path: path(key), fd: fd, recordedOffset: recordedOffset)
+            return try PartialFile(path: path(key), fd: fd, recordedOffset: recordedOffset, capacity: capacity)
         }
     }
 

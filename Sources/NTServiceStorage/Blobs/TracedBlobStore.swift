@@ -38,8 +38,10 @@ package final class TracedBlobStore: BlobStore {
         try await traced("local file", key) { try await store.localFile(key, sha256: sha256) }
     }
 
-    package func openPartial(_ key: BlobKey, recordedOffset: Int64) async throws -> any PartialBlob {
-        try await traced("open partial", key) { try await store.openPartial(key, recordedOffset: recordedOffset) }
+    package var partialsKeepTheirOffset: Bool { store.partialsKeepTheirOffset }
+
+    package func openPartial(_ key: BlobKey, recordedOffset: Int64, capacity: Int64) async throws -> any PartialBlob {
+        try await traced("open partial", key) { try await store.openPartial(key, recordedOffset: recordedOffset, capacity: capacity) }
     }
 
     package func finish(partial: BlobKey, length: Int64, as key: BlobKey) async throws -> Bool {

@@ -31,15 +31,18 @@ package final class Records: Sendable {
     /// Why the database cannot be reached now (nil: it can), as it last saw; no I/O.
     package var unavailableReason: String? { pool.unavailableReason }
 
-    /// Writes in a transaction of its own, durable when this returns.
-    package func write<T: Sendable>(_ body: @escaping SQLBody<T>) async throws -> T {
+    /// Writes in a transaction of its own, durable when this returns; `lazily`: visible when
+    /// this returns, durable some time after (`SQLStorage.writeLazily`), for a record kept
+    /// durably elsewhere as well.
+    package func write<T: Sendable>(lazily: Bool = false, _ body: @escaping SQLBody<T>) async throws -> T {
         // Read here, in the request's task: the body may run on the database's own thread.
         let traceparent = Trace.current?.context.traceparent
+        let noted: SQLBody<(T, Set<Int64>)> = { db in
+            let noting = EventNotingConnection(db, traceparent: traceparent)
+            return (try await body(noting), noting.tenants)
+        }
         let (value, tenants) = try await measured("write") {
-            try await pool.write { db in
-                let noting = EventNotingConnection(db, traceparent: traceparent)
-                return (try await body(noting), noting.tenants)
-            }
+            try await lazily ? pool.writeLazily(noted) : pool.write(noted)
         }
         commits.committed(tenants)
         return value

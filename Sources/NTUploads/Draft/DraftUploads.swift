@@ -188,8 +188,8 @@ package struct DraftUploads: Sendable {
                     var offset = now.offset
                     if let session = now.session {
                         await uploads.transferEnded(session)
-                        offset = try await session.withClaim(checksum: nil, keepingLive: true) { $0.offset }
-                        if offset > now.record.offset { try await uploads.record(now.record, tenant, offset: offset, owner: owner) }
+                        offset = try await uploads.caughtUp(now.record, tenant,
+                                                            offset: try await session.withClaim(checksum: nil, keepingLive: true) { $0.offset }, owner: owner)
                         // Every byte in and said complete, but not finished (a crash): it finishes now.
                         if try await uploads.finishIfComplete(now.record, tenant, offset: offset, owner: owner) != nil {
                             return DraftAnswers.offset(version, offset: offset, complete: true, length: offset, limits: limits(now.record))

@@ -88,7 +88,7 @@ final class UploadSession: Sendable {
 
         func makeDurable() throws(StorageError) -> Int64 {
             do {
-                try blob.makeDurable(upTo: liveOffset)
+                try blob.makeDurable(upTo: liveOffset, digest: liveDigest)
             } catch {
                 try? rollBack()
                 throw error
@@ -237,7 +237,8 @@ final class UploadSession: Sendable {
     /// returns the new durable offset. A mismatch drops the bytes (460).
     ///
     /// `record`, when given, records the offset the bytes reach while they are made durable,
-    /// not after: a PATCH waits for one disk flush and one commit side by side, not in turn.
+    /// not after: a PATCH waits for one disk flush and one commit side by side, not in turn
+    /// (a commit without a flush of its own where the partial bytes keep their offset).
     /// The row may so run ahead of the durable bytes, by this PATCH only and until it answers:
     /// an upload is resumed from the lesser of its row and its file (`Uploads.liveSession`),
     /// and every PATCH must name the session's durable offset, so an offset read meanwhile is
@@ -399,8 +400,9 @@ package final class UploadSessions: Sendable {
     }
 
     /// The upload's session, opened from its partial file when it is not live yet (after a
-    /// restart: the one time its bytes are hashed again).
-    func session(_ key: BlobKey, recordedOffset: Int64) async throws -> UploadSession {
+    /// restart: the one time its bytes are hashed again). `capacity`: the most bytes the
+    /// upload may hold.
+    func session(_ key: BlobKey, recordedOffset: Int64, capacity: Int64) async throws -> UploadSession {
         enum Role {
             case ready(UploadSession)
             case waiting
@@ -433,12 +435,12 @@ package final class UploadSessions: Sendable {
                 if let now { continuation.resume(with: now) }
             }
             if let joined { return joined }
-            return try await session(key, recordedOffset: recordedOffset)
+            return try await session(key, recordedOffset: recordedOffset, capacity: capacity)
         case .opening:
             let (blobs, durableStep) = (self.blobs, self.durableStep)
             var outcome: Result<UploadSession, any Error>
             do {
-                let blob = try await blobs.openPartial(key, recordedOffset: recordedOffset)
+                let blob = try await blobs.openPartial(key, recordedOffset: recordedOffset, capacity: capacity)
                 outcome = .success(UploadSession(key: key, blob: blob, lane: SerialLane(pool: blobs.io), durableStep: durableStep) { [weak self] session, offset in
                     self?.stepped(session, offset)
                 })
