@@ -76,10 +76,11 @@ final class UploadSession: Sendable {
 
         func park() { blob.park() }
 
-        /// Back to the durable state: the bytes cut at the durable offset, the running digest
-        /// restored from its checkpoint. Always asked of the blob, even with nothing written
-        /// since: a write that failed half-way may have left bytes (or a bucket's buffer)
-        /// past the live offset.
+        /// Back to the durable state: the bytes past the durable offset forgotten (a bucket's
+        /// buffer cut; a partial file's are written over, its mark says where they end), the
+        /// running digest restored from its checkpoint. Always asked of the blob, even with
+        /// nothing written since: a write that failed half-way may have left bytes (or a
+        /// bucket's buffer) past the live offset.
         func rollBack() throws(StorageError) {
             try blob.truncate(to: durableOffset)
             liveOffset = durableOffset
@@ -154,7 +155,7 @@ final class UploadSession: Sendable {
             guard !state.closed else { throw state.stopped ?? ServiceError.notFound("upload", key.id) }
             state.owner = token
         }
-        // After any write the older PATCH has queued: those fail, or land and are cut here.
+        // After any write the older PATCH has queued: those fail, or land and are forgotten here.
         let offset = try await lane.run { [self, file, key] () throws -> Int64 in
             guard file.isOpen else { throw ServiceError.notFound("upload", key.id) }
             if keepingLive, file.chunkDigest == nil, file.liveOffset > file.durableOffset {
