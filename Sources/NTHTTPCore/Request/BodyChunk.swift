@@ -47,14 +47,18 @@ public final class BodyChunk: @unchecked Sendable {
 }
 
 /// Buffers of one size for request bodies, kept for reuse up to what the body budget can
-/// hold at once; past that they are unmapped. They are mapped pages of their own, not malloc
-/// memory: taken on an event loop and released on a file thread, malloc'd buffers went back to
-/// the loop thread's arena, whose freed chunks stay resident among others still in use (the
-/// arenas of two loops held 14 MB for 6 MB of buffers under 32 uploads).
+/// hold at once; past that they are unmapped, and so are the kept ones once no body has taken
+/// one for a while (`releaseIdle`): a burst of uploads leaves the budget's worth resident
+/// otherwise. They are mapped pages of their own, not malloc memory: taken on an event loop
+/// and released on a file thread, malloc'd buffers went back to the loop thread's arena, whose
+/// freed chunks stay resident among others still in use (the arenas of two loops held 14 MB
+/// for 6 MB of buffers under 32 uploads).
 final class BodyBufferPool: Sendable {
     let bufferSize: Int
     private let keep: Int
     private let free = Mutex<[UInt]>([])
+    /// Whether a buffer was taken since `releaseIdle` last looked.
+    private let takenSinceLook = Atomic<Bool>(false)
 
     init(bufferSize: Int, budget: Int) {
         self.bufferSize = bufferSize
@@ -62,10 +66,11 @@ final class BodyBufferPool: Sendable {
     }
 
     deinit {
-        for address in free.withLock({ $0 }) { unmap(UnsafeMutableRawPointer(bitPattern: address)!) }
+        unmap(free.withLock { $0 })
     }
 
     func take() -> UnsafeMutableRawPointer {
+        takenSinceLook.store(true, ordering: .relaxed)
         if let address = free.withLock({ $0.popLast() }), let buffer = UnsafeMutableRawPointer(bitPattern: address) {
             return buffer
         }
@@ -83,7 +88,22 @@ final class BodyBufferPool: Sendable {
         if !kept { unmap(buffer) }
     }
 
+    /// Unmaps the kept buffers if none was taken since the last call; called at a steady pace
+    /// (the server's sweep), it gives them back one to two periods after the last body, and
+    /// never while bodies keep arriving.
+    func releaseIdle() {
+        guard !takenSinceLook.exchange(false, ordering: .relaxed) else { return }
+        unmap(free.withLock { free in defer { free = [] }; return free })
+    }
+
+    /// How many buffers are kept for reuse.
+    var keptCount: Int { free.withLock { $0.count } }
+
     private func unmap(_ buffer: UnsafeMutableRawPointer) {
         munmap(buffer, bufferSize)
+    }
+
+    private func unmap(_ addresses: [UInt]) {
+        for address in addresses { unmap(UnsafeMutableRawPointer(bitPattern: address)!) }
     }
 }

@@ -253,6 +253,7 @@ public final class HTTPServer: Sendable {
 
     private func sweepDeadlines() {
         giveBackMemoryAfterBursts()
+        context.bodyBuffers.releaseIdle()
         let now = monotonicNanoseconds()
         for connection in context.registry.all() {
             let due = connection.deadline.load(ordering: .relaxed)
