@@ -38,7 +38,7 @@ deps: run-deps
 	@[ -x .venv/bin/python ] || python3 -m venv .venv
 	@installed=$$(.venv/bin/pip freeze 2>/dev/null | tr A-Z a-z); \
 	for tool in $(PYTHON_TOOLS); do echo "$$installed" | grep -qxF "$$(echo "$$tool" | sed 's/\[.*\]//')" || missing=1; done; \
-	[ -z "$$missing" ] || .venv/bin/pip install -q $(PYTHON_TOOLS)
+	[ -z "$$missing" ] || .venv/bin/pip install -q --no-compile $(PYTHON_TOOLS)
 
 # Release binaries carry the Swift runtime and Foundation statically: self-contained on the
 # host, and only the pages they touch count in their memory (26 MB idle RSS becomes 20).

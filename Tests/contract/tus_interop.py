@@ -90,7 +90,14 @@ class CuttingProxy:
                 break
             upstream.sendall(data)
             forwarded += len(data)
-        for end in (downstream, upstream):  # the cut
+        # The cut: shut down at once. A close alone would wait for the relay thread's recv on
+        # the upstream socket (it holds the descriptor), so toursd would see the connection end
+        # only when that recv timed out, 30 s later.
+        for end in (downstream, upstream):
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
             end.close()
 
 
