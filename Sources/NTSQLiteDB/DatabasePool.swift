@@ -149,11 +149,10 @@ public final class DatabasePool: Sendable {
 
     /// Runs `body` in a transaction on the writer, group-committed with the writes waiting
     /// beside it; returns once that transaction is committed. Throws what `body` threw (its
-    /// changes rolled back) or what the commit threw.
+    /// changes rolled back) or what the commit threw. `durable` false: the commit is not
+    /// flushed (`synchronous=NORMAL`: the WAL is synced at its next checkpoint, or with the
+    /// next durable commit), unless it shares its transaction with a durable write.
     @discardableResult
-    /// `durable` false: the commit is not flushed (`synchronous=NORMAL`: the WAL is synced at
-    /// its next checkpoint, or with the next durable commit), unless it shares its transaction
-    /// with a durable write.
     public func write<T: Sendable>(durable: Bool = true, _ body: @escaping SQLBody<T>) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             let value = Mutex<T?>(nil)
