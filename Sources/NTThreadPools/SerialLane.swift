@@ -24,6 +24,34 @@ public final class SerialLane: Sendable {
         }
     }
 
+    /// `run`, on the calling thread when the lane is idle (nothing queued or running) and the
+    /// caller is a pool thread, which may block: a job that finds the lane free (a request's
+    /// first step on its upload) runs without a hop there and back. Jobs submitted meanwhile
+    /// wait for it, then go to the pool.
+    public func runHereWhenIdle<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        guard ThreadPool.isCurrentThreadAPoolThread, takeIfIdle() else { return try await run(body) }
+        defer { handOn() }
+        return try body()
+    }
+
+    /// Marks the lane running, when it was idle (queued jobs mean it runs).
+    private func takeIfIdle() -> Bool {
+        state.withLock { state in
+            guard !state.running else { return false }
+            state.running = true
+            return true
+        }
+    }
+
+    /// After a job run in place: the jobs queued meanwhile go to the pool, or the lane is idle.
+    private func handOn() {
+        let more = state.withLock { state -> Bool in
+            if state.jobs.isEmpty { state.running = false }
+            return state.running
+        }
+        if more { startDraining() }
+    }
+
     /// Runs `job` after every job submitted before it, without waiting for it (also when the
     /// pool has stopped: then on the caller's thread).
     public func submit(_ job: @escaping @Sendable () -> Void) {
@@ -36,11 +64,13 @@ public final class SerialLane: Sendable {
             defer { state.running = true }
             return !state.running
         }
-        guard start else { return }
-        if !pool.submit({ [self] _ in drain(poolStopped: false) }) {
-            // The pool has stopped: fail the jobs rather than leave their callers waiting.
-            drain(poolStopped: true)
-        }
+        if start { startDraining() }
+    }
+
+    /// Runs the queued jobs on a pool thread; when the pool has stopped, fails them here rather
+    /// than leave their callers waiting.
+    private func startDraining() {
+        if !pool.submit({ [self] _ in drain(poolStopped: false) }) { drain(poolStopped: true) }
     }
 
     /// Runs jobs until the lane is empty.

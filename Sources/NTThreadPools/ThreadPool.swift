@@ -123,6 +123,10 @@ public final class ThreadPool: TaskExecutor, Sendable {
         ThreadIdentity.current.flatMap { $0.pool == ObjectIdentifier(queue) ? $0.index : nil }
     }
 
+    /// Whether the calling thread is any pool's: one made to block (a request handler's, an
+    /// I/O thread), not an event loop's or one of Swift's cooperative pool.
+    public static var isCurrentThreadAPoolThread: Bool { ThreadIdentity.current != nil }
+
     /// Lets the threads finish what is queued and exit. Jobs submitted afterwards are refused.
     public func stop() {
         ThreadCensus.leave(ObjectIdentifier(queue))

@@ -195,21 +195,20 @@ package struct Uploads: Sendable {
                   + "length or metadata): resume that one, or delete it first")
     }
 
-    /// The upload as it is now (a request may have finished it since `upload` was read):
-    /// finished (no session), or receiving, with its live session and durable offset. Under the
-    /// upload's lock, so that no session is opened on a file that finishing is removing; and
-    /// only while `owner` still makes this daemon the upload's writer (another daemon's newer
-    /// request may have taken it since: its writer must be the only one).
-    func current(_ upload: UploadRecord, _ tenant: Int64, owner: UInt64) async throws
-        -> (record: UploadRecord, session: UploadSession?, offset: Int64) {
-        let key = partialKey(upload, tenant)
-        return try await sessions.finishing(key) {
-            guard ownership.holds(key, owner) else { throw ServiceError.takenOver(upload.id) }
-            guard let record = try await records.readOne({ try await UploadStore.upload($0, tenant, upload.id) }) else {
-                throw ServiceError.notFound("upload", upload.id)
+    /// Upload `key` as it is now, unexpired (a request may have finished it since it was last
+    /// read): finished (no session), or receiving, with its live session and durable offset.
+    /// Under the upload's lock, so that no session is opened on a file that finishing is
+    /// removing; and only while `owner` still makes this daemon the upload's writer (another
+    /// daemon's newer request may have taken it since: its writer must be the only one).
+    func current(_ key: BlobKey, owner: UInt64) async throws -> (record: UploadRecord, session: UploadSession?, offset: Int64) {
+        try await sessions.finishing(key) {
+            guard ownership.holds(key, owner) else { throw ServiceError.takenOver(key.id) }
+            let now = self.now
+            guard let record = try await records.readOne({ try await UploadStore.upload($0, key.tenant, key.id) }), record.expiresAt > now else {
+                throw ServiceError.notFound("upload", key.id)
             }
             if record.finished { return (record, nil, record.length) }
-            let (session, offset) = try await liveSession(record, tenant)
+            let (session, offset) = try await liveSession(record, key.tenant)
             return (record, session, offset)
         }
     }
@@ -220,10 +219,11 @@ package struct Uploads: Sendable {
     /// server) is given `uploadTakeoverGraceMs` to end first: the offset told is the one it
     /// leaves, not one its end moves on right after (the client's PATCH from there a 409).
     private func resumeOffset(_ upload: UploadRecord, _ tenant: Int64, owner: UInt64) async throws -> Int64 {
-        var now = try await current(upload, tenant, owner: owner)
+        let key = partialKey(upload, tenant)
+        var now = try await current(key, owner: owner)
         if let session = now.session, session.isWritten {
             await transferEnded(session)
-            now = try await current(upload, tenant, owner: owner)
+            now = try await current(key, owner: owner)
         }
         guard now.session != nil else { return now.offset }
         let offset = try await caughtUp(now.record, tenant, offset: now.offset, owner: owner)
@@ -344,11 +344,11 @@ package struct Uploads: Sendable {
                 body: some ByteStream, hasBody: Bool) async throws -> (upload: UploadRecord, offset: Int64) {
         let key = BlobKey(tenant: tenant, kind: .upload, id: id)
         return try await owning(key) { owner in
-            let upload = try await upload(tenant, id)
+            let (upload, live, _) = try await current(key, owner: owner)
             if let announced, announced > upload.length - offset {
                 throw ServiceError(.payloadTooLarge, "the body goes past Upload-Length \(upload.length)")
             }
-            guard let session = upload.finished ? nil : try await current(upload, tenant, owner: owner).session else {
+            guard let session = live else {
                 // The client may have missed the last answer: the end again is no error.
                 guard offset == upload.length, !hasBody else {
                     throw ServiceError(.offsetMismatch, "upload \(upload.id) is complete at \(upload.length) bytes")
@@ -388,8 +388,8 @@ package struct Uploads: Sendable {
         let recordOffset: @Sendable (Int64) async throws -> Void = { offset in try await record(upload, tenant, offset: offset, owner: owner) }
         let offset: Int64
         do {
-            try await session.receive(body, token, room: room, length: upload.length)
-            offset = try await session.commit(token, expected: checksum, recordingAlongside: completes ? nil : recordOffset)
+            offset = try await session.receive(body, token, room: room, length: upload.length, expected: checksum,
+                                               recordingAlongside: completes ? nil : recordOffset)
         } catch {
             if let kept = await session.abort(token) {
                 do {

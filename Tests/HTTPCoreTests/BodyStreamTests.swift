@@ -38,6 +38,18 @@ import TestSupport
         #expect(stream.received == 2)
     }
 
+    /// A body that came whole with its head leaves the connection nothing to do when the
+    /// handler asks for it: no wake-up of its loop.
+    @Test func askingForABodyAlreadyWholeTellsTheConnectionNothing() async throws {
+        let demands = Demands()
+        let stream = stream(demands)
+        #expect(append(stream, "ab"))
+        stream.finish()
+        #expect(text(try await stream.next()) == "ab")
+        #expect(try await stream.next() == nil)
+        #expect(demands.value == 0)
+    }
+
     @Test func piecesAreCopiedIntoPooledBuffersOfOneSize() async throws {
         let stream = stream()
         #expect(append(stream, "abc"))
@@ -64,14 +76,13 @@ import TestSupport
         let stream = stream()
         let pool = ThreadPool(name: "test", threads: 1)
         let batches = Batches()
-        let draining = Task { try await stream.drain(on: pool) { batches.add($0) } }
+        let draining = Task { try await stream.drain(on: pool, { batches.add($0) }, then: { batches.texts }) }
         try await waitUntil("the drain to start") { stream.isDraining }
         #expect(append(stream, "12", high: 6))
         #expect(append(stream, "3456", high: 6)) // full: the batch goes, and reading goes on
         #expect(append(stream, "78", high: 6))
         stream.finish()
-        try await draining.value
-        #expect(batches.texts == ["123456", "78"])
+        #expect(try await draining.value == ["123456", "78"]) // the last step ran after both
         pool.stop()
     }
 
@@ -81,8 +92,13 @@ import TestSupport
         let batches = Batches()
         #expect(append(stream, "kept"))
         stream.fail(.clientClosed)
-        await #expect(throws: HTTPError.clientClosed) { try await stream.drain(on: pool) { batches.add($0) } }
+        let lastStep = Atomic<Bool>(false)
+        await #expect(throws: HTTPError.clientClosed) {
+            try await stream.drain(on: pool, { batches.add($0) }, then: { lastStep.store(true, ordering: .relaxed) })
+        }
         #expect(batches.texts == ["kept"])
+        let finished = lastStep.load(ordering: .relaxed)
+        #expect(!finished) // a body that did not end whole is not finished
         pool.stop()
     }
 
@@ -91,12 +107,49 @@ import TestSupport
         let budget = BodyBudget(limit: 100)
         let stream = stream(budget: budget)
         let pool = ThreadPool(name: "test", threads: 1)
-        let draining = Task { try await stream.drain(on: pool) { _ in throw DiskFull() } }
+        let draining = Task { try await stream.drain(on: pool, { _ in throw DiskFull() }, then: {}) }
         try await waitUntil("the drain to start") { stream.isDraining }
         #expect(append(stream, "123456", high: 6))
         await #expect(throws: DiskFull.self) { try await draining.value }
         #expect(append(stream, "ignored", high: 6))
         #expect(budget.used == 0)
+        pool.stop()
+    }
+
+    @Test func theLastStepRunsInTheJobOfTheLastBatchWhenTheBodyHadEnded() async throws {
+        let stream = stream()
+        let executor = CountingExecutor(ThreadPool(name: "test", threads: 1))
+        let batches = Batches()
+        #expect(append(stream, "whole"))
+        stream.finish()
+        #expect(try await stream.drain(on: executor, { batches.add($0) }, then: { batches.texts }) == ["whole"])
+        #expect(executor.jobs == 1) // the batch and the flush after it: one hop, not two
+        executor.pool.stop()
+    }
+
+    @Test func theLastStepOfABodyEndingAfterItsLastBatchRunsOnTheExecutor() async throws {
+        let stream = stream()
+        let executor = CountingExecutor(ThreadPool(name: "test", threads: 1))
+        let batches = Batches()
+        let draining = Task {
+            try await stream.drain(on: executor, { batches.add($0) }, then: { executor.pool.indexOfCurrentThread != nil })
+        }
+        try await waitUntil("the drain to start") { stream.isDraining }
+        #expect(append(stream, "123456", high: 6)) // full: the batch goes
+        try await waitUntil("the batch to be consumed") { batches.texts == ["123456"] }
+        stream.finish()
+        #expect(try await draining.value) // on the executor's thread
+        #expect(executor.jobs == 2)
+        executor.pool.stop()
+    }
+
+    @Test func whatTheLastStepThrowsEndsTheDrain() async throws {
+        struct FlushFailed: Error {}
+        let stream = stream()
+        let pool = ThreadPool(name: "test", threads: 1)
+        #expect(append(stream, "bytes"))
+        stream.finish()
+        await #expect(throws: FlushFailed.self) { try await stream.drain(on: pool, { _ in }, then: { throw FlushFailed() }) }
         pool.stop()
     }
 
@@ -149,12 +202,12 @@ import TestSupport
         let pool = ThreadPool(name: "test", threads: 1)
         let consuming = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
         let draining = Task {
-            try await stream.drain(on: pool) { _ in
+            try await stream.drain(on: pool, { _ in
                 consuming.signal()
                 // Bounded, but long: on a loaded machine a 10 s wait ran out before the check
                 // below ran, and the batch was released under it.
                 _ = release.wait(timeout: .now() + 120)
-            }
+            }, then: {})
         }
         try await waitUntil("the drain to start") { stream.isDraining }
         #expect(append(stream, "123456", high: 6))
@@ -173,4 +226,19 @@ final class Batches: Sendable {
     private let consumed = Mutex<[String]>([])
     func add(_ batch: [BodyChunk]) { consumed.withLock { $0.append(String(decoding: batch.flatMap(\.bytes), as: UTF8.self)) } }
     var texts: [String] { consumed.withLock { $0 } }
+}
+
+/// A pool that counts the jobs it is given: the hops a drain makes.
+final class CountingExecutor: BlockingExecutor {
+    let pool: ThreadPool
+    private let count = Atomic<Int>(0)
+
+    init(_ pool: ThreadPool) { self.pool = pool }
+
+    func execute(_ job: @escaping @Sendable () -> Void) {
+        count.wrappingAdd(1, ordering: .sequentiallyConsistent)
+        pool.execute(job)
+    }
+
+    var jobs: Int { count.load(ordering: .sequentiallyConsistent) }
 }

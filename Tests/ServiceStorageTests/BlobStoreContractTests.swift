@@ -138,12 +138,14 @@ private struct Chunks: ByteStream {
     let batches: [[UInt8]]
     init(_ batches: [[UInt8]]) { self.batches = batches }
 
-    func drain(on executor: any BlockingExecutor, _ consume: @escaping @Sendable ([[UInt8]]) throws -> Void) async throws {
+    func drain<T: Sendable>(on executor: any BlockingExecutor, _ consume: @escaping @Sendable ([[UInt8]]) throws -> Void,
+                            then finish: @escaping @Sendable () throws -> T) async throws -> T {
         for batch in batches {
             try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
                 executor.execute { done.resume(with: Result { try consume([batch]) }) }
             }
         }
+        return try await withCheckedThrowingContinuation { done in executor.execute { done.resume(with: Result { try finish() }) } }
     }
 }
 

@@ -58,6 +58,35 @@ import NTThreadPools
         pool.stop()
     }
 
+    /// A job that finds its lane idle runs where its caller is when that is a pool thread (a
+    /// request handler's: no hop there and back); from a thread that must not block it goes
+    /// to the lane's pool, as `run`; mixed with jobs run in turn, none overlaps another.
+    @Test func aJobFindingItsLaneIdleRunsInPlaceOnAPoolThread() async throws {
+        let handlers = ThreadPool(name: "handlers", threads: 2), io = ThreadPool(name: "io", threads: 2)
+        let lane = SerialLane(pool: io)
+        #expect(try await Task(executorPreference: handlers) { try await lane.runHereWhenIdle { handlers.indexOfCurrentThread != nil } }.value)
+        #expect(try await Task.detached { try await lane.runHereWhenIdle { io.indexOfCurrentThread != nil } }.value)
+
+        let log = Overlap()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<100 {
+                group.addTask(executorPreference: handlers) {
+                    if index % 2 == 0 {
+                        try await lane.runHereWhenIdle { log.enter(); log.leave() }
+                    } else {
+                        lane.submit { log.enter(); log.leave() }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        try await lane.run {} // after every job submitted
+        #expect(log.most == 1)
+        #expect(log.total == 100)
+        handlers.stop()
+        io.stop()
+    }
+
     @Test func aStoppedPoolRefusesWorkInsteadOfLeavingItWaiting() async throws {
         let pool = ThreadPool(name: "test", threads: 1)
         pool.stop()

@@ -62,8 +62,8 @@ import NTCoordination
         let session = try await sessions.session(key, recordedOffset: 0, capacity: 100)
         for _ in 0..<2 {
             try await session.withClaim(checksum: nil) { claim in
-                try await session.receive(body(6), claim.token, room: 100, length: 100)
-                #expect(try await session.commit(claim.token, expected: nil) > 0)
+                let reached = try await session.receive(body(6), claim.token, room: 100, length: 100, expected: nil)
+                #expect(reached > 0)
             }
         }
         await held.entered.awaitSignal(since: entered, upTo: 10_000)
@@ -104,8 +104,7 @@ import NTCoordination
         }
         #expect(!session.isWritten)
         let reached = try await session.withClaim(checksum: nil) { claim in
-            try await session.receive(body(5), claim.token, room: 100, length: 100)
-            return try await session.commit(claim.token, expected: nil)
+            try await session.receive(body(5), claim.token, room: 100, length: 100, expected: nil)
         }
         #expect(reached == 5 && !session.isWritten)
         #expect(try await session.withClaim(checksum: nil) { $0.offset } == 5)
@@ -144,8 +143,7 @@ import NTCoordination
             let recorded = Mutex<[Int64]>([])
             let patch = { () async throws -> Int64 in
                 try await session.withClaim(checksum: nil) { claim in
-                    try await session.receive(body(7), claim.token, room: 100, length: 100)
-                    return try await session.commit(claim.token, expected: nil, recordingAlongside: { offset in
+                    try await session.receive(body(7), claim.token, room: 100, length: 100, expected: nil, recordingAlongside: { offset in
                         recorded.withLock { $0.append(offset) }
                         blob.recordingBegan.signal()
                     })
@@ -173,8 +171,7 @@ import NTCoordination
                                     durableStep: 0) { _, _ in }
         let seen = Mutex<(durable: Int64, settled: Int64)?>(nil)
         let reached = try await session.withClaim(checksum: nil) { claim in
-            try await session.receive(body(9), claim.token, room: 100, length: 100)
-            return try await session.commit(claim.token, expected: nil, recordingAlongside: { _ in
+            try await session.receive(body(9), claim.token, room: 100, length: 100, expected: nil, recordingAlongside: { _ in
                 let durable = session.durableOffset
                 blob.recordingBegan.signal()
                 let settled = await session.settledDurableOffset()

@@ -11,8 +11,9 @@ import NTThreadPools
 ///
 /// Two ways to consume, one at a time: chunk by chunk (`next`), or `drain`, where each batch
 /// (all that is buffered once the stream is full or the body ended) goes straight from the
-/// loop to a blocking executor, whose thread goes on with the next batch when one is ready:
-/// one disk write for many reads, and no hop through the handler per batch.
+/// loop to a blocking executor, whose thread goes on with the next batch when one is ready,
+/// and after the last one with the consumer's last step (an fsync): one disk write for many
+/// reads, and no hop through the handler per batch or before the last step.
 final class BodyStream: Sendable {
     /// How the body ended: whole, or not (the error says why: too large, too slow, gone).
     private enum End {
@@ -24,7 +25,11 @@ final class BodyStream: Sendable {
     private struct Drain {
         let executor: any BlockingExecutor
         let consume: @Sendable ([BodyChunk]) throws -> Void
-        let done: CheckedContinuation<Void, any Error>
+        /// The body ended whole: runs the consumer's last step (on the executor) and resumes
+        /// the consumer with its outcome.
+        let succeed: @Sendable () -> Void
+        /// Resumes the consumer with why the drain stopped.
+        let fail: @Sendable (any Error) -> Void
         /// A batch is being consumed on the executor.
         var busy = false
     }
@@ -328,18 +333,21 @@ final class BodyStream: Sendable {
     }
 
     /// Consumes the whole body on `executor` in batches, each as large as the stream's high
-    /// watermark (or the budget) allows; returns once the last one is consumed. Throws what
-    /// `consume` threw (nothing more is read then), or why the body ended early, after what
-    /// arrived before was consumed.
-    func drain(on executor: any BlockingExecutor, _ consume: @escaping @Sendable ([BodyChunk]) throws -> Void) async throws {
-        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+    /// watermark (or the budget) allows, then runs `finish` there (in the job that consumed
+    /// the last batch, when the body had ended by then) and returns what it returned. Throws
+    /// what `consume` or `finish` threw (nothing more is read then), or why the body ended
+    /// early, after what arrived before was consumed (`finish` does not run then).
+    func drain<T: Sendable>(on executor: any BlockingExecutor, _ consume: @escaping @Sendable ([BodyChunk]) throws -> Void,
+                            then finish: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<T, any Error>) in
             var signal = false
             var batch: (Drain, [BodyChunk])?
             var finished: (Drain, (any Error)?)?
             state.withLock { state in
                 precondition(state.reader == nil && state.drain == nil, "a request body has one reader at a time")
                 signal = Self.demand(&state)
-                let drain = Drain(executor: executor, consume: consume, done: done)
+                let drain = Drain(executor: executor, consume: consume, succeed: { done.resume(with: Result { try finish() }) },
+                                  fail: { done.resume(throwing: $0) })
                 state.drain = drain
                 if let next = state.nextBatch() {
                     batch = (state.drain!, next)
@@ -394,19 +402,29 @@ final class BodyStream: Sendable {
                 }
                 budget.release(released)
                 if signal { onDemand() }
-                if let finished { complete(drain, finished) }
+                if let finished { complete(drain, finished, onTheExecutor: true) }
             }
         }
     }
 
-    private func complete(_ drain: Drain, _ failure: (any Error)?) {
-        if let failure { drain.done.resume(throwing: failure) } else { drain.done.resume() }
+    /// Ends a drain: with its failure, or by its last step, on its executor (in place when
+    /// called from the job that consumed the last batch, else after a hop there).
+    private func complete(_ drain: Drain, _ failure: (any Error)?, onTheExecutor: Bool = false) {
+        if let failure {
+            drain.fail(failure)
+        } else if onTheExecutor {
+            drain.succeed()
+        } else {
+            drain.executor.execute(drain.succeed)
+        }
     }
 
-    /// The consumer asks for bytes: the first time, the connection hears of it.
+    /// The consumer asks for bytes: the first time, the connection hears of it, unless the
+    /// body is whole already (it came with the head: nothing is left to read, no `100
+    /// Continue` to send, and a loop woken for that would do nothing).
     private static func demand(_ state: inout State) -> Bool {
         guard !state.demanded else { return false }
         state.demanded = true
-        return true
+        return state.end == nil
     }
 }

@@ -123,7 +123,7 @@ final class BucketPartial: PartialBlob, @unchecked Sendable {
     }
 
     func write(_ batch: [some ByteBuffer], at offset: Int64) throws(StorageError) {
-        try FileWrites.write(try fd(), batch, at: offset - tailStart)
+        try FileWrites.write(try fd(), batch, at: offset - tailStart, startingWriteback: false) // sent, never flushed
         bufferLength = offset - tailStart + batch.reduce(0) { $0 + Int64($1.count) }
         while bufferLength >= partSize {
             try sendSegment(length: partSize)

@@ -49,8 +49,6 @@ final class PartialFile: PartialBlob, @unchecked Sendable {
     private let capacity: Int64
     /// The newest durable mark's sequence number.
     private var sequence: UInt64
-    /// Bytes already handed to the disk with sync_file_range.
-    private var writebackStarted: Int64
 
     /// Opens the file at `fd` (taken) and hashes its durable bytes: from its newest mark the
     /// bytes match, or, in a file without marks, up to `recorded` as far as it holds them.
@@ -71,7 +69,6 @@ final class PartialFile: PartialBlob, @unchecked Sendable {
             (openedOffset, openedDigest, sequence) = (held, digest, 0)
             self.capacity = max(capacity, held)
         }
-        writebackStarted = openedOffset
         if marked == nil {
             guard ftruncate(fd, off_t(self.capacity + DurableMark.slotsLength)) == 0 else { throw Disk.failure("ftruncate", errno) }
             // Flushed at once when it vouches for bytes (a file from before marks); a new
@@ -97,23 +94,14 @@ final class PartialFile: PartialBlob, @unchecked Sendable {
         // Only an upload whose length grew past what its file was made for (a larger maximum
         // configured since) gets here: its bytes would overwrite the marks.
         guard end <= capacity else { throw StorageError(.full, "the upload's file holds at most \(capacity) bytes") }
-        let fd = try fd()
-        try FileWrites.write(fd, batch, at: offset)
-        // Writeback starts as the body arrives, so the fsync at its end finds little left.
-        if end - writebackStarted >= FileWrites.writebackStep {
-            _ = nt_start_writeback(fd, writebackStarted, end - writebackStarted)
-            writebackStarted = end
-        }
+        try FileWrites.write(try fd(), batch, at: offset, startingWriteback: true)
     }
 
     /// Nothing to cut: the newest mark says where the durable bytes end.
-    func truncate(to offset: Int64) throws(StorageError) {
-        writebackStarted = min(writebackStarted, offset)
-    }
+    func truncate(to offset: Int64) throws(StorageError) {}
 
     func makeDurable(upTo offset: Int64, digest: StreamingDigest) throws(StorageError) {
         try mark(try fd(), upTo: offset, digest: digest)
-        writebackStarted = offset
     }
 
     /// The next mark, written to the slot the newest one is not in, and the bytes and the mark

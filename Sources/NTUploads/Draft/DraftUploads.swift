@@ -102,7 +102,7 @@ package struct DraftUploads: Sendable {
     private func transfer(_ request: Request, _ tenant: Int64, _ version: DraftVersion, _ found: UploadRecord, owner: UInt64, at offset: Int64,
                           completes: Bool, location: String?, interim: [HTTPField]? = nil) async throws -> Response {
         var upload = found
-        guard let session = try await uploads.current(upload, tenant, owner: owner).session else {
+        guard let session = try await uploads.current(uploads.partialKey(upload, tenant), owner: owner).session else {
             throw DraftRefusal(error: DraftProblem.completedUpload.error("upload \(upload.id) is complete"), problem: .completedUpload,
                                offset: upload.length, uploadComplete: true)
         }
@@ -184,7 +184,7 @@ package struct DraftUploads: Sendable {
             let tenant = target.tenant
             return try await uploads.owning(uploads.partialKey(found, tenant)) { owner in
                 try await uploads.retrieving(found, tenant, owner: owner, {
-                    let now = try await uploads.current(found, tenant, owner: owner)
+                    let now = try await uploads.current(uploads.partialKey(found, tenant), owner: owner)
                     var offset = now.offset
                     if let session = now.session {
                         await uploads.transferEnded(session)

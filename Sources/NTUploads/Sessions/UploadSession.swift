@@ -155,8 +155,9 @@ final class UploadSession: Sendable {
             guard !state.closed else { throw state.stopped ?? ServiceError.notFound("upload", key.id) }
             state.owner = token
         }
-        // After any write the older PATCH has queued: those fail, or land and are forgotten here.
-        let offset = try await lane.run { [self, file, key] () throws -> Int64 in
+        // After any write the older PATCH has queued: those fail, or land and are forgotten
+        // here. In place when none is (the common case: no hop before the body).
+        let offset = try await lane.runHereWhenIdle { [self, file, key] () throws -> Int64 in
             guard file.isOpen else { throw ServiceError.notFound("upload", key.id) }
             if keepingLive, file.chunkDigest == nil, file.liveOffset > file.durableOffset {
                 _ = try durable()
@@ -197,17 +198,44 @@ final class UploadSession: Sendable {
         await writerGone.awaitSignal(upTo: milliseconds) { bookkeeping.withLock { $0.owner == nil || $0.closed } }
     }
 
-    /// Appends the claimant's body, batch by batch on the lane as it arrives: 413 past `room`
-    /// bytes (the rest of `length`).
-    func receive(_ body: some ByteStream, _ token: UInt64, room: Int64, length: Int64) async throws {
+    /// Appends the claimant's body, batch by batch on the lane as it arrives (413 past `room`
+    /// bytes, the rest of `length`), then commits it in the job of the last batch: checks its
+    /// checksum, makes its bytes durable, and returns the new durable offset. A mismatch drops
+    /// the bytes (460). A body that ends early throws why, nothing committed (`abort` says
+    /// what is kept).
+    ///
+    /// `record`, when given, records the offset the bytes reach while they are made durable,
+    /// not after: a PATCH waits for one disk flush and one commit side by side, not in turn
+    /// (a commit without a flush of its own where the partial bytes keep their offset).
+    /// The row may so run ahead of the durable bytes, by this PATCH only and until it answers:
+    /// an upload is resumed from the lesser of its row and its file (`Uploads.liveSession`),
+    /// and every PATCH must name the session's durable offset, so an offset read meanwhile is
+    /// at worst a 409 to its client, never a gap. When the flush fails, the durable offset is
+    /// recorded again before the failure is thrown.
+    func receive(_ body: some ByteStream, _ token: UInt64, room: Int64, length: Int64, expected checksum: [UInt8]?,
+                 recordingAlongside record: (@Sendable (Int64) async throws -> Void)? = nil) async throws -> Int64 {
         let received = Mutex<Int64>(0)
-        try await body.drain(on: lane) { [self] batch in
-            let total = received.withLock { total in
-                total += batch.reduce(0) { $0 + Int64($1.count) }
-                return total
-            }
-            guard total <= room else { throw ServiceError(.payloadTooLarge, "the body goes past Upload-Length \(length)") }
-            try append(token, batch)
+        let recording = Mutex<Task<Void, any Error>?>(nil)
+        do {
+            let offset = try await body.drain(on: lane, { [self] batch in
+                let total = received.withLock { total in
+                    total += batch.reduce(0) { $0 + Int64($1.count) }
+                    return total
+                }
+                guard total <= room else { throw ServiceError(.payloadTooLarge, "the body goes past Upload-Length \(length)") }
+                try append(token, batch)
+            }, then: { [self] in
+                try commit(token, expected: checksum) { reached in
+                    if let record { recording.withLock { $0 = Task { try await record(reached) } } }
+                }
+            })
+            try await recording.withLock { $0 }?.value
+            return offset
+        } catch {
+            guard let started = recording.withLock({ $0 }), let record else { throw error }
+            // The flush failed (the recording may have landed): the row back to what is durable.
+            if (try? await started.value) != nil { try await record(durableOffset) }
+            throw error
         }
     }
 
@@ -234,42 +262,19 @@ final class UploadSession: Sendable {
         }
     }
 
-    /// The claimant's body is complete: checks its checksum, makes its bytes durable, and
-    /// returns the new durable offset. A mismatch drops the bytes (460).
-    ///
-    /// `record`, when given, records the offset the bytes reach while they are made durable,
-    /// not after: a PATCH waits for one disk flush and one commit side by side, not in turn
-    /// (a commit without a flush of its own where the partial bytes keep their offset).
-    /// The row may so run ahead of the durable bytes, by this PATCH only and until it answers:
-    /// an upload is resumed from the lesser of its row and its file (`Uploads.liveSession`),
-    /// and every PATCH must name the session's durable offset, so an offset read meanwhile is
-    /// at worst a 409 to its client, never a gap. When the flush fails, the durable offset is
-    /// recorded again before the failure is thrown.
-    func commit(_ token: UInt64, expected checksum: [UInt8]?, recordingAlongside record: (@Sendable (Int64) async throws -> Void)? = nil) async throws -> Int64 {
-        let recording = Mutex<Task<Void, any Error>?>(nil)
-        do {
-            let offset = try await lane.run { [self] in
-                defer { file.park() }
-                try requireOwner(token)
-                releaseOwner(token)
-                if let checksum, let digest = file.chunkDigest?.finish(), !constantTimeEquals(digest, checksum) {
-                    try file.rollBack()
-                    throw ServiceError(.checksumMismatch, "the PATCH body does not match its Upload-Checksum; it was discarded")
-                }
-                if let record {
-                    let reached = file.liveOffset
-                    recording.withLock { $0 = Task { try await record(reached) } }
-                }
-                return try durable()
-            }
-            try await recording.withLock { $0 }?.value
-            return offset
-        } catch {
-            guard let started = recording.withLock({ $0 }), let record else { throw error }
-            // The flush failed (the recording may have landed): the row back to what is durable.
-            if (try? await started.value) != nil { try await record(durableOffset) }
-            throw error
+    /// On the lane, the claimant's body complete: its checksum checked, its bytes made
+    /// durable (`reaching` told the offset they reach first, to record it meanwhile); returns
+    /// the new durable offset.
+    private func commit(_ token: UInt64, expected checksum: [UInt8]?, reaching: (Int64) -> Void) throws -> Int64 {
+        defer { file.park() }
+        try requireOwner(token)
+        releaseOwner(token)
+        if let checksum, let digest = file.chunkDigest?.finish(), !constantTimeEquals(digest, checksum) {
+            try file.rollBack()
+            throw ServiceError(.checksumMismatch, "the PATCH body does not match its Upload-Checksum; it was discarded")
         }
+        reaching(file.liveOffset)
+        return try durable()
     }
 
     /// The claimant's connection ended before its body did: what arrived is kept when it can
