@@ -76,13 +76,14 @@ import TestSupport
         let stream = stream()
         let pool = ThreadPool(name: "test", threads: 1)
         let batches = Batches()
-        let draining = Task { try await stream.drain(on: pool, { batches.add($0) }, then: { batches.texts }) }
+        let draining = Task { try await stream.drain(on: pool, { batches.add($0, last: $1) }, then: { batches.texts }) }
         try await waitUntil("the drain to start") { stream.isDraining }
         #expect(append(stream, "12", high: 6))
         #expect(append(stream, "3456", high: 6)) // full: the batch goes, and reading goes on
         #expect(append(stream, "78", high: 6))
         stream.finish()
         #expect(try await draining.value == ["123456", "78"]) // the last step ran after both
+        #expect(batches.lasts == [false, true]) // the second taken once the body had ended
         pool.stop()
     }
 
@@ -94,7 +95,7 @@ import TestSupport
         stream.fail(.clientClosed)
         let lastStep = Atomic<Bool>(false)
         await #expect(throws: HTTPError.clientClosed) {
-            try await stream.drain(on: pool, { batches.add($0) }, then: { lastStep.store(true, ordering: .relaxed) })
+            try await stream.drain(on: pool, { batches.add($0, last: $1) }, then: { lastStep.store(true, ordering: .relaxed) })
         }
         #expect(batches.texts == ["kept"])
         let finished = lastStep.load(ordering: .relaxed)
@@ -107,7 +108,7 @@ import TestSupport
         let budget = BodyBudget(limit: 100)
         let stream = stream(budget: budget)
         let pool = ThreadPool(name: "test", threads: 1)
-        let draining = Task { try await stream.drain(on: pool, { _ in throw DiskFull() }, then: {}) }
+        let draining = Task { try await stream.drain(on: pool, { _, _ in throw DiskFull() }, then: {}) }
         try await waitUntil("the drain to start") { stream.isDraining }
         #expect(append(stream, "123456", high: 6))
         await #expect(throws: DiskFull.self) { try await draining.value }
@@ -122,7 +123,8 @@ import TestSupport
         let batches = Batches()
         #expect(append(stream, "whole"))
         stream.finish()
-        #expect(try await stream.drain(on: executor, { batches.add($0) }, then: { batches.texts }) == ["whole"])
+        #expect(try await stream.drain(on: executor, { batches.add($0, last: $1) }, then: { batches.texts }) == ["whole"])
+        #expect(batches.lasts == [true])
         #expect(executor.jobs == 1) // the batch and the flush after it: one hop, not two
         executor.pool.stop()
     }
@@ -132,13 +134,14 @@ import TestSupport
         let executor = CountingExecutor(ThreadPool(name: "test", threads: 1))
         let batches = Batches()
         let draining = Task {
-            try await stream.drain(on: executor, { batches.add($0) }, then: { executor.pool.indexOfCurrentThread != nil })
+            try await stream.drain(on: executor, { batches.add($0, last: $1) }, then: { executor.pool.indexOfCurrentThread != nil })
         }
         try await waitUntil("the drain to start") { stream.isDraining }
         #expect(append(stream, "123456", high: 6)) // full: the batch goes
         try await waitUntil("the batch to be consumed") { batches.texts == ["123456"] }
         stream.finish()
         #expect(try await draining.value) // on the executor's thread
+        #expect(batches.lasts == [false]) // the body had not ended when it was taken
         #expect(executor.jobs == 2)
         executor.pool.stop()
     }
@@ -149,7 +152,7 @@ import TestSupport
         let pool = ThreadPool(name: "test", threads: 1)
         #expect(append(stream, "bytes"))
         stream.finish()
-        await #expect(throws: FlushFailed.self) { try await stream.drain(on: pool, { _ in }, then: { throw FlushFailed() }) }
+        await #expect(throws: FlushFailed.self) { try await stream.drain(on: pool, { _, _ in }, then: { throw FlushFailed() }) }
         pool.stop()
     }
 
@@ -202,7 +205,7 @@ import TestSupport
         let pool = ThreadPool(name: "test", threads: 1)
         let consuming = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
         let draining = Task {
-            try await stream.drain(on: pool, { _ in
+            try await stream.drain(on: pool, { _, _ in
                 consuming.signal()
                 // Bounded, but long: on a loaded machine a 10 s wait ran out before the check
                 // below ran, and the batch was released under it.
@@ -221,11 +224,13 @@ import TestSupport
     }
 }
 
-/// Batches a drain consumed, as text.
+/// Batches a drain consumed, as text, and whether each was the body's last.
 final class Batches: Sendable {
-    private let consumed = Mutex<[String]>([])
-    func add(_ batch: [BodyChunk]) { consumed.withLock { $0.append(String(decoding: batch.flatMap(\.bytes), as: UTF8.self)) } }
-    var texts: [String] { consumed.withLock { $0 } }
+    private let consumed = Mutex<[(text: String, last: Bool)]>([])
+    func add(_ batch: [BodyChunk], last: Bool) { consumed.withLock { $0.append((String(decoding: batch.flatMap(\.bytes), as: UTF8.self), last)) } }
+    var texts: [String] { consumed.withLock { $0.map(\.text) } }
+    /// Whether each batch was told it was the body's last.
+    var lasts: [Bool] { consumed.withLock { $0.map(\.last) } }
 }
 
 /// A pool that counts the jobs it is given: the hops a drain makes.

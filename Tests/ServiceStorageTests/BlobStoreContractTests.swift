@@ -109,9 +109,9 @@ import TestTraits
         let first = try await store.openPartial(upload, recordedOffset: 0, capacity: Int64(data.count))
         #expect(first.openedOffset == 0)
         try await store.io.run {
-            try first.write([Array(data[..<40_000]), Array(data[40_000..<60_000])], at: 0)
+            try first.write([Array(data[..<40_000]), Array(data[40_000..<60_000])], at: 0, last: true)
             try first.makeDurable(upTo: 60_000, digest: Self.running(Array(data[..<60_000])))
-            try first.write([Array(data[60_000..<70_000])], at: 60_000) // never made durable
+            try first.write([Array(data[60_000..<70_000])], at: 60_000, last: true) // never made durable
             first.park()
         }
         // The database recorded less than was made durable (its record was lost in a crash).
@@ -120,7 +120,7 @@ import TestTraits
         #expect(again.openedOffset == Int64(held))
         #expect(again.openedDigest.copy().finish() == StreamingDigest.hash(.sha256, Array(data[..<held])))
         try await store.io.run {
-            try again.write([Array(data[held...])], at: Int64(held))
+            try again.write([Array(data[held...])], at: Int64(held), last: true)
             try again.makeDurable(upTo: Int64(data.count), digest: Self.running(data))
             again.park()
         }
@@ -138,11 +138,11 @@ private struct Chunks: ByteStream {
     let batches: [[UInt8]]
     init(_ batches: [[UInt8]]) { self.batches = batches }
 
-    func drain<T: Sendable>(on executor: any BlockingExecutor, _ consume: @escaping @Sendable ([[UInt8]]) throws -> Void,
+    func drain<T: Sendable>(on executor: any BlockingExecutor, _ consume: @escaping @Sendable ([[UInt8]], _ last: Bool) throws -> Void,
                             then finish: @escaping @Sendable () throws -> T) async throws -> T {
-        for batch in batches {
+        for (index, batch) in batches.enumerated() {
             try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
-                executor.execute { done.resume(with: Result { try consume([batch]) }) }
+                executor.execute { done.resume(with: Result { try consume([batch], index == batches.count - 1) }) }
             }
         }
         return try await withCheckedThrowingContinuation { done in executor.execute { done.resume(with: Result { try finish() }) } }

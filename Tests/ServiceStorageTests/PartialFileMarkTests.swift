@@ -53,7 +53,7 @@ import TestSupport
 
     /// Writes `data[from..<to]` and makes it durable.
     static func append(_ file: any PartialBlob, from: Int, to: Int) throws {
-        try file.write([Array(data[from..<to])], at: Int64(from))
+        try file.write([Array(data[from..<to])], at: Int64(from), last: true)
         try file.makeDurable(upTo: Int64(to), digest: BlobStoreContractTests.running(Array(data[..<to])))
     }
 
@@ -64,7 +64,7 @@ import TestSupport
         #expect(file.size == Self.capacity + DurableMark.slotsLength) // the marks past a hole
         try Self.append(first, from: 0, to: 30_000)
         try Self.append(first, from: 30_000, to: 50_000)
-        try first.write([Array(Self.data[50_000..<70_000])], at: 50_000) // never made durable
+        try first.write([Array(Self.data[50_000..<70_000])], at: 50_000, last: true) // never made durable
         first.park()
         // The database's record lags (a lazy commit lost) or runs ahead: the mark says.
         for recorded: Int64 in [0, 30_000, 70_000] {
@@ -103,7 +103,7 @@ import TestSupport
     @Test func aFileMadeWithMarksThatNeverReachedTheDiskHoldsNothing() throws {
         let file = try File()
         let first = try file.open()
-        try first.write([Array(Self.data[..<30_000])], at: 0) // its flush never happened
+        try first.write([Array(Self.data[..<30_000])], at: 0, last: true) // its flush never happened
         first.park()
         try file.overwrite([UInt8](repeating: 0, count: Int(DurableMark.slotsLength)), at: Self.capacity)
         let again = try file.open(recordedOffset: 30_000)

@@ -120,7 +120,7 @@ import NTCoordination
         let failing: Bool
         private let held = Mutex<Int64>(0)
         init(failing: Bool) { self.failing = failing }
-        func write(_ batch: [some ByteBuffer], at offset: Int64) throws(StorageError) {
+        func write(_ batch: [some ByteBuffer], at offset: Int64, last: Bool) throws(StorageError) {
             held.withLock { $0 = offset + batch.reduce(0) { $0 + Int64($1.count) } }
         }
         func truncate(to offset: Int64) throws(StorageError) { held.withLock { $0 = offset } }

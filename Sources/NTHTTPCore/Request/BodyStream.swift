@@ -24,7 +24,9 @@ final class BodyStream: Sendable {
     /// A consumer draining the body on a blocking executor.
     private struct Drain {
         let executor: any BlockingExecutor
-        let consume: @Sendable ([BodyChunk]) throws -> Void
+        /// Told each batch, and whether it is the body's last (the body had ended when it was
+        /// taken).
+        let consume: @Sendable ([BodyChunk], _ last: Bool) throws -> Void
         /// The body ended whole: runs the consumer's last step (on the executor) and resumes
         /// the consumer with its outcome.
         let succeed: @Sendable () -> Void
@@ -87,13 +89,19 @@ final class BodyStream: Sendable {
         }
 
         /// The next batch for an idle drain: all that is buffered, once the producer is paused
-        /// (the stream is full, or the budget spent) or the body ended.
-        mutating func nextBatch() -> [BodyChunk]? {
+        /// (the stream is full, or the budget spent) or the body ended (then it is the last).
+        mutating func nextBatch() -> Batch? {
             guard let drain, !drain.busy, buffered > 0, producerPaused || end != nil else { return nil }
             self.drain!.busy = true
             held = buffered
-            return takeAll()
+            return Batch(chunks: takeAll(), last: end != nil)
         }
+    }
+
+    /// A drain's batch: the chunks, and whether the body had ended when they were taken.
+    private struct Batch {
+        let chunks: [BodyChunk]
+        let last: Bool
     }
 
     private let state = Mutex(State())
@@ -148,7 +156,7 @@ final class BodyStream: Sendable {
     /// Adds `count` bytes, which `store` puts into the chunk list.
     private func append(count: Int, highWatermark: Int, _ store: (inout State) -> Void) -> Bool {
         var wake: (CheckedContinuation<BodyChunk?, any Error>, BodyChunk)?
-        var batch: (Drain, [BodyChunk])?
+        var batch: (Drain, Batch)?
         var pausedForBudget = false
         var taken = 0
         let keepReading = state.withLock { state -> Bool in
@@ -247,7 +255,7 @@ final class BodyStream: Sendable {
     private func end(_ end: End) {
         var released = 0
         var wake: (CheckedContinuation<BodyChunk?, any Error>, Result<BodyChunk?, any Error>)?
-        var batch: (Drain, [BodyChunk])?
+        var batch: (Drain, Batch)?
         var finished: (Drain, (any Error)?)?
         state.withLock { state in
             guard state.end == nil else { return }
@@ -333,15 +341,16 @@ final class BodyStream: Sendable {
     }
 
     /// Consumes the whole body on `executor` in batches, each as large as the stream's high
-    /// watermark (or the budget) allows, then runs `finish` there (in the job that consumed
+    /// watermark (or the budget) allows (`consume` told which is the last, when the body had
+    /// ended as it was taken: its flush follows), then runs `finish` there (in the job that consumed
     /// the last batch, when the body had ended by then) and returns what it returned. Throws
     /// what `consume` or `finish` threw (nothing more is read then), or why the body ended
     /// early, after what arrived before was consumed (`finish` does not run then).
-    func drain<T: Sendable>(on executor: any BlockingExecutor, _ consume: @escaping @Sendable ([BodyChunk]) throws -> Void,
+    func drain<T: Sendable>(on executor: any BlockingExecutor, _ consume: @escaping @Sendable ([BodyChunk], _ last: Bool) throws -> Void,
                             then finish: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (done: CheckedContinuation<T, any Error>) in
             var signal = false
-            var batch: (Drain, [BodyChunk])?
+            var batch: (Drain, Batch)?
             var finished: (Drain, (any Error)?)?
             state.withLock { state in
                 precondition(state.reader == nil && state.drain == nil, "a request body has one reader at a time")
@@ -365,14 +374,14 @@ final class BodyStream: Sendable {
 
     /// Consumes a batch on the drain's executor; its thread goes on with the next batch when
     /// one is ready, and finishes the drain at the end of the body.
-    private func consume(_ batch: [BodyChunk], _ drain: Drain) {
+    private func consume(_ batch: Batch, _ drain: Drain) {
         drain.executor.execute { [self] in
-            var next: [BodyChunk]? = batch
+            var next: Batch? = batch
             while let current = next {
                 next = nil
                 let failure: (any Error)?
                 do {
-                    try drain.consume(current)
+                    try drain.consume(current.chunks, current.last)
                     failure = nil
                 } catch {
                     failure = error

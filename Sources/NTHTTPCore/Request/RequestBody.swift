@@ -47,12 +47,13 @@ public struct RequestBody: Sendable, AsyncSequence {
     /// large as the server's memory budget lets each body hold (up to
     /// `ServerConfiguration.bodyBatchBytes`): one disk write for many socket reads. Each batch
     /// goes straight from the connection to the executor, whose thread goes on with the next
-    /// when one is ready, and after the last one with `finish` (the flush that makes the body
+    /// when one is ready (`consume` is told when a batch is the body's last: the body had
+    /// ended when it was taken), and after the last one with `finish` (the flush that makes the body
     /// durable: no hop back to the handler and out again before it); returns what `finish`
     /// returned. Throws what `consume` or `finish` threw, or why the body ended early once
     /// what arrived before was consumed (a resumable upload keeps every byte that reached the
     /// server; `finish` does not run then).
-    public func drain<T: Sendable>(on executor: any BlockingExecutor, _ consume: @escaping @Sendable ([BodyChunk]) throws -> Void,
+    public func drain<T: Sendable>(on executor: any BlockingExecutor, _ consume: @escaping @Sendable ([BodyChunk], _ last: Bool) throws -> Void,
                                    then finish: @escaping @Sendable () throws -> T) async throws -> T {
         guard let stream else {
             return try await withCheckedThrowingContinuation { done in executor.execute { done.resume(with: Result { try finish() }) } }

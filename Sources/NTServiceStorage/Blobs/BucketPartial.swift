@@ -122,8 +122,8 @@ final class BucketPartial: PartialBlob, @unchecked Sendable {
         bufferLength = max(bufferLength, offset + Int64(bytes.count))
     }
 
-    func write(_ batch: [some ByteBuffer], at offset: Int64) throws(StorageError) {
-        try FileWrites.write(try fd(), batch, at: offset - tailStart, startingWriteback: false) // sent, never flushed
+    func write(_ batch: [some ByteBuffer], at offset: Int64, last: Bool) throws(StorageError) {
+        try FileWrites.write(try fd(), batch, at: offset - tailStart)
         bufferLength = offset - tailStart + batch.reduce(0) { $0 + Int64($1.count) }
         while bufferLength >= partSize {
             try sendSegment(length: partSize)

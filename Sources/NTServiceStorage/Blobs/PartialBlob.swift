@@ -15,8 +15,9 @@ package protocol PartialBlob: AnyObject, Sendable {
     var openedOffset: Int64 { get }
     /// The SHA-256 running over those bytes.
     var openedDigest: StreamingDigest { get }
-    /// Appends a batch at `offset`, the end of what is written.
-    func write(_ batch: [some ByteBuffer], at offset: Int64) throws(StorageError)
+    /// Appends a batch at `offset`, the end of what is written; `last`: the body's last batch
+    /// (its flush follows).
+    func write(_ batch: [some ByteBuffer], at offset: Int64, last: Bool) throws(StorageError)
     /// Forgets the bytes past `offset` (never past the durable ones): the next write goes there.
     func truncate(to offset: Int64) throws(StorageError)
     /// Makes the first `offset` bytes durable, `digest` running over them: a daemon opening the
@@ -47,6 +48,7 @@ final class PartialFile: PartialBlob, @unchecked Sendable {
     let openedDigest: StreamingDigest
     /// Where the marks' slots begin: the most bytes the file holds.
     private let capacity: Int64
+    private var writeback: Writeback
     /// The newest durable mark's sequence number.
     private var sequence: UInt64
 
@@ -69,6 +71,7 @@ final class PartialFile: PartialBlob, @unchecked Sendable {
             (openedOffset, openedDigest, sequence) = (held, digest, 0)
             self.capacity = max(capacity, held)
         }
+        writeback = Writeback(from: openedOffset)
         if marked == nil {
             guard ftruncate(fd, off_t(self.capacity + DurableMark.slotsLength)) == 0 else { throw Disk.failure("ftruncate", errno) }
             // Flushed at once when it vouches for bytes (a file from before marks); a new
@@ -89,19 +92,24 @@ final class PartialFile: PartialBlob, @unchecked Sendable {
         return fd
     }
 
-    func write(_ batch: [some ByteBuffer], at offset: Int64) throws(StorageError) {
+    func write(_ batch: [some ByteBuffer], at offset: Int64, last: Bool) throws(StorageError) {
         let end = offset + batch.reduce(0) { $0 + Int64($1.count) }
         // Only an upload whose length grew past what its file was made for (a larger maximum
         // configured since) gets here: its bytes would overwrite the marks.
         guard end <= capacity else { throw StorageError(.full, "the upload's file holds at most \(capacity) bytes") }
-        try FileWrites.write(try fd(), batch, at: offset, startingWriteback: true)
+        let fd = try fd()
+        try FileWrites.write(fd, batch, at: offset)
+        writeback.written(fd, upTo: end, last: last)
     }
 
     /// Nothing to cut: the newest mark says where the durable bytes end.
-    func truncate(to offset: Int64) throws(StorageError) {}
+    func truncate(to offset: Int64) throws(StorageError) {
+        writeback.rewind(to: offset)
+    }
 
     func makeDurable(upTo offset: Int64, digest: StreamingDigest) throws(StorageError) {
         try mark(try fd(), upTo: offset, digest: digest)
+        writeback = Writeback(from: offset)
     }
 
     /// The next mark, written to the slot the newest one is not in, and the bytes and the mark

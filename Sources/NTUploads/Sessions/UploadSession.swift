@@ -69,9 +69,9 @@ final class UploadSession: Sendable {
 
         deinit { blob.park() }
 
-        func write(_ batch: [some ByteBuffer]) throws {
+        func write(_ batch: [some ByteBuffer], last: Bool) throws {
             guard isOpen else { throw ServiceError(.notFound, "the upload has ended") }
-            try blob.write(batch, at: liveOffset)
+            try blob.write(batch, at: liveOffset, last: last)
         }
 
         func park() { blob.park() }
@@ -217,13 +217,13 @@ final class UploadSession: Sendable {
         let received = Mutex<Int64>(0)
         let recording = Mutex<Task<Void, any Error>?>(nil)
         do {
-            let offset = try await body.drain(on: lane, { [self] batch in
+            let offset = try await body.drain(on: lane, { [self] batch, last in
                 let total = received.withLock { total in
                     total += batch.reduce(0) { $0 + Int64($1.count) }
                     return total
                 }
                 guard total <= room else { throw ServiceError(.payloadTooLarge, "the body goes past Upload-Length \(length)") }
-                try append(token, batch)
+                try append(token, batch, last: last)
             }, then: { [self] in
                 try commit(token, expected: checksum) { reached in
                     if let record { recording.withLock { $0 = Task { try await record(reached) } } }
@@ -239,11 +239,11 @@ final class UploadSession: Sendable {
         }
     }
 
-    /// On the lane: appends the next batch of the claimant's body.
-    private func append(_ token: UInt64, _ batch: [some ByteBuffer]) throws {
+    /// On the lane: appends the next batch of the claimant's body (`last`: its last).
+    private func append(_ token: UInt64, _ batch: [some ByteBuffer], last: Bool) throws {
         try requireOwner(token)
         do {
-            try file.write(batch)
+            try file.write(batch, last: last)
         } catch {
             try? file.rollBack()
             release(token)
