@@ -1,7 +1,11 @@
-/// Where blocking jobs can be sent without waiting for them: a `ThreadPool`, or a
-/// `SerialLane` when the jobs must not overlap.
+/// Where blocking jobs can be sent: a `ThreadPool`, or a `SerialLane` when the jobs must not
+/// overlap.
 public protocol BlockingExecutor: Sendable {
+    /// Runs `job` there without waiting for it.
     func execute(_ job: @escaping @Sendable () -> Void)
+    /// Runs `body` there and returns what it returned or throws what it threw (`PoolStopped`
+    /// once the pool has stopped).
+    func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T
 }
 
 extension ThreadPool: BlockingExecutor {

@@ -245,5 +245,10 @@ final class CountingExecutor: BlockingExecutor {
         pool.execute(job)
     }
 
+    func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        count.wrappingAdd(1, ordering: .sequentiallyConsistent)
+        return try await pool.run(body)
+    }
+
     var jobs: Int { count.load(ordering: .sequentiallyConsistent) }
 }

@@ -141,11 +141,9 @@ private struct Chunks: ByteStream {
     func drain<T: Sendable>(on executor: any BlockingExecutor, _ consume: @escaping @Sendable ([[UInt8]], _ last: Bool) throws -> Void,
                             then finish: @escaping @Sendable () throws -> T) async throws -> T {
         for (index, batch) in batches.enumerated() {
-            try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
-                executor.execute { done.resume(with: Result { try consume([batch], index == batches.count - 1) }) }
-            }
+            try await executor.run { try consume([batch], index == batches.count - 1) }
         }
-        return try await withCheckedThrowingContinuation { done in executor.execute { done.resume(with: Result { try finish() }) } }
+        return try await executor.run(finish)
     }
 }
 

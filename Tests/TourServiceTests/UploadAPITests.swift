@@ -228,6 +228,23 @@ import TestTraits
         await harness.finish()
     }
 
+    /// An upload past its expiry is gone for its client before the sweep removes it: a PATCH
+    /// is 404 and stores nothing (the PATCH reads the row once, under the upload's lock).
+    @Test func anExpiredUploadTakesNoBytesBeforeTheSweep() async throws {
+        let harness = try ServiceHarness()
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let location = try #require(try client.tusCreate(panoramaId: newID(), floorId: floorId, length: 1000).header("Location"))
+        #expect(try client.tusPatch(location, offset: 0, imageBytes(100)).status == 204)
+        harness.clock.moveOn(seconds: Int64(harness.config.uploadExpirySeconds) + 1)
+        #expect(try client.tusPatch(location, offset: 100, imageBytes(100)).status == 404)
+        #expect(try client.tus("HEAD", location).status == 404)
+        harness.clock.moveOn(seconds: -(Int64(harness.config.uploadExpirySeconds) + 1))
+        let head = try client.tus("HEAD", location)
+        #expect(head.status == 200 && head.header("Upload-Offset") == "100", "the refused PATCH stored nothing")
+        await harness.finish()
+    }
+
     @Test func expiredUploadsAreSweptAndPanoramasNeverAre() async throws {
         let harness = try ServiceHarness { $0.uploadSweepIntervalSeconds = 1 }
         let client = try harness.client(harness.alpha)

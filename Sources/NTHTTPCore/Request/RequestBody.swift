@@ -55,9 +55,7 @@ public struct RequestBody: Sendable, AsyncSequence {
     /// server; `finish` does not run then).
     public func drain<T: Sendable>(on executor: any BlockingExecutor, _ consume: @escaping @Sendable ([BodyChunk], _ last: Bool) throws -> Void,
                                    then finish: @escaping @Sendable () throws -> T) async throws -> T {
-        guard let stream else {
-            return try await withCheckedThrowingContinuation { done in executor.execute { done.resume(with: Result { try finish() }) } }
-        }
+        guard let stream else { return try await executor.run(finish) }
         return try await stream.drain(on: executor, consume, then: finish)
     }
 

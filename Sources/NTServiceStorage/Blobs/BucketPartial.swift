@@ -123,8 +123,7 @@ final class BucketPartial: PartialBlob, @unchecked Sendable {
     }
 
     func write(_ batch: [some ByteBuffer], at offset: Int64, last: Bool) throws(StorageError) {
-        try FileWrites.write(try fd(), batch, at: offset - tailStart)
-        bufferLength = offset - tailStart + batch.reduce(0) { $0 + Int64($1.count) }
+        bufferLength = try FileWrites.write(try fd(), batch, at: offset - tailStart)
         while bufferLength >= partSize {
             try sendSegment(length: partSize)
             fullSegments.append(tailStart)

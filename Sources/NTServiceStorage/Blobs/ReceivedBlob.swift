@@ -155,9 +155,9 @@ final class IncomingBlob: @unchecked Sendable {
 
     /// Appends a batch (`last`: the body's last) and hashes it.
     func write(_ batch: [some ByteBuffer], last: Bool) throws(StorageError) {
-        try FileWrites.write(fd, batch, at: size)
+        let end = try FileWrites.write(fd, batch, at: size)
         // Only a file the folder keeps is flushed: a bucket's is read once, then removed.
-        if case .folder = destination { writeback.written(fd, upTo: size + batch.reduce(0) { $0 + Int64($1.count) }, last: last) }
+        if case .folder = destination { writeback.written(fd, upTo: end, last: last) }
         for chunk in batch {
             chunk.withUnsafeBytes { bytes in
                 digest.update(bytes)
@@ -216,8 +216,9 @@ struct PartDigests {
 enum FileWrites {
     /// Writes the chunks one after another at `offset` (a short write continues where it
     /// stopped). One pwrite per chunk: a chunk is a whole socket read, so the calls are few
-    /// next to the copying they do.
-    static func write(_ fd: Int32, _ chunks: [some ByteBuffer], at offset: Int64) throws(StorageError) {
+    /// next to the copying they do. Returns where the chunks end.
+    @discardableResult
+    static func write(_ fd: Int32, _ chunks: [some ByteBuffer], at offset: Int64) throws(StorageError) -> Int64 {
         var position = offset
         for chunk in chunks {
             var written = 0
@@ -231,6 +232,7 @@ enum FileWrites {
                 position += Int64(count)
             }
         }
+        return position
     }
 }
 
