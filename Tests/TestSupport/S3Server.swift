@@ -5,8 +5,9 @@ import Foundation
 
 /// An S3-compatible server of a test's own on a loopback port: `moto_server` (in memory) or
 /// `rclone serve s3` on a directory of the test's, both from the project's .venv (`make deps`
-/// installs them). `stop` ends it; `start` again brings it back on the same port (rclone's on
-/// the same directory: its objects survive, its multipart uploads in progress do not).
+/// installs them). `stop` ends it and holds its port (a client finds it refused, never another
+/// test's server); `start` again brings it back on the same port (rclone's on the same
+/// directory: its objects survive, its multipart uploads in progress do not).
 public final class S3Server: @unchecked Sendable {
     public enum Kind: String, Sendable, CaseIterable, CustomStringConvertible {
         case moto, rclone
@@ -21,6 +22,8 @@ public final class S3Server: @unchecked Sendable {
     /// The secret it accepts (rclone checks it; moto takes any).
     public private(set) var secretKey = "toursd-test-secret"
     private var process: ChildProcess?
+    /// The port while the server is stopped.
+    private var held: PortReservation?
 
     public var endpoint: String { "http://127.0.0.1:\(port)" }
     /// What toursd and the AWS tools read.
@@ -43,6 +46,8 @@ public final class S3Server: @unchecked Sendable {
     /// it accepts from now on (the daemon's credentials rotated away under it).
     public func start(secretKey newSecret: String? = nil) throws {
         if let newSecret { secretKey = newSecret }
+        held?.release()
+        held = nil
         let address = "127.0.0.1:\(port)"
         let (executable, arguments) = switch kind {
         case .moto: (Self.venv.appendingPathComponent("moto_server").path, ["-H", "127.0.0.1", "-p", "\(port)"])
@@ -72,5 +77,6 @@ public final class S3Server: @unchecked Sendable {
         guard let process else { return }
         process.kill()
         self.process = nil
+        held = try? PortReservation(port: port)
     }
 }
