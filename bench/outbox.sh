@@ -20,7 +20,8 @@ trap cleanup EXIT
 
 build_release toursd
 git worktree add --detach -q "$work/base" "$base_rev"
-if ! (cd "$work/base" && swift build -c release -Xswiftc -static-stdlib --product toursd > "$work/base-build.log" 2>&1); then
+# Built as `make build` builds today (the Makefile's RELEASE), whatever the base's Makefile said.
+if ! (cd "$work/base" && swift build -c release -Xswiftc -static-stdlib -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs --product toursd > "$work/base-build.log" 2>&1); then
     cat "$work/base-build.log" >&2
     echo "bench: cannot build toursd at $base_rev" >&2
     exit 1
