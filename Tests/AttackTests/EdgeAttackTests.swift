@@ -76,10 +76,11 @@ import TestTraits
         let peak = target.peakRSSKilobytes
         #expect(peak > 0 && peak < 512 * 1024, "peak RSS \(peak) KB")
         #expect(uploadSeconds.max() ?? 99 < 1, "another tenant's uploads took \(uploadSeconds) s")
-        // Not a latency target (make bench has those): a /healthz queued behind a decode
-        // would take the decode's seconds; one that was not is answered within a scheduling
-        // slice of a loaded machine (55 ms seen in CI beside the other test processes).
-        #expect(healthSeconds.max() ?? 99 < 0.25, "/healthz took \(healthSeconds) s")
+        // Not a latency target (make bench has those): a /healthz queued behind the burst's
+        // decodes (64 of about 0.13 s each, on one preview thread) would take seconds; one that
+        // was not is answered within a few scheduling slices of a loaded machine (55 and 262 ms
+        // seen in CI beside the other test processes, this test taking 65 s instead of 3).
+        #expect(healthSeconds.max() ?? 99 < 0.5, "/healthz took \(healthSeconds) s")
     }
 
     // 4. A missing database deleted every panorama: a new database beside stored files made
