@@ -27,6 +27,20 @@ import Testing
         #expect(error?.message.contains(reason) == true, "\(text): \(String(describing: error?.message))")
     }
 
+    /// Keys are checked among the members while an object is small and in a set after: a key
+    /// given twice is refused wherever the two fall, and many keys read in linear time.
+    @Test func aKeyGivenTwiceIsRefusedBeforeAndAfterTheObjectGrowsLarge() throws {
+        let from = JSONReader.SeenKeys.setFrom
+        func object(_ keys: [Int]) -> String { "{" + keys.map { "\"k\($0)\":\($0)" }.joined(separator: ",") + "}" }
+        for (count, repeated) in [(3, 0), (from, 0), (from + 1, 0), (from + 1, from - 1), (3 * from, 1), (3 * from, 2 * from)] {
+            let text = object(Array(0..<count) + [repeated])
+            let error = #expect(throws: JSONReader.Failure.self) { try JSONReader.parse(text) }
+            #expect(error?.message.contains("\"k\(repeated)\" appears twice") == true, "\(count) then k\(repeated): \(String(describing: error?.message))")
+            #expect(try JSONReader.parse(object(Array(0..<count))).members?.count == count)
+        }
+        #expect(try JSONReader.parse(object(Array(0..<50_000))).members?.count == 50_000)
+    }
+
     @Test func refusesInvalidUTF8() {
         #expect(throws: JSONReader.Failure.self) { try JSONReader.parse([0x22, 0xff, 0xfe, 0x22]) }
     }

@@ -74,7 +74,7 @@ public struct JSONReader {
     private mutating func object() throws(Failure) -> JSONValue {
         try nest()
         var members: [JSONMember] = []
-        var keys = Set<String>()
+        var keys = SeenKeys()
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -85,7 +85,7 @@ public struct JSONReader {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw failure("an object key must be a string") }
             let key = try string()
-            guard keys.insert(key).inserted else { throw failure("the key \"\(key.prefix(64))\" appears twice") }
+            guard keys.insert(key, among: members) else { throw failure("the key \"\(key.prefix(64))\" appears twice") }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("a ':' must follow an object key") }
             index += 1
@@ -102,6 +102,23 @@ public struct JSONReader {
             } else {
                 throw failure("',' or '}' must follow an object member")
             }
+        }
+    }
+
+    /// The keys of an object being read, so that one given twice is refused: looked for among
+    /// its members while they are few, as in most objects (no hashing, no allocation: a tour
+    /// document's 200 panoramas each parse their geometry when read), in a set from
+    /// `setFrom` members on, so that a large object's reading is not quadratic.
+    package struct SeenKeys {
+        package static let setFrom = 16
+        private var set: Set<String>?
+
+        /// Whether `key` is new to an object holding `members`.
+        mutating func insert(_ key: String, among members: [JSONMember]) -> Bool {
+            if set != nil { return set!.insert(key).inserted }
+            if members.contains(where: { $0.key == key }) { return false }
+            if members.count + 1 == Self.setFrom { set = Set(members.map(\.key) + [key]) }
+            return true
         }
     }
 
