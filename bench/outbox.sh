@@ -21,7 +21,9 @@ trap cleanup EXIT
 build_release toursd
 git worktree add --detach -q "$work/base" "$base_rev"
 # Built as `make build` builds today (the Makefile's RELEASE), whatever the base's Makefile said.
-if ! (cd "$work/base" && swift build -c release -Xswiftc -static-stdlib -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs --product toursd > "$work/base-build.log" 2>&1); then
+flags=$(make -s --no-print-directory release-flags)
+# $flags unquoted: one word each.
+if ! (cd "$work/base" && swift build $flags --product toursd > "$work/base-build.log" 2>&1); then
     cat "$work/base-build.log" >&2
     echo "bench: cannot build toursd at $base_rev" >&2
     exit 1
