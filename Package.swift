@@ -88,7 +88,7 @@ let package = Package(
         // The API's routes and the composition: the deployment decided once, the parts built
         // and handed what they use, the background jobs, the commands of toursd.
         .target(name: "NTTourService", dependencies: ["NTServiceModel", "NTServiceStorage", "NTTourUseCases", "NTServiceHTTP", "NTUploads", "NTWebhooks", "NTViewerService", "NTAPIModel", "NTImagePreviews", "NTHTTPCore", "NTLogging", "NTHashing", "NTSQLiteDB", "NTPostgresDB", "NTCoordination", "NTThreadPools", "CNTLinux", "NTOutboundHTTP", "NTObjectStorage", "NTMetrics", "NTTracing"]),
-        .executableTarget(name: "toursd", dependencies: ["NTTourService", "NTServiceModel", "NTServiceStorage", "NTAPIModel", "CNTLinux"]),
+        .executableTarget(name: "toursd", dependencies: ["NTTourService", "NTServiceModel", "NTServiceStorage", "NTAPIModel", "NTThreadPools", "CNTLinux"]),
 
         // The client: library and thin command line.
         .target(name: "NoughtyTours", dependencies: ["NTAPIModel", "CNTCurl", "NTCurlRuntime", "NTSQLiteDB", "NTHashing", "NTThreadPools"]),

@@ -1,12 +1,12 @@
 import NTSQLKit
 
-/// The one blocking call of the storage: migrations at start-up and in the tools, never a
-/// request's path.
+/// The storage's one blocking connection: migrations at start-up and in the tools, never a
+/// request's path. It runs on the tools' thread.
 extension PostgresStorage {
     /// Runs `body` with a blocking connection outside any transaction (migrations, which
-    /// manage their own), blocking until done: start-up and tools only.
-    public func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) throws -> T {
-        try tools.runAndWait { [self] _ in
+    /// manage their own), on the tools' thread: start-up and tools only.
+    public func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
+        try await tools.run { [self] _ in
             try migrating.withLock { current in
                 if let current {
                     try current.reconnectIfBroken()

@@ -125,17 +125,6 @@ extension SQLStorage {
     public func prefetch(_ query: SQLStatement) -> SQLPendingRows {
         SQLPendingRows { try await statement(query) }
     }
-    /// `read`, blocking the calling thread until done: start-up and command-line tools only,
-    /// from a thread that is not one of the storage's.
-    public func readBlocking<T: Sendable>(_ body: @escaping SQLBody<T>) throws -> T {
-        try handlerThreads.runAndWait { try await read(body) }
-    }
-
-    /// `write`, blocking the calling thread until committed: start-up and tools only.
-    @discardableResult
-    public func writeBlocking<T: Sendable>(_ body: @escaping SQLBody<T>) throws -> T {
-        try handlerThreads.runAndWait { try await write(body) }
-    }
 }
 
 extension SQLDialect {

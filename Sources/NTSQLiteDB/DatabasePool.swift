@@ -171,14 +171,14 @@ public final class DatabasePool: Sendable {
 
     /// Refreshes the planner's statistics where SQLite finds them stale (start-up, after the
     /// migrations; then after a commit every `optimizeSeconds`).
-    public func optimize() throws {
-        try writeNow { try $0.execute("PRAGMA optimize") }
+    public func optimize() async throws {
+        try await withWriter { try $0.execute("PRAGMA optimize") }
     }
 
-    /// Runs `body` with the writer outside any transaction, blocking until done (start-up,
+    /// Runs `body` with the writer outside any transaction, on the writer's thread (start-up,
     /// migrations and tools, which manage their own transactions).
-    public func writeNow<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) throws -> T {
-        try writerThread.runAndWait { [writer] _ in try writer.withDatabase(body) }
+    public func withWriter<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await writerThread.run { [writer] _ in try writer.withDatabase(body) }
     }
 
     private func enqueue(_ job: WriteJob) {

@@ -76,44 +76,22 @@ public final class ThreadPool: TaskExecutor, Sendable {
         try await run { (_: Int) in try body() }
     }
 
+    /// Runs `work` as the calling task on a thread made for it, let go when `work` returns:
+    /// start-up and the operator's commands, whose work blocks (files, a bucket's transfers, a
+    /// database's migrations) and would otherwise hold the caller's thread, one of Swift's
+    /// cooperative pool when the caller is a test.
+    public static func onThreadOfItsOwn<T, Failure: Error>(named name: String, _ work: () async throws(Failure) -> T) async throws(Failure) -> T {
+        let pool = ThreadPool(name: name, threads: 1)
+        defer { pool.stop() }
+        return try await withTaskExecutorPreference(pool, operation: work)
+    }
+
     /// Runs `job` on a pool thread without waiting for it (clean-up nobody waits for); on the
     /// thread of index `thread` when given (what only that thread may touch). Returns false
     /// when the pool has stopped and the job will not run.
     @discardableResult
     public func submit(to thread: Int? = nil, _ job: @escaping @Sendable (_ thread: Int) -> Void) -> Bool {
         queue.put(job, to: thread)
-    }
-
-    /// Runs `body` on a pool thread and blocks the calling thread until it is done: for
-    /// start-up and command-line tools only, never on a request's path.
-    public func runAndWait<T: Sendable>(_ body: @escaping @Sendable (_ thread: Int) throws -> T) throws -> T {
-        try waitFor { finish in queue.put { thread in finish(Result { try body(thread) }) } }
-    }
-
-    /// Runs async `work` as a task on this pool and blocks the calling thread until it is done:
-    /// start-up and command-line tools only (`SQLStorage.readBlocking`, `writeBlocking`).
-    public func runAndWait<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
-        try waitFor { finish in
-            Task(executorPreference: self) {
-                do { finish(.success(try await work())) } catch { finish(.failure(error)) }
-            }
-            return true
-        }
-    }
-
-    /// Blocks until `start`'s work calls `finish`; throws when `start` could not begin it.
-    private func waitFor<T: Sendable>(_ start: (_ finish: @escaping @Sendable (Result<T, any Error>) -> Void) -> Bool) throws -> T {
-        // A pool thread (request handlers run on one) blocking on a pool stalls every task
-        // queued behind it, and deadlocks when the pool is its own.
-        assert(ThreadIdentity.current == nil, "runAndWait on the \(name) pool from a pool thread: await run instead")
-        let outcome = Mutex<Result<T, any Error>?>(nil)
-        let done = Latch()
-        guard start({ result in
-            outcome.withLock { $0 = result }
-            done.open()
-        }) else { throw PoolStopped(pool: name) }
-        done.wait()
-        return try outcome.withLock { $0! }.get()
     }
 
     /// The index of the calling thread when it is one of this pool's; nil otherwise. A pool
@@ -303,54 +281,6 @@ private final class JobQueue: Sendable {
         var one: UInt64 = 1
         _ = write(wakes[thread], &one, 8)
     }
-}
-
-/// A one-shot gate a thread waits on until another opens it.
-private final class Latch: @unchecked Sendable {
-    private let condition = ConditionLock()
-    private var isOpen = false
-
-    func open() {
-        condition.withLock {
-            isOpen = true
-            condition.broadcast()
-        }
-    }
-
-    func wait() {
-        condition.withLock {
-            while !isOpen { condition.wait() }
-        }
-    }
-}
-
-/// A pthread mutex with a condition variable, for threads that sleep until told.
-private final class ConditionLock: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-
-    init() {
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(condition, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        condition.deallocate()
-        mutex.deallocate()
-    }
-
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
-    }
-
-    /// Inside `withLock`: sleeps until signalled (or spuriously; callers loop on their state).
-    func wait() { pthread_cond_wait(condition, mutex) }
-    func signal() { pthread_cond_signal(condition) }
-    func broadcast() { pthread_cond_broadcast(condition) }
 }
 
 /// Which pool thread the calling thread is (`ThreadMark`).

@@ -10,6 +10,8 @@ import NTLogging
 import NTServiceModel
 import NTServiceStorage
 import NTTourService
+import NTThreadPools
+import Synchronization
 
 /// Runs toursd's subcommands: configuration, signals, the server. A plain (not main-actor)
 /// type, since Dispatch handlers made in top-level code would be main-actor isolated and trap
@@ -38,74 +40,93 @@ enum Daemon {
             writeToStandardError("toursd: \(error.message)\n")
             exit(2)
         }
+        if case .serve(let config) = command { serve(config, arguments: arguments) }
         // Only serve stops gracefully; the short commands stop at once, by default.
-        if case .serve = command {} else { unblockStopSignals() }
-        do throws(StartupError) {
-            switch command {
-            case .help(let text):
-                print(text)
-            case .version:
-                print("toursd \(Release.version)")
-            case .serve(let config):
-                try serve(config, arguments: arguments)
-            case .checkConfig(let config, let check):
-                try checkConfig(config, check)
-            case .migrate(let config, status: false):
-                try Admin.migrate(config, logger: try logger(config))
-            case .migrate(let config, status: true):
-                for migration in try Admin.migrationStatus(config, logger: try logger(config)) {
-                    print("\(migration.fileName)\t\(migration.appliedAt.map { "applied \($0)" } ?? "pending")")
+        unblockStopSignals()
+        Task {
+            let failure = await ThreadPool.onThreadOfItsOwn(named: "command") { () async -> StartupError? in
+                do throws(StartupError) {
+                    try await run(command)
+                    return nil
+                } catch {
+                    return error
                 }
-            case .backup(let config, let destination):
-                switch try Admin.backup(config, to: destination) {
-                case .files(let linked, let copied, let dropped):
-                    print("backed up \(config.dataDir) into \(destination): the database, \(linked) files linked, \(copied) copied"
-                          + (dropped > 0 ? ", \(dropped) not named by a row left out" : ""))
-                    print("serve it with: toursd serve --data-dir \(destination)")
-                case .manifest(let objects):
-                    print("backed up \(config.dataDir) into \(destination): the database, and blobs.manifest naming its \(objects) objects in \(config.blobStore), each there")
-                    print("restored, it is a deployment of its own: to replace this one with it, toursd deployment adopt --data-dir \(destination), "
-                          + "then toursd serve --data-dir \(destination) (docs/scale-out.md \"Backup and restore\")")
-                case .dump(let objects):
-                    print("backed up PostgreSQL into \(destination)/toursd.dump, and blobs.manifest naming its \(objects) objects in \(config.blobStore), each there, of the same snapshot")
-                    print("restore it as docs/scale-out.md \"Backup and restore\" says")
-                }
-            case .copyBlobs(let config, let direction):
-                let outcome = try Admin.copyBlobs(config, direction, logger: try logger(config))
-                let (from, into, serve) = switch direction {
-                case .intoBucket(let bucket): (config.blobFolder, bucket, "the bucket set blobStore to \(bucket)")
-                case .intoFolder(let bucket): (bucket, config.blobFolder, "the blob folder set blobStore to \"directory\"")
-                }
-                print("copied \(outcome.copied) blobs (\(outcome.bytes) bytes) from \(from) into \(into); \(outcome.present) there already with the same bytes")
-                guard outcome.problems.isEmpty else {
-                    throw StartupError("\(outcome.problems.count) blobs were not copied:\n" + outcome.problems.joined(separator: "\n"))
-                }
-                print("every digest checked; to serve from \(serve)")
-            case .createToken(let config, let tenant):
-                let made = try Admin.createToken(config, tenant: tenant, logger: try logger(config))
-                print("token \(made.id) for tenant \(tenant); it is shown only this once:")
-                print(made.token)
-            case .listTokens(let config):
-                print("id\ttenant\tcreated\tstate")
-                for token in try Admin.tokens(config, logger: try logger(config)) {
-                    print("\(token.id)\t\(token.tenant)\t\(token.createdAt)\t\(token.revoked ? "revoked" : "active")")
-                }
-            case .deployment(let config, .adopt):
-                let adopted = try Admin.adoptDeployment(config, logger: try logger(config))
-                print("the database is now deployment \(adopted.now) (it was \(adopted.before ?? "none")), whose blob store this is; its daemons may "
-                      + "remove what its rows do not name: no daemon of the deployment it replaces may serve any more")
-            case .deployment(let config, .setKey):
-                let key = try Admin.setDeploymentKey(config, logger: try logger(config))
-                print("the deployment's daemons now read \(key); every webhook endpoint needs a new secret, every unfinished upload its creation again")
-            case .revokeToken(let config, let id):
-                try Admin.revokeToken(config, id: id, logger: try logger(config))
-                print("token \(id) revoked")
             }
-        } catch {
-            writeToStandardError("toursd: \(error.message)\n")
-            exit(1)
+            if let failure { fail(failure) }
+            exit(0)
         }
-        exit(0)
+        // The command runs on a thread of its own and ends the process; the main thread waits
+        // here, its signals unblocked.
+        dispatchMain()
+    }
+
+    private static func fail(_ error: StartupError) -> Never {
+        writeToStandardError("toursd: \(error.message)\n")
+        exit(1)
+    }
+
+    /// A command that ends (every one but serve).
+    private static func run(_ command: ToursdCommand) async throws(StartupError) {
+        switch command {
+        case .serve:
+            break // serve(_:arguments:), which never returns
+        case .help(let text):
+            print(text)
+        case .version:
+            print("toursd \(Release.version)")
+        case .checkConfig(let config, let check):
+            try checkConfig(config, check)
+        case .migrate(let config, status: false):
+            try await Admin.migrate(config, logger: try logger(config))
+        case .migrate(let config, status: true):
+            for migration in try await Admin.migrationStatus(config, logger: try logger(config)) {
+                print("\(migration.fileName)\t\(migration.appliedAt.map { "applied \($0)" } ?? "pending")")
+            }
+        case .backup(let config, let destination):
+            switch try Admin.backup(config, to: destination) {
+            case .files(let linked, let copied, let dropped):
+                print("backed up \(config.dataDir) into \(destination): the database, \(linked) files linked, \(copied) copied"
+                      + (dropped > 0 ? ", \(dropped) not named by a row left out" : ""))
+                print("serve it with: toursd serve --data-dir \(destination)")
+            case .manifest(let objects):
+                print("backed up \(config.dataDir) into \(destination): the database, and blobs.manifest naming its \(objects) objects in \(config.blobStore), each there")
+                print("restored, it is a deployment of its own: to replace this one with it, toursd deployment adopt --data-dir \(destination), "
+                      + "then toursd serve --data-dir \(destination) (docs/scale-out.md \"Backup and restore\")")
+            case .dump(let objects):
+                print("backed up PostgreSQL into \(destination)/toursd.dump, and blobs.manifest naming its \(objects) objects in \(config.blobStore), each there, of the same snapshot")
+                print("restore it as docs/scale-out.md \"Backup and restore\" says")
+            }
+        case .copyBlobs(let config, let direction):
+            let outcome = try await Admin.copyBlobs(config, direction, logger: try logger(config))
+            let (from, into, serve) = switch direction {
+            case .intoBucket(let bucket): (config.blobFolder, bucket, "the bucket set blobStore to \(bucket)")
+            case .intoFolder(let bucket): (bucket, config.blobFolder, "the blob folder set blobStore to \"directory\"")
+            }
+            print("copied \(outcome.copied) blobs (\(outcome.bytes) bytes) from \(from) into \(into); \(outcome.present) there already with the same bytes")
+            guard outcome.problems.isEmpty else {
+                throw StartupError("\(outcome.problems.count) blobs were not copied:\n" + outcome.problems.joined(separator: "\n"))
+            }
+            print("every digest checked; to serve from \(serve)")
+        case .createToken(let config, let tenant):
+            let made = try await Admin.createToken(config, tenant: tenant, logger: try logger(config))
+            print("token \(made.id) for tenant \(tenant); it is shown only this once:")
+            print(made.token)
+        case .listTokens(let config):
+            print("id\ttenant\tcreated\tstate")
+            for token in try await Admin.tokens(config, logger: try logger(config)) {
+                print("\(token.id)\t\(token.tenant)\t\(token.createdAt)\t\(token.revoked ? "revoked" : "active")")
+            }
+        case .deployment(let config, .adopt):
+            let adopted = try await Admin.adoptDeployment(config, logger: try logger(config))
+            print("the database is now deployment \(adopted.now) (it was \(adopted.before ?? "none")), whose blob store this is; its daemons may "
+                  + "remove what its rows do not name: no daemon of the deployment it replaces may serve any more")
+        case .deployment(let config, .setKey):
+            let key = try await Admin.setDeploymentKey(config, logger: try logger(config))
+            print("the deployment's daemons now read \(key); every webhook endpoint needs a new secret, every unfinished upload its creation again")
+        case .revokeToken(let config, let id):
+            try await Admin.revokeToken(config, id: id, logger: try logger(config))
+            print("token \(id) revoked")
+        }
     }
 
     /// The log of `config`: its file (created when missing), else standard error.
@@ -170,7 +191,56 @@ enum Daemon {
         return point
     }
 
-    private static func serve(_ config: ToursdConfig, arguments: [String]) throws(StartupError) -> Never {
+    /// Starts the service on a task while the main thread takes the stop and reload signals
+    /// (`ServeSignals`: one that comes before the server listens is acted on once it does).
+    private static func serve(_ config: ToursdConfig, arguments: [String]) -> Never {
+        let serving = Serving(config: config)
+        Task {
+            do throws(StartupError) {
+                let running = try await start(config)
+                serving.state.withLock { state in
+                    state.running = running
+                    perform(state.signals.started(), running, &state.config, arguments: arguments)
+                }
+            } catch {
+                fail(error)
+            }
+        }
+        var signals = handledSignals
+        while true {
+            var received: Int32 = 0
+            guard sigwait(&signals, &received) == 0 else { continue }
+            serving.state.withLock { state in
+                // An action comes only once the server listens; until then the signal is kept.
+                guard let action = state.signals.received(received), let running = state.running else { return }
+                perform([action], running, &state.config, arguments: arguments)
+            }
+        }
+    }
+
+    /// What serve holds while it runs: where its signals stand, the configuration in force, and
+    /// the server once it listens. The main thread (a signal) and the start-up task (the server
+    /// up) each act on it under its lock.
+    private final class Serving: Sendable {
+        struct State {
+            var signals = ServeSignals()
+            var config: ToursdConfig
+            var running: Running?
+        }
+
+        let state: Mutex<State>
+
+        init(config: ToursdConfig) { state = Mutex(State(config: config)) }
+    }
+
+    private struct Running {
+        let server: HTTPServer
+        let service: SyncService
+        let logger: Logger
+    }
+
+    /// The service opened and its server listening.
+    private static func start(_ config: ToursdConfig) async throws(StartupError) -> Running {
         // Before anything is created: a busy port or a wrong host makes no data directory,
         // tenant or token.
         do {
@@ -179,7 +249,7 @@ enum Daemon {
             throw StartupError("cannot listen on \(config.host):\(config.port): \(error)")
         }
         let logger = try logger(config)
-        let service = try SyncService.open(try Deployment(config.storage), config: config, logger: logger, crashAt: try crashPoint())
+        let service = try await SyncService.open(try Deployment(config.storage), config: config, logger: logger, crashAt: try crashPoint())
         let metrics = ServerMetrics()
         var serverConfiguration = config.server
         // The process is this server's alone: what it holds once the service is open, and room
@@ -202,15 +272,15 @@ enum Daemon {
         logger.info("started", ["dataDir": config.dataDir, "maxConnections": String(min(config.maxConnections, ceiling))])
         // The line scripts and tests wait for; written whole, at once.
         writeToStandardError("listening on http://\(address)\n")
-        handleSignals(server: server, service: service, logger: logger, config: config, arguments: arguments)
+        return Running(server: server, service: service, logger: logger)
     }
 
     /// SIGTERM, SIGINT and SIGHUP are blocked in every thread from the first line of `main`
-    /// (threads inherit the mask), and the main thread takes them with `sigwait`: a signal
+    /// (threads inherit the mask), and serve's main thread takes them with `sigwait`: a signal
     /// sent at any moment, even before the server listens, stays pending and is acted on; none
     /// is lost. (A Dispatch signal source, armed after the signal is ignored, drops one that
     /// arrives before it is registered; and `dispatchMain()` would unblock every signal on the
-    /// main thread. Nothing here uses the main queue.)
+    /// main thread: only the short commands, which stop at once, wait in it.)
     static func blockStopSignals() {
         var signals = handledSignals
         pthread_sigmask(SIG_BLOCK, &signals, nil)
@@ -230,29 +300,22 @@ enum Daemon {
 
     /// SIGTERM or SIGINT: a graceful stop (drained first for `drainMs`: `/readyz` says so while
     /// requests are still served). SIGHUP: reload what can change live.
-    private static func handleSignals(server: HTTPServer, service: SyncService, logger: Logger, config: ToursdConfig, arguments: [String]) -> Never {
-        var signals = handledSignals
-        var stopping = false
-        var current = config
-        while true {
-            var received: Int32 = 0
-            guard sigwait(&signals, &received) == 0 else { continue }
-            if received == SIGHUP {
+    private static func perform(_ actions: [ServeSignals.Action], _ running: Running, _ current: inout ToursdConfig, arguments: [String]) {
+        let (server, logger) = (running.server, running.logger)
+        for action in actions {
+            switch action {
+            case .reload:
                 current = reload(current, server: server, logger: logger, arguments: arguments)
-                continue
-            }
-            let name = received == SIGTERM ? "SIGTERM" : "SIGINT"
-            guard !stopping else {
+            case .alreadyStopping(let name):
                 logger.info("already stopping", ["signal": name])
-                continue
-            }
-            stopping = true
-            logger.always(.info, "stopping", ["signal": name, "drainMs": String(current.drainMs)])
-            service.beginDraining()
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(current.drainMs)) {
-                server.shutdown {
-                    logger.info("stopped")
-                    exit(0)
+            case .stop(let name):
+                logger.always(.info, "stopping", ["signal": name, "drainMs": String(current.drainMs)])
+                running.service.beginDraining()
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(current.drainMs)) {
+                    server.shutdown {
+                        logger.info("stopped")
+                        exit(0)
+                    }
                 }
             }
         }

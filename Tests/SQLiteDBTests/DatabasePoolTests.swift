@@ -9,15 +9,15 @@ import NTThreadPools
 @testable import NTSQLiteDB
 
 @Suite struct DatabasePoolTests {
-    private func pool(readers: Int = 2) throws -> DatabasePool {
+    private func pool(readers: Int = 2) async throws -> DatabasePool {
         let path = testDirectory("pool").appendingPathExtension("sqlite").path
         let pool = try DatabasePool(path: path, readerCount: readers)
-        _ = try pool.writeNow { try $0.execute("CREATE TABLE t (x INTEGER PRIMARY KEY)") }
+        _ = try await pool.withWriter { try $0.execute("CREATE TABLE t (x INTEGER PRIMARY KEY)") }
         return pool
     }
 
     @Test func concurrentWritesAreEachCommittedOnce() async throws {
-        let pool = try pool()
+        let pool = try await pool()
         try await withThrowingTaskGroup(of: Int.self) { group in
             for value in 0..<200 {
                 group.addTask { try await pool.write { try await $0.run("INSERT INTO t VALUES (?)", value) } }
@@ -31,19 +31,19 @@ import NTThreadPools
     /// end, and what is asked afterwards is refused (a read does not hop to a stopped pool again
     /// and again; a write does not run on the caller's thread beside the writer's).
     @Test func aStoppedPoolRefusesReadsAndWrites() async throws {
-        let pool = try pool()
+        let pool = try await pool()
         try await pool.write { try await $0.run("INSERT INTO t VALUES (?)", 1) }
         pool.stop()
         await #expect(throws: PoolStopped.self) { try await pool.read { try await $0.first("SELECT count(*) FROM t")?.decodeIfPresent(0, as: Int.self) } }
         await #expect(throws: PoolStopped.self) { try await pool.readOne { try await $0.first("SELECT count(*) FROM t")?.decodeIfPresent(0, as: Int.self) } }
         await #expect(throws: PoolStopped.self) { try await pool.write { try await $0.run("INSERT INTO t VALUES (?)", 2) } }
-        #expect(throws: PoolStopped.self) { try pool.writeNow { try $0.execute("INSERT INTO t VALUES (3)") } }
+        await #expect(throws: PoolStopped.self) { try await pool.withWriter { try $0.execute("INSERT INTO t VALUES (3)") } }
     }
 
     /// A lazy write commits without its flush (`synchronous=NORMAL` while it runs), is read at
     /// once like any other, and the writer is durable again for the writes after it.
     @Test func aLazyWriteIsVisibleAtOnceAndTheNextWriteIsDurable() async throws {
-        let pool = try pool()
+        let pool = try await pool()
         let synchronous: @Sendable (any SQLConnection) async throws -> Int? = { try await $0.first("PRAGMA synchronous")?.decodeIfPresent(0, as: Int.self) }
         let lazy = try await pool.write(durable: false) { db in
             try await db.run("INSERT INTO t VALUES (?)", 1)
@@ -55,7 +55,7 @@ import NTThreadPools
     }
 
     @Test func aFailingWriteRollsBackAloneInItsBatch() async throws {
-        let pool = try pool()
+        let pool = try await pool()
         try await pool.write { try await $0.run("INSERT INTO t VALUES (?)", 1) }
         let results = try await withThrowingTaskGroup(of: Bool.self) { group in
             for value in [1, 2, 3, 1, 4] { // the two 1s collide with the row already there
@@ -82,7 +82,7 @@ import NTThreadPools
     /// More reads at once than the pool has readers wait in one queue: no connection is
     /// opened for them, and each sees what was committed.
     @Test func readsBeyondThePoolWaitForAFreeReader() async throws {
-        let pool = try pool(readers: 2)
+        let pool = try await pool(readers: 2)
         try await pool.write { try await $0.run("INSERT INTO t VALUES (?)", 7) }
         let concurrency = Concurrency()
         let values = try await withThrowingTaskGroup(of: Int?.self) { group in
@@ -104,7 +104,7 @@ import NTThreadPools
 
     /// WAL: a read is answered while a write's transaction is still open.
     @Test func aReadNeverWaitsBehindAWrite() async throws {
-        let pool = try pool()
+        let pool = try await pool()
         let readDone = Concurrency()
         let writing = Task {
             try await pool.write { db in
@@ -124,8 +124,8 @@ import NTThreadPools
     /// together, again and again, never shows a reader one row before and one after, even when
     /// the read pauses between its two statements.
     @Test func aReadIsOneSnapshot() async throws {
-        let pool = try pool()
-        _ = try pool.writeNow { try $0.execute("CREATE TABLE pair (side INTEGER PRIMARY KEY, n INTEGER); INSERT INTO pair VALUES (1, 0), (2, 0)") }
+        let pool = try await pool()
+        _ = try await pool.withWriter { try $0.execute("CREATE TABLE pair (side INTEGER PRIMARY KEY, n INTEGER); INSERT INTO pair VALUES (1, 0), (2, 0)") }
         let writer = Task {
             for n in 1...300 {
                 try await pool.write { db in
@@ -154,7 +154,7 @@ import NTThreadPools
     /// A one-statement read asks one statement (one snapshot with no transaction); a second is
     /// refused, so a body that needs two cannot pass for one on either backend.
     @Test func aOneStatementReadRefusesASecond() async throws {
-        let storage = SQLiteStorage(try pool())
+        let storage = SQLiteStorage(try await pool())
         try await storage.write { try await $0.run("INSERT INTO t VALUES (?)", 3) }
         #expect(try await storage.readOne { try await $0.first("SELECT x FROM t")?.decodeIfPresent(0, as: Int.self) } == 3)
         await #expect(throws: OneStatementOnly.self) {
@@ -168,11 +168,12 @@ import NTThreadPools
         #expect(try await pending.rows().first?.decode(0, as: Int.self) == 1)
     }
 
-    @Test func theBlockingCallsForStartUpAndToolsWork() throws {
-        let pool = SQLiteStorage(try pool())
-        try pool.writeBlocking { try await $0.run("INSERT INTO t VALUES (?)", 5) }
-        #expect(try pool.readBlocking { try await $0.first("SELECT x FROM t")?.decodeIfPresent(0, as: Int.self) } == 5)
-        #expect(throws: SQLiteError.self) { try pool.writeBlocking { try await $0.run("INSERT INTO t VALUES (?)", 5) } }
+    /// Migrations and tools run on the writer outside any transaction and begin their own (one
+    /// inside another would be refused); what they commit is there for the next read.
+    @Test func theWriterOutsideATransactionRunsWhatBeginsItsOwn() async throws {
+        let pool = try await pool()
+        try await pool.withWriter { try $0.execute("BEGIN; INSERT INTO t VALUES (5); COMMIT") }
+        #expect(try await pool.read { try await $0.first("SELECT x FROM t")?.decodeIfPresent(0, as: Int.self) } == 5)
     }
 }
 

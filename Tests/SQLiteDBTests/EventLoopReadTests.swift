@@ -30,7 +30,7 @@ import NTThreadPools
         init(rows: Int) async throws {
             path = testDirectory("loop-reads").appendingPathExtension("sqlite").path
             pool = try DatabasePool(path: path, readerCount: 2, loopReaderCount: 1)
-            _ = try pool.writeNow { db in
+            _ = try await pool.withWriter { db in
                 try db.execute("CREATE TABLE t (x INTEGER PRIMARY KEY, padding BLOB)")
                 try db.execute("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(rows)) INSERT INTO t SELECT i, zeroblob(500) FROM n")
             }
@@ -53,8 +53,8 @@ import NTThreadPools
 
         /// Leaves the database file's pages on the disk only: checkpointed into the file, a
         /// change so that the loop's connection reads it again, the page cache dropped.
-        func evict() throws {
-            _ = try pool.writeNow { db in
+        func evict() async throws {
+            _ = try await pool.withWriter { db in
                 try db.execute("UPDATE t SET padding = zeroblob(500) WHERE x = 1")
                 try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             }
@@ -90,7 +90,7 @@ import NTThreadPools
     @Test func aReadThatWouldWaitOnTheDiskIsAnsweredByAReaderThread() async throws {
         let setup = try await Setup(rows: 2_000)
         let places = Places()
-        try setup.evict()
+        try await setup.evict()
         let sum = try await setup.onTheLoop { try await setup.sum(places) }
         #expect(sum == 2_000 * 2_001 / 2)
         #expect(places.all == [true, false])
@@ -108,7 +108,7 @@ import NTThreadPools
         let setup = try await Setup(rows: 100)
         let count = SQLStatement("SELECT count(*) FROM t")
         for evicting in [false, true] {
-            if evicting { try setup.evict() }
+            if evicting { try await setup.evict() }
             let (counted, max) = try await setup.onTheLoop {
                 let pending = setup.pool.prefetch(count)
                 let max = try await setup.pool.readOne { try await $0.first("SELECT max(x) FROM t")?.decodeIfPresent(0, as: Int.self) }

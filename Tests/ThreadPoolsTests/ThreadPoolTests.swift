@@ -109,10 +109,23 @@ import NTThreadPools
         #expect(table.entries.withLock { $0 } == 2)
     }
 
-    @Test func blockingCallersGetTheResult() throws {
-        let pool = ThreadPool(name: "test", threads: 2)
-        #expect(try pool.runAndWait { thread in thread < 2 })
-        pool.stop()
+    /// Start-up's and the tools' work runs as the calling task on a thread made for it, not on
+    /// the caller's (a cooperative one here), gives back what it returned or threw, and its
+    /// thread ends with it.
+    @Test func workOnAThreadOfItsOwnRunsThereAndItsThreadEnds() async throws {
+        struct Refused: Error, Equatable {}
+        let name = "own-\(UUID().uuidString.prefix(8))"
+        func threads() -> Int { ThreadCensus.groups.first { $0.name == name }?.threads ?? 0 }
+        #expect(!ThreadPool.isCurrentThreadAPoolThread)
+        let (onAPoolThread, counted) = await ThreadPool.onThreadOfItsOwn(named: name) {
+            (ThreadPool.isCurrentThreadAPoolThread, threads())
+        }
+        #expect(onAPoolThread && counted == 1)
+        let error = await #expect(throws: Refused.self) {
+            try await ThreadPool.onThreadOfItsOwn(named: name) { () async throws(Refused) in throw Refused() }
+        }
+        #expect(error == Refused())
+        try await waitUntil("its threads ended") { threads() == 0 }
     }
 
     /// A thread with I/O: a job for that thread runs there; a task it resumes stays there (no

@@ -108,7 +108,7 @@ import TestTraits
 
     @Test func everyRouteAnswersEachCredentialAsTheDocumentSays() async throws {
         // Each request that deletes gets things of its own: more webhooks than a tenant's default.
-        let harness = try ServiceHarness { $0.maxWebhooksPerTenant = 100 }
+        let harness = try await ServiceHarness { $0.maxWebhooksPerTenant = 100 }
         _ = harness.service.makeRouter(metrics: ServerMetrics())
         let rules = harness.service.accessRules
         let (documentedRoutes, answers) = try Self.documented()

@@ -17,7 +17,7 @@ import TestTraits
     private static var branding: [String: Any] { ["name": "Harbour Homes", "accent": "#0B5D3B", "contact": ["Jane Agent", "+44 20 7946 0000"], "floorNames": "us"] }
 
     @Test func brandingIsSetOverTheAPIAndCheckedForContrast() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let alpha = try harness.client(harness.alpha)
         let none = try alpha.send("GET", "/v1/branding")
         #expect(none.status == 200 && none.json?["name"] is NSNull && none.string("floorNames") == "uk" && none.json?["logo"] is NSNull)
@@ -43,7 +43,7 @@ import TestTraits
     /// The logo is checked as a panorama is (its type, its signature, the decode budget) and
     /// made again from its pixels: a JPEG at most `logoWidth` wide, without the file's metadata.
     @Test func aLogoIsMadeAgainFromItsPixelsWithinTheImageBudget() async throws {
-        let harness = try ServiceHarness { $0.logoWidth = 240; $0.maxLogoBytes = 64 << 10 }
+        let harness = try await ServiceHarness { $0.logoWidth = 240; $0.maxLogoBytes = 64 << 10 }
         let alpha = try harness.client(harness.alpha)
         let png = PNGFixture.tagged(PNGFixture.withAlpha(width: 600, height: 200) { x, _ in x < 300 ? (11, 93, 59, 255) : (0, 0, 0, 0) },
                                     xmp: "<x:xmpmeta><rdf:Description xmp:CreatorTool=\"Secret Studio 9\"/></x:xmpmeta>")
@@ -78,7 +78,7 @@ import TestTraits
     /// A branded link carries the tenant's name, logo, accent and contact; an unbranded link of
     /// the same tour none of them, nor the platform's name, in its pages, titles or images.
     @Test func aBrandedLinkShowsTheBrandAndAnUnbrandedOneNothingOfItOrThePlatform() async throws {
-        let harness = try ServiceHarness { $0.publicPlatformName = "TourHost"; $0.viewerSubtitle = "Tours by TourHost" }
+        let harness = try await ServiceHarness { $0.publicPlatformName = "TourHost"; $0.viewerSubtitle = "Tours by TourHost" }
         let alpha = try harness.client(harness.alpha)
         #expect(try alpha.send("PUT", "/v1/branding", json: Self.branding).status == 200)
         let png = PNGFixture.make(width: 300, height: 100) { _, _ in (11, 93, 59) }
@@ -123,7 +123,7 @@ import TestTraits
     /// Measurements are in the agency's units (those of its floor naming's country until it
     /// chooses), whatever the visitor's browser; a visitor's switch keeps its choice in a cookie.
     @Test func unitsAreTheAgencysAndAVisitorsChoiceIsKept() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let alpha = try harness.client(harness.alpha)
         #expect(try alpha.send("GET", "/v1/branding").string("units") == "metric")
         let (propertyId, floorId) = try alpha.makeFloor()
@@ -159,7 +159,7 @@ import TestTraits
     /// Floors without a name are named as the tenant says (UK by default); a plan says when it
     /// was applied, not its revision.
     @Test func floorsAreNamedAsTheTenantNamesThemAndPlansByTheirDay() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let alpha = try harness.client(harness.alpha)
         let (propertyId, ground) = try alpha.makeFloor()
         let upstairs = newID()

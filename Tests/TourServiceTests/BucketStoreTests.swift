@@ -22,9 +22,9 @@ import NTObjectStorage
     /// A daemon whose blobs are in a bucket of `server`'s, with parts of 5 MiB, then
     /// `configure`d.
     static func harness(on server: S3Server, dataDir: String = testDirectory("toursd-bucket").path,
-                        configure: @escaping (inout ToursdConfig) -> Void = { _ in }) throws -> ServiceHarness {
+                        configure: @escaping (inout ToursdConfig) -> Void = { _ in }) async throws -> ServiceHarness {
         let bucket = try ServiceHarness.freshBucket(for: dataDir, environment: server.environment)
-        return try ServiceHarness(dataDir: dataDir, alone: true, environment: server.environment) {
+        return try await ServiceHarness(dataDir: dataDir, alone: true, environment: server.environment) {
             $0.blobStore = bucket
             $0.s3PartBytes = 5 << 20
             $0.s3ConnectTimeoutMs = 2000
@@ -39,7 +39,7 @@ import NTObjectStorage
 
     @Test func aBodyWhoseStoreWentAwayIs503AndIsStoredOnceItIsBack() async throws {
         let server = try S3Server(.rclone)
-        let harness = try Self.harness(on: server)
+        let harness = try await Self.harness(on: server)
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let id = newID(), image = imageBytes(2_000_000)
@@ -70,7 +70,7 @@ import NTObjectStorage
 
     @Test func aPatchWhoseStoreWentAwayKeepsWhatWasAcknowledged() async throws {
         let server = try S3Server(.rclone)
-        let harness = try Self.harness(on: server)
+        let harness = try await Self.harness(on: server)
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let panoramaId = newID(), image = imageBytes(12 << 20, seed: 4)
@@ -101,7 +101,7 @@ import NTObjectStorage
     /// goes on from what was acknowledged once it is back (the half-written buffer put back).
     @Test func aSegmentTheStoreRefusedIsPutBackForTheNextPatch() async throws {
         let server = try S3Server(.rclone)
-        let harness = try Self.harness(on: server)
+        let harness = try await Self.harness(on: server)
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let panoramaId = newID(), image = imageBytes(6 << 20, seed: 9)
@@ -126,7 +126,7 @@ import NTObjectStorage
         let dataDir = testDirectory("toursd-copies").path
         try FileManager.default.createDirectory(atPath: dataDir + "/copies", withIntermediateDirectories: true)
         try Data([1]).write(to: URL(fileURLWithPath: dataDir + "/copies/.cut-short"))
-        let harness = try Self.harness(on: server, dataDir: dataDir) { $0.blobCopyBytes = 250_000 }
+        let harness = try await Self.harness(on: server, dataDir: dataDir) { $0.blobCopyBytes = 250_000 }
         #expect(!directoryEntries(dataDir + "/copies").contains(".cut-short"))
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
@@ -148,7 +148,7 @@ import NTObjectStorage
     @Test func theSweepRemovesWhatNoRowNames() async throws {
         let server = try S3Server(.rclone)
         let dataDir = testDirectory("toursd-sweep").path
-        let harness = try Self.harness(on: server, dataDir: dataDir) { $0.orphanGraceSeconds = 0 }
+        let harness = try await Self.harness(on: server, dataDir: dataDir) { $0.orphanGraceSeconds = 0 }
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let kept = newID()
@@ -175,15 +175,15 @@ import NTObjectStorage
     /// and nothing removed; the owner's own sweep still runs.
     @Test func aNewDatabaseBesideAnotherDeploymentsBucketRemovesNothing() async throws {
         let server = try S3Server(.rclone)
-        let owner = try Self.harness(on: server) { $0.orphanGraceSeconds = 0 }
+        let owner = try await Self.harness(on: server) { $0.orphanGraceSeconds = 0 }
         let client = try owner.client(owner.alpha)
         let (_, floorId) = try client.makeFloor()
         for seed in 0..<3 { #expect(try client.putPanorama(newID(), floorId: floorId, bytes: imageBytes(1000, seed: UInt8(seed))).status == 201) }
         let stored = owner.storedFiles()
         let other = testDirectory("toursd-bucket-other").path
         defer { try? FileManager.default.removeItem(atPath: other) }
-        let refused = #expect(throws: StartupError.self) {
-            _ = try ServiceHarness(dataDir: other, alone: true, environment: server.environment) { $0.blobStore = owner.config.blobStore }
+        let refused = await #expect(throws: StartupError.self) {
+            _ = try await ServiceHarness(dataDir: other, alone: true, environment: server.environment) { $0.blobStore = owner.config.blobStore }
         }
         #expect(refused?.message.contains("belongs to deployment") == true && refused?.message.contains("Nothing was removed") == true,
                 "\(refused?.message ?? "")")
@@ -199,7 +199,7 @@ import NTObjectStorage
     /// a 503 with Retry-After and a degraded /healthz, never a 500; back once they are good.
     @Test func credentialsTheBucketRefusesAreARefusalThenA503() async throws {
         let server = try S3Server(.rclone)
-        let harness = try Self.harness(on: server)
+        let harness = try await Self.harness(on: server)
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         #expect(try client.putPanorama(newID(), floorId: floorId, bytes: imageBytes(1000)).status == 201)
@@ -212,8 +212,8 @@ import NTObjectStorage
         // A daemon starting with them is refused at once.
         let other = testDirectory("toursd-bucket-refused").path
         defer { try? FileManager.default.removeItem(atPath: other) }
-        let error = #expect(throws: StartupError.self) {
-            _ = try ServiceHarness(dataDir: other, alone: true, environment: server.environment.merging(["AWS_SECRET_ACCESS_KEY": secret]) { $1 }) {
+        let error = await #expect(throws: StartupError.self) {
+            _ = try await ServiceHarness(dataDir: other, alone: true, environment: server.environment.merging(["AWS_SECRET_ACCESS_KEY": secret]) { $1 }) {
                 $0.blobStore = harness.config.blobStore
             }
         }
@@ -229,7 +229,7 @@ import NTObjectStorage
 
     @Test func bytesTheStoreChangedAreRefusedOnRead() async throws {
         let server = try S3Server(.rclone)
-        let harness = try Self.harness(on: server)
+        let harness = try await Self.harness(on: server)
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let id = newID(), image = imageBytes(300_000)
@@ -250,7 +250,7 @@ import NTObjectStorage
 
     @Test func aPanoramaPastThePartSizeIsSentAsPartsAndReadWhole() async throws {
         let server = try S3Server(.moto) // which refuses parts under 5 MiB but the last
-        let harness = try Self.harness(on: server)
+        let harness = try await Self.harness(on: server)
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let id = newID(), image = imageBytes((11 << 20) + 12345, seed: 6)
@@ -283,7 +283,7 @@ import NTObjectStorage
     /// daemon without it fetches it rather than decoding again; it goes with the panorama.
     @Test func previewsAreKeptInTheBucketBesideTheirPanorama() async throws {
         let server = try S3Server(.rclone)
-        let harness = try Self.harness(on: server)
+        let harness = try await Self.harness(on: server)
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let id = newID(), image = try JPEGFixture.panorama(width: 2048)
@@ -315,7 +315,7 @@ import NTObjectStorage
     @Test func presignedReadsSendTheClientToTheStore() async throws {
         let server = try S3Server(.rclone)
         let dataDir = testDirectory("toursd-presigned").path
-        let harness = try Self.harness(on: server, dataDir: dataDir) {
+        let harness = try await Self.harness(on: server, dataDir: dataDir) {
             $0.s3PresignedReads = true
             $0.s3PresignedSeconds = 60
         }

@@ -42,7 +42,7 @@ import TestTraits
     }
 
     @Test func everyChangeYieldsItsEventOnceInOrder() async throws {
-        let harness = try ServiceHarness { $0.tourChangedQuietSeconds = 3600 }
+        let harness = try await ServiceHarness { $0.tourChangedQuietSeconds = 3600 }
         let client = try harness.client(harness.alpha)
         let (propertyId, floorId) = (newID(), newID())
         try client.putProperty(propertyId, name: "Villa")
@@ -86,7 +86,7 @@ import TestTraits
 
     /// A change the server refuses writes nothing, its event neither.
     @Test func aRefusedChangeYieldsNoEvent() async throws {
-        let harness = try ServiceHarness { $0.tourChangedQuietSeconds = 3600 }
+        let harness = try await ServiceHarness { $0.tourChangedQuietSeconds = 3600 }
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let before = try Self.feed(client).count
@@ -97,7 +97,7 @@ import TestTraits
     }
 
     @Test func eachTenantHasItsOwnFeed() async throws {
-        let harness = try ServiceHarness { $0.tourChangedQuietSeconds = 3600 }
+        let harness = try await ServiceHarness { $0.tourChangedQuietSeconds = 3600 }
         let alpha = try harness.client(harness.alpha)
         let beta = try harness.client(harness.beta)
         _ = try alpha.makeFloor()
@@ -112,7 +112,7 @@ import TestTraits
     /// A feed request waiting for its first event answers with the change made meanwhile; one
     /// that nothing comes for answers empty when its wait is over.
     @Test func aWaitingFeedRequestAnswersTheChangeMadeMeanwhile() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let empty = try client.send("GET", "/v1/events?wait=1")
         #expect(empty.status == 200 && (empty.json?["items"] as? [Any])?.isEmpty == true && empty.string("next") == "0")
@@ -142,7 +142,7 @@ import TestTraits
     /// A commit wakes the waiting feed requests of the tenants it wrote events for, and no
     /// other's: one tenant's writes cost nothing to another's long-polls.
     @Test func aCommitWakesOnlyItsOwnTenantsWaitingFeeds() async throws {
-        let harness = try ServiceHarness(alone: true)
+        let harness = try await ServiceHarness(alone: true)
         let records = harness.service.records
         let ids = try await records.readOne { try await $0.query("SELECT id, name FROM tenants") }
         let alphaId = try #require(try ids.first { try $0.decode("name", as: String.self) == "alpha" }?.decode("id", as: Int64.self))
@@ -162,7 +162,7 @@ import TestTraits
 
     @Test func aTourChangedComesOnceItsChangesSettle() async throws {
         let quiet = 2
-        let harness = try ServiceHarness { $0.tourChangedQuietSeconds = quiet; $0.tourChangedCheckMs = 100 }
+        let harness = try await ServiceHarness { $0.tourChangedQuietSeconds = quiet; $0.tourChangedCheckMs = 100 }
         let client = try harness.client(harness.alpha)
         let (propertyId, floorId) = try client.makeFloor()
         let roomId = newID()
@@ -208,7 +208,7 @@ import TestTraits
 
     @Test(arguments: ["after=-1", "after=x", "limit=0", "limit=201", "wait=31", "wait=1.5"])
     func badFeedQueriesAre400(query: String) async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let response = try harness.client(harness.alpha).send("GET", "/v1/events?\(query)")
         #expect(response.status == 400 && response.errorCode == "bad_request", "\(query): \(response.text)")
         await harness.finish()
@@ -216,7 +216,7 @@ import TestTraits
 
     /// An unfinished upload that expires says so; events past their retention go.
     @Test func anExpiredUploadSaysSoAndOldEventsGo() async throws {
-        let harness = try ServiceHarness { $0.uploadSweepIntervalSeconds = 1; $0.tourChangedQuietSeconds = 3600 }
+        let harness = try await ServiceHarness { $0.uploadSweepIntervalSeconds = 1; $0.tourChangedQuietSeconds = 3600 }
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let location = try #require(try client.tusCreate(panoramaId: newID(), floorId: floorId, length: 1000).header("Location"))

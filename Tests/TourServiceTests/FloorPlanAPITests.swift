@@ -6,7 +6,7 @@ import TestTraits
 /// docs/api.md "Floors, plans and world maps": newScan, continueScan and planId idempotency.
 @Suite(.hangGuard, .testThreads) struct FloorPlanAPITests {
     @Test func floorsAreCreatedThenUpdated() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let propertyId = newID(), floorId = newID()
         try client.putProperty(propertyId)
@@ -30,7 +30,7 @@ import TestTraits
     }
 
     @Test func newScanReplacesTheRoomsAndReattachesPanoramasOfRemovedRooms() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let kitchen = newID(), hall = newID(), bath = newID()
@@ -60,7 +60,7 @@ import TestTraits
     }
 
     @Test func continueScanNeedsAPlanAndAWorldMap() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         // No plan yet.
@@ -80,7 +80,7 @@ import TestTraits
     }
 
     @Test func continueScanAddsRoomsAndKeepsIdsNamesAndPanoramas() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let kitchen = newID(), hall = newID(), study = newID()
@@ -107,7 +107,7 @@ import TestTraits
     }
 
     @Test func aPlanIdAlreadyAppliedAnswersTheStoredResultAndChangesNothing() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let planId = newID(), room = newID()
@@ -124,7 +124,7 @@ import TestTraits
     }
 
     @Test func aRoomCannotMoveToAnotherFloor() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (propertyId, floorA) = try client.makeFloor()
         let floorB = newID()
@@ -145,7 +145,7 @@ import TestTraits
         (#"{"planId": "11111111-1111-4111-8111-111111111111", "mode": "newScan", "rooms": [{"id": "22222222-2222-4222-8222-222222222222", "outline": [[0, 0], [1, "a"], [1, 1]]}]}"#, "outline must be"),
     ])
     func badPlansAre400(body: String, message: String) async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = harness.inProcess(harness.alpha)
         let (_, floorId) = try await client.makeFloor()
         let response = try await client.send("PUT", "/v1/floors/\(floorId)/plan", body: Array(body.utf8), headers: ["Content-Type": "application/json"])
@@ -156,7 +156,7 @@ import TestTraits
     }
 
     @Test func aPlanThatIsNotJSONIs415() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let response = try client.send("PUT", "/v1/floors/\(floorId)/plan", body: Array("<plan/>".utf8), headers: ["Content-Type": "application/xml"])
@@ -166,7 +166,7 @@ import TestTraits
     }
 
     @Test func worldMapsAreCreatedReplacedAndResentWithoutChange() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         #expect(try client.putWorldMap(floorId, bytes: imageBytes(100)).status == 201)
@@ -183,7 +183,7 @@ import TestTraits
     /// Another station downloads the world map to continue the floor: the bytes, the digest as
     /// ETag, ranges, 304 for the map it has; 404 for a floor without one.
     @Test func theWorldMapIsReadBackWithItsDigest() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let none = try client.send("GET", "/v1/floors/\(floorId)/worldmap")
@@ -211,7 +211,7 @@ import TestTraits
     /// Capture output nested past maxJsonDepth (64 by default) is a 400 that says so; at the
     /// limit it is kept.
     @Test func captureNestedPastTheDepthLimitIs400() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         func plan(captureDepth: Int) -> [UInt8] {

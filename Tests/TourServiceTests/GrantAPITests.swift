@@ -15,7 +15,7 @@ import TestTraits
 /// capture grant's own properties, tenant tokens over HTTP, and the sweep of expired grants.
 @Suite(.hangGuard, .testThreads) struct GrantAPITests {
     @Test func grantsAreCheckedCappedListedAndTheirEventsAreInTheFeed() async throws {
-        let harness = try ServiceHarness { $0.grantsPerTenant = 3 }
+        let harness = try await ServiceHarness { $0.grantsPerTenant = 3 }
         let tenant = try harness.client(harness.alpha)
         let (propertyId, _) = try tenant.makeFloor()
         for (body, reason) in [
@@ -59,7 +59,7 @@ import TestTraits
     }
 
     @Test func aCaptureGrantWorksOnThePropertiesItCreatesAndSeesOnlyItsOwn() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let tenant = try harness.client(harness.alpha)
         let (theirs, _) = try tenant.makeFloor()
         let grant = try tenant.send("POST", "/v1/grants", json: ["scopes": ["capture"], "expiresInSeconds": 600])
@@ -82,7 +82,7 @@ import TestTraits
         let logFile = testDirectory("capability-log").path
         defer { try? FileManager.default.removeItem(atPath: logFile) }
         // One daemon: the access log is its own.
-        let harness = try ServiceHarness(logFile: logFile, logLevel: .info, alone: true)
+        let harness = try await ServiceHarness(logFile: logFile, logLevel: .info, alone: true)
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let location = try #require(try client.tusCreate(panoramaId: newID(), floorId: floorId, length: 100).header("Location"))
@@ -95,7 +95,7 @@ import TestTraits
     }
 
     @Test func tenantTokensAreMadeListedAndRevokedOverHTTPButNeverTheLast() async throws {
-        let harness = try ServiceHarness { $0.tokensPerTenant = 3 }
+        let harness = try await ServiceHarness { $0.tokensPerTenant = 3 }
         let tenant = try harness.client(harness.alpha)
         let made = try tenant.send("POST", "/v1/tokens")
         #expect(made.status == 201 && made.string("token")?.hasPrefix("nt_") == true)
@@ -120,7 +120,7 @@ import TestTraits
 
     @Test func expiredGrantsGoWithTheSweepUnlessAnUploadNamesThem() async throws {
         // The upload outlives the days the clock moves on.
-        let harness = try ServiceHarness { $0.uploadExpirySeconds = 60 * 86_400 }
+        let harness = try await ServiceHarness { $0.uploadExpirySeconds = 60 * 86_400 }
         let tenant = try harness.client(harness.alpha)
         let (propertyId, floorId) = try tenant.makeFloor()
         func grant() throws -> (id: String, token: String) {

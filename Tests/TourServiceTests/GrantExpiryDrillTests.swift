@@ -56,7 +56,7 @@ import TestTraits
     }
 
     @Test func uploadsBegunWithAGrantFinishAfterItExpiresAndEndWhenItIsRevoked() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let tenant = try harness.client(harness.alpha)
         let (propertyId, floorId) = try tenant.makeFloor()
         let capture = try grant(tenant, propertyId, seconds: 60)

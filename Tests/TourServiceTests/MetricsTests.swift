@@ -16,7 +16,7 @@ import TestTraits
 @Suite(.hangGuard, .testThreads) struct MetricsTests {
     @Test func theBucketsAndTheDatabasesCallsAreCountedByOperationAndOutcome() async throws {
         let server = try S3Server(.rclone)
-        let harness = try BucketStoreTests.harness(on: server)
+        let harness = try await BucketStoreTests.harness(on: server)
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let id = newID()
@@ -45,7 +45,7 @@ import TestTraits
         let file = testDirectory("metrics-token").path
         try "a-metrics-token-of-some-length\n".write(toFile: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: file) }
-        let harness = try ServiceHarness { $0.metricsTokenFile = file }
+        let harness = try await ServiceHarness { $0.metricsTokenFile = file }
         let visitor = try harness.daemonClient(nil)
         let refused = try visitor.send("GET", "/metrics")
         #expect(refused.status == 401 && refused.errorCode == "unauthorized" && refused.header("WWW-Authenticate") != nil)
@@ -60,6 +60,6 @@ import TestTraits
 
         // A token too short to guess is refused at start.
         try "short".write(toFile: file, atomically: true, encoding: .utf8)
-        #expect(throws: StartupError.self) { try ServiceHarness { $0.metricsTokenFile = file } }
+        await #expect(throws: StartupError.self) { try await ServiceHarness { $0.metricsTokenFile = file } }
     }
 }

@@ -23,7 +23,7 @@ import NTSQLiteDB
     }
 
     @Test func aMigrationThatRebuildsFloorsKeepsEveryFloorRoomAndPanorama() async throws {
-        let harness = try ServiceHarness(configure: ServiceHarness.onSQLite)
+        let harness = try await ServiceHarness(configure: ServiceHarness.onSQLite)
         let client = try harness.client(harness.alpha)
         let (propertyId, floorId) = try client.makeFloor()
         let rooms = (0..<3).map { _ in (id: newID(), name: Optional("Room")) }
@@ -37,7 +37,7 @@ import NTSQLiteDB
 
         // SQLite's rebuild of floors (rooms and panoramas reference it ON DELETE CASCADE).
         let pool = try DatabasePool(path: harness.dataDir + "/toursd.sqlite", readerCount: 1)
-        let (table, indexes) = try pool.writeNow { db in
+        let (table, indexes) = try await pool.withWriter { db in
             (try db.first("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'floors'")?.decode("sql", as: String.self) ?? "",
              try db.query("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'floors' AND sql IS NOT NULL").compactMap { try $0.decodeIfPresent("sql", as: String.self) })
         }
@@ -50,9 +50,9 @@ import NTSQLiteDB
         let next = String(format: "%04d_rebuild_floors.sql", (ServerMigrations.sqlite.last?.version ?? 0) + 1)
         try tableRebuild("floors", createSQL: table, indexSQL: indexes).write(toFile: folder + "/" + next, atomically: true, encoding: .utf8)
 
-        let reopened = try ServiceHarness(dataDir: harness.dataDir) { ServiceHarness.onSQLite(&$0); $0.migrationsDir = folder }
+        let reopened = try await ServiceHarness(dataDir: harness.dataDir) { ServiceHarness.onSQLite(&$0); $0.migrationsDir = folder }
         let after = try reopened.client(reopened.alpha)
-        #expect(try pool.writeNow { try Migrator.appliedVersions($0) }.last == (ServerMigrations.sqlite.last?.version ?? 0) + 1)
+        #expect(try await pool.withWriter { try Migrator.appliedVersions($0) }.last == (ServerMigrations.sqlite.last?.version ?? 0) + 1)
         #expect(try after.send("GET", "/v1/floors/\(floorId)").rooms.compactMap { $0["id"] as? String } == rooms.map(\.id))
         for (index, id) in panoramas.enumerated() {
             let panorama = try after.send("GET", "/v1/panoramas/\(id)")
@@ -63,7 +63,7 @@ import NTSQLiteDB
         #expect(reopened.storedFiles() == filesBefore, "files were removed as orphans")
         // Foreign keys hold again on the rebuilt table: deleting the property takes everything.
         #expect(try after.send("DELETE", "/v1/properties/\(propertyId)").status == 204)
-        #expect(try pool.writeNow { try $0.first("SELECT count(*) AS n FROM rooms")?.decodeIfPresent("n", as: Int.self) } == 0)
+        #expect(try await pool.withWriter { try $0.first("SELECT count(*) AS n FROM rooms")?.decodeIfPresent("n", as: Int.self) } == 0)
         await reopened.finish()
     }
 }

@@ -49,7 +49,7 @@ import NTLogging
     }
 
     @Test func everyRouteOfTheRouterIsDocumented() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let router = harness.service.makeRouter(metrics: ServerMetrics())
         let routes = Set(router.routes.map { "\($0.method.name) \($0.pattern)" })
         let documented = try documentedOperations()

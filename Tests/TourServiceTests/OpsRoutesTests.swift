@@ -31,7 +31,7 @@ import TestTraits
     /// memory there without waiting (SQLite), and nowhere else: on PostgreSQL every query
     /// waits on the network. Every other /v1 route runs among request work.
     @Test func readsOfOneRecordRunOnTheLoopOnlyWhereTheDatabaseReadsThere() async throws {
-        let harness = try ServiceHarness(alone: true)
+        let harness = try await ServiceHarness(alone: true)
         let onSQLite = harness.config.databaseUrl.isEmpty
         #expect(harness.service.records.readsOnEventLoops == onSQLite)
         let inline = harness.service.makeRouter(metrics: ServerMetrics()).routes
@@ -47,7 +47,7 @@ import TestTraits
     }
 
     @Test func healthzAnswersOkWithoutAToken() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let response = try harness.client(nil).send("GET", "/healthz")
         #expect(response.status == 200)
         #expect(response.header("Content-Type") == "application/json")
@@ -58,7 +58,7 @@ import TestTraits
     /// In a balanced run (TOURSD_TEST_BALANCED=N on PostgreSQL) each harness is N daemons
     /// behind nginx, and the requests of one client reach every one of them.
     @Test func requestsReachEveryDaemonOfTheHarness() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let environment = ProcessInfo.processInfo.environment
         let daemons = harness.config.databaseUrl.isEmpty ? 1 : Int(environment["TOURSD_TEST_BALANCED"] ?? "") ?? 1
         #expect(harness.daemonPorts.count == daemons)
@@ -75,7 +75,7 @@ import TestTraits
     }
 
     @Test func metricsCountRequestsByRouteAndStatusInPrometheusFormat() async throws {
-        let harness = try ServiceHarness(alone: true) // one daemon's counters
+        let harness = try await ServiceHarness(alone: true) // one daemon's counters
         let client = try harness.client(nil)
         try client.send("GET", "/healthz")
         try client.send("GET", "/healthz")

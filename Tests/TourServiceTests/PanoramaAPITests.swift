@@ -24,7 +24,7 @@ import TestTraits
     }
 
     @Test func firstStoreIs201AndTheBytesComeBackWhole() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (propertyId, floorId) = try client.makeFloor()
         let image = imageBytes(200_000, signature: ImageSignature.png)
@@ -48,7 +48,7 @@ import TestTraits
     }
 
     @Test func aResendWithTheSameDigestIs200AndWritesNoSecondFile() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let image = imageBytes(50_000)
@@ -70,7 +70,7 @@ import TestTraits
     }
 
     @Test func anotherDigestForTheSameIdIs409() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let id = newID()
@@ -91,7 +91,7 @@ import TestTraits
     /// waiting and sent again), one-shot or resumable: it waits its turn and is answered as a
     /// re-send, never refused; one file is kept.
     @Test func sendsOfOnePanoramaInFlightTogetherAllSucceed() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let setup = try harness.client(harness.alpha)
         let (_, floorId) = try setup.makeFloor()
         let image = imageBytes(400_000)
@@ -126,7 +126,7 @@ import TestTraits
     /// A panorama file left without its row (its removal failed) does not block the id: the
     /// next store replaces it.
     @Test func aFileWithoutItsRowIsReplaced() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let first = newID()
@@ -141,7 +141,7 @@ import TestTraits
     }
 
     @Test func aDigestMismatchIs400AndKeepsNothing() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (propertyId, floorId) = try client.makeFloor()
         let id = newID()
@@ -156,7 +156,7 @@ import TestTraits
 
     @Test(arguments: ["image/gif", "text/plain", ""])
     func otherMediaTypesAre415(type: String) async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let response = try client.putPanorama(newID(), floorId: floorId, bytes: imageBytes(10), contentType: type)
@@ -168,7 +168,7 @@ import TestTraits
     /// The quick start's random bytes, a README renamed .jpg, an empty file, a PNG sent as a
     /// JPEG: 415 naming what the bytes are not, nothing stored; the same through tus.
     @Test func bytesNotOfTheirDeclaredTypeAre415AndNothingIsKept() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let refused: [([UInt8], String)] = [
@@ -196,7 +196,7 @@ import TestTraits
     /// panorama: under a version served it is the first part of an upload (201 with its
     /// Location), under none it is refused; one marked complete is stored as any other.
     @Test func aBodyMarkedAsPartOfAnUploadIsNeverStoredAsThePanorama() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let part = imageBytes(1_000)
@@ -231,7 +231,7 @@ import TestTraits
     }
 
     @Test func heicAndJpegWithParametersAreAccepted() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         #expect(try client.putPanorama(newID(), floorId: floorId, bytes: imageBytes(20, signature: ImageSignature.heic), contentType: "image/heic").status == 201)
@@ -241,7 +241,7 @@ import TestTraits
 
     @Test(arguments: ["sha-256=abc", "sha-256=:!!:", "sha-512=:AAAA:", "sha-256=:AAAA:"])
     func malformedReprDigestsAre400(header: String) async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = harness.inProcess(harness.alpha)
         let (_, floorId) = try await client.makeFloor()
         let response = try await client.send("PUT", "/v1/panoramas/\(newID())?floorId=\(floorId)", body: imageBytes(10),
@@ -252,7 +252,7 @@ import TestTraits
     }
 
     @Test func theFloorAndRoomMustExist() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         #expect(try client.putPanorama(newID(), floorId: newID(), bytes: imageBytes(10)).status == 404)
@@ -263,7 +263,7 @@ import TestTraits
     }
 
     @Test func overTheLimitIs413BeforeTheBody() async throws {
-        let harness = try ServiceHarness { $0.maxPanoramaBytes = 1000 }
+        let harness = try await ServiceHarness { $0.maxPanoramaBytes = 1000 }
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let response = try client.putPanorama(newID(), floorId: floorId, bytes: imageBytes(1001))
@@ -274,7 +274,7 @@ import TestTraits
     }
 
     @Test func rangesEtagsAndConditionalRequests() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let image = imageBytes(1000)
@@ -302,7 +302,7 @@ import TestTraits
     }
 
     @Test func deletingAPanoramaRemovesItsFile() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let id = newID()
@@ -327,7 +327,7 @@ import TestTraits
             _ = try? runCommand("/bin/umount", ["-l", mountPoint])
             try? FileManager.default.removeItem(atPath: mountPoint)
         }
-        let harness = try ServiceHarness(dataDir: mountPoint + "/data")
+        let harness = try await ServiceHarness(dataDir: mountPoint + "/data")
         let client = try harness.client(harness.alpha)
         let (propertyId, floorId) = try client.makeFloor()
         let id = newID()

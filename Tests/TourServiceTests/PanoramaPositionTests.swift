@@ -18,7 +18,7 @@ import TestTraits
     }
 
     @Test func eachUploadPathStoresThePositionItWasGiven() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (propertyId, floorId) = try client.makeFloor()
         let image = imageBytes(2_000)
@@ -75,7 +75,7 @@ import TestTraits
     @Test(arguments: ["x=1", "y=1", "heading=10", "x=1&y=nan", "x=inf&y=1", "x=1e3&y=1", "x=0x10&y=1", "x=1.&y=2", "x=--1&y=2",
                       "x=10001&y=0", "x=0&y=-10000.5", "x=1&y=1&heading=361", "x=1&y=1&heading=", "x=&y=1"])
     func aPositionThatDoesNotReadIsRefused(query: String) async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let id = newID()

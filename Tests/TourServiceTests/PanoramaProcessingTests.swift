@@ -21,7 +21,7 @@ import Synchronization
     }
 
     @Test func aPanoramaIsReadyOnceItsPreviewsAndTilesAreMadeOrUnreadableWithTheReason() async throws {
-        let harness = try ServiceHarness { $0.tileMinWidth = 1024 }
+        let harness = try await ServiceHarness { $0.tileMinWidth = 1024 }
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let (small, large, damaged, heic) = (newID(), newID(), newID(), newID())
@@ -61,7 +61,7 @@ import Synchronization
     }
 
     @Test func aPanoramaLeftProcessingByAStoppedDaemonIsProcessedByTheSweep() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let id = newID()
@@ -89,7 +89,7 @@ import Synchronization
     /// What the file says of its geometry is read when it is processed and shown with where
     /// each part came from; a heading the upload gave wins over the file's.
     @Test func aPanoramasDocumentSaysWhatItsFileToldOfItsGeometry() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let crop = PhotoSphereFixture.Crop(fullWidth: 2048, fullHeight: 1024, left: 512, top: 256, width: 1024, height: 512)
@@ -122,7 +122,7 @@ import Synchronization
     /// captured (the file's EXIF), not as uploaded, until the tenant sets an order; the order
     /// set is the walk's, in the API and on the share link's pages; an id not of the floor is 400.
     @Test func theWalkFollowsTheCaptureThenTheOrderTheTenantSets() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (propertyId, floorId) = try client.makeFloor()
         let roomId = newID()

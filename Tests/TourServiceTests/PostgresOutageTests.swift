@@ -21,7 +21,7 @@ import TestTraits
         defer { cluster.stop() }
         let url = try cluster.database("outage")
         let log = testDirectory("outage").path + ".log"
-        let harness = try ServiceHarness(logFile: log, logLevel: .info, configure: {
+        let harness = try await ServiceHarness(logFile: log, logLevel: .info, configure: {
             $0.databaseUrl = url
             $0.migrationsDir = ServiceHarness.root.appendingPathComponent("migrations/postgresql").path
             $0.databasePoolSize = 4

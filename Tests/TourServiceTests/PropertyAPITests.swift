@@ -14,7 +14,7 @@ import TestTraits
 /// docs/api.md "Principles" and "Properties".
 @Suite(.hangGuard, .testThreads) struct PropertyAPITests {
     @Test func firstPutCreatesWithATourIdThatNeverChanges() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let id = newID()
         let created = try client.putProperty(id, name: "Villa", floorCount: 2, metadata: ["ref": "A-1"])
@@ -44,7 +44,7 @@ import TestTraits
     }
 
     @Test func namesAreTrimmed() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let response = try harness.client(harness.alpha).putProperty(newID(), name: "  Loft  ")
         #expect(response.string("name") == "Loft")
         await harness.finish()
@@ -64,7 +64,7 @@ import TestTraits
         (#"{"name": "x", "#, "not valid JSON"),
     ])
     func badPropertiesAre400AndStoreNothing(body: String, message: String) async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = harness.inProcess(harness.alpha)
         let id = newID()
         let response = try await client.send("PUT", "/v1/properties/\(id)", body: Array(body.utf8))
@@ -76,7 +76,7 @@ import TestTraits
     }
 
     @Test func tooMuchMetadataIsRefused() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = harness.inProcess(harness.alpha)
         func put(keys: Int) async throws -> RawClient.Response {
             let metadata = Dictionary(uniqueKeysWithValues: (0..<keys).map { ("k\($0)", "v") })
@@ -91,7 +91,7 @@ import TestTraits
 
     @Test(arguments: ["not-a-uuid", "AAAAAAAA-1111-4111-8111-111111111111", "11111111-1111-4111-8111-11111111111"])
     func idsMustBeLowercaseUUIDs(id: String) async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let response = try await harness.inProcess(harness.alpha).send("PUT", "/v1/properties/\(id)", json: ["name": "Villa", "floorCount": 1])
         #expect(response.status == 400)
         #expect(response.text.contains("propertyId must be a lowercase UUID"))
@@ -99,7 +99,7 @@ import TestTraits
     }
 
     @Test func tokensAreRequiredAndRevocable() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let anonymous = try harness.client(nil).send("GET", "/v1/properties")
         #expect(anonymous.status == 401)
         #expect(anonymous.errorCode == "unauthorized")
@@ -108,10 +108,10 @@ import TestTraits
         let basic = try harness.client(nil).send("GET", "/v1/properties", headers: ["Authorization": "Basic Zm9vOmJhcg=="])
         #expect(basic.status == 401)
         // Revoked from the command line while the server runs: refused at once.
-        let tokens = try Admin.tokens(harness.config, logger: .init(sink: .init(fd: -1), level: .error))
+        let tokens = try await Admin.tokens(harness.config, logger: .init(sink: .init(fd: -1), level: .error))
         let betaToken = try #require(tokens.first { $0.tenant == "beta" })
         #expect(try harness.client(harness.beta).send("GET", "/v1/properties").status == 200)
-        try Admin.revokeToken(harness.config, id: betaToken.id, logger: .init(sink: .init(fd: -1), level: .error))
+        try await Admin.revokeToken(harness.config, id: betaToken.id, logger: .init(sink: .init(fd: -1), level: .error))
         #expect(try harness.client(harness.beta).send("GET", "/v1/properties").status == 401)
         // The daemon knows the token's tenant, and checks it with each GET's first read: a
         // revoked token is 401 whatever the route would have said (404, 400, or no read).
@@ -120,12 +120,12 @@ import TestTraits
             #expect(try beta.send("GET", path).status == 401, "\(path)")
         }
         #expect(try beta.send("HEAD", "/v1/uploads/\(newID())", headers: ["Tus-Resumable": "1.0.0"]).status == 401)
-        #expect(try Admin.tokens(harness.config, logger: .init(sink: .init(fd: -1), level: .error)).first { $0.id == betaToken.id }?.revoked == true)
+        #expect(try await Admin.tokens(harness.config, logger: .init(sink: .init(fd: -1), level: .error)).first { $0.id == betaToken.id }?.revoked == true)
         await harness.finish()
     }
 
     @Test func unauthorizedUploadIsRefusedBeforeTheBody() async throws {
-        let harness = try ServiceHarness(alone: true) // nginx answers 100 Continue itself
+        let harness = try await ServiceHarness(alone: true) // nginx answers 100 Continue itself
         let raw = try RawClient(port: harness.port)
         try raw.send("PUT /v1/panoramas/\(newID())?floorId=\(newID()) HTTP/1.1\r\nHost: t\r\nContent-Type: image/jpeg\r\nContent-Length: 50000000\r\nExpect: 100-continue\r\n\r\n")
         let response = try raw.readResponse()
@@ -134,7 +134,7 @@ import TestTraits
     }
 
     @Test func listPagesThroughEveryPropertyOnce() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let ids = (0..<7).map { _ in newID() }
         for id in ids { try client.putProperty(id) }
@@ -157,7 +157,7 @@ import TestTraits
     }
 
     @Test func statusSaysWhatTheServerHolds() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (propertyId, floorId) = try client.makeFloor()
         let roomA = newID(), roomB = newID()
@@ -177,7 +177,7 @@ import TestTraits
     }
 
     @Test func deletingAPropertyRemovesEverythingAndItsFiles() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (propertyId, floorId) = try client.makeFloor()
         let roomId = newID()
@@ -196,7 +196,7 @@ import TestTraits
     }
 
     @Test func theTourDocumentHoldsFloorsPlansRoomsAndPanoramas() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (propertyId, floorId) = try client.makeFloor()
         let roomId = newID(), panoramaId = newID()

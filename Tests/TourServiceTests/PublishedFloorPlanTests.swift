@@ -49,7 +49,7 @@ import NTAPIModel
     }
 
     @Test func aFloorsSVGNamesEveryRoomWithItsAreaAndTheFloorsTotal() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorIds) = try Self.build(client)
         for (index, floorId) in floorIds.enumerated() {
@@ -86,7 +86,7 @@ import NTAPIModel
     }
 
     @Test func theHomesPDFSaysEveryRoomItsSizeAndAreaOnAPageEachAndTheUnbrandedOneNothingOfTheAgency() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (propertyId, _) = try Self.build(client)
         let pdf = try client.send("GET", "/v1/properties/\(propertyId)/floor-plan.pdf")
@@ -118,7 +118,7 @@ import NTAPIModel
     /// A plan is drawn once per what it shows: asked again it is a 304; a renamed room, or a
     /// changed branding, is drawn anew.
     @Test func aPlanIsKeptUntilItsPlanOrBrandingChanges() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorIds) = try Self.build(client)
         let first = try client.send("GET", "/v1/floors/\(floorIds[1])/floor-plan.png?width=800")
@@ -145,7 +145,7 @@ import NTAPIModel
     /// Ids are the tenant's own: another tenant that names its property and floor alike (and
     /// its property the same) gets a plan of its own rooms, never one drawn for the first.
     @Test func anotherTenantsPlanUnderTheSameIdsIsItsOwn() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let (propertyId, floorId) = (newID(), newID())
         for (token, room) in [(harness.alpha, "Alpha's kitchen"), (harness.beta, "Beta's kitchen")] {
             let client = try harness.client(token)
@@ -164,7 +164,7 @@ import NTAPIModel
     /// A share link made with floor plans offered serves the home's PDF without a token,
     /// branded as the link is; one without is 403; a revoked one serves nothing.
     @Test func aShareLinkOfferingPlansServesThePDFUntilItIsRevoked() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (propertyId, _) = try Self.build(client)
         let tourId = try #require(try client.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
@@ -217,7 +217,7 @@ import NTAPIModel
     /// A PNG's pixels are taken from `imageMemoryBytes` before it is drawn: one the budget
     /// could never hold is refused with the limit named, and the daemon goes on.
     @Test func aPNGLargerThanTheImageBudgetIsRefusedSayingWhy() async throws {
-        let harness = try ServiceHarness { $0.imageMemoryBytes = 16 << 20 }
+        let harness = try await ServiceHarness { $0.imageMemoryBytes = 16 << 20 }
         let client = try harness.client(harness.alpha)
         let (_, floorIds) = try Self.build(client)
         let refused = try client.send("GET", "/v1/floors/\(floorIds[0])/floor-plan.png?width=4096")

@@ -27,7 +27,7 @@ import NTThreadPools
 @Suite(.hangGuard, .testThreads) struct QueryPlanTests {
     @Test func everyStatementOfARequestUsesAnIndexOfWhatItReads() async throws {
         let recorder = StatementRecorder()
-        let harness = try ServiceHarness(alone: true, storage: { RecordingStorage($0, recorder) })
+        let harness = try await ServiceHarness(alone: true, storage: { RecordingStorage($0, recorder) })
         let client = try harness.client(harness.alpha)
         try fillLargeTenant(harness)
         let alpha = try #require(try await harness.service.records.read { try await $0.first("SELECT id FROM tenants WHERE name = 'alpha'")?.decodeIfPresent("id", as: Int64.self) })

@@ -25,7 +25,7 @@ import TestTraits
     }
 
     @Test func pathParametersThatAreNotLowercaseUUIDsAreRefusedOnEveryRoute() async throws {
-        let harness = try ServiceHarness(alone: true) // nginx refuses some of these paths itself
+        let harness = try await ServiceHarness(alone: true) // nginx refuses some of these paths itself
         let alpha = try harness.client(harness.alpha)
         let router = harness.service.makeRouter(metrics: ServerMetrics())
         // The viewer's pages are signed in with a session instead of a token.
@@ -65,7 +65,7 @@ import TestTraits
     }
 
     @Test func everyRouteRefusesABodyOverItsLimitBeforeReadingIt() async throws {
-        let harness = try ServiceHarness(alone: true) // nginx answers 100 Continue itself
+        let harness = try await ServiceHarness(alone: true) // nginx answers 100 Continue itself
         let router = harness.service.makeRouter(metrics: ServerMetrics())
         let id = newID()
         for route in router.routes {
@@ -85,7 +85,7 @@ import TestTraits
     @Test func tokensNeverReachTheLogEvenAtDebugLevel() async throws {
         let log = testDirectory("toursd-log").path
         defer { try? FileManager.default.removeItem(atPath: log) }
-        let harness = try ServiceHarness(logFile: log, logLevel: .debug)
+        let harness = try await ServiceHarness(logFile: log, logLevel: .debug)
         let unknown = "nt_" + String(repeating: "f", count: 40)
         for token in [harness.alpha, unknown, "not-even-a-token-format-0123456789"] {
             let client = try harness.client(token)
@@ -109,7 +109,7 @@ import TestTraits
     /// A query that says two things, or nothing readable, is refused, not guessed at
     /// (security finding: `roomId=%zz` was silently absent, a repeated parameter took the first).
     @Test func malformedEscapesAndRepeatedParametersAreA400() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         for target in ["/v1/panoramas/\(newID())?floorId=\(floorId)&roomId=%zz", "/v1/panoramas/\(newID())?floorId=\(floorId)&floorId=\(floorId)",

@@ -35,6 +35,18 @@ final class ServiceHarness: @unchecked Sendable {
     /// The SQLite migrations (the tests' database unless they say otherwise).
     static let migrationsDir = root.appendingPathComponent("migrations/sqlite").path
 
+    /// A folder of its own (made here; the caller removes it) with the SQLite migrations and
+    /// one more, `sql` in the file `fileName`.
+    static func migrations(adding fileName: String, _ sql: String) throws -> String {
+        let folder = testDirectory("migrations").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for name in try FileManager.default.contentsOfDirectory(atPath: migrationsDir) where name.hasSuffix(".sql") {
+            try FileManager.default.copyItem(atPath: migrationsDir + "/" + name, toPath: folder + "/" + name)
+        }
+        try sql.write(toFile: folder + "/" + fileName, atomically: true, encoding: .utf8)
+        return folder
+    }
+
     let dataDir: String
     let config: ToursdConfig
     /// One daemon, or with TOURSD_TEST_BALANCED=N on PostgreSQL, N daemons (each on a data
@@ -67,7 +79,7 @@ final class ServiceHarness: @unchecked Sendable {
     init(dataDir: String? = nil, logFile: String? = nil, logLevel: LogLevel = .error, alone: Bool = false,
          environment: [String: String] = ProcessInfo.processInfo.environment,
          configure: (inout ToursdConfig) -> Void = { _ in }, beforeEachFileJob: (@Sendable () -> Void)? = nil,
-         storage: (any SQLStorage) -> any SQLStorage = { $0 }) throws {
+         storage: (any SQLStorage) -> any SQLStorage = { $0 }) async throws {
         let dataDir = dataDir ?? testDirectory("toursd").path
         self.dataDir = dataDir
         var config = ToursdConfig()
@@ -106,13 +118,13 @@ final class ServiceHarness: @unchecked Sendable {
         self.environment = environment
         let logger = Logger(sink: LogSink(fd: open(logFile ?? "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0o600)), level: logLevel)
         // New tokens for the tenants (made on a first start, reused on a reopened directory).
-        alpha = try Admin.createToken(config, tenant: "alpha", logger: logger).token
-        beta = try Admin.createToken(config, tenant: "beta", logger: logger).token
+        alpha = try await Admin.createToken(config, tenant: "alpha", logger: logger).token
+        beta = try await Admin.createToken(config, tenant: "beta", logger: logger).token
         var services: [SyncService] = [], servers: [HTTPServer] = [], ports: [UInt16] = []
         for daemon in 0..<daemons {
             var own = config
             if daemon > 0 { own.dataDir = "\(dataDir)-daemon\(daemon)" }
-            let service = try SyncService.open(try Deployment(own.storage, environment: environment), config: own, logger: logger, beforeEachFileJob: beforeEachFileJob, storage: storage,
+            let service = try await SyncService.open(try Deployment(own.storage, environment: environment), config: own, logger: logger, beforeEachFileJob: beforeEachFileJob, storage: storage,
                                              clock: clock)
             let metrics = ServerMetrics()
             let server = HTTPServer(configuration: own.server, router: service.makeRouter(metrics: metrics), metrics: metrics, logger: logger,

@@ -30,7 +30,7 @@ import TestTraits
     }
 
     @Test func aChatAppsFetchGetsTheCardAndCountsNoView() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let alpha = try harness.client(harness.alpha)
         #expect(try alpha.send("PUT", "/v1/branding", json: ["name": "Harbour Homes"]).status == 200)
         let (propertyId, floorId) = try alpha.makeFloor()

@@ -50,7 +50,7 @@ import TestTraits
     /// `share.viewed` reaches a webhook receiver; no table holds an address or a user agent.
     @Test func threeVisitorsMakeFourViewsOfTwoVisitorsAndOneEvent() async throws {
         let receiver = try WebhookReceiver()
-        let harness = try ServiceHarness(configure: {
+        let harness = try await ServiceHarness(configure: {
             $0.trustedProxies = ["127.0.0.1"]
             $0.webhookAllowPrivateTargets = true
             $0.webhookPollMs = 50
@@ -128,7 +128,7 @@ import TestTraits
     /// Openings that arrive together (on every daemon of a balanced run; each of 8 visitors twice)
     /// are each a view, each visitor counted once, and write one `share.viewed` between them: the window is claimed in the opening's own write.
     @Test func openingsAtOnceAreEachAViewAndWriteOneEvent() async throws {
-        let harness = try ServiceHarness { $0.trustedProxies = ["127.0.0.1"] }
+        let harness = try await ServiceHarness { $0.trustedProxies = ["127.0.0.1"] }
         let alpha = try harness.client(harness.alpha)
         let (propertyId, _) = try alpha.makeFloor()
         let tourId = try #require(try alpha.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
@@ -157,7 +157,7 @@ import TestTraits
         let logFile = testDirectory("visit-log").path
         defer { try? FileManager.default.removeItem(atPath: logFile) }
         let refusing = WriteSwitch()
-        let harness = try ServiceHarness(logFile: logFile, logLevel: .warn, alone: true, storage: { WriteRefusingStorage($0, refusing: refusing) })
+        let harness = try await ServiceHarness(logFile: logFile, logLevel: .warn, alone: true, storage: { WriteRefusingStorage($0, refusing: refusing) })
         let alpha = try harness.client(harness.alpha)
         let (propertyId, _) = try alpha.makeFloor()
         let tourId = try #require(try alpha.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
@@ -174,7 +174,7 @@ import TestTraits
     /// beacon of another link's visit, of a panorama outside the tour, or of a made-up visit is
     /// 404; a malformed one 400. Signed-in pages record no visit.
     @Test func beaconsAreBoundedToTheirVisitAndTheirTour() async throws {
-        let harness = try ServiceHarness(configure: { $0.shareVisitMaxSeconds = 600 })
+        let harness = try await ServiceHarness(configure: { $0.shareVisitMaxSeconds = 600 })
         let alpha = try harness.client(harness.alpha)
         let (propertyId, floorId) = try alpha.makeFloor()
         let hall = newID()
@@ -221,7 +221,7 @@ import TestTraits
     /// after it expires); a day's salt until the day ends, so that no visitor hash of that day
     /// can be made again.
     @Test func visitsGoWithTheirLinkAndSaltsWithTheirDay() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let alpha = try harness.client(harness.alpha)
         let (propertyId, _) = try alpha.makeFloor()
         let tourId = try #require(try alpha.send("GET", "/v1/properties/\(propertyId)").string("tourId"))

@@ -29,7 +29,7 @@ import TestTraits
         /// Where the first daemon logs (`firstLogLevel` and up).
         let firstLog = testDirectory("first-daemon").path + ".log"
 
-        init(firstLogLevel: LogLevel = .warn, configure: @escaping (inout ToursdConfig) -> Void = { _ in }) throws {
+        init(firstLogLevel: LogLevel = .warn, configure: @escaping (inout ToursdConfig) -> Void = { _ in }) async throws {
             let cluster = try PostgresCluster()
             self.cluster = cluster
             do {
@@ -45,8 +45,8 @@ import TestTraits
                     $0.databasePoolSize = 2
                     configure(&$0)
                 }
-                first = try ServiceHarness(logFile: firstLog, logLevel: firstLogLevel, alone: true, configure: shared)
-                second = try ServiceHarness(alone: true, configure: shared)
+                first = try await ServiceHarness(logFile: firstLog, logLevel: firstLogLevel, alone: true, configure: shared)
+                second = try await ServiceHarness(alone: true, configure: shared)
             } catch {
                 cluster.stop()
                 throw error
@@ -120,7 +120,7 @@ import TestTraits
     }
 
     @Test func aNewerPatchOnAnotherDaemonWinsOverAStalledOne() async throws {
-        let daemons = try TwoDaemons()
+        let daemons = try await TwoDaemons()
         defer { daemons.cluster.stop() }
         let (first, second) = (daemons.first, daemons.second)
         let onFirst = try first.client(first.alpha)
@@ -153,7 +153,7 @@ import TestTraits
     @Test func aHeadOnAnotherDaemonReportsTheDurableStepsAndCutsNothing() async throws {
         // A body timeout longer than the test: the stalled PATCH must still be writing when its
         // lock connection breaks (a loaded CI run took past the 30 s default to get there).
-        let daemons = try TwoDaemons { $0.uploadDurableStepBytes = 64 * 1024; $0.bodyBatchBytes = 16 * 1024; $0.bodyTimeoutMs = 150_000 }
+        let daemons = try await TwoDaemons { $0.uploadDurableStepBytes = 64 * 1024; $0.bodyBatchBytes = 16 * 1024; $0.bodyTimeoutMs = 150_000 }
         defer { daemons.cluster.stop() }
         // The second daemon reports the steps the first made durable: what the first recorded.
         let stalled = try await daemons.stalledWrite()
@@ -181,7 +181,7 @@ import TestTraits
     /// first retrieval in the IETF draft and in tus.
     @Test(arguments: zip(["Upload-Draft-Interop-Version: 6", "Tus-Resumable: 1.0.0"], [204, 200]))
     func anOffsetRetrievalTakenOverByAnotherDaemonAnswersTheRecordedOffset(speaking protocolField: String, answering status: Int) async throws {
-        let daemons = try TwoDaemons(firstLogLevel: .debug) {
+        let daemons = try await TwoDaemons(firstLogLevel: .debug) {
             $0.uploadDurableStepBytes = 64 * 1024; $0.bodyBatchBytes = 16 * 1024; $0.bodyTimeoutMs = 150_000; $0.uploadTakeoverGraceMs = 120_000
         }
         defer { daemons.cluster.stop() }
@@ -216,7 +216,7 @@ import TestTraits
     @Test func aDaemonWhoseLockConnectionBreaksStopsItsWriter() async throws {
         // A body timeout longer than the test: the stalled PATCH must still be writing when its
         // lock connection breaks (a loaded CI run took past the 30 s default to get there).
-        let daemons = try TwoDaemons { $0.uploadDurableStepBytes = 64 * 1024; $0.bodyBatchBytes = 16 * 1024; $0.bodyTimeoutMs = 150_000 }
+        let daemons = try await TwoDaemons { $0.uploadDurableStepBytes = 64 * 1024; $0.bodyBatchBytes = 16 * 1024; $0.bodyTimeoutMs = 150_000 }
         defer { daemons.cluster.stop() }
         let stalled = try await daemons.stalledWrite()
         let (writer, location, image, panoramaId) = (stalled.writer, stalled.location, stalled.image, stalled.panoramaId)
@@ -246,7 +246,7 @@ import TestTraits
     /// finishing daemon once let go of the upload at once when asked: the other then worked on
     /// a half-finished upload, and opened the partial file that the finish was removing (a 500).
     @Test func aPatchOnAnotherDaemonWaitsForAFinishUnderWay() async throws {
-        let daemons = try TwoDaemons(firstLogLevel: .info)
+        let daemons = try await TwoDaemons(firstLogLevel: .info)
         defer { daemons.cluster.stop() }
         let (first, second) = (daemons.first, daemons.second)
         let (location, panoramaId, image) = try uploadBegun(try first.client(first.alpha))

@@ -73,7 +73,7 @@ import TestTraits
         // is longer than the test: between its first part and the rest, the stall may end by its
         // own limit and the server read on (on a loaded CI run the 30 s default ran out).
         // A daemon's four file threads (not a harness's two): the stall holds some of them.
-        let harness = try ServiceHarness(alone: true, configure: { $0.bodyTimeoutMs = 150_000; $0.ioThreads = 4 }, beforeEachFileJob: { disk.pass() })
+        let harness = try await ServiceHarness(alone: true, configure: { $0.bodyTimeoutMs = 150_000; $0.ioThreads = 4 }, beforeEachFileJob: { disk.pass() })
         let client = try harness.client(harness.alpha)
         let (propertyId, floorId) = try client.makeFloor()
         disk.stall()
@@ -117,7 +117,7 @@ import TestTraits
         defer { disk.release() }
         // One daemon even in a balanced run: the queue is a daemon's own.
         // A daemon's four file threads (not a harness's two): the stall holds some of them.
-        let harness = try ServiceHarness(alone: true, configure: { $0.previewQueueLimit = 1; $0.ioThreads = 4 }, beforeEachFileJob: { disk.pass() })
+        let harness = try await ServiceHarness(alone: true, configure: { $0.previewQueueLimit = 1; $0.ioThreads = 4 }, beforeEachFileJob: { disk.pass() })
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let (first, second) = (newID(), newID())

@@ -16,7 +16,7 @@ import TestTraits
     }
 
     @Test func readersSeeOneCommittedPlanWhileItIsReplaced() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (propertyId, floorId) = try client.makeFloor()
         let tourId = try #require(try client.send("GET", "/v1/properties/\(propertyId)").string("tourId"))

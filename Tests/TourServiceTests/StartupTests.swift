@@ -30,25 +30,25 @@ import TestTraits
         testDirectory("startup").path
     }
 
-    @Test func aFirstStartMakesTenantDefaultWithItsTokenInAPrivateFile() throws {
+    @Test func aFirstStartMakesTenantDefaultWithItsTokenInAPrivateFile() async throws {
         let dataDir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dataDir) }
-        _ = try SyncService.open(try Deployment(config(dataDir).storage), config: config(dataDir), logger: quiet)
+        _ = try await SyncService.open(try Deployment(config(dataDir).storage), config: config(dataDir), logger: quiet)
         let path = dataDir + "/admin.token"
         var info = stat()
         #expect(stat(path, &info) == 0)
         #expect(info.st_mode & 0o777 == 0o600)
         let token = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(token.hasPrefix("nt_"))
-        #expect(try Admin.tokens(config(dataDir), logger: quiet).map(\.tenant) == ["default"])
+        #expect(try await Admin.tokens(config(dataDir), logger: quiet).map(\.tenant) == ["default"])
         // A second start makes no other token and leaves the file alone.
-        _ = try SyncService.open(try Deployment(config(dataDir).storage), config: config(dataDir), logger: quiet)
-        #expect(try Admin.tokens(config(dataDir), logger: quiet).count == 1)
+        _ = try await SyncService.open(try Deployment(config(dataDir).storage), config: config(dataDir), logger: quiet)
+        #expect(try await Admin.tokens(config(dataDir), logger: quiet).count == 1)
         #expect(try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) == token)
     }
 
     @Test func filesLeftByACrashAreRemovedAndStoredOnesKept() async throws {
-        let harness = try ServiceHarness(alone: true) // one daemon's start-up sweep of its own folders
+        let harness = try await ServiceHarness(alone: true) // one daemon's start-up sweep of its own folders
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let kept = newID()
@@ -63,11 +63,11 @@ import TestTraits
         if !config.databaseUrl.isEmpty {
             // A shared database: a young file may be another daemon's, between its placing and
             // its commit. It stays; once older than the grace it is an orphan.
-            _ = try SyncService.open(try Deployment(config.storage), config: config, logger: quiet)
+            _ = try await SyncService.open(try Deployment(config.storage), config: config, logger: quiet)
             #expect(FileManager.default.fileExists(atPath: orphan))
             config.orphanGraceSeconds = 0
         }
-        _ = try SyncService.open(try Deployment(config.storage), config: config, logger: quiet)
+        _ = try await SyncService.open(try Deployment(config.storage), config: config, logger: quiet)
         let files = harness.storedFiles()
         #expect(files.count == 1)
         #expect(files.first?.hasSuffix(kept) == true)
@@ -78,7 +78,7 @@ import TestTraits
     /// its row, a crash mid-making a temporary file or tiles folder. Start-up removes those and
     /// keeps the previews and tiles of the panoramas there are.
     @Test func previewsAndTilesLeftByACrashAreRemovedAndLiveOnesKept() async throws {
-        let harness = try ServiceHarness(alone: true) { $0.tileMinWidth = 1024 }
+        let harness = try await ServiceHarness(alone: true) { $0.tileMinWidth = 1024 }
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let kept = newID()
@@ -99,7 +99,7 @@ import TestTraits
             try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             #expect(FileManager.default.createFile(atPath: path, contents: Data([1])))
         }
-        _ = try SyncService.open(try Deployment(harness.config.storage), config: harness.config, logger: quiet)
+        _ = try await SyncService.open(try Deployment(harness.config.storage), config: harness.config, logger: quiet)
         #expect(!FileManager.default.fileExists(atPath: gone))
         #expect(halfMade.allSatisfy { !FileManager.default.fileExists(atPath: $0) })
         #expect(!FileManager.default.fileExists(atPath: "\(previews)/\(tenantFolder)/\(kept)/tiles-abc.tmp-123"))
@@ -107,24 +107,19 @@ import TestTraits
         try? FileManager.default.removeItem(atPath: harness.dataDir)
     }
 
-    @Test func aFailingMigrationStopsStartWithTheFileNamed() throws {
+    @Test func aFailingMigrationStopsStartWithTheFileNamed() async throws {
         let dataDir = temporaryDirectory()
-        let migrations = temporaryDirectory()
+        let migrations = try ServiceHarness.migrations(adding: "0999_broken.sql", "CREATE TABLE oops (; ")
         defer {
             try? FileManager.default.removeItem(atPath: dataDir)
             try? FileManager.default.removeItem(atPath: migrations)
         }
-        try FileManager.default.createDirectory(atPath: migrations, withIntermediateDirectories: true)
-        for name in try FileManager.default.contentsOfDirectory(atPath: ServiceHarness.migrationsDir) where name.hasSuffix(".sql") {
-            try FileManager.default.copyItem(atPath: ServiceHarness.migrationsDir + "/" + name, toPath: migrations + "/" + name)
-        }
-        try "CREATE TABLE oops (; ".write(toFile: migrations + "/0999_broken.sql", atomically: true, encoding: .utf8)
         var config = config(dataDir)
         config.migrationsDir = migrations
-        let error = #expect(throws: StartupError.self) { _ = try SyncService.open(try Deployment(config.storage), config: config, logger: quiet) }
+        let error = await #expect(throws: StartupError.self) { _ = try await SyncService.open(try Deployment(config.storage), config: config, logger: quiet) }
         #expect(error?.message.contains("0999_broken.sql") == true)
         // The migrations before it stand, and the database still opens with them.
         try FileManager.default.removeItem(atPath: migrations + "/0999_broken.sql")
-        _ = try SyncService.open(try Deployment(config.storage), config: config, logger: quiet)
+        _ = try await SyncService.open(try Deployment(config.storage), config: config, logger: quiet)
     }
 }

@@ -55,7 +55,7 @@ import NTSQLiteDB
     /// A row the code cannot read (SQLite keeps text in an INTEGER column) is a 500 that says
     /// which column, for that request only: the daemon goes on, and the value never reads as 0.
     @Test func aRowThatCannotBeReadIsA500ForThatRequestOnly() async throws {
-        let harness = try ServiceHarness(alone: true, configure: ServiceHarness.onSQLite)
+        let harness = try await ServiceHarness(alone: true, configure: ServiceHarness.onSQLite)
         let client = try harness.client(harness.alpha)
         let broken = newID(), sound = newID()
         #expect(try client.putProperty(broken, name: "Villa").status == 201)

@@ -107,7 +107,7 @@ import TestTraits
     private static func isViewerRoute(_ pattern: String) -> Bool { pattern == "/app" || pattern.hasPrefix("/app/") || pattern.hasPrefix("/t/") }
 
     @Test func everyRouteHidesAnotherTenantsIds() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let alpha = try harness.client(harness.alpha)
         var fixture = Fixture()
         try alpha.putProperty(fixture.propertyId, name: "Alpha's")

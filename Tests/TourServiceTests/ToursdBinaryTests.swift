@@ -48,6 +48,40 @@ import NTObjectStorage
         }
     }
 
+    /// A stop that comes while toursd is still starting (here, in a migration that takes a
+    /// while) is kept, not fatal and not dropped: toursd finishes starting, then stops
+    /// gracefully.
+    @Test func aSIGTERMWhileStartingIsActedOnOnceItListens() async throws {
+        let dataDir = testDirectory("toursd").path
+        let migrations = try ServiceHarness.migrations(
+            adding: "9999_slow.sql", "CREATE TABLE slow AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000000) SELECT count(*) AS c FROM n;")
+        defer {
+            try? FileManager.default.removeItem(atPath: dataDir)
+            try? FileManager.default.removeItem(atPath: migrations)
+        }
+        let toursd = try ChildProcess(executable.path, ["serve", "--port", "0", "--data-dir", dataDir],
+                                      environment: ["PATH": "/usr/bin:/bin", "TOURSD_migrationsDir": migrations],
+                                      workingDirectory: ToursdProcess.packageRoot.path, standardError: .pipe)
+        // Sent once main has blocked the stop signals (before that, one is fatal by default).
+        try await waitUntil("toursd's stop signals blocked") { Self.holdsSIGTERM(toursd.pid) }
+        toursd.signal(SIGTERM)
+        let before = toursd.awaitStandardError(seconds: 0) { $0.contains("listening on http://") ? true : nil }
+        #expect(before.found == nil, "the stop came after toursd listened: \(before.seen)")
+        let (listened, seen) = toursd.awaitStandardError(seconds: 60) { $0.contains("listening on http://") ? true : nil }
+        #expect(listened == true, "\(before.seen)\(seen)")
+        #expect(toursd.waitUntilExit(seconds: 30) == .exited(0))
+    }
+
+    /// Whether the process's main thread holds SIGTERM for itself: blocked (`SigBlk` of
+    /// /proc/PID/status), or waited for in `sigwait` (which unblocks it while it waits).
+    private static func holdsSIGTERM(_ pid: pid_t) -> Bool {
+        if (try? String(contentsOfFile: "/proc/\(pid)/wchan", encoding: .utf8))?.hasPrefix("do_sigtimedwait") == true { return true }
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigBlk:") }),
+              let mask = UInt64(line.dropFirst("SigBlk:".count).trimmingCharacters(in: .whitespaces), radix: 16) else { return false }
+        return mask & (1 << UInt64(SIGTERM - 1)) != 0
+    }
+
     @Test func sighupReloadsTheLevelAndLimitsLiveAndReopensTheLog() async throws {
         let directory = testDirectory("reload").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

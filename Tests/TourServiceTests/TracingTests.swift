@@ -48,7 +48,7 @@ import TestTraits
     @Test func anUploadsTraceHasItsDatabaseStoreAndImageSpansAndGoesOnToItsWebhooks() async throws {
         let collector = try HookReceiver()
         let hooks = try HookReceiver()
-        let harness = try ServiceHarness {
+        let harness = try await ServiceHarness {
             $0.otlpEndpoint = collector.url("v1/traces")
             $0.otlpExportMs = 100
             $0.webhookAllowPrivateTargets = true
@@ -131,7 +131,7 @@ import TestTraits
         let away = try PortReservation()
         let log = testDirectory("otlp-away").path + ".log"
         // One daemon even in a balanced run: the log line is each daemon's.
-        let harness = try ServiceHarness(logFile: log, logLevel: .warn, alone: true) {
+        let harness = try await ServiceHarness(logFile: log, logLevel: .warn, alone: true) {
             $0.otlpEndpoint = "http://127.0.0.1:\(away.port)/v1/traces"
             $0.otlpExportMs = 50
             $0.otlpTimeoutMs = 500

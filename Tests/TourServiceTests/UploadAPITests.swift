@@ -14,7 +14,7 @@ import TestTraits
 /// docs/api.md "Panoramas — resumable upload (tus 1.0.0)".
 @Suite(.hangGuard, .testThreads) struct UploadAPITests {
     @Test func optionsAdvertisesTheProtocolAndItsExtensions() async throws {
-        let harness = try ServiceHarness { $0.maxPanoramaBytes = 123_456 }
+        let harness = try await ServiceHarness { $0.maxPanoramaBytes = 123_456 }
         let response = try harness.client(harness.alpha).send("OPTIONS", "/v1/uploads")
         #expect(response.status == 204)
         #expect(response.header("Tus-Resumable") == "1.0.0")
@@ -26,7 +26,7 @@ import TestTraits
     }
 
     @Test func piecesWithAndWithoutChecksumsBecomeThePanorama() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (propertyId, floorId) = try client.makeFloor()
         let image = imageBytes(300_000)
@@ -65,7 +65,7 @@ import TestTraits
     }
 
     @Test func creationWithUploadStoresTheFirstBytes() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let image = imageBytes(5000)
@@ -86,7 +86,7 @@ import TestTraits
     }
 
     @Test func aChecksumMismatchIs460AndLeavesTheOffset() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let image = imageBytes(20_000)
@@ -102,7 +102,7 @@ import TestTraits
     }
 
     @Test func theWrongOffsetIs409() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let location = try #require(try client.tusCreate(panoramaId: newID(), floorId: floorId, length: 100).header("Location"))
@@ -114,7 +114,7 @@ import TestTraits
     }
 
     @Test func anotherTusVersionIs412WithTusVersion() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let location = try #require(try client.tusCreate(panoramaId: newID(), floorId: floorId, length: 100).header("Location"))
@@ -128,7 +128,7 @@ import TestTraits
     }
 
     @Test func pastTusMaxSizeIs413() async throws {
-        let harness = try ServiceHarness { $0.maxPanoramaBytes = 1000 }
+        let harness = try await ServiceHarness { $0.maxPanoramaBytes = 1000 }
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let tooLong = try client.tusCreate(panoramaId: newID(), floorId: floorId, length: 1001)
@@ -141,7 +141,7 @@ import TestTraits
     }
 
     @Test func deleteTerminatesAndRemovesThePartialFile() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let location = try #require(try client.tusCreate(panoramaId: newID(), floorId: floorId, length: 1000).header("Location"))
@@ -157,7 +157,7 @@ import TestTraits
     }
 
     @Test func creationSentAgainGivesTheSameUpload() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let panoramaId = newID()
@@ -173,7 +173,7 @@ import TestTraits
     }
 
     @Test func aFinishedUploadIsTheSamePanoramaAsAOneShotUpload() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let image = imageBytes(10_000)
@@ -201,7 +201,7 @@ import TestTraits
     }
 
     @Test func aDeclaredDigestThatDoesNotMatchKeepsNothing() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let panoramaId = newID()
@@ -217,7 +217,7 @@ import TestTraits
     }
 
     @Test func badCreationsSayWhatIsWrong() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         #expect(try client.tusCreate(panoramaId: newID(), floorId: newID(), length: 10).status == 404)
@@ -231,7 +231,7 @@ import TestTraits
     /// An upload past its expiry is gone for its client before the sweep removes it: a PATCH
     /// is 404 and stores nothing (the PATCH reads the row once, under the upload's lock).
     @Test func anExpiredUploadTakesNoBytesBeforeTheSweep() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let location = try #require(try client.tusCreate(panoramaId: newID(), floorId: floorId, length: 1000).header("Location"))
@@ -246,7 +246,7 @@ import TestTraits
     }
 
     @Test func expiredUploadsAreSweptAndPanoramasNeverAre() async throws {
-        let harness = try ServiceHarness { $0.uploadSweepIntervalSeconds = 1 }
+        let harness = try await ServiceHarness { $0.uploadSweepIntervalSeconds = 1 }
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let done = newID()

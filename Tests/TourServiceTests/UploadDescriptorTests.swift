@@ -20,7 +20,7 @@ import TestTraits
     }
 
     @Test func unfinishedUploadsHoldNoDescriptorBetweenTheirPatches() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let uploads = harness.dataDir + "/blobs/"
@@ -44,7 +44,7 @@ import TestTraits
     /// Security finding: unfinished uploads and their metadata filled the database and the
     /// disk, uncapped. Each tenant has a quota of them, by count and by reserved bytes.
     @Test func aTenantsUnfinishedUploadsAreCappedByCountAndBytes() async throws {
-        let harness = try ServiceHarness { config in
+        let harness = try await ServiceHarness { config in
             config.maxUnfinishedUploadsPerTenant = 3
             config.maxUnfinishedUploadBytesPerTenant = 10_000
         }

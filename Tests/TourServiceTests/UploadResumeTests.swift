@@ -26,7 +26,7 @@ import TestTraits
     }
 
     @Test func aPatchCutAfterNBytesKeepsAtMostNAndTheUploadResumes() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let image = imageBytes(1_000_000)
@@ -51,7 +51,7 @@ import TestTraits
     /// which the client's next PATCH would be a 409 (found by the client's stop-and-resume test
     /// on a loaded machine). Durable steps are off, so only the PATCH's end makes bytes durable.
     @Test func anOffsetAskedWhileACutPatchStillEndsIsTheOneItLeaves() async throws {
-        let harness = try ServiceHarness(alone: true, configure: {
+        let harness = try await ServiceHarness(alone: true, configure: {
             $0.uploadDurableStepBytes = 64 << 20
             $0.bodyBatchBytes = 16 * 1024
             $0.uploadTakeoverGraceMs = 30_000
@@ -79,7 +79,7 @@ import TestTraits
     /// become durable while it stalls; a body timeout longer than the test, so that what ends
     /// the older one is the newer, never its own stall on a slow run: CI once took 30 s here.)
     @Test func aNewerPatchWinsAndTheOlderStopsWithoutCorruptingAnything() async throws {
-        let harness = try ServiceHarness(configure: {
+        let harness = try await ServiceHarness(configure: {
             $0.uploadDurableStepBytes = 64 * 1024
             $0.bodyBatchBytes = 16 * 1024
             $0.bodyTimeoutMs = 150_000
@@ -122,7 +122,7 @@ import TestTraits
     /// next PATCH continues from there, not from where the dead one began. (Small steps and
     /// batches, so that half a megabyte makes several.)
     @Test func aLongPatchKeepsWhatItHasForTheNextOne() async throws {
-        let harness = try ServiceHarness(configure: { $0.uploadDurableStepBytes = 64 * 1024; $0.bodyBatchBytes = 16 * 1024 })
+        let harness = try await ServiceHarness(configure: { $0.uploadDurableStepBytes = 64 * 1024; $0.bodyBatchBytes = 16 * 1024 })
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let image = imageBytes(900_000)
@@ -145,7 +145,7 @@ import TestTraits
     }
 
     @Test func theOffsetAndItsDigestSurviveARestart() async throws {
-        let first = try ServiceHarness()
+        let first = try await ServiceHarness()
         let client = try first.client(first.alpha)
         let (_, floorId) = try client.makeFloor()
         let image = imageBytes(700_000)
@@ -160,7 +160,7 @@ import TestTraits
         try handle.write(contentsOf: Data(repeating: 0xEE, count: 1234))
         try handle.close()
 
-        let second = try ServiceHarness(dataDir: first.dataDir)
+        let second = try await ServiceHarness(dataDir: first.dataDir)
         let resumed = try second.client(second.alpha)
         #expect(try head(resumed, location) == 250_000)
         #expect(try resumed.tusPatch(location, offset: 250_000, Array(image[250_000...])).status == 204)
@@ -172,7 +172,7 @@ import TestTraits
     /// it is lazy: a crash may take the row back, never the file's record, which the upload
     /// resumes from (the row catches up).
     @Test func anOffsetRecordACrashTookBackIsTheFilesToSay() async throws {
-        let first = try ServiceHarness()
+        let first = try await ServiceHarness()
         let client = try first.client(first.alpha)
         let (_, floorId) = try client.makeFloor()
         let image = imageBytes(600_000)
@@ -183,7 +183,7 @@ import TestTraits
         #expect(try client.tusPatch(location, offset: 100_000, Array(image[100_000..<300_000])).status == 204)
         await first.stop()
 
-        let second = try ServiceHarness(dataDir: first.dataDir)
+        let second = try await ServiceHarness(dataDir: first.dataDir)
         _ = try await second.service.records.write { try await $0.run("UPDATE uploads SET \"offset\" = 100000") }
         let resumed = try second.client(second.alpha)
         #expect(try head(resumed, location) == 300_000)
@@ -198,7 +198,7 @@ import TestTraits
     /// Found by make soak: the retry built its session on a file extended with zeros, and the
     /// digest check refused it. The server now continues from what the file holds.
     @Test func anUploadWhosePartialFileWasLostInACrashResumesFromWhatItHolds() async throws {
-        let first = try ServiceHarness()
+        let first = try await ServiceHarness()
         let client = try first.client(first.alpha)
         let (_, floorId) = try client.makeFloor()
         let image = imageBytes(300_000)
@@ -210,7 +210,7 @@ import TestTraits
         let partial = try #require(first.storedFiles().first { $0.hasPrefix("blobs/1/uploads/") })
         try FileManager.default.removeItem(atPath: first.dataDir + "/" + partial)
 
-        let second = try ServiceHarness(dataDir: first.dataDir)
+        let second = try await ServiceHarness(dataDir: first.dataDir)
         let resumed = try second.client(second.alpha)
         // The creation sent again answers what the server really holds: nothing.
         let again = try resumed.tusCreate(panoramaId: panoramaId, floorId: floorId, length: image.count, sha256: sha256Hex(image))

@@ -20,7 +20,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
 /// (docs/api.md "Sharing a tour"), previews. The browser walks the pages in Tests/browser.
 @Suite(.hangGuard, .testThreads) struct ViewerAPITests {
     @Test func signingInSetsAnHttpOnlyStrictCookieStoredOnlyAsItsHash() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let browser = try ViewerBrowser(harness)
         #expect(try browser.send("GET", "/app/").header("Location") == "/app/login")
         let signedIn = try browser.signIn(harness.alpha)
@@ -47,7 +47,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
     }
 
     @Test func theCookieIsSecureWhenThePublicURLIsHTTPS() async throws {
-        let harness = try ServiceHarness(configure: { $0.publicUrl = "https://tours.example.com" })
+        let harness = try await ServiceHarness(configure: { $0.publicUrl = "https://tours.example.com" })
         let browser = try ViewerBrowser(harness)
         let signedIn = try browser.signIn(harness.alpha)
         #expect(signedIn.headers.contains { $0.name.lowercased() == "set-cookie" && $0.value.hasPrefix("nt_session=") && $0.value.hasSuffix("; Secure") })
@@ -55,7 +55,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
     }
 
     @Test func aSessionEndsWhenItExpiresSignsOutOrItsTokenIsRevoked() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let browser = try ViewerBrowser(harness)
         _ = try browser.signIn(harness.alpha)
         // Signing out needs the session's CSRF token.
@@ -68,12 +68,12 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
         #expect(try browser.send("GET", "/app/").header("Location") == "/app/login")
 
         // A token revoked on the command line ends the sessions signed in with it.
-        let made = try Admin.createToken(harness.config, tenant: "gamma", logger: quietLogger)
+        let made = try await Admin.createToken(harness.config, tenant: "gamma", logger: quietLogger)
         _ = try ViewerBrowser(harness).signIn(made.token)
         let second = try ViewerBrowser(harness)
         _ = try second.signIn(made.token)
         #expect(try second.send("GET", "/app/").status == 200)
-        try Admin.revokeToken(harness.config, id: made.id, logger: quietLogger)
+        try await Admin.revokeToken(harness.config, id: made.id, logger: quietLogger)
         #expect(try second.send("GET", "/app/").header("Location") == "/app/login")
 
         // An expired session is refused (the clock moved past its lifetime).
@@ -85,7 +85,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
     }
 
     @Test func aSignInFormWithoutItsCSRFCookieIsRefused() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let browser = try ViewerBrowser(harness)
         let form = try browser.send("GET", "/app/login")
         let csrf = try #require(ViewerBrowser.csrf(form))
@@ -97,7 +97,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
 
     /// Balanced, the three sign-ins land on three daemons: the limit is theirs together.
     @Test func failedSignInsAreLimitedPerAddressWithRetryAfter() async throws {
-        let harness = try ServiceHarness(configure: { $0.signInFailuresAllowed = 2; $0.signInWindowSeconds = 120 })
+        let harness = try await ServiceHarness(configure: { $0.signInFailuresAllowed = 2; $0.signInWindowSeconds = 120 })
         let browser = try ViewerBrowser(harness)
         #expect(try browser.signIn("nt_wrong").status == 401)
         #expect(try browser.signIn("nt_wrong").status == 401)
@@ -112,7 +112,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
     /// from any other peer `X-Forwarded-For` is ignored (anyone can send it).
     @Test func failedSignInsBehindATrustedProxyCountPerForwardedClient() async throws {
         for trusted in [true, false] {
-            let harness = try ServiceHarness(configure: {
+            let harness = try await ServiceHarness(configure: {
                 $0.signInFailuresAllowed = 2
                 $0.trustedProxies = trusted ? ["127.0.0.1"] : []
             })
@@ -130,7 +130,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
     /// The table holds one window's attempts: each new one forgets the older ones, of every
     /// address; a successful sign-in forgets itself alone, never the failures before it.
     @Test func theFailureTableHoldsOneWindowAndASignInForgetsOnlyItself() async throws {
-        let harness = try ServiceHarness(configure: { $0.signInFailuresAllowed = 2; $0.signInWindowSeconds = 120 })
+        let harness = try await ServiceHarness(configure: { $0.signInFailuresAllowed = 2; $0.signInWindowSeconds = 120 })
         let records = harness.service.records
         let (old, address): ([UInt8], [UInt8]) = ([10, 0, 0, 1], [127, 0, 0, 1])
         try await records.write { db in
@@ -151,7 +151,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
     }
 
     @Test func everyViewerAnswerCarriesTheSecurityHeaders() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let browser = try ViewerBrowser(harness)
         _ = try browser.signIn(harness.alpha)
         for target in ["/app/login", "/app/", "/app/properties/\(newID())", "/app/static/style.css", "/t/not-a-secret-at-all-really"] {
@@ -169,7 +169,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
     @Test func shareLinksAreMadeListedAndRevokedThroughTheAPI() async throws {
         let logFile = testDirectory("viewer-log").path
         defer { try? FileManager.default.removeItem(atPath: logFile) }
-        let harness = try ServiceHarness(logFile: logFile, logLevel: .info)
+        let harness = try await ServiceHarness(logFile: logFile, logLevel: .info)
         let alpha = try harness.client(harness.alpha)
         let (propertyId, _) = try alpha.makeFloor()
         let tourId = try #require(try alpha.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
@@ -236,7 +236,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
     /// docs/api.md "Sharing a tour": a link's embed form may be framed by the origins the link
     /// names, and by none by default; every other page of the viewer by none.
     @Test func aShareLinksEmbedIsFramedOnlyWhereTheLinkSays() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let alpha = try harness.client(harness.alpha)
         let (propertyId, floorId) = try alpha.makeFloor()
         let panoramaId = newID()
@@ -286,7 +286,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
     /// is not its id's under the deployment's key (made before, or under another key) still
     /// opens, and is listed without one.
     @Test func aLiveLinkCanBeCopiedAgainAndOneMadeOtherwiseStillOpens() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let alpha = try harness.client(harness.alpha)
         let (propertyId, _) = try alpha.makeFloor()
         let tourId = try #require(try alpha.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
@@ -313,7 +313,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
     }
 
     @Test func anExpiredLinkLeavesTheListAndNoSecretIsStored() async throws {
-        let harness = try ServiceHarness(configure: { $0.shareMinSeconds = 1 })
+        let harness = try await ServiceHarness(configure: { $0.shareMinSeconds = 1 })
         let alpha = try harness.client(harness.alpha)
         let (propertyId, _) = try alpha.makeFloor()
         let tourId = try #require(try alpha.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
@@ -333,7 +333,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
     }
 
     @Test func aDeletedPropertyTakesItsShareLinksAlong() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let alpha = try harness.client(harness.alpha)
         let (propertyId, _) = try alpha.makeFloor()
         let tourId = try #require(try alpha.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
@@ -346,7 +346,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
     }
 
     @Test func previewsComeInTheConfiguredWidthsFromACacheThatGoesWithThePanorama() async throws {
-        let harness = try ServiceHarness(alone: true) // reads the cache in the daemon's own dataDir
+        let harness = try await ServiceHarness(alone: true) // reads the cache in the daemon's own dataDir
         let alpha = try harness.client(harness.alpha)
         let (_, floorId) = try alpha.makeFloor()
         let jpeg = try JPEGFixture.panorama(width: 2048)
@@ -385,7 +385,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
     }
 
     @Test func anImageThatCannotBeDecodedGetsAPlaceholder() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let alpha = try harness.client(harness.alpha)
         let (_, floorId) = try alpha.makeFloor()
         let id = newID()
@@ -399,7 +399,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
     /// download), not shown as a grey box to look around in; a readable one, JPEG, PNG or HEIC
     /// (an iPhone's default), gets the viewer.
     @Test func aPanoramaThatCannotBeReadIsSaidToBe() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let alpha = try harness.client(harness.alpha)
         let (propertyId, floorId) = try alpha.makeFloor()
         let (good, damaged, png, heic, bomb) = (newID(), newID(), newID(), newID(), newID())
@@ -436,7 +436,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
     /// issue "The agent's side": the platform's name appears on a visitor's pages only where the
     /// operator's config says so (`publicPlatformName`), on its error pages too; the app keeps its own.
     @Test func aSharePageNamesThePlatformOnlyWhereTheOperatorSaysSo() async throws {
-        let harness = try ServiceHarness { $0.publicPlatformName = "TourHost" }
+        let harness = try await ServiceHarness { $0.publicPlatformName = "TourHost" }
         let alpha = try harness.client(harness.alpha)
         let (propertyId, _) = try alpha.makeFloor()
         let tourId = try #require(try alpha.send("GET", "/v1/properties/\(propertyId)").string("tourId"))
@@ -453,7 +453,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
     /// made again from the pixels, so none of the camera's EXIF (GPS position, device serial,
     /// owner) reaches a visitor; the signed-in tenant still gets its original, byte for byte.
     @Test func aShareLinkServesNoCameraMetadata() async throws {
-        let harness = try ServiceHarness { $0.tileMinWidth = 1024 }
+        let harness = try await ServiceHarness { $0.tileMinWidth = 1024 }
         let alpha = try harness.client(harness.alpha)
         let (propertyId, floorId) = try alpha.makeFloor()
         let secrets = ["GPSLatitude 51/1 30/1 26/1 N", "BodySerialNumber SN-4815162342", "OwnerName Agnes Example"]
@@ -502,7 +502,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
     /// Every viewer route that names an id, as tenant beta (signed in, or through beta's own
     /// share link) naming alpha's: 404, as in the API. Table-driven over the router.
     @Test func everyViewerRouteHidesAnotherTenantsIds() async throws {
-        let harness = try ServiceHarness()
+        let harness = try await ServiceHarness()
         let alpha = try harness.client(harness.alpha)
         let (propertyId, floorId) = try alpha.makeFloor()
         let roomId = newID()
@@ -546,7 +546,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
 /// (faces of 640, two levels) is cut.
 @Suite(.hangGuard, .testThreads) struct PanoramaTileTests {
     @Test func aLargePanoramaIsCutIntoTilesItsPageNamesAndTheyGoWithIt() async throws {
-        let harness = try ServiceHarness(alone: true) { $0.tileMinWidth = 1024 }
+        let harness = try await ServiceHarness(alone: true) { $0.tileMinWidth = 1024 }
         let alpha = try harness.client(harness.alpha)
         let (propertyId, floorId) = try alpha.makeFloor()
         let (large, small) = (newID(), newID())
@@ -596,7 +596,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
     /// Cutting a panorama stops past maxTileCpuSeconds (a 12288-wide one takes several seconds
     /// of CPU here): no tiles, and its preview stands in.
     @Test func aTilingPastItsCPUTimeStopsAndThePreviewStandsIn() async throws {
-        let harness = try ServiceHarness(alone: true) { $0.maxTileCpuSeconds = 1 }
+        let harness = try await ServiceHarness(alone: true) { $0.maxTileCpuSeconds = 1 }
         let alpha = try harness.client(harness.alpha)
         let (_, floorId) = try alpha.makeFloor()
         let id = newID()
@@ -615,7 +615,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
     /// Tiles lost (a daemon stopped mid-way, or another daemon's data directory) are made
     /// again when a tile is asked for: 404 until then, never an error.
     @Test func missingTilesAreMadeAgainWhenAskedFor() async throws {
-        let harness = try ServiceHarness(alone: true) { $0.tileMinWidth = 1024 }
+        let harness = try await ServiceHarness(alone: true) { $0.tileMinWidth = 1024 }
         let alpha = try harness.client(harness.alpha)
         let (_, floorId) = try alpha.makeFloor()
         let id = newID()
@@ -639,7 +639,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
 
     /// A panorama finished by a resumable upload is tiled as one sent whole.
     @Test func aResumableUploadsPanoramaIsTiledToo() async throws {
-        let harness = try ServiceHarness(alone: true) { $0.tileMinWidth = 1024 }
+        let harness = try await ServiceHarness(alone: true) { $0.tileMinWidth = 1024 }
         let alpha = try harness.client(harness.alpha)
         let (_, floorId) = try alpha.makeFloor()
         let jpeg = try JPEGFixture.panorama(width: 2048)
@@ -653,7 +653,7 @@ private let quietLogger = Logger(sink: LogSink(fd: open("/dev/null", O_WRONLY)),
 
     /// A panorama over the tiling's memory budget keeps its preview: the page draws that.
     @Test func aPanoramaOverTheTilingBudgetIsDrawnFromItsPreview() async throws {
-        let harness = try ServiceHarness(alone: true) {
+        let harness = try await ServiceHarness(alone: true) {
             $0.tileMinWidth = 1024
             $0.maxTileDecodeBytes = 1 << 20 // a 2048 × 1024 JPEG's planes take 3 MiB
         }

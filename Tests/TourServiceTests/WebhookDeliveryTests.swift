@@ -23,8 +23,8 @@ import TestTraits
 @Suite(.hangGuard, .testThreads) struct WebhookDeliveryTests {
     /// Fast polls and retries; loopback receivers allowed. `alone`: one daemon even in a
     /// balanced run (its /metrics counts what it sent itself).
-    private func harness(alone: Bool = false, _ configure: @escaping (inout ToursdConfig) -> Void = { _ in }) throws -> ServiceHarness {
-        try ServiceHarness(alone: alone, configure: {
+    private func harness(alone: Bool = false, _ configure: @escaping (inout ToursdConfig) -> Void = { _ in }) async throws -> ServiceHarness {
+        try await ServiceHarness(alone: alone, configure: {
             $0.webhookAllowPrivateTargets = true
             $0.webhookPollMs = 50
             $0.webhookBackoffBaseMs = 50
@@ -52,7 +52,7 @@ import TestTraits
 
     @Test func everyChangeReachesTheReceiverSignedOnceAndInOrder() async throws {
         let receiver = try WebhookReceiver()
-        let harness = try harness()
+        let harness = try await harness()
         let client = try harness.client(harness.alpha)
         let start = "0" // a new tenant: no event before these
         let (_, key) = try makeEndpoint(client, receiver.url)
@@ -84,7 +84,7 @@ import TestTraits
         let receiver = try WebhookReceiver()
         let proxy = try FaultProxy(upstreamPort: receiver.port, tunnels: true)
         defer { proxy.stop() }
-        let harness = try harness { $0.webhookConcurrency = 2 }
+        let harness = try await harness { $0.webhookConcurrency = 2 }
         let client = try harness.client(harness.alpha)
         _ = try makeEndpoint(client, "http://127.0.0.1:\(proxy.port)/hook")
         let propertyId = newID()
@@ -100,7 +100,7 @@ import TestTraits
     /// everything after, in order; the log says what each attempt got.
     @Test func aReceiverThatFailsForAWhileGetsEverythingAfterInOrder() async throws {
         let receiver = try WebhookReceiver(answers: [500, 302, 503])
-        let harness = try harness(alone: true)
+        let harness = try await harness(alone: true)
         let client = try harness.client(harness.alpha)
         let (id, _) = try makeEndpoint(client, receiver.url, events: ["property.created"])
         let names = (0..<4).map { _ in newID() }
@@ -131,7 +131,7 @@ import TestTraits
     /// once it is back, in order; meanwhile the log says why each attempt failed.
     @Test func aReceiverDownForAWhileGetsEverythingOnceBack() async throws {
         let down = try PortReservation()
-        let harness = try harness { $0.metricsRefreshSeconds = 1 }
+        let harness = try await harness { $0.metricsRefreshSeconds = 1 }
         let client = try harness.client(harness.alpha)
         let (id, _) = try makeEndpoint(client, "http://127.0.0.1:\(down.port)/hook", events: ["property.created"])
         let names = (0..<3).map { _ in newID() }
@@ -162,7 +162,7 @@ import TestTraits
     /// enabled again by a redelivery, which sends the events after its cursor again.
     @Test func anEndpointFailingTooLongIsDisabledAndARedeliveryBringsItBack() async throws {
         let receiver = try WebhookReceiver(answers: Array(repeating: 500, count: 2))
-        let harness = try harness()
+        let harness = try await harness()
         let client = try harness.client(harness.alpha)
         let (id, _) = try makeEndpoint(client, receiver.url, events: ["property.created"])
         // It has been failing for longer than the window already.
@@ -244,7 +244,7 @@ import TestTraits
     /// cursor only from where it began (compare-and-set), so every event comes again.
     @Test func aRedeliveryDuringADeliveryIsNotUndone() async throws {
         let receiver = try WebhookReceiver(delay: .milliseconds(300))
-        let harness = try harness()
+        let harness = try await harness()
         let client = try harness.client(harness.alpha)
         let (id, _) = try makeEndpoint(client, receiver.url)
         for _ in 0..<6 {
@@ -267,7 +267,7 @@ import TestTraits
     @Test func endpointsTakeFairTurns() async throws {
         let receiver = try WebhookReceiver()
         // The deliverer's first round is ten minutes off: the test takes the turns.
-        let harness = try harness { $0.webhookPollMs = 600_000 }
+        let harness = try await harness { $0.webhookPollMs = 600_000 }
         let alpha = try harness.client(harness.alpha), beta = try harness.client(harness.beta)
         let busy = try (0..<3).map { _ in try makeEndpoint(alpha, receiver.url).id }
         let newcomer = try makeEndpoint(beta, receiver.url).id
@@ -296,7 +296,7 @@ import TestTraits
     }
 
     @Test func endpointsAreManagedWithTheirSecretShownOnce() async throws {
-        let harness = try ServiceHarness(configure: { $0.maxWebhooksPerTenant = 2 })
+        let harness = try await ServiceHarness(configure: { $0.maxWebhooksPerTenant = 2 })
         let client = try harness.client(harness.alpha)
         let made = try client.send("POST", "/v1/webhooks", json: ["url": "https://hooks.example.com/toursd", "events": ["tour.changed"]])
         #expect(made.status == 201)
@@ -330,7 +330,7 @@ import TestTraits
     /// allowed, and the log says why.
     @Test func aNameResolvingToLoopbackIsNotDeliveredTo() async throws {
         let receiver = try WebhookReceiver()
-        let harness = try harness { $0.webhookAllowPrivateTargets = false }
+        let harness = try await harness { $0.webhookAllowPrivateTargets = false }
         let client = try harness.client(harness.alpha)
         let (id, _) = try makeEndpoint(client, "http://localhost:\(receiver.port)/hook")
         #expect(try client.send("PUT", "/v1/properties/\(newID())", json: ["name": "P", "floorCount": 1]).status == 201)

@@ -86,11 +86,11 @@ public enum Admin {
 
     /// Each migration, applied (when) or pending; applies none. Versions applied but unknown
     /// to this toursd (a newer one migrated the database) are listed too.
-    public static func migrationStatus(_ config: ToursdConfig, logger: Logger) throws(StartupError) -> [MigrationState] {
+    public static func migrationStatus(_ config: ToursdConfig, logger: Logger) async throws(StartupError) -> [MigrationState] {
         let migrations = try SyncService.migrations(Deployment.Records(config.storage), config.storage)
-        let applied: [Int: (name: String, at: String)] = try withStorage(config, logger: logger, migrating: false) { pool throws(StartupError) in
+        let applied: [Int: (name: String, at: String)] = try await withStorage(config, logger: logger, migrating: false) { pool async throws(StartupError) in
             do {
-                return try pool.readBlocking { db in
+                return try await pool.read { db in
                     guard try await db.first(db.dialect.pick(sqlite: "SELECT 1 FROM sqlite_master WHERE name = 'schema_migrations'",
                                                        postgresql: "SELECT 1 FROM information_schema.tables WHERE table_name = 'schema_migrations'")) != nil else {
                         return [:]
@@ -112,15 +112,16 @@ public enum Admin {
     /// Opens the database (migrated unless told not to), runs `body` on it, and stops it: a
     /// command's threads and connections end with the command.
     private static func withStorage<T>(_ config: ToursdConfig, logger: Logger, migrating: Bool = true,
-                                       _ body: (any SQLStorage) throws(StartupError) -> T) throws(StartupError) -> T {
-        let storage = try ServerStorage.open(Deployment.Records(config.storage), config.storage, logger: logger, connections: 1, serving: false, migrating: migrating)
+                                       _ body: (any SQLStorage) async throws(StartupError) -> T) async throws(StartupError) -> T {
+        let storage = try await ServerStorage.open(Deployment.Records(config.storage), config.storage, logger: logger, connections: 1, serving: false,
+                                                   migrating: migrating)
         defer { storage.stop() }
-        return try body(storage)
+        return try await body(storage)
     }
 
     /// Applies pending migrations.
-    public static func migrate(_ config: ToursdConfig, logger: Logger) throws(StartupError) {
-        try withStorage(config, logger: logger) { _ in }
+    public static func migrate(_ config: ToursdConfig, logger: Logger) async throws(StartupError) {
+        try await withStorage(config, logger: logger) { _ in }
     }
 
     /// A consistent copy of the data directory into `destination` (Backup); returns what was
@@ -148,7 +149,7 @@ public enum Admin {
     /// `toursd blobs copy --to|--from s3://BUCKET/PREFIX`: the blobs the database `config`
     /// names, between the blob folder and the bucket (BlobCopy).
     public static func copyBlobs(_ config: ToursdConfig, _ direction: BlobCopyDirection, logger: Logger,
-                                 environment: [String: String] = ProcessInfo.processInfo.environment) throws(StartupError) -> BlobCopyOutcome {
+                                 environment: [String: String] = ProcessInfo.processInfo.environment) async throws(StartupError) -> BlobCopyOutcome {
         if case .intoBucket = direction, case .bucket = try Deployment(config.storage, environment: environment).blobs {
             throw StartupError("blobs copy --to takes the blobs of the blob folder (blobStore \"directory\"); this configuration's are in \(config.blobStore)")
         }
@@ -165,9 +166,9 @@ public enum Admin {
             throw StartupError("\(error)")
         }
         let transfer = try connect(bucket, config)
-        let entries = try withStorage(config, logger: logger) { pool throws(StartupError) in
+        let entries = try await withStorage(config, logger: logger) { pool async throws(StartupError) in
             do {
-                return try BucketBackup.entries(try pool.readBlocking { db in
+                return try BucketBackup.entries(try await pool.read { db in
                     var rows: [[Row]] = []
                     for statement in BucketBackup.naming { rows.append(try await db.query(statement)) }
                     return rows
@@ -213,7 +214,7 @@ public enum Admin {
 
     /// `toursd deployment adopt`: the database becomes the deployment whose claim its blob
     /// store holds; returns the id it had and the one it has.
-    public static func adoptDeployment(_ config: ToursdConfig, logger: Logger) throws(StartupError) -> (before: String?, now: String) {
+    public static func adoptDeployment(_ config: ToursdConfig, logger: Logger) async throws(StartupError) -> (before: String?, now: String) {
         let deployment = try Deployment(config.storage)
         let claim: String?
         switch deployment.blobs {
@@ -231,9 +232,9 @@ public enum Admin {
         guard let claim, !claim.isEmpty else {
             throw StartupError("the blob store holds no deployment's claim: there is nothing to adopt (toursd serve claims a store it may)")
         }
-        let before = try withStorage(config, logger: logger) { pool throws(StartupError) in
+        let before = try await withStorage(config, logger: logger) { pool async throws(StartupError) in
             do {
-                return try pool.writeBlocking { try await DeploymentStore.adopt($0, id: claim) }
+                return try await pool.write { try await DeploymentStore.adopt($0, id: claim) }
             } catch {
                 throw StartupError("cannot record the deployment: \(error)")
             }
@@ -244,11 +245,11 @@ public enum Admin {
 
     /// `toursd deployment set-key`: the webhook key this configuration reads (made when
     /// missing) becomes the deployment's; returns where that key is.
-    public static func setDeploymentKey(_ config: ToursdConfig, logger: Logger) throws(StartupError) -> String {
+    public static func setDeploymentKey(_ config: ToursdConfig, logger: Logger) async throws(StartupError) -> String {
         let key = try WebhookKey.load(config.storage, spansDaemons: Deployment.Records(config.storage).spansDaemons)
-        try withStorage(config, logger: logger) { pool throws(StartupError) in
+        try await withStorage(config, logger: logger) { pool async throws(StartupError) in
             do {
-                try pool.writeBlocking { db in
+                try await pool.write { db in
                     _ = try await DeploymentStore.id(db, proposing: Identifier.make())
                     try await DeploymentStore.setKeyCheck(db, WebhookKey.check(key))
                 }
@@ -261,22 +262,22 @@ public enum Admin {
     }
 
     /// A new token for the tenant (made when missing): shown here once, stored only hashed.
-    public static func createToken(_ config: ToursdConfig, tenant: String, logger: Logger) throws(StartupError) -> (id: Int64, token: String) {
+    public static func createToken(_ config: ToursdConfig, tenant: String, logger: Logger) async throws(StartupError) -> (id: Int64, token: String) {
         let name = tenant.trimmingCharacters(in: .whitespaces)
         guard (1...100).contains(name.count) else { throw StartupError("a tenant name is 1 to 100 characters") }
-        return try withStorage(config, logger: logger) { pool throws(StartupError) in
+        return try await withStorage(config, logger: logger) { pool async throws(StartupError) in
             do {
-                return try pool.writeBlocking { db in try await TenantStore.createToken(db, tenant: name, at: SystemClock().now()) }
+                return try await pool.write { db in try await TenantStore.createToken(db, tenant: name, at: SystemClock().now()) }
             } catch {
                 throw StartupError("cannot create the token: \(error)")
             }
         }
     }
 
-    public static func tokens(_ config: ToursdConfig, logger: Logger) throws(StartupError) -> [Token] {
-        try withStorage(config, logger: logger) { pool throws(StartupError) in
+    public static func tokens(_ config: ToursdConfig, logger: Logger) async throws(StartupError) -> [Token] {
+        try await withStorage(config, logger: logger) { pool async throws(StartupError) in
             do {
-                return try pool.readBlocking { try await TenantStore.tokens($0) }
+                return try await pool.read { try await TenantStore.tokens($0) }
                     .map { Token(id: $0.id, tenant: $0.tenant, createdAt: $0.createdAt, revoked: $0.revokedAt != nil) }
             } catch {
                 throw StartupError("cannot list tokens: \(error)")
@@ -285,10 +286,10 @@ public enum Admin {
     }
 
     /// Revokes a token at once: the running daemon reads tokens on every request.
-    public static func revokeToken(_ config: ToursdConfig, id: Int64, logger: Logger) throws(StartupError) {
-        let revoked = try withStorage(config, logger: logger) { pool throws(StartupError) in
+    public static func revokeToken(_ config: ToursdConfig, id: Int64, logger: Logger) async throws(StartupError) {
+        let revoked = try await withStorage(config, logger: logger) { pool async throws(StartupError) in
             do {
-                return try pool.writeBlocking { db in try await TenantStore.revoke(db, id: id, at: SystemClock().now()) }
+                return try await pool.write { db in try await TenantStore.revoke(db, id: id, at: SystemClock().now()) }
             } catch {
                 throw StartupError("cannot revoke the token: \(error)")
             }

@@ -17,7 +17,7 @@ enum ServerStorage {
     /// the configuration's for the database. `serving`: the server's event loops will read
     /// (SQLite opens a connection for each); false for a command-line tool.
     static func open(_ records: Deployment.Records, _ settings: StorageSettings, logger: Logger, connections: Int? = nil,
-                     serving: Bool = true, migrating: Bool = true) throws(StartupError) -> any SQLStorage {
+                     serving: Bool = true, migrating: Bool = true) async throws(StartupError) -> any SQLStorage {
         let migrations = try SyncService.migrations(records, settings)
         switch records {
         case .sqlite(let path):
@@ -30,22 +30,22 @@ enum ServerStorage {
                 throw StartupError("cannot open the database in \(settings.dataDir): \(error)")
             }
             if migrating {
-                try applied(logger) { try pool.writeNow { db in try Migrator.migrate(db, migrations) } }
-                do { try pool.optimize() } catch { logger.warn("the planner's statistics could not be refreshed", ["error": "\(error)"]) }
+                try await applied(logger) { try await pool.withWriter { db in try Migrator.migrate(db, migrations) } }
+                do { try await pool.optimize() } catch { logger.warn("the planner's statistics could not be refreshed", ["error": "\(error)"]) }
             }
             return SQLiteStorage(pool)
         case .postgres(let url):
             let storage = PostgresStorage(url: url, transactionConnections: connections ?? settings.databasePoolSize, handlerCount: settings.databaseHandlerThreads,
                                           statementTimeoutSeconds: settings.databaseStatementTimeoutSeconds, probeSeconds: settings.retryAfterSeconds)
-            if migrating { try applied(logger) { try storage.withConnection { try PostgresMigrator.migrate($0, migrations) } } }
+            if migrating { try await applied(logger) { try await storage.withConnection { try PostgresMigrator.migrate($0, migrations) } } }
             return storage
         }
     }
 
     /// Runs a migration, logging what it applied; a failure names the file.
-    private static func applied(_ logger: Logger, _ migrate: () throws -> [Migration]) throws(StartupError) {
+    private static func applied(_ logger: Logger, _ migrate: () async throws -> [Migration]) async throws(StartupError) {
         do {
-            for migration in try migrate() { logger.info("migration applied", ["file": migration.fileName]) }
+            for migration in try await migrate() { logger.info("migration applied", ["file": migration.fileName]) }
         } catch let error as MigrationError {
             throw StartupError(error.description)
         } catch {

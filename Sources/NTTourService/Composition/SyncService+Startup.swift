@@ -16,8 +16,8 @@ import NTSQLiteDB
 import NTHashing
 
 /// What runs before toursd listens: migrations, the sweep of files a crash left, the first
-/// token. These may block (they use the database's blocking calls); nothing on a request's
-/// way does.
+/// token. These may block on files (start-up runs on a thread of its own,
+/// `ThreadPool.onThreadOfItsOwn`); nothing on a request's way does.
 extension SyncService {
     /// The migrations to apply: those built in for the database's dialect, or those of
     /// `migrationsDir` when it is set.
@@ -41,7 +41,7 @@ extension SyncService {
     /// Never removes anything from a store this database does not own (`StoreOwnership`, also
     /// claimed here on a first start), nor more orphans than `orphanSweepLimit`: then toursd
     /// refuses to start.
-    func recover() throws(StartupError) {
+    func recover() async throws(StartupError) {
         let temporary = store.incoming.removeLeftovers()
         let folder: DirectoryBlobStore? = if case .folder(let folder) = blobs { folder } else { nil }
         let stored = folder?.allKeys() ?? []
@@ -50,7 +50,7 @@ extension SyncService {
             // One query for every name the rows use, not one per file found.
             // Panoramas always: the previews' and tiles' folders are checked against them.
             let kinds = Set(stored.map(\.kind)).union([.panorama])
-            named = try records.pool.readBlocking { db in Set(try await StoredFiles.named(by: db, kinds: kinds)) }
+            named = try await records.pool.read { db in Set(try await StoredFiles.named(by: db, kinds: kinds)) }
         } catch {
             throw StartupError("cannot check stored files against the database: \(error)")
         }
@@ -59,7 +59,7 @@ extension SyncService {
             try claim(folder, stored: stored, named: named)
             try removeOrphans(from: folder, stored: stored, named: named)
         case .bucket(let bucket):
-            try claim(bucket)
+            try await claim(bucket)
             try checkRestored(bucket)
         }
         if temporary > 0 {
@@ -125,14 +125,12 @@ extension SyncService {
     /// The bucket is this deployment's, or made so; another's, or credentials it refuses, and
     /// toursd does not start. A store away now is checked again by each round of its sweep,
     /// which removes nothing until it is.
-    private func claim(_ bucket: BucketBlobStore) throws(StartupError) {
+    private func claim(_ bucket: BucketBlobStore) async throws(StartupError) {
         let (records, databaseName, deploymentId) = (records, databaseName, deploymentId)
         let ownership: StoreOwnership
         do {
-            ownership = try records.pool.handlerThreads.runAndWait {
-                try await bucket.ownership(deployment: deploymentId, databaseName: databaseName) { keys in
-                    try await records.read { !(try await StoredFiles.named(among: keys, by: $0)).isEmpty }
-                }
+            ownership = try await bucket.ownership(deployment: deploymentId, databaseName: databaseName) { keys in
+                try await records.read { !(try await StoredFiles.named(among: keys, by: $0)).isEmpty }
             }
         } catch let error as ObjectStoreError {
             guard case .unavailable = error else {
@@ -170,10 +168,10 @@ extension SyncService {
     }
 
     /// On a first start, a tenant and a token so that a newcomer can call the API at once.
-    func bootstrapToken() throws(StartupError) {
+    func bootstrapToken() async throws(StartupError) {
         let path = config.dataDir + "/admin.token"
         do {
-            let made = try records.pool.writeBlocking { db -> String? in
+            let made = try await records.pool.write { db -> String? in
                 guard try await !TenantStore.hasTokens(db) else { return nil }
                 return try await TenantStore.createToken(db, tenant: "default", at: self.clock.now()).token
             }
@@ -190,9 +188,9 @@ extension SyncService {
 
 extension SyncService {
     /// The database's deployment id (`DeploymentStore`), made by its first start.
-    static func deploymentId(_ pool: any SQLStorage) throws(StartupError) -> String {
+    static func deploymentId(_ pool: any SQLStorage) async throws(StartupError) -> String {
         do {
-            return try pool.writeBlocking { try await DeploymentStore.id($0, proposing: Identifier.make()) }
+            return try await pool.write { try await DeploymentStore.id($0, proposing: Identifier.make()) }
         } catch {
             throw StartupError("cannot read the database's deployment id: \(error)")
         }
@@ -201,11 +199,11 @@ extension SyncService {
     /// This daemon's webhook key is the deployment's (the first daemon's, recorded by its
     /// check), or the start is refused: with another, it could open none of the endpoints'
     /// secrets, and the uploads the other daemons began would be 404 here.
-    static func checkKey(_ key: SecretBox, _ pool: any SQLStorage, _ settings: StorageSettings) throws(StartupError) {
+    static func checkKey(_ key: SecretBox, _ pool: any SQLStorage, _ settings: StorageSettings) async throws(StartupError) {
         let mine = WebhookKey.check(key)
         let recorded: String
         do {
-            recorded = try pool.writeBlocking { try await DeploymentStore.keyCheck($0, recording: mine) }
+            recorded = try await pool.write { try await DeploymentStore.keyCheck($0, recording: mine) }
         } catch {
             throw StartupError("cannot read the deployment's key check: \(error)")
         }

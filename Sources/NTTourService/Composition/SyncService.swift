@@ -61,8 +61,8 @@ public final class SyncService: Sendable {
     /// crash removed, and on a first start a tenant "default" with its token in
     /// `<dataDir>/admin.token`. With `crashAt`, the process dies at that step (tests only).
     /// `deployment`: what `config` describes, decided once by the caller.
-    public static func open(_ deployment: Deployment, config: ToursdConfig, logger: Logger, crashAt: CrashPoint? = nil) throws(StartupError) -> SyncService {
-        try open(deployment, config: config, logger: logger, crashAt: crashAt, beforeEachFileJob: nil)
+    public static func open(_ deployment: Deployment, config: ToursdConfig, logger: Logger, crashAt: CrashPoint? = nil) async throws(StartupError) -> SyncService {
+        try await open(deployment, config: config, logger: logger, crashAt: crashAt, beforeEachFileJob: nil)
     }
 
     /// `beforeEachFileJob` runs before every job of the file I/O pool: tests make the disk slow
@@ -71,28 +71,30 @@ public final class SyncService: Sendable {
     /// `clock` is the time of day it reads (tests move theirs on).
     static func open(_ deployment: Deployment, config: ToursdConfig, logger: Logger, crashAt: CrashPoint? = nil,
                      beforeEachFileJob: (@Sendable () -> Void)?, storage: (any SQLStorage) -> any SQLStorage = { $0 },
-                     clock: any ServiceClock = SystemClock()) throws(StartupError) -> SyncService {
-        let pools = ServicePools(config.pools, beforeEachFileJob: beforeEachFileJob)
-        try StartupError.makeDirectories(config.dataDir)
-        let blobs = try openBlobs(deployment.blobs, config, io: pools.files)
-        let pool = storage(try ServerStorage.open(deployment.records, config.storage, logger: logger))
-        let webhookKey = try WebhookKey.load(config.storage, spansDaemons: deployment.spansDaemons)
-        let metricsToken = try MetricsToken.load(config.metricsTokenFile)
-        let exporter = try OTLPExporter(config.traces, logger: logger)
-        // Several daemons on one database take turns through its locks; one daemon, through its own.
-        let locker: any Locker = switch deployment.records {
-        case .sqlite: LocalLocker()
-        case .postgres(let url): PostgresLocker(url: url, waitConnections: config.databaseLockWaitConnections,
-                                                statementTimeoutSeconds: config.databaseStatementTimeoutSeconds)
+                     clock: any ServiceClock = SystemClock()) async throws(StartupError) -> SyncService {
+        try await ThreadPool.onThreadOfItsOwn(named: "start-up") { () async throws(StartupError) -> SyncService in
+            let pools = ServicePools(config.pools, beforeEachFileJob: beforeEachFileJob)
+            try StartupError.makeDirectories(config.dataDir)
+            let blobs = try openBlobs(deployment.blobs, config, io: pools.files)
+            let pool = storage(try await ServerStorage.open(deployment.records, config.storage, logger: logger))
+            let webhookKey = try WebhookKey.load(config.storage, spansDaemons: deployment.spansDaemons)
+            let metricsToken = try MetricsToken.load(config.metricsTokenFile)
+            let exporter = try OTLPExporter(config.traces, logger: logger)
+            // Several daemons on one database take turns through its locks; one daemon, through its own.
+            let locker: any Locker = switch deployment.records {
+            case .sqlite: LocalLocker()
+            case .postgres(let url): PostgresLocker(url: url, waitConnections: config.databaseLockWaitConnections,
+                                                    statementTimeoutSeconds: config.databaseStatementTimeoutSeconds)
+            }
+            let deploymentId = try await deploymentId(pool)
+            try await checkKey(webhookKey, pool, config.storage)
+            let service = SyncService(deployment, config: config, logger: logger, pool: pool, blobs: blobs, pools: pools, locker: locker, deploymentId: deploymentId,
+                                      clock: clock, crashPoints: CrashPoints(armed: crashAt), webhookKey: webhookKey, metricsToken: metricsToken, exporter: exporter)
+            try await service.recover()
+            try await service.bootstrapToken()
+            service.startJobs()
+            return service
         }
-        let deploymentId = try deploymentId(pool)
-        try checkKey(webhookKey, pool, config.storage)
-        let service = SyncService(deployment, config: config, logger: logger, pool: pool, blobs: blobs, pools: pools, locker: locker, deploymentId: deploymentId,
-                                  clock: clock, crashPoints: CrashPoints(armed: crashAt), webhookKey: webhookKey, metricsToken: metricsToken, exporter: exporter)
-        try service.recover()
-        try service.bootstrapToken()
-        service.startJobs()
-        return service
     }
 
     /// The folder or the bucket the deployment names, opened.
