@@ -20,11 +20,12 @@ import NTObjectStorage
 /// which keeps its objects across a restart (and forgets multipart uploads in progress).
 @Suite(.serialized, .hangGuard, .testThreads) struct BucketStoreTests {
     /// A daemon whose blobs are in a bucket of `server`'s, with parts of 5 MiB, then
-    /// `configure`d.
-    static func harness(on server: S3Server, dataDir: String = testDirectory("toursd-bucket").path,
+    /// `configure`d; its warnings in `logFile` when given.
+    static func harness(on server: S3Server, dataDir: String = testDirectory("toursd-bucket").path, logFile: String? = nil,
                         configure: @escaping (inout ToursdConfig) -> Void = { _ in }) async throws -> ServiceHarness {
         let bucket = try ServiceHarness.freshBucket(for: dataDir, environment: server.environment)
-        return try await ServiceHarness(dataDir: dataDir, alone: true, environment: server.environment) {
+        return try await ServiceHarness(dataDir: dataDir, logFile: logFile, logLevel: logFile == nil ? .error : .warn, alone: true,
+                                        environment: server.environment) {
             $0.blobStore = bucket
             $0.s3PartBytes = 5 << 20
             $0.s3ConnectTimeoutMs = 2000
@@ -283,7 +284,9 @@ import NTObjectStorage
     /// daemon without it fetches it rather than decoding again; it goes with the panorama.
     @Test func previewsAreKeptInTheBucketBesideTheirPanorama() async throws {
         let server = try S3Server(.rclone)
-        let harness = try await Self.harness(on: server)
+        let log = testDirectory("bucket-previews").path + ".log"
+        defer { try? FileManager.default.removeItem(atPath: log) }
+        let harness = try await Self.harness(on: server, logFile: log)
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
         let id = newID(), image = try JPEGFixture.panorama(width: 2048)
@@ -297,8 +300,14 @@ import NTObjectStorage
                                                                environment: server.environment))
         let bucket = try BucketTransfer.open(settings, timeouts: TransferTimeouts(connectMs: 2000, stallSeconds: 10))
         // Kept by the processing after it cached the preview here: a put to the bucket, which
-        // in a loaded test run (the suite beside every other) has taken over 10 s.
-        try await waitUntil("the preview to be kept in the bucket", seconds: 60) { (try? bucket.get(name)) == first.body }
+        // in a loaded test run (the suite beside every other) has taken over 10 s. A put that
+        // failed is in the daemon's log.
+        do {
+            try await waitUntil("the preview to be kept in the bucket", seconds: 60) { (try? bucket.get(name)) == first.body }
+        } catch {
+            Issue.record("the daemon's warnings: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "none")")
+            throw error
+        }
         #expect(try harness.metric("toursd_preview_decodes_total") == 1)
         // This daemon's own cache gone (as on a daemon that never made it): fetched, not decoded.
         try FileManager.default.removeItem(atPath: harness.dataDir + "/previews/1/\(id)")

@@ -16,8 +16,8 @@ extension BucketBlobStore: SharedPreviews {
         }
     }
 
-    package func keepPreview(_ name: String, _ bytes: [UInt8]) async {
-        _ = try? await calls { try $0.put(name, .bytes(bytes), contentType: "image/jpeg") }
+    package func keepPreview(_ name: String, _ bytes: [UInt8]) async throws {
+        try await calls { try $0.put(name, .bytes(bytes), contentType: "image/jpeg") }
     }
 
     package func removePreviews(tenant: Int64, ids: [String]) async {

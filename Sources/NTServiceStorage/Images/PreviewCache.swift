@@ -302,7 +302,11 @@ package final class PreviewCache: Sendable {
         }
         // For the other daemons (a placeholder is cheaper made again than fetched).
         if origin == .decoded, made.unreadable == nil, let shared {
-            await shared.keepPreview(Self.sharedName(tenant: tenant, panorama, width: width), made.bytes)
+            do {
+                try await shared.keepPreview(Self.sharedName(tenant: tenant, panorama, width: width), made.bytes)
+            } catch {
+                logger.warn("a preview cannot be kept in the bucket; the other daemons make it again", ["panorama": panorama.id, "error": "\(error)"])
+            }
         }
         if !(await stillStored()) { await remove(tenant: tenant, ids: [panorama.id]) }
     }
@@ -438,7 +442,8 @@ package typealias PanoramaSource = @Sendable () async throws -> String
 package protocol SharedPreviews: Sendable {
     /// The preview named so, or nil (not made yet, or the store unreachable: then made here).
     func fetchPreview(_ name: String) async -> [UInt8]?
-    func keepPreview(_ name: String, _ bytes: [UInt8]) async
+    /// Throws what the store said; the preview is then made again where it is asked for.
+    func keepPreview(_ name: String, _ bytes: [UInt8]) async throws
     func removePreviews(tenant: Int64, ids: [String]) async
 }
 
