@@ -62,6 +62,7 @@ import NTObjectStorage
         let toursd = try ChildProcess(executable.path, ["serve", "--port", "0", "--data-dir", dataDir],
                                       environment: ["PATH": "/usr/bin:/bin", "TOURSD_migrationsDir": migrations],
                                       workingDirectory: ToursdProcess.packageRoot.path, standardError: .pipe)
+        defer { toursd.kill() } // when an expectation failed first; else it has ended
         // Sent once main has blocked the stop signals (before that, one is fatal by default).
         try await waitUntil("toursd's stop signals blocked") { Self.holdsSIGTERM(toursd.pid) }
         toursd.signal(SIGTERM)
