@@ -138,6 +138,21 @@ start_toursd() {
 # upstreams are the daemons on loopback. An upload's requests go where the docs send them (one
 # daemon per upload, BALANCER_UPLOADS=hash), or round robin like every other request (the
 # default: a test of "any daemon answers any request" wants them spread).
+# After a phase of uploads: what they wrote on the disk (nginx's DAV PUTs are not fsynced:
+# gigabytes in the page cache) and toursd's processing of what it stored (started with
+# start_toursd), done before the next measurement, so that no figure pays for the phase before
+# it. Bounded: at most 60 s of processing.
+settle_toursd() {
+    sync
+    local busy
+    for _ in $(seq 1 300); do
+        busy=$(curl -fs "http://127.0.0.1:$TOURSD_PORT/metrics" | awk '/^toursd_(panoramas_processing|previews_waiting) / { n += $2 } END { print n + 0 }')
+        [ "$busy" = 0 ] && break
+        sleep 0.2
+    done
+    sync
+}
+
 start_balancer() {
     local dir=$1/nginx port upstreams="" pinning=""
     shift

@@ -7,7 +7,7 @@
 # (its figures measured minutes apart at most, the order of /healthz and the authenticated read
 # swapped from one round to the next), and the median of the rounds' ratios is printed: a
 # machine whose speed drifts between rounds moves both sides of a ratio together. Each phase
-# starts once the one before is on the disk and processed (settle).
+# starts once the one before is on the disk and processed (settle_toursd).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -60,19 +60,6 @@ start_uploaders() {
     sleep 1
 }
 
-# After a phase's uploads: what they wrote on the disk (nginx's are not fsynced: gigabytes in the
-# page cache) and toursd's processing of what it stored, done before the next measurement, so
-# that no figure pays for the phase before it. Bounded: at most 60 s of processing.
-settle() {
-    sync
-    for _ in $(seq 1 300); do
-        busy=$(curl -fs "$base/metrics" | awk '/^toursd_(panoramas_processing|previews_waiting) / { n += $2 } END { print n + 0 }')
-        [ "$busy" = 0 ] && break
-        sleep 0.2
-    done
-    sync
-}
-
 measure() { # round name url [wrk arguments]: appends "round name RPS P99" to figures
     local round=$1 name=$2 url=$3
     shift 3
@@ -99,14 +86,14 @@ for round in $(seq 1 "$rounds"); do
     measure "$round" nginx-uploads "http://127.0.0.1:$nginx_port/healthz"
     echo "nginx $(wc -l < "$work/uploaded") $(python3 -c "import time; print(time.time() - $started)")" >> "$work/throughput"
     stop_uploaders
-    settle
+    settle_toursd
 
     start_uploaders toursd
     started=$(date +%s.%N)
     measure_toursd "$round" uploads
     echo "toursd $(wc -l < "$work/uploaded") $(python3 -c "import time; print(time.time() - $started)")" >> "$work/throughput"
     stop_uploaders
-    settle
+    settle_toursd
 done
 rss=$(peak_rss_mb "$TOURSD_PID")
 

@@ -100,7 +100,9 @@ many_nginx=$(fastest "${many_n[@]}")
 many_reference=$(fastest "${many_r[@]}")
 many_toursd=$(fastest "${many_t[@]}")
 # tus PATCHes in the sizes clients send (TUSKit's 512 KiB, tus-js-client's and Uppy's 5 MiB)
-# beside their floor: the same pieces appended, hashed and fdatasync'ed, on the same disk.
+# beside their floor: the same pieces appended, hashed and fdatasync'ed, on the same disk; once
+# the uploads above are on the disk and processed.
+settle_toursd
 patches=$(python3 bench/patches.py "$TOURSD_PORT" "$token" "$floor" "$work/upload.bin" "$rounds")
 
 # PUT /v1/properties: a new property per request, 64 connections.
