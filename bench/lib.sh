@@ -131,13 +131,6 @@ start_toursd() {
     wait_for_url "http://127.0.0.1:$TOURSD_PORT/healthz"
 }
 
-# nginx in $1/nginx as a round-robin balancer over the toursd ports after $1, bodies streamed
-# through; a request whose daemon cannot be reached goes to the next (it never reached the
-# dead one). Prints its port; stop it with stop_nginx $1.
-# The server block is the docs' own, config/nginx/toursd-proxy.conf, included as it is; the
-# upstreams are the daemons on loopback. An upload's requests go where the docs send them (one
-# daemon per upload, BALANCER_UPLOADS=hash), or round robin like every other request (the
-# default: a test of "any daemon answers any request" wants them spread).
 # After a phase of uploads: what they wrote on the disk (nginx's DAV PUTs are not fsynced:
 # gigabytes in the page cache) and toursd's processing of what it stored (started with
 # start_toursd), done before the next measurement, so that no figure pays for the phase before
@@ -153,6 +146,13 @@ settle_toursd() {
     sync
 }
 
+# nginx in $1/nginx as a round-robin balancer over the toursd ports after $1, bodies streamed
+# through; a request whose daemon cannot be reached goes to the next (it never reached the
+# dead one). Prints its port; stop it with stop_nginx $1.
+# The server block is the docs' own, config/nginx/toursd-proxy.conf, included as it is; the
+# upstreams are the daemons on loopback. An upload's requests go where the docs send them (one
+# daemon per upload, BALANCER_UPLOADS=hash), or round robin like every other request (the
+# default: a test of "any daemon answers any request" wants them spread).
 start_balancer() {
     local dir=$1/nginx port upstreams="" pinning=""
     shift

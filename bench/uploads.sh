@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Upload throughput: one 50 MB upload and 32 concurrent 50 MB uploads, toursd's one-shot
+# First, tus PATCHes of 5 MiB and 512 KiB beside their floor (bench/patches.py) on a quiet disk.
+# Then upload throughput: one 50 MB upload and 32 concurrent 50 MB uploads, toursd's one-shot
 # panorama PUT (hashed, fsynced, renamed, committed) beside the durable reference (bench/
 # DurableReceiver: the least a server must do to acknowledge an upload durably) and nginx's
 # WebDAV PUT (which neither hashes nor fsyncs), all into the same disk, with curl in the same
-# run; toursd's memory under them and their processing; tus PATCHes of 5 MiB and 512 KiB
-# beside their floor (bench/patches.py). Then PUT /v1/properties requests per second with 64
-# connections beside nginx PUTting the same JSON.
+# run; toursd's memory under them and their processing. Then PUT /v1/properties requests per
+# second with 64 connections beside nginx PUTting the same JSON.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -17,6 +17,21 @@ concurrent=${UPLOAD_CONCURRENCY:-32}
 
 build_release toursd DurableReceiver
 jpeg_like "$((size_mb << 20))" "$work/upload.bin"
+rounds=${UPLOAD_ROUNDS:-3}
+
+# tus PATCHes in the sizes clients send (TUSKit's 512 KiB, tus-js-client's and Uppy's 5 MiB)
+# beside their floor: the same pieces appended, hashed and fdatasync'ed, on the same disk. First,
+# while the disk is quiet: right after the gigabytes the rounds below write (each synced), a
+# flush takes up to twice as long for a minute, the floor's and toursd's alike, with nothing
+# running. On a daemon of their own, so that the memory figures below start from a fresh one.
+mkdir -p "$work/patches"
+start_toursd "$work/patches"
+patches_token=$(cat "$work/patches/data/admin.token")
+patches=$(python3 bench/patches.py "$TOURSD_PORT" "$patches_token" "$(bench_floor "http://127.0.0.1:$TOURSD_PORT" "$patches_token")" \
+    "$work/upload.bin" "$rounds")
+kill "$TOURSD_PID"
+wait "$TOURSD_PID" 2>/dev/null || true
+
 nginx_port=$(start_nginx "$work")
 start_toursd "$work"
 mkdir -p "$work/reference"
@@ -26,7 +41,6 @@ reference_port=$(port_from_file "$work/reference.port" "the durable reference (D
 token=$(cat "$work/data/admin.token")
 auth="Authorization: Bearer $token"
 floor=$(bench_floor "http://127.0.0.1:$TOURSD_PORT" "$token")
-rounds=${UPLOAD_ROUNDS:-3}
 
 # Seconds for the uploads named by ids on stdin, $1 at a time, to URL prefix $2 (each id
 # appended, then $3), with extra curl arguments after. Fails on any non-2xx.
@@ -99,11 +113,6 @@ one_toursd=$(fastest "${one_t[@]}")
 many_nginx=$(fastest "${many_n[@]}")
 many_reference=$(fastest "${many_r[@]}")
 many_toursd=$(fastest "${many_t[@]}")
-# tus PATCHes in the sizes clients send (TUSKit's 512 KiB, tus-js-client's and Uppy's 5 MiB)
-# beside their floor: the same pieces appended, hashed and fdatasync'ed, on the same disk; once
-# the uploads above are on the disk and processed.
-settle_toursd
-patches=$(python3 bench/patches.py "$TOURSD_PORT" "$token" "$floor" "$work/upload.bin" "$rounds")
 
 # PUT /v1/properties: a new property per request, 64 connections.
 cat > "$work/put.lua" <<'LUA'
