@@ -29,7 +29,7 @@ package final class BucketBlobStore: BlobStore {
     let copies: LocalCopies
     /// `s3PartBytes`: a multipart upload's parts, and a resumable upload's segments.
     let partSize: Int64
-    private let retryAfterSeconds: Int
+    let retryAfterSeconds: Int
     /// `s3PresignedReads` on: the lifetime (`s3PresignedSeconds`) of the URLs reads are sent to.
     private let presignedSeconds: Int?
     /// Set when a call found the store away, cleared by the next that reached it; while set,

@@ -1,5 +1,6 @@
 import NTObjectStorage
 import NTServiceModel
+import NTSQLKit
 
 /// A bucket keeps the previews any daemon made, beside their panorama
 /// (`<tenant>/previews/<id>/<width>-<digest prefix>.jpg`): each is decoded once for all the
@@ -16,9 +17,20 @@ extension BucketBlobStore: SharedPreviews {
         }
     }
 
+    /// A store that says it is unavailable (a 5xx, no answer) is asked again after
+    /// `retryAfterSeconds`, as clients are told to, three times in all: the panorama's processing
+    /// is not waited on, and a preview kept spares every other daemon a decode.
     package func keepPreview(_ name: String, _ bytes: [UInt8]) async throws {
-        try await calls { try $0.put(name, .bytes(bytes), contentType: "image/jpeg") }
+        for attempt in 1... {
+            do {
+                return try await calls { try $0.put(name, .bytes(bytes), contentType: "image/jpeg") }
+            } catch let error as StorageError where error.kind == .unavailable && attempt < Self.keepAttempts {
+                try await Task.sleep(for: .seconds(max(1, retryAfterSeconds)))
+            }
+        }
     }
+
+    private static let keepAttempts = 3
 
     package func removePreviews(tenant: Int64, ids: [String]) async {
         _ = try? await calls { transfer in
