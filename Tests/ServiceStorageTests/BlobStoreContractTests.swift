@@ -41,7 +41,7 @@ import TestTraits
                 try BucketTransfer.open(settings, timeouts: timeouts).create()
                 store = try BucketBlobStore(bucket: ObjectBucket(settings: settings, transfers: ThreadPool(name: "contract-s3", threads: 2), timeouts: timeouts),
                                             dataDir: directory, io: io, partSize: Int(ObjectBucket.minimumPartSize), copyBytes: 1 << 20,
-                                            retryAfterSeconds: 1, presignedSeconds: nil)
+                                            retryAfterSeconds: 1, backgroundAttempts: 3, presignedSeconds: nil)
             }
         }
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 import TestTraits
@@ -21,11 +22,14 @@ import NTObjectStorage
 @Suite(.serialized, .hangGuard, .testThreads) struct BucketStoreTests {
     /// A daemon whose blobs are in a bucket of `server`'s, with parts of 5 MiB, then
     /// `configure`d; its warnings in `logFile` when given.
-    static func harness(on server: S3Server, dataDir: String = testDirectory("toursd-bucket").path, logFile: String? = nil,
-                        configure: @escaping (inout ToursdConfig) -> Void = { _ in }) async throws -> ServiceHarness {
+    /// `through`: a proxy the daemon reaches the store by.
+    static func harness(on server: S3Server, through proxy: FaultProxy? = nil, dataDir: String = testDirectory("toursd-bucket").path,
+                        logFile: String? = nil, configure: @escaping (inout ToursdConfig) -> Void = { _ in }) async throws -> ServiceHarness {
         let bucket = try ServiceHarness.freshBucket(for: dataDir, environment: server.environment)
+        var environment = server.environment
+        if let proxy { environment["AWS_ENDPOINT_URL"] = "http://127.0.0.1:\(proxy.port)" }
         return try await ServiceHarness(dataDir: dataDir, logFile: logFile, logLevel: logFile == nil ? .error : .warn, alone: true,
-                                        environment: server.environment) {
+                                        environment: environment) {
             $0.blobStore = bucket
             $0.s3PartBytes = 5 << 20
             $0.s3ConnectTimeoutMs = 2000
@@ -316,6 +320,55 @@ import NTObjectStorage
         #expect(try client.send("DELETE", "/v1/panoramas/\(id)").status == 204)
         #expect(try bucket.list("1/previews/").isEmpty)
         await harness.finish()
+        server.stop()
+    }
+
+    /// A preview the store fails to keep with a 5xx (as rclone did once in a loaded run) is put
+    /// again `retryAfterSeconds` later, in the background, `s3BackgroundAttempts` in all: a
+    /// proxy in front of the store answers 500 to the first put of each preview, and 500 to
+    /// every put of the next panorama's, which its processing then gives up on.
+    @Test func aPreviewTheStoreFailsToKeepIsPutAgainInTheBackground() async throws {
+        let server = try S3Server(.rclone)
+        let refused = Mutex<(once: Set<String>, always: String?)>(([], nil))
+        let proxy = try FaultProxy(upstreamPort: server.port) { method, path in
+            guard method == "PUT", path.contains("/previews/") else { return nil }
+            return refused.withLock { refused in
+                refused.always.map { path.contains($0) } == true || refused.once.insert(path).inserted ? 500 : nil
+            }
+        }
+        let log = testDirectory("bucket-preview-retry").path + ".log"
+        defer { try? FileManager.default.removeItem(atPath: log) }
+        let harness = try await Self.harness(on: server, through: proxy, logFile: log) { $0.s3BackgroundAttempts = 2 }
+        let client = try harness.client(harness.alpha)
+        let (_, floorId) = try client.makeFloor()
+        let settings = try #require(try BucketSettings.resolve(blobStore: harness.config.blobStore, endpoint: "", region: "", pathStyle: false,
+                                                               environment: server.environment))
+        let bucket = try BucketTransfer.open(settings, timeouts: TransferTimeouts(connectMs: 2000, stallSeconds: 10))
+        let kept = newID(), image = try JPEGFixture.panorama(width: 2048)
+        #expect(try client.putPanorama(kept, floorId: floorId, bytes: image).status == 201)
+        // Ready once every width is kept: each put refused once, then made again.
+        try await waitUntil("its processing") { try client.send("GET", "/v1/panoramas/\(kept)").string("state") == "ready" }
+        let widths = try bucket.list("1/previews/\(kept)/").map(\.key)
+        #expect(widths.count == harness.config.previewWidths.count, "\(widths)")
+        let puts = proxy.requests.filter { $0.hasPrefix("PUT ") && $0.contains("/previews/\(kept)/") }
+        for width in widths {
+            let name = try #require(width.split(separator: "/").last)
+            #expect(puts.filter { $0.contains(name) }.map { $0.split(separator: " ").last! } == ["500", "forwarded"], "\(puts)")
+        }
+        #expect(try harness.metric("toursd_preview_decodes_total") == 1)
+        // A store that fails every put: given up after two attempts, the panorama ready anyway
+        // (a preview is a cache; the other daemons make it again), the failure in the log.
+        let lost = newID()
+        refused.withLock { $0.always = lost }
+        #expect(try client.putPanorama(lost, floorId: floorId, bytes: try JPEGFixture.panorama(width: 1024)).status == 201)
+        try await waitUntil("its processing") { try client.send("GET", "/v1/panoramas/\(lost)").string("state") == "ready" }
+        let refusals = proxy.requests.filter { $0.hasPrefix("PUT ") && $0.contains("/previews/\(lost)/") }
+        #expect(!refusals.isEmpty && refusals.allSatisfy { $0.hasSuffix(" 500") }, "\(refusals)")
+        #expect(refusals.count == 2 * harness.config.previewWidths.count, "two attempts a width: \(refusals)")
+        #expect(try bucket.list("1/previews/\(lost)/").isEmpty)
+        #expect(try String(contentsOfFile: log, encoding: .utf8).contains("a preview cannot be kept in the bucket"))
+        await harness.finish()
+        proxy.stop()
         server.stop()
     }
 

@@ -68,6 +68,9 @@ public struct ToursdConfig: Sendable, Equatable {
     /// How long a transfer to or from the bucket may go without a byte before it is given up
     /// (the store is then unavailable: 503).
     public var s3StallSeconds = 30
+    /// How often a call to the bucket no client waits on (a preview kept for the other
+    /// daemons) is made when the store says it is unavailable, `retryAfterSeconds` apart.
+    public var s3BackgroundAttempts = 3
     /// With a bucket: local copies of blobs (reads, previews and tiles come from them) are kept
     /// to this many bytes, the least recently used going first.
     public var blobCopyBytes = 1 << 30
@@ -342,6 +345,7 @@ public struct ToursdConfig: Sendable, Equatable {
         "s3TransferThreads": { config, text in setInt(&config.s3TransferThreads, text, 1...256) },
         "s3ConnectTimeoutMs": { config, text in setInt(&config.s3ConnectTimeoutMs, text, 100...120_000) },
         "s3StallSeconds": { config, text in setInt(&config.s3StallSeconds, text, 1...3600) },
+        "s3BackgroundAttempts": { config, text in setInt(&config.s3BackgroundAttempts, text, 1...10) },
         "blobCopyBytes": { config, text in setInt(&config.blobCopyBytes, text, 0...1 << 50) },
         "bucketSweepSeconds": { config, text in setInt(&config.bucketSweepSeconds, text, 1...86_400) },
         "orphanGraceSeconds": { config, text in setInt(&config.orphanGraceSeconds, text, 0...30 * 86_400) },

@@ -30,6 +30,8 @@ package final class BucketBlobStore: BlobStore {
     /// `s3PartBytes`: a multipart upload's parts, and a resumable upload's segments.
     let partSize: Int64
     let retryAfterSeconds: Int
+    /// `s3BackgroundAttempts`: how often `backgroundCalls` are made to a store that is away.
+    let backgroundAttempts: Int
     /// `s3PresignedReads` on: the lifetime (`s3PresignedSeconds`) of the URLs reads are sent to.
     private let presignedSeconds: Int?
     /// Set when a call found the store away, cleared by the next that reached it; while set,
@@ -45,12 +47,13 @@ package final class BucketBlobStore: BlobStore {
     }
 
     package init(bucket: ObjectBucket, dataDir: String, io: ThreadPool, partSize: Int, copyBytes: Int64,
-         retryAfterSeconds: Int, presignedSeconds: Int?) throws(StorageError) {
+         retryAfterSeconds: Int, backgroundAttempts: Int, presignedSeconds: Int?) throws(StorageError) {
         self.bucket = bucket
         self.presignedSeconds = presignedSeconds
         self.io = io
         self.partSize = Int64(partSize)
         self.retryAfterSeconds = retryAfterSeconds
+        self.backgroundAttempts = backgroundAttempts
         incoming = IncomingFolder(path: dataDir + "/tmp", io: io, destination: .bucket(partSize: Int64(partSize)))
         copies = LocalCopies(folder: dataDir + "/copies", limitBytes: copyBytes, io: io)
         for directory in [dataDir + "/tmp", dataDir + "/copies"] { try Disk.makeDirectory(directory) }
@@ -71,6 +74,23 @@ package final class BucketBlobStore: BlobStore {
             return result
         } catch let error as ObjectStoreError {
             throw serviceError(error, began: began)
+        }
+    }
+
+    /// Calls no client waits on, each safe to make again (a whole object put): a store that
+    /// says it is unavailable (a 5xx, no answer) is asked again after `retryAfterSeconds`, as
+    /// clients are told to, `backgroundAttempts` times in all. A client's request is answered
+    /// 503 at once instead: the client asks again.
+    @discardableResult
+    package func backgroundCalls<T: Sendable>(_ body: @escaping @Sendable (BucketTransfer) throws -> T) async throws -> T {
+        var attempt = 1
+        while true {
+            do {
+                return try await calls(body)
+            } catch let error as StorageError where error.kind == .unavailable && attempt < backgroundAttempts {
+                attempt += 1
+                try await Task.sleep(for: .seconds(max(1, retryAfterSeconds)))
+            }
         }
     }
 

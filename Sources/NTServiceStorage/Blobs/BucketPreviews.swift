@@ -17,20 +17,10 @@ extension BucketBlobStore: SharedPreviews {
         }
     }
 
-    /// A store that says it is unavailable (a 5xx, no answer) is asked again after
-    /// `retryAfterSeconds`, as clients are told to, three times in all: the panorama's processing
-    /// is not waited on, and a preview kept spares every other daemon a decode.
+    /// In the background: the panorama's processing waits for it, no client does.
     package func keepPreview(_ name: String, _ bytes: [UInt8]) async throws {
-        for attempt in 1... {
-            do {
-                return try await calls { try $0.put(name, .bytes(bytes), contentType: "image/jpeg") }
-            } catch let error as StorageError where error.kind == .unavailable && attempt < Self.keepAttempts {
-                try await Task.sleep(for: .seconds(max(1, retryAfterSeconds)))
-            }
-        }
+        try await backgroundCalls { try $0.put(name, .bytes(bytes), contentType: "image/jpeg") }
     }
-
-    private static let keepAttempts = 3
 
     package func removePreviews(tenant: Int64, ids: [String]) async {
         _ = try? await calls { transfer in

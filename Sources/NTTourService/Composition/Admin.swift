@@ -8,6 +8,7 @@ import NTServiceModel
 import NTServiceStorage
 import NTSQLiteDB
 import NTSQLKit
+import NTThreadPools
 import NTTourUseCases
 import NTUploads
 import NTViewerService
@@ -110,13 +111,16 @@ public enum Admin {
     }
 
     /// Opens the database (migrated unless told not to), runs `body` on it, and stops it: a
-    /// command's threads and connections end with the command.
+    /// command's threads and connections end with the command. On a thread of its own, as
+    /// start-up is: opening a database blocks, whoever the caller (a test's cooperative thread).
     private static func withStorage<T>(_ config: ToursdConfig, logger: Logger, migrating: Bool = true,
                                        _ body: (any SQLStorage) async throws(StartupError) -> T) async throws(StartupError) -> T {
-        let storage = try await ServerStorage.open(Deployment.Records(config.storage), config.storage, logger: logger, connections: 1, serving: false,
-                                                   migrating: migrating)
-        defer { storage.stop() }
-        return try await body(storage)
+        try await ThreadPool.onThreadOfItsOwn(named: "command") { () async throws(StartupError) -> T in
+            let storage = try await ServerStorage.open(Deployment.Records(config.storage), config.storage, logger: logger, connections: 1,
+                                                       serving: false, migrating: migrating)
+            defer { storage.stop() }
+            return try await body(storage)
+        }
     }
 
     /// Applies pending migrations.

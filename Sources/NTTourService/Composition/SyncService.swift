@@ -106,7 +106,7 @@ public final class SyncService: Sendable {
             do {
                 return .bucket(try BucketBlobStore(bucket: ObjectBucket(settings: bucket, transfers: transfers, timeouts: timeouts), dataDir: config.dataDir,
                                                    io: io, partSize: config.s3PartBytes, copyBytes: Int64(config.blobCopyBytes),
-                                                   retryAfterSeconds: config.retryAfterSeconds,
+                                                   retryAfterSeconds: config.retryAfterSeconds, backgroundAttempts: config.s3BackgroundAttempts,
                                                    presignedSeconds: config.s3PresignedReads ? config.s3PresignedSeconds : nil))
             } catch {
                 throw StartupError("cannot prepare the bucket's local folders under \(config.dataDir): \(error.message)")
