@@ -178,7 +178,15 @@ public final class DatabasePool: Sendable {
     /// Runs `body` with the writer outside any transaction, on the writer's thread (start-up,
     /// migrations and tools, which manage their own transactions).
     public func withWriter<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await writerThread.run { [writer] _ in try writer.withDatabase(body) }
+        try await writerThread.run { [writer] _ in
+            try writer.execute(Self.commits(durably: true))
+            return try writer.withDatabase(body)
+        }
+    }
+
+    /// The setting a commit is flushed by (`FULL`), or left to the WAL's next sync (`NORMAL`).
+    private static func commits(durably: Bool) -> String {
+        durably ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"
     }
 
     private func enqueue(_ job: WriteJob) {
@@ -211,12 +219,10 @@ public final class DatabasePool: Sendable {
     /// error made SQLite roll the whole transaction back (those before it failed with it).
     /// Writer thread only; one batch at a time (one drain is queued at a time).
     private func runBatch(_ jobs: [WriteJob]) async -> [WriteJob] {
-        // Durable unless every write of the batch may wait (the connection's setting is back
-        // to durable after it).
-        let lazy = !jobs.contains { $0.durable }
-        if lazy { try? writer.execute("PRAGMA synchronous=NORMAL") }
-        defer { if lazy { try? writer.execute("PRAGMA synchronous=FULL") } }
         do {
+            // Durable unless every write of the batch may wait: said by each batch, so that no
+            // commit depends on an earlier one having put the setting back.
+            try writer.execute(Self.commits(durably: jobs.contains { $0.durable }))
             try writer.execute("BEGIN IMMEDIATE")
         } catch {
             for job in jobs { job.finish(error) }

@@ -41,7 +41,8 @@ import NTThreadPools
     }
 
     /// A lazy write commits without its flush (`synchronous=NORMAL` while it runs), is read at
-    /// once like any other, and the writer is durable again for the writes after it.
+    /// once like any other, and the writer is durable again for the writes after it, in a
+    /// batch or outside one.
     @Test func aLazyWriteIsVisibleAtOnceAndTheNextWriteIsDurable() async throws {
         let pool = try await pool()
         let synchronous: @Sendable (any SQLConnection) async throws -> Int? = { try await $0.first("PRAGMA synchronous")?.decodeIfPresent(0, as: Int.self) }
@@ -52,6 +53,9 @@ import NTThreadPools
         #expect(lazy == 1) // NORMAL: the WAL is not synced at this commit
         #expect(try await pool.readOne { try await $0.first("SELECT count(*) FROM t")?.decodeIfPresent(0, as: Int.self) } == 1)
         #expect(try await pool.write { try await synchronous($0) } == 2) // FULL
+        // The writer outside a batch (migrations, tools) commits durably after a lazy batch too.
+        try await pool.write(durable: false) { try await $0.run("INSERT INTO t VALUES (?)", 2) }
+        #expect(try await pool.withWriter { try $0.first("PRAGMA synchronous")?.decode(0, as: SQLValue.self) } == .integer(2))
     }
 
     @Test func aFailingWriteRollsBackAloneInItsBatch() async throws {
