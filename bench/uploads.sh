@@ -17,7 +17,7 @@ concurrent=${UPLOAD_CONCURRENCY:-32}
 
 build_release toursd DurableReceiver
 jpeg_like "$((size_mb << 20))" "$work/upload.bin"
-rounds=${UPLOAD_ROUNDS:-3}
+rounds=${UPLOAD_ROUNDS:-4}
 
 # tus PATCHes in the sizes clients send (TUSKit's 512 KiB, tus-js-client's and Uppy's 5 MiB)
 # beside their floor: the same pieces appended, hashed and fdatasync'ed, on the same disk. First,
@@ -28,7 +28,7 @@ mkdir -p "$work/patches"
 start_toursd "$work/patches"
 patches_token=$(cat "$work/patches/data/admin.token")
 patches=$(python3 bench/patches.py "$TOURSD_PORT" "$patches_token" "$(bench_floor "http://127.0.0.1:$TOURSD_PORT" "$patches_token")" \
-    "$work/upload.bin" "$rounds")
+    "$work/upload.bin" "${PATCH_ROUNDS:-3}")
 kill "$TOURSD_PID"
 wait "$TOURSD_PID" 2>/dev/null || true
 
@@ -93,19 +93,22 @@ PY
 )
 
 # Rounds alternate the three servers; each figure is the best round (the disk and the two
-# shared cores make single runs noisy).
+# shared cores make single runs noisy). The reference and toursd swap places each round: after
+# a few GB written, this virtual disk writes faster for the run right after one whose files
+# were deleted than for the run after that (the same two builds alternated, 32 at once:
+# 500-670 MB/s in the first place, 320-350 in the second, whichever build it was).
 one_n=() one_r=() one_t=() many_n=() many_r=() many_t=()
-for _ in $(seq 1 "$rounds"); do
+reference_one() { one_r+=("$(new_ids 1 | timed_uploads 1 "http://127.0.0.1:$reference_port/" "")"); rm -f "$work/reference"/*; }
+toursd_one() { one_t+=("$(new_ids 1 | timed_uploads 1 "$toursd_prefix" "?floorId=$floor" "${toursd_args[@]}")"); }
+reference_many() { many_r+=("$(new_ids "$concurrent" | timed_uploads "$concurrent" "http://127.0.0.1:$reference_port/" "")"); rm -f "$work/reference"/*; }
+toursd_many() { many_t+=("$(new_ids "$concurrent" | timed_uploads "$concurrent" "$toursd_prefix" "?floorId=$floor" "${toursd_args[@]}")"); }
+for round in $(seq 1 "$rounds"); do
     one_n+=("$(new_ids 1 | timed_uploads 1 "http://127.0.0.1:$nginx_port/dav/" ".jpg")")
     clear_nginx
-    one_r+=("$(new_ids 1 | timed_uploads 1 "http://127.0.0.1:$reference_port/" "")")
-    rm -f "$work/reference"/*
-    one_t+=("$(new_ids 1 | timed_uploads 1 "$toursd_prefix" "?floorId=$floor" "${toursd_args[@]}")")
+    if [ $((round % 2)) = 1 ]; then reference_one; toursd_one; else toursd_one; reference_one; fi
     many_n+=("$(new_ids "$concurrent" | timed_uploads "$concurrent" "http://127.0.0.1:$nginx_port/dav/" ".jpg")")
     clear_nginx
-    many_r+=("$(new_ids "$concurrent" | timed_uploads "$concurrent" "http://127.0.0.1:$reference_port/" "")")
-    rm -f "$work/reference"/*
-    many_t+=("$(new_ids "$concurrent" | timed_uploads "$concurrent" "$toursd_prefix" "?floorId=$floor" "${toursd_args[@]}")")
+    if [ $((round % 2)) = 1 ]; then reference_many; toursd_many; else toursd_many; reference_many; fi
 done
 one_nginx=$(fastest "${one_n[@]}")
 one_reference=$(fastest "${one_r[@]}")
