@@ -85,7 +85,10 @@ $(POWERLOSSFS): Tests/powerloss/powerlossfs.c
 # The attack tests run against the release toursd, as operators run it.
 # First the very build make run makes (and make bench's), then make run itself on a free port
 # and the README's first tours commands against it: a broken first command fails in minutes.
-# Each step says how long it took (Tests/repository/timed.sh).
+# Each step says how long it took and how busy the cores were (Tests/repository/timed.sh).
+# Steps whose cores were half idle alone run side by side (Tests/repository/together.sh):
+# the scale-out drill beside the restore, power-loss, soak and ledger drills; the attack
+# drill (whose figure is make bench's, on a quiet machine) beside the contract tests.
 test: SHELL := bash Tests/repository/timed.sh
 test: deps powerlossfs
 	bash Tests/repository/tracked_files.sh
@@ -102,17 +105,15 @@ test: deps powerlossfs
 	bash Tests/repository/swift_test.sh $(SWIFT) 1800 --skip "$$(bash Tests/repository/pure_suites.sh)"
 	bash Tests/s3/api.sh
 	bash Tests/postgres/api.sh
-	SCALEOUT_S3=rclone bash Tests/postgres/scaleout.sh .build/release/toursd .build/debug/tours
-	bash Tests/postgres/restore_drill.sh .build/release/toursd
-	bash Tests/contract/schemathesis.sh
-	bash Tests/contract/tus_interop.sh
-	bash Tests/contract/resumable_draft.sh
-	bash Tests/attack/run.sh
+	bash Tests/repository/together.sh \
+	    "SCALEOUT_S3=rclone bash Tests/postgres/scaleout.sh .build/release/toursd .build/debug/tours" \
+	    "bash Tests/postgres/restore_drill.sh .build/release/toursd && \
+	     python3 Tests/powerloss/server.py $(POWERLOSSFS) .build/release/toursd --rounds 4 && \
+	     python3 Tests/powerloss/client.py $(POWERLOSSFS) .build/release/toursd .build/debug/tours --rounds 3 && \
+	     .build/debug/Soak --seconds 20 --clients 2 && bash Tests/ledger/tamper.sh"
+	bash Tests/repository/together.sh "bash Tests/attack/run.sh" \
+	    "bash Tests/contract/schemathesis.sh && bash Tests/contract/tus_interop.sh && bash Tests/contract/resumable_draft.sh"
 	.venv/bin/python Tests/browser/viewer_test.py .build/release/toursd .build/browser-artifacts
-	python3 Tests/powerloss/server.py $(POWERLOSSFS) .build/release/toursd --rounds 4
-	python3 Tests/powerloss/client.py $(POWERLOSSFS) .build/release/toursd .build/debug/tours --rounds 3
-	.build/debug/Soak --seconds 20 --clients 2
-	bash Tests/ledger/tamper.sh
 
 # Clients uploading through a chaos proxy while toursd is killed at random (SOAK_SECONDS,
 # 3 minutes by default); then nothing lost, nothing duplicated, no orphan, on both sides;
