@@ -179,7 +179,7 @@ public final class DatabasePool: Sendable {
     /// migrations and tools, which manage their own transactions).
     public func withWriter<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await writerThread.run { [writer] _ in
-            try writer.execute(Self.commits(durably: true))
+            _ = try writer.run(Self.commits(durably: true), arguments: [])
             return try writer.withDatabase(body)
         }
     }
@@ -221,8 +221,9 @@ public final class DatabasePool: Sendable {
     private func runBatch(_ jobs: [WriteJob]) async -> [WriteJob] {
         do {
             // Durable unless every write of the batch may wait: said by each batch, so that no
-            // commit depends on an earlier one having put the setting back.
-            try writer.execute(Self.commits(durably: jobs.contains { $0.durable }))
+            // commit depends on an earlier one having put the setting back (a statement
+            // prepared once: each batch only steps it).
+            _ = try writer.run(Self.commits(durably: jobs.contains { $0.durable }), arguments: [])
             try writer.execute("BEGIN IMMEDIATE")
         } catch {
             for job in jobs { job.finish(error) }
