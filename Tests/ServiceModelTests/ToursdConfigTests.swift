@@ -40,6 +40,22 @@ import TestTraits
         #expect(config == ToursdConfig())
     }
 
+    /// The README's table of settings names every key, each with the shipped file's default
+    /// (an empty default is said in words there).
+    @Test func theReadmeListsEveryKeyWithItsDefault() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        // The shipped file's values as written (one key a line), strings without their quotes.
+        let shipped = try String(contentsOf: root.appendingPathComponent("config/toursd.json"), encoding: .utf8).split(separator: "\n")
+        for key in ToursdConfig.keys {
+            let row = readme.split(separator: "\n").first { $0.hasPrefix("| `\(key)` |") }
+            guard let row else { Issue.record("README.md has no row for \(key)"); continue }
+            let line = try #require(shipped.first { $0.contains("\"\(key)\": ") }, "config/toursd.json has no line for \(key)")
+            let value = line.split(separator: ": ", maxSplits: 1).last.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\", ")) } ?? ""
+            if !value.isEmpty { #expect(row.hasPrefix("| `\(key)` | `\(value)` |"), "\(row)") }
+        }
+    }
+
     /// The operator's files name settings that exist (the HAProxy file named `maxUploadBytes`,
     /// which is none), and the scale-out file sets keys toursd reads.
     @Test func theConfigFolderNamesOnlySettingsThatExist() throws {

@@ -38,6 +38,13 @@ import NTObjectStorage
         }
     }
 
+    /// The harness's bucket, reached directly (not through the daemon or a proxy).
+    static func bucket(of harness: ServiceHarness, on server: S3Server) throws -> BucketTransfer {
+        let settings = try #require(try BucketSettings.resolve(blobStore: harness.config.blobStore, endpoint: "", region: "", pathStyle: false,
+                                                               environment: server.environment))
+        return try BucketTransfer.open(settings, timeouts: TransferTimeouts(connectMs: 2000, stallSeconds: 10))
+    }
+
     static func health(_ harness: ServiceHarness) throws -> String {
         try harness.client(nil).send("GET", "/healthz").text
     }
@@ -263,9 +270,7 @@ import NTObjectStorage
         // The parts went while the body arrived; a body refused after them leaves nothing.
         let refused = newID()
         #expect(try client.putPanorama(refused, floorId: floorId, bytes: image, digest: reprDigest(imageBytes(10))).status == 400)
-        let store = try #require(try BucketSettings.resolve(blobStore: harness.config.blobStore, endpoint: "", region: "", pathStyle: false,
-                                                            environment: server.environment))
-        let bucket = try BucketTransfer.open(store, timeouts: TransferTimeouts(connectMs: 2000, stallSeconds: 10))
+        let bucket = try Self.bucket(of: harness, on: server)
         #expect(try bucket.multipartUploads("").isEmpty)
         #expect(try bucket.list("").map(\.key) == ["1/panoramas/\(id)", StoreOwnership.claimName])
         // A daemon without the copy asks the store for the range alone, and keeps no copy
@@ -300,9 +305,7 @@ import NTObjectStorage
         let first = try client.send("GET", "/v1/panoramas/\(id)/preview?width=1024")
         #expect(first.status == 200)
         let name = "1/previews/\(id)/1024-\(sha256Hex(image).prefix(16)).jpg"
-        let settings = try #require(try BucketSettings.resolve(blobStore: harness.config.blobStore, endpoint: "", region: "", pathStyle: false,
-                                                               environment: server.environment))
-        let bucket = try BucketTransfer.open(settings, timeouts: TransferTimeouts(connectMs: 2000, stallSeconds: 10))
+        let bucket = try Self.bucket(of: harness, on: server)
         // Kept by the processing after it cached the preview here: a put to the bucket, which
         // in a loaded test run (the suite beside every other) has taken over 10 s. A put that
         // failed is in the daemon's log.
@@ -341,9 +344,7 @@ import NTObjectStorage
         let harness = try await Self.harness(on: server, through: proxy, logFile: log) { $0.s3BackgroundAttempts = 2 }
         let client = try harness.client(harness.alpha)
         let (_, floorId) = try client.makeFloor()
-        let settings = try #require(try BucketSettings.resolve(blobStore: harness.config.blobStore, endpoint: "", region: "", pathStyle: false,
-                                                               environment: server.environment))
-        let bucket = try BucketTransfer.open(settings, timeouts: TransferTimeouts(connectMs: 2000, stallSeconds: 10))
+        let bucket = try Self.bucket(of: harness, on: server)
         let kept = newID(), image = try JPEGFixture.panorama(width: 2048)
         #expect(try client.putPanorama(kept, floorId: floorId, bytes: image).status == 201)
         // Ready once every width is kept: each put refused once, then made again.
@@ -363,7 +364,7 @@ import NTObjectStorage
         #expect(try client.putPanorama(lost, floorId: floorId, bytes: try JPEGFixture.panorama(width: 1024)).status == 201)
         try await waitUntil("its processing") { try client.send("GET", "/v1/panoramas/\(lost)").string("state") == "ready" }
         let refusals = proxy.requests.filter { $0.hasPrefix("PUT ") && $0.contains("/previews/\(lost)/") }
-        #expect(!refusals.isEmpty && refusals.allSatisfy { $0.hasSuffix(" 500") }, "\(refusals)")
+        #expect(refusals.allSatisfy { $0.hasSuffix(" 500") }, "\(refusals)")
         #expect(refusals.count == 2 * harness.config.previewWidths.count, "two attempts a width: \(refusals)")
         #expect(try bucket.list("1/previews/\(lost)/").isEmpty)
         #expect(try String(contentsOfFile: log, encoding: .utf8).contains("a preview cannot be kept in the bucket"))
