@@ -98,17 +98,27 @@ PY
 # were deleted than for the run after that (the same two builds alternated, 32 at once:
 # 500-670 MB/s in the first place, 320-350 in the second, whichever build it was).
 one_n=() one_r=() one_t=() many_n=() many_r=() many_t=()
-reference_one() { one_r+=("$(new_ids 1 | timed_uploads 1 "http://127.0.0.1:$reference_port/" "")"); rm -f "$work/reference"/*; }
-toursd_one() { one_t+=("$(new_ids 1 | timed_uploads 1 "$toursd_prefix" "?floorId=$floor" "${toursd_args[@]}")"); }
-reference_many() { many_r+=("$(new_ids "$concurrent" | timed_uploads "$concurrent" "http://127.0.0.1:$reference_port/" "")"); rm -f "$work/reference"/*; }
-toursd_many() { many_t+=("$(new_ids "$concurrent" | timed_uploads "$concurrent" "$toursd_prefix" "?floorId=$floor" "${toursd_args[@]}")"); }
+# One round of $1 uploads at a time: nginx, then the reference and toursd in the order $2, each
+# time appended to the arrays named $3 (nginx), $4 (the reference) and $5 (toursd).
+upload_round() {
+    local count=$1 order=$2 server
+    local -n to_nginx=$3 to_reference=$4 to_toursd=$5
+    to_nginx+=("$(new_ids "$count" | timed_uploads "$count" "http://127.0.0.1:$nginx_port/dav/" ".jpg")")
+    clear_nginx
+    for server in $order; do
+        if [ "$server" = reference ]; then
+            to_reference+=("$(new_ids "$count" | timed_uploads "$count" "http://127.0.0.1:$reference_port/" "")")
+            rm -f "$work/reference"/*
+        else
+            to_toursd+=("$(new_ids "$count" | timed_uploads "$count" "$toursd_prefix" "?floorId=$floor" "${toursd_args[@]}")")
+        fi
+    done
+}
 for round in $(seq 1 "$rounds"); do
-    one_n+=("$(new_ids 1 | timed_uploads 1 "http://127.0.0.1:$nginx_port/dav/" ".jpg")")
-    clear_nginx
-    if [ $((round % 2)) = 1 ]; then reference_one; toursd_one; else toursd_one; reference_one; fi
-    many_n+=("$(new_ids "$concurrent" | timed_uploads "$concurrent" "http://127.0.0.1:$nginx_port/dav/" ".jpg")")
-    clear_nginx
-    if [ $((round % 2)) = 1 ]; then reference_many; toursd_many; else toursd_many; reference_many; fi
+    order="reference toursd"
+    [ $((round % 2)) = 1 ] || order="toursd reference"
+    upload_round 1 "$order" one_n one_r one_t
+    upload_round "$concurrent" "$order" many_n many_r many_t
 done
 one_nginx=$(fastest "${one_n[@]}")
 one_reference=$(fastest "${one_r[@]}")
